@@ -1,0 +1,33 @@
+"""The exceptions vcore raises at its public boundary.
+
+Every error names the object and the field it is about. Each class also derives from the built-in exception a
+Python user would expect (ValueError, KeyError), so callers can catch either.
+"""
+
+
+class VCoreError(Exception):
+    """Base class of every vcore-specific error."""
+
+
+class ProfileError(VCoreError, ValueError):
+    """A scheduler profile is malformed: unknown plugin, unknown argument key, out-of-range value."""
+
+
+class NodeExistsError(VCoreError, ValueError):
+    """add_node was given a name the cluster already has."""
+
+
+class NodeNotFoundError(VCoreError, KeyError):
+    """A node name the cluster does not have."""
+
+
+class NodeInUseError(VCoreError, ValueError):
+    """remove_node on a node that still has bound pods, without evict=True."""
+
+
+class PodAlreadyBoundError(VCoreError, ValueError):
+    """bind (or schedule) of a pod whose namespace/name is already bound to a node."""
+
+
+class PodNotFoundError(VCoreError, KeyError):
+    """unbind of a pod the cluster does not hold."""
