@@ -1,0 +1,144 @@
+"""The ``vcore`` command line (console script ``vcore``, also ``python -m vcore``).
+
+Commands:
+
+  vcore simulate [--nodes N] [--pods M] [--seed S] [--profile PATH] [--json]
+      Generate a synthetic cluster (vcore.synthetic), ingest it, place every pod with one Scheduler.schedule()
+      call, and report throughput plus why the pending pods did not fit.
+
+Trace replay (``vcore simulate --trace-dir DIR ...``) is provided by ``vcore.gpu.cli`` when that module exists;
+this module only wires its arguments in and dispatches to it.
+
+Exit codes: 0 success, 1 runtime failure, 2 bad usage (argparse convention).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["build_parser", "main"]
+
+PROG = "vcore"
+
+
+def _int_at_least(minimum: int, what: str):
+    """An argparse ``type`` accepting integers >= ``minimum`` with a message that says what was wrong."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
+        return value
+
+    return parse
+
+
+def _existing_file(text: str) -> str:
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"no such file: {text!r}")
+    return text
+
+
+def _gpu_cli() -> Any:
+    """``vcore.gpu.cli`` if this build has it (trace replay, issue 3), else None."""
+    try:
+        from vcore.gpu import cli as gpu_cli
+    except ImportError:
+        return None
+    return gpu_cli
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("vcore")
+    except PackageNotFoundError:  # running from a source tree via PYTHONPATH
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full ``vcore`` argument parser (exposed for tests and for docs generation)."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="vcore: a compiled scheduling core with kube-scheduler semantics.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sim = commands.add_parser(
+        "simulate",
+        help="schedule a synthetic cluster once and report throughput and pending reasons",
+        description="Generate a deterministic synthetic cluster, ingest it, place every pod with one "
+        "Scheduler.schedule() call, and report pods/s and why pending pods did not fit.",
+    )
+    sim.add_argument("--nodes", type=_int_at_least(1, "a positive integer"), default=1000,
+                     help="number of nodes (default: %(default)s)")
+    sim.add_argument("--pods", type=_int_at_least(0, "a non-negative integer"), default=5000,
+                     help="number of pods to schedule (default: %(default)s)")
+    sim.add_argument("--seed", type=_int_at_least(0, "a non-negative integer"), default=0,
+                     help="seed of the generator and of the scheduler's tie-breaking (default: %(default)s)")
+    sim.add_argument("--profile", type=_existing_file, metavar="PATH",
+                     help="scheduler profile (YAML, one KubeSchedulerConfiguration profile); default profile if omitted")
+    sim.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
+
+    gpu_cli = _gpu_cli()
+    if gpu_cli is not None:
+        gpu_cli.add_trace_arguments(sim)
+    sim.set_defaults(handler=_run_simulate, gpu_cli=gpu_cli)
+    return parser
+
+
+def _format_report(result: Any, seed: int, profile: str | None) -> str:
+    lines = [
+        f"vcore simulate: {result.nodes:,} nodes, {result.pods:,} pods "
+        f"(seed {seed}, profile {profile or 'default'})",
+        f"  ingest      {result.nodes:,} nodes in {result.ingest_seconds * 1e3:,.1f} ms",
+        f"  schedule    {result.pods:,} pods in {result.schedule_seconds * 1e3:,.1f} ms "
+        f"= {result.pods_per_second:,.0f} pods/s",
+    ]
+    share = 100.0 * result.scheduled / result.pods if result.pods else 100.0
+    lines.append(f"  scheduled   {result.scheduled:,} / {result.pods:,} ({share:.1f}%)")
+    if result.unscheduled:
+        lines.append(f"  pending     {result.unscheduled:,} pods; reasons (pods affected):")
+        width = max(len(f"{n:,}") for n in result.reasons.values()) if result.reasons else 1
+        for reason, n in result.reasons.items():
+            lines.append(f"    {n:>{width},}  {reason}")
+    return "\n".join(lines)
+
+
+def _run_simulate(args: argparse.Namespace) -> int:
+    if args.gpu_cli is not None and getattr(args, "trace_dir", None):
+        return int(args.gpu_cli.run_trace(args))
+
+    from vcore.errors import VCoreError
+    from vcore.simulate import simulate
+
+    try:
+        result = simulate(n_nodes=args.nodes, n_pods=args.pods, seed=args.seed, profile=args.profile)
+    except (VCoreError, ValueError, TypeError) as exc:
+        # Bad profile contents and the like: the user's input, so a one-line message, not a traceback.
+        print(f"{PROG} simulate: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result.to_dict()))
+    else:
+        print(_format_report(result, args.seed, args.profile))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``vcore`` console script; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    return int(args.handler(args))
