@@ -1,0 +1,42 @@
+"""vcore: a compiled scheduling core for AI clusters.
+
+Place Kubernetes pods on nodes exactly as kube-scheduler's resource plugins would (and Volcano's binpack),
+with the hot path in C++:
+
+    cluster = vcore.Cluster()
+    cluster.add_node(node_dict)
+    placements = vcore.Scheduler(cluster).schedule(pod_dicts)
+"""
+
+from vcore._native._convert import parse_quantity
+from vcore.cluster import Cluster
+from vcore.errors import (
+    NodeExistsError,
+    NodeInUseError,
+    NodeNotFoundError,
+    PodAlreadyBoundError,
+    PodNotFoundError,
+    ProfileError,
+    VCoreError,
+)
+from vcore.profile import Profile
+from vcore.scheduler import Evaluation, FilterResult, Placement, Scheduler
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Cluster",
+    "Evaluation",
+    "FilterResult",
+    "NodeExistsError",
+    "NodeInUseError",
+    "NodeNotFoundError",
+    "Placement",
+    "PodAlreadyBoundError",
+    "PodNotFoundError",
+    "Profile",
+    "ProfileError",
+    "Scheduler",
+    "VCoreError",
+    "parse_quantity",
+]

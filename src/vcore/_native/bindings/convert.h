@@ -1,0 +1,47 @@
+// Python -> C++ input conversion shared by the binding files. Wrong types raise TypeError naming the field.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vcore/cluster_state.h"
+
+namespace vcore_bindings {
+namespace py = pybind11;
+
+template <typename T>
+T field(const py::dict& d, const char* key, const std::string& what) {
+  if (!d.contains(key)) throw py::key_error(what + ": missing field '" + key + "'");
+  try {
+    return d[key].cast<T>();
+  } catch (const py::cast_error&) {
+    throw py::type_error(what + ": field '" + key + "' has the wrong type (" +
+                         std::string(py::str(py::type::of(d[key]).attr("__name__"))) + ")");
+  }
+}
+
+template <typename T>
+T field_or(const py::dict& d, const char* key, const std::string& what, T fallback) {
+  if (!d.contains(key) || d[key].is_none()) return fallback;
+  return field<T>(d, key, what);
+}
+
+vcore::NodeInput node_input(const py::dict& spec);
+vcore::PodInput pod_input(const py::dict& spec);
+
+// A read-only numpy view of `rows` x `cols` int64 (or uint8 as bool) storage that keeps `owner` alive.
+template <typename T>
+py::array readonly_view(const std::shared_ptr<std::vector<T>>& owner, const T* data, std::vector<py::ssize_t> shape,
+                        std::vector<py::ssize_t> strides, py::dtype dtype) {
+  auto* keep = new std::shared_ptr<std::vector<T>>(owner);
+  py::capsule base(keep, [](void* p) { delete static_cast<std::shared_ptr<std::vector<T>>*>(p); });
+  py::array view(dtype, shape, strides, data, base);
+  py::detail::array_proxy(view.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return view;
+}
+
+}  // namespace vcore_bindings

@@ -1,0 +1,127 @@
+// Bindings of ClusterState and CompiledPod. Mutations take the state's exclusive lock while holding the GIL;
+// no path acquires the GIL while holding that lock, so kernels running without the GIL cannot deadlock with them.
+#include <mutex>
+#include <shared_mutex>
+
+#include "convert.h"
+#include "registry.h"
+#include "vcore/reasons.h"
+
+namespace vcore_bindings {
+namespace {
+
+using vcore::ClusterState;
+using vcore::CompiledPod;
+
+template <typename F>
+auto typed(const std::string& what, F&& f) {
+  try {
+    return f();
+  } catch (const py::cast_error& e) {
+    throw py::type_error(what + ": wrong type in spec (" + e.what() + ")");
+  }
+}
+
+py::array matrix_view(const vcore::SharedMatrix& m, int32_t n_slots) {
+  return readonly_view<int64_t>(m.data, m.data->data(), {m.rows, n_slots},
+                                {static_cast<py::ssize_t>(m.stride) * 8, 8}, py::dtype::of<int64_t>());
+}
+
+}  // namespace
+
+void register_cluster(py::module_& m) {
+  py::class_<CompiledPod, std::shared_ptr<CompiledPod>>(m, "CompiledPod",
+                                                         "A pod compiled against one ClusterState (opaque).")
+      .def_property_readonly("key", [](const CompiledPod& p) { return p.key; })
+      .def_property_readonly("priority", [](const CompiledPod& p) { return p.priority; })
+      .def_property_readonly("requests", [](const CompiledPod& p) { return p.requests; },
+                             "(resource axis, amount) pairs of the effective request")
+      .def("__repr__", [](const CompiledPod& p) { return "<CompiledPod " + p.key + ">"; });
+
+  py::class_<ClusterState, std::shared_ptr<ClusterState>>(m, "ClusterState")
+      .def(py::init<>())
+      .def("add_node",
+           [](ClusterState& s, const py::dict& spec) {
+             const auto input = typed("node spec", [&] { return node_input(spec); });
+             std::unique_lock lock(s.mutex());
+             return s.add_node(input);
+           })
+      .def("update_node",
+           [](ClusterState& s, const py::dict& spec) {
+             const auto input = typed("node spec", [&] { return node_input(spec); });
+             std::unique_lock lock(s.mutex());
+             return s.update_node(input);
+           })
+      .def("remove_node",
+           [](ClusterState& s, const std::string& name, bool evict) {
+             std::unique_lock lock(s.mutex());
+             return s.remove_node(name, evict);
+           },
+           py::arg("name"), py::arg("evict") = false)
+      .def("node_index", &ClusterState::node_index)
+      .def("node_name", [](const ClusterState& s, int32_t i) { return s.node_name(i); })
+      .def("has_node", [](const ClusterState& s, const std::string& n) { return s.node_index(n) >= 0; })
+      .def("node_names", [](const ClusterState& s) { return s.names(); },
+           "names by slot; an empty string marks a free slot")
+      .def("resource_axis",
+           [](ClusterState& s, const std::string& name) {
+             std::unique_lock lock(s.mutex());
+             return s.resource_axis(name);
+           })
+      .def("find_resource_axis", &ClusterState::find_resource_axis)
+      .def("resource_names",
+           [](const ClusterState& s) {
+             std::vector<std::string> names;
+             for (int32_t a = 0; a < s.n_resources(); ++a) names.push_back(s.resource_name(a));
+             return names;
+           })
+      .def("compile_pod",
+           [](ClusterState& s, const py::dict& spec) {
+             const auto input = typed("pod spec", [&] { return pod_input(spec); });
+             std::unique_lock lock(s.mutex());
+             return std::make_shared<CompiledPod>(s.compile_pod(input));
+           })
+      .def("compile_pods",
+           [](ClusterState& s, const py::list& specs) {
+             std::vector<vcore::PodInput> inputs;
+             inputs.reserve(specs.size());
+             for (const auto& spec : specs) inputs.push_back(typed("pod spec", [&] { return pod_input(spec.cast<py::dict>()); }));
+             std::unique_lock lock(s.mutex());
+             std::vector<std::shared_ptr<CompiledPod>> out;
+             out.reserve(inputs.size());
+             for (const auto& in : inputs) out.push_back(std::make_shared<CompiledPod>(s.compile_pod(in)));
+             return out;
+           })
+      .def("bind",
+           [](ClusterState& s, const CompiledPod& pod, int32_t slot) {
+             std::unique_lock lock(s.mutex());
+             s.bind(pod, slot);
+           })
+      .def("unbind",
+           [](ClusterState& s, const std::string& key) {
+             std::unique_lock lock(s.mutex());
+             return s.unbind(key);
+           })
+      .def("pod_node", &ClusterState::pod_node)
+      .def("pods_on", &ClusterState::pods_on)
+      .def_property_readonly("n_nodes", &ClusterState::n_nodes)
+      .def_property_readonly("n_slots", &ClusterState::n_slots)
+      .def_property_readonly("n_pods", &ClusterState::n_pods)
+      .def_property_readonly("generation", &ClusterState::generation)
+      .def_property_readonly("native_bytes", &ClusterState::native_bytes)
+      .def_property_readonly("allocatable", [](const ClusterState& s) { return matrix_view(s.allocatable(), s.n_slots()); })
+      .def_property_readonly("requested", [](const ClusterState& s) { return matrix_view(s.requested(), s.n_slots()); })
+      .def_property_readonly("nonzero_requested",
+                             [](const ClusterState& s) { return matrix_view(s.nonzero_requested(), s.n_slots()); })
+      .def_property_readonly("live_mask", [](const ClusterState& s) {
+        return readonly_view<uint8_t>(s.live(), s.live()->data(), {s.n_slots()}, {1}, py::dtype("bool"));
+      });
+
+  m.def("reason_names", [](const ClusterState& s) {
+    std::vector<std::string> names(vcore::kFixedReasonNames, vcore::kFixedReasonNames + vcore::kInsufficientBase);
+    for (int32_t a = 0; a < s.n_resources(); ++a) names.push_back("Insufficient " + s.resource_name(a));
+    return names;
+  }, "reason strings by code for this state: the fixed codes, then 'Insufficient <resource>' per axis");
+}
+
+}  // namespace vcore_bindings

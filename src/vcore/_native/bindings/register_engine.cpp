@@ -1,0 +1,115 @@
+// Bindings of Engine: the profile dict (vcore.profile.Profile.native()) in, numpy arrays out.
+#include <mutex>
+#include <shared_mutex>
+
+#include "convert.h"
+#include "registry.h"
+#include "vcore/engine.h"
+
+namespace vcore_bindings {
+namespace {
+
+using vcore::Engine;
+using vcore::ProfileConfig;
+
+std::vector<vcore::ResourceWeight> resource_weights(const py::dict& d, const char* key) {
+  std::vector<vcore::ResourceWeight> out;
+  for (const auto& [name, weight] : field_or<std::vector<std::pair<std::string, int64_t>>>(d, key, "profile", {}))
+    out.push_back({name, weight});
+  return out;
+}
+
+ProfileConfig profile_config(const py::dict& p) {
+  ProfileConfig c;
+  for (const auto& name : field<std::vector<std::string>>(p, "filters", "profile")) {
+    if (name == "NodeUnschedulable") c.filter_unschedulable = true;
+    else if (name == "TaintToleration") c.filter_taints = true;
+    else if (name == "NodeAffinity") c.filter_affinity = true;
+    else if (name == "NodeResourcesFit") c.filter_fit = true;
+    else throw py::value_error("profile: filters: unknown plugin '" + name + "'");
+  }
+  for (const auto& [name, weight] : field<std::vector<std::pair<std::string, int64_t>>>(p, "scores", "profile")) {
+    if (weight <= 0) throw py::value_error("profile: scores: weight of " + name + " must be positive");
+    if (name == "TaintToleration") c.weight_taints = weight;
+    else if (name == "NodeAffinity") c.weight_affinity = weight;
+    else if (name == "NodeResourcesFit") c.weight_fit = weight;
+    else if (name == "NodeResourcesBalancedAllocation") c.weight_balanced = weight;
+    else if (name == "binpack") c.weight_binpack = weight;
+    else throw py::value_error("profile: scores: unknown plugin '" + name + "'");
+  }
+  const auto fit = field_or<py::dict>(p, "fit", "profile", py::dict());
+  c.ignored_resources = field_or<std::vector<std::string>>(fit, "ignored_resources", "profile.fit", {});
+  c.ignored_resource_groups = field_or<std::vector<std::string>>(fit, "ignored_resource_groups", "profile.fit", {});
+  const auto strategy = field_or<std::string>(fit, "strategy", "profile.fit", "LeastAllocated");
+  if (strategy == "LeastAllocated") c.strategy = vcore::FitStrategy::kLeastAllocated;
+  else if (strategy == "MostAllocated") c.strategy = vcore::FitStrategy::kMostAllocated;
+  else if (strategy == "RequestedToCapacityRatio") c.strategy = vcore::FitStrategy::kRequestedToCapacityRatio;
+  else throw py::value_error("profile: fit.strategy: unknown '" + strategy + "'");
+  c.fit_resources = fit.contains("resources") ? resource_weights(fit, "resources")
+                                              : std::vector<vcore::ResourceWeight>{{"cpu", 1}, {"memory", 1}};
+  c.shape = field_or<std::vector<std::pair<int64_t, int64_t>>>(fit, "shape", "profile.fit", {});
+  const auto balanced = field_or<py::dict>(p, "balanced", "profile", py::dict());
+  c.balanced_resources = balanced.contains("resources") ? resource_weights(balanced, "resources")
+                                                        : std::vector<vcore::ResourceWeight>{{"cpu", 1}, {"memory", 1}};
+  const auto binpack = field_or<py::dict>(p, "binpack", "profile", py::dict());
+  c.binpack_weight = field_or<int64_t>(binpack, "weight", "profile.binpack", 1);
+  c.binpack_resources = binpack.contains("resources") ? resource_weights(binpack, "resources")
+                                                      : std::vector<vcore::ResourceWeight>{{"cpu", 1}, {"memory", 1}};
+  c.percentage_of_nodes_to_score = field_or<int32_t>(p, "percentage_of_nodes_to_score", "profile", 0);
+  if (c.percentage_of_nodes_to_score < 0 || c.percentage_of_nodes_to_score > 100)
+    throw py::value_error("profile: percentage_of_nodes_to_score must be in 0..100");
+  return c;
+}
+
+}  // namespace
+
+void register_engine(py::module_& m) {
+  py::class_<Engine>(m, "Engine")
+      .def(py::init([](std::shared_ptr<vcore::ClusterState> state, const py::dict& profile, uint64_t seed) {
+             return std::make_unique<Engine>(std::move(state), profile_config(profile), seed);
+           }),
+           py::arg("state"), py::arg("profile"), py::arg("seed") = 0)
+      .def("evaluate",
+           [](const Engine& e, const vcore::CompiledPod& pod) {
+             auto& state = *e.state();
+             while (true) {
+               const int32_t n = state.n_slots();
+               py::array_t<bool> mask(n);
+               py::array_t<int64_t> scores(n);
+               std::vector<int64_t> reasons;
+               auto* mask_ptr = reinterpret_cast<uint8_t*>(mask.mutable_data());
+               auto* score_ptr = scores.mutable_data();
+               {
+                 // Safe without the GIL: the kernel reads only C++ state (under the shared lock, taken after the
+                 // GIL is dropped and released before it is retaken) and writes only these fresh buffers.
+                 py::gil_scoped_release release;
+                 std::shared_lock lock(state.mutex());
+                 if (state.n_slots() != n) continue;  // a node slot was added meanwhile: size again
+                 e.evaluate(pod, mask_ptr, score_ptr, reasons);
+               }
+               return py::make_tuple(mask, scores, py::array_t<int64_t>(static_cast<py::ssize_t>(reasons.size()), reasons.data()));
+             }
+           })
+      .def("schedule",
+           [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& pods) {
+             std::vector<const vcore::CompiledPod*> ptrs;
+             ptrs.reserve(pods.size());
+             for (const auto& p : pods) ptrs.push_back(p.get());
+             vcore::ScheduleResult r;
+             {
+               // Safe without the GIL: `pods` keeps the compiled pods alive; the kernel touches only C++ state
+               // under the exclusive lock, which is released before the GIL is retaken.
+               py::gil_scoped_release release;
+               std::unique_lock lock(e.state()->mutex());
+               r = e.schedule(ptrs);
+             }
+             py::array_t<int32_t> nodes(static_cast<py::ssize_t>(r.node.size()), r.node.data());
+             py::array_t<int64_t> reasons({static_cast<py::ssize_t>(r.node.size()), static_cast<py::ssize_t>(r.n_reasons)});
+             std::copy(r.reasons.begin(), r.reasons.end(), reasons.mutable_data());
+             return py::make_tuple(nodes, reasons);
+           })
+      .def_property_readonly("n_reasons", &Engine::n_reasons)
+      .def_property_readonly("pods_seen", &Engine::pods_seen);
+}
+
+}  // namespace vcore_bindings

@@ -1,0 +1,168 @@
+// ClusterState: the cluster as struct-of-arrays owned by C++.
+//
+// Per resource axis a contiguous row over node slots (allocatable, requested), plus the non-zero requested cpu
+// and memory rows that kube-scheduler's scoring uses. Node slots are stable across removals (free list), so an
+// adapter's name->index map stays valid. Buffers are shared_ptr-owned so numpy views keep them alive; growing
+// a buffer swaps in a new one and bumps `generation`, leaving old views readable but stale.
+// Every mutation validates first and only then writes, so a failed call leaves the state unchanged.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "vcore/interner.h"
+#include "vcore/pod.h"
+
+namespace vcore {
+
+inline constexpr int32_t kAxisCpu = 0;
+inline constexpr int32_t kAxisMemory = 1;
+inline constexpr int32_t kAxisEphemeralStorage = 2;
+inline constexpr int32_t kAxisPods = 3;
+
+struct NodeInput {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::vector<std::pair<std::string, int64_t>> allocatable;
+  std::vector<std::tuple<std::string, std::string, std::string>> taints;  // key, value, effect
+  bool unschedulable = false;
+};
+
+struct RequirementInput {
+  std::string key;
+  std::string op;
+  std::vector<std::string> values;
+};
+
+struct TermInput {
+  std::vector<RequirementInput> expressions;
+  std::vector<RequirementInput> fields;
+};
+
+struct PodInput {
+  std::string key;
+  std::vector<std::pair<std::string, int64_t>> requests;
+  int64_t nonzero_cpu_milli = 0;
+  int64_t nonzero_mem_bytes = 0;
+  int64_t priority = 0;
+  std::vector<std::pair<std::string, std::string>> node_selector;
+  std::optional<std::vector<TermInput>> required_terms;
+  std::vector<std::pair<int64_t, TermInput>> preferred_terms;
+  std::vector<std::tuple<std::string, std::string, std::string, std::string>> tolerations;  // key, op, value, effect
+};
+
+// A row-major int64 matrix [rows][stride] whose storage numpy views may share.
+struct SharedMatrix {
+  std::shared_ptr<std::vector<int64_t>> data = std::make_shared<std::vector<int64_t>>();
+  int32_t rows = 0;
+  int32_t row_capacity = 0;
+  int32_t stride = 0;  // slot capacity
+
+  int64_t* row(int32_t r) { return data->data() + static_cast<size_t>(r) * stride; }
+  const int64_t* row(int32_t r) const { return data->data() + static_cast<size_t>(r) * stride; }
+  void reshape(int32_t new_row_capacity, int32_t new_stride);
+};
+
+struct BoundPod {
+  int32_t node;
+  std::vector<std::pair<int32_t, int64_t>> requests;
+  int64_t nonzero_cpu_milli;
+  int64_t nonzero_mem_bytes;
+};
+
+class ClusterState {
+ public:
+  ClusterState();
+
+  // Resource axes.
+  int32_t resource_axis(const std::string& name);  // interns; adds a zero row for a new resource
+  int32_t find_resource_axis(const std::string& name) const { return resources_.find(name); }
+  int32_t n_resources() const { return alloc_.rows; }
+  const std::string& resource_name(int32_t axis) const { return resources_.name(axis); }
+  // Extended, hugepages and prefixed-native resources: kube-scheduler's "scalar" resources.
+  bool is_scalar_resource(int32_t axis) const { return scalar_.at(static_cast<size_t>(axis)) != 0; }
+  bool is_extended_resource(int32_t axis) const { return extended_.at(static_cast<size_t>(axis)) != 0; }
+
+  // Nodes.
+  int32_t add_node(const NodeInput& node);
+  int32_t update_node(const NodeInput& node);
+  std::vector<std::string> remove_node(const std::string& name, bool evict);
+  int32_t node_index(const std::string& name) const;  // -1 if absent
+  const std::string& node_name(int32_t slot) const;
+  int32_t n_nodes() const { return n_live_; }
+  int32_t n_slots() const { return static_cast<int32_t>(names_.size()); }
+  bool is_live(int32_t slot) const { return (*live_)[static_cast<size_t>(slot)] != 0; }
+
+  // Pods.
+  CompiledPod compile_pod(const PodInput& pod);
+  void bind(const CompiledPod& pod, int32_t slot);
+  int32_t unbind(const std::string& key);
+  int32_t pod_node(const std::string& key) const;
+  int64_t n_pods() const { return static_cast<int64_t>(pods_.size()); }
+  std::vector<std::string> pods_on(int32_t slot) const { return pods_on_.at(static_cast<size_t>(slot)); }
+
+  // Raw storage for kernels and views.
+  const SharedMatrix& allocatable() const { return alloc_; }
+  const SharedMatrix& requested() const { return req_; }
+  const SharedMatrix& nonzero_requested() const { return nonzero_; }
+  const std::shared_ptr<std::vector<uint8_t>>& live() const { return live_; }
+  const std::vector<uint8_t>& unschedulable() const { return unschedulable_; }
+  const std::vector<std::vector<Taint>>& taints() const { return taints_; }
+  const std::vector<std::vector<std::pair<int32_t, int32_t>>>& labels() const { return labels_; }
+  const std::vector<std::string>& names() const { return names_; }
+  int64_t prefer_no_schedule_taints() const { return n_prefer_taints_; }
+  // Label value ids that parse as int64 (strconv.ParseInt base 10), for Gt / Lt.
+  const std::optional<int64_t>& string_as_int(int32_t id) const { return string_ints_.at(static_cast<size_t>(id)); }
+  int32_t intern_string(const std::string& s);
+  int32_t find_string(const std::string& s) const { return strings_.find(s); }
+  const std::string& string_name(int32_t id) const { return strings_.name(id); }
+
+  uint64_t generation() const { return generation_; }
+  uint64_t id() const { return id_; }
+  size_t native_bytes() const;  // heap bytes of the per-node arrays (for memory reports)
+
+  // Readers (kernels) take a shared lock, writers an exclusive one, so adapter threads may mutate safely.
+  std::shared_mutex& mutex() const { return mutex_; }
+  // For kernels that bind while holding the lock already (Engine::schedule).
+  void bind_locked(const CompiledPod& pod, int32_t slot);
+
+ private:
+  struct ParsedNode {
+    std::vector<std::pair<int32_t, int32_t>> labels;
+    std::vector<std::pair<int32_t, int64_t>> allocatable;
+    std::vector<Taint> taints;
+  };
+  ParsedNode parse_node(const NodeInput& node);  // validates and interns; writes nothing else
+  void write_node(int32_t slot, const NodeInput& node, ParsedNode&& parsed);
+  void ensure_slot_capacity(int32_t slots);
+  void apply_pod(const BoundPod& pod, int64_t sign);
+  NodeSelectorTerm compile_term(const TermInput& term, const std::string& where);
+
+  Interner resources_;
+  std::vector<uint8_t> scalar_, extended_;
+  Interner strings_;
+  std::vector<std::optional<int64_t>> string_ints_;
+
+  SharedMatrix alloc_, req_, nonzero_;
+  std::shared_ptr<std::vector<uint8_t>> live_ = std::make_shared<std::vector<uint8_t>>();
+  std::vector<uint8_t> unschedulable_;
+  std::vector<std::vector<Taint>> taints_;
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> labels_;
+  std::vector<std::string> names_;
+  std::vector<std::vector<std::string>> pods_on_;
+  std::vector<int32_t> free_slots_;
+  std::unordered_map<std::string, int32_t> slot_of_;
+  std::unordered_map<std::string, BoundPod> pods_;
+  int32_t n_live_ = 0;
+  int64_t n_prefer_taints_ = 0;
+  uint64_t generation_ = 0;
+  uint64_t id_;
+  mutable std::shared_mutex mutex_;
+};
+
+}  // namespace vcore

@@ -1,0 +1,44 @@
+// Engine: the fused filter/score kernels of one profile over one ClusterState.
+//
+// evaluate() runs every enabled filter and score plugin over all node slots in one pass (two when a score needs
+// normalizing over the feasible set) and counts filter reasons. schedule() places a batch of pods in order with
+// kube-scheduler's percentageOfNodesToScore sampling and rotating start, binding each placed pod.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "vcore/cluster_state.h"
+#include "vcore/profile.h"
+
+namespace vcore {
+
+struct ScheduleResult {
+  std::vector<int32_t> node;     // slot per pod, -1 when unschedulable
+  std::vector<int64_t> reasons;  // [n_pods][n_reasons], zero rows for placed pods
+  int32_t n_reasons = 0;
+};
+
+class Engine {
+ public:
+  Engine(std::shared_ptr<ClusterState> state, ProfileConfig config, uint64_t seed);
+
+  // Callers hold the state's mutex: shared for evaluate, exclusive for schedule (it binds).
+  // Writes mask/scores for slots [0, n_slots) (scores 0 for infeasible) and reason counts (size n_reasons()).
+  void evaluate(const CompiledPod& pod, uint8_t* feasible_mask, int64_t* scores, std::vector<int64_t>& reasons) const;
+  ScheduleResult schedule(const std::vector<const CompiledPod*>& pods);
+
+  int32_t n_reasons() const;
+  const ProfileConfig& config() const { return config_; }
+  const std::shared_ptr<ClusterState>& state() const { return state_; }
+  uint64_t pods_seen() const { return sequence_; }
+
+ private:
+  std::shared_ptr<ClusterState> state_;
+  ProfileConfig config_;
+  uint64_t seed_;
+  uint64_t sequence_ = 0;     // pods offered to schedule(); feeds the tie-break
+  int32_t next_start_ = 0;    // rotating start slot (kube-scheduler's nextStartNodeIndex)
+};
+
+}  // namespace vcore

@@ -1,0 +1,66 @@
+// A pod compiled against one ClusterState: requests as (axis, amount), selectors and tolerations as interned ids.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace vcore {
+
+enum class TaintEffect : uint8_t { kAny = 0, kNoSchedule = 1, kPreferNoSchedule = 2, kNoExecute = 3 };
+
+enum class SelectorOp : uint8_t { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
+
+struct Taint {
+  int32_t key;
+  int32_t value;
+  TaintEffect effect;
+};
+
+struct LabelRequirement {
+  int32_t key;
+  SelectorOp op;
+  std::vector<int32_t> values;  // interned, for In / NotIn
+  int64_t number = 0;           // for Gt / Lt
+};
+
+// matchFields supports metadata.name only (as the API server enforces).
+struct NameRequirement {
+  SelectorOp op;  // kIn or kNotIn
+  std::vector<std::string> names;
+};
+
+struct NodeSelectorTerm {
+  std::vector<LabelRequirement> expressions;
+  std::vector<NameRequirement> fields;
+};
+
+struct Toleration {
+  int32_t key;  // -1: empty key (with Exists, matches every taint key)
+  bool exists;  // operator Exists (else Equal)
+  int32_t value;
+  TaintEffect effect;  // kAny: all effects
+};
+
+struct CompiledPod {
+  std::string key;  // namespace/name
+  std::vector<std::pair<int32_t, int64_t>> requests;  // axis, amount > 0; never the pods axis
+  int64_t nonzero_cpu_milli = 0;
+  int64_t nonzero_mem_bytes = 0;
+  int64_t priority = 0;
+  std::vector<std::pair<int32_t, int32_t>> node_selector;  // key id, value id
+  bool has_required_terms = false;
+  std::vector<NodeSelectorTerm> required_terms;  // ORed
+  std::vector<std::pair<int64_t, NodeSelectorTerm>> preferred_terms;  // weight, term
+  std::vector<Toleration> tolerations;
+  bool tolerates_unschedulable = false;
+  uint64_t state_id = 0;  // which ClusterState interned the ids
+
+  int64_t request(int32_t axis) const {
+    for (const auto& [a, v] : requests)
+      if (a == axis) return v;
+    return 0;
+  }
+};
+
+}  // namespace vcore

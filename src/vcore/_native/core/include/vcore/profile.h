@@ -1,0 +1,52 @@
+// A scheduler profile resolved to what the kernels need: which filters run, score plugin weights, plugin args.
+// Built by vcore.profile (which validates user input); the engine checks only what could crash it.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace vcore {
+
+enum class FitStrategy : uint8_t { kLeastAllocated, kMostAllocated, kRequestedToCapacityRatio };
+
+struct ResourceWeight {
+  std::string name;
+  int64_t weight;
+};
+
+struct ProfileConfig {
+  bool filter_unschedulable = false;
+  bool filter_taints = false;
+  bool filter_affinity = false;
+  bool filter_fit = false;
+  // Score plugin weights; 0 means the plugin is not enabled.
+  int64_t weight_taints = 0;
+  int64_t weight_affinity = 0;
+  int64_t weight_fit = 0;
+  int64_t weight_balanced = 0;
+  int64_t weight_binpack = 0;
+
+  std::vector<std::string> ignored_resources;
+  std::vector<std::string> ignored_resource_groups;
+  FitStrategy strategy = FitStrategy::kLeastAllocated;
+  std::vector<ResourceWeight> fit_resources;
+  std::vector<std::pair<int64_t, int64_t>> shape;  // (utilization 0..100, score 0..10) as configured
+  std::vector<ResourceWeight> balanced_resources;
+  int64_t binpack_weight = 1;  // Volcano's binpack.weight
+  std::vector<ResourceWeight> binpack_resources;
+  int32_t percentage_of_nodes_to_score = 0;  // 0: kube-scheduler's adaptive default
+};
+
+// kube-scheduler's numFeasibleNodesToFind.
+inline int32_t nodes_to_find(int32_t n_all, int32_t percentage) {
+  constexpr int32_t kMinNodes = 100, kMinPercentage = 5;
+  if (n_all < kMinNodes || percentage >= 100) return n_all;
+  int64_t p = percentage;
+  if (p <= 0) p = std::max<int64_t>(kMinPercentage, 50 - n_all / 125);
+  const int64_t n = static_cast<int64_t>(n_all) * p / 100;
+  return static_cast<int32_t>(n < kMinNodes ? kMinNodes : n);
+}
+
+}  // namespace vcore

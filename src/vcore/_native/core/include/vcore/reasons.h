@@ -1,0 +1,24 @@
+// Why a node was filtered out. One table shared with Python (vcore.reasons); a test keeps the two equal.
+// Codes below kInsufficientBase are fixed; "Insufficient <resource>" is kInsufficientBase + resource axis.
+#pragma once
+#include <cstdint>
+
+namespace vcore {
+
+enum Reason : int32_t {
+  kFeasible = -1,
+  kUnschedulable = 0,   // "node(s) were unschedulable"
+  kUntoleratedTaint = 1,  // "node(s) had untolerated taint"
+  kAffinityMismatch = 2,  // "node(s) didn't match Pod's node affinity/selector"
+  kTooManyPods = 3,       // "Too many pods"
+  kInsufficientBase = 4,  // + axis: "Insufficient <resource>"
+};
+
+inline constexpr const char* kFixedReasonNames[kInsufficientBase] = {
+    "node(s) were unschedulable",
+    "node(s) had untolerated taint",
+    "node(s) didn't match Pod's node affinity/selector",
+    "Too many pods",
+};
+
+}  // namespace vcore

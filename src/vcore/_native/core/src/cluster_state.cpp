@@ -1,0 +1,334 @@
+// ClusterState: validation, interning and the accounting of nodes and bound pods.
+#include "vcore/cluster_state.h"
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <mutex>
+
+#include "vcore/errors.h"
+
+namespace vcore {
+namespace {
+
+std::atomic<uint64_t> next_state_id{1};
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// kube-scheduler's IsScalarResourceName: extended, hugepages, prefixed-native and attachable-volume resources.
+bool is_prefixed_native(const std::string& n) { return n.find("kubernetes.io/") != std::string::npos; }
+bool is_extended(const std::string& n) {
+  const bool native = n.find('/') == std::string::npos || is_prefixed_native(n);
+  return !native && !starts_with(n, "requests.");
+}
+bool is_scalar(const std::string& n) {
+  return is_extended(n) || starts_with(n, "hugepages-") || is_prefixed_native(n) ||
+         starts_with(n, "attachable-volumes-");
+}
+
+// strconv.ParseInt(s, 10, 64): optional sign, decimal digits, must fit int64.
+std::optional<int64_t> parse_int64(const std::string& s) {
+  size_t i = 0;
+  bool negative = false;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
+  if (i == s.size()) return std::nullopt;
+  unsigned long long magnitude = 0;
+  const unsigned long long limit =
+      negative ? static_cast<unsigned long long>(std::numeric_limits<int64_t>::max()) + 1ULL
+               : static_cast<unsigned long long>(std::numeric_limits<int64_t>::max());
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return std::nullopt;
+    const unsigned long long digit = static_cast<unsigned long long>(s[i] - '0');
+    if (magnitude > (limit - digit) / 10) return std::nullopt;
+    magnitude = magnitude * 10 + digit;
+  }
+  if (negative) return magnitude == limit ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(magnitude);
+  return static_cast<int64_t>(magnitude);
+}
+
+TaintEffect parse_effect(const std::string& effect, bool allow_any, const std::string& where) {
+  if (effect == "NoSchedule") return TaintEffect::kNoSchedule;
+  if (effect == "PreferNoSchedule") return TaintEffect::kPreferNoSchedule;
+  if (effect == "NoExecute") return TaintEffect::kNoExecute;
+  if (allow_any && effect.empty()) return TaintEffect::kAny;
+  throw Invalid(where + ": unknown taint effect '" + effect + "'");
+}
+
+SelectorOp parse_op(const std::string& op, const std::string& where) {
+  if (op == "In") return SelectorOp::kIn;
+  if (op == "NotIn") return SelectorOp::kNotIn;
+  if (op == "Exists") return SelectorOp::kExists;
+  if (op == "DoesNotExist") return SelectorOp::kDoesNotExist;
+  if (op == "Gt") return SelectorOp::kGt;
+  if (op == "Lt") return SelectorOp::kLt;
+  throw Invalid(where + ": unknown operator '" + op + "'");
+}
+
+}  // namespace
+
+void SharedMatrix::reshape(int32_t new_row_capacity, int32_t new_stride) {
+  auto fresh = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(new_row_capacity) * new_stride, 0);
+  for (int32_t r = 0; r < rows; ++r)
+    std::copy(row(r), row(r) + stride, fresh->data() + static_cast<size_t>(r) * new_stride);
+  data = std::move(fresh);
+  row_capacity = new_row_capacity;
+  stride = new_stride;
+}
+
+ClusterState::ClusterState() : id_(next_state_id.fetch_add(1)) {
+  nonzero_.reshape(2, 0);
+  nonzero_.rows = 2;
+  for (const char* name : {"cpu", "memory", "ephemeral-storage", "pods"}) resource_axis(name);
+}
+
+int32_t ClusterState::resource_axis(const std::string& name) {
+  const int32_t existing = resources_.find(name);
+  if (existing >= 0) return existing;
+  if (name.empty()) throw Invalid("resource name must not be empty");
+  const int32_t axis = resources_.intern(name);
+  scalar_.push_back(is_scalar(name) ? 1 : 0);
+  extended_.push_back(is_extended(name) ? 1 : 0);
+  for (SharedMatrix* m : {&alloc_, &req_}) {
+    if (m->rows == m->row_capacity) m->reshape(std::max(8, m->row_capacity * 2), m->stride);
+    ++m->rows;
+  }
+  ++generation_;
+  return axis;
+}
+
+int32_t ClusterState::intern_string(const std::string& s) {
+  const int32_t id = strings_.intern(s);
+  if (static_cast<size_t>(id) == string_ints_.size()) string_ints_.push_back(parse_int64(s));
+  return id;
+}
+
+void ClusterState::ensure_slot_capacity(int32_t slots) {
+  if (slots <= alloc_.stride) return;
+  const int32_t stride = std::max({slots, alloc_.stride * 2, 64});
+  for (SharedMatrix* m : {&alloc_, &req_, &nonzero_}) m->reshape(std::max(m->row_capacity, m->rows), stride);
+  auto live = std::make_shared<std::vector<uint8_t>>(*live_);
+  live->reserve(static_cast<size_t>(stride));
+  live_ = std::move(live);
+  ++generation_;
+}
+
+ClusterState::ParsedNode ClusterState::parse_node(const NodeInput& node) {
+  const std::string where = "node " + node.name;
+  if (node.name.empty()) throw Invalid("node: metadata.name must not be empty");
+  ParsedNode parsed;
+  for (const auto& [name, amount] : node.allocatable) {
+    if (amount < 0) throw Invalid(where + ": status.allocatable." + name + ": must not be negative");
+    if (name.empty()) throw Invalid(where + ": status.allocatable: empty resource name");
+  }
+  for (const auto& [key, value, effect] : node.taints) {
+    if (key.empty()) throw Invalid(where + ": spec.taints: key must not be empty");
+    parse_effect(effect, false, where + ": spec.taints[" + key + "].effect");
+  }
+  // Validation done; interning below only grows lookup tables.
+  for (const auto& [key, value] : node.labels) parsed.labels.emplace_back(intern_string(key), intern_string(value));
+  std::sort(parsed.labels.begin(), parsed.labels.end());
+  for (size_t i = 1; i < parsed.labels.size(); ++i)
+    if (parsed.labels[i].first == parsed.labels[i - 1].first)
+      throw Invalid(where + ": metadata.labels: duplicate key '" + strings_.name(parsed.labels[i].first) + "'");
+  for (const auto& [name, amount] : node.allocatable) parsed.allocatable.emplace_back(resource_axis(name), amount);
+  for (const auto& [key, value, effect] : node.taints)
+    parsed.taints.push_back({intern_string(key), intern_string(value), parse_effect(effect, false, where)});
+  return parsed;
+}
+
+void ClusterState::write_node(int32_t slot, const NodeInput& node, ParsedNode&& parsed) {
+  for (int32_t r = 0; r < alloc_.rows; ++r) alloc_.row(r)[slot] = 0;
+  for (const auto& [axis, amount] : parsed.allocatable) alloc_.row(axis)[slot] = amount;
+  for (const auto& t : taints_[slot]) n_prefer_taints_ -= t.effect == TaintEffect::kPreferNoSchedule;
+  for (const auto& t : parsed.taints) n_prefer_taints_ += t.effect == TaintEffect::kPreferNoSchedule;
+  taints_[slot] = std::move(parsed.taints);
+  labels_[slot] = std::move(parsed.labels);
+  unschedulable_[slot] = node.unschedulable ? 1 : 0;
+}
+
+int32_t ClusterState::add_node(const NodeInput& node) {
+  if (slot_of_.count(node.name)) throw Invalid("node " + node.name + ": already exists (use update_node)");
+  ParsedNode parsed = parse_node(node);
+  int32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    names_[slot] = node.name;
+  } else {
+    slot = n_slots();
+    ensure_slot_capacity(slot + 1);
+    names_.push_back(node.name);
+    live_->push_back(0);
+    unschedulable_.push_back(0);
+    taints_.emplace_back();
+    labels_.emplace_back();
+    pods_on_.emplace_back();
+  }
+  write_node(slot, node, std::move(parsed));
+  for (int32_t r = 0; r < req_.rows; ++r) req_.row(r)[slot] = 0;
+  for (int32_t r = 0; r < nonzero_.rows; ++r) nonzero_.row(r)[slot] = 0;
+  (*live_)[slot] = 1;
+  slot_of_.emplace(node.name, slot);
+  ++n_live_;
+  return slot;
+}
+
+int32_t ClusterState::update_node(const NodeInput& node) {
+  auto it = slot_of_.find(node.name);
+  if (it == slot_of_.end()) throw NotFound("node " + node.name + ": not found (use add_node)");
+  ParsedNode parsed = parse_node(node);
+  write_node(it->second, node, std::move(parsed));
+  return it->second;
+}
+
+std::vector<std::string> ClusterState::remove_node(const std::string& name, bool evict) {
+  auto it = slot_of_.find(name);
+  if (it == slot_of_.end()) throw NotFound("node " + name + ": not found");
+  const int32_t slot = it->second;
+  std::vector<std::string> evicted = pods_on_[slot];
+  if (!evicted.empty() && !evict)
+    throw Invalid("node " + name + ": has " + std::to_string(evicted.size()) +
+                  " bound pod(s); unbind them first or pass evict=True");
+  for (const auto& key : evicted) unbind(key);
+  NodeInput empty;
+  empty.name = name;
+  write_node(slot, empty, ParsedNode{});
+  (*live_)[slot] = 0;
+  names_[slot].clear();
+  slot_of_.erase(it);
+  free_slots_.push_back(slot);
+  --n_live_;
+  return evicted;
+}
+
+int32_t ClusterState::node_index(const std::string& name) const {
+  auto it = slot_of_.find(name);
+  return it == slot_of_.end() ? -1 : it->second;
+}
+
+const std::string& ClusterState::node_name(int32_t slot) const {
+  if (slot < 0 || slot >= n_slots() || !is_live(slot)) throw NotFound("node index " + std::to_string(slot) + ": no node");
+  return names_[slot];
+}
+
+NodeSelectorTerm ClusterState::compile_term(const TermInput& term, const std::string& where) {
+  NodeSelectorTerm out;
+  for (const auto& req : term.expressions) {
+    const SelectorOp op = parse_op(req.op, where + ".matchExpressions[" + req.key + "].operator");
+    LabelRequirement r{intern_string(req.key), op, {}, 0};
+    for (const auto& v : req.values) r.values.push_back(intern_string(v));
+    if (op == SelectorOp::kGt || op == SelectorOp::kLt) {
+      const auto n = req.values.size() == 1 ? parse_int64(req.values[0]) : std::nullopt;
+      if (!n) throw Invalid(where + ".matchExpressions[" + req.key + "].values: " + req.op + " needs one integer value");
+      r.number = *n;
+    }
+    out.expressions.push_back(std::move(r));
+  }
+  for (const auto& req : term.fields) {
+    const SelectorOp op = parse_op(req.op, where + ".matchFields[" + req.key + "].operator");
+    if (req.key != "metadata.name" || (op != SelectorOp::kIn && op != SelectorOp::kNotIn))
+      throw Invalid(where + ".matchFields: only metadata.name with In or NotIn is supported");
+    out.fields.push_back({op, req.values});
+  }
+  return out;
+}
+
+CompiledPod ClusterState::compile_pod(const PodInput& pod) {
+  const std::string where = "pod " + pod.key;
+  if (pod.key.empty()) throw Invalid("pod: key (namespace/name) must not be empty");
+  for (const auto& [name, amount] : pod.requests)
+    if (amount < 0) throw Invalid(where + ": requests." + name + ": must not be negative");
+  if (pod.nonzero_cpu_milli < 0 || pod.nonzero_mem_bytes < 0) throw Invalid(where + ": non-zero requests must not be negative");
+  for (const auto& [key, op, value, effect] : pod.tolerations) {
+    if (op != "Exists" && op != "Equal") throw Invalid(where + ": spec.tolerations: unknown operator '" + op + "'");
+    if (key.empty() && op != "Exists") throw Invalid(where + ": spec.tolerations: an empty key needs operator Exists");
+    parse_effect(effect, true, where + ": spec.tolerations.effect");
+  }
+  CompiledPod out;
+  out.key = pod.key;
+  out.state_id = id_;
+  out.nonzero_cpu_milli = pod.nonzero_cpu_milli;
+  out.nonzero_mem_bytes = pod.nonzero_mem_bytes;
+  out.priority = pod.priority;
+  for (const auto& [name, amount] : pod.requests) {
+    if (amount == 0 || name == "pods") continue;  // the pod count is accounted per bound pod, not requested
+    out.requests.emplace_back(resource_axis(name), amount);
+  }
+  std::sort(out.requests.begin(), out.requests.end());
+  for (const auto& [key, value] : pod.node_selector) out.node_selector.emplace_back(intern_string(key), intern_string(value));
+  if (pod.required_terms) {
+    out.has_required_terms = true;
+    for (size_t i = 0; i < pod.required_terms->size(); ++i)
+      out.required_terms.push_back(compile_term((*pod.required_terms)[i], where + ": requiredDuringScheduling.nodeSelectorTerms[" + std::to_string(i) + "]"));
+  }
+  for (size_t i = 0; i < pod.preferred_terms.size(); ++i) {
+    const auto& [weight, term] = pod.preferred_terms[i];
+    out.preferred_terms.emplace_back(weight, compile_term(term, where + ": preferredDuringScheduling[" + std::to_string(i) + "].preference"));
+  }
+  const int32_t unschedulable_key = intern_string("node.kubernetes.io/unschedulable");
+  for (const auto& [key, op, value, effect] : pod.tolerations) {
+    Toleration t{key.empty() ? -1 : intern_string(key), op == "Exists", intern_string(value),
+                 parse_effect(effect, true, where)};
+    // NodeUnschedulable lets a pod through when it tolerates node.kubernetes.io/unschedulable:NoSchedule.
+    const bool key_ok = t.key == -1 || t.key == unschedulable_key;
+    const bool effect_ok = t.effect == TaintEffect::kAny || t.effect == TaintEffect::kNoSchedule;
+    const bool value_ok = t.exists || value.empty();
+    out.tolerates_unschedulable |= key_ok && effect_ok && value_ok;
+    out.tolerations.push_back(t);
+  }
+  return out;
+}
+
+void ClusterState::apply_pod(const BoundPod& pod, int64_t sign) {
+  for (const auto& [axis, amount] : pod.requests) req_.row(axis)[pod.node] += sign * amount;
+  req_.row(kAxisPods)[pod.node] += sign;
+  nonzero_.row(0)[pod.node] += sign * pod.nonzero_cpu_milli;
+  nonzero_.row(1)[pod.node] += sign * pod.nonzero_mem_bytes;
+}
+
+void ClusterState::bind(const CompiledPod& pod, int32_t slot) { bind_locked(pod, slot); }
+
+void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot) {
+  if (pod.state_id != id_) throw Invalid("pod " + pod.key + ": compiled for another cluster");
+  if (slot < 0 || slot >= n_slots() || !is_live(slot)) throw NotFound("pod " + pod.key + ": node index " + std::to_string(slot) + " does not exist");
+  auto existing = pods_.find(pod.key);
+  if (existing != pods_.end())
+    throw Invalid("pod " + pod.key + ": already bound to node " + names_[existing->second.node]);
+  BoundPod bound{slot, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes};
+  for (const auto& [axis, amount] : bound.requests)
+    if (axis >= req_.rows) throw Invalid("pod " + pod.key + ": resource axis out of range");
+  apply_pod(bound, +1);
+  pods_on_[slot].push_back(pod.key);
+  pods_.emplace(pod.key, std::move(bound));
+}
+
+int32_t ClusterState::unbind(const std::string& key) {
+  auto it = pods_.find(key);
+  if (it == pods_.end()) throw NotFound("pod " + key + ": not bound");
+  const int32_t slot = it->second.node;
+  apply_pod(it->second, -1);
+  auto& on = pods_on_[slot];
+  on.erase(std::find(on.begin(), on.end(), key));
+  pods_.erase(it);
+  return slot;
+}
+
+int32_t ClusterState::pod_node(const std::string& key) const {
+  auto it = pods_.find(key);
+  return it == pods_.end() ? -1 : it->second.node;
+}
+
+size_t ClusterState::native_bytes() const {
+  size_t bytes = (alloc_.data->capacity() + req_.data->capacity() + nonzero_.data->capacity()) * sizeof(int64_t);
+  bytes += live_->capacity() + unschedulable_.capacity();
+  bytes += taints_.capacity() * sizeof(taints_[0]) + labels_.capacity() * sizeof(labels_[0]);
+  bytes += names_.capacity() * sizeof(std::string) + pods_on_.capacity() * sizeof(pods_on_[0]);
+  for (size_t i = 0; i < names_.size(); ++i) {
+    bytes += taints_[i].capacity() * sizeof(Taint) + labels_[i].capacity() * sizeof(labels_[i][0]);
+    bytes += names_[i].capacity() > 15 ? names_[i].capacity() + 1 : 0;
+  }
+  bytes += slot_of_.size() * (sizeof(std::string) + sizeof(int32_t) + 2 * sizeof(void*));
+  return bytes;
+}
+
+}  // namespace vcore

@@ -1,0 +1,478 @@
+// The fused filter/score pass. One PodKernel is built per pod (pointers to the rows it reads, the filter checks
+// and score terms it needs); the loops below call it per node with no Python involvement and no allocation.
+#include "vcore/engine.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <shared_mutex>
+
+#include "vcore/errors.h"
+#include "vcore/reasons.h"
+
+namespace vcore {
+namespace {
+
+constexpr int64_t kMaxNodeScore = 100;
+constexpr int32_t kParallelMinSlots = 32768;  // below this a second thread costs more than it saves
+
+uint64_t mix64(uint64_t x) {  // splitmix64 finalizer: the seeded tie-break rule
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// (a * 100) / b without overflow for any non-negative int64 a <= b.
+inline int64_t percent_of(int64_t a, int64_t b) {
+  if (a <= std::numeric_limits<int64_t>::max() / kMaxNodeScore) return a * kMaxNodeScore / b;
+  return static_cast<int64_t>(static_cast<__int128>(a) * kMaxNodeScore / b);
+}
+
+struct FitCheck {
+  int32_t axis;
+  int64_t amount;
+  const int64_t* alloc;
+  const int64_t* used;
+};
+
+struct ScoreTerm {
+  int64_t weight;
+  int64_t amount;  // the pod's request for this resource
+  const int64_t* alloc;
+  const int64_t* used;
+};
+
+struct BinpackTerm {
+  double weight;
+  double amount;
+  const int64_t* alloc;
+  const int64_t* used;
+};
+
+class PodKernel {
+ public:
+  PodKernel(const ClusterState& s, const ProfileConfig& c, const std::vector<uint8_t>& ignored, const CompiledPod& pod)
+      : s_(s), c_(c), pod_(pod) {
+    if (pod.state_id != s.id()) throw Invalid("pod " + pod.key + ": compiled for another cluster");
+    const auto& alloc = s.allocatable();
+    const auto& req = s.requested();
+    const auto& nz = s.nonzero_requested();
+    pods_alloc_ = alloc.row(kAxisPods);
+    pods_used_ = req.row(kAxisPods);
+    for (const auto& [axis, amount] : pod.requests)
+      if (!ignored[static_cast<size_t>(axis)]) fit_.push_back({axis, amount, alloc.row(axis), req.row(axis)});
+    check_affinity_ = c.filter_affinity && (!pod.node_selector.empty() || pod.has_required_terms);
+    for (const auto& t : pod.tolerations)
+      if (t.effect == TaintEffect::kAny || t.effect == TaintEffect::kPreferNoSchedule) prefer_tolerations_.push_back(t);
+    count_prefer_taints_ = c.weight_taints > 0 && s.prefer_no_schedule_taints() > 0;
+    sum_preferred_ = c.weight_affinity > 0 && !pod.preferred_terms.empty();
+    if (c.weight_fit > 0) fit_terms_ = score_terms(c.fit_resources, /*nonzero=*/true, alloc, req, nz);
+    if (c.weight_balanced > 0) balanced_terms_ = score_terms(c.balanced_resources, /*nonzero=*/false, alloc, req, nz);
+    if (c.weight_binpack > 0) {
+      for (const auto& [axis, amount] : pod.requests) {
+        for (const auto& rw : c.binpack_resources) {
+          if (s.find_resource_axis(rw.name) != axis) continue;
+          binpack_.push_back({static_cast<double>(rw.weight), static_cast<double>(amount), alloc.row(axis), req.row(axis)});
+        }
+      }
+      for (const auto& t : binpack_) binpack_weight_sum_ += t.weight;
+    }
+    shape_.reserve(c.shape.size());
+    for (const auto& [u, score] : c.shape) shape_.emplace_back(u, score * (kMaxNodeScore / 10));
+  }
+
+  bool needs_normalization() const { return count_prefer_taints_ || sum_preferred_; }
+  bool count_prefer_taints() const { return count_prefer_taints_; }
+  bool sum_preferred() const { return sum_preferred_; }
+
+  // The first failing filter plugin's reasons are counted; Reason::kFeasible when every filter passes.
+  int32_t filter(int32_t i, int64_t* reasons) const {
+    if (c_.filter_unschedulable && s_.unschedulable()[i] && !pod_.tolerates_unschedulable) {
+      ++reasons[kUnschedulable];
+      return kUnschedulable;
+    }
+    if (c_.filter_taints && !s_.taints()[i].empty() && has_untolerated_taint(i)) {
+      ++reasons[kUntoleratedTaint];
+      return kUntoleratedTaint;
+    }
+    if (check_affinity_ && !matches_affinity(i)) {
+      ++reasons[kAffinityMismatch];
+      return kAffinityMismatch;
+    }
+    if (c_.filter_fit) {
+      int32_t failed = kFeasible;
+      if (pods_used_[i] + 1 > pods_alloc_[i]) {
+        ++reasons[kTooManyPods];
+        failed = kTooManyPods;
+      }
+      for (const auto& f : fit_) {
+        if (f.amount > f.alloc[i] - f.used[i]) {
+          ++reasons[kInsufficientBase + f.axis];
+          failed = kInsufficientBase + f.axis;
+        }
+      }
+      return failed;
+    }
+    return kFeasible;
+  }
+
+  // Weighted sum of the score plugins that need no normalization.
+  int64_t base_score(int32_t i) const {
+    int64_t total = 0;
+    if (c_.weight_fit > 0) total += c_.weight_fit * fit_score(i);
+    if (c_.weight_balanced > 0) total += c_.weight_balanced * balanced_score(i);
+    if (c_.weight_binpack > 0) total += c_.weight_binpack * binpack_score(i);
+    return total;
+  }
+
+  int64_t prefer_taint_count(int32_t i) const {
+    int64_t count = 0;
+    for (const auto& taint : s_.taints()[i]) {
+      if (taint.effect != TaintEffect::kPreferNoSchedule) continue;
+      bool tolerated = false;
+      for (const auto& t : prefer_tolerations_) tolerated |= tolerates(t, taint);
+      count += !tolerated;
+    }
+    return count;
+  }
+
+  int64_t preferred_weight(int32_t i) const {
+    int64_t sum = 0;
+    for (const auto& [weight, term] : pod_.preferred_terms)
+      if (matches_term(i, term)) sum += weight;
+    return sum;
+  }
+
+ private:
+  std::vector<ScoreTerm> score_terms(const std::vector<ResourceWeight>& resources, bool nonzero, const SharedMatrix& alloc,
+                                     const SharedMatrix& req, const SharedMatrix& nz) const {
+    std::vector<ScoreTerm> out;
+    for (const auto& rw : resources) {
+      const int32_t axis = s_.find_resource_axis(rw.name);
+      if (axis < 0) continue;  // no node has it: allocatable 0 everywhere, so it is skipped
+      int64_t amount = pod_.request(axis);
+      const int64_t* used = req.row(axis);
+      if (nonzero && axis == kAxisCpu) amount = pod_.nonzero_cpu_milli, used = nz.row(0);
+      if (nonzero && axis == kAxisMemory) amount = pod_.nonzero_mem_bytes, used = nz.row(1);
+      // kube-scheduler skips scalar resources the pod does not request.
+      if (amount == 0 && s_.is_scalar_resource(axis)) continue;
+      out.push_back({rw.weight, amount, alloc.row(axis), used});
+    }
+    return out;
+  }
+
+  static bool tolerates(const Toleration& t, const Taint& taint) {
+    if (t.effect != TaintEffect::kAny && t.effect != taint.effect) return false;
+    if (t.key != -1 && t.key != taint.key) return false;
+    return t.exists || t.value == taint.value;
+  }
+
+  bool has_untolerated_taint(int32_t i) const {
+    for (const auto& taint : s_.taints()[i]) {
+      if (taint.effect != TaintEffect::kNoSchedule && taint.effect != TaintEffect::kNoExecute) continue;
+      bool tolerated = false;
+      for (const auto& t : pod_.tolerations) {
+        if (tolerates(t, taint)) {
+          tolerated = true;
+          break;
+        }
+      }
+      if (!tolerated) return true;
+    }
+    return false;
+  }
+
+  int32_t label_value(int32_t i, int32_t key) const {
+    const auto& labels = s_.labels()[i];
+    auto it = std::lower_bound(labels.begin(), labels.end(), std::make_pair(key, std::numeric_limits<int32_t>::min()));
+    return it != labels.end() && it->first == key ? it->second : -1;
+  }
+
+  bool matches_requirement(int32_t i, const LabelRequirement& r) const {
+    const int32_t value = label_value(i, r.key);
+    const bool has = value >= 0;
+    switch (r.op) {
+      case SelectorOp::kIn:
+        return has && std::find(r.values.begin(), r.values.end(), value) != r.values.end();
+      case SelectorOp::kNotIn:
+        return !has || std::find(r.values.begin(), r.values.end(), value) == r.values.end();
+      case SelectorOp::kExists:
+        return has;
+      case SelectorOp::kDoesNotExist:
+        return !has;
+      case SelectorOp::kGt:
+      case SelectorOp::kLt: {
+        if (!has) return false;
+        const auto& number = s_.string_as_int(value);
+        if (!number) return false;
+        return r.op == SelectorOp::kGt ? *number > r.number : *number < r.number;
+      }
+    }
+    return false;
+  }
+
+  bool matches_term(int32_t i, const NodeSelectorTerm& term) const {
+    if (term.expressions.empty() && term.fields.empty()) return false;  // an empty term selects nothing
+    for (const auto& r : term.expressions)
+      if (!matches_requirement(i, r)) return false;
+    for (const auto& f : term.fields) {
+      const bool in = std::find(f.names.begin(), f.names.end(), s_.names()[i]) != f.names.end();
+      if (in != (f.op == SelectorOp::kIn)) return false;
+    }
+    return true;
+  }
+
+  bool matches_affinity(int32_t i) const {
+    for (const auto& [key, value] : pod_.node_selector)
+      if (label_value(i, key) != value) return false;
+    if (!pod_.has_required_terms) return true;
+    for (const auto& term : pod_.required_terms)
+      if (matches_term(i, term)) return true;
+    return false;
+  }
+
+  int64_t shape_at(int64_t utilization) const {  // kube-scheduler's broken linear function
+    for (size_t k = 0; k < shape_.size(); ++k) {
+      if (utilization <= shape_[k].first) {
+        if (k == 0) return shape_[0].second;
+        const auto [u0, s0] = shape_[k - 1];
+        const auto [u1, s1] = shape_[k];
+        return s0 + (s1 - s0) * (utilization - u0) / (u1 - u0);
+      }
+    }
+    return shape_.back().second;
+  }
+
+  int64_t fit_score(int32_t i) const {
+    int64_t sum = 0, weights = 0;
+    for (const auto& t : fit_terms_) {
+      const int64_t alloc = t.alloc[i];
+      if (alloc == 0) continue;  // kube-scheduler leaves resources the node lacks out of the mean
+      const int64_t req = t.used[i] + t.amount;
+      int64_t s;
+      switch (c_.strategy) {
+        case FitStrategy::kLeastAllocated:
+          s = req > alloc ? 0 : percent_of(alloc - req, alloc);
+          break;
+        case FitStrategy::kMostAllocated:
+          s = percent_of(std::min(req, alloc), alloc);
+          break;
+        default:
+          s = shape_at(req > alloc ? kMaxNodeScore : percent_of(req, alloc));
+      }
+      sum += s * t.weight;
+      weights += t.weight;
+    }
+    if (weights == 0) return 0;
+    if (c_.strategy == FitStrategy::kRequestedToCapacityRatio)
+      return static_cast<int64_t>(std::round(static_cast<double>(sum) / static_cast<double>(weights)));
+    return sum / weights;
+  }
+
+  int64_t balanced_score(int32_t i) const {
+    double fractions[16];
+    double total = 0;
+    int n = 0;
+    for (const auto& t : balanced_terms_) {
+      const int64_t alloc = t.alloc[i];
+      if (alloc == 0 || n == 16) continue;
+      const double f = std::min(1.0, static_cast<double>(t.used[i] + t.amount) / static_cast<double>(alloc));
+      fractions[n++] = f;
+      total += f;
+    }
+    double std_dev = 0;
+    if (n == 2) {
+      std_dev = std::abs((fractions[0] - fractions[1]) / 2);
+    } else if (n > 2) {
+      const double mean = total / n;
+      double sum = 0;
+      for (int k = 0; k < n; ++k) sum += (fractions[k] - mean) * (fractions[k] - mean);
+      std_dev = std::sqrt(sum / n);
+    }
+    return static_cast<int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore));
+  }
+
+  int64_t binpack_score(int32_t i) const {  // Volcano's BinPackingScore, in its float arithmetic
+    double score = 0;
+    for (const auto& t : binpack_) {
+      const double alloc = static_cast<double>(t.alloc[i]);
+      if (alloc == 0 || t.weight == 0) continue;
+      const double used = t.amount + static_cast<double>(t.used[i]);
+      if (used > alloc) return 0;
+      score += used * t.weight / alloc;
+    }
+    if (binpack_weight_sum_ > 0) score /= binpack_weight_sum_;
+    return static_cast<int64_t>(score * static_cast<double>(kMaxNodeScore * c_.binpack_weight));
+  }
+
+  const ClusterState& s_;
+  const ProfileConfig& c_;
+  const CompiledPod& pod_;
+  const int64_t* pods_alloc_;
+  const int64_t* pods_used_;
+  std::vector<FitCheck> fit_;
+  bool check_affinity_;
+  bool count_prefer_taints_;
+  bool sum_preferred_;
+  std::vector<Toleration> prefer_tolerations_;
+  std::vector<ScoreTerm> fit_terms_, balanced_terms_;
+  std::vector<BinpackTerm> binpack_;
+  double binpack_weight_sum_ = 0;
+  std::vector<std::pair<int64_t, int64_t>> shape_;
+};
+
+// kube-scheduler's DefaultNormalizeScore for one raw value given the maximum over the feasible nodes.
+inline int64_t normalized(int64_t raw, int64_t max_raw, bool reverse) {
+  if (max_raw == 0) return reverse ? kMaxNodeScore : 0;
+  const int64_t s = kMaxNodeScore * raw / max_raw;
+  return reverse ? kMaxNodeScore - s : s;
+}
+
+std::vector<uint8_t> ignored_axes(const ClusterState& s, const ProfileConfig& c) {
+  std::vector<uint8_t> ignored(static_cast<size_t>(s.n_resources()), 0);
+  for (int32_t axis = 0; axis < s.n_resources(); ++axis) {
+    if (!s.is_extended_resource(axis)) continue;  // only extended resources can be ignored
+    const std::string& name = s.resource_name(axis);
+    const std::string group = name.substr(0, name.find('/'));
+    ignored[axis] = std::find(c.ignored_resources.begin(), c.ignored_resources.end(), name) != c.ignored_resources.end() ||
+                    std::find(c.ignored_resource_groups.begin(), c.ignored_resource_groups.end(), group) !=
+                        c.ignored_resource_groups.end();
+  }
+  return ignored;
+}
+
+}  // namespace
+
+Engine::Engine(std::shared_ptr<ClusterState> state, ProfileConfig config, uint64_t seed)
+    : state_(std::move(state)), config_(std::move(config)), seed_(seed) {
+  for (const auto& [u, s] : config_.shape)
+    if (u < 0 || u > 100 || s < 0 || s > 10) throw Invalid("profile: requestedToCapacityRatio.shape point out of range");
+  if (config_.weight_fit > 0 && config_.strategy == FitStrategy::kRequestedToCapacityRatio && config_.shape.empty())
+    throw Invalid("profile: requestedToCapacityRatio.shape must not be empty");
+  std::unique_lock lock(state_->mutex());
+  // Score resources become axes now so kernels never grow the state.
+  for (auto* list : {&config_.fit_resources, &config_.balanced_resources, &config_.binpack_resources})
+    for (const auto& rw : *list) state_->resource_axis(rw.name);
+}
+
+int32_t Engine::n_reasons() const { return kInsufficientBase + state_->n_resources(); }
+
+void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, std::vector<int64_t>& reasons) const {
+  const ClusterState& s = *state_;
+  const std::vector<uint8_t> ignored = ignored_axes(s, config_);
+  const PodKernel kernel(s, config_, ignored, pod);
+  const int32_t n = s.n_slots();
+  const int32_t n_reason = n_reasons();
+  reasons.assign(static_cast<size_t>(n_reason), 0);
+  const bool normalize = kernel.needs_normalization();
+  thread_local std::vector<int64_t> raw_taints, raw_affinity;
+  if (kernel.count_prefer_taints()) raw_taints.resize(static_cast<size_t>(n));
+  if (kernel.sum_preferred()) raw_affinity.resize(static_cast<size_t>(n));
+  int64_t* taints = raw_taints.data();
+  int64_t* affinity = raw_affinity.data();
+  const uint8_t* live = s.live()->data();
+
+  int64_t max_taints = 0, max_affinity = 0;
+  const int threads = n >= kParallelMinSlots ? std::min(2, omp_get_max_threads()) : 1;
+#pragma omp parallel num_threads(threads) reduction(max : max_taints, max_affinity)
+  {
+    std::vector<int64_t> local(static_cast<size_t>(n_reason), 0);
+#pragma omp for schedule(static)
+    for (int32_t i = 0; i < n; ++i) {
+      if (!live[i] || kernel.filter(i, local.data()) != kFeasible) {
+        mask[i] = 0;
+        scores[i] = 0;
+        continue;
+      }
+      mask[i] = 1;
+      scores[i] = kernel.base_score(i);
+      if (kernel.count_prefer_taints()) max_taints = std::max(max_taints, taints[i] = kernel.prefer_taint_count(i));
+      if (kernel.sum_preferred()) max_affinity = std::max(max_affinity, affinity[i] = kernel.preferred_weight(i));
+    }
+#pragma omp critical
+    for (int32_t r = 0; r < n_reason; ++r) reasons[r] += local[r];
+  }
+  // Scores normalized over the feasible set (TaintToleration reversed, NodeAffinity straight).
+  const int64_t constant = (config_.weight_taints > 0 && !kernel.count_prefer_taints()) ? config_.weight_taints * kMaxNodeScore : 0;
+  if (!normalize && constant == 0) return;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int32_t i = 0; i < n; ++i) {
+    if (!mask[i]) continue;
+    int64_t add = constant;
+    if (kernel.count_prefer_taints()) add += config_.weight_taints * normalized(taints[i], max_taints, true);
+    if (kernel.sum_preferred()) add += config_.weight_affinity * normalized(affinity[i], max_affinity, false);
+    scores[i] += add;
+  }
+}
+
+ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
+  ClusterState& s = *state_;
+  // Validate the whole batch before binding anything, so a bad batch leaves the state unchanged.
+  {
+    std::vector<std::string> keys;
+    keys.reserve(pods.size());
+    for (const CompiledPod* p : pods) {
+      if (p->state_id != s.id()) throw Invalid("pod " + p->key + ": compiled for another cluster");
+      if (s.pod_node(p->key) >= 0) throw Invalid("pod " + p->key + ": already bound to node " + s.names()[s.pod_node(p->key)]);
+      keys.push_back(p->key);
+    }
+    std::sort(keys.begin(), keys.end());
+    const auto dup = std::adjacent_find(keys.begin(), keys.end());
+    if (dup != keys.end()) throw Invalid("pod " + *dup + ": appears twice in the batch");
+  }
+  ScheduleResult result;
+  result.n_reasons = n_reasons();
+  result.node.assign(pods.size(), -1);
+  result.reasons.assign(pods.size() * static_cast<size_t>(result.n_reasons), 0);
+  const std::vector<uint8_t> ignored = ignored_axes(s, config_);
+  const uint8_t* live = s.live()->data();
+
+  struct Candidate {
+    int32_t slot;
+    int64_t score, taints, affinity;
+  };
+  std::vector<Candidate> feasible;
+  for (size_t p = 0; p < pods.size(); ++p) {
+    const CompiledPod& pod = *pods[p];
+    const uint64_t sequence = sequence_++;
+    const PodKernel kernel(s, config_, ignored, pod);
+    const int32_t n_slots = s.n_slots();
+    const int32_t want = nodes_to_find(s.n_nodes(), config_.percentage_of_nodes_to_score);
+    int64_t* reasons = result.reasons.data() + p * result.n_reasons;
+    feasible.clear();
+    int32_t examined = 0;
+    if (next_start_ >= n_slots) next_start_ = 0;
+    for (; examined < n_slots && static_cast<int32_t>(feasible.size()) < want; ++examined) {
+      int32_t i = next_start_ + examined;
+      if (i >= n_slots) i -= n_slots;
+      if (!live[i] || kernel.filter(i, reasons) != kFeasible) continue;
+      feasible.push_back({i, kernel.base_score(i), kernel.count_prefer_taints() ? kernel.prefer_taint_count(i) : 0,
+                          kernel.sum_preferred() ? kernel.preferred_weight(i) : 0});
+    }
+    if (n_slots > 0) next_start_ = static_cast<int32_t>((next_start_ + examined) % n_slots);
+    if (feasible.empty()) continue;
+    std::fill(reasons, reasons + result.n_reasons, 0);  // placed pods report no reasons
+
+    int64_t max_taints = 0, max_affinity = 0;
+    for (const auto& c : feasible) max_taints = std::max(max_taints, c.taints), max_affinity = std::max(max_affinity, c.affinity);
+    int32_t best = -1;
+    int64_t best_score = std::numeric_limits<int64_t>::min();
+    uint64_t best_tie = 0;
+    for (const auto& c : feasible) {
+      int64_t score = c.score;
+      if (config_.weight_taints > 0) score += config_.weight_taints * normalized(c.taints, max_taints, true);
+      if (config_.weight_affinity > 0) score += config_.weight_affinity * normalized(c.affinity, max_affinity, false);
+      const uint64_t tie = mix64(seed_ ^ mix64(sequence) ^ static_cast<uint64_t>(c.slot));
+      if (score > best_score || (score == best_score && tie < best_tie)) best = c.slot, best_score = score, best_tie = tie;
+    }
+    s.bind_locked(pod, best);
+    result.node[p] = best;
+  }
+  return result;
+}
+
+}  // namespace vcore
