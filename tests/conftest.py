@@ -1,0 +1,325 @@
+"""Shared test helpers: Kubernetes-shaped object builders, profile builders and hypothesis strategies.
+
+Hypothesis profile "ci" (derandomized, no deadline) is registered and loaded unless HYPOTHESIS_PROFILE names
+another one, so the property tests are reproducible and never flaky on a slow shared machine.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, os.path.dirname(__file__))  # `import reference` from any test module
+
+settings.register_profile("ci", derandomize=True, deadline=None, max_examples=100, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("dev", deadline=None, max_examples=500,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Object builders (API-shaped dicts). cpu: int -> milli-cores ("4000m"); memory and others: int -> units.
+# ---------------------------------------------------------------------------------------------------------------
+def _qty(resource: str, v) -> str:
+    if isinstance(v, str):
+        return v
+    return f"{v}m" if resource == "cpu" else str(v)
+
+
+def make_node(name: str, cpu=None, mem=None, *, pods=110, extra: dict | None = None, labels: dict | None = None,
+              taints: list | None = None, unschedulable: bool = False) -> dict:
+    alloc = {}
+    if cpu is not None:
+        alloc["cpu"] = _qty("cpu", cpu)
+    if mem is not None:
+        alloc["memory"] = _qty("memory", mem)
+    if pods is not None:
+        alloc["pods"] = str(pods)
+    for k, v in (extra or {}).items():
+        alloc[k] = _qty(k, v)
+    node = {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": dict(labels or {})},
+            "spec": {},
+            "status": {"allocatable": alloc, "capacity": dict(alloc)}}
+    if taints:
+        node["spec"]["taints"] = [dict(t) for t in taints]
+    if unschedulable:
+        node["spec"]["unschedulable"] = True
+    return node
+
+
+def taint(key: str, value: str = "", effect: str = "NoSchedule") -> dict:
+    t = {"key": key, "effect": effect}
+    if value:
+        t["value"] = value
+    return t
+
+
+def toleration(key: str = "", operator: str = "Equal", value: str = "", effect: str = "") -> dict:
+    t = {"operator": operator}
+    if key:
+        t["key"] = key
+    if value:
+        t["value"] = value
+    if effect:
+        t["effect"] = effect
+    return t
+
+
+def container(requests: dict | None = None, limits: dict | None = None, name: str = "c", **kw) -> dict:
+    """requests/limits: {resource: int or str}; a resource absent from both is a *missing* request."""
+    res = {}
+    if requests is not None:
+        res["requests"] = {k: _qty(k, v) for k, v in requests.items()}
+    if limits is not None:
+        res["limits"] = {k: _qty(k, v) for k, v in limits.items()}
+    c = {"name": name, "image": "busybox", "resources": res}
+    c.update(kw)
+    return c
+
+
+def zero_container(name: str = "c") -> dict:
+    """A container that requests nothing, non-zero semantics included (kube tests' st.MakePod().Obj())."""
+    return container({"cpu": 0, "memory": 0}, name=name)
+
+
+def make_pod(name: str, *containers: dict, namespace: str = "default", init: list | None = None,
+             overhead: dict | None = None, node_selector: dict | None = None, required: list | None = None,
+             preferred: list | None = None, tolerations: list | None = None) -> dict:
+    """required: list of nodeSelectorTerms; preferred: [(weight, term)]."""
+    cs = [dict(c, name=f"c{i}") for i, c in enumerate(containers)] or [zero_container("c0")]
+    spec: dict = {"containers": cs}
+    if init:
+        spec["initContainers"] = [dict(c, name=f"i{i}") for i, c in enumerate(init)]
+    if overhead:
+        spec["overhead"] = {k: _qty(k, v) for k, v in overhead.items()}
+    if node_selector:
+        spec["nodeSelector"] = dict(node_selector)
+    na = {}
+    if required is not None:
+        na["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": list(required)}
+    if preferred:
+        na["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": w, "preference": term} for w, term in preferred]
+    if na:
+        spec["affinity"] = {"nodeAffinity": na}
+    if tolerations:
+        spec["tolerations"] = [dict(t) for t in tolerations]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def req_pod(name: str, cpu=None, mem=None, extra: dict | None = None, **kw) -> dict:
+    """One container requesting cpu (milli) / memory (bytes); None = missing request."""
+    r = {}
+    if cpu is not None:
+        r["cpu"] = cpu
+    if mem is not None:
+        r["memory"] = mem
+    r.update(extra or {})
+    return make_pod(name, container(r), **kw)
+
+
+def expr(key: str, op: str, *values: str) -> dict:
+    e = {"key": key, "operator": op}
+    if values:
+        e["values"] = list(values)
+    return e
+
+
+def term(*exprs: dict, fields: list | None = None) -> dict:
+    t = {}
+    if exprs:
+        t["matchExpressions"] = list(exprs)
+    if fields:
+        t["matchFields"] = list(fields)
+    return t
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Profile builders (one KubeSchedulerConfiguration profile as a dict)
+# ---------------------------------------------------------------------------------------------------------------
+def make_profile(scores: list[tuple[str, int]], *, filters: list[str] | None = None, fit: dict | None = None,
+                 balanced: list | None = None, binpack: dict | None = None, pct: int | None = None) -> dict:
+    """scores: [(plugin, weight)] replacing all default score plugins; filters: None = defaults, else exactly
+    these filter plugins; fit: NodeResourcesFitArgs; balanced: [(resource, weight)]; binpack: Volcano args."""
+    plugins = {"score": {"disabled": [{"name": "*"}], "enabled": [{"name": n, "weight": w} for n, w in scores]}}
+    if filters is not None:
+        plugins["filter"] = {"disabled": [{"name": "*"}], "enabled": [{"name": n} for n in filters]}
+    prof: dict = {"plugins": plugins}
+    cfg = []
+    if fit:
+        cfg.append({"name": "NodeResourcesFit", "args": fit})
+    if balanced:
+        cfg.append({"name": "NodeResourcesBalancedAllocation",
+                    "args": {"resources": [{"name": n, "weight": w} for n, w in balanced]}})
+    if binpack:
+        cfg.append({"name": "binpack", "args": dict(binpack)})
+    if cfg:
+        prof["pluginConfig"] = cfg
+    if pct is not None:
+        prof["percentageOfNodesToScore"] = pct
+    return prof
+
+
+def fit_args(strategy: str = "LeastAllocated", resources=(("cpu", 1), ("memory", 1)), shape=None,
+             ignored=None, ignored_groups=None) -> dict:
+    s: dict = {"type": strategy, "resources": [{"name": n, "weight": w} for n, w in resources]}
+    if shape is not None:
+        s["requestedToCapacityRatio"] = {"shape": [{"utilization": u, "score": v} for u, v in shape]}
+    a: dict = {"scoringStrategy": s}
+    if ignored:
+        a["ignoredResources"] = list(ignored)
+    if ignored_groups:
+        a["ignoredResourceGroups"] = list(ignored_groups)
+    return a
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Hypothesis strategies for random clusters, pods and profiles
+# ---------------------------------------------------------------------------------------------------------------
+LABEL_KEYS = ["zone", "gpu", "tier", "rank", "kubernetes.io/hostname"]
+LABEL_VALUES = ["a", "b", "c", "1", "7", "42", "x1", "007", "1e3", "0x10"]
+TAINT_KEYS = ["dedicated", "gpu", "spot", "node.kubernetes.io/unschedulable"]
+TAINT_VALUES = ["", "a", "b"]
+EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+EXTENDED = ["nvidia.com/gpu", "example.com/foo", "hugepages-2Mi"]
+GIB = 2**30
+
+
+@st.composite
+def node_dicts(draw, name: str) -> dict:
+    cpu = draw(st.one_of(st.just(0), st.integers(1, 64_000), st.sampled_from([1000, 4000, 8000, 16_000])))
+    mem = draw(st.one_of(st.just(0), st.integers(1, 64 * GIB), st.sampled_from([GIB, 4 * GIB, 10_000])))
+    pods = draw(st.one_of(st.just(110), st.integers(0, 6)))
+    extra = {}
+    for r in EXTENDED:
+        if draw(st.integers(0, 2)) == 0:
+            extra[r] = draw(st.integers(0, 8)) if r != "hugepages-2Mi" else draw(st.integers(0, 8)) * 2 * 2**20
+    if draw(st.booleans()):
+        extra["ephemeral-storage"] = draw(st.integers(0, 100 * GIB))
+    labels = draw(st.dictionaries(st.sampled_from(LABEL_KEYS), st.sampled_from(LABEL_VALUES), max_size=4))
+    taints = draw(st.lists(st.builds(taint, st.sampled_from(TAINT_KEYS), st.sampled_from(TAINT_VALUES),
+                                     st.sampled_from(EFFECTS)), max_size=3,
+                           unique_by=lambda t: (t["key"], t["effect"])))
+    unsched = draw(st.integers(0, 5)) == 0
+    return make_node(name, cpu, mem, pods=pods, extra=extra, labels=labels, taints=taints, unschedulable=unsched)
+
+
+def _requests_strategy(allow_extended: bool = True):
+    cpu = st.one_of(st.none(), st.just(0), st.integers(1, 8000), st.sampled_from([100, 500, 1000, 3000]))
+    mem = st.one_of(st.none(), st.just(0), st.integers(1, 8 * GIB), st.sampled_from([10_000, GIB]))
+
+    @st.composite
+    def build(draw):
+        r = {}
+        c, m = draw(cpu), draw(mem)
+        if c is not None:
+            r["cpu"] = c
+        if m is not None:
+            r["memory"] = m
+        if allow_extended:
+            for name in EXTENDED + ["ephemeral-storage"]:
+                if draw(st.integers(0, 5)) == 0:
+                    if name == "hugepages-2Mi":
+                        r[name] = draw(st.integers(0, 4)) * 2 * 2**20
+                    elif name == "ephemeral-storage":
+                        r[name] = draw(st.integers(0, 10 * GIB))
+                    else:
+                        r[name] = draw(st.integers(0, 4))
+        return r
+    return build()
+
+
+@st.composite
+def selector_terms(draw):
+    ops = st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"])
+    exprs = []
+    for _ in range(draw(st.integers(0, 2))):
+        op = draw(ops)
+        key = draw(st.sampled_from(LABEL_KEYS))
+        if op in ("In", "NotIn"):
+            vals = draw(st.lists(st.sampled_from(LABEL_VALUES), min_size=1, max_size=3, unique=True))
+        elif op in ("Gt", "Lt"):
+            vals = [str(draw(st.integers(-5, 50)))]
+        else:
+            vals = []
+        exprs.append(expr(key, op, *vals))
+    fields = []
+    if draw(st.integers(0, 4)) == 0:
+        fields.append({"key": "metadata.name", "operator": draw(st.sampled_from(["In", "NotIn"])),
+                       "values": [f"n{draw(st.integers(0, 5))}"]})
+    if not exprs and not fields:
+        exprs.append(expr(draw(st.sampled_from(LABEL_KEYS)), "Exists"))
+    return term(*exprs, fields=fields)
+
+
+@st.composite
+def pod_dicts(draw, name: str, *, constraints: bool = True) -> dict:
+    containers = [container(draw(_requests_strategy())) for _ in range(draw(st.integers(1, 3)))]
+    init = None
+    if draw(st.integers(0, 3)) == 0:
+        init = []
+        for _ in range(draw(st.integers(1, 2))):
+            kw = {"restartPolicy": "Always"} if draw(st.booleans()) else {}
+            init.append(container(draw(_requests_strategy(allow_extended=False)), **kw))
+    overhead = None
+    if draw(st.integers(0, 5)) == 0:
+        overhead = {"cpu": draw(st.integers(0, 500)), "memory": draw(st.integers(0, 2**28))}
+    kw = {}
+    if constraints:
+        if draw(st.integers(0, 3)) == 0:
+            kw["node_selector"] = draw(st.dictionaries(st.sampled_from(LABEL_KEYS), st.sampled_from(LABEL_VALUES),
+                                                       min_size=1, max_size=2))
+        if draw(st.integers(0, 3)) == 0:
+            kw["required"] = draw(st.lists(selector_terms(), min_size=1, max_size=3))
+        if draw(st.integers(0, 2)) == 0:
+            kw["preferred"] = draw(st.lists(st.tuples(st.integers(1, 100), selector_terms()), min_size=1, max_size=3))
+        if draw(st.booleans()):
+            kw["tolerations"] = draw(st.lists(toleration_dicts(), max_size=3))
+    return make_pod(name, *containers, init=init, overhead=overhead, **kw)
+
+
+@st.composite
+def toleration_dicts(draw) -> dict:
+    op = draw(st.sampled_from(["Equal", "Exists", ""]))
+    key = draw(st.sampled_from(TAINT_KEYS + ([""] if op == "Exists" else [])))
+    value = draw(st.sampled_from(TAINT_VALUES)) if op != "Exists" else ""
+    effect = draw(st.sampled_from(["", *EFFECTS]))
+    t = toleration(key, op or "Equal", value, effect)
+    if op == "":
+        t.pop("operator")
+    return t
+
+
+SHAPES = [[(0, 10), (100, 0)], [(0, 0), (100, 10)], [(10, 1), (90, 9)], [(0, 2), (40, 10), (100, 0)],
+          [(0, 3), (50, 7), (75, 1), (100, 10)]]
+
+
+@st.composite
+def profiles(draw, *, with_pct: bool = False) -> dict:
+    strategy = draw(st.sampled_from(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]))
+    res_names = draw(st.lists(st.sampled_from(["cpu", "memory", "nvidia.com/gpu", "example.com/foo",
+                                               "ephemeral-storage", "hugepages-2Mi"]),
+                              min_size=1, max_size=4, unique=True))
+    fit_res = [(n, draw(st.integers(1, 100) if draw(st.booleans()) else st.just(1))) for n in res_names]
+    shape = draw(st.sampled_from(SHAPES)) if strategy == "RequestedToCapacityRatio" else None
+    ignored = draw(st.lists(st.sampled_from(["nvidia.com/gpu", "example.com/foo"]), max_size=1))
+    ignored_groups = draw(st.lists(st.sampled_from(["example.com", "nvidia.com"]), max_size=1))
+    fit = fit_args(strategy, fit_res, shape, ignored, ignored_groups)
+    bal = [(n, 1) for n in draw(st.lists(st.sampled_from(["cpu", "memory", "nvidia.com/gpu", "ephemeral-storage"]),
+                                         min_size=1, max_size=3, unique=True))]
+    binpack = {"binpack.weight": draw(st.integers(0, 10)), "binpack.cpu": draw(st.integers(0, 5)),
+               "binpack.memory": draw(st.integers(0, 5))}
+    extra = draw(st.lists(st.sampled_from(["nvidia.com/gpu", "example.com/foo"]), max_size=2, unique=True))
+    if extra:
+        binpack["binpack.resources"] = ",".join(extra)
+        for r in extra:
+            binpack[f"binpack.resources.{r}"] = draw(st.integers(0, 5))
+    names = draw(st.lists(st.sampled_from(["TaintToleration", "NodeAffinity", "NodeResourcesFit",
+                                           "NodeResourcesBalancedAllocation", "binpack"]),
+                          min_size=1, max_size=5, unique=True))
+    scores = [(n, draw(st.integers(1, 10))) for n in names]
+    return make_profile(scores, fit=fit, balanced=bal, binpack=binpack, pct=100 if with_pct else None)
