@@ -1,0 +1,151 @@
+"""Scheduler plugin names and extension points: the one place that spells them.
+
+This module owns the registry of plugin names vcore knows about:
+
+- the plugins vcore implements, in kube-scheduler spelling (``NodeResourcesFit``, ...) plus Volcano's
+  ``binpack``, each with the kube-scheduler extension points it implements and its default score weight;
+- kube-scheduler's default ``multiPoint`` plugin list (``kubescheduler.config.k8s.io/v1``), in its order;
+- the other kube-scheduler in-tree plugins, which vcore does not implement (disabling one is a no-op,
+  enabling one is a :class:`vcore.errors.ProfileError`), and the plugins kube-scheduler itself removed.
+
+It holds data only; :mod:`vcore.profile` validates and resolves profiles against it. The native engine
+runs the ``filter`` and ``score`` points; ``preFilter`` and ``preScore`` are accepted because
+kube-scheduler's plugins implement them, and vcore fuses them into its filter and score kernels.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Mapping
+
+# --- Extension points (KubeSchedulerConfiguration v1 field names, in kube-scheduler's field order) ---
+MULTI_POINT = "multiPoint"
+PRE_ENQUEUE = "preEnqueue"
+QUEUE_SORT = "queueSort"
+PRE_FILTER = "preFilter"
+FILTER = "filter"
+POST_FILTER = "postFilter"
+PRE_SCORE = "preScore"
+SCORE = "score"
+RESERVE = "reserve"
+PERMIT = "permit"
+PRE_BIND = "preBind"
+BIND = "bind"
+POST_BIND = "postBind"
+
+#: Every extension point a profile's ``plugins`` may name, ``multiPoint`` first.
+EXTENSION_POINTS: tuple[str, ...] = (
+    MULTI_POINT, PRE_ENQUEUE, QUEUE_SORT, PRE_FILTER, FILTER, POST_FILTER, PRE_SCORE, SCORE,
+    RESERVE, PERMIT, PRE_BIND, BIND, POST_BIND,
+)
+
+#: The concrete extension points (all but ``multiPoint``), which ``multiPoint`` expands into.
+SPECIFIC_POINTS: tuple[str, ...] = EXTENSION_POINTS[1:]
+
+# --- Plugins vcore implements ---
+NODE_UNSCHEDULABLE = "NodeUnschedulable"
+TAINT_TOLERATION = "TaintToleration"
+NODE_AFFINITY = "NodeAffinity"
+NODE_RESOURCES_FIT = "NodeResourcesFit"
+NODE_RESOURCES_BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
+BINPACK = "binpack"  # Volcano's plugin name (lower case), with Volcano's argument keys
+
+#: Extension points each implemented plugin implements, as kube-scheduler's (and Volcano's) plugins do.
+IMPLEMENTED_POINTS: Mapping[str, frozenset[str]] = MappingProxyType({
+    NODE_UNSCHEDULABLE: frozenset({FILTER}),
+    TAINT_TOLERATION: frozenset({FILTER, PRE_SCORE, SCORE}),
+    NODE_AFFINITY: frozenset({PRE_FILTER, FILTER, PRE_SCORE, SCORE}),
+    NODE_RESOURCES_FIT: frozenset({PRE_FILTER, FILTER, PRE_SCORE, SCORE}),
+    NODE_RESOURCES_BALANCED_ALLOCATION: frozenset({PRE_SCORE, SCORE}),
+    BINPACK: frozenset({SCORE}),
+})
+
+#: The implemented plugins, in the order kube-scheduler's default profile runs them (binpack last).
+IMPLEMENTED_PLUGINS: tuple[str, ...] = (
+    NODE_UNSCHEDULABLE, TAINT_TOLERATION, NODE_AFFINITY, NODE_RESOURCES_FIT,
+    NODE_RESOURCES_BALANCED_ALLOCATION, BINPACK,
+)
+
+#: Plugins whose filter the native engine runs, and those whose score it runs.
+FILTER_PLUGINS: tuple[str, ...] = tuple(p for p in IMPLEMENTED_PLUGINS if FILTER in IMPLEMENTED_POINTS[p])
+SCORE_PLUGINS: tuple[str, ...] = tuple(p for p in IMPLEMENTED_PLUGINS if SCORE in IMPLEMENTED_POINTS[p])
+
+# --- kube-scheduler in-tree plugins vcore does not implement ---
+SCHEDULING_GATES = "SchedulingGates"
+PRIORITY_SORT = "PrioritySort"
+NODE_NAME = "NodeName"
+NODE_PORTS = "NodePorts"
+VOLUME_RESTRICTIONS = "VolumeRestrictions"
+NODE_VOLUME_LIMITS = "NodeVolumeLimits"
+VOLUME_BINDING = "VolumeBinding"
+VOLUME_ZONE = "VolumeZone"
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
+INTER_POD_AFFINITY = "InterPodAffinity"
+DYNAMIC_RESOURCES = "DynamicResources"
+DEFAULT_PREEMPTION = "DefaultPreemption"
+IMAGE_LOCALITY = "ImageLocality"
+DEFAULT_BINDER = "DefaultBinder"
+
+#: In-tree kube-scheduler plugins vcore does not implement: disabling them is a no-op, enabling them
+#: (or giving them pluginConfig) is a ProfileError.
+UNIMPLEMENTED_PLUGINS: tuple[str, ...] = (
+    SCHEDULING_GATES, PRIORITY_SORT, NODE_NAME, NODE_PORTS, VOLUME_RESTRICTIONS, NODE_VOLUME_LIMITS,
+    VOLUME_BINDING, VOLUME_ZONE, POD_TOPOLOGY_SPREAD, INTER_POD_AFFINITY, DYNAMIC_RESOURCES,
+    DEFAULT_PREEMPTION, IMAGE_LOCALITY, DEFAULT_BINDER,
+)
+
+#: Plugins kube-scheduler removed before or in config v1 (its validation rejects enabling them);
+#: disabling them stays a no-op so that old configurations still load.
+REMOVED_PLUGINS: tuple[str, ...] = (
+    "AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits", "SelectorSpread", "ServiceAffinity",
+)
+
+#: Every plugin name a profile may mention.
+KNOWN_PLUGINS: frozenset[str] = frozenset(IMPLEMENTED_PLUGINS + UNIMPLEMENTED_PLUGINS + REMOVED_PLUGINS)
+
+#: kube-scheduler's default ``multiPoint`` list (pkg/scheduler/apis/config/v1/default_plugins.go, with the
+#: DynamicResourceAllocation feature on as it is by default): (name, score weight or None), in order.
+DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
+    (SCHEDULING_GATES, None),
+    (PRIORITY_SORT, None),
+    (NODE_UNSCHEDULABLE, None),
+    (NODE_NAME, None),
+    (TAINT_TOLERATION, 3),
+    (NODE_AFFINITY, 2),
+    (NODE_PORTS, None),
+    (NODE_RESOURCES_FIT, 1),
+    (VOLUME_RESTRICTIONS, None),
+    (NODE_VOLUME_LIMITS, None),
+    (VOLUME_BINDING, None),
+    (VOLUME_ZONE, None),
+    (POD_TOPOLOGY_SPREAD, 2),
+    (INTER_POD_AFFINITY, 2),
+    (DYNAMIC_RESOURCES, None),
+    (DEFAULT_PREEMPTION, None),
+    (NODE_RESOURCES_BALANCED_ALLOCATION, 1),
+    (IMAGE_LOCALITY, 1),
+    (DEFAULT_BINDER, None),
+)
+
+#: Default score weight of each implemented score plugin: its weight in the default profile, else 1
+#: (kube-scheduler gives an enabled score plugin without a weight the weight 1).
+DEFAULT_WEIGHTS: Mapping[str, int] = MappingProxyType({
+    **{p: 1 for p in SCORE_PLUGINS},
+    **{name: w for name, w in DEFAULT_MULTI_POINT if w is not None and name in IMPLEMENTED_POINTS},
+})
+
+#: Largest score weight the v1 API type (int32) holds.
+MAX_WEIGHT = 2**31 - 1
+#: kube-scheduler's MaxNodeScore and MaxTotalScore (math.MaxInt64), used for its overflow check.
+MAX_NODE_SCORE = 100
+MAX_TOTAL_SCORE = 2**63 - 1
+
+
+def is_implemented(name: str) -> bool:
+    """True when vcore implements plugin ``name``."""
+    return name in IMPLEMENTED_POINTS
+
+
+def implements(name: str, point: str) -> bool:
+    """True when implemented plugin ``name`` implements extension ``point``."""
+    return point in IMPLEMENTED_POINTS.get(name, frozenset())
