@@ -1,0 +1,57 @@
+"""GPU placement policies of the trace replay: names, aliases and what each one does.
+
+All policies are native kernels (``vcore._native._core.gpu``); this module only maps user-facing names to them.
+Every policy scores each feasible node with an integer 0..100 and the highest score wins, ties to the smallest
+node name. The published names of the FGD paper (``FGD``, ``BestFit``, ``DotProd`` ...) are accepted as aliases.
+"""
+
+from __future__ import annotations
+
+__all__ = ["POLICIES", "ALIASES", "DEFAULT_POLICY", "native_policy_name", "describe"]
+
+POLICIES: dict[str, str] = {
+    "first-fit": "first feasible node in name order, first GPU that fits",
+    "best-fit": "int(100*(1 - 0.5*(cpu_free-cpu)/128000 - 0.5*(gpu_free-gpu)/8000)); tightest GPU",
+    "random": "uniformly random feasible node and fitting GPU (seeded)",
+    "fgd": "fragmentation gradient descent: int(100*sigmoid((F_before-F_after)/1000))",
+    "dot-product": "Tetris dot product of free resources and request, smallest alignment wins",
+    "gpu-packing": "shared GPUs first, then idle GPUs of used nodes, then idle nodes",
+    "gpu-clustering": "nodes already running pods of the same GPU-count class first",
+    "binpack": "Volcano binpack: most allocated node (cpu, memory, GPU), tightest card",
+    "spread": "least allocated node, emptiest card",
+    "vcore": "vcore default: FGD's integer score, ties by exact fragment growth, then by packing",
+}
+
+ALIASES: dict[str, str] = {
+    "fgd": "fgd", "FGD": "fgd",
+    "bestfit": "best-fit", "BestFit": "best-fit",
+    "firstfit": "first-fit", "FirstFit": "first-fit",
+    "Random": "random",
+    "dotprod": "dot-product", "DotProd": "dot-product", "dotproduct": "dot-product", "tetris": "dot-product",
+    "packing": "gpu-packing", "GpuPacking": "gpu-packing",
+    "clustering": "gpu-clustering", "GpuClustering": "gpu-clustering",
+    "vcore-default": "vcore", "default": "vcore",
+}
+
+DEFAULT_POLICY = "vcore"
+
+
+def native_policy_name(name: str) -> str:
+    """The canonical policy name for ``name`` (case-sensitive aliases, then case-insensitive); ValueError if unknown."""
+    if not isinstance(name, str):
+        raise TypeError(f"policy: expected a string, got {type(name).__name__}")
+    if name in POLICIES:
+        return name
+    if name in ALIASES:
+        return ALIASES[name]
+    low = name.lower().replace("_", "-")
+    if low in POLICIES:
+        return low
+    if low in ALIASES:
+        return ALIASES[low]
+    raise ValueError(f"policy: unknown GPU policy {name!r} (known: {', '.join(POLICIES)})")
+
+
+def describe(name: str) -> str:
+    """One-line description of a policy."""
+    return POLICIES[native_policy_name(name)]
