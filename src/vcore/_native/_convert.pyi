@@ -1,0 +1,53 @@
+"""Type stub for the Cython module vcore._native._convert (hand-written; keep in step with _convert.pyx).
+
+Kubernetes resource quantities and v1 Node/Pod objects -> the flat integer-only dicts of vcore's core.
+cpu is in milli-cores, every other resource in whole units (bytes, devices, pods); values round up.
+"""
+from typing import Any, Iterable, Literal, Mapping, TypedDict
+
+__all__ = ["parse_quantity", "node_spec", "pod_spec", "pod_specs"]
+
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+TolerationEffect = Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"]
+SelectorOperator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+
+# (key or field, operator, values); Gt/Lt values are one decimal int64 string.
+Requirement = tuple[str, SelectorOperator, list[str]]
+
+class SelectorTerm(TypedDict):
+    expressions: list[Requirement]
+    fields: list[Requirement]  # key is always "metadata.name", operator In/NotIn, exactly one value
+
+class NodeSpec(TypedDict):
+    name: str
+    labels: list[tuple[str, str]]
+    allocatable: dict[str, int]
+    taints: list[tuple[str, str, TaintEffect]]  # (key, value, effect)
+    unschedulable: bool
+
+class PodSpec(TypedDict):
+    key: str  # "namespace/name"
+    requests: dict[str, int]  # effective request (resourcehelper.PodRequests), nonzero entries only
+    nonzero_cpu_milli: int
+    nonzero_mem_bytes: int
+    node_selector: list[tuple[str, str]]
+    required_terms: list[SelectorTerm] | None
+    preferred_terms: list[tuple[int, SelectorTerm]]  # (weight 1..100, term)
+    tolerations: list[tuple[str, Literal["Equal", "Exists"], str, TolerationEffect]]  # (key, operator, value, effect)
+    priority: int
+
+def parse_quantity(value: str | int | float, *, milli: bool = False, obj: str = "", field: str = "") -> int:
+    """MilliValue() if milli else Value() of a Kubernetes quantity, rounded up.
+
+    Raises ValueError (malformed, negative, None/bool, > 2**63-1) or TypeError (other types); the message starts
+    with "<obj>: <field>: ".
+    """
+
+def node_spec(node: Mapping[str, Any] | Any) -> NodeSpec:
+    """A v1 Node as an API-shaped dict or a kubernetes.client.V1Node."""
+
+def pod_spec(pod: Mapping[str, Any] | Any) -> PodSpec:
+    """A v1 Pod as an API-shaped dict or a kubernetes.client.V1Pod."""
+
+def pod_specs(pods: Iterable[Mapping[str, Any] | Any]) -> list[PodSpec]:
+    """pod_spec over a sequence; errors are prefixed with "pods[<index>]: "."""
