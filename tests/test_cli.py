@@ -16,22 +16,12 @@ JSON_KEYS = {"nodes", "pods", "scheduled", "unscheduled", "pods_per_second", "in
 TIMING_KEYS = {"pods_per_second", "ingest_seconds", "schedule_seconds"}
 
 
-def _has_public_api() -> bool:
-    import vcore
-
-    return hasattr(vcore, "Scheduler") and hasattr(vcore, "Cluster")
-
-
-needs_core = pytest.mark.skipif(not _has_public_api(), reason="vcore.Cluster/Scheduler not in this tree yet")
-
-
 def run_vcore(*args: str) -> subprocess.CompletedProcess[str]:
     # The child inherits PYTHONPATH, so this works for an installed package and for a source tree alike.
     return subprocess.run([sys.executable, "-m", "vcore", *args], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONHASHSEED": "random"})
 
 
-@needs_core
 def test_simulate_json_subprocess():
     proc = run_vcore("simulate", "--nodes", "200", "--pods", "500", "--json")
     assert proc.returncode == 0, proc.stderr
@@ -45,7 +35,6 @@ def test_simulate_json_subprocess():
     assert max(out["reasons"].values()) <= out["unscheduled"]
 
 
-@needs_core
 def test_simulate_deterministic_by_seed():
     # Separate processes with randomized string hashing: nothing may depend on hash order.
     a, b = (json.loads(run_vcore("simulate", "--nodes", "200", "--pods", "500", "--seed", "3", "--json").stdout)
@@ -55,7 +44,6 @@ def test_simulate_deterministic_by_seed():
     assert a == b
 
 
-@needs_core
 def test_simulate_human_report(capsys):
     assert cli.main(["simulate", "--nodes", "100", "--pods", "300"]) == 0
     out = capsys.readouterr().out
@@ -63,7 +51,6 @@ def test_simulate_human_report(capsys):
     assert "Insufficient" in out or "node(s)" in out
 
 
-@needs_core
 def test_simulate_in_process_matches_json_keys(capsys):
     assert cli.main(["simulate", "--nodes", "50", "--pods", "0", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -103,7 +90,6 @@ def test_no_command_prints_usage(capsys):
     assert "simulate" in capsys.readouterr().err
 
 
-@needs_core
 def test_bad_profile_contents_is_a_clear_error(tmp_path, capsys):
     profile = tmp_path / "profile.yaml"
     profile.write_text("plugins:\n  score:\n    enabled:\n      - name: NoSuchPlugin\n")
@@ -137,7 +123,6 @@ def test_trace_dir_dispatches_to_gpu_cli(monkeypatch, tmp_path):
     assert calls == [str(tmp_path)]
 
 
-@needs_core
 def test_without_trace_dir_gpu_cli_is_not_called(monkeypatch, capsys):
     calls: list[str] = []
     _fake_gpu_cli(monkeypatch, calls)

@@ -118,9 +118,8 @@ def test_scheduling_basic_shape():
 
 def test_synthetic_cluster_schedules_with_reasons():
     """End to end through the public API: some pods fit, the rest carry kube-scheduler reasons."""
-    vcore = pytest.importorskip("vcore")
-    if not hasattr(vcore, "Scheduler"):
-        pytest.skip("the public API (vcore.Cluster, vcore.Scheduler) is not in this tree yet")
+    import vcore
+
     w = synthetic_cluster(200, 1500, seed=0)
     cluster = vcore.Cluster()
     for node in w.nodes:

@@ -100,7 +100,8 @@ def _format_report(result: Any, seed: int, profile: str | None) -> str:
     lines = [
         f"vcore simulate: {result.nodes:,} nodes, {result.pods:,} pods "
         f"(seed {seed}, profile {profile or 'default'})",
-        f"  ingest      {result.nodes:,} nodes in {result.ingest_seconds * 1e3:,.1f} ms",
+        f"  ingest      {result.nodes:,} nodes in {result.ingest_seconds * 1e3:,.1f} ms"
+        + (f" = {result.nodes / result.ingest_seconds:,.0f} nodes/s" if result.ingest_seconds > 0 else ""),
         f"  schedule    {result.pods:,} pods in {result.schedule_seconds * 1e3:,.1f} ms "
         f"= {result.pods_per_second:,.0f} pods/s",
     ]
@@ -141,4 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
-    return int(args.handler(args))
+    try:
+        return int(args.handler(args))
+    except BrokenPipeError:
+        # `vcore simulate | head`: the reader left; exit quietly instead of a traceback (Python docs recipe).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
