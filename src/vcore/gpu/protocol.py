@@ -243,7 +243,7 @@ class ReplayRun:
 
 
 def replay(cluster: Cluster, pods: PodList, target: TargetWorkload, policy: str, seed: int,
-           pack_weight: float = 1.0, lookahead: float = 1.0) -> ReplayRun:
+           vcore_scale: float = 1000.0, vcore_tie: int = 1) -> ReplayRun:
     """Replay ``pods`` once, in order, on a fresh inventory with ``policy`` (one native call)."""
     from vcore.gpu.policies import native_policy_name
 
@@ -255,7 +255,7 @@ def replay(cluster: Cluster, pods: PodList, target: TargetWorkload, policy: str,
     frag0 = float(gpu.node_fragments(inv, tgt).sum())
     t0 = time.perf_counter()
     res = gpu.replay(inv, pods.cpu_milli, pods.memory_mib, pods.num_gpu, pods.gpu_milli, masks, cluster.order,
-                     tgt, native_name, int(seed) & 0xFFFFFFFFFFFFFFFF, float(pack_weight), float(lookahead))
+                     tgt, native_name, int(seed) & 0xFFFFFFFFFFFFFFFF, float(vcore_scale), int(vcore_tie))
     seconds = time.perf_counter() - t0
     demand = pods.gpu_demand_milli
     node_idx = res["node_idx"]

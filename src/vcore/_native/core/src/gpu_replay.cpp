@@ -215,19 +215,27 @@ struct Replayer {
         return k ? s / k : 0.0;
     }
 
-    // vcore: FGD's integer score first (its coarse buckets are what makes FGD pack well), then, inside the best
-    // bucket, the node whose placement grows the fragment least in exact terms, then the node that is already
-    // more allocated (packing), then tie order. Implemented as one comparable key.
-    struct VKey {
-        int64_t fgd;
-        double neg_delta;
-        double used;
-        bool operator>(const VKey& o) const {
-            if (fgd != o.fgd) return fgd > o.fgd;
-            if (neg_delta != o.neg_delta) return neg_delta > o.neg_delta;
-            return used > o.used;
+    // vcore: cached exact fragment delta of the best device set per (node, request spec).
+    std::vector<double> cache_delta;
+    double vcore_delta(int32_t n, const GpuRequest& r, int32_t spec, uint64_t* mask) {
+        if (spec < n_cached_specs) {
+            const size_t k = size_t(spec) * N + n;
+            if (cache_ver[k] == node_ver[n]) { *mask = cache_mask[k]; return cache_delta[k]; }
+            const double d = fgd_best_delta(inv, n, r, tw, fnode[n], mask);
+            cache_ver[k] = node_ver[n]; cache_delta[k] = d; cache_mask[k] = *mask;
+            return d;
         }
-    };
+        return fgd_best_delta(inv, n, r, tw, fnode[n], mask);
+    }
+    double tie_key(int32_t n, const GpuRequest& r, double delta) const {
+        switch (opt.vcore_tie) {
+            case 1: return used_fraction(n, r, false);
+            case 2: return -delta;
+            case 3: return 1.0 - double(inv.free_gpu_milli(n)) / std::max(1, inv.n_gpus(n) * kGpuMilli);
+            case 4: return double(inv.cpu_cap_[n] - inv.cpu_free_[n]) / std::max<int64_t>(1, inv.cpu_cap_[n]);
+            default: return 0.0;
+        }
+    }
 
     ReplayResult run(const std::vector<GpuRequest>& pods, const std::vector<int32_t>& order) {
         const size_t P = pods.size();
@@ -260,6 +268,7 @@ struct Replayer {
             cache_ver.assign(size_t(n_cached_specs) * N, -1);
             cache_score.assign(size_t(n_cached_specs) * N, 0);
             cache_mask.assign(size_t(n_cached_specs) * N, 0);
+            if (opt.policy == GpuPolicy::kVcore) cache_delta.assign(size_t(n_cached_specs) * N, 0.0);
         }
         if (opt.policy == GpuPolicy::kGpuClustering) {
             tag_count.assign(size_t(N) * (kMaxGpusPerNode + 1), 0);
@@ -288,17 +297,17 @@ struct Replayer {
                     }
                 }
             } else if (opt.policy == GpuPolicy::kVcore) {
-                VKey bk{std::numeric_limits<int64_t>::min(), 0.0, 0.0};
+                int64_t bs = std::numeric_limits<int64_t>::min();
+                double bt = 0.0;
                 for (int32_t k = 0; k < N; ++k) {
                     const int32_t n = order[k];
                     if (!inv.fits(n, r)) continue;
                     uint64_t m = 0;
-                    const int64_t s = fgd_cached(n, r, spec_of[p], &m);
-                    if (best >= 0 && s < bk.fgd) continue;
-                    uint64_t m2 = 0;
-                    const double d = fgd_best_delta(inv, n, r, tw, fnode[n], &m2);
-                    VKey key{s, -d * opt.vcore_lookahead, opt.vcore_pack_weight * used_fraction(n, r, false)};
-                    if (best < 0 || key > bk) { bk = key; best = n; best_mask = m2; }
+                    const double d = vcore_delta(n, r, spec_of[p], &m);
+                    const int64_t s = int64_t(1.0 / (1.0 + std::exp(d / opt.vcore_scale)) * 100.0);
+                    if (s < bs) continue;
+                    const double t = tie_key(n, r, d);
+                    if (s > bs || t > bt) { bs = s; bt = t; best = n; best_mask = m; }
                 }
             } else {
                 int64_t best_score = std::numeric_limits<int64_t>::min();

@@ -34,9 +34,9 @@ GpuPolicy parse_gpu_policy(const std::string& name);
 struct ReplayOptions {
     GpuPolicy policy = GpuPolicy::kFgd;
     uint64_t seed = 0;
-    // vcore policy knobs (see gpu_replay.cpp): weight of the packing tie-break and of the lookahead term.
-    double vcore_pack_weight = 1.0;
-    double vcore_lookahead = 1.0;
+    // vcore policy knobs (see gpu_replay.cpp): fragment-delta scale of the integer score, tie-break rule.
+    double vcore_scale = 1000.0;
+    int32_t vcore_tie = 1;
 };
 
 struct ReplayResult {
