@@ -88,6 +88,7 @@ int32_t ClusterState::resource_axis(const std::string& name) {
   const int32_t axis = resources_.intern(name);
   scalar_.push_back(is_scalar(name) ? 1 : 0);
   extended_.push_back(is_extended(name) ? 1 : 0);
+  max_alloc_.push_back(0);
   for (SharedMatrix* m : {&alloc_, &req_}) {
     if (m->rows == m->row_capacity) m->reshape(std::max(8, m->row_capacity * 2), m->stride);
     ++m->rows;
@@ -138,7 +139,13 @@ ClusterState::ParsedNode ClusterState::parse_node(const NodeInput& node) {
 
 void ClusterState::write_node(int32_t slot, const NodeInput& node, ParsedNode&& parsed) {
   for (int32_t r = 0; r < alloc_.rows; ++r) alloc_.row(r)[slot] = 0;
-  for (const auto& [axis, amount] : parsed.allocatable) alloc_.row(axis)[slot] = amount;
+  for (const auto& [axis, amount] : parsed.allocatable) {
+    alloc_.row(axis)[slot] = amount;
+    max_alloc_[axis] = std::max(max_alloc_[axis], amount);
+  }
+  blocking_taints_[slot] = std::any_of(parsed.taints.begin(), parsed.taints.end(), [](const Taint& t) {
+    return t.effect == TaintEffect::kNoSchedule || t.effect == TaintEffect::kNoExecute;
+  });
   for (const auto& t : taints_[slot]) n_prefer_taints_ -= t.effect == TaintEffect::kPreferNoSchedule;
   for (const auto& t : parsed.taints) n_prefer_taints_ += t.effect == TaintEffect::kPreferNoSchedule;
   taints_[slot] = std::move(parsed.taints);
@@ -160,6 +167,7 @@ int32_t ClusterState::add_node(const NodeInput& node) {
     names_.push_back(node.name);
     live_->push_back(0);
     unschedulable_.push_back(0);
+    blocking_taints_.push_back(0);
     taints_.emplace_back();
     labels_.emplace_back();
     pods_on_.emplace_back();

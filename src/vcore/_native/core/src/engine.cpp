@@ -10,6 +10,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "vcore/block_kernels.h"
 #include "vcore/errors.h"
 #include "vcore/reasons.h"
 
@@ -40,6 +41,7 @@ struct FitCheck {
 };
 
 struct ScoreTerm {
+  int32_t axis;
   int64_t weight;
   int64_t amount;  // the pod's request for this resource
   const int64_t* alloc;
@@ -72,6 +74,11 @@ class PodKernel {
     sum_preferred_ = c.weight_affinity > 0 && !pod.preferred_terms.empty();
     if (c.weight_fit > 0) fit_terms_ = score_terms(c.fit_resources, /*nonzero=*/true, alloc, req, nz);
     if (c.weight_balanced > 0) balanced_terms_ = score_terms(c.balanced_resources, /*nonzero=*/false, alloc, req, nz);
+    // kube-scheduler skips BalancedAllocation for a pod that requests none of its resources (best-effort), so
+    // such pods do not all pile onto the same node (kubernetes#129138).
+    weight_balanced_ = std::any_of(balanced_terms_.begin(), balanced_terms_.end(), [](const ScoreTerm& t) { return t.amount > 0; })
+                           ? c.weight_balanced
+                           : 0;
     if (c.weight_binpack > 0) {
       for (const auto& [axis, amount] : pod.requests) {
         for (const auto& rw : c.binpack_resources) {
@@ -86,6 +93,31 @@ class PodKernel {
   }
 
   bool needs_normalization() const { return count_prefer_taints_ || sum_preferred_; }
+  // Whether a node that passed the vector pre-filter still needs the exact filter (only affinity does).
+  bool prefilter_is_exact() const { return !check_affinity_; }
+
+  // Rows and flags for the vectorized block path (block_kernels.h).
+  std::vector<blocks::ResourceRow> fit_rows() const {
+    std::vector<blocks::ResourceRow> rows;
+    for (const auto& f : fit_) rows.push_back({f.alloc, f.used, f.amount, 0});
+    return rows;
+  }
+  static std::vector<blocks::ResourceRow> rows_of(const std::vector<ScoreTerm>& terms) {
+    std::vector<blocks::ResourceRow> rows;
+    for (const auto& t : terms) rows.push_back({t.alloc, t.used, t.amount, t.weight});
+    return rows;
+  }
+  std::vector<blocks::ResourceRow> fit_score_rows() const { return rows_of(fit_terms_); }
+  std::vector<blocks::ResourceRow> balanced_rows() const { return rows_of(balanced_terms_); }
+  bool vector_fit_score() const {
+    if (c_.weight_fit == 0 || c_.strategy == FitStrategy::kRequestedToCapacityRatio) return false;
+    for (const auto& t : fit_terms_)
+      if (s_.max_allocatable(t.axis) >= (int64_t{1} << 45)) return false;
+    return true;
+  }
+  int64_t weight_balanced() const { return weight_balanced_; }
+  bool vector_balanced_score() const { return weight_balanced_ > 0 && balanced_terms_.size() == 2; }
+  bool balanced_both_present(int32_t i) const { return balanced_terms_[0].alloc[i] > 0 && balanced_terms_[1].alloc[i] > 0; }
   bool count_prefer_taints() const { return count_prefer_taints_; }
   bool sum_preferred() const { return sum_preferred_; }
 
@@ -124,7 +156,7 @@ class PodKernel {
   int64_t base_score(int32_t i) const {
     int64_t total = 0;
     if (c_.weight_fit > 0) total += c_.weight_fit * fit_score(i);
-    if (c_.weight_balanced > 0) total += c_.weight_balanced * balanced_score(i);
+    if (weight_balanced_ > 0) total += weight_balanced_ * balanced_score(i);
     if (c_.weight_binpack > 0) total += c_.weight_binpack * binpack_score(i);
     return total;
   }
@@ -147,7 +179,6 @@ class PodKernel {
     return sum;
   }
 
- private:
   std::vector<ScoreTerm> score_terms(const std::vector<ResourceWeight>& resources, bool nonzero, const SharedMatrix& alloc,
                                      const SharedMatrix& req, const SharedMatrix& nz) const {
     std::vector<ScoreTerm> out;
@@ -160,7 +191,7 @@ class PodKernel {
       if (nonzero && axis == kAxisMemory) amount = pod_.nonzero_mem_bytes, used = nz.row(1);
       // kube-scheduler skips scalar resources the pod does not request.
       if (amount == 0 && s_.is_scalar_resource(axis)) continue;
-      out.push_back({rw.weight, amount, alloc.row(axis), used});
+      out.push_back({axis, rw.weight, amount, alloc.row(axis), used});
     }
     return out;
   }
@@ -309,6 +340,7 @@ class PodKernel {
     return static_cast<int64_t>(score * static_cast<double>(kMaxNodeScore * c_.binpack_weight));
   }
 
+ private:
   const ClusterState& s_;
   const ProfileConfig& c_;
   const CompiledPod& pod_;
@@ -322,6 +354,7 @@ class PodKernel {
   std::vector<ScoreTerm> fit_terms_, balanced_terms_;
   std::vector<BinpackTerm> binpack_;
   double binpack_weight_sum_ = 0;
+  int64_t weight_balanced_ = 0;
   std::vector<std::pair<int64_t, int64_t>> shape_;
 };
 
@@ -377,32 +410,73 @@ void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, st
   const uint8_t* live = s.live()->data();
 
   int64_t max_taints = 0, max_affinity = 0;
+  const auto fit_rows = kernel.fit_rows();
+  const auto fit_score_rows = kernel.fit_score_rows();
+  const auto balanced_rows = kernel.balanced_rows();
+  const bool vector_fit = kernel.vector_fit_score();
+  const bool vector_balanced = kernel.vector_balanced_score();
+  // The all-vector path: every score either vectorized or absent, nothing to normalize per node.
+  const bool all_vector = kernel.prefilter_is_exact() && !normalize && config_.weight_binpack == 0 &&
+                          (config_.weight_fit == 0 || vector_fit) && (kernel.weight_balanced() == 0 || vector_balanced);
+  // TaintToleration with no PreferNoSchedule taint anywhere normalizes to 100 on every feasible node.
+  const int64_t taint_constant =
+      (config_.weight_taints > 0 && !kernel.count_prefer_taints()) ? config_.weight_taints * kMaxNodeScore : 0;
+  const bool most = config_.strategy == FitStrategy::kMostAllocated;
+  const auto& alloc = s.allocatable();
+  const auto& used = s.requested();
+  constexpr int32_t kBlock = 512;
+  const int32_t n_blocks = (n + kBlock - 1) / kBlock;
   const int threads = n >= kParallelMinSlots ? std::min(2, omp_get_max_threads()) : 1;
 #pragma omp parallel num_threads(threads) reduction(max : max_taints, max_affinity)
   {
     std::vector<int64_t> local(static_cast<size_t>(n_reason), 0);
+    uint8_t ok[kBlock];
+    int64_t fit[kBlock], balanced[kBlock];
+    std::fill(fit, fit + kBlock, 0);
+    std::fill(balanced, balanced + kBlock, 0);
 #pragma omp for schedule(static)
-    for (int32_t i = 0; i < n; ++i) {
-      if (!live[i] || kernel.filter(i, local.data()) != kFeasible) {
-        mask[i] = 0;
-        scores[i] = 0;
-        continue;
+    for (int32_t block = 0; block < n_blocks; ++block) {
+      const int32_t begin = block * kBlock, end = std::min(n, begin + kBlock);
+      blocks::prefilter(begin, end, live, s.unschedulable().data(), config_.filter_unschedulable,
+                        s.blocking_taints().data(), config_.filter_taints, fit_rows.data(),
+                        static_cast<int32_t>(fit_rows.size()), alloc.row(kAxisPods), used.row(kAxisPods),
+                        config_.filter_fit, ok);
+      if (vector_fit)
+        blocks::allocated_score(begin, end, most, fit_score_rows.data(), static_cast<int32_t>(fit_score_rows.size()), fit);
+      if (vector_balanced) blocks::balanced_two(begin, end, balanced_rows[0], balanced_rows[1], balanced);
+      if (all_vector) {
+        const int32_t exact = blocks::combine(begin, end, ok, fit, vector_fit ? config_.weight_fit : 0, balanced,
+                                              vector_balanced ? kernel.weight_balanced() : 0, taint_constant, mask, scores);
+        if (exact == 0) continue;
       }
-      mask[i] = 1;
-      scores[i] = kernel.base_score(i);
-      if (kernel.count_prefer_taints()) max_taints = std::max(max_taints, taints[i] = kernel.prefer_taint_count(i));
-      if (kernel.sum_preferred()) max_affinity = std::max(max_affinity, affinity[i] = kernel.preferred_weight(i));
+      for (int32_t i = begin; i < end; ++i) {
+        const int32_t j = i - begin;
+        if (all_vector && ok[j] && balanced[j] >= 0) continue;  // done by combine
+        const bool feasible = live[i] && ((ok[j] && kernel.prefilter_is_exact()) || kernel.filter(i, local.data()) == kFeasible);
+        mask[i] = feasible;
+        if (!feasible) {
+          scores[i] = 0;
+          continue;
+        }
+        int64_t total = taint_constant;
+        if (config_.weight_fit > 0) total += config_.weight_fit * (vector_fit ? fit[j] : kernel.fit_score(i));
+        if (kernel.weight_balanced() > 0)
+          total += kernel.weight_balanced() * (vector_balanced && balanced[j] >= 0 ? balanced[j] : kernel.balanced_score(i));
+        if (config_.weight_binpack > 0) total += config_.weight_binpack * kernel.binpack_score(i);
+        scores[i] = total;
+        if (kernel.count_prefer_taints()) max_taints = std::max(max_taints, taints[i] = kernel.prefer_taint_count(i));
+        if (kernel.sum_preferred()) max_affinity = std::max(max_affinity, affinity[i] = kernel.preferred_weight(i));
+      }
     }
 #pragma omp critical
     for (int32_t r = 0; r < n_reason; ++r) reasons[r] += local[r];
   }
+  if (!normalize) return;
   // Scores normalized over the feasible set (TaintToleration reversed, NodeAffinity straight).
-  const int64_t constant = (config_.weight_taints > 0 && !kernel.count_prefer_taints()) ? config_.weight_taints * kMaxNodeScore : 0;
-  if (!normalize && constant == 0) return;
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int32_t i = 0; i < n; ++i) {
     if (!mask[i]) continue;
-    int64_t add = constant;
+    int64_t add = 0;
     if (kernel.count_prefer_taints()) add += config_.weight_taints * normalized(taints[i], max_taints, true);
     if (kernel.sum_preferred()) add += config_.weight_affinity * normalized(affinity[i], max_affinity, false);
     scores[i] += add;

@@ -227,8 +227,17 @@ struct Replayer {
         }
         return fgd_best_delta(inv, n, r, tw, fnode[n], mask);
     }
-    double tie_key(int32_t n, const GpuRequest& r, double delta) const {
+    double tie_key(int32_t n, const GpuRequest& r, double delta, uint64_t mask) const {
         switch (opt.vcore_tie) {
+            case 5:
+            case 6: {
+                if (r.fractional()) {
+                    int32_t i = 0;
+                    while (i < 63 && !((mask >> i) & 1u)) ++i;
+                    return -double(inv.gpu_free(n)[i] - r.gpu_milli);
+                }
+                return opt.vcore_tie == 5 ? used_fraction(n, r, false) : 0.0;
+            }
             case 1: return used_fraction(n, r, false);
             case 2: return -delta;
             case 3: return 1.0 - double(inv.free_gpu_milli(n)) / std::max(1, inv.n_gpus(n) * kGpuMilli);
@@ -306,7 +315,7 @@ struct Replayer {
                     const double d = vcore_delta(n, r, spec_of[p], &m);
                     const int64_t s = int64_t(1.0 / (1.0 + std::exp(d / opt.vcore_scale)) * 100.0);
                     if (s < bs) continue;
-                    const double t = tie_key(n, r, d);
+                    const double t = tie_key(n, r, d, m);
                     if (s > bs || t > bt) { bs = s; bt = t; best = n; best_mask = m; }
                 }
             } else {

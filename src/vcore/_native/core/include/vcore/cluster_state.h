@@ -112,6 +112,10 @@ class ClusterState {
   const SharedMatrix& nonzero_requested() const { return nonzero_; }
   const std::shared_ptr<std::vector<uint8_t>>& live() const { return live_; }
   const std::vector<uint8_t>& unschedulable() const { return unschedulable_; }
+  // 1 where a node has a NoSchedule or NoExecute taint: the vector pre-filter sends those to the exact check.
+  const std::vector<uint8_t>& blocking_taints() const { return blocking_taints_; }
+  // Largest allocatable ever seen per axis; kernels use it to prove double arithmetic exact.
+  int64_t max_allocatable(int32_t axis) const { return max_alloc_.at(static_cast<size_t>(axis)); }
   const std::vector<std::vector<Taint>>& taints() const { return taints_; }
   const std::vector<std::vector<std::pair<int32_t, int32_t>>>& labels() const { return labels_; }
   const std::vector<std::string>& names() const { return names_; }
@@ -151,6 +155,8 @@ class ClusterState {
   SharedMatrix alloc_, req_, nonzero_;
   std::shared_ptr<std::vector<uint8_t>> live_ = std::make_shared<std::vector<uint8_t>>();
   std::vector<uint8_t> unschedulable_;
+  std::vector<uint8_t> blocking_taints_;
+  std::vector<int64_t> max_alloc_;
   std::vector<std::vector<Taint>> taints_;
   std::vector<std::vector<std::pair<int32_t, int32_t>>> labels_;
   std::vector<std::string> names_;

@@ -1,0 +1,125 @@
+// Vectorizable block loops; see block_kernels.h for what each computes and why it is exact.
+#include "vcore/block_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define VCORE_MULTIVERSION __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define VCORE_MULTIVERSION
+#endif
+
+namespace vcore::blocks {
+
+VCORE_MULTIVERSION
+void prefilter(int32_t begin, int32_t end, const uint8_t* live, const uint8_t* unschedulable, bool check_unschedulable,
+               const uint8_t* blocking_taints, bool check_taints, const ResourceRow* rows, int32_t n_rows,
+               const int64_t* pods_alloc, const int64_t* pods_used, bool check_fit, uint8_t* ok) {
+  const int32_t n = end - begin;
+  for (int32_t j = 0; j < n; ++j) {
+    const int32_t i = begin + j;
+    // Branch-free so the loop vectorizes: a disabled check contributes 1.
+    uint8_t v = live[i];
+    v &= static_cast<uint8_t>((unschedulable[i] == 0) | !check_unschedulable);
+    v &= static_cast<uint8_t>((blocking_taints[i] == 0) | !check_taints);
+    v &= static_cast<uint8_t>((pods_used[i] < pods_alloc[i]) | !check_fit);
+    ok[j] = v;
+  }
+  if (!check_fit) return;
+  for (int32_t r = 0; r < n_rows; ++r) {
+    const int64_t* __restrict alloc = rows[r].alloc + begin;
+    const int64_t* __restrict used = rows[r].used + begin;
+    const int64_t amount = rows[r].amount;
+    for (int32_t j = 0; j < n; ++j) ok[j] &= static_cast<uint8_t>(amount <= alloc[j] - used[j]);
+  }
+}
+
+namespace {
+
+// One resource's Least/MostAllocated score (0..100); 0 when the node lacks it (a == 0).
+template <bool Most>
+inline int64_t allocated_part(int64_t a, int64_t req) {
+  // Least: (a - req) * 100 / a, 0 when req > a. Most: min(req, a) * 100 / a. Written with min/max, no branches.
+  const int64_t part = Most ? std::min(req, a) : std::max<int64_t>(a - req, 0);
+  return static_cast<int64_t>(std::trunc(static_cast<double>(part * 100) / static_cast<double>(std::max<int64_t>(a, 1))));
+}
+
+template <bool Most>
+inline void allocated_score_t(int32_t begin, int32_t end, const ResourceRow* rows, int32_t n_rows, int64_t* out) {
+  const int32_t n = end - begin;
+  if (n_rows == 2) {  // cpu and memory: the common case, one pass with no intermediate arrays
+    const ResourceRow r0 = rows[0], r1 = rows[1];
+    const int64_t* __restrict a0 = r0.alloc + begin;
+    const int64_t* __restrict u0 = r0.used + begin;
+    const int64_t* __restrict a1 = r1.alloc + begin;
+    const int64_t* __restrict u1 = r1.used + begin;
+    for (int32_t j = 0; j < n; ++j) {
+      const int64_t p0 = a0[j] > 0, p1 = a1[j] > 0;
+      const int64_t sum = p0 * r0.weight * allocated_part<Most>(a0[j], u0[j] + r0.amount) +
+                          p1 * r1.weight * allocated_part<Most>(a1[j], u1[j] + r1.amount);
+      const int64_t weights = p0 * r0.weight + p1 * r1.weight;  // sum is 0 whenever weights is
+      out[j] = static_cast<int64_t>(std::trunc(static_cast<double>(sum) / static_cast<double>(std::max<int64_t>(weights, 1))));
+    }
+    return;
+  }
+  int64_t weights[512];  // callers pass blocks of at most 512 slots
+  for (int32_t j = 0; j < n; ++j) out[j] = 0, weights[j] = 0;
+  for (int32_t r = 0; r < n_rows; ++r) {
+    const int64_t* __restrict alloc = rows[r].alloc + begin;
+    const int64_t* __restrict used = rows[r].used + begin;
+    const int64_t amount = rows[r].amount;
+    const int64_t w = rows[r].weight;
+    for (int32_t j = 0; j < n; ++j) {
+      const int64_t present = alloc[j] > 0;
+      out[j] += present * w * allocated_part<Most>(alloc[j], used[j] + amount);
+      weights[j] += present * w;
+    }
+  }
+  for (int32_t j = 0; j < n; ++j)
+    out[j] = static_cast<int64_t>(std::trunc(static_cast<double>(out[j]) / static_cast<double>(std::max<int64_t>(weights[j], 1))));
+}
+
+}  // namespace
+
+VCORE_MULTIVERSION
+void allocated_score(int32_t begin, int32_t end, bool most, const ResourceRow* rows, int32_t n_rows, int64_t* out) {
+  if (most) allocated_score_t<true>(begin, end, rows, n_rows, out);
+  else allocated_score_t<false>(begin, end, rows, n_rows, out);
+}
+
+VCORE_MULTIVERSION
+void balanced_two(int32_t begin, int32_t end, const ResourceRow& r0, const ResourceRow& r1, int64_t* out) {
+  const int32_t n = end - begin;
+  const int64_t* __restrict a0 = r0.alloc + begin;
+  const int64_t* __restrict u0 = r0.used + begin;
+  const int64_t* __restrict a1 = r1.alloc + begin;
+  const int64_t* __restrict u1 = r1.used + begin;
+  for (int32_t j = 0; j < n; ++j) {
+    double f0 = static_cast<double>(u0[j] + r0.amount) / static_cast<double>(a0[j] > 0 ? a0[j] : 1);
+    double f1 = static_cast<double>(u1[j] + r1.amount) / static_cast<double>(a1[j] > 0 ? a1[j] : 1);
+    f0 = f0 < 1.0 ? f0 : 1.0;
+    f1 = f1 < 1.0 ? f1 : 1.0;
+    const double std_dev = std::fabs((f0 - f1) / 2);
+    const int64_t score = static_cast<int64_t>((1 - std_dev) * 100.0);
+    out[j] = (a0[j] > 0 && a1[j] > 0) ? score : -1;
+  }
+}
+
+VCORE_MULTIVERSION
+int32_t combine(int32_t begin, int32_t end, const uint8_t* ok, const int64_t* fit, int64_t w_fit,
+                const int64_t* balanced, int64_t w_balanced, int64_t constant, uint8_t* mask, int64_t* scores) {
+  const int32_t n = end - begin;
+  int32_t exact = 0;
+  uint8_t* __restrict m = mask + begin;
+  int64_t* __restrict out = scores + begin;
+  for (int32_t j = 0; j < n; ++j) {
+    const int64_t total = w_fit * fit[j] + w_balanced * balanced[j] + constant;
+    m[j] = ok[j];
+    out[j] = ok[j] ? total : 0;
+    exact += (ok[j] == 0) | (balanced[j] < 0);
+  }
+  return exact;
+}
+
+}  // namespace vcore::blocks
