@@ -634,9 +634,14 @@ def balanced_score(pod: RefPod, node: RefNode, usage: NodeUsage, balanced: dict)
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
+# kube-scheduler >= v1.33 (kubernetes#129138): BalancedAllocation's PreScore returns Skip for a pod whose
+# requests of every configured resource are 0, so the plugin contributes 0 to every node.
+BALANCED_SKIP_BEST_EFFORT = True
+
+
 def balanced_skipped(pod: RefPod, balanced: dict) -> bool:
     """PreScore Skip for best-effort pods: every configured resource's (real) request is 0."""
-    return all(pod.requests.get(name, 0) == 0 for name, _ in balanced["resources"])
+    return BALANCED_SKIP_BEST_EFFORT and all(pod.requests.get(name, 0) == 0 for name, _ in balanced["resources"])
 
 
 def binpack_score(pod: RefPod, node: RefNode, usage: NodeUsage, binpack: dict) -> int:
