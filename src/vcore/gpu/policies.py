@@ -7,7 +7,7 @@ node name. The published names of the FGD paper (``FGD``, ``BestFit``, ``DotProd
 
 from __future__ import annotations
 
-__all__ = ["POLICIES", "ALIASES", "DEFAULT_POLICY", "native_policy_name", "describe"]
+__all__ = ["POLICIES", "ALIASES", "DEFAULT_POLICY", "VCORE_GPU_RES_WEIGHT", "native_policy_name", "describe"]
 
 POLICIES: dict[str, str] = {
     "first-fit": "first feasible node in name order, first GPU that fits",
@@ -34,6 +34,9 @@ ALIASES: dict[str, str] = {
 }
 
 DEFAULT_POLICY = "vcore"
+
+# vcore's target workload counts a pod of n whole GPUs as 1 + n * VCORE_GPU_RES_WEIGHT pods.
+VCORE_GPU_RES_WEIGHT = 0.0
 
 
 def native_policy_name(name: str) -> str:

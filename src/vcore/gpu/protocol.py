@@ -108,21 +108,25 @@ class TargetWorkload:
         return len(self.weight)
 
 
-def target_workload(pods: PodList, coverage: float = 95.0) -> TargetWorkload:
+def target_workload(pods: PodList, coverage: float = 95.0, gpu_res_weight: float = 0.0) -> TargetWorkload:
     """Most frequent pod specs covering ``coverage`` % of the pods (CPU-only pods included), as in the artifact.
 
     Specs are ordered by decreasing count; equal counts by decreasing (cpu, gpu_milli, num_gpu, model). Specs are
     added one at a time until the cumulative count reaches the coverage; weights are renormalised to sum to 1.
+    ``gpu_res_weight`` > 0 counts a pod of n whole GPUs as 1 + n * gpu_res_weight pods (the artifact's
+    GpuResWeight), so that the measure protects room for multi-GPU pods in proportion to their GPU demand.
     """
     if not 0 < coverage <= 100:
         raise ValueError(f"target workload: coverage: must be in (0, 100], got {coverage}")
     if pods.n_pods == 0:
         raise ValueError(f"pod list {pods.source!r}: no pods to learn a target workload from")
+    if not gpu_res_weight >= 0:
+        raise ValueError(f"target workload: gpu_res_weight: must be >= 0, got {gpu_res_weight}")
     counts: Counter = Counter()
     for c, g, n, s in zip(pods.cpu_milli.tolist(), pods.gpu_milli.tolist(), pods.num_gpu.tolist(), pods.gpu_spec):
-        counts[(c, g, n, "|".join(s))] += 1
+        counts[(c, g, n, "|".join(s))] += 1.0 + (n * gpu_res_weight if g == 1000 else 0.0)
     ranked = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
-    total = float(pods.n_pods)
+    total = float(sum(counts.values()))
     expected = coverage * total / 100.0
     chosen = []
     cum = 0.0
@@ -268,9 +272,17 @@ def replay(cluster: Cluster, pods: PodList, target: TargetWorkload, policy: str,
 
 
 def run_protocol(nodes: NodeList, pods: PodList, policy: str, seed: int, ratio: float = 1.3,
-                 coverage: float = 95.0, **policy_args) -> ReplayRun:
-    """Shuffle/tune ``pods`` with ``seed`` and replay them with ``policy`` on ``nodes`` (the full protocol)."""
+                 coverage: float = 95.0, gpu_res_weight: float | None = None, **policy_args) -> ReplayRun:
+    """Shuffle/tune ``pods`` with ``seed`` and replay them with ``policy`` on ``nodes`` (the full protocol).
+
+    The target workload is the artifact's (count-weighted) for every policy but ``vcore``, which weights specs by
+    their GPU demand as well (``gpu_res_weight``, see :data:`vcore.gpu.policies.VCORE_GPU_RES_WEIGHT`).
+    """
+    from vcore.gpu.policies import VCORE_GPU_RES_WEIGHT, native_policy_name
+
+    if gpu_res_weight is None:
+        gpu_res_weight = VCORE_GPU_RES_WEIGHT if native_policy_name(policy) == "vcore" else 0.0
     cluster = build_cluster(nodes)
-    target = target_workload(pods, coverage)
+    target = target_workload(pods, coverage, gpu_res_weight)
     idx = tune_workload(pods, cluster.capacity_milli, seed, ratio)
     return replay(cluster, pods.take(idx), target, policy, seed, **policy_args)

@@ -41,22 +41,23 @@ GpuInventory::GpuInventory(std::vector<int64_t> cpu_milli, std::vector<int64_t> 
     dev_free_milli_ = std::move(dev_free_milli);
     dev_mem_cap_ = dev_memory_mib;
     dev_mem_free_ = std::move(dev_memory_mib);
+    node_idle_.assign(n, 0);
+    node_max_free_.assign(n, 0);
+    node_free_.assign(n, 0);
+    for (size_t i = 0; i < n; ++i) refresh_summary(int32_t(i));
 }
 
-bool GpuInventory::fits(int32_t n, const GpuRequest& r) const {
-    if (cpu_free_[n] < r.cpu_milli || mem_free_[n] < r.memory) return false;
-    if (r.cpu_only()) return true;
-    if (!model_allowed(n, r.model_mask)) return false;
-    const int32_t* f = gpu_free(n);
-    const int32_t g = n_gpus(n);
-    if (r.fractional()) {
-        for (int32_t i = 0; i < g; ++i)
-            if (f[i] >= r.gpu_milli) return true;
-        return false;
+void GpuInventory::refresh_summary(int32_t n) {
+    int32_t idle = 0, mx = 0;
+    int64_t sum = 0;
+    for (int32_t d = dev_offsets_[n]; d < dev_offsets_[n + 1]; ++d) {
+        idle += (dev_free_milli_[d] == kGpuMilli);
+        mx = std::max(mx, dev_free_milli_[d]);
+        sum += dev_free_milli_[d];
     }
-    int32_t idle = 0;
-    for (int32_t i = 0; i < g; ++i) idle += (f[i] == kGpuMilli);
-    return idle >= r.num_gpu;
+    node_free_[n] = sum;
+    node_idle_[n] = idle;
+    node_max_free_[n] = mx;
 }
 
 uint64_t GpuInventory::whole_gpu_mask(int32_t n, int32_t count) const {
@@ -76,12 +77,7 @@ void GpuInventory::allocate(int32_t n, const GpuRequest& r, uint64_t dev_mask) {
     const int32_t take = r.fractional() ? r.gpu_milli : kGpuMilli;
     for (int32_t i = 0; i < n_gpus(n); ++i)
         if ((dev_mask >> i) & 1u) dev_free_milli_[base + i] -= take;
-}
-
-int64_t GpuInventory::free_gpu_milli(int32_t n) const {
-    int64_t s = 0;
-    for (int32_t d = dev_offsets_[n]; d < dev_offsets_[n + 1]; ++d) s += dev_free_milli_[d];
-    return s;
+    refresh_summary(n);
 }
 
 int64_t GpuInventory::total_gpu_milli() const { return int64_t(dev_free_milli_.size()) * kGpuMilli; }

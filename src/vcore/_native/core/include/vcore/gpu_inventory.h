@@ -48,18 +48,29 @@ public:
     }
     // Filters of the published protocol: CPU and memory fit, model allowed, fractional -> one GPU with enough free
     // milli, n whole GPUs -> n wholly free GPUs.
-    bool fits(int32_t n, const GpuRequest& r) const;
+    bool fits(int32_t n, const GpuRequest& r) const {
+        if (cpu_free_[n] < r.cpu_milli || mem_free_[n] < r.memory) return false;
+        if (r.cpu_only()) return true;
+        if (!model_allowed(n, r.model_mask)) return false;
+        if (r.fractional()) return node_max_free_[n] >= r.gpu_milli;
+        return node_idle_[n] >= r.num_gpu;
+    }
     // Device set chosen by the default rules: whole GPUs = lowest-indexed wholly free; fractional = `dev` given.
     uint64_t whole_gpu_mask(int32_t n, int32_t count) const;
     // Apply an allocation (no checks beyond asserts in debug; callers check fits() first).
     void allocate(int32_t n, const GpuRequest& r, uint64_t dev_mask);
 
-    int64_t free_gpu_milli(int32_t n) const;
+    int64_t free_gpu_milli(int32_t n) const { return node_free_[n]; }
+    void refresh_summary(int32_t n);
     int64_t total_gpu_milli() const;
 
     std::vector<int64_t> cpu_cap_, cpu_free_, mem_cap_, mem_free_;
     std::vector<int32_t> node_model_;
     std::vector<int32_t> dev_offsets_;
+    // per-node summaries kept in step with dev_free_milli_ so the fit check is O(1)
+    std::vector<int32_t> node_idle_;      // wholly free GPUs
+    std::vector<int32_t> node_max_free_;  // largest free milli of one GPU
+    std::vector<int64_t> node_free_;      // free milli summed over the node's GPUs
     std::vector<int32_t> dev_free_milli_;
     std::vector<int64_t> dev_mem_cap_, dev_mem_free_;
 };
