@@ -16,8 +16,17 @@ from typing import Any
 
 import pytest
 
+BENCH_DIR = Path(__file__).resolve().parent
 # bench/ is not a package; make its helper modules importable however pytest was started.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(BENCH_DIR))
+
+
+def pytest_collect_file(file_path: Path, parent: Any) -> Any:
+    """Collect bench/bench_*.py too (pyproject's python_files is the default test_*.py, and is not ours to edit)."""
+    if (file_path.suffix == ".py" and file_path.name.startswith("bench_") and file_path.parent == BENCH_DIR
+            and not parent.session.isinitpath(file_path)):  # a file named on the command line is collected anyway
+        return pytest.Module.from_parent(parent, path=file_path)
+    return None
 
 
 @dataclass
