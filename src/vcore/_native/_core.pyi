@@ -1,0 +1,223 @@
+"""Type stub for the pybind11 module vcore._native._core (hand-written; keep in step with bindings/*.cpp).
+
+The cluster as struct-of-arrays owned by C++ (ClusterState), pods compiled against one state (CompiledPod), the
+fused filter/score kernels of one profile (Engine), and the GPU device-level kernels (submodule ``gpu``).
+
+Conventions of the binding layer, reflected here:
+- Parameters the bindings leave unnamed (pybind11 ``arg0``...) are positional-only (``/``).
+- ``int`` parameters are C++ fixed-width integers: a value outside the range (int32 for slots, int64 for
+  quantities, uint64 for seeds and masks) raises TypeError; ``bool`` and objects with ``__index__`` are accepted.
+- Views are read-only numpy arrays that share memory with the state and keep its buffers alive; they go stale
+  (not invalid) when ``generation`` changes.
+- C++ errors surface as KeyError (not found), ValueError (invalid) or TypeError (wrong type in a spec dict).
+"""
+from collections.abc import Sequence
+from typing import Any, Literal, SupportsIndex, SupportsInt, TypedDict
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from vcore._native._convert import NodeSpec, PodSpec
+
+# Names with a leading underscore exist only in this stub (types of the dicts and tuples the bindings take).
+
+# What pybind11 accepts for a C++ integer parameter (its own generated signatures say the same).
+_Int = SupportsInt | SupportsIndex
+_Float = float | SupportsIndex
+
+_FitStrategy = Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]
+_FilterPlugin = Literal["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"]
+_ScorePlugin = Literal["TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation",
+                      "binpack"]
+
+class _NativeFitArgs(TypedDict, total=False):
+    ignored_resources: list[str]
+    ignored_resource_groups: list[str]
+    strategy: _FitStrategy  # default LeastAllocated
+    resources: list[tuple[str, int]]  # (resource, weight); default [("cpu", 1), ("memory", 1)]
+    shape: list[tuple[int, int]]  # (utilization 0..100, score 0..10); required by RequestedToCapacityRatio
+
+class _NativeBalancedArgs(TypedDict, total=False):
+    resources: list[tuple[str, int]]  # default [("cpu", 1), ("memory", 1)]
+
+class _NativeBinpackArgs(TypedDict, total=False):
+    weight: int  # Volcano's binpack.weight, default 1
+    resources: list[tuple[str, int]]  # default [("cpu", 1), ("memory", 1)]
+
+class _NativeProfileRequired(TypedDict):
+    filters: list[_FilterPlugin]  # in order
+    scores: list[tuple[_ScorePlugin, int]]  # (plugin, weight >= 1)
+
+class _NativeProfile(_NativeProfileRequired, total=False):
+    """vcore.profile.Profile.native(): what Engine consumes. Unknown plugin names raise ValueError."""
+
+    fit: _NativeFitArgs
+    balanced: _NativeBalancedArgs
+    binpack: _NativeBinpackArgs
+    percentage_of_nodes_to_score: int  # 0..100, 0 = kube-scheduler's adaptive default
+
+class CompiledPod:
+    """A pod compiled against one ClusterState (opaque).
+
+    Made only by ClusterState.compile_pod / compile_pods (the class has no Python constructor: calling it raises
+    TypeError). Using it with another state raises ValueError.
+    """
+
+    @property
+    def key(self) -> str:
+        """"namespace/name"."""
+    @property
+    def priority(self) -> int: ...
+    @property
+    def requests(self) -> list[tuple[int, int]]:
+        """(resource axis, amount) pairs of the effective request"""
+
+class ClusterState:
+    """Nodes and bound pods as struct-of-arrays. Node slots are stable across removals (free list).
+
+    Mutations take the state's exclusive lock while holding the GIL; every mutation validates first, so a failed
+    call leaves the state unchanged.
+    """
+
+    def __init__(self) -> None: ...
+    # -- nodes ---------------------------------------------------------------------------------------------
+    def add_node(self, spec: NodeSpec, /) -> int:
+        """Add a node; returns its slot (a freed slot is reused). Duplicate name / negative quantity /
+        bad taint effect -> ValueError; missing "name" -> KeyError; wrong field types -> TypeError."""
+    def update_node(self, spec: NodeSpec, /) -> int:
+        """Replace labels, taints, allocatable and the unschedulable flag; bound pods stay. Unknown -> KeyError."""
+    def remove_node(self, name: str, evict: bool = False) -> list[str]:
+        """Free the node's slot; returns the keys of the pods unbound with it. Bound pods and not evict ->
+        ValueError; unknown name -> KeyError."""
+    def node_index(self, name: str, /) -> int:
+        """Slot of a live node, -1 if absent."""
+    def node_name(self, slot: _Int, /) -> str:
+        """Name of a live slot; a free or out-of-range slot -> KeyError."""
+    def has_node(self, name: str, /) -> bool: ...
+    def node_names(self) -> list[str]:
+        """names by slot; an empty string marks a free slot"""
+    @property
+    def n_nodes(self) -> int:
+        """Live nodes."""
+    @property
+    def n_slots(self) -> int:
+        """Slots ever allocated (live or free): the length of every per-node view."""
+    # -- resources -----------------------------------------------------------------------------------------
+    def resource_axis(self, name: str, /) -> int:
+        """Axis of a resource, interning it (a new zero row; bumps generation). Empty name -> ValueError."""
+    def find_resource_axis(self, name: str, /) -> int:
+        """Axis of a resource, -1 if unknown (never interns)."""
+    def resource_names(self) -> list[str]:
+        """Axes in row order: cpu (milli), memory, ephemeral-storage, pods, then others by first appearance."""
+    # -- pods ----------------------------------------------------------------------------------------------
+    def compile_pod(self, spec: PodSpec, /) -> CompiledPod:
+        """Validate and intern a pod spec (new request resources become axes)."""
+    def compile_pods(self, specs: list[PodSpec], /) -> list[CompiledPod]:
+        """compile_pod over a list; all specs are converted before any is compiled."""
+    def bind(self, pod: CompiledPod, slot: _Int, /) -> None:
+        """Account a pod on a live slot. Already bound or foreign pod -> ValueError; bad slot -> KeyError."""
+    def unbind(self, key: str, /) -> int:
+        """Release a bound pod; returns its slot. Unknown key -> KeyError."""
+    def pod_node(self, key: str, /) -> int:
+        """Slot of a bound pod, -1 if not bound."""
+    def pods_on(self, slot: _Int, /) -> list[str]:
+        """Keys of the pods bound to a slot; an out-of-range slot -> IndexError."""
+    @property
+    def n_pods(self) -> int: ...
+    # -- views and bookkeeping -----------------------------------------------------------------------------
+    @property
+    def generation(self) -> int:
+        """Bumped whenever storage is reallocated (new slots or resource rows): older views are stale."""
+    @property
+    def native_bytes(self) -> int:
+        """Heap bytes of the per-node native state."""
+    @property
+    def allocatable(self) -> NDArray[np.int64]:
+        """Read-only int64[n_resources, n_slots]; rows follow resource_names()."""
+    @property
+    def requested(self) -> NDArray[np.int64]:
+        """Read-only int64[n_resources, n_slots]: sums of the bound pods' requests (the pods row counts pods)."""
+    @property
+    def nonzero_requested(self) -> NDArray[np.int64]:
+        """Read-only int64[2, n_slots]: cpu milli and memory bytes with kube-scheduler's non-zero defaults."""
+    @property
+    def live_mask(self) -> NDArray[np.bool_]:
+        """Read-only bool[n_slots]: False for a free slot."""
+
+class Engine:
+    """The fused filter/score kernels of one profile over one ClusterState (which it keeps alive).
+
+    Kernels release the GIL; evaluate takes the state's shared lock, schedule the exclusive one (it binds).
+    """
+
+    def __init__(self, state: ClusterState, profile: _NativeProfile | dict[str, Any], seed: _Int = 0) -> None:
+        """Bad profile values -> ValueError; score resources become axes of the state now."""
+    def evaluate(self, pod: CompiledPod, /) -> tuple[NDArray[np.bool_], NDArray[np.int64], NDArray[np.int64]]:
+        """One pass over all slots: (feasible_mask bool[n_slots], scores int64[n_slots] (0 where infeasible),
+        reason_counts int64[n_reasons])."""
+    def schedule(self, pods: Sequence[CompiledPod], /) -> tuple[NDArray[np.int32], NDArray[np.int64]]:
+        """Place and bind pods in order with percentageOfNodesToScore sampling and a rotating start:
+        (slot int32[n] (-1 = unschedulable), reason_counts int64[n, n_reasons] (zero rows for placed pods)).
+        A pod already bound, a key twice in the batch or a foreign pod -> ValueError and nothing is bound."""
+    @property
+    def n_reasons(self) -> int:
+        """4 fixed reasons + one "Insufficient <resource>" per resource axis of the state (now)."""
+    @property
+    def pods_seen(self) -> int:
+        """Pods offered to schedule() so far (feeds the seeded tie-break)."""
+
+def reason_names(state: ClusterState, /) -> list[str]:
+    """reason strings by code for this state: the fixed codes, then 'Insufficient <resource>' per axis"""
+
+_GpuPolicy = Literal["first-fit", "best-fit", "random", "fgd", "dot-product", "gpu-packing", "gpu-clustering",
+                    "binpack", "spread", "vcore"]
+# (cpu_milli int64[k], gpu_milli int32[k], num_gpu int32[k], model_mask uint64[k], weight float64[k])
+_TargetWorkload = tuple[ArrayLike, ArrayLike, ArrayLike, ArrayLike, ArrayLike]
+
+class _ReplayResult(TypedDict):
+    node_idx: NDArray[np.int32]  # per pod: chosen node, -1 = dropped
+    dev_mask: NDArray[np.uint64]  # per pod: node-local GPU indices taken (bit i = GPU i)
+    frag_after: NDArray[np.float64]  # per pod: cluster fragment sum_n F_n after the pod
+    free_after: NDArray[np.int64]  # per pod: cluster free GPU milli after the pod
+
+class gpu:
+    """Submodule ``vcore._native._core.gpu`` (a module at runtime; a namespace here, as one .pyi cannot declare
+    a submodule): GPU inventory (CSR), FGD fragmentation and the native trace replay.
+
+    Array arguments are copied into C++ vectors (integer dtypes required; float only for target weights); wrong
+    dtypes or shapes raise TypeError / ValueError.
+    """
+
+    class GpuInventory:
+        """Per-node CPU/memory and per-GPU free milli, memory and model in CSR form."""
+
+        def __init__(self, cpu_milli: ArrayLike, memory: ArrayLike, node_model: ArrayLike, dev_offsets: ArrayLike,
+                     dev_free_milli: ArrayLike, dev_memory_mib: ArrayLike | None = None) -> None: ...
+        @property
+        def n_nodes(self) -> int: ...
+        @property
+        def n_devices(self) -> int: ...
+        @property
+        def cpu_free(self) -> NDArray[np.int64]: ...
+        @property
+        def memory_free(self) -> NDArray[np.int64]: ...
+        @property
+        def node_model(self) -> NDArray[np.int32]: ...
+        @property
+        def dev_offsets(self) -> NDArray[np.int32]: ...
+        @property
+        def dev_free_milli(self) -> NDArray[np.int32]: ...
+
+    @staticmethod
+    def node_fragments(inventory: gpu.GpuInventory, target: _TargetWorkload) -> NDArray[np.float64]:
+        """F_n of every node for the target workload (float64[n_nodes])."""
+    @staticmethod
+    def fgd_scores(inventory: gpu.GpuInventory, cpu_milli: _Int, memory: _Int, num_gpu: _Int, gpu_milli: _Int,
+                   model_mask: _Int, target: _TargetWorkload) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
+        """FGD score of one pod on every node (int64, -1 = infeasible) and the chosen GPU bit masks (uint64)."""
+    @staticmethod
+    def replay(inventory: gpu.GpuInventory, cpu_milli: ArrayLike, memory: ArrayLike, num_gpu: ArrayLike,
+               gpu_milli: ArrayLike, model_mask: ArrayLike, order: ArrayLike, target: _TargetWorkload,
+               policy: _GpuPolicy, seed: _Int = 0, vcore_scale: _Float = 1000.0, vcore_tie: _Int = 1) -> _ReplayResult:
+        """Replay pods once in order on a copy of the inventory; returns per-pod node_idx, dev_mask, frag_after,
+        free_after. Unknown policy -> ValueError."""

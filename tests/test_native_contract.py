@@ -1,0 +1,824 @@
+"""Contract of the compiled module vcore._native._core (the pybind11 boundary).
+
+Covers: the hand-written stub _core.pyi matches the compiled module (public names of the module, its classes and
+the ``gpu`` submodule; which members are properties; parameter names, positional-only parameters and defaults
+as pybind11 reports them); views share memory, are read-only (writing raises ValueError) and keep their buffers
+alive; wrong value types in spec dicts raise instead of being converted; the C++ reason table
+(_core.reason_names) equals vcore.reasons.FIXED_REASONS + "Insufficient <resource>" per resource axis; the GIL is
+released during long kernels (a second thread makes progress strictly inside the call window); results are
+identical across runs and across fresh clusters; and garbage fed to every entry point raises a Python exception
+and never crashes the interpreter (run in a subprocess, resumed past any crash so every crasher is reported).
+No timing is asserted.
+"""
+from __future__ import annotations
+
+import ast
+import gc
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vcore import reasons
+from vcore._native import _convert, _core
+
+ROOT = Path(__file__).resolve().parents[1]
+STUB = ROOT / "src" / "vcore" / "_native" / "_core.pyi"
+GIB = 2**30
+
+DEFAULT_PROFILE = {
+    "filters": ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"],
+    "scores": [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
+               ("NodeResourcesBalancedAllocation", 1)],
+    "fit": {"strategy": "LeastAllocated", "resources": [("cpu", 1), ("memory", 1)]},
+    "balanced": {"resources": [("cpu", 1), ("memory", 1)]},
+    "percentage_of_nodes_to_score": 100,
+}
+
+
+def node(name: str, cpu: int = 4000, mem: int = 8 * GIB, **kw) -> dict:
+    spec = {"name": name, "labels": [], "allocatable": {"cpu": cpu, "memory": mem, "pods": 110}, "taints": [],
+            "unschedulable": False}
+    spec.update(kw)
+    return spec
+
+
+def pod(key: str, cpu: int = 100, mem: int = 2**20, **kw) -> dict:
+    spec = {"key": key, "requests": {"cpu": cpu, "memory": mem}, "nonzero_cpu_milli": cpu,
+            "nonzero_mem_bytes": mem, "node_selector": [], "required_terms": None, "preferred_terms": [],
+            "tolerations": [], "priority": 0}
+    spec.update(kw)
+    return spec
+
+
+# =============================================================================================================
+# The stub matches the compiled module
+# =============================================================================================================
+def _stub_tree() -> ast.Module:
+    return ast.parse(STUB.read_text(encoding="utf-8"))
+
+
+def _public(name: str) -> bool:
+    return not name.startswith("_")
+
+
+def _stub_top_level(tree: ast.Module) -> dict[str, ast.AST]:
+    out: dict[str, ast.AST] = {}
+    for item in tree.body:
+        if isinstance(item, (ast.ClassDef, ast.FunctionDef)):
+            out[item.name] = item
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            out[item.target.id] = item
+        elif isinstance(item, ast.Assign):
+            for target in item.targets:
+                if isinstance(target, ast.Name):
+                    out[target.id] = item
+    return out
+
+
+def _stub_members(cls: ast.ClassDef) -> dict[str, ast.AST]:
+    return {item.name: item for item in cls.body if isinstance(item, (ast.FunctionDef, ast.ClassDef))}
+
+
+def _decorators(fn: ast.FunctionDef) -> set[str]:
+    return {ast.unparse(d) for d in fn.decorator_list}
+
+
+def _runtime_public(obj) -> set[str]:
+    return {n for n in dir(obj) if _public(n)}
+
+
+def _stub_public(members: dict[str, ast.AST]) -> set[str]:
+    return {n for n in members if _public(n)}
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        parts.append(current.strip())
+    return parts
+
+
+def runtime_params(func, name: str) -> list[tuple[str, str | None]]:
+    """(name, default text or None) of a pybind11 function from its generated signature, without self."""
+    first = (func.__doc__ or "").strip().splitlines()[0]
+    assert first.startswith(name + "("), first
+    depth, end = 0, None
+    for i, ch in enumerate(first[len(name):], len(name)):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0:
+            end = i
+            break
+    params = []
+    for part in _split_top_level(first[len(name) + 1:end]):
+        pname = part.split(":", 1)[0].strip()
+        default = part.rsplit(" = ", 1)[1].strip() if " = " in part else None
+        if pname != "self":
+            params.append((pname, default))
+    return params
+
+
+def stub_params(fn: ast.FunctionDef, method: bool) -> list[tuple[str, bool, str | None]]:
+    """(name, positional-only, default text or None), without self."""
+    args = fn.args
+    positional = [(a.arg, True) for a in args.posonlyargs] + [(a.arg, False) for a in args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + [ast.unparse(d) for d in args.defaults]
+    out = [(n, po, d) for (n, po), d in zip(positional, defaults)]
+    assert not args.vararg and not args.kwarg and not args.kwonlyargs, fn.name
+    if method:
+        assert out and out[0][0] == "self", fn.name
+        out = out[1:]
+    return out
+
+
+def _compare_signature(func, fn: ast.FunctionDef, name: str, method: bool) -> None:
+    runtime = runtime_params(func, name)
+    stub = stub_params(fn, method)
+    assert len(runtime) == len(stub), (name, runtime, stub)
+    for (rname, rdefault), (sname, positional_only, sdefault) in zip(runtime, stub):
+        if rname.startswith("arg") and rname[3:].isdigit():
+            assert positional_only, f"{name}: {sname} must be positional-only (pybind11 calls it {rname})"
+        else:
+            assert (sname, positional_only) == (rname, False), f"{name}: stub {sname} vs runtime {rname}"
+        assert rdefault == sdefault, f"{name}({rname}): default {sdefault} in the stub, {rdefault} at runtime"
+
+
+CLASSES = ["ClusterState", "CompiledPod", "Engine"]
+
+
+def test_stub_module_names_match():
+    top = _stub_top_level(_stub_tree())
+    assert _stub_public(top) == _runtime_public(_core)
+
+
+@pytest.mark.parametrize("path", ["ClusterState", "CompiledPod", "Engine", "gpu", "gpu.GpuInventory"])
+def test_stub_class_members_match(path):
+    node_ = _stub_top_level(_stub_tree())[path.split(".")[0]]
+    runtime = getattr(_core, path.split(".")[0])
+    for part in path.split(".")[1:]:
+        node_ = _stub_members(node_)[part]
+        runtime = getattr(runtime, part)
+    assert isinstance(node_, ast.ClassDef)
+    members = _stub_members(node_)
+    assert _stub_public(members) == _runtime_public(runtime), path
+    if isinstance(runtime, type):
+        # A Python constructor exists exactly when the stub declares one (CompiledPod has none: pybind11 leaves
+        # the default slot that raises TypeError "No constructor defined!").
+        bound_init = (getattr(runtime.__dict__.get("__init__"), "__doc__", "") or "").startswith("__init__(")
+        assert ("__init__" in members) == bound_init, path
+
+
+@pytest.mark.parametrize("path", ["ClusterState", "CompiledPod", "Engine", "gpu.GpuInventory"])
+def test_stub_properties_and_methods_match(path):
+    node_ = _stub_top_level(_stub_tree())[path.split(".")[0]]
+    runtime = getattr(_core, path.split(".")[0])
+    for part in path.split(".")[1:]:
+        node_ = _stub_members(node_)[part]
+        runtime = getattr(runtime, part)
+    for name, fn in _stub_members(node_).items():
+        if name != "__init__" and not _public(name):
+            continue
+        attr = runtime.__dict__[name]
+        if "property" in _decorators(fn):
+            assert isinstance(attr, property), f"{path}.{name} is not a property at runtime"
+            assert attr.fset is None, f"{path}.{name} is writable at runtime"
+        else:
+            assert not isinstance(attr, property), f"{path}.{name} is a property at runtime"
+            _compare_signature(getattr(runtime, name), fn, name, method=True)
+
+
+def test_stub_function_signatures_match():
+    top = _stub_top_level(_stub_tree())
+    _compare_signature(_core.reason_names, top["reason_names"], "reason_names", method=False)
+    for name, fn in _stub_members(top["gpu"]).items():
+        if isinstance(fn, ast.FunctionDef):
+            assert "staticmethod" in _decorators(fn), name
+            _compare_signature(getattr(_core.gpu, name), fn, name, method=False)
+
+
+def test_stub_signature_checker_catches_a_mismatch():
+    fn = ast.parse("def bind(self, pod, slot): ...").body[0]
+    with pytest.raises(AssertionError, match="positional-only"):
+        _compare_signature(_core.ClusterState.bind, fn, "bind", method=True)
+    fn = ast.parse("def remove_node(self, name: str, evict: bool = True) -> list[str]: ...").body[0]
+    with pytest.raises(AssertionError, match="default"):
+        _compare_signature(_core.ClusterState.remove_node, fn, "remove_node", method=True)
+
+
+def test_stub_imports_only_native_and_third_party():
+    for item in ast.walk(_stub_tree()):
+        if isinstance(item, ast.ImportFrom) and item.module and item.module.startswith("vcore"):
+            assert item.module.startswith("vcore._native"), item.module
+
+
+# =============================================================================================================
+# Views
+# =============================================================================================================
+@pytest.fixture
+def state() -> _core.ClusterState:
+    s = _core.ClusterState()
+    for i in range(3):
+        s.add_node(node(f"n{i}"))
+    return s
+
+
+VIEWS = ["allocatable", "requested", "nonzero_requested", "live_mask"]
+
+
+@pytest.mark.parametrize("name", VIEWS)
+def test_views_are_read_only(state, name):
+    view = getattr(state, name)
+    assert not view.flags.writeable and not view.flags.owndata
+    with pytest.raises(ValueError):
+        view[..., 0] = 1
+    with pytest.raises(ValueError):
+        view.setflags(write=True)
+    with pytest.raises(ValueError):
+        np.copyto(view, 0)
+    assert view.base is not None
+
+
+def test_view_shapes_and_dtypes(state):
+    r, n = len(state.resource_names()), state.n_slots
+    assert state.allocatable.shape == state.requested.shape == (r, n)
+    assert state.nonzero_requested.shape == (2, n)
+    assert state.live_mask.shape == (n,)
+    assert state.allocatable.dtype == state.requested.dtype == state.nonzero_requested.dtype == np.int64
+    assert state.live_mask.dtype == np.bool_
+
+
+def test_views_share_memory(state):
+    generation = state.generation
+    a1, a2 = state.allocatable, state.allocatable
+    assert np.shares_memory(a1, a2)
+    r1, nz1, live1 = state.requested, state.nonzero_requested, state.live_mask
+    state.bind(state.compile_pod(pod("ns/p", 300, 5)), 1)
+    assert state.generation == generation
+    assert r1[0, 1] == 300 and r1[1, 1] == 5 and r1[3, 1] == 1  # the pods row counts pods
+    assert nz1[:, 1].tolist() == [300, 5]
+    state.update_node(node("n1", cpu=1234))
+    assert a1[0, 1] == 1234 and a2[0, 1] == 1234
+    state.remove_node("n2")
+    assert live1.tolist() == [True, True, False]
+    assert not a1[:, 2].any()
+
+
+def test_views_keep_buffers_alive(state):
+    state.bind(state.compile_pod(pod("ns/p", 300, 5)), 0)
+    alloc, req, live = state.allocatable, state.requested, state.live_mask
+    del state
+    gc.collect()
+    junk = [np.ones(10_000, dtype=np.int64) for _ in range(50)]  # reuse freed memory if it was freed
+    assert alloc[0].tolist() == [4000] * 3 and req[0].tolist() == [300, 0, 0] and live.all()
+    del junk
+
+
+def test_stale_view_after_growth_stays_readable(state):
+    old, generation = state.requested, state.generation
+    i = 0
+    while state.generation == generation:
+        state.add_node(node(f"grow{i}"))
+        i += 1
+    state.bind(state.compile_pod(pod("ns/p", 300, 5)), 0)
+    assert old.shape == (len(state.resource_names()), 3) and old[0, 0] == 0
+    assert state.requested[0, 0] == 300
+
+
+@pytest.mark.parametrize("bad", [1.5, "4000", None, 2**63, -2**64, [1], np.float64(2.0)], ids=repr)
+def test_wrong_value_type_raises_instead_of_converting(state, bad):
+    before = state.allocatable.copy()
+    with pytest.raises(TypeError):
+        state.add_node(node("x", cpu=bad) if bad is not None else {"name": "x", "allocatable": {"cpu": bad}})
+    with pytest.raises(TypeError):
+        state.compile_pod(pod("ns/x", cpu=bad))
+    assert np.array_equal(state.allocatable, before) and state.n_nodes == 3
+
+
+def test_numpy_integers_are_accepted(state):
+    assert state.add_node(node("np", cpu=np.int64(2000), mem=np.int32(7))) == 3
+    assert state.allocatable[:2, 3].tolist() == [2000, 7]
+
+
+def test_gpu_wrong_dtype_raises():
+    gpu = _core.gpu
+    ok = dict(cpu_milli=np.array([8000], np.int64), memory=np.array([1], np.int64),
+              node_model=np.array([0], np.int32), dev_offsets=np.array([0, 1], np.int32),
+              dev_free_milli=np.array([1000], np.int32))
+    gpu.GpuInventory(**ok)
+    with pytest.raises(TypeError):
+        gpu.GpuInventory(**{**ok, "cpu_milli": np.array([8000.5])})
+    with pytest.raises(TypeError):
+        gpu.GpuInventory(**{**ok, "dev_free_milli": np.array(["1000"])})
+
+
+# =============================================================================================================
+# Reason table
+# =============================================================================================================
+def test_reason_table_matches_python(state):
+    def expected():
+        return [*reasons.FIXED_REASONS, *(reasons.insufficient(r) for r in state.resource_names())]
+
+    assert _core.reason_names(state) == expected()
+    assert state.resource_names()[:4] == ["cpu", "memory", "ephemeral-storage", "pods"]
+    state.add_node(node("g", allocatable={"pods": 110, "nvidia.com/gpu": 4, "hugepages-1Gi": GIB}))
+    state.compile_pod(pod("ns/p", requests={"example.com/foo": 1}))
+    names = _core.reason_names(state)
+    assert names == expected()
+    assert names[-3:] == ["Insufficient nvidia.com/gpu", "Insufficient hugepages-1Gi", "Insufficient example.com/foo"]
+    engine = _core.Engine(state, DEFAULT_PROFILE, 0)
+    assert engine.n_reasons == len(names)
+    _, _, counts = engine.evaluate(state.compile_pod(pod("ns/q", requests={"nvidia.com/gpu": 1})))
+    assert counts.shape == (len(names),)
+    assert reasons.reason_counts(counts, state.resource_names()) == {"Insufficient nvidia.com/gpu": 3}
+
+
+def test_reason_codes_used_by_the_kernels(state):
+    state.update_node(node("n0", unschedulable=True))
+    state.update_node(node("n1", taints=[("k", "", "NoSchedule")]))
+    state.update_node(node("n2", labels=[("zone", "b")]))
+    state.add_node(node("n3", cpu=10))
+    state.add_node(node("n4", allocatable={"cpu": 4000, "memory": GIB, "pods": 0}))
+    engine = _core.Engine(state, DEFAULT_PROFILE, 0)
+    names = _core.reason_names(state)
+    _, _, counts = engine.evaluate(state.compile_pod(pod("ns/p", 100, 1, node_selector=[("zone", "b")])))
+    by_name = {names[i]: int(c) for i, c in enumerate(counts) if c}
+    assert by_name == {reasons.UNSCHEDULABLE: 1, reasons.UNTOLERATED_TAINT: 1, reasons.AFFINITY_MISMATCH: 2}
+    _, _, counts = engine.evaluate(state.compile_pod(pod("ns/q", 100, 1)))
+    by_name = {names[i]: int(c) for i, c in enumerate(counts) if c}
+    assert by_name == {reasons.UNSCHEDULABLE: 1, reasons.UNTOLERATED_TAINT: 1, "Insufficient cpu": 1,
+                       reasons.TOO_MANY_PODS: 1}
+
+
+# =============================================================================================================
+# GIL
+# =============================================================================================================
+N_BIG = 50_000
+
+
+@pytest.fixture(scope="module")
+def big():
+    """N_BIG nodes (3 zones, every 7th tainted PreferNoSchedule), an engine and two pods (plain; with affinity)."""
+    s = _core.ClusterState()
+    for i in range(N_BIG):
+        s.add_node(node(f"n{i:05d}", cpu=4000 + (i % 5) * 1000, labels=[("zone", "abc"[i % 3])],
+                        taints=[("spot", "", "PreferNoSchedule")] if i % 7 == 0 else []))
+    engine = _core.Engine(s, DEFAULT_PROFILE, 7)
+    plain = s.compile_pod(pod("ns/plain", 500, GIB))
+    affine = s.compile_pod(pod("ns/affine", 500, GIB, required_terms=[{"expressions": [("zone", "In", ["a", "b"])],
+                                                                      "fields": []}],
+                               preferred_terms=[(10, {"expressions": [("zone", "In", ["a"])], "fields": []})]))
+    return s, engine, plain, affine
+
+
+def progress_inside(call, attempts: int = 20, interval: float = 0.2) -> int:
+    """Loop iterations a second Python thread makes strictly while `call()` runs.
+
+    The switch interval is raised so the interpreter never hands the GIL over on its own between the two counter
+    reads: the only way the spinner can run inside the window is the native call releasing the GIL. A call that
+    kept the GIL would measure 0 (the spinner is parked before the window opens, by the Event handshake). Retried
+    a few times in case the OS did not schedule the spinner during a call; no time is measured or asserted.
+    """
+    counter = [0]
+    started, stop = threading.Event(), threading.Event()
+
+    def spin():
+        started.set()
+        while not stop.is_set():
+            counter[0] += 1
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(interval)
+    thread = threading.Thread(target=spin, daemon=True)
+    try:
+        thread.start()
+        started.wait()  # the spinner runs; we get the GIL back by a forced switch, and it is parked again
+        best = 0
+        for _ in range(attempts):
+            before = counter[0]
+            call()
+            best = max(best, counter[0] - before)
+            if best > 0:
+                break
+        return best
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(old)
+
+
+def test_gil_measure_sees_nothing_for_a_gil_holding_call():
+    """Control: a long C call that keeps the GIL (sorting a big list) measures zero progress."""
+    data = list(range(300_000, 0, -1))
+    # A long switch interval: the control could only fail if this thread stalled for a whole second mid-window.
+    assert progress_inside(lambda: sorted(data), attempts=3, interval=1.0) == 0
+
+
+def test_gil_released_during_evaluate(big):
+    s, engine, plain, affine = big
+    assert progress_inside(lambda: engine.evaluate(affine)) > 0
+    assert progress_inside(lambda: engine.evaluate(plain)) > 0
+
+
+def test_gil_released_during_schedule():
+    s = _core.ClusterState()
+    for i in range(20_000):
+        s.add_node(node(f"n{i:05d}"))
+    engine = _core.Engine(s, DEFAULT_PROFILE, 0)
+    batches = iter([s.compile_pods([pod(f"b{b}/p{i}", 10, 1) for i in range(30)]) for b in range(20)])
+    assert progress_inside(lambda: engine.schedule(next(batches))) > 0
+
+
+# =============================================================================================================
+# Determinism
+# =============================================================================================================
+def random_inputs(seed: int, n_nodes: int, n_pods: int) -> tuple[list[dict], list[dict]]:
+    rng = random.Random(seed)
+    nodes = []
+    for i in range(n_nodes):
+        alloc = {"cpu": rng.choice([2000, 4000, 8000]), "memory": rng.choice([4, 8, 16]) * GIB, "pods": 110}
+        if rng.random() < 0.2:
+            alloc["nvidia.com/gpu"] = rng.choice([1, 2, 8])
+        taints = [("spot", "", rng.choice(["NoSchedule", "PreferNoSchedule"]))] if rng.random() < 0.15 else []
+        nodes.append(node(f"n{i:05d}", allocatable=alloc, labels=[("zone", rng.choice("abc"))], taints=taints,
+                          unschedulable=rng.random() < 0.03))
+    pods = []
+    for i in range(n_pods):
+        requests = {"cpu": rng.choice([0, 100, 500, 1000]), "memory": rng.choice([0, 2**20, GIB])}
+        if rng.random() < 0.1:
+            requests["nvidia.com/gpu"] = 1
+        kw = {}
+        if rng.random() < 0.3:
+            kw["preferred_terms"] = [(rng.randint(1, 100), {"expressions": [("zone", "In", [rng.choice("abc")])],
+                                                            "fields": []})]
+        if rng.random() < 0.2:
+            kw["tolerations"] = [("spot", "Exists", "", "")]
+        if rng.random() < 0.1:
+            kw["node_selector"] = [("zone", rng.choice("abc"))]
+        pods.append(pod(f"ns/p{i}", requests=requests, nonzero_cpu_milli=requests["cpu"] or 100,
+                        nonzero_mem_bytes=requests["memory"] or 200 * 2**20, **kw))
+    return nodes, pods
+
+
+def run_once(nodes: list[dict], pods: list[dict], seed: int, pct: int):
+    s = _core.ClusterState()
+    for n in nodes:
+        s.add_node(n)
+    engine = _core.Engine(s, {**DEFAULT_PROFILE, "percentage_of_nodes_to_score": pct}, seed)
+    compiled = s.compile_pods(pods)
+    evaluations = [engine.evaluate(p) for p in compiled[:20]]
+    placed, counts = engine.schedule(compiled)
+    return evaluations, placed, counts, s.requested.copy()
+
+
+@pytest.mark.parametrize("n_nodes, pct", [(500, 100), (3000, 0), (40_000, 0)],
+                         ids=["500-all", "3000-adaptive", "40000-parallel-kernel"])
+def test_identical_results_across_fresh_clusters(n_nodes, pct):
+    nodes, pods = random_inputs(11, n_nodes, 300 if n_nodes < 10_000 else 40)
+    first = run_once(nodes, pods, 5, pct)
+    second = run_once(nodes, pods, 5, pct)
+    for (m1, s1, r1), (m2, s2, r2) in zip(first[0], second[0]):
+        assert np.array_equal(m1, m2) and np.array_equal(s1, s2) and np.array_equal(r1, r2)
+    assert np.array_equal(first[1], second[1]) and np.array_equal(first[2], second[2])
+    assert np.array_equal(first[3], second[3])
+    assert (first[1] >= 0).any() and first[1].dtype == np.int32
+
+
+def test_evaluate_repeatable_on_the_same_state(big):
+    s, engine, plain, affine = big
+    for p in (plain, affine):
+        runs = [engine.evaluate(p) for _ in range(3)]
+        for other in runs[1:]:
+            for a, b in zip(runs[0], other):
+                assert np.array_equal(a, b)
+    mask, scores, counts = engine.evaluate(affine)
+    assert mask.sum() == sum(1 for i in range(N_BIG) if i % 3 != 2)
+    assert counts[2] == N_BIG - mask.sum()  # affinity mismatch for zone c
+
+
+# =============================================================================================================
+# Garbage never crashes the interpreter
+# =============================================================================================================
+GARBAGE_DRIVER = textwrap.dedent(r'''
+    import gc, json, sys
+    import numpy as np
+    from vcore._native import _core
+
+    I64, I32, U64 = np.int64, np.int32, np.uint64
+    PROFILE = {"filters": ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"],
+               "scores": [("NodeResourcesFit", 1)]}
+
+    def node(name, **kw):
+        spec = {"name": name, "allocatable": {"cpu": 4000, "memory": 2**30, "pods": 110}}
+        spec.update(kw)
+        return spec
+
+    s = _core.ClusterState()
+    s.add_node(node("n0")); s.add_node(node("busy")); s.add_node(node("gone")); s.remove_node("gone")
+    free_slot = 2
+    p = s.compile_pod({"key": "ns/p"})
+    bound = s.compile_pod({"key": "ns/bound"}); s.bind(bound, 1)
+    other = _core.ClusterState(); other.add_node(node("o"))
+    foreign = other.compile_pod({"key": "ns/foreign"})
+    dead = _core.ClusterState(); dead_pod = dead.compile_pod({"key": "ns/dead"}); del dead; gc.collect()
+    e = _core.Engine(s, PROFILE, 0)
+    gpu = _core.gpu
+    inv = gpu.GpuInventory(np.array([8000, 8000], I64), np.array([100, 100], I64), np.array([0, 0], I32),
+                           np.array([0, 2, 4], I32), np.full(4, 1000, I32))
+    tgt = (np.array([1000], I64), np.array([500], I32), np.array([1], I32), np.array([0], U64), np.array([1.0]))
+    one = lambda dtype, v=1: np.array([v], dtype)
+
+    def replay(**over):
+        args = dict(inventory=inv, cpu_milli=one(I64), memory=one(I64), num_gpu=one(I32), gpu_milli=one(I32, 500),
+                    model_mask=one(U64, 0), order=np.array([0, 1], I32), target=tgt, policy="fgd")
+        args.update(over)
+        return gpu.replay(**args)
+
+    def rt(**kw):
+        return {"key": "ns/x", "required_terms": [dict({"expressions": [], "fields": []}, **kw)]}
+
+    CALLS = [
+        ("ClusterState(1)", lambda: _core.ClusterState(1)),
+        ("CompiledPod()", lambda: _core.CompiledPod()),
+        ("add_node(None)", lambda: s.add_node(None)),
+        ("add_node(1)", lambda: s.add_node(1)),
+        ("add_node(str)", lambda: s.add_node("n9")),
+        ("add_node(list)", lambda: s.add_node([("name", "x")])),
+        ("add_node({})", lambda: s.add_node({})),
+        ("add_node(name None)", lambda: s.add_node({"name": None})),
+        ("add_node(name int)", lambda: s.add_node({"name": 5})),
+        ("add_node(name empty)", lambda: s.add_node({"name": ""})),
+        ("add_node(duplicate)", lambda: s.add_node(node("n0"))),
+        ("add_node(cpu -1)", lambda: s.add_node(node("x", allocatable={"cpu": -1}))),
+        ("add_node(cpu 2**63)", lambda: s.add_node(node("x", allocatable={"cpu": 2**63}))),
+        ("add_node(cpu -2**63-1)", lambda: s.add_node(node("x", allocatable={"cpu": -2**63 - 1}))),
+        ("add_node(cpu 10**40)", lambda: s.add_node(node("x", allocatable={"cpu": 10**40}))),
+        ("add_node(cpu float)", lambda: s.add_node(node("x", allocatable={"cpu": 1.5}))),
+        ("add_node(cpu str)", lambda: s.add_node(node("x", allocatable={"cpu": "1"}))),
+        ("add_node(resource None)", lambda: s.add_node(node("x", allocatable={None: 1}))),
+        ("add_node(resource empty)", lambda: s.add_node(node("x", allocatable={"": 1}))),
+        ("add_node(allocatable list)", lambda: s.add_node(node("x", allocatable=[1, 2]))),
+        ("add_node(labels dict)", lambda: s.add_node(node("x", labels={"a": "b"}))),
+        ("add_node(labels str)", lambda: s.add_node(node("x", labels="a=b"))),
+        ("add_node(label 1-tuple)", lambda: s.add_node(node("x", labels=[("a",)]))),
+        ("add_node(label None value)", lambda: s.add_node(node("x", labels=[("a", None)]))),
+        ("add_node(label duplicate)", lambda: s.add_node(node("x", labels=[("k", "1"), ("k", "2")]))),
+        ("add_node(taint effect)", lambda: s.add_node(node("x", taints=[("k", "v", "Bogus")]))),
+        ("add_node(taint effect NUL)", lambda: s.add_node(node("x", taints=[("k", "v", "NoSchedule\x00")]))),
+        ("add_node(taint key empty)", lambda: s.add_node(node("x", taints=[("", "v", "NoSchedule")]))),
+        ("add_node(taint 2-tuple)", lambda: s.add_node(node("x", taints=[("k", "v")]))),
+        ("add_node(taints None item)", lambda: s.add_node(node("x", taints=[None]))),
+        ("add_node(unschedulable str)", lambda: s.add_node(node("x", unschedulable="yes"))),
+        ("update_node(None)", lambda: s.update_node(None)),
+        ("update_node(unknown)", lambda: s.update_node(node("ghost"))),
+        ("update_node(NUL suffix)", lambda: s.update_node(node("n0\x00"))),
+        ("update_node(removed)", lambda: s.update_node(node("gone"))),
+        ("update_node(cpu -5)", lambda: s.update_node(node("n0", allocatable={"cpu": -5}))),
+        ("remove_node(None)", lambda: s.remove_node(None)),
+        ("remove_node(unknown)", lambda: s.remove_node("ghost")),
+        ("remove_node(NUL suffix)", lambda: s.remove_node("n0\x00")),
+        ("remove_node(empty)", lambda: s.remove_node("")),
+        ("remove_node(busy)", lambda: s.remove_node("busy")),
+        ("remove_node(evict str)", lambda: s.remove_node("n0", "yes")),
+        ("node_name(-1)", lambda: s.node_name(-1)),
+        ("node_name(free slot)", lambda: s.node_name(free_slot)),
+        ("node_name(10**6)", lambda: s.node_name(10**6)),
+        ("node_name(2**31)", lambda: s.node_name(2**31)),
+        ("node_name(-2**31-1)", lambda: s.node_name(-2**31 - 1)),
+        ("node_name(None)", lambda: s.node_name(None)),
+        ("node_name(str)", lambda: s.node_name("0")),
+        ("node_index(None)", lambda: s.node_index(None)),
+        ("has_node(5)", lambda: s.has_node(5)),
+        ("resource_axis(empty)", lambda: s.resource_axis("")),
+        ("resource_axis(None)", lambda: s.resource_axis(None)),
+        ("find_resource_axis(None)", lambda: s.find_resource_axis(None)),
+        ("pods_on(-1)", lambda: s.pods_on(-1)),
+        ("pods_on(10**6)", lambda: s.pods_on(10**6)),
+        ("pods_on(2**31)", lambda: s.pods_on(2**31)),
+        ("pods_on(None)", lambda: s.pods_on(None)),
+        ("pod_node(None)", lambda: s.pod_node(None)),
+        ("compile_pod(None)", lambda: s.compile_pod(None)),
+        ("compile_pod({})", lambda: s.compile_pod({})),
+        ("compile_pod(key empty)", lambda: s.compile_pod({"key": ""})),
+        ("compile_pod(key None)", lambda: s.compile_pod({"key": None})),
+        ("compile_pod(cpu -1)", lambda: s.compile_pod({"key": "ns/x", "requests": {"cpu": -1}})),
+        ("compile_pod(cpu 2**64)", lambda: s.compile_pod({"key": "ns/x", "requests": {"cpu": 2**64}})),
+        ("compile_pod(resource empty)", lambda: s.compile_pod({"key": "ns/x", "requests": {"": 1}})),
+        ("compile_pod(requests list)", lambda: s.compile_pod({"key": "ns/x", "requests": [1, 2]})),
+        ("compile_pod(nonzero -1)", lambda: s.compile_pod({"key": "ns/x", "nonzero_cpu_milli": -1})),
+        ("compile_pod(nonzero mem -1)", lambda: s.compile_pod({"key": "ns/x", "nonzero_mem_bytes": -1})),
+        ("compile_pod(priority 2**63)", lambda: s.compile_pod({"key": "ns/x", "priority": 2**63})),
+        ("compile_pod(selector dict)", lambda: s.compile_pod({"key": "ns/x", "node_selector": {"a": "b"}})),
+        ("compile_pod(toleration op)", lambda: s.compile_pod({"key": "ns/x", "tolerations": [("k", "Bogus", "", "")]})),
+        ("compile_pod(toleration op NUL)",
+         lambda: s.compile_pod({"key": "ns/x", "tolerations": [("k", "Exists\x00", "", "")]})),
+        ("compile_pod(toleration empty key Equal)",
+         lambda: s.compile_pod({"key": "ns/x", "tolerations": [("", "Equal", "", "")]})),
+        ("compile_pod(toleration effect NUL)",
+         lambda: s.compile_pod({"key": "ns/x", "tolerations": [("k", "Exists", "", "NoSchedule\x00")]})),
+        ("compile_pod(toleration 3-tuple)", lambda: s.compile_pod({"key": "ns/x", "tolerations": [("k", "Exists", "")]})),
+        ("compile_pod(term op)", lambda: s.compile_pod(rt(expressions=[("k", "Bogus", ["a"])]))),
+        ("compile_pod(term op NUL)", lambda: s.compile_pod(rt(expressions=[("k", "In\x00", ["a"])]))),
+        ("compile_pod(Gt not int)", lambda: s.compile_pod(rt(expressions=[("k", "Gt", ["x"])]))),
+        ("compile_pod(Gt 2 values)", lambda: s.compile_pod(rt(expressions=[("k", "Gt", ["1", "2"])]))),
+        ("compile_pod(Lt no value)", lambda: s.compile_pod(rt(expressions=[("k", "Lt", [])]))),
+        ("compile_pod(Gt overflow)", lambda: s.compile_pod(rt(expressions=[("k", "Gt", ["9223372036854775808"])]))),
+        ("compile_pod(Gt NUL)", lambda: s.compile_pod(rt(expressions=[("k", "Gt", ["1\x00"])]))),
+        ("compile_pod(field key)", lambda: s.compile_pod(rt(fields=[("metadata.namespace", "In", ["a"])]))),
+        ("compile_pod(field op)", lambda: s.compile_pod(rt(fields=[("metadata.name", "Exists", [])]))),
+        ("compile_pod(expressions None item)", lambda: s.compile_pod(rt(expressions=[None]))),
+        ("compile_pod(values str)", lambda: s.compile_pod(rt(expressions=[("k", "In", "abc")]))),
+        ("compile_pod(required str)", lambda: s.compile_pod({"key": "ns/x", "required_terms": "abc"})),
+        ("compile_pod(required [None])", lambda: s.compile_pod({"key": "ns/x", "required_terms": [None]})),
+        ("compile_pod(required [1])", lambda: s.compile_pod({"key": "ns/x", "required_terms": [1]})),
+        ("compile_pod(preferred [(1,)])", lambda: s.compile_pod({"key": "ns/x", "preferred_terms": [(1,)]})),
+        ("compile_pod(preferred [None])", lambda: s.compile_pod({"key": "ns/x", "preferred_terms": [None]})),
+        ("compile_pod(preferred weight str)", lambda: s.compile_pod({"key": "ns/x", "preferred_terms": [("w", {})]})),
+        ("compile_pod(preferred term None)", lambda: s.compile_pod({"key": "ns/x", "preferred_terms": [(1, None)]})),
+        ("compile_pods(None)", lambda: s.compile_pods(None)),
+        ("compile_pods([None])", lambda: s.compile_pods([None])),
+        ("compile_pods(one bad)", lambda: s.compile_pods([{"key": "ns/a"}, {"key": ""}])),
+        ("compile_pods(tuple)", lambda: s.compile_pods(({"key": "ns/a"},))),
+        ("bind(None, 0)", lambda: s.bind(None, 0)),
+        ("bind(str, 0)", lambda: s.bind("ns/p", 0)),
+        ("bind(p, None)", lambda: s.bind(p, None)),
+        ("bind(p, -1)", lambda: s.bind(p, -1)),
+        ("bind(p, free slot)", lambda: s.bind(p, free_slot)),
+        ("bind(p, 10**6)", lambda: s.bind(p, 10**6)),
+        ("bind(p, 2**31)", lambda: s.bind(p, 2**31)),
+        ("bind(p, 2**64)", lambda: s.bind(p, 2**64)),
+        ("bind(p, 1.0)", lambda: s.bind(p, 1.0)),
+        ("bind(foreign, 0)", lambda: s.bind(foreign, 0)),
+        ("bind(pod of a dead state, 0)", lambda: s.bind(dead_pod, 0)),
+        ("bind(bound, 0)", lambda: s.bind(bound, 0)),
+        ("unbind(None)", lambda: s.unbind(None)),
+        ("unbind(unknown)", lambda: s.unbind("ns/ghost")),
+        ("unbind(NUL suffix)", lambda: s.unbind("ns/bound\x00")),
+        ("reason_names(None)", lambda: _core.reason_names(None)),
+        ("reason_names(1)", lambda: _core.reason_names(1)),
+        ("reason_names(engine)", lambda: _core.reason_names(e)),
+        ("Engine(None, profile)", lambda: _core.Engine(None, PROFILE, 0)),
+        ("Engine(1, profile)", lambda: _core.Engine(1, PROFILE, 0)),
+        ("Engine(state, None)", lambda: _core.Engine(s, None, 0)),
+        ("Engine(state, {})", lambda: _core.Engine(s, {}, 0)),
+        ("Engine(filters str)", lambda: _core.Engine(s, {"filters": "NodeAffinity", "scores": []})),
+        ("Engine(filter NUL)", lambda: _core.Engine(s, {"filters": ["NodeAffinity\x00"], "scores": []})),
+        ("Engine(filter unknown)", lambda: _core.Engine(s, {"filters": ["Bogus"], "scores": []})),
+        ("Engine(score unknown)", lambda: _core.Engine(s, {"filters": [], "scores": [("Bogus", 1)]})),
+        ("Engine(score NUL)", lambda: _core.Engine(s, {"filters": [], "scores": [("binpack\x00", 1)]})),
+        ("Engine(weight 0)", lambda: _core.Engine(s, {"filters": [], "scores": [("NodeResourcesFit", 0)]})),
+        ("Engine(weight -1)", lambda: _core.Engine(s, {"filters": [], "scores": [("NodeResourcesFit", -1)]})),
+        ("Engine(weight 2**63)", lambda: _core.Engine(s, {"filters": [], "scores": [("NodeResourcesFit", 2**63)]})),
+        ("Engine(score 1-tuple)", lambda: _core.Engine(s, {"filters": [], "scores": [("NodeResourcesFit",)]})),
+        ("Engine(strategy)", lambda: _core.Engine(s, {"filters": [], "scores": [], "fit": {"strategy": "Bogus"}})),
+        ("Engine(strategy NUL)",
+         lambda: _core.Engine(s, {"filters": [], "scores": [], "fit": {"strategy": "LeastAllocated\x00"}})),
+        ("Engine(fit str)", lambda: _core.Engine(s, {"filters": [], "scores": [], "fit": "LeastAllocated"})),
+        ("Engine(fit resource weight str)",
+         lambda: _core.Engine(s, {"filters": [], "scores": [], "fit": {"resources": [("cpu", "x")]}})),
+        ("Engine(fit resource empty)",
+         lambda: _core.Engine(s, {"filters": [], "scores": [], "fit": {"resources": [("", 1)]}})),
+        ("Engine(shape out of range)", lambda: _core.Engine(s, {"filters": [], "scores": [("NodeResourcesFit", 1)],
+                                                               "fit": {"strategy": "RequestedToCapacityRatio",
+                                                                       "shape": [(200, 5)]}})),
+        ("Engine(shape empty)", lambda: _core.Engine(s, {"filters": [], "scores": [("NodeResourcesFit", 1)],
+                                                        "fit": {"strategy": "RequestedToCapacityRatio",
+                                                                "shape": []}})),
+        ("Engine(shape score 11)", lambda: _core.Engine(s, {"filters": [], "scores": [("NodeResourcesFit", 1)],
+                                                           "fit": {"strategy": "RequestedToCapacityRatio",
+                                                                   "shape": [(0, 11)]}})),
+        ("Engine(binpack weight str)",
+         lambda: _core.Engine(s, {"filters": [], "scores": [], "binpack": {"weight": "x"}})),
+        ("Engine(pct 101)", lambda: _core.Engine(s, {"filters": [], "scores": [], "percentage_of_nodes_to_score": 101})),
+        ("Engine(pct -1)", lambda: _core.Engine(s, {"filters": [], "scores": [], "percentage_of_nodes_to_score": -1})),
+        ("Engine(pct 2**31)",
+         lambda: _core.Engine(s, {"filters": [], "scores": [], "percentage_of_nodes_to_score": 2**31})),
+        ("Engine(seed -1)", lambda: _core.Engine(s, PROFILE, -1)),
+        ("Engine(seed 2**64)", lambda: _core.Engine(s, PROFILE, 2**64)),
+        ("Engine(seed str)", lambda: _core.Engine(s, PROFILE, "0")),
+        ("evaluate(None)", lambda: e.evaluate(None)),
+        ("evaluate(str)", lambda: e.evaluate("ns/p")),
+        ("evaluate(foreign)", lambda: e.evaluate(foreign)),
+        ("evaluate(pod of a dead state)", lambda: e.evaluate(dead_pod)),
+        ("evaluate(state)", lambda: e.evaluate(s)),
+        ("schedule(None)", lambda: e.schedule(None)),
+        ("schedule(str)", lambda: e.schedule("ab")),
+        ("schedule([None])", lambda: e.schedule([None])),
+        ("schedule([p, None])", lambda: e.schedule([p, None])),
+        ("schedule([1])", lambda: e.schedule([1])),
+        ("schedule([foreign])", lambda: e.schedule([foreign])),
+        ("schedule([p, foreign])", lambda: e.schedule([p, foreign])),
+        ("schedule([bound])", lambda: e.schedule([bound])),
+        ("schedule([p, p])", lambda: e.schedule([p, p])),
+        ("schedule(dict)", lambda: e.schedule({"a": p})),
+        ("gpu.GpuInventory(None...)", lambda: gpu.GpuInventory(None, None, None, None, None)),
+        ("gpu.GpuInventory(float)", lambda: gpu.GpuInventory(np.array([1.5]), one(I64), one(I32, 0),
+                                                             np.array([0, 0], I32), np.array([], I32))),
+        ("gpu.GpuInventory(2-d)", lambda: gpu.GpuInventory(np.zeros((1, 1), I64), one(I64), one(I32, 0),
+                                                           np.array([0, 0], I32), np.array([], I32))),
+        ("gpu.GpuInventory(offsets empty)", lambda: gpu.GpuInventory(np.array([], I64), np.array([], I64),
+                                                                     np.array([], I32), np.array([], I32),
+                                                                     np.array([], I32))),
+        ("gpu.GpuInventory(offsets -1 end)", lambda: gpu.GpuInventory(one(I64), one(I64), one(I32, 0),
+                                                                      np.array([0, -1], I32), np.array([], I32))),
+        ("gpu.GpuInventory(offsets huge)", lambda: gpu.GpuInventory(one(I64), one(I64), one(I32, 0),
+                                                                    np.array([0, 2**31 - 1], I32), np.array([], I32))),
+        ("gpu.node_fragments(None)", lambda: gpu.node_fragments(None, tgt)),
+        ("gpu.node_fragments(short target)", lambda: gpu.node_fragments(inv, tgt[:2])),
+        ("gpu.node_fragments(target list)", lambda: gpu.node_fragments(inv, list(tgt))),
+        ("gpu.node_fragments(target lengths)",
+         lambda: gpu.node_fragments(inv, (np.array([1, 2], I64),) + tgt[1:])),
+        ("gpu.node_fragments(target str)", lambda: gpu.node_fragments(inv, ("a", "b", "c", "d", "e"))),
+        ("gpu.fgd_scores(num_gpu 2**31)", lambda: gpu.fgd_scores(inv, 1, 1, 2**31, 500, 0, tgt)),
+        ("gpu.fgd_scores(mask -1)", lambda: gpu.fgd_scores(inv, 1, 1, 1, 500, -1, tgt)),
+        ("gpu.fgd_scores(None inv)", lambda: gpu.fgd_scores(None, 1, 1, 1, 500, 0, tgt)),
+        ("gpu.replay(policy)", lambda: replay(policy="bogus")),
+        ("gpu.replay(policy NUL)", lambda: replay(policy="fgd\x00")),
+        ("gpu.replay(lengths)", lambda: replay(memory=np.array([1, 2], I64))),
+        ("gpu.replay(order out of range)", lambda: replay(order=np.array([5, -1], I32))),
+        ("gpu.replay(order short)", lambda: replay(order=np.array([0], I32))),
+        ("gpu.replay(order repeated)", lambda: replay(order=np.array([0, 0], I32))),
+        ("gpu.replay(float requests)", lambda: replay(cpu_milli=np.array([1.5]))),
+        ("gpu.replay(seed -1)", lambda: replay(seed=-1)),
+        ("gpu.replay(None inventory)", lambda: replay(inventory=None)),
+    ]
+
+    start = int(sys.argv[1])
+    if start < 0:
+        print(json.dumps([label for label, _ in CALLS]), flush=True)
+        sys.exit(0)
+    for index in range(start, len(CALLS)):
+        label, call = CALLS[index]
+        print(json.dumps({"start": index}), flush=True)
+        try:
+            result = call()
+        except Exception as exc:  # the expected outcome
+            print(json.dumps({"raised": index, "type": type(exc).__name__}), flush=True)
+        else:
+            print(json.dumps({"returned": index, "repr": repr(result)[:200]}), flush=True)
+    # The state is still consistent after all that.
+    assert s.n_nodes == 2 and s.pod_node("ns/bound") == 1 and s.n_pods == 1
+    print(json.dumps({"done": True}), flush=True)
+''')
+
+
+def _run_driver(script: Path, start: int) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+               PYTHONFAULTHANDLER="1")
+    return subprocess.run([sys.executable, str(script), str(start)], capture_output=True, text=True, env=env,
+                          cwd=str(ROOT))
+
+
+def test_garbage_never_crashes_the_interpreter(tmp_path):
+    script = tmp_path / "garbage.py"
+    script.write_text(GARBAGE_DRIVER)
+    listing = _run_driver(script, -1)
+    assert listing.returncode == 0, listing.stderr
+    labels = json.loads(listing.stdout)
+    assert len(labels) > 150
+
+    crashed: dict[str, str] = {}
+    returned: dict[str, str] = {}
+    raised: dict[str, str] = {}
+    start, done = 0, False
+    while start <= len(labels) and not done:
+        proc = _run_driver(script, start)
+        last = None
+        for line in proc.stdout.splitlines():
+            event = json.loads(line)
+            if "start" in event:
+                last = event["start"]
+            elif "raised" in event:
+                raised[labels[event["raised"]]] = event["type"]
+            elif "returned" in event:
+                returned[labels[event["returned"]]] = event["repr"]
+            elif "done" in event:
+                done = True
+        if proc.returncode == 0:
+            assert done, proc.stderr
+            break
+        if last is None or labels[last] in raised or labels[last] in returned:
+            pytest.fail(f"driver failed outside any call (rc {proc.returncode}):\n{proc.stderr[-3000:]}")
+        crashed[labels[last]] = f"rc {proc.returncode}: {proc.stderr.strip().splitlines()[:1]}"
+        start = last + 1
+    problems = {**{f"CRASH {k}": v for k, v in crashed.items()}, **{f"NO EXCEPTION {k}": v for k, v in returned.items()}}
+    assert not problems, json.dumps(problems, indent=1)
+    assert len(raised) == len(labels)
+    assert set(raised.values()) <= {"TypeError", "ValueError", "KeyError", "IndexError", "OverflowError"}, raised
