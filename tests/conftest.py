@@ -192,48 +192,56 @@ EXTENDED = ["nvidia.com/gpu", "example.com/foo", "hugepages-2Mi"]
 GIB = 2**30
 
 
+# Strategies are built once at import: constructing them per draw (and @st.composite's reflection) costs more
+# than the whole comparison.
+_CPU_ALLOC = st.one_of(st.just(0), st.integers(1, 64_000), st.sampled_from([1000, 4000, 8000, 16_000]))
+_MEM_ALLOC = st.one_of(st.just(0), st.integers(1, 64 * GIB), st.sampled_from([GIB, 4 * GIB, 10_000]))
+_PODS_ALLOC = st.one_of(st.just(110), st.integers(0, 6))
+_LABELS = st.dictionaries(st.sampled_from(LABEL_KEYS), st.sampled_from(LABEL_VALUES), max_size=4)
+_TAINTS = st.lists(st.builds(taint, st.sampled_from(TAINT_KEYS), st.sampled_from(TAINT_VALUES),
+                             st.sampled_from(EFFECTS)), max_size=3, unique_by=lambda t: (t["key"], t["effect"]))
+_SMALL = st.integers(0, 8)
+_CPU_REQ = st.one_of(st.none(), st.just(0), st.integers(1, 8000), st.sampled_from([100, 500, 1000, 3000]))
+_MEM_REQ = st.one_of(st.none(), st.just(0), st.integers(1, 8 * GIB), st.sampled_from([10_000, GIB]))
+
+
 @st.composite
 def node_dicts(draw, name: str) -> dict:
-    cpu = draw(st.one_of(st.just(0), st.integers(1, 64_000), st.sampled_from([1000, 4000, 8000, 16_000])))
-    mem = draw(st.one_of(st.just(0), st.integers(1, 64 * GIB), st.sampled_from([GIB, 4 * GIB, 10_000])))
-    pods = draw(st.one_of(st.just(110), st.integers(0, 6)))
+    cpu, mem, pods = draw(_CPU_ALLOC), draw(_MEM_ALLOC), draw(_PODS_ALLOC)
     extra = {}
     for r in EXTENDED:
         if draw(st.integers(0, 2)) == 0:
-            extra[r] = draw(st.integers(0, 8)) if r != "hugepages-2Mi" else draw(st.integers(0, 8)) * 2 * 2**20
+            extra[r] = draw(_SMALL) * (2 * 2**20 if r == "hugepages-2Mi" else 1)
     if draw(st.booleans()):
         extra["ephemeral-storage"] = draw(st.integers(0, 100 * GIB))
-    labels = draw(st.dictionaries(st.sampled_from(LABEL_KEYS), st.sampled_from(LABEL_VALUES), max_size=4))
-    taints = draw(st.lists(st.builds(taint, st.sampled_from(TAINT_KEYS), st.sampled_from(TAINT_VALUES),
-                                     st.sampled_from(EFFECTS)), max_size=3,
-                           unique_by=lambda t: (t["key"], t["effect"])))
+    labels = draw(_LABELS)
+    taints = draw(_TAINTS)
     unsched = draw(st.integers(0, 5)) == 0
     return make_node(name, cpu, mem, pods=pods, extra=extra, labels=labels, taints=taints, unschedulable=unsched)
 
 
-def _requests_strategy(allow_extended: bool = True):
-    cpu = st.one_of(st.none(), st.just(0), st.integers(1, 8000), st.sampled_from([100, 500, 1000, 3000]))
-    mem = st.one_of(st.none(), st.just(0), st.integers(1, 8 * GIB), st.sampled_from([10_000, GIB]))
+@st.composite
+def requests_dicts(draw, allow_extended: bool = True) -> dict:
+    r = {}
+    c, m = draw(_CPU_REQ), draw(_MEM_REQ)
+    if c is not None:
+        r["cpu"] = c
+    if m is not None:
+        r["memory"] = m
+    if allow_extended:
+        for name in EXTENDED + ["ephemeral-storage"]:
+            if draw(st.integers(0, 5)) == 0:
+                if name == "hugepages-2Mi":
+                    r[name] = draw(st.integers(0, 4)) * 2 * 2**20
+                elif name == "ephemeral-storage":
+                    r[name] = draw(st.integers(0, 10 * GIB))
+                else:
+                    r[name] = draw(st.integers(0, 4))
+    return r
 
-    @st.composite
-    def build(draw):
-        r = {}
-        c, m = draw(cpu), draw(mem)
-        if c is not None:
-            r["cpu"] = c
-        if m is not None:
-            r["memory"] = m
-        if allow_extended:
-            for name in EXTENDED + ["ephemeral-storage"]:
-                if draw(st.integers(0, 5)) == 0:
-                    if name == "hugepages-2Mi":
-                        r[name] = draw(st.integers(0, 4)) * 2 * 2**20
-                    elif name == "ephemeral-storage":
-                        r[name] = draw(st.integers(0, 10 * GIB))
-                    else:
-                        r[name] = draw(st.integers(0, 4))
-        return r
-    return build()
+
+_REQS = requests_dicts()
+_REQS_NO_EXT = requests_dicts(allow_extended=False)
 
 
 @st.composite
@@ -261,13 +269,13 @@ def selector_terms(draw):
 
 @st.composite
 def pod_dicts(draw, name: str, *, constraints: bool = True) -> dict:
-    containers = [container(draw(_requests_strategy())) for _ in range(draw(st.integers(1, 3)))]
+    containers = [container(draw(_REQS)) for _ in range(draw(st.integers(1, 3)))]
     init = None
     if draw(st.integers(0, 3)) == 0:
         init = []
         for _ in range(draw(st.integers(1, 2))):
             kw = {"restartPolicy": "Always"} if draw(st.booleans()) else {}
-            init.append(container(draw(_requests_strategy(allow_extended=False)), **kw))
+            init.append(container(draw(_REQS_NO_EXT), **kw))
     overhead = None
     if draw(st.integers(0, 5)) == 0:
         overhead = {"cpu": draw(st.integers(0, 500)), "memory": draw(st.integers(0, 2**28))}
@@ -277,11 +285,11 @@ def pod_dicts(draw, name: str, *, constraints: bool = True) -> dict:
             kw["node_selector"] = draw(st.dictionaries(st.sampled_from(LABEL_KEYS), st.sampled_from(LABEL_VALUES),
                                                        min_size=1, max_size=2))
         if draw(st.integers(0, 3)) == 0:
-            kw["required"] = draw(st.lists(selector_terms(), min_size=1, max_size=3))
+            kw["required"] = draw(_REQUIRED)
         if draw(st.integers(0, 2)) == 0:
-            kw["preferred"] = draw(st.lists(st.tuples(st.integers(1, 100), selector_terms()), min_size=1, max_size=3))
+            kw["preferred"] = draw(_PREFERRED)
         if draw(st.booleans()):
-            kw["tolerations"] = draw(st.lists(toleration_dicts(), max_size=3))
+            kw["tolerations"] = draw(_TOLERATIONS)
     return make_pod(name, *containers, init=init, overhead=overhead, **kw)
 
 
@@ -296,6 +304,10 @@ def toleration_dicts(draw) -> dict:
         t.pop("operator")
     return t
 
+
+_REQUIRED = st.lists(selector_terms(), min_size=1, max_size=3)
+_PREFERRED = st.lists(st.tuples(st.integers(1, 100), selector_terms()), min_size=1, max_size=3)
+_TOLERATIONS = st.lists(toleration_dicts(), max_size=3)
 
 SHAPES = [[(0, 10), (100, 0)], [(0, 0), (100, 10)], [(10, 1), (90, 9)], [(0, 2), (40, 10), (100, 0)],
           [(0, 3), (50, 7), (75, 1), (100, 10)]]

@@ -592,6 +592,11 @@ def _alloc_req_pairs(pod: RefPod, node: RefNode, usage: NodeUsage, resources, us
     return out
 
 
+# requested_to_capacity_ratio.go: a resource whose shape score is 0 adds neither score nor weight
+# ("if resourceScore > 0 { nodeScore += resourceScore * weight; weightSum += weight }").
+RTCR_COUNT_ONLY_POSITIVE = True
+
+
 def fit_score(pod: RefPod, node: RefNode, usage: NodeUsage, fit: dict) -> int:
     pairs = _alloc_req_pairs(pod, node, usage, fit["resources"], use_requested=False)
     strategy = fit["strategy"]
@@ -605,7 +610,7 @@ def fit_score(pod: RefPod, node: RefNode, usage: NodeUsage, fit: dict) -> int:
         total = wsum = 0
         for w, req, cap in pairs:
             s = rtcr_resource_score(shape, req, cap)
-            if s > 0:                                  # kube-scheduler only counts positive resource scores
+            if s > 0 or not RTCR_COUNT_ONLY_POSITIVE:
                 total += s * w
                 wsum += w
         return _round_half_away(Fraction(total, wsum)) if wsum else 0

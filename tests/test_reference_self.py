@@ -198,6 +198,11 @@ KUBE_SCORE_CASES = [
               p(0, 0, "in", {"intel.com/foo": 2, "intel.com/bar": 2}),
               fit_only(RTCR, (("intel.com/foo", 3), ("intel.com/bar", 5)), [(0, 0), (100, 1)]),
               {"n1": 4, "n2": 3}, [("n1", zero("e1"))]),
+    ScoreCase("requested_to_capacity_ratio.go: a resource scoring 0 adds no weight (resourceScore > 0)",
+              two(16000, 4 * 2**30, 4000, 10000), p(3000, 0, "in"),
+              fit_only(RTCR, (("cpu", 77), ("memory", 65)), [(0, 0), (100, 10)]),
+              # n1: cpu util 18 -> 18, memory util 0 -> 0 (dropped) -> 18; n2: cpu 75 -> 75, memory 0 -> 75
+              {"n1": 18, "n2": 75}),
     # balanced_allocation_test.go
     ScoreCase("balanced_allocation_test.go: nothing requested, skipped in PreScore (best-effort pod)",
               two(4000, 10000, 4000, 10000), zero("in"), balanced_only(), {"n1": 0, "n2": 0}),

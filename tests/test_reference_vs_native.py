@@ -22,7 +22,7 @@ def clusters(draw, max_nodes: int = 40):
     n = draw(st.integers(1, max_nodes))
     nodes = [draw(node_dicts(f"n{i}")) for i in range(n)]
     existing = []
-    for j in range(draw(st.integers(0, 2 * n))):
+    for j in range(draw(st.integers(0, n + 5))):
         existing.append((f"n{draw(st.integers(0, n - 1))}", draw(pod_dicts(f"bound{j}", constraints=False))))
     return nodes, existing
 
