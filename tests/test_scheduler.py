@@ -117,7 +117,7 @@ def test_filter_extended_resource_reason():
 def test_filter_on_empty_cluster():
     result = vcore.Scheduler(vcore.Cluster()).filter(req_pod("p", 100, MI))
     assert result.feasible == [] and result.reasons == {}
-    assert result.message.startswith("0/0 nodes are available")
+    assert result.message == "no nodes available to schedule pods"  # kube-scheduler's ErrNoNodesAvailable
 
 
 # -------------------------------------------------------------------------------------------------------------

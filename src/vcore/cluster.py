@@ -84,15 +84,17 @@ class Cluster:
     def bind(self, pod: Any, node_name: str) -> None:
         """Account a pod (already running or bound elsewhere) on a node. Binding a bound pod raises
         PodAlreadyBoundError; the pod is accounted as-is, even past the node's allocatable, as the kubelet has it."""
-        compiled = self._state.compile_pod(_convert.pod_spec(pod))
-        self._bind_compiled(compiled, node_name)
-
-    def _bind_compiled(self, compiled: Any, node_name: str) -> None:
+        spec = _convert.pod_spec(pod)
+        # Check before compiling: compiling may add resource rows, and a failed call must change nothing.
         index = self.node_index(node_name)
-        bound_to = self._state.pod_node(compiled.key)
+        self.check_unbound(spec["key"])
+        self._state.bind(self._state.compile_pod(spec), index)
+
+    def check_unbound(self, key: str) -> None:
+        """Raise PodAlreadyBoundError if a pod with this namespace/name is bound."""
+        bound_to = self._state.pod_node(key)
         if bound_to >= 0:
-            raise PodAlreadyBoundError(f"pod {compiled.key}: already bound to node {self._state.node_name(bound_to)}")
-        self._state.bind(compiled, index)
+            raise PodAlreadyBoundError(f"pod {key}: already bound to node {self._state.node_name(bound_to)}")
 
     def unbind(self, pod: Any) -> str:
         """Release a pod's resources (pod object or "namespace/name"); returns the node it was on."""

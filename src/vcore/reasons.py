@@ -26,5 +26,7 @@ def reason_counts(codes_counts, resource_names) -> dict[str, int]:
 
 def fit_error_message(n_nodes: int, reasons: Mapping[str, int]) -> str:
     """kube-scheduler's FitError text: '0/5 nodes are available: 3 Insufficient cpu, 2 node(s) had ...'."""
+    if n_nodes == 0:
+        return "no nodes available to schedule pods"
     histogram = sorted(f"{count} {reason}" for reason, count in reasons.items())
     return f"0/{n_nodes} nodes are available: {', '.join(histogram)}."

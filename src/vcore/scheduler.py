@@ -8,6 +8,7 @@ crosses into C++ once, for the whole pod or the whole batch.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,13 +100,18 @@ class Scheduler:
         binds nothing. An unschedulable pod is not an error: its Placement has node None and the reasons.
         """
         pods = list(pods)
-        compiled = [p for p in pods if isinstance(p, _core.CompiledPod)]
-        if len(compiled) == len(pods):
-            batch = compiled
-        else:
-            specs = _convert.pod_specs([p for p in pods if not isinstance(p, _core.CompiledPod)])
-            converted = iter(self._state.compile_pods(specs))
-            batch = [p if isinstance(p, _core.CompiledPod) else next(converted) for p in pods]
+        specs = _convert.pod_specs([p for p in pods if not isinstance(p, _core.CompiledPod)])
+        keys = [p.key if isinstance(p, _core.CompiledPod) else None for p in pods]
+        spec_keys = iter(spec["key"] for spec in specs)
+        keys = [k if k is not None else next(spec_keys) for k in keys]
+        # Checked before compiling: compiling may add resource rows, and a rejected batch must change nothing.
+        for key in keys:
+            self.cluster.check_unbound(key)
+        if len(set(keys)) != len(keys):
+            duplicate = next(k for k, n in Counter(keys).items() if n > 1)
+            raise ValueError(f"pod {duplicate}: appears more than once in the batch")
+        converted = iter(self._state.compile_pods(specs))
+        batch = [p if isinstance(p, _core.CompiledPod) else next(converted) for p in pods]
         nodes, reasons = self._engine.schedule(batch)
         names = self._state.node_names()
         resources = self._state.resource_names()

@@ -56,6 +56,7 @@ vcore::PodInput pod_input(const py::dict& spec) {
   }
   for (const auto& item : field_or<py::list>(spec, "preferred_terms", what, py::list())) {
     const auto pair = item.cast<py::tuple>();
+    if (pair.size() != 2) throw py::value_error(what + ": preferred_terms entries must be (weight, term) pairs");
     p.preferred_terms.emplace_back(pair[0].cast<int64_t>(), term_input(pair[1].cast<py::dict>(), what));
   }
   p.tolerations = field_or<decltype(p.tolerations)>(spec, "tolerations", what, {});

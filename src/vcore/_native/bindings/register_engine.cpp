@@ -66,6 +66,7 @@ ProfileConfig profile_config(const py::dict& p) {
 void register_engine(py::module_& m) {
   py::class_<Engine>(m, "Engine")
       .def(py::init([](std::shared_ptr<vcore::ClusterState> state, const py::dict& profile, uint64_t seed) {
+             if (!state) throw py::type_error("Engine: state must be a ClusterState, not None");
              return std::make_unique<Engine>(std::move(state), profile_config(profile), seed);
            }),
            py::arg("state"), py::arg("profile"), py::arg("seed") = 0)
@@ -94,7 +95,10 @@ void register_engine(py::module_& m) {
            [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& pods) {
              std::vector<const vcore::CompiledPod*> ptrs;
              ptrs.reserve(pods.size());
-             for (const auto& p : pods) ptrs.push_back(p.get());
+             for (const auto& p : pods) {
+               if (!p) throw py::type_error("Engine.schedule: pods must be CompiledPod objects, not None");
+               ptrs.push_back(p.get());
+             }
              vcore::ScheduleResult r;
              {
                // Safe without the GIL: `pods` keeps the compiled pods alive; the kernel touches only C++ state

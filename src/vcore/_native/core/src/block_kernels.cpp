@@ -9,44 +9,50 @@
 #else
 #define VCORE_MULTIVERSION
 #endif
+// Helpers must inline into each clone to be compiled for that clone's instruction set.
+#define VCORE_INLINE inline __attribute__((always_inline))
 
 namespace vcore::blocks {
 
 VCORE_MULTIVERSION
-void prefilter(int32_t begin, int32_t end, const uint8_t* live, const uint8_t* unschedulable, bool check_unschedulable,
-               const uint8_t* blocking_taints, bool check_taints, const ResourceRow* rows, int32_t n_rows,
-               const int64_t* pods_alloc, const int64_t* pods_used, bool check_fit, uint8_t* ok) {
+void fit_filter(int32_t begin, int32_t end, const int64_t* pods_alloc, const int64_t* pods_used, const ResourceRow* rows,
+                int32_t n_rows, uint8_t* failed, int64_t* too_many_pods, int64_t* insufficient) {
   const int32_t n = end - begin;
+  uint8_t fit_failed[512];  // callers pass blocks of at most 512 slots
+  int64_t count = 0;
   for (int32_t j = 0; j < n; ++j) {
-    const int32_t i = begin + j;
-    // Branch-free so the loop vectorizes: a disabled check contributes 1.
-    uint8_t v = live[i];
-    v &= static_cast<uint8_t>((unschedulable[i] == 0) | !check_unschedulable);
-    v &= static_cast<uint8_t>((blocking_taints[i] == 0) | !check_taints);
-    v &= static_cast<uint8_t>((pods_used[i] < pods_alloc[i]) | !check_fit);
-    ok[j] = v;
+    const uint8_t f = static_cast<uint8_t>(!failed[j] & (pods_used[begin + j] >= pods_alloc[begin + j]));
+    fit_failed[j] = f;
+    count += f;
   }
-  if (!check_fit) return;
+  *too_many_pods += count;
   for (int32_t r = 0; r < n_rows; ++r) {
     const int64_t* __restrict alloc = rows[r].alloc + begin;
     const int64_t* __restrict used = rows[r].used + begin;
     const int64_t amount = rows[r].amount;
-    for (int32_t j = 0; j < n; ++j) ok[j] &= static_cast<uint8_t>(amount <= alloc[j] - used[j]);
+    count = 0;
+    for (int32_t j = 0; j < n; ++j) {
+      const uint8_t f = static_cast<uint8_t>(!failed[j] & (amount > alloc[j] - used[j]));
+      fit_failed[j] |= f;
+      count += f;
+    }
+    insufficient[r] += count;
   }
+  for (int32_t j = 0; j < n; ++j) failed[j] |= fit_failed[j];
 }
 
 namespace {
 
 // One resource's Least/MostAllocated score (0..100); 0 when the node lacks it (a == 0).
 template <bool Most>
-inline int64_t allocated_part(int64_t a, int64_t req) {
+VCORE_INLINE int64_t allocated_part(int64_t a, int64_t req) {
   // Least: (a - req) * 100 / a, 0 when req > a. Most: min(req, a) * 100 / a. Written with min/max, no branches.
   const int64_t part = Most ? std::min(req, a) : std::max<int64_t>(a - req, 0);
   return static_cast<int64_t>(std::trunc(static_cast<double>(part * 100) / static_cast<double>(std::max<int64_t>(a, 1))));
 }
 
 template <bool Most>
-inline void allocated_score_t(int32_t begin, int32_t end, const ResourceRow* rows, int32_t n_rows, int64_t* out) {
+VCORE_INLINE void allocated_score_t(int32_t begin, int32_t end, const ResourceRow* rows, int32_t n_rows, int64_t* out) {
   const int32_t n = end - begin;
   if (n_rows == 2) {  // cpu and memory: the common case, one pass with no intermediate arrays
     const ResourceRow r0 = rows[0], r1 = rows[1];
@@ -117,9 +123,41 @@ int32_t combine(int32_t begin, int32_t end, const uint8_t* ok, const int64_t* fi
     const int64_t total = w_fit * fit[j] + w_balanced * balanced[j] + constant;
     m[j] = ok[j];
     out[j] = ok[j] ? total : 0;
-    exact += (ok[j] == 0) | (balanced[j] < 0);
+    exact += ok[j] & (balanced[j] < 0);
   }
   return exact;
+}
+
+VCORE_MULTIVERSION
+void and_label_in(int32_t begin, int32_t end, const int32_t* column, const int32_t* values, int32_t n_values,
+                  bool negate, uint8_t* out) {
+  const int32_t n = end - begin;
+  const int32_t* __restrict col = column + begin;
+  uint8_t found[512];  // callers pass blocks of at most 512 slots
+  for (int32_t j = 0; j < n; ++j) found[j] = 0;
+  for (int32_t v = 0; v < n_values; ++v) {
+    const int32_t value = values[v];
+    for (int32_t j = 0; j < n; ++j) found[j] |= static_cast<uint8_t>(col[j] == value);
+  }
+  for (int32_t j = 0; j < n; ++j) out[j] &= static_cast<uint8_t>(found[j] != static_cast<uint8_t>(negate));
+}
+
+VCORE_MULTIVERSION
+void and_label_exists(int32_t begin, int32_t end, const int32_t* column, bool negate, uint8_t* out) {
+  const int32_t n = end - begin;
+  const int32_t* __restrict col = column + begin;
+  for (int32_t j = 0; j < n; ++j) out[j] &= static_cast<uint8_t>((col[j] >= 0) != negate);
+}
+
+VCORE_MULTIVERSION
+void add_normalized(int32_t begin, int32_t end, const uint8_t* mask, const int64_t* raw, int64_t max_raw, bool reverse,
+                    int64_t weight, int64_t* scores) {
+  const double scale = max_raw > 0 ? static_cast<double>(max_raw) : 1.0;
+  for (int32_t i = begin; i < end; ++i) {
+    int64_t s = max_raw > 0 ? static_cast<int64_t>(std::trunc(static_cast<double>(raw[i] * 100) / scale)) : 0;
+    s = reverse ? 100 - s : s;
+    scores[i] += mask[i] ? weight * s : 0;
+  }
 }
 
 }  // namespace vcore::blocks

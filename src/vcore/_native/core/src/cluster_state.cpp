@@ -143,6 +143,13 @@ void ClusterState::write_node(int32_t slot, const NodeInput& node, ParsedNode&& 
     alloc_.row(axis)[slot] = amount;
     max_alloc_[axis] = std::max(max_alloc_[axis], amount);
   }
+  prefer_taints_[slot] = std::any_of(parsed.taints.begin(), parsed.taints.end(),
+                                     [](const Taint& t) { return t.effect == TaintEffect::kPreferNoSchedule; });
+  for (auto& [key, column] : label_columns_) column[slot] = -1;
+  for (const auto& [key, value] : parsed.labels) {
+    auto column = label_columns_.find(key);
+    if (column != label_columns_.end()) column->second[slot] = value;
+  }
   blocking_taints_[slot] = std::any_of(parsed.taints.begin(), parsed.taints.end(), [](const Taint& t) {
     return t.effect == TaintEffect::kNoSchedule || t.effect == TaintEffect::kNoExecute;
   });
@@ -168,6 +175,8 @@ int32_t ClusterState::add_node(const NodeInput& node) {
     live_->push_back(0);
     unschedulable_.push_back(0);
     blocking_taints_.push_back(0);
+    prefer_taints_.push_back(0);
+    for (auto& [key, column] : label_columns_) column.push_back(-1);
     taints_.emplace_back();
     labels_.emplace_back();
     pods_on_.emplace_back();
@@ -219,11 +228,28 @@ const std::string& ClusterState::node_name(int32_t slot) const {
   return names_[slot];
 }
 
+const int32_t* ClusterState::label_column(int32_t key) const {
+  auto it = label_columns_.find(key);
+  return it == label_columns_.end() ? nullptr : it->second.data();
+}
+
+void ClusterState::ensure_label_column(int32_t key) {
+  if (label_columns_.count(key)) return;
+  std::vector<int32_t> column(names_.size(), -1);
+  for (size_t slot = 0; slot < labels_.size(); ++slot) {
+    const auto& labels = labels_[slot];
+    auto it = std::lower_bound(labels.begin(), labels.end(), std::make_pair(key, std::numeric_limits<int32_t>::min()));
+    if (it != labels.end() && it->first == key) column[slot] = it->second;
+  }
+  label_columns_.emplace(key, std::move(column));
+}
+
 NodeSelectorTerm ClusterState::compile_term(const TermInput& term, const std::string& where) {
   NodeSelectorTerm out;
   for (const auto& req : term.expressions) {
     const SelectorOp op = parse_op(req.op, where + ".matchExpressions[" + req.key + "].operator");
     LabelRequirement r{intern_string(req.key), op, {}, 0};
+    ensure_label_column(r.key);
     for (const auto& v : req.values) r.values.push_back(intern_string(v));
     if (op == SelectorOp::kGt || op == SelectorOp::kLt) {
       const auto n = req.values.size() == 1 ? parse_int64(req.values[0]) : std::nullopt;
@@ -263,7 +289,10 @@ CompiledPod ClusterState::compile_pod(const PodInput& pod) {
     out.requests.emplace_back(resource_axis(name), amount);
   }
   std::sort(out.requests.begin(), out.requests.end());
-  for (const auto& [key, value] : pod.node_selector) out.node_selector.emplace_back(intern_string(key), intern_string(value));
+  for (const auto& [key, value] : pod.node_selector) {
+    out.node_selector.emplace_back(intern_string(key), intern_string(value));
+    ensure_label_column(out.node_selector.back().first);
+  }
   if (pod.required_terms) {
     out.has_required_terms = true;
     for (size_t i = 0; i < pod.required_terms->size(); ++i)
@@ -328,7 +357,8 @@ int32_t ClusterState::pod_node(const std::string& key) const {
 
 size_t ClusterState::native_bytes() const {
   size_t bytes = (alloc_.data->capacity() + req_.data->capacity() + nonzero_.data->capacity()) * sizeof(int64_t);
-  bytes += live_->capacity() + unschedulable_.capacity();
+  bytes += live_->capacity() + unschedulable_.capacity() + blocking_taints_.capacity() + prefer_taints_.capacity();
+  for (const auto& [key, column] : label_columns_) bytes += column.capacity() * sizeof(int32_t);
   bytes += taints_.capacity() * sizeof(taints_[0]) + labels_.capacity() * sizeof(labels_[0]);
   bytes += names_.capacity() * sizeof(std::string) + pods_on_.capacity() * sizeof(pods_on_[0]);
   for (size_t i = 0; i < names_.size(); ++i) {

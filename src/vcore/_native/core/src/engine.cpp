@@ -18,7 +18,7 @@ namespace vcore {
 namespace {
 
 constexpr int64_t kMaxNodeScore = 100;
-constexpr int32_t kParallelMinSlots = 32768;  // below this a second thread costs more than it saves
+constexpr int32_t kParallelMinSlots = 8192;  // below this a second thread costs more than it saves
 
 uint64_t mix64(uint64_t x) {  // splitmix64 finalizer: the seeded tie-break rule
   x += 0x9e3779b97f4a7c15ULL;
@@ -68,6 +68,9 @@ class PodKernel {
     for (const auto& [axis, amount] : pod.requests)
       if (!ignored[static_cast<size_t>(axis)]) fit_.push_back({axis, amount, alloc.row(axis), req.row(axis)});
     check_affinity_ = c.filter_affinity && (!pod.node_selector.empty() || pod.has_required_terms);
+    for (const auto& [key, value] : pod.node_selector) selector_.push_back({column_of(key), value});
+    for (const auto& term : pod.required_terms) required_.push_back(resolve(term));
+    for (const auto& [weight, term] : pod.preferred_terms) preferred_.push_back({weight, resolve(term)});
     for (const auto& t : pod.tolerations)
       if (t.effect == TaintEffect::kAny || t.effect == TaintEffect::kPreferNoSchedule) prefer_tolerations_.push_back(t);
     count_prefer_taints_ = c.weight_taints > 0 && s.prefer_no_schedule_taints() > 0;
@@ -93,8 +96,6 @@ class PodKernel {
   }
 
   bool needs_normalization() const { return count_prefer_taints_ || sum_preferred_; }
-  // Whether a node that passed the vector pre-filter still needs the exact filter (only affinity does).
-  bool prefilter_is_exact() const { return !check_affinity_; }
 
   // Rows and flags for the vectorized block path (block_kernels.h).
   std::vector<blocks::ResourceRow> fit_rows() const {
@@ -174,7 +175,7 @@ class PodKernel {
 
   int64_t preferred_weight(int32_t i) const {
     int64_t sum = 0;
-    for (const auto& [weight, term] : pod_.preferred_terms)
+    for (const auto& [weight, term] : preferred_)
       if (matches_term(i, term)) sum += weight;
     return sum;
   }
@@ -217,14 +218,31 @@ class PodKernel {
     return false;
   }
 
-  int32_t label_value(int32_t i, int32_t key) const {
-    const auto& labels = s_.labels()[i];
-    auto it = std::lower_bound(labels.begin(), labels.end(), std::make_pair(key, std::numeric_limits<int32_t>::min()));
-    return it != labels.end() && it->first == key ? it->second : -1;
+  // A compiled pod's selector terms with their label columns looked up once.
+  struct ResolvedRequirement {
+    const int32_t* column;
+    const LabelRequirement* requirement;
+  };
+  struct ResolvedTerm {
+    std::vector<ResolvedRequirement> requirements;
+    const NodeSelectorTerm* term;
+  };
+
+  const int32_t* column_of(int32_t key) const {
+    const int32_t* column = s_.label_column(key);
+    if (column == nullptr) throw Invalid("pod " + pod_.key + ": label column missing (pod compiled for another state?)");
+    return column;
   }
 
-  bool matches_requirement(int32_t i, const LabelRequirement& r) const {
-    const int32_t value = label_value(i, r.key);
+  ResolvedTerm resolve(const NodeSelectorTerm& term) const {
+    ResolvedTerm out{{}, &term};
+    for (const auto& r : term.expressions) out.requirements.push_back({column_of(r.key), &r});
+    return out;
+  }
+
+  bool matches_requirement(int32_t i, const ResolvedRequirement& rr) const {
+    const LabelRequirement& r = *rr.requirement;
+    const int32_t value = rr.column[i];
     const bool has = value >= 0;
     switch (r.op) {
       case SelectorOp::kIn:
@@ -246,10 +264,7 @@ class PodKernel {
     return false;
   }
 
-  bool matches_term(int32_t i, const NodeSelectorTerm& term) const {
-    if (term.expressions.empty() && term.fields.empty()) return false;  // an empty term selects nothing
-    for (const auto& r : term.expressions)
-      if (!matches_requirement(i, r)) return false;
+  bool matches_fields(int32_t i, const NodeSelectorTerm& term) const {
     for (const auto& f : term.fields) {
       const bool in = std::find(f.names.begin(), f.names.end(), s_.names()[i]) != f.names.end();
       if (in != (f.op == SelectorOp::kIn)) return false;
@@ -257,13 +272,122 @@ class PodKernel {
     return true;
   }
 
+  bool matches_term(int32_t i, const ResolvedTerm& rt) const {
+    if (rt.requirements.empty() && rt.term->fields.empty()) return false;  // an empty term selects nothing
+    for (const auto& r : rt.requirements)
+      if (!matches_requirement(i, r)) return false;
+    return matches_fields(i, *rt.term);
+  }
+
   bool matches_affinity(int32_t i) const {
-    for (const auto& [key, value] : pod_.node_selector)
-      if (label_value(i, key) != value) return false;
+    for (const auto& [column, value] : selector_)
+      if (column[i] != value) return false;
     if (!pod_.has_required_terms) return true;
-    for (const auto& term : pod_.required_terms)
+    for (const auto& term : required_)
       if (matches_term(i, term)) return true;
     return false;
+  }
+
+  // term_mask[j] = whether node begin + j matches the term; vector loops for the label operators.
+  void term_block(int32_t begin, int32_t end, const ResolvedTerm& rt, uint8_t* term_mask) const {
+    const int32_t n = end - begin;
+    std::fill(term_mask, term_mask + n, uint8_t{1});
+    if (rt.requirements.empty() && rt.term->fields.empty()) {
+      std::fill(term_mask, term_mask + n, uint8_t{0});
+      return;
+    }
+    for (const auto& rr : rt.requirements) {
+      const LabelRequirement& r = *rr.requirement;
+      switch (r.op) {
+        case SelectorOp::kIn:
+        case SelectorOp::kNotIn:
+          blocks::and_label_in(begin, end, rr.column, r.values.data(), static_cast<int32_t>(r.values.size()),
+                               r.op == SelectorOp::kNotIn, term_mask);
+          break;
+        case SelectorOp::kExists:
+        case SelectorOp::kDoesNotExist:
+          blocks::and_label_exists(begin, end, rr.column, r.op == SelectorOp::kDoesNotExist, term_mask);
+          break;
+        default:
+          for (int32_t j = 0; j < n; ++j) term_mask[j] &= matches_requirement(begin + j, rr);
+      }
+    }
+    if (!rt.term->fields.empty())
+      for (int32_t j = 0; j < n; ++j) term_mask[j] &= matches_fields(begin + j, *rt.term);
+  }
+
+  // ok[j] &= nodeSelector and required node affinity, for a block.
+  void and_affinity_block(int32_t begin, int32_t end, uint8_t* ok) const {
+    for (const auto& [column, value] : selector_) blocks::and_label_in(begin, end, column, &value, 1, false, ok);
+    if (!pod_.has_required_terms) return;
+    const int32_t n = end - begin;
+    uint8_t any[512], term_mask[512];
+    std::fill(any, any + n, uint8_t{0});
+    for (const auto& term : required_) {
+      term_block(begin, end, term, term_mask);
+      for (int32_t j = 0; j < n; ++j) any[j] |= term_mask[j];
+    }
+    for (int32_t j = 0; j < n; ++j) ok[j] &= any[j];
+  }
+
+  // The exact filter over a block: ok[j] = feasible, reasons counted as filter() counts them (the first failing
+  // plugin's reasons; all insufficient resources). Only nodes with a NoSchedule/NoExecute taint take a scalar look.
+  void filter_block(int32_t begin, int32_t end, const std::vector<blocks::ResourceRow>& fit_rows, uint8_t* ok,
+                    int64_t* reasons) const {
+    const int32_t n = end - begin;
+    const uint8_t* live = s_.live()->data() + begin;
+    uint8_t failed[512];
+    for (int32_t j = 0; j < n; ++j) failed[j] = !live[j];  // free slots are not counted under any reason
+    if (c_.filter_unschedulable && !pod_.tolerates_unschedulable) {
+      const uint8_t* unschedulable = s_.unschedulable().data() + begin;
+      int64_t count = 0;
+      for (int32_t j = 0; j < n; ++j) {
+        const uint8_t f = static_cast<uint8_t>(!failed[j] & (unschedulable[j] != 0));
+        failed[j] |= f;
+        count += f;
+      }
+      reasons[kUnschedulable] += count;
+    }
+    if (c_.filter_taints) {
+      const uint8_t* blocking = s_.blocking_taints().data() + begin;
+      for (int32_t j = 0; j < n; ++j) {
+        if (!failed[j] && blocking[j] && has_untolerated_taint(begin + j)) {
+          failed[j] = 1;
+          ++reasons[kUntoleratedTaint];
+        }
+      }
+    }
+    if (check_affinity_) {
+      uint8_t match[512];
+      std::fill(match, match + n, uint8_t{1});
+      and_affinity_block(begin, end, match);
+      int64_t count = 0;
+      for (int32_t j = 0; j < n; ++j) {
+        const uint8_t f = static_cast<uint8_t>(!failed[j] & !match[j]);
+        failed[j] |= f;
+        count += f;
+      }
+      reasons[kAffinityMismatch] += count;
+    }
+    if (c_.filter_fit) {
+      int64_t insufficient[64] = {0};
+      const int32_t n_rows = std::min<int32_t>(64, static_cast<int32_t>(fit_rows.size()));
+      blocks::fit_filter(begin, end, pods_alloc_, pods_used_, fit_rows.data(), n_rows, failed, &reasons[kTooManyPods],
+                         insufficient);
+      for (int32_t r = 0; r < n_rows; ++r) reasons[kInsufficientBase + fit_[r].axis] += insufficient[r];
+    }
+    for (int32_t j = 0; j < n; ++j) ok[j] = !failed[j];
+  }
+
+  // raw[j] = sum of the weights of the preferred terms node begin + j matches.
+  void preferred_block(int32_t begin, int32_t end, int64_t* raw) const {
+    const int32_t n = end - begin;
+    uint8_t term_mask[512];
+    std::fill(raw, raw + n, int64_t{0});
+    for (const auto& [weight, term] : preferred_) {
+      term_block(begin, end, term, term_mask);
+      for (int32_t j = 0; j < n; ++j) raw[j] += weight * term_mask[j];
+    }
   }
 
   int64_t shape_at(int64_t utilization) const {  // kube-scheduler's broken linear function
@@ -351,6 +475,9 @@ class PodKernel {
   bool count_prefer_taints_;
   bool sum_preferred_;
   std::vector<Toleration> prefer_tolerations_;
+  std::vector<std::pair<const int32_t*, int32_t>> selector_;  // label column, wanted value
+  std::vector<ResolvedTerm> required_;
+  std::vector<std::pair<int64_t, ResolvedTerm>> preferred_;
   std::vector<ScoreTerm> fit_terms_, balanced_terms_;
   std::vector<BinpackTerm> binpack_;
   double binpack_weight_sum_ = 0;
@@ -401,32 +528,28 @@ void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, st
   const int32_t n = s.n_slots();
   const int32_t n_reason = n_reasons();
   reasons.assign(static_cast<size_t>(n_reason), 0);
-  const bool normalize = kernel.needs_normalization();
   thread_local std::vector<int64_t> raw_taints, raw_affinity;
   if (kernel.count_prefer_taints()) raw_taints.resize(static_cast<size_t>(n));
   if (kernel.sum_preferred()) raw_affinity.resize(static_cast<size_t>(n));
   int64_t* taints = raw_taints.data();
   int64_t* affinity = raw_affinity.data();
-  const uint8_t* live = s.live()->data();
+  const uint8_t* prefer_flags = s.prefer_taints().data();
 
-  int64_t max_taints = 0, max_affinity = 0;
   const auto fit_rows = kernel.fit_rows();
   const auto fit_score_rows = kernel.fit_score_rows();
   const auto balanced_rows = kernel.balanced_rows();
   const bool vector_fit = kernel.vector_fit_score();
   const bool vector_balanced = kernel.vector_balanced_score();
-  // The all-vector path: every score either vectorized or absent, nothing to normalize per node.
-  const bool all_vector = kernel.prefilter_is_exact() && !normalize && config_.weight_binpack == 0 &&
-                          (config_.weight_fit == 0 || vector_fit) && (kernel.weight_balanced() == 0 || vector_balanced);
+  const bool scalar_scores = config_.weight_binpack > 0 || (config_.weight_fit > 0 && !vector_fit) ||
+                             (kernel.weight_balanced() > 0 && !vector_balanced);
   // TaintToleration with no PreferNoSchedule taint anywhere normalizes to 100 on every feasible node.
   const int64_t taint_constant =
       (config_.weight_taints > 0 && !kernel.count_prefer_taints()) ? config_.weight_taints * kMaxNodeScore : 0;
   const bool most = config_.strategy == FitStrategy::kMostAllocated;
-  const auto& alloc = s.allocatable();
-  const auto& used = s.requested();
   constexpr int32_t kBlock = 512;
   const int32_t n_blocks = (n + kBlock - 1) / kBlock;
   const int threads = n >= kParallelMinSlots ? std::min(2, omp_get_max_threads()) : 1;
+  int64_t max_taints = 0, max_affinity = 0;
 #pragma omp parallel num_threads(threads) reduction(max : max_taints, max_affinity)
   {
     std::vector<int64_t> local(static_cast<size_t>(n_reason), 0);
@@ -437,49 +560,52 @@ void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, st
 #pragma omp for schedule(static)
     for (int32_t block = 0; block < n_blocks; ++block) {
       const int32_t begin = block * kBlock, end = std::min(n, begin + kBlock);
-      blocks::prefilter(begin, end, live, s.unschedulable().data(), config_.filter_unschedulable,
-                        s.blocking_taints().data(), config_.filter_taints, fit_rows.data(),
-                        static_cast<int32_t>(fit_rows.size()), alloc.row(kAxisPods), used.row(kAxisPods),
-                        config_.filter_fit, ok);
+      // 1. Filters, exact, with reasons counted.
+      kernel.filter_block(begin, end, fit_rows, ok, local.data());
+      // 2. Vector scores, computed for every slot of the block and masked by combine.
       if (vector_fit)
         blocks::allocated_score(begin, end, most, fit_score_rows.data(), static_cast<int32_t>(fit_score_rows.size()), fit);
       if (vector_balanced) blocks::balanced_two(begin, end, balanced_rows[0], balanced_rows[1], balanced);
-      if (all_vector) {
-        const int32_t exact = blocks::combine(begin, end, ok, fit, vector_fit ? config_.weight_fit : 0, balanced,
-                                              vector_balanced ? kernel.weight_balanced() : 0, taint_constant, mask, scores);
-        if (exact == 0) continue;
-      }
-      for (int32_t i = begin; i < end; ++i) {
-        const int32_t j = i - begin;
-        if (all_vector && ok[j] && balanced[j] >= 0) continue;  // done by combine
-        const bool feasible = live[i] && ((ok[j] && kernel.prefilter_is_exact()) || kernel.filter(i, local.data()) == kFeasible);
-        mask[i] = feasible;
-        if (!feasible) {
-          scores[i] = 0;
-          continue;
+      const int32_t rescore = blocks::combine(begin, end, ok, fit, vector_fit ? config_.weight_fit : 0, balanced,
+                                            vector_balanced ? kernel.weight_balanced() : 0, taint_constant, mask, scores);
+      // 3. Scalar scores for the few feasible slots the vector path could not settle.
+      if (rescore > 0 || scalar_scores) {
+        for (int32_t i = begin; i < end; ++i) {
+          const int32_t j = i - begin;
+          if (!ok[j] || (!scalar_scores && (!vector_balanced || balanced[j] >= 0))) continue;
+          int64_t total = taint_constant;
+          if (config_.weight_fit > 0) total += config_.weight_fit * (vector_fit ? fit[j] : kernel.fit_score(i));
+          if (kernel.weight_balanced() > 0)
+            total += kernel.weight_balanced() *
+                     (vector_balanced && balanced[j] >= 0 ? balanced[j] : kernel.balanced_score(i));
+          if (config_.weight_binpack > 0) total += config_.weight_binpack * kernel.binpack_score(i);
+          scores[i] = total;
         }
-        int64_t total = taint_constant;
-        if (config_.weight_fit > 0) total += config_.weight_fit * (vector_fit ? fit[j] : kernel.fit_score(i));
-        if (kernel.weight_balanced() > 0)
-          total += kernel.weight_balanced() * (vector_balanced && balanced[j] >= 0 ? balanced[j] : kernel.balanced_score(i));
-        if (config_.weight_binpack > 0) total += config_.weight_binpack * kernel.binpack_score(i);
-        scores[i] = total;
-        if (kernel.count_prefer_taints()) max_taints = std::max(max_taints, taints[i] = kernel.prefer_taint_count(i));
-        if (kernel.sum_preferred()) max_affinity = std::max(max_affinity, affinity[i] = kernel.preferred_weight(i));
+      }
+      // 4. Raw values of the normalized scores, and their maxima over the feasible slots.
+      if (kernel.sum_preferred()) {
+        kernel.preferred_block(begin, end, affinity + begin);
+        for (int32_t i = begin; i < end; ++i) max_affinity = std::max(max_affinity, mask[i] ? affinity[i] : 0);
+      }
+      if (kernel.count_prefer_taints()) {
+        for (int32_t i = begin; i < end; ++i) {
+          taints[i] = prefer_flags[i] && mask[i] ? kernel.prefer_taint_count(i) : 0;
+          max_taints = std::max(max_taints, taints[i]);
+        }
       }
     }
 #pragma omp critical
     for (int32_t r = 0; r < n_reason; ++r) reasons[r] += local[r];
   }
-  if (!normalize) return;
+  if (!kernel.needs_normalization()) return;
   // Scores normalized over the feasible set (TaintToleration reversed, NodeAffinity straight).
 #pragma omp parallel for num_threads(threads) schedule(static)
-  for (int32_t i = 0; i < n; ++i) {
-    if (!mask[i]) continue;
-    int64_t add = 0;
-    if (kernel.count_prefer_taints()) add += config_.weight_taints * normalized(taints[i], max_taints, true);
-    if (kernel.sum_preferred()) add += config_.weight_affinity * normalized(affinity[i], max_affinity, false);
-    scores[i] += add;
+  for (int32_t block = 0; block < n_blocks; ++block) {
+    const int32_t begin = block * kBlock, end = std::min(n, begin + kBlock);
+    if (kernel.count_prefer_taints())
+      blocks::add_normalized(begin, end, mask, taints, max_taints, true, config_.weight_taints, scores);
+    if (kernel.sum_preferred())
+      blocks::add_normalized(begin, end, mask, affinity, max_affinity, false, config_.weight_affinity, scores);
   }
 }
 

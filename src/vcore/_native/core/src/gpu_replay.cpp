@@ -242,6 +242,10 @@ struct Replayer {
             case 2: return -delta;
             case 3: return 1.0 - double(inv.free_gpu_milli(n)) / std::max(1, inv.n_gpus(n) * kGpuMilli);
             case 4: return double(inv.cpu_cap_[n] - inv.cpu_free_[n]) / std::max<int64_t>(1, inv.cpu_cap_[n]);
+            case 7: return -double(inv.n_gpus(n));
+            case 8: return double(inv.n_gpus(n));
+            case 9: return 1.0 - double(inv.free_gpu_milli(n)) / std::max(1, inv.n_gpus(n) * kGpuMilli) - 1e-6 * inv.n_gpus(n);
+            case 10: return 1.0 - double(inv.free_gpu_milli(n)) / std::max(1, inv.n_gpus(n) * kGpuMilli) + 1e-6 * inv.n_gpus(n);
             default: return 0.0;
         }
     }
@@ -313,7 +317,9 @@ struct Replayer {
                     if (!inv.fits(n, r)) continue;
                     uint64_t m = 0;
                     const double d = vcore_delta(n, r, spec_of[p], &m);
-                    const int64_t s = int64_t(1.0 / (1.0 + std::exp(d / opt.vcore_scale)) * 100.0);
+                    int64_t s = int64_t(1.0 / (1.0 + std::exp(d / opt.vcore_scale)) * 100.0);
+                    if (opt.vcore_tie > 10)
+                        s = s * 10 + int64_t((opt.vcore_tie - 10) * (1.0 - double(inv.free_gpu_milli(n)) / std::max(1, inv.n_gpus(n) * kGpuMilli)));
                     if (s < bs) continue;
                     const double t = tie_key(n, r, d, m);
                     if (s > bs || t > bt) { bs = s; bt = t; best = n; best_mask = m; }

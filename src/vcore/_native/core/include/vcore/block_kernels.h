@@ -14,11 +14,10 @@ struct ResourceRow {
   int64_t weight;
 };
 
-// ok[j] = live && amount <= alloc - used for every row && pods fit && no unschedulable / blocking-taint flag.
-// A cleared ok[j] means only "take the exact path", never "infeasible".
-void prefilter(int32_t begin, int32_t end, const uint8_t* live, const uint8_t* unschedulable, bool check_unschedulable,
-               const uint8_t* blocking_taints, bool check_taints, const ResourceRow* rows, int32_t n_rows,
-               const int64_t* pods_alloc, const int64_t* pods_used, bool check_fit, uint8_t* ok);
+// NodeResourcesFit's filter over a block of nodes not yet rejected (failed[j] == 0): counts "Too many pods" and
+// each insufficient row (every one, as kube-scheduler reports them all), then marks those nodes failed.
+void fit_filter(int32_t begin, int32_t end, const int64_t* pods_alloc, const int64_t* pods_used, const ResourceRow* rows,
+                int32_t n_rows, uint8_t* failed, int64_t* too_many_pods, int64_t* insufficient);
 
 // NodeResourcesFit Least/MostAllocated over rows: out[j] = sum(w * s) / sum(w) over rows with alloc > 0.
 // Exact in double when every alloc < 2^45: then (alloc - req) * 100 and alloc are exact doubles and
@@ -30,8 +29,20 @@ void allocated_score(int32_t begin, int32_t end, bool most, const ResourceRow* r
 void balanced_two(int32_t begin, int32_t end, const ResourceRow& r0, const ResourceRow& r1, int64_t* out);
 
 // scores[begin + j] = ok[j] ? w_fit * fit[j] + w_balanced * balanced[j] + constant : 0 and mask = ok.
-// Returns how many slots need the exact scalar path: !ok[j] (reasons, tolerations) or balanced[j] < 0.
+// Returns how many feasible slots still need a scalar score: those with balanced[j] < 0.
 int32_t combine(int32_t begin, int32_t end, const uint8_t* ok, const int64_t* fit, int64_t w_fit,
                 const int64_t* balanced, int64_t w_balanced, int64_t constant, uint8_t* mask, int64_t* scores);
+
+// out[j] &= (column[i] is one of values) != negate, for In / NotIn (and nodeSelector with one value).
+void and_label_in(int32_t begin, int32_t end, const int32_t* column, const int32_t* values, int32_t n_values,
+                  bool negate, uint8_t* out);
+
+// out[j] &= (column[i] >= 0) != negate, for Exists / DoesNotExist.
+void and_label_exists(int32_t begin, int32_t end, const int32_t* column, bool negate, uint8_t* out);
+
+// scores[i] += weight * DefaultNormalizeScore(raw[i]) where mask[i], over [begin, end): 100 * raw / max_raw
+// (100 - that when reverse; 100 or 0 when max_raw == 0). Exact in double: raw * 100 < 2^53 and max_raw * 100 < 2^52.
+void add_normalized(int32_t begin, int32_t end, const uint8_t* mask, const int64_t* raw, int64_t max_raw, bool reverse,
+                    int64_t weight, int64_t* scores);
 
 }  // namespace vcore::blocks

@@ -118,6 +118,13 @@ class ClusterState {
   int64_t max_allocatable(int32_t axis) const { return max_alloc_.at(static_cast<size_t>(axis)); }
   const std::vector<std::vector<Taint>>& taints() const { return taints_; }
   const std::vector<std::vector<std::pair<int32_t, int32_t>>>& labels() const { return labels_; }
+  // Label columns: for each label key some compiled pod asks about, the value id per slot (-1: no such label).
+  // Materialized by compile_pod (under the exclusive lock) and kept current by every node write, so kernels
+  // test labels with one load per node instead of a search.
+  const int32_t* label_column(int32_t key) const;
+  void ensure_label_column(int32_t key);
+  // 1 where a node has a PreferNoSchedule taint.
+  const std::vector<uint8_t>& prefer_taints() const { return prefer_taints_; }
   const std::vector<std::string>& names() const { return names_; }
   int64_t prefer_no_schedule_taints() const { return n_prefer_taints_; }
   // Label value ids that parse as int64 (strconv.ParseInt base 10), for Gt / Lt.
@@ -156,6 +163,8 @@ class ClusterState {
   std::shared_ptr<std::vector<uint8_t>> live_ = std::make_shared<std::vector<uint8_t>>();
   std::vector<uint8_t> unschedulable_;
   std::vector<uint8_t> blocking_taints_;
+  std::vector<uint8_t> prefer_taints_;
+  std::unordered_map<int32_t, std::vector<int32_t>> label_columns_;
   std::vector<int64_t> max_alloc_;
   std::vector<std::vector<Taint>> taints_;
   std::vector<std::vector<std::pair<int32_t, int32_t>>> labels_;
