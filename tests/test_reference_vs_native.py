@@ -51,7 +51,6 @@ def _explain(reference, pod, prof, names):
 
 
 @given(cluster=clusters(), pods=st.lists(pod_dicts("incoming"), min_size=1, max_size=3), profile=profiles())
-@settings(max_examples=100)
 def test_filter_and_score_match_reference(cluster, pods, profile):
     nodes, existing = cluster
     native, reference = build_both(nodes, existing)
@@ -76,7 +75,7 @@ def test_filter_and_score_match_reference(cluster, pods, profile):
 
 
 @given(cluster=clusters(max_nodes=25), profile=profiles(with_pct=True), data=st.data())
-@settings(max_examples=60)
+@settings(max_examples=min(50, settings.default.max_examples))
 def test_schedule_picks_a_reference_best_node(cluster, profile, data):
     nodes, existing = cluster
     native, reference = build_both(nodes, existing)
@@ -102,3 +101,55 @@ def test_schedule_picks_a_reference_best_node(cluster, profile, data):
     # both clusters hold the same bindings afterwards
     for name in reference.nodes:
         assert sorted(native.pods_on(name)) == sorted(p.key for p in reference.pods_on(name))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Edge cases: empty cluster, huge quantities (products like (cap - req) * 100 exceed int64 in naive code)
+# ---------------------------------------------------------------------------------------------------------------
+import pytest  # noqa: E402
+
+from conftest import fit_args, make_node, make_profile, req_pod  # noqa: E402
+
+EI = 2**60
+
+
+def test_empty_cluster():
+    c = vcore.Cluster()
+    sched = vcore.Scheduler(c)
+    pod = req_pod("p", 100, 100)
+    got = sched.filter(pod)
+    assert (got.feasible, got.reasons) == ref.reference_filter(ref.ReferenceCluster(), pod, ref.profile_to_native(None))
+    assert sched.score(pod) == {}
+    [placement] = sched.schedule([pod])
+    assert placement.node is None and placement.reasons == {}
+
+
+HUGE_PROFILES = {
+    "least": make_profile([("NodeResourcesFit", 1)], fit=fit_args("LeastAllocated")),
+    "most": make_profile([("NodeResourcesFit", 1)], fit=fit_args("MostAllocated")),
+    "rtcr": make_profile([("NodeResourcesFit", 1)], fit=fit_args("RequestedToCapacityRatio",
+                                                                 shape=[(0, 0), (50, 7), (100, 10)])),
+    "balanced": make_profile([("NodeResourcesBalancedAllocation", 1)]),
+    "binpack": make_profile([("binpack", 1)], binpack={"binpack.weight": 3}),
+    "default": None,
+}
+
+
+@pytest.mark.parametrize("profile_id", sorted(HUGE_PROFILES))
+@pytest.mark.parametrize("node_mem,used,req", [
+    (7 * EI, 0, 3 * EI), (7 * EI, 3 * EI, 4 * EI), (7 * EI, 4 * EI, 4 * EI), (2**62, 2**61, 2**61 - 1),
+    (10**18 + 7, 10**17, 3 * 10**17 + 1), (2**53 + 1, 2**52, 1),
+], ids=["7Ei-3Ei", "7Ei-full", "7Ei-over", "2^62-half", "1e18-odd", "2^53+1"])
+def test_huge_quantities_match_reference(profile_id, node_mem, used, req):
+    profile = HUGE_PROFILES[profile_id]
+    nodes = [make_node("a", 64_000, node_mem, extra={"ephemeral-storage": node_mem}),
+             make_node("b", 32_000, node_mem // 3, extra={"ephemeral-storage": 7 * EI})]
+    existing = [("a", req_pod("e1", 1000, used)), ("b", req_pod("e2", 2000, used // 5))]
+    native, reference = build_both(nodes, existing)
+    prof = ref.profile_to_native(profile)
+    pod = req_pod("in", 3000, req, {"ephemeral-storage": req // 2})
+    sched = vcore.Scheduler(native, profile=profile)
+    want_feasible, want_reasons = ref.reference_filter(reference, pod, prof)
+    got = sched.filter(pod)
+    assert (got.feasible, got.reasons) == (want_feasible, want_reasons)
+    assert sched.score(pod) == ref.reference_score(reference, pod, prof, want_feasible)
