@@ -194,15 +194,21 @@ GIB = 2**30
 
 # Strategies are built once at import: constructing them per draw (and @st.composite's reflection) costs more
 # than the whole comparison.
-_CPU_ALLOC = st.one_of(st.just(0), st.integers(1, 64_000), st.sampled_from([1000, 4000, 8000, 16_000]))
-_MEM_ALLOC = st.one_of(st.just(0), st.integers(1, 64 * GIB), st.sampled_from([GIB, 4 * GIB, 10_000]))
-_PODS_ALLOC = st.one_of(st.just(110), st.integers(0, 6))
+# None = the node does not list the resource at all; strings exercise the quantity grammar and rounding
+# (cpu "0.1m" -> 1 milli, "1.5Ki" -> 1536, "100M", "1e3").
+_CPU_ALLOC = st.one_of(st.just(0), st.integers(1, 64_000), st.sampled_from([1000, 4000, 8000, 16_000]),
+                       st.sampled_from([None, "2", "3.5", "750m", "0.1m", "1e1"]))
+_MEM_ALLOC = st.one_of(st.just(0), st.integers(1, 64 * GIB), st.sampled_from([GIB, 4 * GIB, 10_000]),
+                       st.sampled_from([None, "4Gi", "1.5Ki", "100M", "1e3", "0.5"]))
+_PODS_ALLOC = st.one_of(st.just(110), st.integers(0, 6), st.none())
 _LABELS = st.dictionaries(st.sampled_from(LABEL_KEYS), st.sampled_from(LABEL_VALUES), max_size=4)
 _TAINTS = st.lists(st.builds(taint, st.sampled_from(TAINT_KEYS), st.sampled_from(TAINT_VALUES),
                              st.sampled_from(EFFECTS)), max_size=3, unique_by=lambda t: (t["key"], t["effect"]))
 _SMALL = st.integers(0, 8)
-_CPU_REQ = st.one_of(st.none(), st.just(0), st.integers(1, 8000), st.sampled_from([100, 500, 1000, 3000]))
-_MEM_REQ = st.one_of(st.none(), st.just(0), st.integers(1, 8 * GIB), st.sampled_from([10_000, GIB]))
+_CPU_REQ = st.one_of(st.none(), st.just(0), st.integers(1, 8000), st.sampled_from([100, 500, 1000, 3000]),
+                     st.sampled_from(["0.5", "250m", "0.1m", "1500u", "0"]))
+_MEM_REQ = st.one_of(st.none(), st.just(0), st.integers(1, 8 * GIB), st.sampled_from([10_000, GIB]),
+                     st.sampled_from(["1Gi", "1.5Ki", "0.5", "1e3", "64Mi"]))
 
 
 @st.composite
