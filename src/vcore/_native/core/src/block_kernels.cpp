@@ -113,12 +113,11 @@ void balanced_two(int32_t begin, int32_t end, const ResourceRow& r0, const Resou
 }
 
 VCORE_MULTIVERSION
-int32_t combine(int32_t begin, int32_t end, const uint8_t* ok, const int64_t* fit, int64_t w_fit,
-                const int64_t* balanced, int64_t w_balanced, int64_t constant, uint8_t* mask, int64_t* scores) {
-  const int32_t n = end - begin;
+int32_t combine(int32_t n, const uint8_t* ok, const int64_t* fit, int64_t w_fit, const int64_t* balanced,
+                int64_t w_balanced, int64_t constant, uint8_t* mask, int64_t* scores) {
   int32_t exact = 0;
-  uint8_t* __restrict m = mask + begin;
-  int64_t* __restrict out = scores + begin;
+  uint8_t* __restrict m = mask;
+  int64_t* __restrict out = scores;
   for (int32_t j = 0; j < n; ++j) {
     const int64_t total = w_fit * fit[j] + w_balanced * balanced[j] + constant;
     m[j] = ok[j];

@@ -122,46 +122,6 @@ class PodKernel {
   bool count_prefer_taints() const { return count_prefer_taints_; }
   bool sum_preferred() const { return sum_preferred_; }
 
-  // The first failing filter plugin's reasons are counted; Reason::kFeasible when every filter passes.
-  int32_t filter(int32_t i, int64_t* reasons) const {
-    if (c_.filter_unschedulable && s_.unschedulable()[i] && !pod_.tolerates_unschedulable) {
-      ++reasons[kUnschedulable];
-      return kUnschedulable;
-    }
-    if (c_.filter_taints && !s_.taints()[i].empty() && has_untolerated_taint(i)) {
-      ++reasons[kUntoleratedTaint];
-      return kUntoleratedTaint;
-    }
-    if (check_affinity_ && !matches_affinity(i)) {
-      ++reasons[kAffinityMismatch];
-      return kAffinityMismatch;
-    }
-    if (c_.filter_fit) {
-      int32_t failed = kFeasible;
-      if (pods_used_[i] + 1 > pods_alloc_[i]) {
-        ++reasons[kTooManyPods];
-        failed = kTooManyPods;
-      }
-      for (const auto& f : fit_) {
-        if (f.amount > f.alloc[i] - f.used[i]) {
-          ++reasons[kInsufficientBase + f.axis];
-          failed = kInsufficientBase + f.axis;
-        }
-      }
-      return failed;
-    }
-    return kFeasible;
-  }
-
-  // Weighted sum of the score plugins that need no normalization.
-  int64_t base_score(int32_t i) const {
-    int64_t total = 0;
-    if (c_.weight_fit > 0) total += c_.weight_fit * fit_score(i);
-    if (weight_balanced_ > 0) total += weight_balanced_ * balanced_score(i);
-    if (c_.weight_binpack > 0) total += c_.weight_binpack * binpack_score(i);
-    return total;
-  }
-
   int64_t prefer_taint_count(int32_t i) const {
     int64_t count = 0;
     for (const auto& taint : s_.taints()[i]) {
@@ -173,12 +133,7 @@ class PodKernel {
     return count;
   }
 
-  int64_t preferred_weight(int32_t i) const {
-    int64_t sum = 0;
-    for (const auto& [weight, term] : preferred_)
-      if (matches_term(i, term)) sum += weight;
-    return sum;
-  }
+
 
   std::vector<ScoreTerm> score_terms(const std::vector<ResourceWeight>& resources, bool nonzero, const SharedMatrix& alloc,
                                      const SharedMatrix& req, const SharedMatrix& nz) const {
@@ -272,21 +227,7 @@ class PodKernel {
     return true;
   }
 
-  bool matches_term(int32_t i, const ResolvedTerm& rt) const {
-    if (rt.requirements.empty() && rt.term->fields.empty()) return false;  // an empty term selects nothing
-    for (const auto& r : rt.requirements)
-      if (!matches_requirement(i, r)) return false;
-    return matches_fields(i, *rt.term);
-  }
 
-  bool matches_affinity(int32_t i) const {
-    for (const auto& [column, value] : selector_)
-      if (column[i] != value) return false;
-    if (!pod_.has_required_terms) return true;
-    for (const auto& term : required_)
-      if (matches_term(i, term)) return true;
-    return false;
-  }
 
   // term_mask[j] = whether node begin + j matches the term; vector loops for the label operators.
   void term_block(int32_t begin, int32_t end, const ResolvedTerm& rt, uint8_t* term_mask) const {
@@ -418,6 +359,8 @@ class PodKernel {
           break;
         default:
           s = shape_at(req > alloc ? kMaxNodeScore : percent_of(req, alloc));
+          // kube-scheduler's RequestedToCapacityRatio leaves a resource that scores 0 out of the mean.
+          if (s == 0) continue;
       }
       sum += s * t.weight;
       weights += t.weight;
@@ -521,10 +464,79 @@ Engine::Engine(std::shared_ptr<ClusterState> state, ProfileConfig config, uint64
 
 int32_t Engine::n_reasons() const { return kInsufficientBase + state_->n_resources(); }
 
+namespace {
+
+constexpr int32_t kBlock = 512;  // slots per block: the block buffers stay in L1
+
+// One pod's fused pass over a contiguous block of slots. Outputs are block-relative: mask[j], scores[j] (base
+// score, before the normalized plugins), and the raw values of the normalized plugins, taints[j] / affinity[j]
+// (written only when the pod needs them). Reasons are added to `reasons`.
+class BlockRunner {
+ public:
+  BlockRunner(const ClusterState& s, const ProfileConfig& c, const std::vector<uint8_t>& ignored, const CompiledPod& pod)
+      : s_(s), c_(c), kernel_(s, c, ignored, pod), fit_rows_(kernel_.fit_rows()), fit_score_rows_(kernel_.fit_score_rows()),
+        balanced_rows_(kernel_.balanced_rows()), vector_fit_(kernel_.vector_fit_score()),
+        vector_balanced_(kernel_.vector_balanced_score()),
+        scalar_scores_(c.weight_binpack > 0 || (c.weight_fit > 0 && !vector_fit_) ||
+                       (kernel_.weight_balanced() > 0 && !vector_balanced_)),
+        // TaintToleration with no PreferNoSchedule taint anywhere normalizes to 100 on every feasible node.
+        taint_constant_((c.weight_taints > 0 && !kernel_.count_prefer_taints()) ? c.weight_taints * kMaxNodeScore : 0) {}
+
+  const PodKernel& kernel() const { return kernel_; }
+
+  void run(int32_t begin, int32_t end, uint8_t* mask, int64_t* scores, int64_t* taints, int64_t* affinity,
+           int64_t* reasons) const {
+    uint8_t ok[kBlock];
+    int64_t fit[kBlock], balanced[kBlock];
+    const int32_t n = end - begin;
+    // 1. Filters, exact, with reasons counted.
+    kernel_.filter_block(begin, end, fit_rows_, ok, reasons);
+    // 2. Vector scores, computed for every slot of the block and masked by combine.
+    if (vector_fit_)
+      blocks::allocated_score(begin, end, c_.strategy == FitStrategy::kMostAllocated, fit_score_rows_.data(),
+                              static_cast<int32_t>(fit_score_rows_.size()), fit);
+    else
+      std::fill(fit, fit + n, int64_t{0});
+    if (vector_balanced_) blocks::balanced_two(begin, end, balanced_rows_[0], balanced_rows_[1], balanced);
+    else std::fill(balanced, balanced + n, int64_t{0});
+    const int32_t rescore = blocks::combine(n, ok, fit, vector_fit_ ? c_.weight_fit : 0, balanced,
+                                            vector_balanced_ ? kernel_.weight_balanced() : 0, taint_constant_, mask, scores);
+    // 3. Scalar scores for the few feasible slots the vector path could not settle.
+    if (rescore > 0 || scalar_scores_) {
+      for (int32_t j = 0; j < n; ++j) {
+        if (!ok[j] || (!scalar_scores_ && (!vector_balanced_ || balanced[j] >= 0))) continue;
+        const int32_t i = begin + j;
+        int64_t total = taint_constant_;
+        if (c_.weight_fit > 0) total += c_.weight_fit * (vector_fit_ ? fit[j] : kernel_.fit_score(i));
+        if (kernel_.weight_balanced() > 0)
+          total += kernel_.weight_balanced() * (vector_balanced_ && balanced[j] >= 0 ? balanced[j] : kernel_.balanced_score(i));
+        if (c_.weight_binpack > 0) total += c_.weight_binpack * kernel_.binpack_score(i);
+        scores[j] = total;
+      }
+    }
+    // 4. Raw values of the normalized scores.
+    if (kernel_.sum_preferred()) kernel_.preferred_block(begin, end, affinity);
+    if (kernel_.count_prefer_taints()) {
+      const uint8_t* prefer = s_.prefer_taints().data() + begin;
+      for (int32_t j = 0; j < n; ++j) taints[j] = prefer[j] && mask[j] ? kernel_.prefer_taint_count(begin + j) : 0;
+    }
+  }
+
+ private:
+  const ClusterState& s_;
+  const ProfileConfig& c_;
+  const PodKernel kernel_;
+  const std::vector<blocks::ResourceRow> fit_rows_, fit_score_rows_, balanced_rows_;
+  const bool vector_fit_, vector_balanced_, scalar_scores_;
+  const int64_t taint_constant_;
+};
+
+}  // namespace
+
 void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, std::vector<int64_t>& reasons) const {
   const ClusterState& s = *state_;
-  const std::vector<uint8_t> ignored = ignored_axes(s, config_);
-  const PodKernel kernel(s, config_, ignored, pod);
+  const BlockRunner runner(s, config_, ignored_axes(s, config_), pod);
+  const PodKernel& kernel = runner.kernel();
   const int32_t n = s.n_slots();
   const int32_t n_reason = n_reasons();
   reasons.assign(static_cast<size_t>(n_reason), 0);
@@ -533,66 +545,18 @@ void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, st
   if (kernel.sum_preferred()) raw_affinity.resize(static_cast<size_t>(n));
   int64_t* taints = raw_taints.data();
   int64_t* affinity = raw_affinity.data();
-  const uint8_t* prefer_flags = s.prefer_taints().data();
-
-  const auto fit_rows = kernel.fit_rows();
-  const auto fit_score_rows = kernel.fit_score_rows();
-  const auto balanced_rows = kernel.balanced_rows();
-  const bool vector_fit = kernel.vector_fit_score();
-  const bool vector_balanced = kernel.vector_balanced_score();
-  const bool scalar_scores = config_.weight_binpack > 0 || (config_.weight_fit > 0 && !vector_fit) ||
-                             (kernel.weight_balanced() > 0 && !vector_balanced);
-  // TaintToleration with no PreferNoSchedule taint anywhere normalizes to 100 on every feasible node.
-  const int64_t taint_constant =
-      (config_.weight_taints > 0 && !kernel.count_prefer_taints()) ? config_.weight_taints * kMaxNodeScore : 0;
-  const bool most = config_.strategy == FitStrategy::kMostAllocated;
-  constexpr int32_t kBlock = 512;
   const int32_t n_blocks = (n + kBlock - 1) / kBlock;
   const int threads = n >= kParallelMinSlots ? std::min(2, omp_get_max_threads()) : 1;
   int64_t max_taints = 0, max_affinity = 0;
 #pragma omp parallel num_threads(threads) reduction(max : max_taints, max_affinity)
   {
     std::vector<int64_t> local(static_cast<size_t>(n_reason), 0);
-    uint8_t ok[kBlock];
-    int64_t fit[kBlock], balanced[kBlock];
-    std::fill(fit, fit + kBlock, 0);
-    std::fill(balanced, balanced + kBlock, 0);
 #pragma omp for schedule(static)
     for (int32_t block = 0; block < n_blocks; ++block) {
       const int32_t begin = block * kBlock, end = std::min(n, begin + kBlock);
-      // 1. Filters, exact, with reasons counted.
-      kernel.filter_block(begin, end, fit_rows, ok, local.data());
-      // 2. Vector scores, computed for every slot of the block and masked by combine.
-      if (vector_fit)
-        blocks::allocated_score(begin, end, most, fit_score_rows.data(), static_cast<int32_t>(fit_score_rows.size()), fit);
-      if (vector_balanced) blocks::balanced_two(begin, end, balanced_rows[0], balanced_rows[1], balanced);
-      const int32_t rescore = blocks::combine(begin, end, ok, fit, vector_fit ? config_.weight_fit : 0, balanced,
-                                            vector_balanced ? kernel.weight_balanced() : 0, taint_constant, mask, scores);
-      // 3. Scalar scores for the few feasible slots the vector path could not settle.
-      if (rescore > 0 || scalar_scores) {
-        for (int32_t i = begin; i < end; ++i) {
-          const int32_t j = i - begin;
-          if (!ok[j] || (!scalar_scores && (!vector_balanced || balanced[j] >= 0))) continue;
-          int64_t total = taint_constant;
-          if (config_.weight_fit > 0) total += config_.weight_fit * (vector_fit ? fit[j] : kernel.fit_score(i));
-          if (kernel.weight_balanced() > 0)
-            total += kernel.weight_balanced() *
-                     (vector_balanced && balanced[j] >= 0 ? balanced[j] : kernel.balanced_score(i));
-          if (config_.weight_binpack > 0) total += config_.weight_binpack * kernel.binpack_score(i);
-          scores[i] = total;
-        }
-      }
-      // 4. Raw values of the normalized scores, and their maxima over the feasible slots.
-      if (kernel.sum_preferred()) {
-        kernel.preferred_block(begin, end, affinity + begin);
-        for (int32_t i = begin; i < end; ++i) max_affinity = std::max(max_affinity, mask[i] ? affinity[i] : 0);
-      }
-      if (kernel.count_prefer_taints()) {
-        for (int32_t i = begin; i < end; ++i) {
-          taints[i] = prefer_flags[i] && mask[i] ? kernel.prefer_taint_count(i) : 0;
-          max_taints = std::max(max_taints, taints[i]);
-        }
-      }
+      runner.run(begin, end, mask + begin, scores + begin, taints + begin, affinity + begin, local.data());
+      for (int32_t i = begin; i < end && kernel.sum_preferred(); ++i) max_affinity = std::max(max_affinity, mask[i] ? affinity[i] : 0);
+      for (int32_t i = begin; i < end && kernel.count_prefer_taints(); ++i) max_taints = std::max(max_taints, taints[i]);
     }
 #pragma omp critical
     for (int32_t r = 0; r < n_reason; ++r) reasons[r] += local[r];
@@ -629,34 +593,38 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
   result.node.assign(pods.size(), -1);
   result.reasons.assign(pods.size() * static_cast<size_t>(result.n_reasons), 0);
   const std::vector<uint8_t> ignored = ignored_axes(s, config_);
-  const uint8_t* live = s.live()->data();
 
   struct Candidate {
     int32_t slot;
     int64_t score, taints, affinity;
   };
   std::vector<Candidate> feasible;
+  uint8_t mask[kBlock];
+  int64_t scores[kBlock], taints[kBlock] = {0}, affinity[kBlock] = {0};
   for (size_t p = 0; p < pods.size(); ++p) {
     const CompiledPod& pod = *pods[p];
     const uint64_t sequence = sequence_++;
-    const PodKernel kernel(s, config_, ignored, pod);
+    const BlockRunner runner(s, config_, ignored, pod);
     const int32_t n_slots = s.n_slots();
     const int32_t want = nodes_to_find(s.n_nodes(), config_.percentage_of_nodes_to_score);
     int64_t* reasons = result.reasons.data() + p * result.n_reasons;
     feasible.clear();
-    int32_t examined = 0;
+    // kube-scheduler's search: slots in order from the rotating start, wrapping once, until `want` feasible
+    // nodes are found; `examined` counts the slots looked at, which advances the start for the next pod.
     if (next_start_ >= n_slots) next_start_ = 0;
-    for (; examined < n_slots && static_cast<int32_t>(feasible.size()) < want; ++examined) {
-      int32_t i = next_start_ + examined;
-      if (i >= n_slots) i -= n_slots;
-      if (!live[i] || kernel.filter(i, reasons) != kFeasible) continue;
-      feasible.push_back({i, kernel.base_score(i), kernel.count_prefer_taints() ? kernel.prefer_taint_count(i) : 0,
-                          kernel.sum_preferred() ? kernel.preferred_weight(i) : 0});
+    int32_t examined = 0;
+    while (examined < n_slots && static_cast<int32_t>(feasible.size()) < want) {
+      const int32_t begin = (next_start_ + examined) % n_slots;
+      const int32_t end = std::min({n_slots, begin + kBlock, begin + (n_slots - examined)});
+      runner.run(begin, end, mask, scores, taints, affinity, reasons);
+      for (int32_t j = 0; j < end - begin && static_cast<int32_t>(feasible.size()) < want; ++j, ++examined)
+        if (mask[j]) feasible.push_back({begin + j, scores[j], taints[j], affinity[j]});
     }
     if (n_slots > 0) next_start_ = static_cast<int32_t>((next_start_ + examined) % n_slots);
     if (feasible.empty()) continue;
     std::fill(reasons, reasons + result.n_reasons, 0);  // placed pods report no reasons
 
+    const PodKernel& kernel = runner.kernel();
     int64_t max_taints = 0, max_affinity = 0;
     for (const auto& c : feasible) max_taints = std::max(max_taints, c.taints), max_affinity = std::max(max_affinity, c.affinity);
     int32_t best = -1;
@@ -664,8 +632,8 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
     uint64_t best_tie = 0;
     for (const auto& c : feasible) {
       int64_t score = c.score;
-      if (config_.weight_taints > 0) score += config_.weight_taints * normalized(c.taints, max_taints, true);
-      if (config_.weight_affinity > 0) score += config_.weight_affinity * normalized(c.affinity, max_affinity, false);
+      if (kernel.count_prefer_taints()) score += config_.weight_taints * normalized(c.taints, max_taints, true);
+      if (kernel.sum_preferred()) score += config_.weight_affinity * normalized(c.affinity, max_affinity, false);
       const uint64_t tie = mix64(seed_ ^ mix64(sequence) ^ static_cast<uint64_t>(c.slot));
       if (score > best_score || (score == best_score && tie < best_tie)) best = c.slot, best_score = score, best_tie = tie;
     }

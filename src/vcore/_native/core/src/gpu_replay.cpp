@@ -318,10 +318,13 @@ struct Replayer {
                     uint64_t m = 0;
                     const double d = vcore_delta(n, r, spec_of[p], &m);
                     int64_t s = int64_t(1.0 / (1.0 + std::exp(d / opt.vcore_scale)) * 100.0);
-                    if (opt.vcore_tie > 10)
-                        s = s * 10 + int64_t((opt.vcore_tie - 10) * (1.0 - double(inv.free_gpu_milli(n)) / std::max(1, inv.n_gpus(n) * kGpuMilli)));
+                    const int32_t kb = opt.vcore_tie >= 2000 ? opt.vcore_tie - 2000 : opt.vcore_tie >= 1000 ? opt.vcore_tie - 1000 : opt.vcore_tie - 10;
+                    if (opt.vcore_tie >= 2000)
+                        s = s * 10 + int64_t(kb * used_fraction(n, r, false));
+                    else if (opt.vcore_tie > 10)
+                        s = s * 10 + int64_t(kb * (1.0 - double(inv.free_gpu_milli(n)) / std::max(1, inv.n_gpus(n) * kGpuMilli)));
                     if (s < bs) continue;
-                    const double t = tie_key(n, r, d, m);
+                    const double t = opt.vcore_tie >= 2000 ? 0.0 : opt.vcore_tie >= 1000 ? -double(inv.n_gpus(n)) : tie_key(n, r, d, m);
                     if (s > bs || t > bt) { bs = s; bt = t; best = n; best_mask = m; }
                 }
             } else {

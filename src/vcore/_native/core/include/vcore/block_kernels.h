@@ -28,10 +28,10 @@ void allocated_score(int32_t begin, int32_t end, bool most, const ResourceRow* r
 // operations as the scalar path; -1 where a node lacks either resource (the scalar path redoes those).
 void balanced_two(int32_t begin, int32_t end, const ResourceRow& r0, const ResourceRow& r1, int64_t* out);
 
-// scores[begin + j] = ok[j] ? w_fit * fit[j] + w_balanced * balanced[j] + constant : 0 and mask = ok.
+// scores[j] = ok[j] ? w_fit * fit[j] + w_balanced * balanced[j] + constant : 0 and mask[j] = ok[j], j < n.
 // Returns how many feasible slots still need a scalar score: those with balanced[j] < 0.
-int32_t combine(int32_t begin, int32_t end, const uint8_t* ok, const int64_t* fit, int64_t w_fit,
-                const int64_t* balanced, int64_t w_balanced, int64_t constant, uint8_t* mask, int64_t* scores);
+int32_t combine(int32_t n, const uint8_t* ok, const int64_t* fit, int64_t w_fit, const int64_t* balanced,
+                int64_t w_balanced, int64_t constant, uint8_t* mask, int64_t* scores);
 
 // out[j] &= (column[i] is one of values) != negate, for In / NotIn (and nodeSelector with one value).
 void and_label_in(int32_t begin, int32_t end, const int32_t* column, const int32_t* values, int32_t n_values,
