@@ -19,7 +19,7 @@ POLICIES: dict[str, str] = {
     "gpu-clustering": "nodes already running pods of the same GPU-count class first",
     "binpack": "Volcano binpack: most allocated node (cpu, memory, GPU), tightest card",
     "spread": "least allocated node, emptiest card",
-    "vcore": "vcore default: FGD's integer score, ties by exact fragment growth, then by packing",
+    "vcore": "vcore default: FGD on a target blended over coverage cut-offs, plus a GPU-packing bonus",
 }
 
 ALIASES: dict[str, str] = {

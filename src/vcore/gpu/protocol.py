@@ -145,6 +145,30 @@ def target_workload(pods: PodList, coverage: float = 95.0, gpu_res_weight: float
     )
 
 
+def blended_target_workload(pods: PodList, coverages=(95.0, 96.0, 97.0, 98.0, 99.0, 100.0),
+                            gpu_res_weight: float = 0.0) -> TargetWorkload:
+    """vcore's target workload: the mean of the artifact's targets at several coverage cut-offs.
+
+    F_n is linear in the weights, so this is the FGD measure averaged over the cut-offs: every spec of the trace
+    takes part, rare specs with a small weight, and the result no longer jumps when one spec crosses the 95 %
+    line (the single cut-off makes FGD's quality swing by tenths of a point between similar workloads).
+    """
+    parts = [target_workload(pods, c, gpu_res_weight) for c in coverages]
+    acc: dict[tuple, float] = {}
+    for t in parts:
+        for i in range(len(t)):
+            key = (int(t.cpu_milli[i]), int(t.gpu_milli[i]), int(t.num_gpu[i]), t.models[i])
+            acc[key] = acc.get(key, 0.0) + float(t.weight[i]) / len(parts)
+    keys = list(acc)  # first-seen order = the order of the widest-ranked spec lists, deterministic
+    return TargetWorkload(
+        cpu_milli=np.array([k[0] for k in keys], dtype=np.int64),
+        gpu_milli=np.array([k[1] for k in keys], dtype=np.int32),
+        num_gpu=np.array([k[2] for k in keys], dtype=np.int32),
+        models=[k[3] for k in keys],
+        weight=np.array([acc[k] for k in keys], dtype=np.float64),
+    )
+
+
 def tune_workload(pods: PodList, capacity_milli: int, seed: int, ratio: float = 1.3) -> np.ndarray:
     """Indices into ``pods`` of the shuffled, inflated or deflated workload (one seeded generator for both steps)."""
     if capacity_milli <= 0:
@@ -247,7 +271,7 @@ class ReplayRun:
 
 
 def replay(cluster: Cluster, pods: PodList, target: TargetWorkload, policy: str, seed: int,
-           vcore_scale: float = 1000.0, vcore_tie: int = 1) -> ReplayRun:
+           vcore_scale: float = 1000.0, vcore_pack_points: float = 2.0) -> ReplayRun:
     """Replay ``pods`` once, in order, on a fresh inventory with ``policy`` (one native call)."""
     from vcore.gpu.policies import native_policy_name
 
@@ -259,7 +283,7 @@ def replay(cluster: Cluster, pods: PodList, target: TargetWorkload, policy: str,
     frag0 = float(gpu.node_fragments(inv, tgt).sum())
     t0 = time.perf_counter()
     res = gpu.replay(inv, pods.cpu_milli, pods.memory_mib, pods.num_gpu, pods.gpu_milli, masks, cluster.order,
-                     tgt, native_name, int(seed) & 0xFFFFFFFFFFFFFFFF, float(vcore_scale), int(vcore_tie))
+                     tgt, native_name, int(seed) & 0xFFFFFFFFFFFFFFFF, float(vcore_scale), float(vcore_pack_points))
     seconds = time.perf_counter() - t0
     demand = pods.gpu_demand_milli
     node_idx = res["node_idx"]
@@ -272,7 +296,7 @@ def replay(cluster: Cluster, pods: PodList, target: TargetWorkload, policy: str,
 
 
 def run_protocol(nodes: NodeList, pods: PodList, policy: str, seed: int, ratio: float = 1.3,
-                 coverage: float = 95.0, gpu_res_weight: float | None = None, **policy_args) -> ReplayRun:
+                 coverage: float | None = None, gpu_res_weight: float | None = None, **policy_args) -> ReplayRun:
     """Shuffle/tune ``pods`` with ``seed`` and replay them with ``policy`` on ``nodes`` (the full protocol).
 
     The target workload is the artifact's (count-weighted) for every policy but ``vcore``, which weights specs by
@@ -280,9 +304,13 @@ def run_protocol(nodes: NodeList, pods: PodList, policy: str, seed: int, ratio: 
     """
     from vcore.gpu.policies import VCORE_GPU_RES_WEIGHT, native_policy_name
 
+    is_vcore = native_policy_name(policy) == "vcore"
     if gpu_res_weight is None:
-        gpu_res_weight = VCORE_GPU_RES_WEIGHT if native_policy_name(policy) == "vcore" else 0.0
+        gpu_res_weight = VCORE_GPU_RES_WEIGHT if is_vcore else 0.0
     cluster = build_cluster(nodes)
-    target = target_workload(pods, coverage, gpu_res_weight)
+    if coverage is None and is_vcore:
+        target = blended_target_workload(pods, gpu_res_weight=gpu_res_weight)
+    else:
+        target = target_workload(pods, 95.0 if coverage is None else coverage, gpu_res_weight)
     idx = tune_workload(pods, cluster.capacity_milli, seed, ratio)
     return replay(cluster, pods.take(idx), target, policy, seed, **policy_args)

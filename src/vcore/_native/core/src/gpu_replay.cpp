@@ -9,7 +9,7 @@
 //   gpu-packing    shared GPUs > idle GPUs of used nodes > idle nodes
 //   gpu-clustering prefer nodes already running pods of the same GPU-count class
 //   binpack/spread Volcano-style most/least allocated over cpu, memory, GPU; tightest/emptiest card
-//   vcore          FGD's integer score, ties broken by an exact packing key instead of node order (see below)
+//   vcore          FGD's integer score on a blended target workload plus a GPU-packing bonus (see vcore_score)
 #include "vcore/gpu_replay.h"
 
 #include <algorithm>
@@ -215,6 +215,17 @@ struct Replayer {
         return k ? s / k : 0.0;
     }
 
+    // vcore: FGD's integer score (in tenths) plus a packing bonus of up to `vcore_pack_points` points for the
+    // share of the node's GPU milli already allocated; ties to the first node in tie order. The FGD score keeps
+    // its coarse buckets (the coarse score + a fixed node order is what makes FGD pack), the bonus lets packing
+    // win against a small fragment difference, and the device set is the one with the smallest exact F_after.
+    int64_t vcore_score(int32_t n, double delta) const {
+        const int64_t fgd = int64_t(1.0 / (1.0 + std::exp(delta / opt.vcore_scale)) * 100.0);
+        const int32_t g = inv.n_gpus(n);
+        const double allocated = g ? 1.0 - double(inv.free_gpu_milli(n)) / (double(g) * kGpuMilli) : 0.0;
+        return fgd * 10 + int64_t(10.0 * opt.vcore_pack_points * allocated);
+    }
+
     // vcore: cached exact fragment delta of the best device set per (node, request spec).
     std::vector<double> cache_delta;
     double vcore_delta(int32_t n, const GpuRequest& r, int32_t spec, uint64_t* mask) {
@@ -227,29 +238,6 @@ struct Replayer {
         }
         return fgd_best_delta(inv, n, r, tw, fnode[n], mask);
     }
-    double tie_key(int32_t n, const GpuRequest& r, double delta, uint64_t mask) const {
-        switch (opt.vcore_tie) {
-            case 5:
-            case 6: {
-                if (r.fractional()) {
-                    int32_t i = 0;
-                    while (i < 63 && !((mask >> i) & 1u)) ++i;
-                    return -double(inv.gpu_free(n)[i] - r.gpu_milli);
-                }
-                return opt.vcore_tie == 5 ? used_fraction(n, r, false) : 0.0;
-            }
-            case 1: return used_fraction(n, r, false);
-            case 2: return -delta;
-            case 3: return 1.0 - double(inv.free_gpu_milli(n)) / std::max(1, inv.n_gpus(n) * kGpuMilli);
-            case 4: return double(inv.cpu_cap_[n] - inv.cpu_free_[n]) / std::max<int64_t>(1, inv.cpu_cap_[n]);
-            case 7: return -double(inv.n_gpus(n));
-            case 8: return double(inv.n_gpus(n));
-            case 9: return 1.0 - double(inv.free_gpu_milli(n)) / std::max(1, inv.n_gpus(n) * kGpuMilli) - 1e-6 * inv.n_gpus(n);
-            case 10: return 1.0 - double(inv.free_gpu_milli(n)) / std::max(1, inv.n_gpus(n) * kGpuMilli) + 1e-6 * inv.n_gpus(n);
-            default: return 0.0;
-        }
-    }
-
     ReplayResult run(const std::vector<GpuRequest>& pods, const std::vector<int32_t>& order) {
         const size_t P = pods.size();
         ReplayResult out;
@@ -311,21 +299,13 @@ struct Replayer {
                 }
             } else if (opt.policy == GpuPolicy::kVcore) {
                 int64_t bs = std::numeric_limits<int64_t>::min();
-                double bt = 0.0;
                 for (int32_t k = 0; k < N; ++k) {
                     const int32_t n = order[k];
                     if (!inv.fits(n, r)) continue;
                     uint64_t m = 0;
                     const double d = vcore_delta(n, r, spec_of[p], &m);
-                    int64_t s = int64_t(1.0 / (1.0 + std::exp(d / opt.vcore_scale)) * 100.0);
-                    const int32_t kb = opt.vcore_tie >= 2000 ? opt.vcore_tie - 2000 : opt.vcore_tie >= 1000 ? opt.vcore_tie - 1000 : opt.vcore_tie - 10;
-                    if (opt.vcore_tie >= 2000)
-                        s = s * 10 + int64_t(kb * used_fraction(n, r, false));
-                    else if (opt.vcore_tie > 10)
-                        s = s * 10 + int64_t(kb * (1.0 - double(inv.free_gpu_milli(n)) / std::max(1, inv.n_gpus(n) * kGpuMilli)));
-                    if (s < bs) continue;
-                    const double t = opt.vcore_tie >= 2000 ? 0.0 : opt.vcore_tie >= 1000 ? -double(inv.n_gpus(n)) : tie_key(n, r, d, m);
-                    if (s > bs || t > bt) { bs = s; bt = t; best = n; best_mask = m; }
+                    const int64_t s = vcore_score(n, d);
+                    if (s > bs) { bs = s; best = n; best_mask = m; }
                 }
             } else {
                 int64_t best_score = std::numeric_limits<int64_t>::min();

@@ -34,9 +34,10 @@ GpuPolicy parse_gpu_policy(const std::string& name);
 struct ReplayOptions {
     GpuPolicy policy = GpuPolicy::kFgd;
     uint64_t seed = 0;
-    // vcore policy knobs (see gpu_replay.cpp): fragment-delta scale of the integer score, tie-break rule.
+    // vcore policy knobs (see vcore_score in gpu_replay.cpp): fragment-delta scale of the sigmoid (FGD: 1000) and
+    // the packing bonus in score points for a node whose GPUs are all allocated.
     double vcore_scale = 1000.0;
-    int32_t vcore_tie = 1;
+    double vcore_pack_points = 2.0;
 };
 
 struct ReplayResult {
