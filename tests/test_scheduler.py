@@ -165,7 +165,7 @@ def test_default_profile_weights_in_hand_computed_score():
     # 1*75 + 1*100 + 3*0 + 2*100 = 375 ; 1*81 + 1*93 + 3*100 + 2*0 = 474
     assert vcore.Scheduler(c).score(pod) == {"nA": 375, "nB": 474}
     placement = vcore.Scheduler(c).schedule([pod])
-    assert placement == [Placement("default/p", "nB")]
+    assert placement == [Placement("default/p", "nB", {}, "")]
 
 
 @pytest.mark.parametrize("weights", [

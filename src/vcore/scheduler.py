@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -30,14 +30,13 @@ class FilterResult:
     message: str
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(NamedTuple):
     """Where schedule() put one pod: a node name, or None with the reason summary."""
 
     pod: str
     node: str | None
-    reasons: dict[str, int] = field(default_factory=dict)
-    message: str = ""
+    reasons: dict[str, int]
+    message: str
 
 
 @dataclass(frozen=True)
@@ -105,8 +104,9 @@ class Scheduler:
         spec_keys = iter(spec["key"] for spec in specs)
         keys = [k if k is not None else next(spec_keys) for k in keys]
         # Checked before compiling: compiling may add resource rows, and a rejected batch must change nothing.
-        for key in keys:
-            self.cluster.check_unbound(key)
+        bound = self._state.first_bound(keys)
+        if bound >= 0:
+            self.cluster.check_unbound(keys[bound])
         if len(set(keys)) != len(keys):
             duplicate = next(k for k, n in Counter(keys).items() if n > 1)
             raise ValueError(f"pod {duplicate}: appears more than once in the batch")
@@ -119,7 +119,7 @@ class Scheduler:
         placements = []
         for pod, node, codes in zip(batch, nodes.tolist(), reasons):
             if node >= 0:
-                placements.append(Placement(pod.key, names[node]))
+                placements.append(Placement(pod.key, names[node], {}, ""))
             else:
                 counts = reason_counts(codes, resources)
                 placements.append(Placement(pod.key, None, counts, fit_error_message(n_nodes, counts)))

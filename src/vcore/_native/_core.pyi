@@ -120,6 +120,8 @@ class ClusterState:
         """Release a bound pod; returns its slot. Unknown key -> KeyError."""
     def pod_node(self, key: str, /) -> int:
         """Slot of a bound pod, -1 if not bound."""
+    def first_bound(self, keys: Sequence[str], /) -> int:
+        """Index of the first key that is bound, or -1."""
     def pods_on(self, slot: _Int, /) -> list[str]:
         """Keys of the pods bound to a slot; an out-of-range slot -> IndexError."""
     @property

@@ -34,32 +34,89 @@ vcore::NodeInput node_input(const py::dict& spec) {
   return n;
 }
 
+namespace {
+
+// Interned key objects: dict lookups by a cached str skip building and hashing a new str per call, which
+// dominated compile time (pods are compiled by the thousand per schedule() call).
+struct PodKeys {
+  py::str key{"key"}, requests{"requests"}, nonzero_cpu{"nonzero_cpu_milli"}, nonzero_mem{"nonzero_mem_bytes"},
+      priority{"priority"}, node_selector{"node_selector"}, required_terms{"required_terms"},
+      preferred_terms{"preferred_terms"}, tolerations{"tolerations"};
+};
+
+const PodKeys& pod_keys() {
+  static const PodKeys* keys = new PodKeys();  // leaked on purpose: must outlive interpreter teardown order
+  return *keys;
+}
+
+// Borrowed reference or nullptr when absent or None.
+PyObject* lookup(const py::dict& d, const py::str& key) {
+  PyObject* value = PyDict_GetItemWithError(d.ptr(), key.ptr());
+  if (value == nullptr && PyErr_Occurred()) throw py::error_already_set();
+  return value == Py_None ? nullptr : value;
+}
+
+int64_t as_int64(PyObject* value, const std::string& what, const char* field) {
+  if (!PyLong_Check(value) || PyBool_Check(value)) throw py::type_error(what + ": " + field + " must be an int");
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+  if (overflow != 0) throw py::type_error(what + ": " + field + " does not fit in int64");  // as pybind11's casters
+  return v;
+}
+
+std::string as_string(PyObject* value, const std::string& what, const char* field) {
+  if (!PyUnicode_Check(value)) throw py::type_error(what + ": " + field + " must be a str");
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(value, &size);
+  if (data == nullptr) throw py::error_already_set();
+  return std::string(data, static_cast<size_t>(size));
+}
+
+py::list as_list(PyObject* value, const std::string& what, const char* field) {
+  if (!PyList_Check(value)) throw py::type_error(what + ": " + field + " must be a list");
+  return py::reinterpret_borrow<py::list>(value);
+}
+
+bool empty_sequence(PyObject* value) {
+  return value == nullptr || ((PyList_Check(value) || PyTuple_Check(value)) && PySequence_Size(value) == 0);
+}
+
+}  // namespace
+
 vcore::PodInput pod_input(const py::dict& spec) {
+  const PodKeys& k = pod_keys();
   vcore::PodInput p;
-  p.key = field<std::string>(spec, "key", "pod spec");
+  PyObject* key = lookup(spec, k.key);
+  if (key == nullptr) throw py::key_error("pod spec: missing field 'key'");
+  p.key = as_string(key, "pod spec", "key");
   const std::string what = "pod " + p.key;
-  for (const auto& [k, v] : field_or<py::dict>(spec, "requests", what, py::dict())) {
-    try {
-      p.requests.emplace_back(k.cast<std::string>(), v.cast<int64_t>());
-    } catch (const py::cast_error&) {
-      throw py::type_error(what + ": requests: expected str -> int64 entries");
-    }
+  if (PyObject* requests = lookup(spec, k.requests)) {
+    if (!PyDict_Check(requests)) throw py::type_error(what + ": requests must be a dict");
+    PyObject *name, *amount;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(requests, &pos, &name, &amount))
+      p.requests.emplace_back(as_string(name, what, "requests key"), as_int64(amount, what, "requests value"));
   }
-  p.nonzero_cpu_milli = field_or<int64_t>(spec, "nonzero_cpu_milli", what, 0);
-  p.nonzero_mem_bytes = field_or<int64_t>(spec, "nonzero_mem_bytes", what, 0);
-  p.priority = field_or<int64_t>(spec, "priority", what, 0);
-  p.node_selector = field_or<decltype(p.node_selector)>(spec, "node_selector", what, {});
-  if (spec.contains("required_terms") && !spec["required_terms"].is_none()) {
+  if (PyObject* v = lookup(spec, k.nonzero_cpu)) p.nonzero_cpu_milli = as_int64(v, what, "nonzero_cpu_milli");
+  if (PyObject* v = lookup(spec, k.nonzero_mem)) p.nonzero_mem_bytes = as_int64(v, what, "nonzero_mem_bytes");
+  if (PyObject* v = lookup(spec, k.priority)) p.priority = as_int64(v, what, "priority");
+  // Selectors and tolerations are rare: the general pybind11 casters handle them.
+  if (PyObject* v = lookup(spec, k.node_selector); !empty_sequence(v))
+    p.node_selector = field<decltype(p.node_selector)>(spec, "node_selector", what);
+  if (PyObject* v = lookup(spec, k.required_terms)) {
     std::vector<vcore::TermInput> terms;
-    for (const auto& t : field<py::list>(spec, "required_terms", what)) terms.push_back(term_input(t.cast<py::dict>(), what));
+    for (const auto& t : as_list(v, what, "required_terms")) terms.push_back(term_input(t.cast<py::dict>(), what));
     p.required_terms = std::move(terms);
   }
-  for (const auto& item : field_or<py::list>(spec, "preferred_terms", what, py::list())) {
-    const auto pair = item.cast<py::tuple>();
-    if (pair.size() != 2) throw py::value_error(what + ": preferred_terms entries must be (weight, term) pairs");
-    p.preferred_terms.emplace_back(pair[0].cast<int64_t>(), term_input(pair[1].cast<py::dict>(), what));
+  if (PyObject* v = lookup(spec, k.preferred_terms); !empty_sequence(v)) {
+    for (const auto& item : as_list(v, what, "preferred_terms")) {
+      const auto pair = item.cast<py::tuple>();
+      if (pair.size() != 2) throw py::value_error(what + ": preferred_terms entries must be (weight, term) pairs");
+      p.preferred_terms.emplace_back(pair[0].cast<int64_t>(), term_input(pair[1].cast<py::dict>(), what));
+    }
   }
-  p.tolerations = field_or<decltype(p.tolerations)>(spec, "tolerations", what, {});
+  if (PyObject* v = lookup(spec, k.tolerations); !empty_sequence(v))
+    p.tolerations = field<decltype(p.tolerations)>(spec, "tolerations", what);
   return p;
 }
 

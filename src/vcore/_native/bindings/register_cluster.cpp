@@ -103,6 +103,13 @@ void register_cluster(py::module_& m) {
              return s.unbind(key);
            })
       .def("pod_node", &ClusterState::pod_node)
+      .def("first_bound",
+           [](const ClusterState& s, const std::vector<std::string>& keys) {
+             for (size_t i = 0; i < keys.size(); ++i)
+               if (s.pod_node(keys[i]) >= 0) return static_cast<int64_t>(i);
+             return int64_t{-1};
+           },
+           "index of the first key that is bound, or -1")
       .def("pods_on", &ClusterState::pods_on)
       .def_property_readonly("n_nodes", &ClusterState::n_nodes)
       .def_property_readonly("n_slots", &ClusterState::n_slots)

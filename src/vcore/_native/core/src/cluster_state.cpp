@@ -302,7 +302,7 @@ CompiledPod ClusterState::compile_pod(const PodInput& pod) {
     const auto& [weight, term] = pod.preferred_terms[i];
     out.preferred_terms.emplace_back(weight, compile_term(term, where + ": preferredDuringScheduling[" + std::to_string(i) + "].preference"));
   }
-  const int32_t unschedulable_key = intern_string("node.kubernetes.io/unschedulable");
+  const int32_t unschedulable_key = pod.tolerations.empty() ? -1 : intern_string("node.kubernetes.io/unschedulable");
   for (const auto& [key, op, value, effect] : pod.tolerations) {
     Toleration t{key.empty() ? -1 : intern_string(key), op == "Exists", intern_string(value),
                  parse_effect(effect, true, where)};
