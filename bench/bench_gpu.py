@@ -170,6 +170,7 @@ def _main(argv: list[str]) -> int:
     ap.add_argument("--workloads", default="default")
     ap.add_argument("--policies", default="fgd,best-fit,random,dot-product,gpu-packing,gpu-clustering,first-fit,vcore")
     ap.add_argument("--jobs", type=int, default=0)
+    ap.add_argument("--tie-order", default="name", choices=["name", "shuffled"])
     a = ap.parse_args(argv)
     if not OPENB.is_dir():
         print(f"openb trace not available: {OPENB}")
@@ -177,8 +178,9 @@ def _main(argv: list[str]) -> int:
     seeds = parse_seeds(a.seeds)
     for wl in a.workloads.split(","):
         t0 = time.perf_counter()
-        res = simulate(str(OPENB), wl, a.policies.split(","), seeds, jobs=a.jobs, progress=False)
-        print(f"\n{wl}: {len(seeds)} seeds, {time.perf_counter() - t0:.1f} s wall")
+        res = simulate(str(OPENB), wl, a.policies.split(","), seeds, jobs=a.jobs, progress=False,
+                       tie_order=a.tie_order)
+        print(f"\n{wl}: {len(seeds)} seeds, ties by {a.tie_order}, {time.perf_counter() - t0:.1f} s wall")
         fgd = res["policies"].get("fgd", {}).get("mean", {}).get("alloc_ratio_final", math.nan)
         for p, d in res["policies"].items():
             m = 100 * d["mean"]["alloc_ratio_final"]

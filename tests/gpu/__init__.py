@@ -1,0 +1,1 @@
+"""Tests of vcore.gpu: openb loader, FGD protocol and metrics, native GPU kernels against references."""

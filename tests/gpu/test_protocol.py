@@ -132,3 +132,15 @@ def test_unknown_policy(gpu_native):
     pods = pods_of([(1000, 1, 500)])
     with pytest.raises(ValueError, match="unknown GPU policy 'tetrisx'"):
         run_protocol(nodes_of([1]), pods, "tetrisx", 0)
+
+
+def test_tie_order_shuffled_is_seeded(gpu_native):
+    nodes = nodes_of([2] * 6)
+    pods = pods_of([(1000, 1, 500)] * 3)
+    a = run_protocol(nodes, pods, "first-fit", 5, tie_order="shuffled")
+    b = run_protocol(nodes, pods, "first-fit", 5, tie_order="shuffled")
+    by_name = run_protocol(nodes, pods, "first-fit", 5)
+    assert a.node_idx.tolist() == b.node_idx.tolist()
+    assert set(by_name.node_idx.tolist()) == {0}  # name order packs onto n00
+    with pytest.raises(ValueError, match="tie_order"):
+        run_protocol(nodes, pods, "first-fit", 5, tie_order="random")

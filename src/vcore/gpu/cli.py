@@ -74,6 +74,9 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
              "dot-product, gpu-packing, gpu-clustering, binpack, spread, vcore")
     add("--seeds", default="42-51", help="seeds, e.g. 42-51 or 1,2,3 (default: 42-51)")
     add("--ratio", type=float, default=1.3, help="workload size as a multiple of GPU capacity (default: 1.3)")
+    add("--tie-order", choices=["name", "shuffled"], default="name",
+        help="score ties: smallest node name (default, the published protocol) or a seeded random node order "
+             "(what the FGD artifact effectively does by prefixing node names with a random index)")
     add("--json", action="store_true", help="print the full results as JSON")
     add("--plot", default=None, metavar="FILE.png", help="plot the allocation curves of the policies to this file")
     add("--jobs", type=int, default=0, help="worker processes (default: number of CPUs)")
@@ -86,11 +89,12 @@ def _load(trace_dir: str, workload: str, node_list: str | None):
     return load_nodes(node_list_path(trace_dir, node_list)), load_pods(workload_path(trace_dir, workload))
 
 
-def _run_one(trace_dir: str, workload: str, node_list: str | None, policy: str, seed: int, ratio: float) -> dict:
+def _run_one(trace_dir: str, workload: str, node_list: str | None, policy: str, seed: int, ratio: float,
+             tie_order: str = "name") -> dict:
     from vcore.gpu.protocol import run_protocol
 
     nodes, pods = _load(trace_dir, workload, node_list)
-    return run_protocol(nodes, pods, policy, seed, ratio=ratio).to_dict()
+    return run_protocol(nodes, pods, policy, seed, ratio=ratio, tie_order=tie_order).to_dict()
 
 
 def _mean(runs: list[dict]) -> dict:
@@ -107,13 +111,15 @@ def _mean(runs: list[dict]) -> dict:
 
 
 def simulate(trace_dir: str, workload: str, policies: list[str], seeds: list[int], *, node_list: str | None = None,
-             ratio: float = 1.3, jobs: int = 0, progress: bool | None = None) -> dict:
+             ratio: float = 1.3, jobs: int = 0, progress: bool | None = None, tie_order: str = "name") -> dict:
     """Run every (policy, seed) pair; returns {"policies": {policy: {"seeds": {seed: run}, "mean": {...}}}, ...}."""
     from vcore.gpu.policies import native_policy_name
     from vcore.gpu.trace import node_list_path, workload_path
 
     names = [native_policy_name(p) for p in policies]
     names = list(dict.fromkeys(names))
+    if tie_order not in ("name", "shuffled"):
+        raise ValueError(f"--tie-order: must be name or shuffled, got {tie_order!r}")
     # fail fast in the parent on bad paths / files (workers would only report it later)
     nodes, pods = _load(trace_dir, workload, node_list)
     tasks = [(p, s) for p in names for s in seeds]
@@ -133,13 +139,14 @@ def simulate(trace_dir: str, workload: str, policies: list[str], seeds: list[int
     t0 = time.perf_counter()
     if jobs <= 1:
         for p, s in tasks:
-            results[(p, s)] = _run_one(trace_dir, workload, node_list, p, s, ratio)
+            results[(p, s)] = _run_one(trace_dir, workload, node_list, p, s, ratio, tie_order)
             if bar:
                 bar.update(1)
     else:
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as ex:
-            futs = {ex.submit(_run_one, trace_dir, workload, node_list, p, s, ratio): (p, s) for p, s in tasks}
+            futs = {ex.submit(_run_one, trace_dir, workload, node_list, p, s, ratio, tie_order): (p, s)
+                    for p, s in tasks}
             for f in as_completed(futs):
                 results[futs[f]] = f.result()
                 if bar:
@@ -155,6 +162,7 @@ def simulate(trace_dir: str, workload: str, policies: list[str], seeds: list[int
         "n_original_pods": pods.n_pods,
         "capacity_milli": nodes.gpu_capacity_milli,
         "ratio": ratio,
+        "tie_order": tie_order,
         "seeds": seeds,
         "percents": list(range(0, 131)),
         "wall_seconds": round(time.perf_counter() - t0, 3),
@@ -200,7 +208,8 @@ def run_trace(args: argparse.Namespace) -> int:
         seeds = parse_seeds(args.seeds)
         policies = args.policy or [DEFAULT_POLICY]
         result = simulate(args.trace_dir, args.workload, policies, seeds, node_list=getattr(args, "node_list", None),
-                          ratio=getattr(args, "ratio", 1.3), jobs=getattr(args, "jobs", 0))
+                          ratio=getattr(args, "ratio", 1.3), jobs=getattr(args, "jobs", 0),
+                          tie_order=getattr(args, "tie_order", "name"))
     except (ValueError, FileNotFoundError, TypeError) as e:
         print(f"vcore simulate: error: {e}", file=sys.stderr)
         return 2

@@ -34,6 +34,8 @@ __all__ = [
     "replay",
     "run_protocol",
     "PERCENTS",
+    "TIE_ORDERS",
+    "blended_target_workload",
 ]
 
 PERCENTS = np.arange(0, 131)  # arrived percentage points of the curves
@@ -295,9 +297,17 @@ def replay(cluster: Cluster, pods: PodList, target: TargetWorkload, policy: str,
     )
 
 
+TIE_ORDERS = ("name", "shuffled")
+
+
 def run_protocol(nodes: NodeList, pods: PodList, policy: str, seed: int, ratio: float = 1.3,
-                 coverage: float | None = None, gpu_res_weight: float | None = None, **policy_args) -> ReplayRun:
+                 coverage: float | None = None, gpu_res_weight: float | None = None, tie_order: str = "name",
+                 **policy_args) -> ReplayRun:
     """Shuffle/tune ``pods`` with ``seed`` and replay them with ``policy`` on ``nodes`` (the full protocol).
+
+    ``tie_order="name"`` breaks score ties by the smallest node name (the data README's protocol);
+    ``"shuffled"`` uses a seeded random node order instead, as the artifact effectively does (its simulator
+    prefixes node names with a random permutation index before the smallest-name rule applies).
 
     The target workload is the artifact's (count-weighted) for every policy but ``vcore``, which weights specs by
     their GPU demand as well (``gpu_res_weight``, see :data:`vcore.gpu.policies.VCORE_GPU_RES_WEIGHT`).
@@ -307,7 +317,11 @@ def run_protocol(nodes: NodeList, pods: PodList, policy: str, seed: int, ratio: 
     is_vcore = native_policy_name(policy) == "vcore"
     if gpu_res_weight is None:
         gpu_res_weight = VCORE_GPU_RES_WEIGHT if is_vcore else 0.0
+    if tie_order not in TIE_ORDERS:
+        raise ValueError(f"tie_order: must be one of {', '.join(TIE_ORDERS)}, got {tie_order!r}")
     cluster = build_cluster(nodes)
+    if tie_order == "shuffled":
+        cluster.order = np.random.default_rng([int(seed) & 0xFFFFFFFF, 1]).permutation(nodes.n_nodes).astype(np.int32)
     if coverage is None and is_vcore:
         target = blended_target_workload(pods, gpu_res_weight=gpu_res_weight)
     else:
