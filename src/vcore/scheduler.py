@@ -7,6 +7,8 @@ crosses into C++ once, for the whole pod or the whole batch.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 from collections import Counter
 from collections.abc import Iterable
@@ -19,6 +21,23 @@ from vcore._native import _convert, _core
 from vcore.cluster import Cluster
 from vcore.profile import Profile
 from vcore.reasons import fit_error_message, reason_counts
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """Pause the cyclic garbage collector for a batch.
+
+    A batch allocates tens of thousands of small acyclic objects (specs, placements) while the caller's pod
+    dicts are live; each allocation burst would trigger a collection that traverses all of them, which measured
+    as half the cost of converting a pod. Nothing created here forms a cycle, so pausing loses nothing.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass(frozen=True)
@@ -98,7 +117,10 @@ class Scheduler:
         The whole batch is validated first (conversion, keys already bound, duplicates): a bad batch raises and
         binds nothing. An unschedulable pod is not an error: its Placement has node None and the reasons.
         """
-        pods = list(pods)
+        with _gc_paused():
+            return self._schedule(list(pods))
+
+    def _schedule(self, pods: list[Any]) -> list[Placement]:
         specs = _convert.pod_specs([p for p in pods if not isinstance(p, _core.CompiledPod)])
         keys = [p.key if isinstance(p, _core.CompiledPod) else None for p in pods]
         spec_keys = iter(spec["key"] for spec in specs)
