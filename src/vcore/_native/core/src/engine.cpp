@@ -2,8 +2,6 @@
 // and score terms it needs); the loops below call it per node with no Python involvement and no allocation.
 #include "vcore/engine.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,13 +10,14 @@
 
 #include "vcore/block_kernels.h"
 #include "vcore/errors.h"
+#include "vcore/parallel.h"
 #include "vcore/reasons.h"
 
 namespace vcore {
 namespace {
 
 constexpr int64_t kMaxNodeScore = 100;
-constexpr int32_t kParallelMinSlots = 8192;  // below this a second thread costs more than it saves
+constexpr int32_t kParallelMinSlots = 8192;  // below this waking a helper thread costs more than it saves
 
 uint64_t mix64(uint64_t x) {  // splitmix64 finalizer: the seeded tie-break rule
   x += 0x9e3779b97f4a7c15ULL;
@@ -546,30 +545,39 @@ void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, st
   int64_t* taints = raw_taints.data();
   int64_t* affinity = raw_affinity.data();
   const int32_t n_blocks = (n + kBlock - 1) / kBlock;
-  const int threads = n >= kParallelMinSlots ? std::min(2, omp_get_max_threads()) : 1;
-  int64_t max_taints = 0, max_affinity = 0;
-#pragma omp parallel num_threads(threads) reduction(max : max_taints, max_affinity)
-  {
-    std::vector<int64_t> local(static_cast<size_t>(n_reason), 0);
-#pragma omp for schedule(static)
-    for (int32_t block = 0; block < n_blocks; ++block) {
-      const int32_t begin = block * kBlock, end = std::min(n, begin + kBlock);
-      runner.run(begin, end, mask + begin, scores + begin, taints + begin, affinity + begin, local.data());
-      for (int32_t i = begin; i < end && kernel.sum_preferred(); ++i) max_affinity = std::max(max_affinity, mask[i] ? affinity[i] : 0);
-      for (int32_t i = begin; i < end && kernel.count_prefer_taints(); ++i) max_taints = std::max(max_taints, taints[i]);
-    }
-#pragma omp critical
-    for (int32_t r = 0; r < n_reason; ++r) reasons[r] += local[r];
+  // Per-participant accumulators, merged below: results do not depend on who ran which block.
+  const int32_t participants = n >= kParallelMinSlots ? max_participants() : 1;
+  std::vector<std::vector<int64_t>> local(static_cast<size_t>(participants), std::vector<int64_t>(n_reason, 0));
+  std::vector<int64_t> max_taints(participants, 0), max_affinity(participants, 0);
+  const auto run_block = [&](int32_t block, int32_t who) {
+    const int32_t begin = block * kBlock, end = std::min(n, begin + kBlock);
+    runner.run(begin, end, mask + begin, scores + begin, taints + begin, affinity + begin, local[who].data());
+    for (int32_t i = begin; i < end && kernel.sum_preferred(); ++i)
+      max_affinity[who] = std::max(max_affinity[who], mask[i] ? affinity[i] : 0);
+    for (int32_t i = begin; i < end && kernel.count_prefer_taints(); ++i) max_taints[who] = std::max(max_taints[who], taints[i]);
+  };
+  if (participants > 1) {
+    parallel_blocks(n_blocks, run_block);
+  } else {
+    for (int32_t block = 0; block < n_blocks; ++block) run_block(block, 0);
   }
+  for (const auto& counts : local)
+    for (int32_t r = 0; r < n_reason; ++r) reasons[r] += counts[r];
   if (!kernel.needs_normalization()) return;
   // Scores normalized over the feasible set (TaintToleration reversed, NodeAffinity straight).
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int32_t block = 0; block < n_blocks; ++block) {
+  const int64_t taints_max = *std::max_element(max_taints.begin(), max_taints.end());
+  const int64_t affinity_max = *std::max_element(max_affinity.begin(), max_affinity.end());
+  const auto normalize_block = [&](int32_t block, int32_t) {
     const int32_t begin = block * kBlock, end = std::min(n, begin + kBlock);
     if (kernel.count_prefer_taints())
-      blocks::add_normalized(begin, end, mask, taints, max_taints, true, config_.weight_taints, scores);
+      blocks::add_normalized(begin, end, mask, taints, taints_max, true, config_.weight_taints, scores);
     if (kernel.sum_preferred())
-      blocks::add_normalized(begin, end, mask, affinity, max_affinity, false, config_.weight_affinity, scores);
+      blocks::add_normalized(begin, end, mask, affinity, affinity_max, false, config_.weight_affinity, scores);
+  };
+  if (participants > 1) {
+    parallel_blocks(n_blocks, normalize_block);
+  } else {
+    for (int32_t block = 0; block < n_blocks; ++block) normalize_block(block, 0);
   }
 }
 

@@ -219,11 +219,18 @@ struct Replayer {
     // share of the node's GPU milli already allocated; ties to the first node in tie order. The FGD score keeps
     // its coarse buckets (the coarse score + a fixed node order is what makes FGD pack), the bonus lets packing
     // win against a small fragment difference, and the device set is the one with the smallest exact F_after.
-    int64_t vcore_score(int32_t n, double delta) const {
+    int64_t vcore_score(int32_t n, const GpuRequest& r, double delta) const {
         const int64_t fgd = int64_t(1.0 / (1.0 + std::exp(delta / opt.vcore_scale)) * 100.0);
         const int32_t g = inv.n_gpus(n);
-        const double allocated = g ? 1.0 - double(inv.free_gpu_milli(n)) / (double(g) * kGpuMilli) : 0.0;
-        return fgd * 10 + int64_t(10.0 * opt.vcore_pack_points * allocated);
+        const double gcap = double(g) * kGpuMilli;
+        const double allocated = g ? 1.0 - double(inv.free_gpu_milli(n)) / gcap : 0.0;
+        int64_t s = fgd * 10 + int64_t(10.0 * opt.vcore_pack_points * allocated);
+        if (opt.vcore_balance_points > 0 && g && inv.cpu_cap_[n] > 0) {
+            const double gpu_after = allocated + double(r.total_gpu_milli()) / gcap;
+            const double cpu_after = double(inv.cpu_cap_[n] - inv.cpu_free_[n] + r.cpu_milli) / double(inv.cpu_cap_[n]);
+            s += int64_t(10.0 * opt.vcore_balance_points * (1.0 - std::fabs(cpu_after - gpu_after)));
+        }
+        return s;
     }
 
     // vcore: cached exact fragment delta of the best device set per (node, request spec).
@@ -304,7 +311,7 @@ struct Replayer {
                     if (!inv.fits(n, r)) continue;
                     uint64_t m = 0;
                     const double d = vcore_delta(n, r, spec_of[p], &m);
-                    const int64_t s = vcore_score(n, d);
+                    const int64_t s = vcore_score(n, r, d);
                     if (s > bs) { bs = s; best = n; best_mask = m; }
                 }
             } else {

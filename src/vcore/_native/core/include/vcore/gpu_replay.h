@@ -38,6 +38,7 @@ struct ReplayOptions {
     // the packing bonus in score points for a node whose GPUs are all allocated.
     double vcore_scale = 1000.0;
     double vcore_pack_points = 2.0;
+    double vcore_balance_points = 0.0;  // bonus for keeping the node's CPU and GPU allocation in proportion
 };
 
 struct ReplayResult {

@@ -1,0 +1,90 @@
+// The helper-thread pool behind parallel_blocks(); see parallel.h for why it has no barrier.
+#include "vcore/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace vcore {
+namespace {
+
+class HelperPool {
+ public:
+  static HelperPool& instance() {
+    // Leaked on purpose: helper threads must not be joined during static destruction at interpreter exit.
+    static HelperPool* pool = new HelperPool();
+    return *pool;
+  }
+
+  int32_t participants() const { return static_cast<int32_t>(helpers_.size()) + 1; }
+
+  void run(int32_t n_blocks, const std::function<void(int32_t, int32_t)>& fn) {
+    std::lock_guard<std::mutex> serial(run_mutex_);  // one job at a time; concurrent callers queue here
+    std::atomic<int32_t> next{0};
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      job_ = &fn;
+      next_ = &next;
+      n_blocks_ = n_blocks;
+      open_ = true;
+      ++epoch_;
+    }
+    wake_.notify_all();
+    for (int32_t b; (b = next.fetch_add(1)) < n_blocks;) fn(b, 0);
+    std::unique_lock<std::mutex> lock(mutex_);
+    open_ = false;  // no helper may join from here on
+    done_.wait(lock, [&] { return in_flight_ == 0; });
+    job_ = nullptr;
+    next_ = nullptr;
+  }
+
+ private:
+  HelperPool() {
+    const char* env = std::getenv("VCORE_THREADS");
+    int n = env ? std::atoi(env) : static_cast<int>(std::thread::hardware_concurrency());
+    n = std::clamp(n, 1, 8);
+    for (int i = 1; i < n; ++i) helpers_.emplace_back([this, i] { loop(i); });
+    for (auto& t : helpers_) t.detach();
+  }
+
+  void loop(int32_t participant) {
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return open_ && epoch_ != seen; });
+      seen = epoch_;
+      const auto* fn = job_;
+      auto* next = next_;
+      const int32_t n_blocks = n_blocks_;
+      ++in_flight_;
+      lock.unlock();
+      for (int32_t b; (b = next->fetch_add(1)) < n_blocks;) (*fn)(b, participant);
+      lock.lock();
+      if (--in_flight_ == 0) done_.notify_all();
+    }
+  }
+
+  std::mutex run_mutex_, mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(int32_t, int32_t)>* job_ = nullptr;
+  std::atomic<int32_t>* next_ = nullptr;
+  int32_t n_blocks_ = 0;
+  int32_t in_flight_ = 0;
+  bool open_ = false;
+  uint64_t epoch_ = 0;
+  std::vector<std::thread> helpers_;
+};
+
+}  // namespace
+
+int32_t max_participants() { return HelperPool::instance().participants(); }
+
+void parallel_blocks(int32_t n_blocks, const std::function<void(int32_t, int32_t)>& fn) {
+  HelperPool::instance().run(n_blocks, fn);
+}
+
+}  // namespace vcore
