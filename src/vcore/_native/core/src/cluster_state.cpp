@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <tuple>
 #include <limits>
 #include <mutex>
 
@@ -153,9 +154,9 @@ void ClusterState::write_node(int32_t slot, const NodeInput& node, ParsedNode&& 
   blocking_taints_[slot] = std::any_of(parsed.taints.begin(), parsed.taints.end(), [](const Taint& t) {
     return t.effect == TaintEffect::kNoSchedule || t.effect == TaintEffect::kNoExecute;
   });
-  for (const auto& t : taints_[slot]) n_prefer_taints_ -= t.effect == TaintEffect::kPreferNoSchedule;
+  for (const auto& t : node_taints(slot)) n_prefer_taints_ -= t.effect == TaintEffect::kPreferNoSchedule;
   for (const auto& t : parsed.taints) n_prefer_taints_ += t.effect == TaintEffect::kPreferNoSchedule;
-  taints_[slot] = std::move(parsed.taints);
+  taint_set_[slot] = intern_taint_set(std::move(parsed.taints));
   labels_[slot] = std::move(parsed.labels);
   unschedulable_[slot] = node.unschedulable ? 1 : 0;
 }
@@ -177,7 +178,7 @@ int32_t ClusterState::add_node(const NodeInput& node) {
     blocking_taints_.push_back(0);
     prefer_taints_.push_back(0);
     for (auto& [key, column] : label_columns_) column.push_back(-1);
-    taints_.emplace_back();
+    taint_set_.push_back(0);
     labels_.emplace_back();
     pods_on_.emplace_back();
   }
@@ -226,6 +227,17 @@ int32_t ClusterState::node_index(const std::string& name) const {
 const std::string& ClusterState::node_name(int32_t slot) const {
   if (slot < 0 || slot >= n_slots() || !is_live(slot)) throw NotFound("node index " + std::to_string(slot) + ": no node");
   return names_[slot];
+}
+
+int32_t ClusterState::intern_taint_set(std::vector<Taint> taints) {
+  if (taints.empty()) return 0;
+  const auto order = [](const Taint& t) { return std::make_tuple(t.key, t.value, static_cast<int>(t.effect)); };
+  std::sort(taints.begin(), taints.end(), [&](const Taint& a, const Taint& b) { return order(a) < order(b); });
+  std::vector<int32_t> key;
+  for (const auto& t : taints) key.insert(key.end(), {t.key, t.value, static_cast<int32_t>(t.effect)});
+  const auto [it, inserted] = taint_set_index_.emplace(std::move(key), static_cast<int32_t>(taint_sets_.size()));
+  if (inserted) taint_sets_.push_back(std::move(taints));
+  return it->second;
 }
 
 const int32_t* ClusterState::label_column(int32_t key) const {
@@ -359,10 +371,10 @@ size_t ClusterState::native_bytes() const {
   size_t bytes = (alloc_.data->capacity() + req_.data->capacity() + nonzero_.data->capacity()) * sizeof(int64_t);
   bytes += live_->capacity() + unschedulable_.capacity() + blocking_taints_.capacity() + prefer_taints_.capacity();
   for (const auto& [key, column] : label_columns_) bytes += column.capacity() * sizeof(int32_t);
-  bytes += taints_.capacity() * sizeof(taints_[0]) + labels_.capacity() * sizeof(labels_[0]);
+  bytes += taint_set_.capacity() * sizeof(int32_t) + labels_.capacity() * sizeof(labels_[0]);
   bytes += names_.capacity() * sizeof(std::string) + pods_on_.capacity() * sizeof(pods_on_[0]);
   for (size_t i = 0; i < names_.size(); ++i) {
-    bytes += taints_[i].capacity() * sizeof(Taint) + labels_[i].capacity() * sizeof(labels_[i][0]);
+    bytes += labels_[i].capacity() * sizeof(labels_[i][0]);
     bytes += names_[i].capacity() > 15 ? names_[i].capacity() + 1 : 0;
   }
   bytes += slot_of_.size() * (sizeof(std::string) + sizeof(int32_t) + 2 * sizeof(void*));

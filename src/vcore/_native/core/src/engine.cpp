@@ -17,6 +17,7 @@ namespace vcore {
 namespace {
 
 constexpr int64_t kMaxNodeScore = 100;
+constexpr int32_t kMaxCachedTaintSets = 4096;  // more distinct sets than this: check tolerations per node
 constexpr int32_t kParallelMinSlots = 8192;  // below this waking a helper thread costs more than it saves
 
 uint64_t mix64(uint64_t x) {  // splitmix64 finalizer: the seeded tie-break rule
@@ -73,6 +74,13 @@ class PodKernel {
     for (const auto& t : pod.tolerations)
       if (t.effect == TaintEffect::kAny || t.effect == TaintEffect::kPreferNoSchedule) prefer_tolerations_.push_back(t);
     count_prefer_taints_ = c.weight_taints > 0 && s.prefer_no_schedule_taints() > 0;
+    // Tolerations against each taint set once, when there are few sets (pools); else per node.
+    if (s.n_taint_sets() <= kMaxCachedTaintSets) {
+      for (int32_t id = 0; id < s.n_taint_sets(); ++id) {
+        untolerated_by_set_.push_back(has_untolerated(s.taint_set(id)));
+        prefer_count_by_set_.push_back(count_prefer(s.taint_set(id)));
+      }
+    }
     sum_preferred_ = c.weight_affinity > 0 && !pod.preferred_terms.empty();
     if (c.weight_fit > 0) fit_terms_ = score_terms(c.fit_resources, /*nonzero=*/true, alloc, req, nz);
     if (c.weight_balanced > 0) balanced_terms_ = score_terms(c.balanced_resources, /*nonzero=*/false, alloc, req, nz);
@@ -122,17 +130,9 @@ class PodKernel {
   bool sum_preferred() const { return sum_preferred_; }
 
   int64_t prefer_taint_count(int32_t i) const {
-    int64_t count = 0;
-    for (const auto& taint : s_.taints()[i]) {
-      if (taint.effect != TaintEffect::kPreferNoSchedule) continue;
-      bool tolerated = false;
-      for (const auto& t : prefer_tolerations_) tolerated |= tolerates(t, taint);
-      count += !tolerated;
-    }
-    return count;
+    if (!prefer_count_by_set_.empty()) return prefer_count_by_set_[s_.taint_set_ids()[i]];
+    return count_prefer(s_.node_taints(i));
   }
-
-
 
   std::vector<ScoreTerm> score_terms(const std::vector<ResourceWeight>& resources, bool nonzero, const SharedMatrix& alloc,
                                      const SharedMatrix& req, const SharedMatrix& nz) const {
@@ -158,18 +158,31 @@ class PodKernel {
   }
 
   bool has_untolerated_taint(int32_t i) const {
-    for (const auto& taint : s_.taints()[i]) {
+    if (!untolerated_by_set_.empty()) return untolerated_by_set_[s_.taint_set_ids()[i]];
+    return has_untolerated(s_.node_taints(i));
+  }
+
+  // Whether a NoSchedule or NoExecute taint of the set is not tolerated by the pod.
+  bool has_untolerated(const std::vector<Taint>& taints) const {
+    for (const auto& taint : taints) {
       if (taint.effect != TaintEffect::kNoSchedule && taint.effect != TaintEffect::kNoExecute) continue;
       bool tolerated = false;
-      for (const auto& t : pod_.tolerations) {
-        if (tolerates(t, taint)) {
-          tolerated = true;
-          break;
-        }
-      }
+      for (const auto& t : pod_.tolerations) tolerated |= tolerates(t, taint);
       if (!tolerated) return true;
     }
     return false;
+  }
+
+  // PreferNoSchedule taints of the set not tolerated by a toleration with an empty or PreferNoSchedule effect.
+  int64_t count_prefer(const std::vector<Taint>& taints) const {
+    int64_t count = 0;
+    for (const auto& taint : taints) {
+      if (taint.effect != TaintEffect::kPreferNoSchedule) continue;
+      bool tolerated = false;
+      for (const auto& t : prefer_tolerations_) tolerated |= tolerates(t, taint);
+      count += !tolerated;
+    }
+    return count;
   }
 
   // A compiled pod's selector terms with their label columns looked up once.
@@ -417,6 +430,8 @@ class PodKernel {
   bool count_prefer_taints_;
   bool sum_preferred_;
   std::vector<Toleration> prefer_tolerations_;
+  std::vector<uint8_t> untolerated_by_set_;  // per taint set; empty: evaluate per node
+  std::vector<int64_t> prefer_count_by_set_;
   std::vector<std::pair<const int32_t*, int32_t>> selector_;  // label column, wanted value
   std::vector<ResolvedTerm> required_;
   std::vector<std::pair<int64_t, ResolvedTerm>> preferred_;

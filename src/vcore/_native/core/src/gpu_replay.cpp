@@ -9,7 +9,7 @@
 //   gpu-packing    shared GPUs > idle GPUs of used nodes > idle nodes
 //   gpu-clustering prefer nodes already running pods of the same GPU-count class
 //   binpack/spread Volcano-style most/least allocated over cpu, memory, GPU; tightest/emptiest card
-//   vcore          FGD's integer score on a blended target workload plus a GPU-packing bonus (see vcore_score)
+//   vcore          FGD's integer score on a blended target workload + GPU-packing + CPU/GPU balance (vcore_score)
 #include "vcore/gpu_replay.h"
 
 #include <algorithm>
@@ -215,10 +215,13 @@ struct Replayer {
         return k ? s / k : 0.0;
     }
 
-    // vcore: FGD's integer score (in tenths) plus a packing bonus of up to `vcore_pack_points` points for the
-    // share of the node's GPU milli already allocated; ties to the first node in tie order. The FGD score keeps
-    // its coarse buckets (the coarse score + a fixed node order is what makes FGD pack), the bonus lets packing
-    // win against a small fragment difference, and the device set is the one with the smallest exact F_after.
+    // vcore: FGD's integer score (in tenths of a point) on vcore's blended target workload, plus
+    //   a packing bonus of up to `vcore_pack_points` points for the share of the node's GPU milli already
+    //   allocated (FGD's coarse score + a fixed node order packs; this makes packing explicit), and
+    //   a balance bonus of up to `vcore_balance_points` points for leaving the node's CPU and GPU allocated in
+    //   the same proportion (kube-scheduler's BalancedAllocation idea on the CPU/GPU pair): CPU is spent where
+    //   the GPUs are already taken, so idle GPUs keep the CPU they need and do not get stranded.
+    // Ties go to the first node in tie order; the device set is the one with the smallest exact F_after.
     int64_t vcore_score(int32_t n, const GpuRequest& r, double delta) const {
         const int64_t fgd = int64_t(1.0 / (1.0 + std::exp(delta / opt.vcore_scale)) * 100.0);
         const int32_t g = inv.n_gpus(n);

@@ -7,6 +7,7 @@
 // Every mutation validates first and only then writes, so a failed call leaves the state unchanged.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
@@ -116,7 +117,12 @@ class ClusterState {
   const std::vector<uint8_t>& blocking_taints() const { return blocking_taints_; }
   // Largest allocatable ever seen per axis; kernels use it to prove double arithmetic exact.
   int64_t max_allocatable(int32_t axis) const { return max_alloc_.at(static_cast<size_t>(axis)); }
-  const std::vector<std::vector<Taint>>& taints() const { return taints_; }
+  // Taints are interned as sets: nodes of a pool share one taint set, so a pod's tolerations are checked once
+  // per set rather than once per node. Set 0 is the empty set; sets are never freed.
+  const std::vector<Taint>& node_taints(int32_t slot) const { return taint_sets_[static_cast<size_t>(taint_set_[slot])]; }
+  const int32_t* taint_set_ids() const { return taint_set_.data(); }
+  int32_t n_taint_sets() const { return static_cast<int32_t>(taint_sets_.size()); }
+  const std::vector<Taint>& taint_set(int32_t id) const { return taint_sets_[static_cast<size_t>(id)]; }
   const std::vector<std::vector<std::pair<int32_t, int32_t>>>& labels() const { return labels_; }
   // Label columns: for each label key some compiled pod asks about, the value id per slot (-1: no such label).
   // Materialized by compile_pod (under the exclusive lock) and kept current by every node write, so kernels
@@ -166,7 +172,10 @@ class ClusterState {
   std::vector<uint8_t> prefer_taints_;
   std::unordered_map<int32_t, std::vector<int32_t>> label_columns_;
   std::vector<int64_t> max_alloc_;
-  std::vector<std::vector<Taint>> taints_;
+  int32_t intern_taint_set(std::vector<Taint> taints);
+  std::vector<int32_t> taint_set_;
+  std::vector<std::vector<Taint>> taint_sets_{std::vector<Taint>{}};
+  std::map<std::vector<int32_t>, int32_t> taint_set_index_;
   std::vector<std::vector<std::pair<int32_t, int32_t>>> labels_;
   std::vector<std::string> names_;
   std::vector<std::vector<std::string>> pods_on_;

@@ -34,11 +34,12 @@ GpuPolicy parse_gpu_policy(const std::string& name);
 struct ReplayOptions {
     GpuPolicy policy = GpuPolicy::kFgd;
     uint64_t seed = 0;
-    // vcore policy knobs (see vcore_score in gpu_replay.cpp): fragment-delta scale of the sigmoid (FGD: 1000) and
-    // the packing bonus in score points for a node whose GPUs are all allocated.
+    // vcore policy knobs (see vcore_score in gpu_replay.cpp): fragment-delta scale of the sigmoid (FGD: 1000),
+    // the packing bonus in score points for a node whose GPUs are all allocated, and the balance bonus in points
+    // for a placement that leaves the node's CPU and GPU allocated in equal proportion.
     double vcore_scale = 1000.0;
-    double vcore_pack_points = 2.0;
-    double vcore_balance_points = 0.0;  // bonus for keeping the node's CPU and GPU allocation in proportion
+    double vcore_pack_points = 1.0;
+    double vcore_balance_points = 10.0;
 };
 
 struct ReplayResult {
