@@ -129,6 +129,18 @@ class PodKernel {
   bool count_prefer_taints() const { return count_prefer_taints_; }
   bool sum_preferred() const { return sum_preferred_; }
 
+  // taints[j] = prefer_taint_count(begin + j) where mask[j], else 0.
+  void prefer_counts_block(int32_t begin, int32_t end, const uint8_t* mask, int64_t* taints) const {
+    const int32_t n = end - begin;
+    if (!prefer_count_by_set_.empty()) {
+      const int32_t* set = s_.taint_set_ids() + begin;
+      for (int32_t j = 0; j < n; ++j) taints[j] = mask[j] ? prefer_count_by_set_[set[j]] : 0;
+      return;
+    }
+    const uint8_t* prefer = s_.prefer_taints().data() + begin;
+    for (int32_t j = 0; j < n; ++j) taints[j] = prefer[j] && mask[j] ? prefer_taint_count(begin + j) : 0;
+  }
+
   int64_t prefer_taint_count(int32_t i) const {
     if (!prefer_count_by_set_.empty()) return prefer_count_by_set_[s_.taint_set_ids()[i]];
     return count_prefer(s_.node_taints(i));
@@ -303,12 +315,23 @@ class PodKernel {
     }
     if (c_.filter_taints) {
       const uint8_t* blocking = s_.blocking_taints().data() + begin;
-      for (int32_t j = 0; j < n; ++j) {
-        if (!failed[j] && blocking[j] && has_untolerated_taint(begin + j)) {
-          failed[j] = 1;
-          ++reasons[kUntoleratedTaint];
+      int64_t count = 0;
+      if (!untolerated_by_set_.empty()) {  // branch-free: a table lookup per node
+        const int32_t* set = s_.taint_set_ids() + begin;
+        for (int32_t j = 0; j < n; ++j) {
+          const uint8_t f = static_cast<uint8_t>((failed[j] == 0) & blocking[j] & untolerated_by_set_[set[j]]);
+          failed[j] |= f;
+          count += f;
+        }
+      } else {
+        for (int32_t j = 0; j < n; ++j) {
+          if (!failed[j] && blocking[j] && has_untolerated_taint(begin + j)) {
+            failed[j] = 1;
+            ++count;
+          }
         }
       }
+      reasons[kUntoleratedTaint] += count;
     }
     if (check_affinity_) {
       uint8_t match[512];
@@ -531,8 +554,7 @@ class BlockRunner {
     // 4. Raw values of the normalized scores.
     if (kernel_.sum_preferred()) kernel_.preferred_block(begin, end, affinity);
     if (kernel_.count_prefer_taints()) {
-      const uint8_t* prefer = s_.prefer_taints().data() + begin;
-      for (int32_t j = 0; j < n; ++j) taints[j] = prefer[j] && mask[j] ? kernel_.prefer_taint_count(begin + j) : 0;
+      kernel_.prefer_counts_block(begin, end, mask, taints);
     }
   }
 
