@@ -273,7 +273,8 @@ class ReplayRun:
 
 
 def replay(cluster: Cluster, pods: PodList, target: TargetWorkload, policy: str, seed: int,
-           vcore_scale: float = 1000.0, vcore_pack_points: float = 2.0) -> ReplayRun:
+           vcore_scale: float = 1000.0, vcore_pack_points: float = 1.0,
+           vcore_balance_points: float = 10.0) -> ReplayRun:
     """Replay ``pods`` once, in order, on a fresh inventory with ``policy`` (one native call)."""
     from vcore.gpu.policies import native_policy_name
 
@@ -285,7 +286,7 @@ def replay(cluster: Cluster, pods: PodList, target: TargetWorkload, policy: str,
     frag0 = float(gpu.node_fragments(inv, tgt).sum())
     t0 = time.perf_counter()
     res = gpu.replay(inv, pods.cpu_milli, pods.memory_mib, pods.num_gpu, pods.gpu_milli, masks, cluster.order,
-                     tgt, native_name, int(seed) & 0xFFFFFFFFFFFFFFFF, float(vcore_scale), float(vcore_pack_points))
+                     tgt, native_name, int(seed) & 0xFFFFFFFFFFFFFFFF, float(vcore_scale), float(vcore_pack_points), float(vcore_balance_points))
     seconds = time.perf_counter() - t0
     demand = pods.gpu_demand_milli
     node_idx = res["node_idx"]

@@ -128,7 +128,7 @@ void register_gpu(py::module_& m) {
         "replay",
         [](const vcore::GpuInventory& inv, py::handle cpu, py::handle mem, py::handle num, py::handle milli,
            py::handle mask, py::handle order, const py::tuple& target, const std::string& policy, uint64_t seed,
-           double scale, double pack_points) {
+           double scale, double pack_points, double balance_points) {
             auto pods = to_requests(cpu, mem, num, milli, mask);
             auto ord = to_vec<int32_t>(order, "order");
             auto tw = to_target(target);
@@ -139,6 +139,8 @@ void register_gpu(py::module_& m) {
             if (!(scale > 0) || !(pack_points >= 0))
                 throw py::value_error("vcore_scale must be > 0 and vcore_pack_points >= 0");
             opt.vcore_pack_points = pack_points;
+            if (!(balance_points >= 0)) throw py::value_error("vcore_balance_points must be >= 0");
+            opt.vcore_balance_points = balance_points;
             vcore::ReplayResult res;
             {
                 py::gil_scoped_release nogil;  // replay works on its own copy of the inventory and owned vectors
@@ -153,7 +155,7 @@ void register_gpu(py::module_& m) {
         },
         py::arg("inventory"), py::arg("cpu_milli"), py::arg("memory"), py::arg("num_gpu"), py::arg("gpu_milli"),
         py::arg("model_mask"), py::arg("order"), py::arg("target"), py::arg("policy"), py::arg("seed") = 0,
-        py::arg("vcore_scale") = 1000.0, py::arg("vcore_pack_points") = 2.0,
+        py::arg("vcore_scale") = 1000.0, py::arg("vcore_pack_points") = 1.0, py::arg("vcore_balance_points") = 10.0,
         "Replay pods once in order on a copy of the inventory; returns per-pod node_idx, dev_mask, frag_after, "
         "free_after.");
 }
