@@ -298,8 +298,8 @@ def scenarios(draw):
         milli = draw(st.integers(1, 1000))
         req = GpuRequest("shared", count=draw(st.integers(1, 3)), milli=milli, memory_milli=milli, models=models)
     elif kind == "shared_mem":
-        req = GpuRequest("shared", count=draw(st.integers(1, 2)), milli=draw(st.one_of(st.none(), st.integers(0, 1000))),
-                         memory_mib=draw(st.integers(1, 50000)), models=models)
+        req = GpuRequest("shared", count=draw(st.integers(1, 2)),
+                         milli=draw(st.one_of(st.none(), st.integers(0, 1000))), memory_mib=draw(st.integers(1, 50000)), models=models)
     else:
         req = GpuRequest("mig", count=draw(st.integers(1, 4)), models=models,
                          mig_profile=draw(st.sampled_from(sorted(mig.all_profile_names()))))

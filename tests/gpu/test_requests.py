@@ -194,7 +194,8 @@ def test_affinity_exists_and_empty_intersection():
 
 
 def test_node_selector_product_and_with_affinity():
-    r = pod_gpu_request(make_pod(limits={"nvidia.com/gpu": "1"}, spec={"nodeSelector": {"nvidia.com/gpu.product": A80}}))
+    pinned = {"nodeSelector": {"nvidia.com/gpu.product": A80}}
+    r = pod_gpu_request(make_pod(limits={"nvidia.com/gpu": "1"}, spec=pinned))
     assert r.allows(A80) and not r.allows(H80)
     spec = {"nodeSelector": {"nvidia.com/gpu.product": A80}, **affinity([expr("In", H80)], [expr("In", A80, H80)])}
     r = pod_gpu_request(make_pod(limits={"nvidia.com/gpu": "1"}, spec=spec))
