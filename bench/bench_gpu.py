@@ -54,7 +54,12 @@ def default_seed42():
 def test_replay_one_seed(benchmark, bench_report, default_seed42, policy, target_s):
     from vcore.gpu.protocol import replay
 
+    from vcore.gpu.protocol import blended_target_workload
+    from vcore.gpu.trace import load_pods, workload_path
+
     cluster, pods, tw = default_seed42
+    if policy == "vcore":  # vcore's policy includes its own (blended) target workload, as in run_protocol
+        tw = blended_target_workload(load_pods(workload_path(str(OPENB), "default")))
     run = benchmark.pedantic(replay, args=(cluster, pods, tw, policy, 42), rounds=3, iterations=1)
     row = bench_report.add(benchmark, "gpu replay default seed 42", policy,
                            pods=len(pods.names), alloc_pct=round(100 * run.final_alloc_ratio, 2),
