@@ -127,12 +127,9 @@ def simulate(trace_dir: str, workload: str, policies: list[str], seeds: list[int
         progress = sys.stderr.isatty()
     bar = None
     if progress:
-        try:
-            from tqdm import tqdm
+        from tqdm import tqdm
 
-            bar = tqdm(total=len(tasks), desc=f"simulate {workload}", unit="run", file=sys.stderr)
-        except ImportError:  # tqdm is optional
-            bar = None
+        bar = tqdm(total=len(tasks), desc=f"simulate {workload}", unit="run", file=sys.stderr)
     jobs = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
     jobs = min(jobs, len(tasks))
     results: dict[tuple[str, int], dict] = {}
