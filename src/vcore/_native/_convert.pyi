@@ -43,6 +43,9 @@ def parse_quantity(value: str | int | float, *, milli: bool = False, obj: str = 
     with "<obj>: <field>: ".
     """
 
+def api_dict(o: Mapping[str, Any] | Any, kind: str) -> dict[str, Any]:
+    """A Kubernetes object as a dict in API shape (client models serialized); else TypeError naming ``kind``."""
+
 def node_spec(node: Mapping[str, Any] | Any) -> NodeSpec:
     """A v1 Node as an API-shaped dict or a kubernetes.client.V1Node."""
 

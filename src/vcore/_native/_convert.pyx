@@ -26,7 +26,7 @@ cdef extern from "Python.h":
 import math
 import operator
 
-__all__ = ["parse_quantity", "node_spec", "pod_spec", "pod_specs"]
+__all__ = ["api_dict", "parse_quantity", "node_spec", "pod_spec", "pod_specs"]
 
 cdef int64_t INT64_MAX = 9223372036854775807
 cdef uint64_t UINT64_MAX = 18446744073709551615ULL
@@ -109,6 +109,25 @@ cdef object _scale_exact(str s, Py_ssize_t i0, Py_ssize_t i1, Py_ssize_t f0, Py_
     return r
 
 
+cdef inline Py_ssize_t _scan_digits(const unsigned char *p, Py_ssize_t i, Py_ssize_t n, uint64_t *mant, int *sig,
+                                    bint *big) noexcept:
+    """Accumulate the decimal digits from p[i] into *mant (at most 19 significant ones, which fit in uint64;
+    *big flags more); returns the index of the first non-digit."""
+    cdef unsigned char c
+    while i < n:
+        c = p[i]
+        if not _is_digit(c):
+            break
+        if sig[0] < 19:
+            if mant[0] != 0 or c != 48:   # leading zeros are not significant
+                mant[0] = mant[0] * 10 + (<int>c - 48)
+                sig[0] += 1
+        else:
+            big[0] = True
+        i += 1
+    return i
+
+
 cdef object _quantity_str(str s, int scale, bint check, int *status):
     """ceil(q * 10**scale) for the quantity string ``s``, or None with a Q_* error in ``status``.
 
@@ -136,33 +155,13 @@ cdef object _quantity_str(str s, int scale, bint check, int *status):
         neg = c == 45
         i = 1
     i0 = i
-    while i < n:
-        c = p[i]
-        if not _is_digit(c):
-            break
-        if sig < 19:
-            if mant != 0 or c != 48:
-                mant = mant * 10 + (<int>c - 48)
-                sig += 1
-        else:
-            big = True
-        i += 1
+    i = _scan_digits(p, i, n, &mant, &sig, &big)
     i1 = i
     f0 = f1 = i
     if i < n and p[i] == 46:   # '.'
         i += 1
         f0 = i
-        while i < n:
-            c = p[i]
-            if not _is_digit(c):
-                break
-            if sig < 19:
-                if mant != 0 or c != 48:
-                    mant = mant * 10 + (<int>c - 48)
-                    sig += 1
-            else:
-                big = True
-            i += 1
+        i = _scan_digits(p, i, n, &mant, &sig, &big)
         f1 = i
     if i1 == i0 and f1 == f0:  # "", ".", "+", "Ki": Kubernetes' regexp needs a digit in the number
         status[0] = Q_MALFORMED
@@ -363,6 +362,12 @@ cdef dict _to_api_dict(object o, str kind):
             return <dict>d
     raise TypeError(f"{kind}: expected a dict in API shape or a kubernetes V1{kind.capitalize()}, "
                     f"got {type(o).__name__}")
+
+
+def api_dict(o, str kind):
+    """A Kubernetes object as a dict in API shape: a dict as is, a kubernetes client model (V1Node, V1Pod, ...)
+    serialized; anything else -> TypeError naming the expected kind ("node", "pod")."""
+    return _to_api_dict(o, kind)
 
 
 cdef int _fail(str ctx, str path, str problem, bint type_error=False) except -1:

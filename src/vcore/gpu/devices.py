@@ -38,7 +38,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from vcore._native._convert import parse_quantity
+from vcore._native._convert import api_dict, parse_quantity
 from vcore.gpu import mig as _mig
 from vcore.gpu.mig import MigInstance
 
@@ -103,19 +103,6 @@ class NodeGpus:
 # ---------------------------------------------------------------------------------------------------------
 # Parsing helpers
 # ---------------------------------------------------------------------------------------------------------
-
-def _to_api_dict(obj: Any, kind: str) -> dict:
-    """A dict as is; a kubernetes client model serialized to its API shape (as vcore._native._convert does)."""
-    if isinstance(obj, Mapping):
-        return dict(obj)
-    if hasattr(obj, "attribute_map"):
-        from kubernetes.client import ApiClient  # lazily: heavy, and most callers pass dicts
-        d = ApiClient().sanitize_for_serialization(obj)
-        if isinstance(d, dict):
-            return d
-    raise TypeError(f"{kind}: expected a dict in API shape or a kubernetes V1{kind.capitalize()}, "
-                    f"got {type(obj).__name__}")
-
 
 def _opt_map(v: Any, ctx: str, path: str) -> dict:
     if v is None:
@@ -263,7 +250,7 @@ def node_gpus(node: Mapping[str, Any] | Any) -> NodeGpus:
 
     A node without GPUs yields ``devices == ()``. Raises ValueError/TypeError naming the node and field.
     """
-    node = _to_api_dict(node, "node")
+    node = api_dict(node, "node")
     meta = _opt_map(node.get("metadata"), "node <unnamed>", "metadata")
     name = meta.get("name") or "<unnamed>"
     if not isinstance(name, str):

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal, Mapping
 
-from vcore._native._convert import parse_quantity
+from vcore._native._convert import api_dict, parse_quantity
 from vcore.gpu import mig as _mig
 
 __all__ = [
@@ -152,17 +152,6 @@ class GpuRequest:
 # ---------------------------------------------------------------------------------------------------------
 # Parsing
 # ---------------------------------------------------------------------------------------------------------
-
-def _to_api_dict(obj: Any) -> dict:
-    if isinstance(obj, Mapping):
-        return dict(obj)
-    if hasattr(obj, "attribute_map"):
-        from kubernetes.client import ApiClient  # lazily: heavy, and most callers pass dicts
-        d = ApiClient().sanitize_for_serialization(obj)
-        if isinstance(d, dict):
-            return d
-    raise TypeError(f"pod: expected a dict in API shape or a kubernetes V1Pod, got {type(obj).__name__}")
-
 
 def _map(v: Any, ctx: str, path: str) -> dict:
     if v is None:
@@ -341,7 +330,7 @@ def pod_gpu_request(pod: Mapping[str, Any] | Any) -> GpuRequest:
     Raises ValueError (bad value, unknown MIG profile, several kinds at once) or TypeError (wrong JSON type),
     naming the pod and the field.
     """
-    pod = _to_api_dict(pod)
+    pod = api_dict(pod, "pod")
     meta = _map(pod.get("metadata"), "pod <unnamed>", "metadata")
     ns = meta.get("namespace") or "default"
     name = meta.get("name") or "<unnamed>"
