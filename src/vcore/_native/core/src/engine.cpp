@@ -654,33 +654,46 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
     const int32_t want = nodes_to_find(s.n_nodes(), config_.percentage_of_nodes_to_score);
     int64_t* reasons = result.reasons.data() + p * result.n_reasons;
     feasible.clear();
+    const PodKernel& kernel = runner.kernel();
+    // Without normalized plugins a block's scores are final, so the best node is tracked while streaming;
+    // otherwise candidates are kept until the maxima over the feasible set are known.
+    const bool stream = !kernel.needs_normalization();
+    const uint64_t pod_mix = mix64(seed_ ^ mix64(sequence));
+    int32_t best = -1, found = 0;
+    int64_t best_score = std::numeric_limits<int64_t>::min();
+    const auto offer = [&](int32_t slot, int64_t score) {
+      if (score < best_score) return;
+      if (score == best_score && mix64(pod_mix ^ static_cast<uint64_t>(slot)) >= mix64(pod_mix ^ static_cast<uint64_t>(best))) return;
+      best = slot, best_score = score;
+    };
     // kube-scheduler's search: slots in order from the rotating start, wrapping once, until `want` feasible
     // nodes are found; `examined` counts the slots looked at, which advances the start for the next pod.
     if (next_start_ >= n_slots) next_start_ = 0;
     int32_t examined = 0;
-    while (examined < n_slots && static_cast<int32_t>(feasible.size()) < want) {
+    while (examined < n_slots && found < want) {
       const int32_t begin = (next_start_ + examined) % n_slots;
       const int32_t end = std::min({n_slots, begin + kBlock, begin + (n_slots - examined)});
       runner.run(begin, end, mask, scores, taints, affinity, reasons);
-      for (int32_t j = 0; j < end - begin && static_cast<int32_t>(feasible.size()) < want; ++j, ++examined)
-        if (mask[j]) feasible.push_back({begin + j, scores[j], taints[j], affinity[j]});
+      for (int32_t j = 0; j < end - begin && found < want; ++j, ++examined) {
+        if (!mask[j]) continue;
+        ++found;
+        if (stream) offer(begin + j, scores[j]);
+        else feasible.push_back({begin + j, scores[j], taints[j], affinity[j]});
+      }
     }
     if (n_slots > 0) next_start_ = static_cast<int32_t>((next_start_ + examined) % n_slots);
-    if (feasible.empty()) continue;
+    if (found == 0) continue;
     std::fill(reasons, reasons + result.n_reasons, 0);  // placed pods report no reasons
 
-    const PodKernel& kernel = runner.kernel();
-    int64_t max_taints = 0, max_affinity = 0;
-    for (const auto& c : feasible) max_taints = std::max(max_taints, c.taints), max_affinity = std::max(max_affinity, c.affinity);
-    int32_t best = -1;
-    int64_t best_score = std::numeric_limits<int64_t>::min();
-    uint64_t best_tie = 0;
-    for (const auto& c : feasible) {
-      int64_t score = c.score;
-      if (kernel.count_prefer_taints()) score += config_.weight_taints * normalized(c.taints, max_taints, true);
-      if (kernel.sum_preferred()) score += config_.weight_affinity * normalized(c.affinity, max_affinity, false);
-      const uint64_t tie = mix64(seed_ ^ mix64(sequence) ^ static_cast<uint64_t>(c.slot));
-      if (score > best_score || (score == best_score && tie < best_tie)) best = c.slot, best_score = score, best_tie = tie;
+    if (!stream) {
+      int64_t max_taints = 0, max_affinity = 0;
+      for (const auto& c : feasible) max_taints = std::max(max_taints, c.taints), max_affinity = std::max(max_affinity, c.affinity);
+      for (const auto& c : feasible) {
+        int64_t score = c.score;
+        if (kernel.count_prefer_taints()) score += config_.weight_taints * normalized(c.taints, max_taints, true);
+        if (kernel.sum_preferred()) score += config_.weight_affinity * normalized(c.affinity, max_affinity, false);
+        offer(c.slot, score);
+      }
     }
     s.bind_locked(pod, best);
     result.node[p] = best;
