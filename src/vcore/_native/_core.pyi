@@ -220,7 +220,7 @@ class gpu:
     @staticmethod
     def replay(inventory: gpu.GpuInventory, cpu_milli: ArrayLike, memory: ArrayLike, num_gpu: ArrayLike,
                gpu_milli: ArrayLike, model_mask: ArrayLike, order: ArrayLike, target: _TargetWorkload,
-               policy: _GpuPolicy, seed: _Int = 0, vcore_scale: _Float = 1000.0, vcore_pack_points: _Float = 2.0,
+               policy: _GpuPolicy, seed: _Int = 0, vcore_scale: _Float = 1000.0, vcore_pack_points: _Float = 1.0,
                vcore_balance_points: _Float = 10.0) -> _ReplayResult:
         """Replay pods once in order on a copy of the inventory; returns per-pod node_idx, dev_mask, frag_after,
         free_after. Unknown policy -> ValueError."""
