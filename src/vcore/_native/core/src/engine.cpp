@@ -659,12 +659,15 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
     // otherwise candidates are kept until the maxima over the feasible set are known.
     const bool stream = !kernel.needs_normalization();
     const uint64_t pod_mix = mix64(seed_ ^ mix64(sequence));
+    // Highest score wins; among equal scores the smallest seeded hash of the slot (kube-scheduler picks at random).
     int32_t best = -1, found = 0;
     int64_t best_score = std::numeric_limits<int64_t>::min();
-    const auto offer = [&](int32_t slot, int64_t score) {
+    uint64_t best_tie = 0;
+    const auto offer = [&best, &best_score, &best_tie, pod_mix](int32_t slot, int64_t score) {
       if (score < best_score) return;
-      if (score == best_score && mix64(pod_mix ^ static_cast<uint64_t>(slot)) >= mix64(pod_mix ^ static_cast<uint64_t>(best))) return;
-      best = slot, best_score = score;
+      const uint64_t tie = mix64(pod_mix ^ static_cast<uint64_t>(slot));
+      if (score == best_score && tie >= best_tie) return;
+      best = slot, best_score = score, best_tie = tie;
     };
     // kube-scheduler's search: slots in order from the rotating start, wrapping once, until `want` feasible
     // nodes are found; `examined` counts the slots looked at, which advances the start for the next pod.
@@ -674,12 +677,25 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
       const int32_t begin = (next_start_ + examined) % n_slots;
       const int32_t end = std::min({n_slots, begin + kBlock, begin + (n_slots - examined)});
       runner.run(begin, end, mask, scores, taints, affinity, reasons);
-      for (int32_t j = 0; j < end - begin && found < want; ++j, ++examined) {
-        if (!mask[j]) continue;
-        ++found;
-        if (stream) offer(begin + j, scores[j]);
-        else feasible.push_back({begin + j, scores[j], taints[j], affinity[j]});
+      const int32_t len = end - begin;
+      int32_t j = 0;
+      if (stream) {
+        for (; j < len && found < want; ++j) {
+          if (!mask[j] || scores[j] < best_score) {
+            found += mask[j];
+            continue;
+          }
+          ++found;
+          offer(begin + j, scores[j]);
+        }
+      } else {
+        for (; j < len && found < want; ++j) {
+          if (!mask[j]) continue;
+          ++found;
+          feasible.push_back({begin + j, scores[j], taints[j], affinity[j]});
+        }
       }
+      examined += j;
     }
     if (n_slots > 0) next_start_ = static_cast<int32_t>((next_start_ + examined) % n_slots);
     if (found == 0) continue;
