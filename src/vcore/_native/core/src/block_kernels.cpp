@@ -159,4 +159,27 @@ void add_normalized(int32_t begin, int32_t end, const uint8_t* mask, const int64
   }
 }
 
+VCORE_MULTIVERSION
+int64_t mark_from_table(int32_t n, const uint8_t* flag, const int32_t* ids, const int32_t* table, uint8_t* failed) {
+  int64_t hits = 0;
+  for (int32_t j = 0; j < n; ++j) {
+    const int32_t hit = (failed[j] == 0) & (flag[j] != 0) & table[ids[j]];
+    failed[j] |= static_cast<uint8_t>(hit);
+    hits += hit;
+  }
+  return hits;
+}
+
+VCORE_MULTIVERSION
+void gather_where(int32_t n, const uint8_t* mask, const int32_t* ids, const int64_t* table, int64_t* out) {
+  for (int32_t j = 0; j < n; ++j) out[j] = mask[j] ? table[ids[j]] : 0;
+}
+
+VCORE_MULTIVERSION
+int64_t max_where(int32_t n, const uint8_t* mask, const int64_t* values) {
+  int64_t best = 0;
+  for (int32_t j = 0; j < n; ++j) best = std::max(best, mask[j] ? values[j] : int64_t{0});
+  return best;
+}
+
 }  // namespace vcore::blocks

@@ -133,8 +133,7 @@ class PodKernel {
   void prefer_counts_block(int32_t begin, int32_t end, const uint8_t* mask, int64_t* taints) const {
     const int32_t n = end - begin;
     if (!prefer_count_by_set_.empty()) {
-      const int32_t* set = s_.taint_set_ids() + begin;
-      for (int32_t j = 0; j < n; ++j) taints[j] = mask[j] ? prefer_count_by_set_[set[j]] : 0;
+      blocks::gather_where(n, mask, s_.taint_set_ids() + begin, prefer_count_by_set_.data(), taints);
       return;
     }
     const uint8_t* prefer = s_.prefer_taints().data() + begin;
@@ -316,13 +315,8 @@ class PodKernel {
     if (c_.filter_taints) {
       const uint8_t* blocking = s_.blocking_taints().data() + begin;
       int64_t count = 0;
-      if (!untolerated_by_set_.empty()) {  // branch-free: a table lookup per node
-        const int32_t* set = s_.taint_set_ids() + begin;
-        for (int32_t j = 0; j < n; ++j) {
-          const uint8_t f = static_cast<uint8_t>((failed[j] == 0) & blocking[j] & untolerated_by_set_[set[j]]);
-          failed[j] |= f;
-          count += f;
-        }
+      if (!untolerated_by_set_.empty()) {  // a table lookup per node
+        count = blocks::mark_from_table(n, blocking, s_.taint_set_ids() + begin, untolerated_by_set_.data(), failed);
       } else {
         for (int32_t j = 0; j < n; ++j) {
           if (!failed[j] && blocking[j] && has_untolerated_taint(begin + j)) {
@@ -453,7 +447,7 @@ class PodKernel {
   bool count_prefer_taints_;
   bool sum_preferred_;
   std::vector<Toleration> prefer_tolerations_;
-  std::vector<uint8_t> untolerated_by_set_;  // per taint set; empty: evaluate per node
+  std::vector<int32_t> untolerated_by_set_;  // per taint set (0/1); empty: evaluate per node
   std::vector<int64_t> prefer_count_by_set_;
   std::vector<std::pair<const int32_t*, int32_t>> selector_;  // label column, wanted value
   std::vector<ResolvedTerm> required_;
@@ -589,9 +583,10 @@ void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, st
   const auto run_block = [&](int32_t block, int32_t who) {
     const int32_t begin = block * kBlock, end = std::min(n, begin + kBlock);
     runner.run(begin, end, mask + begin, scores + begin, taints + begin, affinity + begin, local[who].data());
-    for (int32_t i = begin; i < end && kernel.sum_preferred(); ++i)
-      max_affinity[who] = std::max(max_affinity[who], mask[i] ? affinity[i] : 0);
-    for (int32_t i = begin; i < end && kernel.count_prefer_taints(); ++i) max_taints[who] = std::max(max_taints[who], taints[i]);
+    if (kernel.sum_preferred())
+      max_affinity[who] = std::max(max_affinity[who], blocks::max_where(end - begin, mask + begin, affinity + begin));
+    if (kernel.count_prefer_taints())
+      max_taints[who] = std::max(max_taints[who], blocks::max_where(end - begin, mask + begin, taints + begin));
   };
   if (participants > 1) {
     parallel_blocks(n_blocks, run_block);

@@ -45,4 +45,14 @@ void and_label_exists(int32_t begin, int32_t end, const int32_t* column, bool ne
 void add_normalized(int32_t begin, int32_t end, const uint8_t* mask, const int64_t* raw, int64_t max_raw, bool reverse,
                     int64_t weight, int64_t* scores);
 
+// failed[j] |= hit, hit = !failed[j] && flag[j] && table[ids[j]]; returns the number of hits. A per-node lookup
+// into a small per-pod table (e.g. "this taint set is not tolerated"), as a gather.
+int64_t mark_from_table(int32_t n, const uint8_t* flag, const int32_t* ids, const int32_t* table, uint8_t* failed);
+
+// out[j] = mask[j] ? table[ids[j]] : 0.
+void gather_where(int32_t n, const uint8_t* mask, const int32_t* ids, const int64_t* table, int64_t* out);
+
+// max(values[j] where mask[j]), or 0.
+int64_t max_where(int32_t n, const uint8_t* mask, const int64_t* values);
+
 }  // namespace vcore::blocks
