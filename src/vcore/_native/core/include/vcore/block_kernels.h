@@ -41,7 +41,7 @@ void and_label_in(int32_t begin, int32_t end, const int32_t* column, const int32
 void and_label_exists(int32_t begin, int32_t end, const int32_t* column, bool negate, uint8_t* out);
 
 // scores[i] += weight * DefaultNormalizeScore(raw[i]) where mask[i], over [begin, end): 100 * raw / max_raw
-// (100 - that when reverse; 100 or 0 when max_raw == 0). Exact in double: raw * 100 < 2^53 and max_raw * 100 < 2^52.
+// (100 - that when reverse; 100 or 0 when max_raw == 0). Exact: a reciprocal multiply corrected in integers.
 void add_normalized(int32_t begin, int32_t end, const uint8_t* mask, const int64_t* raw, int64_t max_raw, bool reverse,
                     int64_t weight, int64_t* scores);
 
