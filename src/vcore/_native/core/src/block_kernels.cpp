@@ -194,6 +194,11 @@ void gather_where(int32_t n, const uint8_t* __restrict mask, const int32_t* __re
 }
 
 VCORE_MULTIVERSION
+void add_weight_where(int32_t n, const uint8_t* __restrict mask, int64_t weight, int64_t* __restrict raw) {
+  for (int32_t j = 0; j < n; ++j) raw[j] += mask[j] ? weight : 0;
+}
+
+VCORE_MULTIVERSION
 int64_t max_where(int32_t n, const uint8_t* __restrict mask, const int64_t* __restrict values) {
   int64_t best = 0;
   for (int32_t j = 0; j < n; ++j) best = std::max(best, mask[j] ? values[j] : int64_t{0});

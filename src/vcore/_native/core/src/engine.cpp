@@ -356,7 +356,7 @@ class PodKernel {
     std::fill(raw, raw + n, int64_t{0});
     for (const auto& [weight, term] : preferred_) {
       term_block(begin, end, term, term_mask);
-      for (int32_t j = 0; j < n; ++j) raw[j] += weight * term_mask[j];
+      blocks::add_weight_where(n, term_mask, weight, raw);
     }
   }
 

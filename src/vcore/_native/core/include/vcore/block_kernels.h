@@ -52,6 +52,9 @@ int64_t mark_from_table(int32_t n, const uint8_t* flag, const int32_t* ids, cons
 // out[j] = mask[j] ? table[ids[j]] : 0.
 void gather_where(int32_t n, const uint8_t* mask, const int32_t* ids, const int64_t* table, int64_t* out);
 
+// raw[j] += mask[j] ? weight : 0 (a matched preferred term adds its weight).
+void add_weight_where(int32_t n, const uint8_t* mask, int64_t weight, int64_t* raw);
+
 // max(values[j] where mask[j]), or 0.
 int64_t max_where(int32_t n, const uint8_t* mask, const int64_t* values);
 
