@@ -121,10 +121,14 @@ class Scheduler:
             return self._schedule(list(pods))
 
     def _schedule(self, pods: list[Any]) -> list[Placement]:
-        specs = _convert.pod_specs([p for p in pods if not isinstance(p, _core.CompiledPod)])
-        keys = [p.key if isinstance(p, _core.CompiledPod) else None for p in pods]
-        spec_keys = iter(spec["key"] for spec in specs)
-        keys = [k if k is not None else next(spec_keys) for k in keys]
+        given = [isinstance(p, _core.CompiledPod) for p in pods]
+        specs = _convert.pod_specs([p for p, compiled in zip(pods, given) if not compiled] if any(given) else pods)
+        spec_keys = [spec["key"] for spec in specs]
+        if any(given):
+            remaining = iter(spec_keys)
+            keys = [p.key if compiled else next(remaining) for p, compiled in zip(pods, given)]
+        else:
+            keys = spec_keys
         # Checked before compiling: compiling may add resource rows, and a rejected batch must change nothing.
         bound = self._state.first_bound(keys)
         if bound >= 0:
@@ -132,17 +136,21 @@ class Scheduler:
         if len(set(keys)) != len(keys):
             duplicate = next(k for k, n in Counter(keys).items() if n > 1)
             raise ValueError(f"pod {duplicate}: appears more than once in the batch")
-        converted = iter(self._state.compile_pods(specs))
-        batch = [p if isinstance(p, _core.CompiledPod) else next(converted) for p in pods]
+        converted = self._state.compile_pods(specs)
+        if any(given):
+            remaining_pods = iter(converted)
+            batch = [p if compiled else next(remaining_pods) for p, compiled in zip(pods, given)]
+        else:
+            batch = converted
         nodes, reasons = self._engine.schedule(batch)
         names = self._state.node_names()
         resources = self._state.resource_names()
         n_nodes = self._state.n_nodes
         placements = []
-        for pod, node, codes in zip(batch, nodes.tolist(), reasons):
+        for i, (key, node) in enumerate(zip(keys, nodes.tolist())):
             if node >= 0:
-                placements.append(Placement(pod.key, names[node], {}, ""))
+                placements.append(Placement(key, names[node], {}, ""))
             else:
-                counts = reason_counts(codes, resources)
-                placements.append(Placement(pod.key, None, counts, fit_error_message(n_nodes, counts)))
+                counts = reason_counts(reasons[i], resources)
+                placements.append(Placement(key, None, counts, fit_error_message(n_nodes, counts)))
         return placements
