@@ -103,8 +103,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         figures = "  ".join(f"{k}={v}" for k, v in r.figures.items())
         tr.write_line(f"{r.group:<{width}}  {r.impl:<{iwidth}}  {r.median_s * 1e3:>10.3f} ms  {figures}")
     tr.write_line(f"peak RSS of the bench process: {peak_rss_mib():,.0f} MiB")
-    # Context for reading the numbers: the native kernels use OpenMP, which suffers badly when the cores are
-    # shared with other work, so the load at the end of the run is printed with them.
+    # Context for reading the numbers: the machines are shared, so the load at the end of the run is printed with
+    # them, and the native helper-thread count (VCORE_THREADS; default: every core).
     load = " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
     tr.write_line(f"machine: {os.cpu_count()} cpus, load average {load}, "
-                  f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
+                  f"VCORE_THREADS={os.environ.get('VCORE_THREADS', 'unset')}")
