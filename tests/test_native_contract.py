@@ -822,3 +822,38 @@ def test_garbage_never_crashes_the_interpreter(tmp_path):
     assert not problems, json.dumps(problems, indent=1)
     assert len(raised) == len(labels)
     assert set(raised.values()) <= {"TypeError", "ValueError", "KeyError", "IndexError", "OverflowError"}, raised
+
+
+_THREADS_SCRIPT = r"""
+import hashlib, sys
+import vcore
+cluster = vcore.Cluster()
+for i in range(20000):  # above the size at which kernels split blocks across helper threads
+    taints = [{"key": "spot", "value": "true", "effect": "PreferNoSchedule"}] if i % 7 == 0 else []
+    cluster.add_node({"metadata": {"name": f"n{i:05d}", "labels": {"zone": f"z{i % 3}"}},
+                      "spec": {"taints": taints},
+                      "status": {"allocatable": {"cpu": str(4 + i % 5), "memory": f"{8 + i % 9}Gi", "pods": "110"}}})
+pod = {"metadata": {"name": "p"},
+       "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}],
+                "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 10, "preference": {"matchExpressions": [
+                        {"key": "zone", "operator": "In", "values": ["z1"]}]}}]}}}}
+ev = vcore.Scheduler(cluster).evaluate(pod)
+digest = hashlib.sha256(ev.feasible_mask.tobytes() + ev.scores.tobytes() + repr(sorted(ev.reasons.items())).encode())
+print(digest.hexdigest())
+"""
+
+
+def test_results_do_not_depend_on_the_thread_count():
+    import os
+    import subprocess
+    import sys
+
+    digests = set()
+    for threads in ("1", "2", "4"):
+        env = {**os.environ, "VCORE_THREADS": threads}
+        out = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert out.returncode == 0, out.stderr
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1
