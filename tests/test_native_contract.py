@@ -857,3 +857,30 @@ def test_results_do_not_depend_on_the_thread_count():
         assert out.returncode == 0, out.stderr
         digests.add(out.stdout.strip())
     assert len(digests) == 1
+
+
+_FORK_SCRIPT = r"""
+import os, sys
+import vcore
+cluster = vcore.Cluster()
+for i in range(20000):  # large enough that evaluate starts the helper threads
+    cluster.add_node({"metadata": {"name": f"n{i:05d}"},
+                      "status": {"allocatable": {"cpu": str(4 + i % 5), "memory": "8Gi", "pods": "110"}}})
+scheduler = vcore.Scheduler(cluster)
+pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+expected = scheduler.evaluate(pod).scores.tobytes()
+pid = os.fork()
+if pid == 0:  # the child has the pool object but not its threads
+    os._exit(0 if scheduler.evaluate(pod).scores.tobytes() == expected else 3)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_kernels_work_in_a_forked_child():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", _FORK_SCRIPT], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr

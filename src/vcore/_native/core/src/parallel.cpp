@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <mutex>
 #include <thread>
+
+#include <unistd.h>
 #include <vector>
 
 namespace vcore {
@@ -21,6 +23,10 @@ class HelperPool {
   }
 
   int32_t participants() const { return static_cast<int32_t>(helpers_.size()) + 1; }
+
+  // A forked child inherits this object but not its threads (and perhaps a mutex some thread held at the fork):
+  // there the caller runs every block itself and never touches the pool's locks.
+  bool usable() const { return getpid() == owner_; }
 
   void run(int32_t n_blocks, const std::function<void(int32_t, int32_t)>& fn) {
     std::lock_guard<std::mutex> serial(run_mutex_);  // one job at a time; concurrent callers queue here
@@ -43,7 +49,7 @@ class HelperPool {
   }
 
  private:
-  HelperPool() {
+  HelperPool() : owner_(getpid()) {
     const char* env = std::getenv("VCORE_THREADS");
     int n = env ? std::atoi(env) : static_cast<int>(std::thread::hardware_concurrency());
     n = std::clamp(n, 1, 8);
@@ -84,6 +90,7 @@ class HelperPool {
   std::atomic<uint64_t> epoch_{0};
   static constexpr int kSpinIterations = 2000;
   std::vector<std::thread> helpers_;
+  const pid_t owner_;
 };
 
 }  // namespace
@@ -91,7 +98,12 @@ class HelperPool {
 int32_t max_participants() { return HelperPool::instance().participants(); }
 
 void parallel_blocks(int32_t n_blocks, const std::function<void(int32_t, int32_t)>& fn) {
-  HelperPool::instance().run(n_blocks, fn);
+  HelperPool& pool = HelperPool::instance();
+  if (!pool.usable()) {
+    for (int32_t b = 0; b < n_blocks; ++b) fn(b, 0);
+    return;
+  }
+  pool.run(n_blocks, fn);
 }
 
 }  // namespace vcore
