@@ -395,11 +395,9 @@ cdef inline dict _opt_dict(object v, str ctx, str base, Py_ssize_t idx=-1, str t
 
 cdef inline dict _req_dict(object v, str ctx, str base, Py_ssize_t idx=-1, str tail=""):
     """A mapping field that must be present."""
-    if type(v) is dict:
-        return <dict>v
-    if isinstance(v, dict):
-        return dict(v)
-    _fail(ctx, _path(base, idx, tail), f"expected an object, got {type(v).__name__}", True)
+    if v is None:
+        _fail(ctx, _path(base, idx, tail), "expected an object, got NoneType", True)
+    return _opt_dict(v, ctx, base, idx, tail)
 
 
 cdef inline list _opt_list(object v, str ctx, str base, Py_ssize_t idx=-1, str tail=""):
