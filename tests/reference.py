@@ -672,28 +672,6 @@ def binpack_score(pod: RefPod, node: RefNode, usage: NodeUsage, binpack: dict) -
     return math.floor(score)
 
 
-def binpack_score_exact(pod: RefPod, node: RefNode, usage: NodeUsage, binpack: dict) -> int:
-    """The same formula in exact rational arithmetic (for diagnosing a float/integer convention mismatch)."""
-    score = Fraction(0)
-    wsum = 0
-    for name, weight in binpack["resources"]:
-        request = pod.requests.get(name, 0)
-        if request == 0:
-            continue
-        capacity = node.alloc(name)
-        if capacity == 0 or weight == 0:
-            wsum += weight
-            continue
-        used = request + usage.get(name)
-        if used > capacity:
-            return 0
-        score += Fraction(used * weight, capacity)
-        wsum += weight
-    if wsum > 0:
-        score /= wsum
-    return math.floor(score * MAX_NODE_SCORE * binpack["weight"])
-
-
 def taint_prefer_count(pod: RefPod, node: RefNode) -> int:
     tols = [t for t in pod.tolerations if t[3] in ("", "PreferNoSchedule")]
     return sum(1 for taint in node.taints if taint[2] == "PreferNoSchedule" and not tolerated(tols, taint))

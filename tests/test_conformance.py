@@ -13,16 +13,11 @@ import pytest
 
 import vcore
 import reference as ref
-from test_reference_self import ALL_SCORE_CASES, FILTER_CASES, build_reference
+from test_reference_self import ALL_SCORE_CASES, FILTER_CASES, build_reference, populate
 
 
 def build_native(nodes, existing) -> vcore.Cluster:
-    c = vcore.Cluster()
-    for n in nodes:
-        c.add_node(n)
-    for node_name, pod in existing:
-        c.bind(pod, node_name)
-    return c
+    return populate(vcore.Cluster(), nodes, existing)
 
 
 @pytest.mark.parametrize("case", ALL_SCORE_CASES, ids=lambda c: c.id)

@@ -453,13 +453,17 @@ FILTER_CASES = [
 # ---------------------------------------------------------------------------------------------------------------
 # Running a case through the reference
 # ---------------------------------------------------------------------------------------------------------------
-def build_reference(nodes, existing) -> ref.ReferenceCluster:
-    c = ref.ReferenceCluster()
+def populate(cluster, nodes, existing):
+    """Add the nodes and bind the existing (node name, pod) pairs; works for the reference and vcore clusters."""
     for n in nodes:
-        c.add_node(n)
+        cluster.add_node(n)
     for node_name, pod in existing:
-        c.bind(pod, node_name)
-    return c
+        cluster.bind(pod, node_name)
+    return cluster
+
+
+def build_reference(nodes, existing) -> ref.ReferenceCluster:
+    return populate(ref.ReferenceCluster(), nodes, existing)
 
 
 @pytest.mark.parametrize("case", ALL_SCORE_CASES, ids=lambda c: c.id)
