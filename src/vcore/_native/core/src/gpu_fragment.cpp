@@ -1,6 +1,8 @@
 // FGD fragmentation measure and node score (see vcore/gpu_fragment.h).
 #include "vcore/gpu_fragment.h"
 
+#include "vcore/gpu_policy.h"
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -50,63 +52,15 @@ double node_fragment(int64_t cpu_free, int32_t node_model, const int32_t* gpu_fr
     return f;
 }
 
-namespace {
-inline int64_t sigmoid_score(double f_before, double f_after) {
-    const double x = (f_before - f_after) / 1000.0;
-    return int64_t(1.0 / (1.0 + std::exp(-x)) * 100.0);
-}
-
-// Evaluates candidate device sets; returns F_after of the chosen one (first best by `better`).
-template <class Key>
-double best_after(const GpuInventory& inv, int32_t n, const GpuRequest& r, const TargetWorkload& tw,
-                  uint64_t* dev_mask, Key key) {
-    const int32_t g = inv.n_gpus(n);
-    const int32_t* f = inv.gpu_free(n);
-    int32_t buf[kMaxGpusPerNode];
-    for (int32_t i = 0; i < g; ++i) buf[i] = f[i];
-    const int64_t cpu_after = inv.cpu_free_[n] - r.cpu_milli;
-    const int32_t model = inv.node_model_[n];
-    if (!r.fractional()) {
-        uint64_t m = 0;
-        if (!r.cpu_only()) {
-            m = inv.whole_gpu_mask(n, r.num_gpu);
-            for (int32_t i = 0; i < g; ++i)
-                if ((m >> i) & 1u) buf[i] = 0;
-        }
-        *dev_mask = m;
-        return node_fragment(cpu_after, model, buf, g, tw);
-    }
-    bool have = false;
-    decltype(key(0.0)) best{};
-    double best_f = 0.0;
-    uint64_t best_m = 0;
-    for (int32_t i = 0; i < g; ++i) {
-        if (f[i] < r.gpu_milli) continue;
-        bool seen = false;  // equal free milli gives the same node state: keep the first such GPU
-        for (int32_t j = 0; j < i; ++j)
-            if (f[j] == f[i]) { seen = true; break; }
-        if (seen) continue;
-        buf[i] = f[i] - r.gpu_milli;
-        const double fa = node_fragment(cpu_after, model, buf, g, tw);
-        buf[i] = f[i];
-        const auto k = key(fa);
-        if (!have || k > best) { have = true; best = k; best_f = fa; best_m = uint64_t(1) << i; }
-    }
-    *dev_mask = best_m;
-    return best_f;
-}
-}  // namespace
-
 int64_t fgd_node_score(const GpuInventory& inv, int32_t n, const GpuRequest& r, const TargetWorkload& tw,
                        double f_before, uint64_t* dev_mask) {
-    const double fa = best_after(inv, n, r, tw, dev_mask, [&](double a) { return sigmoid_score(f_before, a); });
-    return sigmoid_score(f_before, fa);
+    const double fa = fgd_after(inventory_view(inv, n), r, inventory_options(inv, n, r), tw, f_before, true, dev_mask);
+    return fgd_score(f_before, fa);
 }
 
 double fgd_best_delta(const GpuInventory& inv, int32_t n, const GpuRequest& r, const TargetWorkload& tw,
                       double f_before, uint64_t* dev_mask) {
-    const double fa = best_after(inv, n, r, tw, dev_mask, [](double a) { return -a; });
-    return fa - f_before;
+    return fgd_after(inventory_view(inv, n), r, inventory_options(inv, n, r), tw, f_before, false, dev_mask) - f_before;
 }
 
 }  // namespace vcore

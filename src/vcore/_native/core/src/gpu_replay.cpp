@@ -1,16 +1,10 @@
 // Native one-pass trace replay and the placement policies (see vcore/gpu_replay.h).
 //
-// Policy definitions follow the FGD paper's simulator (Weng et al., ATC'23) and Volcano's card orders:
-//   first-fit      score 0 everywhere (first feasible node in tie order), first GPU that fits
-//   best-fit       int(100 * (1 - 0.5 (cpu_free-cpu)/128000 - 0.5 (gpu_free-gpu)/8000)), tightest GPU
-//   random         uniform over feasible nodes (seeded), uniform over the GPUs that fit
-//   fgd            int(100 * sigmoid((F_before - F_after)/1000)), device set of the best F_after
-//   dot-product    Tetris: 1 - <node_free, request>/2 on (cpu/128000, gpu/8000), per candidate GPU group
-//   gpu-packing    shared GPUs > idle GPUs of used nodes > idle nodes
-//   gpu-clustering prefer nodes already running pods of the same GPU-count class
-//   binpack/spread Volcano-style most/least allocated over cpu, memory, GPU; tightest/emptiest card
-//   vcore          FGD's integer score on a blended target workload + GPU-packing + CPU/GPU balance (vcore_score)
+// The per-node policy scores live in gpu_policy.cpp; this file owns the loop: the tie order, the seeded random
+// policy, the FGD score caches and gpu-clustering's per-node class counts.
 #include "vcore/gpu_replay.h"
+
+#include "vcore/gpu_policy.h"
 
 #include <algorithm>
 #include <cmath>
@@ -35,9 +29,6 @@ GpuPolicy parse_gpu_policy(const std::string& name) {
 }
 
 namespace {
-
-constexpr double kMaxSpecCpu = 128000.0;
-constexpr double kMaxSpecGpu = 8000.0;
 
 // splitmix64: small, fast, identical on every platform (std distributions are implementation-defined).
 struct Rng {
@@ -67,24 +58,6 @@ void validate_request(const GpuRequest& r, size_t i) {
         throw std::invalid_argument(at + "a fractional gpu_milli needs num_gpu 1");
 }
 
-int32_t first_fit_gpu(const int32_t* f, int32_t g, int32_t milli) {
-    for (int32_t i = 0; i < g; ++i)
-        if (f[i] >= milli) return i;
-    return -1;
-}
-int32_t tightest_gpu(const int32_t* f, int32_t g, int32_t milli) {
-    int32_t b = -1;
-    for (int32_t i = 0; i < g; ++i)
-        if (f[i] >= milli && (b < 0 || f[i] < f[b])) b = i;
-    return b;
-}
-int32_t emptiest_gpu(const int32_t* f, int32_t g, int32_t milli) {
-    int32_t b = -1;
-    for (int32_t i = 0; i < g; ++i)
-        if (f[i] >= milli && (b < 0 || f[i] > f[b])) b = i;
-    return b;
-}
-
 struct Replayer {
     GpuInventory& inv;
     const TargetWorkload& tw;
@@ -102,17 +75,14 @@ struct Replayer {
     std::vector<int32_t> n_tags;
     Rng rng;
 
+    VcoreKnobs knobs;
+
     Replayer(GpuInventory& i, const TargetWorkload& t, const ReplayOptions& o)
-        : inv(i), tw(t), opt(o), N(i.n_nodes()), rng(o.seed) {}
+        : inv(i), tw(t), opt(o), N(i.n_nodes()), rng(o.seed),
+          knobs{o.vcore_scale, o.vcore_pack_points, o.vcore_balance_points} {}
 
     void refresh_fragment(int32_t n) {
         fnode[n] = node_fragment(inv.cpu_free_[n], inv.node_model_[n], inv.gpu_free(n), inv.n_gpus(n), tw);
-    }
-
-    uint64_t default_mask(int32_t n, const GpuRequest& r, int32_t (*pick)(const int32_t*, int32_t, int32_t)) const {
-        if (r.cpu_only()) return 0;
-        if (r.fractional()) return uint64_t(1) << pick(inv.gpu_free(n), inv.n_gpus(n), r.gpu_milli);
-        return inv.whole_gpu_mask(n, r.num_gpu);
     }
 
     int64_t fgd_cached(int32_t n, const GpuRequest& r, int32_t spec, uint64_t* mask) {
@@ -126,114 +96,28 @@ struct Replayer {
         return fgd_node_score(inv, n, r, tw, fnode[n], mask);
     }
 
-    int64_t best_fit(int32_t n, const GpuRequest& r, uint64_t* mask) const {
-        double s = 0.0;
-        s += (double(inv.cpu_free_[n]) - double(r.cpu_milli)) / kMaxSpecCpu * 0.5;
-        s += (double(inv.free_gpu_milli(n)) - double(r.total_gpu_milli())) / kMaxSpecGpu * 0.5;
-        *mask = default_mask(n, r, tightest_gpu);
-        return int64_t((1.0 - s) * 100.0);
-    }
-
-    int64_t dot_product(int32_t n, const GpuRequest& r, uint64_t* mask) const {
-        const int32_t g = inv.n_gpus(n);
-        const int32_t* f = inv.gpu_free(n);
-        const double pc = double(r.cpu_milli) / kMaxSpecCpu;
-        const int64_t pg_milli = r.total_gpu_milli();
-        const double pg = double(pg_milli) / kMaxSpecGpu;
-        const double nc = double(inv.cpu_free_[n]) / kMaxSpecCpu;
-        double best = -1.0;
-        uint64_t best_m = 0;
-        if (pg_milli < kGpuMilli) {  // shared candidates: each partly used GPU that fits
-            for (int32_t i = 0; i < g; ++i) {
-                if (f[i] >= kGpuMilli || f[i] < pg_milli) continue;
-                const double cur = 1.0 - (nc * pc + double(f[i]) / kMaxSpecGpu * pg) / 2.0;
-                if (cur > best) { best = cur; best_m = r.cpu_only() ? 0 : uint64_t(1) << i; }
+    // Score of node n under a non-FGD policy, and the device set it would take.
+    int64_t policy_score(int32_t n, const GpuRequest& r, uint64_t* m) const {
+        const GpuNodeView v = inventory_view(inv, n);
+        const GpuOptions o = inventory_options(inv, n, r);
+        switch (opt.policy) {
+            case GpuPolicy::kFirstFit: *m = pick_devices(v, r, o, CardOrder::kFirst); return 0;
+            case GpuPolicy::kBestFit: *m = pick_devices(v, r, o, CardOrder::kTightest); return best_fit_score(v, r);
+            case GpuPolicy::kDotProduct: return dot_product_score(v, r, o, m);
+            case GpuPolicy::kGpuPacking: *m = pick_devices(v, r, o, CardOrder::kTightest); return gpu_packing_score(v, r);
+            case GpuPolicy::kGpuClustering: {
+                *m = pick_devices(v, r, o, CardOrder::kTightest);
+                const int32_t tag = r.fractional() ? 0 : r.num_gpu;
+                return gpu_clustering_score(v, r, tag_count[size_t(n) * (kMaxGpusPerNode + 1) + tag] > 0, n_tags[n]);
             }
+            case GpuPolicy::kBinpack:
+                *m = pick_devices(v, r, o, CardOrder::kTightest);
+                return int64_t(100.0 * allocated_after(v, r));
+            case GpuPolicy::kSpread:
+                *m = pick_devices(v, r, o, CardOrder::kEmptiest);
+                return int64_t(100.0 * (1.0 - allocated_after(v, r)));
+            default: *m = 0; return 0;
         }
-        int32_t idle = 0;
-        for (int32_t i = 0; i < g; ++i) idle += (f[i] == kGpuMilli);
-        if (pg_milli <= int64_t(idle) * kGpuMilli) {
-            const double cur = 1.0 - (nc * pc + double(idle) * kGpuMilli / kMaxSpecGpu * pg) / 2.0;
-            if (cur > best) {
-                best = cur;
-                best_m = r.cpu_only() ? 0 : inv.whole_gpu_mask(n, r.fractional() ? 1 : r.num_gpu);
-            }
-        }
-        *mask = best_m;
-        return best < 0 ? 0 : int64_t(100.0 * best);
-    }
-
-    int64_t gpu_packing(int32_t n, const GpuRequest& r, uint64_t* mask) const {
-        *mask = default_mask(n, r, tightest_gpu);
-        if (r.cpu_only()) return 0;
-        const int32_t g = inv.n_gpus(n);
-        const int32_t* f = inv.gpu_free(n);
-        int32_t idle = 0;
-        for (int32_t i = 0; i < g; ++i) idle += (f[i] == kGpuMilli);
-        if (idle == g) return std::max<int64_t>(100 / 3 - idle, idle);
-        // GPUs the request would use, smallest free first (stable)
-        int32_t idx[kMaxGpusPerNode];
-        for (int32_t i = 0; i < g; ++i) idx[i] = i;
-        std::stable_sort(idx, idx + g, [&](int32_t a, int32_t b) { return f[a] < f[b]; });
-        int32_t need = r.fractional() ? 1 : r.num_gpu;
-        int32_t idle_used = 0;
-        int64_t free_ratio = 0;
-        for (int32_t k = 0; k < g && need > 0; ++k) {
-            const int32_t i = idx[k];
-            if (f[i] >= r.gpu_milli) {
-                --need;
-                if (f[i] == kGpuMilli) ++idle_used;
-                free_ratio += int64_t(f[i]) * 100 / kGpuMilli;
-            }
-        }
-        if (idle_used > 0) return std::max<int64_t>(100 / 2 - idle_used, 100 / 3);
-        return std::max<int64_t>(100 - free_ratio / 10, 100 / 2);
-    }
-
-    int64_t gpu_clustering(int32_t n, const GpuRequest& r, uint64_t* mask) const {
-        *mask = default_mask(n, r, tightest_gpu);
-        if (r.cpu_only()) return 0;
-        const int32_t tag = r.fractional() ? 0 : r.num_gpu;
-        const int64_t left = inv.free_gpu_milli(n);
-        const int64_t base = 25 * (int64_t(kMaxSpecGpu) - left) / int64_t(kMaxSpecGpu);
-        if (tag_count[size_t(n) * (kMaxGpusPerNode + 1) + tag] > 0) return base + (n_tags[n] == 1 ? 75 : 50);
-        return base + (n_tags[n] == 0 ? 25 : 0);
-    }
-
-    double used_fraction(int32_t n, const GpuRequest& r, bool after) const {
-        double s = 0.0;
-        int k = 0;
-        auto add = [&](double cap, double used, double req) {
-            if (cap <= 0) return;
-            s += (used + (after ? req : 0.0)) / cap;
-            ++k;
-        };
-        add(double(inv.cpu_cap_[n]), double(inv.cpu_cap_[n] - inv.cpu_free_[n]), double(r.cpu_milli));
-        add(double(inv.mem_cap_[n]), double(inv.mem_cap_[n] - inv.mem_free_[n]), double(r.memory));
-        const double gcap = double(inv.n_gpus(n)) * kGpuMilli;
-        add(gcap, gcap - double(inv.free_gpu_milli(n)), double(r.total_gpu_milli()));
-        return k ? s / k : 0.0;
-    }
-
-    // vcore: FGD's integer score (in tenths of a point) on vcore's blended target workload, plus
-    //   a packing bonus of up to `vcore_pack_points` points for the share of the node's GPU milli already
-    //   allocated (FGD's coarse score + a fixed node order packs; this makes packing explicit), and
-    //   a balance bonus of up to `vcore_balance_points` points for leaving the node's CPU and GPU allocated in
-    //   the same proportion (kube-scheduler's BalancedAllocation idea on the CPU/GPU pair): CPU is spent where
-    //   the GPUs are already taken, so idle GPUs keep the CPU they need and do not get stranded.
-    // Ties go to the first node in tie order; the device set is the one with the smallest exact F_after.
-    int64_t vcore_score(int32_t n, const GpuRequest& r, double delta) const {
-        const int64_t fgd = int64_t(1.0 / (1.0 + std::exp(delta / opt.vcore_scale)) * 100.0);
-        const int32_t g = inv.n_gpus(n);
-        const double gcap = double(g) * kGpuMilli;
-        const double allocated = g ? 1.0 - double(inv.free_gpu_milli(n)) / gcap : 0.0;
-        int64_t s = fgd * 10 + int64_t(10.0 * opt.vcore_pack_points * allocated);
-        if (opt.vcore_balance_points > 0 && g && inv.cpu_cap_[n] > 0) {
-            const double gpu_after = allocated + double(r.total_gpu_milli()) / gcap;
-            const double cpu_after = double(inv.cpu_cap_[n] - inv.cpu_free_[n] + r.cpu_milli) / double(inv.cpu_cap_[n]);
-            s += int64_t(10.0 * opt.vcore_balance_points * (1.0 - std::fabs(cpu_after - gpu_after)));
-        }
-        return s;
     }
 
     // vcore: cached exact fragment delta of the best device set per (node, request spec).
@@ -314,7 +198,7 @@ struct Replayer {
                     if (!inv.fits(n, r)) continue;
                     uint64_t m = 0;
                     const double d = vcore_delta(n, r, spec_of[p], &m);
-                    const int64_t s = vcore_score(n, r, d);
+                    const int64_t s = vcore_score(inventory_view(inv, n), r, d, knobs);
                     if (s > bs) { bs = s; best = n; best_mask = m; }
                 }
             } else {
@@ -323,24 +207,7 @@ struct Replayer {
                     const int32_t n = order[k];
                     if (!inv.fits(n, r)) continue;
                     uint64_t m = 0;
-                    int64_t s = 0;
-                    switch (opt.policy) {
-                        case GpuPolicy::kFirstFit: s = 0; m = default_mask(n, r, first_fit_gpu); break;
-                        case GpuPolicy::kBestFit: s = best_fit(n, r, &m); break;
-                        case GpuPolicy::kFgd: s = fgd_cached(n, r, spec_of[p], &m); break;
-                        case GpuPolicy::kDotProduct: s = dot_product(n, r, &m); break;
-                        case GpuPolicy::kGpuPacking: s = gpu_packing(n, r, &m); break;
-                        case GpuPolicy::kGpuClustering: s = gpu_clustering(n, r, &m); break;
-                        case GpuPolicy::kBinpack:
-                            s = int64_t(100.0 * used_fraction(n, r, true));
-                            m = default_mask(n, r, tightest_gpu);
-                            break;
-                        case GpuPolicy::kSpread:
-                            s = int64_t(100.0 * (1.0 - used_fraction(n, r, true)));
-                            m = default_mask(n, r, emptiest_gpu);
-                            break;
-                        default: break;
-                    }
+                    const int64_t s = opt.policy == GpuPolicy::kFgd ? fgd_cached(n, r, spec_of[p], &m) : policy_score(n, r, &m);
                     if (s > best_score) { best_score = s; best = n; best_mask = m; }
                     if (opt.policy == GpuPolicy::kFirstFit) break;
                 }
