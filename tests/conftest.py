@@ -149,6 +149,9 @@ def make_profile(scores: list[tuple[str, int]], *, filters: list[str] | None = N
     """scores: [(plugin, weight)] replacing all default score plugins; filters: None = defaults, else exactly
     these filter plugins; fit: NodeResourcesFitArgs; balanced: [(resource, weight)]; binpack: Volcano args."""
     plugins = {"score": {"disabled": [{"name": "*"}], "enabled": [{"name": n, "weight": w} for n, w in scores]}}
+    # The reference models kube-scheduler's plugins; vcore's GPUDeviceFit (on by default) is checked against
+    # vcore.gpu.fit by the GPU tests instead.
+    plugins["filter"] = {"disabled": [{"name": "GPUDeviceFit"}]}
     if filters is not None:
         plugins["filter"] = {"disabled": [{"name": "*"}], "enabled": [{"name": n} for n in filters]}
     prof: dict = {"plugins": plugins}

@@ -215,9 +215,9 @@ def test_stub_function_signatures_match():
 
 
 def test_stub_signature_checker_catches_a_mismatch():
-    fn = ast.parse("def bind(self, pod, slot): ...").body[0]
+    fn = ast.parse("def unbind(self, key): ...").body[0]
     with pytest.raises(AssertionError, match="positional-only"):
-        _compare_signature(_core.ClusterState.bind, fn, "bind", method=True)
+        _compare_signature(_core.ClusterState.unbind, fn, "unbind", method=True)
     fn = ast.parse("def remove_node(self, name: str, evict: bool = True) -> list[str]: ...").body[0]
     with pytest.raises(AssertionError, match="default"):
         _compare_signature(_core.ClusterState.remove_node, fn, "remove_node", method=True)
@@ -484,7 +484,7 @@ def run_once(nodes: list[dict], pods: list[dict], seed: int, pct: int):
     engine = _core.Engine(s, {**DEFAULT_PROFILE, "percentage_of_nodes_to_score": pct}, seed)
     compiled = s.compile_pods(pods)
     evaluations = [engine.evaluate(p) for p in compiled[:20]]
-    placed, counts = engine.schedule(compiled)
+    placed, counts, _gpus = engine.schedule(compiled)
     return evaluations, placed, counts, s.requested.copy()
 
 

@@ -28,8 +28,10 @@ TT = "TaintToleration"
 NA = "NodeAffinity"
 NU = "NodeUnschedulable"
 BP = "binpack"
+GDF = "GPUDeviceFit"
+GPL = "GPUPlacement"
 
-DEFAULT_FILTERS = [NU, TT, NA, FIT]
+DEFAULT_FILTERS = [NU, TT, NA, FIT, GDF]
 DEFAULT_SCORES = [(TT, 3), (NA, 2), (FIT, 1), (BAL, 1)]
 
 ISSUE_EXAMPLE = {
@@ -62,7 +64,7 @@ RESOLUTION_CASES = [
     pytest.param({"plugins": None, "pluginConfig": None}, DEFAULT_FILTERS, DEFAULT_SCORES, id="default-nulls"),
     pytest.param(ISSUE_EXAMPLE, DEFAULT_FILTERS, [(FIT, 1)], id="issue-example-only-fit-scores"),
     pytest.param({"plugins": {"filter": {"disabled": [{"name": TT}]}}},
-                 [NU, NA, FIT], DEFAULT_SCORES, id="disable-one-filter-keeps-its-score"),
+                 [NU, NA, FIT, GDF], DEFAULT_SCORES, id="disable-one-filter-keeps-its-score"),
     pytest.param({"plugins": {"filter": {"disabled": [{"name": "*"}]}}},
                  [], DEFAULT_SCORES, id="disable-all-filters"),
     pytest.param({"plugins": {"score": {"disabled": [{"name": "*"}]}}},
@@ -88,9 +90,9 @@ RESOLUTION_CASES = [
     pytest.param({"plugins": {"multiPoint": {"disabled": [{"name": "*"}], "enabled": [{"name": FIT, "weight": 4}]}}},
                  [FIT], [(FIT, 4)], id="multipoint-disable-all-enable-fit"),
     pytest.param({"plugins": {"multiPoint": {"disabled": [{"name": TT}]}}},
-                 [NU, NA, FIT], [(NA, 2), (FIT, 1), (BAL, 1)], id="multipoint-disable-one"),
+                 [NU, NA, FIT, GDF], [(NA, 2), (FIT, 1), (BAL, 1)], id="multipoint-disable-one"),
     pytest.param({"plugins": {"multiPoint": {"disabled": [{"name": TT}], "enabled": [{"name": TT, "weight": 9}]}}},
-                 [NU, NA, FIT, TT], [(NA, 2), (FIT, 1), (BAL, 1), (TT, 9)], id="multipoint-disable-then-reenable-appends"),
+                 [NU, NA, FIT, GDF, TT], [(NA, 2), (FIT, 1), (BAL, 1), (TT, 9)], id="multipoint-disable-then-reenable-appends"),
     pytest.param({"plugins": {"multiPoint": {"enabled": [{"name": BP, "weight": 2}]}, "score": {"disabled": [{"name": BP}]}}},
                  DEFAULT_FILTERS, DEFAULT_SCORES, id="multipoint-plugin-disabled-at-score"),
     # framework: "*" at a point skips the multiPoint expansion there, even for user multiPoint plugins.
@@ -99,7 +101,11 @@ RESOLUTION_CASES = [
     pytest.param({"plugins": {"filter": {"disabled": [{"name": "*"}], "enabled": [{"name": FIT}, {"name": NU}]}}},
                  [FIT, NU], DEFAULT_SCORES, id="filter-explicit-order"),
     pytest.param({"plugins": {"filter": {"enabled": [{"name": FIT}]}}},
-                 [FIT, NU, TT, NA], DEFAULT_SCORES, id="filter-override-moves-first"),
+                 [FIT, NU, TT, NA, GDF], DEFAULT_SCORES, id="filter-override-moves-first"),
+    pytest.param({"plugins": {"filter": {"disabled": [{"name": GDF}]}}},
+                 [NU, TT, NA, FIT], DEFAULT_SCORES, id="gpu-device-fit-can-be-disabled"),
+    pytest.param({"plugins": {"score": {"enabled": [{"name": GPL, "weight": 3}]}}},
+                 DEFAULT_FILTERS, DEFAULT_SCORES + [(GPL, 3)], id="gpu-placement-opt-in"),
     pytest.param({"plugins": {"score": {"enabled": [{"name": FIT, "weight": 2}]},
                               "multiPoint": {"enabled": [{"name": FIT, "weight": 6}]}}},
                  DEFAULT_FILTERS, [(FIT, 2), (TT, 3), (NA, 2), (BAL, 1)], id="score-weight-wins-over-multipoint"),
@@ -126,13 +132,15 @@ def test_resolution(config, filters, scores):
 
 def test_default_profile_native_exactly():
     assert Profile.from_config(None).native() == {
-        "filters": ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"],
+        "filters": ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit", "GPUDeviceFit"],
         "scores": [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
                    ("NodeResourcesBalancedAllocation", 1)],
         "fit": {"ignored_resources": [], "ignored_resource_groups": [], "strategy": "LeastAllocated",
                 "resources": [("cpu", 1), ("memory", 1)], "shape": []},
         "balanced": {"resources": [("cpu", 1), ("memory", 1)]},
         "binpack": {"weight": 1, "resources": [("cpu", 1), ("memory", 1)]},
+        "gpu": {"policy": "vcore", "coverage": 95.0, "learn": True, "target": [], "vcore_scale": 1000.0,
+                "vcore_pack_points": 1.0, "vcore_balance_points": 10.0},
         "percentage_of_nodes_to_score": 0,
     }
 
@@ -682,10 +690,12 @@ def test_native_returns_fresh_copies():
 
 def test_native_keys_match_contract():
     native = Profile.from_config(None).native()
-    assert set(native) == {"filters", "scores", "fit", "balanced", "binpack", "percentage_of_nodes_to_score"}
+    assert set(native) == {"filters", "scores", "fit", "balanced", "binpack", "gpu", "percentage_of_nodes_to_score"}
     assert set(native["fit"]) == {"ignored_resources", "ignored_resource_groups", "strategy", "resources", "shape"}
     assert set(native["balanced"]) == {"resources"}
     assert set(native["binpack"]) == {"weight", "resources"}
+    assert set(native["gpu"]) == {"policy", "coverage", "learn", "target", "vcore_scale", "vcore_pack_points",
+                                  "vcore_balance_points"}
 
 
 ROUND_TRIP_CASES = [c.values[0] for c in RESOLUTION_CASES] + [c.values[0] for c in FIT_ARGS_CASES] + [
@@ -723,9 +733,9 @@ def test_plugin_names_are_kube_spelling():
 
 
 def test_plugin_registry_is_consistent():
-    assert P.FILTER_PLUGINS == (NU, TT, NA, FIT)
-    assert P.SCORE_PLUGINS == (TT, NA, FIT, BAL, BP)
-    assert dict(P.DEFAULT_WEIGHTS) == {TT: 3, NA: 2, FIT: 1, BAL: 1, BP: 1}
+    assert P.FILTER_PLUGINS == (NU, TT, NA, FIT, GDF)
+    assert P.SCORE_PLUGINS == (TT, NA, FIT, BAL, BP, GPL)
+    assert dict(P.DEFAULT_WEIGHTS) == {TT: 3, NA: 2, FIT: 1, BAL: 1, BP: 1, GPL: 1}
     groups = [set(P.IMPLEMENTED_PLUGINS), set(P.UNIMPLEMENTED_PLUGINS), set(P.REMOVED_PLUGINS)]
     assert sum(map(len, groups)) == len(P.KNOWN_PLUGINS)
     for point_set in P.IMPLEMENTED_POINTS.values():

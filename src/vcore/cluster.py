@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 
 from vcore._native import _convert, _core
+from vcore.gpu import specs as _gpu_specs
+from vcore.gpu.fit import GpuChoice
 from vcore.errors import (
     NodeExistsError,
     NodeInUseError,
@@ -19,6 +21,35 @@ from vcore.errors import (
     PodAlreadyBoundError,
     PodNotFoundError,
 )
+
+
+def node_spec(node: Any) -> dict:
+    """The native spec of a Node, with its GPU devices when it has any."""
+    spec = _convert.node_spec(node)
+    if _gpu_specs.node_has_gpus(spec):
+        spec["gpus"] = _gpu_specs.node_devices(node)
+    return spec
+
+
+def pod_spec(pod: Any) -> dict:
+    """The native spec of a Pod, with its GPU request when it has one."""
+    return with_gpu(_convert.pod_spec(pod), pod)
+
+
+def with_gpu(spec: dict, pod: Any) -> dict:
+    """Add a converted pod spec's GPU request (parsed only for pods that may have one)."""
+    if _gpu_specs.pod_may_use_gpus(spec, pod):
+        gpu = _gpu_specs.pod_gpu(pod, spec.get("requests"))
+        if gpu is not None:
+            spec["gpu"] = gpu
+    return spec
+
+
+def gpu_choice(held: tuple) -> GpuChoice | None:
+    """The native ((gpu, mig_start), ...) of a placed pod as a GpuChoice; None when it holds no GPU."""
+    if not held:
+        return None
+    return GpuChoice(tuple(g for g, _ in held), tuple(s for _, s in held) if held[0][1] >= 0 else ())
 
 
 def pod_key(pod: Any) -> str:
@@ -40,14 +71,15 @@ class Cluster:
     # -- nodes -------------------------------------------------------------------------------------------
     def add_node(self, node: Any) -> int:
         """Add a node; returns its index. A name already present raises NodeExistsError."""
-        spec = _convert.node_spec(node)
+        spec = node_spec(node)
         if self._state.has_node(spec["name"]):
             raise NodeExistsError(f"node {spec['name']}: already exists (use update_node)")
         return self._state.add_node(spec)
 
     def update_node(self, node: Any) -> int:
-        """Replace a node's labels, taints, allocatable and unschedulable flag; its bound pods stay."""
-        spec = _convert.node_spec(node)
+        """Replace a node's labels, taints, allocatable, unschedulable flag and GPUs; its bound pods stay (an
+        update may not remove or re-mode a GPU a pod holds)."""
+        spec = node_spec(node)
         if not self._state.has_node(spec["name"]):
             raise NodeNotFoundError(f"node {spec['name']}: not found (use add_node)")
         return self._state.update_node(spec)
@@ -81,14 +113,20 @@ class Cluster:
         return self._state.n_nodes
 
     # -- pods --------------------------------------------------------------------------------------------
-    def bind(self, pod: Any, node_name: str) -> None:
+    def bind(self, pod: Any, node_name: str, gpus: Any = None) -> None:
         """Account a pod (already running or bound elsewhere) on a node. Binding a bound pod raises
-        PodAlreadyBoundError; the pod is accounted as-is, even past the node's allocatable, as the kubelet has it."""
-        spec = _convert.pod_spec(pod)
+        PodAlreadyBoundError; the pod is accounted as-is, even past the node's allocatable, as the kubelet has it.
+
+        A pod with a GPU request also holds GPU devices: ``gpus`` gives their node-local indices (a sequence of
+        ints or a ``"0,1"`` string, as in a ``volcano.sh/gpu-index`` annotation), and a conflict with what other
+        pods hold raises ValueError and binds nothing. Without it the fit rule chooses; a running pod whose
+        devices the table cannot place is still accounted, by its resources only (``pod_gpus`` is then None).
+        """
+        spec = pod_spec(pod)
         # Check before compiling: compiling may add resource rows, and a failed call must change nothing.
         index = self.node_index(node_name)
         self.check_unbound(spec["key"])
-        self._state.bind(self._state.compile_pod(spec), index)
+        self._state.bind(self._state.compile_pod(spec), index, _gpu_indices(gpus, spec["key"]))
 
     def check_unbound(self, key: str) -> None:
         """Raise PodAlreadyBoundError if a pod with this namespace/name is bound."""
@@ -102,6 +140,21 @@ class Cluster:
         if self._state.pod_node(key) < 0:
             raise PodNotFoundError(f"pod {key}: not bound")
         return self._state.node_name(self._state.unbind(key))
+
+    def pod_gpus(self, pod: Any) -> GpuChoice | None:
+        """The GPU devices a bound pod holds (None when it holds none); PodNotFoundError when not bound."""
+        key = pod_key(pod)
+        held = self._state.pod_gpus(key)
+        if held is None:
+            raise PodNotFoundError(f"pod {key}: not bound")
+        return gpu_choice(held)
+
+    def gpu_devices(self) -> dict[str, np.ndarray]:
+        """A copy of the GPU device table in CSR form: node index n's GPUs are ``dev_offsets[n]:dev_offsets[n+1]``;
+        per device ``dev_model_id`` (into ``model_names``), ``dev_memory_mib``, ``dev_numa``, ``dev_nvlink``,
+        ``dev_mig_mode``, ``dev_used_milli``, ``dev_used_memory_mib``, ``dev_shared_pods``, ``dev_exclusive``
+        and the MIG slices in use (``dev_mig_compute_used``/``dev_mig_memory_used`` bit masks)."""
+        return self._state.gpu_devices()
 
     def node_of(self, pod: Any) -> str | None:
         index = self._state.pod_node(pod_key(pod))
@@ -161,3 +214,19 @@ class Cluster:
     def native_bytes(self) -> int:
         """Heap bytes of the per-node native state."""
         return self._state.native_bytes
+
+
+def _gpu_indices(gpus: Any, key: str) -> list[int] | None:
+    if gpus is None:
+        return None
+    if isinstance(gpus, str):
+        try:
+            return [int(x) for x in gpus.split(",") if x.strip()]
+        except ValueError:
+            raise ValueError(f"pod {key}: gpus: expected comma-separated GPU indices, got {gpus!r}") from None
+    if isinstance(gpus, GpuChoice):
+        return list(gpus.indices)
+    out = list(gpus)
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in out):
+        raise TypeError(f"pod {key}: gpus: expected GPU indices (ints), got {gpus!r}")
+    return out

@@ -49,6 +49,8 @@ NODE_AFFINITY = "NodeAffinity"
 NODE_RESOURCES_FIT = "NodeResourcesFit"
 NODE_RESOURCES_BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
 BINPACK = "binpack"  # Volcano's plugin name (lower case), with Volcano's argument keys
+GPU_DEVICE_FIT = "GPUDeviceFit"  # vcore: device-level GPU fit (whole, shared slices, MIG), on by default
+GPU_PLACEMENT = "GPUPlacement"   # vcore: GPU placement policy (FGD, vcore, binpack, ...), scores node + GPUs
 
 #: Extension points each implemented plugin implements, as kube-scheduler's (and Volcano's) plugins do.
 IMPLEMENTED_POINTS: Mapping[str, frozenset[str]] = MappingProxyType({
@@ -58,12 +60,14 @@ IMPLEMENTED_POINTS: Mapping[str, frozenset[str]] = MappingProxyType({
     NODE_RESOURCES_FIT: frozenset({PRE_FILTER, FILTER, PRE_SCORE, SCORE}),
     NODE_RESOURCES_BALANCED_ALLOCATION: frozenset({PRE_SCORE, SCORE}),
     BINPACK: frozenset({SCORE}),
+    GPU_DEVICE_FIT: frozenset({FILTER}),
+    GPU_PLACEMENT: frozenset({SCORE}),
 })
 
 #: The implemented plugins, in the order kube-scheduler's default profile runs them (binpack last).
 IMPLEMENTED_PLUGINS: tuple[str, ...] = (
     NODE_UNSCHEDULABLE, TAINT_TOLERATION, NODE_AFFINITY, NODE_RESOURCES_FIT,
-    NODE_RESOURCES_BALANCED_ALLOCATION, BINPACK,
+    NODE_RESOURCES_BALANCED_ALLOCATION, BINPACK, GPU_DEVICE_FIT, GPU_PLACEMENT,
 )
 
 #: Plugins whose filter the native engine runs, and those whose score it runs.
@@ -126,6 +130,10 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     (IMAGE_LOCALITY, 1),
     (DEFAULT_BINDER, None),
 )
+
+#: vcore's default multiPoint: kube-scheduler's, plus the device-level GPU fit (without it a GPU pod would get a
+#: node with enough ``nvidia.com/gpu`` but no devices). GPUPlacement is opt-in: it changes where pods go.
+VCORE_DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = DEFAULT_MULTI_POINT + ((GPU_DEVICE_FIT, None),)
 
 #: Default score weight of each implemented score plugin: its weight in the default profile, else 1
 #: (kube-scheduler gives an enabled score plugin without a weight the weight 1).

@@ -29,6 +29,7 @@ import yaml
 
 from vcore import plugins as P
 from vcore.errors import ProfileError
+from vcore.gpu.placement_args import GPUPlacementArgs, parse_gpu_placement_args
 
 __all__ = [
     "API_VERSION",
@@ -164,6 +165,7 @@ class Profile:
     fit: NodeResourcesFitArgs
     balanced: NodeResourcesBalancedAllocationArgs
     binpack: BinpackArgs
+    gpu: GPUPlacementArgs = GPUPlacementArgs()
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | str | os.PathLike[str] | Profile | None = None) -> Profile:
@@ -209,6 +211,7 @@ class Profile:
             },
             "balanced": {"resources": list(self.balanced.resources)},
             "binpack": {"weight": self.binpack.weight, "resources": list(self.binpack.all_resources)},
+            "gpu": self.gpu.native(),
             "percentage_of_nodes_to_score": self.percentage_of_nodes_to_score,
         }
 
@@ -236,6 +239,7 @@ class Profile:
             (P.NODE_RESOURCES_FIT, self.fit, NodeResourcesFitArgs()),
             (P.NODE_RESOURCES_BALANCED_ALLOCATION, self.balanced, NodeResourcesBalancedAllocationArgs()),
             (P.BINPACK, self.binpack, BinpackArgs()),
+            (P.GPU_PLACEMENT, self.gpu, GPUPlacementArgs()),
         ):
             if name in running or args != default:
                 plugin_config.append({"name": name, "args": args.to_dict()})
@@ -380,8 +384,9 @@ def _resolve(data: Any, root: str, global_pct: int | None) -> Profile:
     fit = args.get(P.NODE_RESOURCES_FIT, NodeResourcesFitArgs())
     balanced = args.get(P.NODE_RESOURCES_BALANCED_ALLOCATION, NodeResourcesBalancedAllocationArgs())
     binpack = args.get(P.BINPACK, BinpackArgs())
+    gpu = args.get(P.GPU_PLACEMENT, GPUPlacementArgs())
 
-    points = _resolve_plugins(data.get("plugins"), _child(root, "plugins"), binpack)
+    points = _resolve_plugins(data.get("plugins"), _child(root, "plugins"), binpack, gpu)
     return Profile(
         scheduler_name=scheduler_name,
         percentage_of_nodes_to_score=pct,
@@ -392,6 +397,7 @@ def _resolve(data: Any, root: str, global_pct: int | None) -> Profile:
         fit=fit,
         balanced=balanced,
         binpack=binpack,
+        gpu=gpu,
     )
 
 
@@ -482,7 +488,7 @@ def _merge_plugin_set(defaults: tuple[tuple[str, int | None], ...], custom: _Plu
     return merged
 
 
-def _resolve_plugins(value: Any, path: str, binpack: BinpackArgs) -> dict[str, Any]:
+def _resolve_plugins(value: Any, path: str, binpack: BinpackArgs, gpu: GPUPlacementArgs) -> dict[str, Any]:
     """Resolve every extension point vcore runs, as kube-scheduler v1 defaulting + framework do."""
     if value is None:
         value = {}
@@ -491,7 +497,7 @@ def _resolve_plugins(value: Any, path: str, binpack: BinpackArgs) -> dict[str, A
     sets = {point: _parse_plugin_set(value.get(point), point, _child(path, point)) for point in P.EXTENSION_POINTS}
 
     # v1 defaulting: the defaults all come through multiPoint; every other point's default set is empty.
-    multi_point = _merge_plugin_set(P.DEFAULT_MULTI_POINT, sets[P.MULTI_POINT])
+    multi_point = _merge_plugin_set(P.VCORE_DEFAULT_MULTI_POINT, sets[P.MULTI_POINT])
 
     resolved: dict[str, Any] = {}
     for point in (P.PRE_FILTER, P.FILTER, P.PRE_SCORE, P.SCORE):
@@ -521,8 +527,10 @@ def _resolve_plugins(value: Any, path: str, binpack: BinpackArgs) -> dict[str, A
             weights[name] = weight or 1
     total = 0
     for name in weights:
-        # binpack's own score reaches 100 * binpack.weight (Volcano), so it counts that many times.
+        # binpack's own score reaches 100 * binpack.weight (Volcano), GPUPlacement's is in tenths of a point.
         top = weights[name] * P.MAX_NODE_SCORE * (max(binpack.weight, 1) if name == P.BINPACK else 1)
+        if name == P.GPU_PLACEMENT:
+            top = weights[name] * gpu.max_score
         if top > P.MAX_TOTAL_SCORE - total:
             raise _fail(_child(path, P.SCORE), "total score of Score plugins could overflow")
         total += top
@@ -739,4 +747,6 @@ _ARG_PARSERS = {
     P.TAINT_TOLERATION: _parse_no_args,
     P.NODE_UNSCHEDULABLE: _parse_no_args,
     P.BINPACK: _parse_binpack_args,
+    P.GPU_DEVICE_FIT: _parse_no_args,
+    P.GPU_PLACEMENT: parse_gpu_placement_args,
 }

@@ -9,9 +9,10 @@ UNSCHEDULABLE = "node(s) were unschedulable"
 UNTOLERATED_TAINT = "node(s) had untolerated taint"
 AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
 TOO_MANY_PODS = "Too many pods"
+NO_FITTING_GPUS = "node(s) had no free GPU devices that fit"
 
-# Codes 0..3 in this order; code 4 + resource axis is "Insufficient <resource>".
-FIXED_REASONS = (UNSCHEDULABLE, UNTOLERATED_TAINT, AFFINITY_MISMATCH, TOO_MANY_PODS)
+# Codes 0..4 in this order; code 5 + resource axis is "Insufficient <resource>".
+FIXED_REASONS = (UNSCHEDULABLE, UNTOLERATED_TAINT, AFFINITY_MISMATCH, TOO_MANY_PODS, NO_FITTING_GPUS)
 
 
 def insufficient(resource: str) -> str:

@@ -18,7 +18,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from vcore._native import _convert, _core
-from vcore.cluster import Cluster
+from vcore.cluster import Cluster, gpu_choice, pod_spec, with_gpu
+from vcore.gpu.fit import GpuChoice
 from vcore.profile import Profile
 from vcore.reasons import fit_error_message, reason_counts
 
@@ -50,12 +51,17 @@ class FilterResult:
 
 
 class Placement(NamedTuple):
-    """Where schedule() put one pod: a node name, or None with the reason summary."""
+    """Where schedule() put one pod: a node name, or None with the reason summary.
+
+    ``gpus`` are the node-local GPU devices a GPU pod took (``gpus.gpu_index_annotation()`` gives the value of
+    a ``volcano.sh/gpu-index`` annotation); None for pods without a GPU request or not placed.
+    """
 
     pod: str
     node: str | None
     reasons: dict[str, int]
     message: str
+    gpus: GpuChoice | None = None
 
 
 @dataclass(frozen=True)
@@ -89,7 +95,7 @@ class Scheduler:
         """Convert a pod once for repeated evaluation (benchmarks, what-if loops)."""
         if isinstance(pod, _core.CompiledPod):
             return pod
-        return self._state.compile_pod(_convert.pod_spec(pod))
+        return self._state.compile_pod(pod_spec(pod))
 
     def evaluate(self, pod: Any) -> Evaluation:
         """One fused native pass over all nodes: feasibility mask, final scores, reason counts."""
@@ -122,7 +128,8 @@ class Scheduler:
 
     def _schedule(self, pods: list[Any]) -> list[Placement]:
         given = [isinstance(p, _core.CompiledPod) for p in pods]
-        specs = _convert.pod_specs([p for p, compiled in zip(pods, given) if not compiled] if any(given) else pods)
+        raw = [p for p, compiled in zip(pods, given) if not compiled] if any(given) else pods
+        specs = [with_gpu(spec, pod) for spec, pod in zip(_convert.pod_specs(raw), raw)]
         spec_keys = [spec["key"] for spec in specs]
         if any(given):
             remaining = iter(spec_keys)
@@ -142,15 +149,26 @@ class Scheduler:
             batch = [p if compiled else next(remaining_pods) for p, compiled in zip(pods, given)]
         else:
             batch = converted
-        nodes, reasons = self._engine.schedule(batch)
+        nodes, reasons, gpus = self._engine.schedule(batch)
         names = self._state.node_names()
         resources = self._state.resource_names()
         n_nodes = self._state.n_nodes
         placements = []
         for i, (key, node) in enumerate(zip(keys, nodes.tolist())):
             if node >= 0:
-                placements.append(Placement(key, names[node], {}, ""))
+                placements.append(Placement(key, names[node], {}, "", gpu_choice(gpus[i])))
             else:
                 counts = reason_counts(reasons[i], resources)
                 placements.append(Placement(key, None, counts, fit_error_message(n_nodes, counts)))
         return placements
+
+    def observe(self, pods: Iterable[Any]) -> None:
+        """Count pods toward GPUPlacement's learned target workload without placing them (e.g. the pods already
+        running when a scheduler starts). Pods may be objects or compiled pods."""
+        self._engine.observe([self.compile(p) for p in pods])
+
+    def gpu_target(self) -> dict[str, np.ndarray]:
+        """GPUPlacement's target workload as it stands: per spec ``cpu_milli``, ``gpu_milli`` (per GPU),
+        ``num_gpu``, ``model_mask`` (bits over ``Cluster.gpu_devices()["model_names"]``; 0 = any) and
+        ``weight``."""
+        return self._engine.gpu_target()

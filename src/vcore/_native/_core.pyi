@@ -114,8 +114,13 @@ class ClusterState:
         """Validate and intern a pod spec (new request resources become axes)."""
     def compile_pods(self, specs: list[PodSpec], /) -> list[CompiledPod]:
         """compile_pod over a list; all specs are converted before any is compiled."""
-    def bind(self, pod: CompiledPod, slot: _Int, /) -> None:
-        """Account a pod on a live slot. Already bound or foreign pod -> ValueError; bad slot -> KeyError."""
+    def bind(self, pod: CompiledPod, slot: _Int, gpus: Sequence[_Int] | None = None) -> None:
+        """Account a pod on a live slot. Already bound or foreign pod -> ValueError; bad slot -> KeyError.
+        A GPU pod takes the node-local GPU indices given (a conflict -> ValueError) or the fit rule's choice."""
+    def pod_gpus(self, key: str, /) -> tuple[tuple[int, int], ...] | None:
+        """((gpu, mig_start), ...) a bound pod holds (mig_start -1 outside MIG); None when not bound."""
+    def gpu_devices(self) -> dict[str, Any]:
+        """A copy of the GPU device table, CSR over node slots (dev_offsets[n_slots + 1], per-device arrays)."""
     def unbind(self, key: str, /) -> int:
         """Release a bound pod; returns its slot. Unknown key -> KeyError."""
     def pod_node(self, key: str, /) -> int:
@@ -157,13 +162,18 @@ class Engine:
     def evaluate(self, pod: CompiledPod, /) -> tuple[NDArray[np.bool_], NDArray[np.int64], NDArray[np.int64]]:
         """One pass over all slots: (feasible_mask bool[n_slots], scores int64[n_slots] (0 where infeasible),
         reason_counts int64[n_reasons])."""
-    def schedule(self, pods: Sequence[CompiledPod], /) -> tuple[NDArray[np.int32], NDArray[np.int64]]:
+    def schedule(self, pods: Sequence[CompiledPod], /) -> tuple[NDArray[np.int32], NDArray[np.int64], list[tuple[tuple[int, int], ...]]]:
         """Place and bind pods in order with percentageOfNodesToScore sampling and a rotating start:
-        (slot int32[n] (-1 = unschedulable), reason_counts int64[n, n_reasons] (zero rows for placed pods)).
+        (slot int32[n] (-1 = unschedulable), reason_counts int64[n, n_reasons] (zero rows for placed pods),
+        per pod the ((gpu, mig_start), ...) it took).
         A pod already bound, a key twice in the batch or a foreign pod -> ValueError and nothing is bound."""
+    def observe(self, pods: Sequence[CompiledPod], /) -> None:
+        """Count pods toward GPUPlacement's learned target workload without placing them."""
+    def gpu_target(self) -> dict[str, NDArray[Any]]:
+        """GPUPlacement's target workload (cpu_milli, gpu_milli, num_gpu, model_mask, weight per spec)."""
     @property
     def n_reasons(self) -> int:
-        """4 fixed reasons + one "Insufficient <resource>" per resource axis of the state (now)."""
+        """5 fixed reasons + one "Insufficient <resource>" per resource axis of the state (now)."""
     @property
     def pods_seen(self) -> int:
         """Pods offered to schedule() so far (feeds the seeded tie-break)."""

@@ -31,17 +31,44 @@ vcore::NodeInput node_input(const py::dict& spec) {
   }
   n.taints = field_or<decltype(n.taints)>(spec, "taints", named, {});
   n.unschedulable = field_or<bool>(spec, "unschedulable", named, false);
+  // (model, memory MiB, NUMA, NVLink domain, MIG mode, MIG geometry, [(shape, start)]) per GPU
+  using Device = std::tuple<std::string, int64_t, int32_t, int32_t, bool, int32_t, std::vector<std::pair<int32_t, int32_t>>>;
+  for (const auto& [model, memory, numa, nvlink, mig_mode, geometry, layout] : field_or<std::vector<Device>>(spec, "gpus", named, {}))
+    n.gpus.push_back({model, memory, numa, nvlink, mig_mode, geometry, layout});
   return n;
 }
 
 namespace {
+
+vcore::DeviceRequest gpu_request(const py::dict& g, const std::string& what) {
+  const std::string at = what + ": gpu request";
+  vcore::DeviceRequest r;
+  const auto kind = field<int32_t>(g, "kind", at);
+  if (kind < 0 || kind > 3) throw py::value_error(at + ": kind must be 0..3");
+  r.kind = static_cast<vcore::GpuKind>(kind);
+  r.count = field<int32_t>(g, "count", at);
+  r.milli = field_or<int32_t>(g, "milli", at, -1);
+  r.memory_mib = field_or<int64_t>(g, "memory_mib", at, -1);
+  r.memory_milli = field_or<int32_t>(g, "memory_milli", at, -1);
+  const auto shapes = field_or<std::vector<int32_t>>(g, "mig_shape", at, {});
+  if (!shapes.empty() && shapes.size() != r.mig_shape.size()) throw py::value_error(at + ": mig_shape needs 4 entries");
+  std::copy(shapes.begin(), shapes.end(), r.mig_shape.begin());
+  if (g.contains("models") && !g["models"].is_none()) {
+    r.has_models = true;
+    for (const auto& m : field<std::vector<std::string>>(g, "models", at)) r.models.push_back(vcore::model_tokens(m));
+  }
+  using Term = std::tuple<bool, std::vector<std::string>, std::vector<std::string>, bool>;
+  for (const auto& [any, allowed, excluded, never] : field_or<std::vector<Term>>(g, "product_terms", at, {}))
+    r.product_terms.push_back({any, allowed, excluded, never});
+  return r;
+}
 
 // Interned key objects: dict lookups by a cached str skip building and hashing a new str per call, which
 // dominated compile time (pods are compiled by the thousand per schedule() call).
 struct PodKeys {
   py::str key{"key"}, requests{"requests"}, nonzero_cpu{"nonzero_cpu_milli"}, nonzero_mem{"nonzero_mem_bytes"},
       priority{"priority"}, node_selector{"node_selector"}, required_terms{"required_terms"},
-      preferred_terms{"preferred_terms"}, tolerations{"tolerations"};
+      preferred_terms{"preferred_terms"}, tolerations{"tolerations"}, gpu{"gpu"};
 };
 
 const PodKeys& pod_keys() {
@@ -117,7 +144,17 @@ vcore::PodInput pod_input(const py::dict& spec) {
   }
   if (PyObject* v = lookup(spec, k.tolerations); !empty_sequence(v))
     p.tolerations = field<decltype(p.tolerations)>(spec, "tolerations", what);
+  if (PyObject* v = lookup(spec, k.gpu)) {
+    if (!PyDict_Check(v)) throw py::type_error(what + ": gpu must be a dict");
+    p.gpu = gpu_request(py::reinterpret_borrow<py::dict>(v), what);
+  }
   return p;
+}
+
+py::tuple assignment_tuple(const vcore::GpuAssignment& a) {
+  py::tuple out(a.holds.size());
+  for (size_t i = 0; i < a.holds.size(); ++i) out[i] = py::make_tuple(a.holds[i].gpu, a.holds[i].mig_start);
+  return out;
 }
 
 }  // namespace vcore_bindings

@@ -33,6 +33,9 @@ T field_or(const py::dict& d, const char* key, const std::string& what, T fallba
 vcore::NodeInput node_input(const py::dict& spec);
 vcore::PodInput pod_input(const py::dict& spec);
 
+// A placed pod's devices for Python: ((gpu, mig_start), ...) with mig_start -1 outside MIG.
+py::tuple assignment_tuple(const vcore::GpuAssignment& a);
+
 // A read-only numpy view of `rows` x `cols` int64 (or uint8 as bool) storage that keeps `owner` alive.
 template <typename T>
 py::array readonly_view(const std::shared_ptr<std::vector<T>>& owner, const T* data, std::vector<py::ssize_t> shape,

@@ -1,6 +1,7 @@
 // Bindings of ClusterState and CompiledPod. Mutations take the state's exclusive lock while holding the GIL;
 // no path acquires the GIL while holding that lock, so kernels running without the GIL cannot deadlock with them.
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 
 #include "convert.h"
@@ -93,10 +94,45 @@ void register_cluster(py::module_& m) {
              return out;
            })
       .def("bind",
-           [](ClusterState& s, const CompiledPod& pod, int32_t slot) {
+           [](ClusterState& s, const CompiledPod& pod, int32_t slot, std::optional<std::vector<int32_t>> gpus) {
              std::unique_lock lock(s.mutex());
-             s.bind(pod, slot);
-           })
+             s.bind(pod, slot, gpus ? &*gpus : nullptr);
+           },
+           py::arg("pod"), py::arg("slot"), py::arg("gpus") = py::none(),
+           "account a pod on a node; GPU pods take the given node-local GPU indices or the fit rule's choice")
+      .def("pod_gpus",
+           [](const ClusterState& s, const std::string& key) -> py::object {
+             const vcore::GpuAssignment* a = s.pod_gpus(key);
+             if (a == nullptr) return py::none();
+             return assignment_tuple(*a);
+           },
+           "((gpu, mig_start), ...) a bound pod holds, None when not bound")
+      .def("gpu_devices",
+           [](const ClusterState& s) {
+             const auto snap = s.gpus().snapshot(s.n_slots());
+             py::dict out;
+             const auto put = [&out](const char* k, const auto& v) {
+               using T = typename std::decay_t<decltype(v)>::value_type;
+               out[k] = py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
+             };
+             put("dev_offsets", snap.offsets);
+             put("dev_model_id", snap.model);
+             put("dev_memory_mib", snap.memory_mib);
+             put("dev_numa", snap.numa);
+             put("dev_nvlink", snap.nvlink);
+             put("dev_mig_mode", snap.mig_mode);
+             put("dev_used_milli", snap.used_milli);
+             put("dev_used_memory_mib", snap.used_memory_mib);
+             put("dev_shared_pods", snap.holders);
+             put("dev_exclusive", snap.exclusive);
+             put("dev_mig_compute_used", snap.mig_compute);
+             put("dev_mig_memory_used", snap.mig_memory);
+             std::vector<std::string> models;
+             for (int32_t m = 0; m < s.gpus().n_models(); ++m) models.push_back(s.gpus().model_name(m));
+             out["model_names"] = models;
+             return out;
+           },
+           "a copy of the GPU device table in CSR form over node slots (dev_offsets[n_slots + 1])")
       .def("unbind",
            [](ClusterState& s, const std::string& key) {
              std::unique_lock lock(s.mutex());

@@ -26,6 +26,7 @@ ProfileConfig profile_config(const py::dict& p) {
     else if (name == "TaintToleration") c.filter_taints = true;
     else if (name == "NodeAffinity") c.filter_affinity = true;
     else if (name == "NodeResourcesFit") c.filter_fit = true;
+    else if (name == "GPUDeviceFit") c.filter_gpu = true;
     else throw py::value_error("profile: filters: unknown plugin '" + name + "'");
   }
   for (const auto& [name, weight] : field<std::vector<std::pair<std::string, int64_t>>>(p, "scores", "profile")) {
@@ -35,6 +36,7 @@ ProfileConfig profile_config(const py::dict& p) {
     else if (name == "NodeResourcesFit") c.weight_fit = weight;
     else if (name == "NodeResourcesBalancedAllocation") c.weight_balanced = weight;
     else if (name == "binpack") c.weight_binpack = weight;
+    else if (name == "GPUPlacement") c.weight_gpu = weight;
     else throw py::value_error("profile: scores: unknown plugin '" + name + "'");
   }
   const auto fit = field_or<py::dict>(p, "fit", "profile", py::dict());
@@ -55,6 +57,21 @@ ProfileConfig profile_config(const py::dict& p) {
   c.binpack_weight = field_or<int64_t>(binpack, "weight", "profile.binpack", 1);
   c.binpack_resources = binpack.contains("resources") ? resource_weights(binpack, "resources")
                                                       : std::vector<vcore::ResourceWeight>{{"cpu", 1}, {"memory", 1}};
+  const auto gpu = field_or<py::dict>(p, "gpu", "profile", py::dict());
+  try {
+    c.gpu.policy = vcore::parse_gpu_policy(field_or<std::string>(gpu, "policy", "profile.gpu", "vcore"));
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(std::string("profile: gpu.policy: ") + e.what());
+  }
+  c.gpu.knobs.scale = field_or<double>(gpu, "vcore_scale", "profile.gpu", 1000.0);
+  c.gpu.knobs.pack_points = field_or<double>(gpu, "vcore_pack_points", "profile.gpu", 1.0);
+  c.gpu.knobs.balance_points = field_or<double>(gpu, "vcore_balance_points", "profile.gpu", 10.0);
+  if (!(c.gpu.knobs.scale > 0)) throw py::value_error("profile: gpu.vcore_scale must be > 0");
+  c.gpu.coverage = field_or<double>(gpu, "coverage", "profile.gpu", 95.0);
+  c.gpu.learn = field_or<bool>(gpu, "learn", "profile.gpu", true);
+  using Spec = std::tuple<int64_t, int32_t, int32_t, std::vector<std::string>, double>;
+  for (const auto& [cpu, milli, num, models, weight] : field_or<std::vector<Spec>>(gpu, "target", "profile.gpu", {}))
+    c.gpu.target.push_back({cpu, milli, num, models, weight});
   c.percentage_of_nodes_to_score = field_or<int32_t>(p, "percentage_of_nodes_to_score", "profile", 0);
   if (c.percentage_of_nodes_to_score < 0 || c.percentage_of_nodes_to_score > 100)
     throw py::value_error("profile: percentage_of_nodes_to_score must be in 0..100");
@@ -71,8 +88,13 @@ void register_engine(py::module_& m) {
            }),
            py::arg("state"), py::arg("profile"), py::arg("seed") = 0)
       .def("evaluate",
-           [](const Engine& e, const vcore::CompiledPod& pod) {
+           [](Engine& e, const vcore::CompiledPod& pod) {
              auto& state = *e.state();
+             if (e.config().weight_gpu > 0) {  // bring a learned GPU target up to date (it is rebuilt lazily)
+               py::gil_scoped_release release;
+               std::unique_lock lock(state.mutex());
+               e.gpu_target();
+             }
              while (true) {
                const int32_t n = state.n_slots();
                py::array_t<bool> mask(n);
@@ -110,8 +132,34 @@ void register_engine(py::module_& m) {
              py::array_t<int32_t> nodes(static_cast<py::ssize_t>(r.node.size()), r.node.data());
              py::array_t<int64_t> reasons({static_cast<py::ssize_t>(r.node.size()), static_cast<py::ssize_t>(r.n_reasons)});
              std::copy(r.reasons.begin(), r.reasons.end(), reasons.mutable_data());
-             return py::make_tuple(nodes, reasons);
+             py::list gpus;
+             for (const auto& a : r.gpus) gpus.append(assignment_tuple(a));
+             return py::make_tuple(nodes, reasons, gpus);
            })
+      .def("observe",
+           [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& pods) {
+             std::vector<const vcore::CompiledPod*> ptrs;
+             for (const auto& p : pods) {
+               if (!p) throw py::type_error("Engine.observe: pods must be CompiledPod objects, not None");
+               ptrs.push_back(p.get());
+             }
+             std::unique_lock lock(e.state()->mutex());
+             e.observe(ptrs);
+           },
+           "count pods toward GPUPlacement's learned target workload without placing them")
+      .def("gpu_target",
+           [](Engine& e) {
+             std::unique_lock lock(e.state()->mutex());
+             const vcore::TargetWorkload& tw = e.gpu_target();
+             py::dict out;
+             out["cpu_milli"] = py::array_t<int64_t>(static_cast<py::ssize_t>(tw.size()), tw.cpu_milli.data());
+             out["gpu_milli"] = py::array_t<int32_t>(static_cast<py::ssize_t>(tw.size()), tw.gpu_milli.data());
+             out["num_gpu"] = py::array_t<int32_t>(static_cast<py::ssize_t>(tw.size()), tw.num_gpu.data());
+             out["model_mask"] = py::array_t<uint64_t>(static_cast<py::ssize_t>(tw.size()), tw.model_mask.data());
+             out["weight"] = py::array_t<double>(static_cast<py::ssize_t>(tw.size()), tw.weight.data());
+             return out;
+           },
+           "GPUPlacement's current target workload (learned ones are rebuilt first when due)")
       .def_property_readonly("n_reasons", &Engine::n_reasons)
       .def_property_readonly("pods_seen", &Engine::pods_seen);
 }

@@ -126,6 +126,7 @@ ClusterState::ParsedNode ClusterState::parse_node(const NodeInput& node) {
     if (key.empty()) throw Invalid(where + ": spec.taints: key must not be empty");
     parse_effect(effect, false, where + ": spec.taints[" + key + "].effect");
   }
+  gpus_.validate(node.name, node.gpus);
   // Validation done; interning below only grows lookup tables.
   for (const auto& [key, value] : node.labels) parsed.labels.emplace_back(intern_string(key), intern_string(value));
   std::sort(parsed.labels.begin(), parsed.labels.end());
@@ -159,6 +160,8 @@ void ClusterState::write_node(int32_t slot, const NodeInput& node, ParsedNode&& 
   taint_set_[slot] = intern_taint_set(std::move(parsed.taints));
   labels_[slot] = std::move(parsed.labels);
   unschedulable_[slot] = node.unschedulable ? 1 : 0;
+  gpus_.set_node(slot, node.gpus);
+  ++node_version_[slot];
 }
 
 int32_t ClusterState::add_node(const NodeInput& node) {
@@ -181,6 +184,8 @@ int32_t ClusterState::add_node(const NodeInput& node) {
     taint_set_.push_back(0);
     labels_.emplace_back();
     pods_on_.emplace_back();
+    node_version_.push_back(0);
+    gpu_classes_.emplace_back();
   }
   write_node(slot, node, std::move(parsed));
   for (int32_t r = 0; r < req_.rows; ++r) req_.row(r)[slot] = 0;
@@ -194,6 +199,8 @@ int32_t ClusterState::add_node(const NodeInput& node) {
 int32_t ClusterState::update_node(const NodeInput& node) {
   auto it = slot_of_.find(node.name);
   if (it == slot_of_.end()) throw NotFound("node " + node.name + ": not found (use add_node)");
+  const std::string held = gpus_.incompatible_update(it->second, node.gpus);
+  if (!held.empty()) throw Invalid("node " + node.name + ": gpus: " + held);
   ParsedNode parsed = parse_node(node);
   write_node(it->second, node, std::move(parsed));
   return it->second;
@@ -279,6 +286,27 @@ NodeSelectorTerm ClusterState::compile_term(const TermInput& term, const std::st
   return out;
 }
 
+namespace {
+
+void validate_gpu_request(const DeviceRequest& r, const std::string& where) {
+  const std::string at = where + ": gpu request: ";
+  if (r.kind > GpuKind::kMig) throw Invalid(at + "unknown kind");
+  if (r.count < 0 || r.count > kMaxGpusPerNode) throw Invalid(at + "count must be in 0..64");
+  if (r.kind == GpuKind::kShared) {
+    if (r.milli < -1 || r.milli > kGpuMilli) throw Invalid(at + "milli must be in 0..1000");
+    if ((r.memory_mib >= 0) == (r.memory_milli >= 0)) throw Invalid(at + "exactly one of memory_mib and memory_milli");
+    if (r.memory_milli > kGpuMilli) throw Invalid(at + "memory_milli must be in 0..1000");
+    if (r.milli < 0 && r.memory_mib < 0) throw Invalid(at + "a slice sized by memory needs memory_mib");
+  }
+  if (r.kind == GpuKind::kMig && r.count > 0 &&
+      std::none_of(r.mig_shape.begin(), r.mig_shape.end(), [](int32_t s) { return s >= 0; }))
+    throw Invalid(at + "MIG profile unknown on every GPU model");
+  for (int32_t s : r.mig_shape)
+    if (s < -1 || s >= kMigShapeCount) throw Invalid(at + "MIG shape id out of range");
+}
+
+}  // namespace
+
 CompiledPod ClusterState::compile_pod(const PodInput& pod) {
   const std::string where = "pod " + pod.key;
   if (pod.key.empty()) throw Invalid("pod: key (namespace/name) must not be empty");
@@ -290,8 +318,10 @@ CompiledPod ClusterState::compile_pod(const PodInput& pod) {
     if (key.empty() && op != "Exists") throw Invalid(where + ": spec.tolerations: an empty key needs operator Exists");
     parse_effect(effect, true, where + ": spec.tolerations.effect");
   }
+  validate_gpu_request(pod.gpu, where);
   CompiledPod out;
   out.key = pod.key;
+  out.gpu = pod.gpu;
   out.state_id = id_;
   out.nonzero_cpu_milli = pod.nonzero_cpu_milli;
   out.nonzero_mem_bytes = pod.nonzero_mem_bytes;
@@ -333,19 +363,40 @@ void ClusterState::apply_pod(const BoundPod& pod, int64_t sign) {
   req_.row(kAxisPods)[pod.node] += sign;
   nonzero_.row(0)[pod.node] += sign * pod.nonzero_cpu_milli;
   nonzero_.row(1)[pod.node] += sign * pod.nonzero_mem_bytes;
+  gpus_.apply(pod.node, pod.gpu, static_cast<int>(sign));
+  count_gpu_class(pod.node, pod.gpu, static_cast<int32_t>(sign));
+  ++node_version_[static_cast<size_t>(pod.node)];
 }
 
-void ClusterState::bind(const CompiledPod& pod, int32_t slot) { bind_locked(pod, slot); }
+void ClusterState::bind(const CompiledPod& pod, int32_t slot, const std::vector<int32_t>* gpu_indices) {
+  if (gpu_indices == nullptr || !pod.gpu.uses_gpus()) return bind_locked(pod, slot);
+  if (slot < 0 || slot >= n_slots() || !is_live(slot)) throw NotFound("pod " + pod.key + ": node index " + std::to_string(slot) + " does not exist");
+  if (pod.gpu.kind == GpuKind::kMig) throw Invalid("pod " + pod.key + ": GPU indices cannot be given for MIG instances");
+  for (int32_t i : *gpu_indices)
+    if (i < 0 || i >= gpus_.n_gpus(slot))
+      throw Invalid("pod " + pod.key + ": GPU " + std::to_string(i) + " does not exist on node " + names_[slot]);
+  const GpuAssignment a = gpus_.assignment_on(slot, pod.gpu, *gpu_indices);
+  const std::string bad = gpus_.check_assignment(slot, pod.gpu, gpus_.allowed_models(pod.gpu), a);
+  if (!bad.empty()) throw Invalid("pod " + pod.key + ": node " + names_[slot] + ": " + bad);
+  bind_locked(pod, slot, &a);
+}
 
-void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot) {
+void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAssignment* assignment) {
   if (pod.state_id != id_) throw Invalid("pod " + pod.key + ": compiled for another cluster");
   if (slot < 0 || slot >= n_slots() || !is_live(slot)) throw NotFound("pod " + pod.key + ": node index " + std::to_string(slot) + " does not exist");
   auto existing = pods_.find(pod.key);
   if (existing != pods_.end())
     throw Invalid("pod " + pod.key + ": already bound to node " + names_[existing->second.node]);
-  BoundPod bound{slot, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes};
+  BoundPod bound{slot, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes, {}};
   for (const auto& [axis, amount] : bound.requests)
     if (axis >= req_.rows) throw Invalid("pod " + pod.key + ": resource axis out of range");
+  if (assignment != nullptr) {
+    bound.gpu = *assignment;
+  } else if (pod.gpu.uses_gpus() && !gpus_.fit(slot, pod.gpu, gpus_.allowed_models(pod.gpu), &bound.gpu)) {
+    // A pod that runs there already must be accounted even when the device table cannot say which GPUs it has
+    // (no inventory, or the node reported its GPUs later): its resource rows still count, its devices do not.
+    bound.gpu = GpuAssignment{};
+  }
   apply_pod(bound, +1);
   pods_on_[slot].push_back(pod.key);
   pods_.emplace(pod.key, std::move(bound));
@@ -361,6 +412,29 @@ int32_t ClusterState::unbind(const std::string& key) {
   pods_.erase(it);
   return slot;
 }
+
+const GpuAssignment* ClusterState::pod_gpus(const std::string& key) const {
+  auto it = pods_.find(key);
+  return it == pods_.end() ? nullptr : &it->second.gpu;
+}
+
+void ClusterState::count_gpu_class(int32_t slot, const GpuAssignment& a, int32_t sign) {
+  if (a.holds.empty() || a.kind == GpuKind::kMig) return;
+  const int32_t cls = a.kind == GpuKind::kShared ? 0 : static_cast<int32_t>(a.holds.size());
+  auto& classes = gpu_classes_[slot];
+  auto it = std::find_if(classes.begin(), classes.end(), [cls](const auto& c) { return c.first == cls; });
+  if (it == classes.end()) it = classes.insert(classes.end(), {cls, 0});
+  it->second += sign;
+  if (it->second == 0) classes.erase(it);
+}
+
+int32_t ClusterState::gpu_class_pods(int32_t slot, int32_t cls) const {
+  for (const auto& [c, n] : gpu_classes_[static_cast<size_t>(slot)])
+    if (c == cls) return n;
+  return 0;
+}
+
+int32_t ClusterState::gpu_classes(int32_t slot) const { return static_cast<int32_t>(gpu_classes_[static_cast<size_t>(slot)].size()); }
 
 int32_t ClusterState::pod_node(const std::string& key) const {
   auto it = pods_.find(key);
@@ -378,6 +452,8 @@ size_t ClusterState::native_bytes() const {
     bytes += names_[i].capacity() > 15 ? names_[i].capacity() + 1 : 0;
   }
   bytes += slot_of_.size() * (sizeof(std::string) + sizeof(int32_t) + 2 * sizeof(void*));
+  bytes += node_version_.capacity() * sizeof(uint64_t) + gpu_classes_.capacity() * sizeof(gpu_classes_[0]);
+  bytes += gpus_.native_bytes();
   return bytes;
 }
 

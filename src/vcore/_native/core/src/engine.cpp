@@ -100,7 +100,12 @@ class PodKernel {
     }
     shape_.reserve(c.shape.size());
     for (const auto& [u, score] : c.shape) shape_.emplace_back(u, score * (kMaxNodeScore / 10));
+    if (pod.gpu.uses_gpus()) allowed_models_ = s.gpus().allowed_models(pod.gpu);
+    check_gpu_ = c.filter_gpu && pod.gpu.uses_gpus();
   }
+
+  // allowed[m] per GPU model id (empty: any model).
+  const std::vector<uint8_t>& allowed_models() const { return allowed_models_; }
 
   bool needs_normalization() const { return count_prefer_taints_ || sum_preferred_; }
 
@@ -346,6 +351,16 @@ class PodKernel {
                          insufficient);
       for (int32_t r = 0; r < n_rows; ++r) reasons[kInsufficientBase + fit_[r].axis] += insufficient[r];
     }
+    if (check_gpu_) {  // GPUDeviceFit: per node, only for pods that ask for GPU devices
+      GpuAssignment scratch;
+      int64_t count = 0;
+      for (int32_t j = 0; j < n; ++j) {
+        if (failed[j] || s_.gpus().fit(begin + j, pod_.gpu, allowed_models_, &scratch)) continue;
+        failed[j] = 1;
+        ++count;
+      }
+      reasons[kGpuDevices] += count;
+    }
     for (int32_t j = 0; j < n; ++j) ok[j] = !failed[j];
   }
 
@@ -457,6 +472,115 @@ class PodKernel {
   double binpack_weight_sum_ = 0;
   int64_t weight_balanced_ = 0;
   std::vector<std::pair<int64_t, int64_t>> shape_;
+  std::vector<uint8_t> allowed_models_;
+  bool check_gpu_ = false;
+};
+
+// GPUPlacement: one pod's GPU policy score per node, with the device set the policy would take there. Scores are
+// in tenths of a point: the published policies' 0..100 score x 10, vcore's own up to 1110 (FGD x 10 + packing
+// and balance bonuses), so vcore keeps its full resolution inside kube-scheduler's weighted sum.
+class GpuScorer {
+ public:
+  // `cache`: F_before per slot with the node version it was computed at (+1; 0 = empty), or nullptr to compute
+  // every time (evaluate(), which may run on several threads).
+  GpuScorer(const ClusterState& s, const GpuPlacementConfig& c, const CompiledPod& pod, const std::vector<uint8_t>& allowed,
+            const TargetWorkload& tw, std::vector<double>* cache, std::vector<uint64_t>* cache_version)
+      : s_(s), c_(c), pod_(pod), allowed_(allowed), tw_(tw), cache_(cache), cache_version_(cache_version),
+        cpu_(pod.request(kAxisCpu)), memory_(pod.request(kAxisMemory)) {}
+
+  int64_t score(int32_t slot, GpuAssignment* choice) const {
+    const DeviceTable& dt = s_.gpus();
+    int32_t free[kMaxGpusPerNode], local[kMaxGpusPerNode];
+    GpuNodeView v;
+    v.g = dt.policy_gpus(slot, free, local);
+    v.free = free;
+    for (int32_t i = 0; i < v.g; ++i) v.idle += free[i] == kGpuMilli, v.free_total += free[i];
+    v.cpu_cap = s_.allocatable().row(kAxisCpu)[slot];
+    v.cpu_free = v.cpu_cap - s_.requested().row(kAxisCpu)[slot];
+    v.mem_cap = s_.allocatable().row(kAxisMemory)[slot];
+    v.mem_free = v.mem_cap - s_.requested().row(kAxisMemory)[slot];
+    v.model = dt.node_model(slot);
+    GpuRequest r;
+    r.cpu_milli = cpu_;
+    r.memory = memory_;
+    const DeviceRequest& want = pod_.gpu;
+    GpuAssignment fitted;
+    if (want.uses_gpus() && !dt.fit(slot, want, allowed_, &fitted)) {  // only when GPUDeviceFit is disabled
+      *choice = GpuAssignment{};
+      return 0;
+    }
+    if (want.uses_gpus() && want.kind != GpuKind::kMig) {
+      r.num_gpu = want.count;
+      r.gpu_milli = want.kind == GpuKind::kWhole ? kGpuMilli : std::min(kGpuMilli, want.milli_on(dt.device_memory(slot)));
+    }
+    const GpuOptions o = dt.policy_options(slot, want, allowed_, fitted);
+    uint64_t mask = 0;
+    int64_t score = 0;
+    switch (c_.policy) {
+      case GpuPolicy::kFirstFit:
+      case GpuPolicy::kRandom:  // every node scores 0: the engine's seeded tie-break picks uniformly
+        mask = pick_devices(v, r, o, CardOrder::kFirst);
+        break;
+      case GpuPolicy::kBestFit:
+        mask = pick_devices(v, r, o, CardOrder::kTightest);
+        score = 10 * best_fit_score(v, r);
+        break;
+      case GpuPolicy::kDotProduct: score = 10 * dot_product_score(v, r, o, &mask); break;
+      case GpuPolicy::kGpuPacking:
+        mask = pick_devices(v, r, o, CardOrder::kTightest);
+        score = 10 * gpu_packing_score(v, r);
+        break;
+      case GpuPolicy::kGpuClustering: {
+        mask = pick_devices(v, r, o, CardOrder::kTightest);
+        const int32_t cls = want.kind == GpuKind::kShared ? 0 : want.count;
+        score = 10 * gpu_clustering_score(v, r, s_.gpu_class_pods(slot, cls) > 0, s_.gpu_classes(slot));
+        break;
+      }
+      case GpuPolicy::kBinpack:
+        mask = pick_devices(v, r, o, CardOrder::kTightest);
+        score = 10 * static_cast<int64_t>(100.0 * allocated_after(v, r));
+        break;
+      case GpuPolicy::kSpread:
+        mask = pick_devices(v, r, o, CardOrder::kEmptiest);
+        score = 10 * static_cast<int64_t>(100.0 * (1.0 - allocated_after(v, r)));
+        break;
+      case GpuPolicy::kFgd: {
+        const double before = fragment(slot, v);
+        score = 10 * fgd_score(before, fgd_after(v, r, o, tw_, before, true, &mask));
+        break;
+      }
+      case GpuPolicy::kVcore: {
+        const double before = fragment(slot, v);
+        score = vcore_score(v, r, fgd_after(v, r, o, tw_, before, false, &mask) - before, c_.knobs);
+        break;
+      }
+    }
+    if (want.kind == GpuKind::kShared && want.count == 1 && mask != 0)
+      *choice = dt.assignment_on(slot, want, {local[__builtin_ctzll(mask)]});
+    else
+      *choice = std::move(fitted);
+    return std::max<int64_t>(score, 0);
+  }
+
+ private:
+  double fragment(int32_t slot, const GpuNodeView& v) const {
+    if (cache_ == nullptr) return node_fragment(v.cpu_free, v.model, v.free, v.g, tw_);
+    const uint64_t version = s_.node_version(slot) + 1;
+    if ((*cache_version_)[slot] != version) {
+      (*cache_)[slot] = node_fragment(v.cpu_free, v.model, v.free, v.g, tw_);
+      (*cache_version_)[slot] = version;
+    }
+    return (*cache_)[slot];
+  }
+
+  const ClusterState& s_;
+  const GpuPlacementConfig& c_;
+  const CompiledPod& pod_;
+  const std::vector<uint8_t>& allowed_;
+  const TargetWorkload& tw_;
+  std::vector<double>* cache_;
+  std::vector<uint64_t>* cache_version_;
+  const int64_t cpu_, memory_;
 };
 
 // kube-scheduler's DefaultNormalizeScore for one raw value given the maximum over the feasible nodes.
@@ -482,7 +606,8 @@ std::vector<uint8_t> ignored_axes(const ClusterState& s, const ProfileConfig& c)
 }  // namespace
 
 Engine::Engine(std::shared_ptr<ClusterState> state, ProfileConfig config, uint64_t seed)
-    : state_(std::move(state)), config_(std::move(config)), seed_(seed) {
+    : state_(std::move(state)), config_(std::move(config)), seed_(seed),
+      target_(config_.gpu.learn, config_.gpu.coverage, config_.gpu.policy == GpuPolicy::kVcore, config_.gpu.target) {
   for (const auto& [u, s] : config_.shape)
     if (u < 0 || u > 100 || s < 0 || s > 10) throw Invalid("profile: requestedToCapacityRatio.shape point out of range");
   if (config_.weight_fit > 0 && config_.strategy == FitStrategy::kRequestedToCapacityRatio && config_.shape.empty())
@@ -504,8 +629,11 @@ constexpr int32_t kBlock = 512;  // slots per block: the block buffers stay in L
 // (written only when the pod needs them). Reasons are added to `reasons`.
 class BlockRunner {
  public:
-  BlockRunner(const ClusterState& s, const ProfileConfig& c, const std::vector<uint8_t>& ignored, const CompiledPod& pod)
-      : s_(s), c_(c), kernel_(s, c, ignored, pod), fit_rows_(kernel_.fit_rows()), fit_score_rows_(kernel_.fit_score_rows()),
+  BlockRunner(const ClusterState& s, const ProfileConfig& c, const std::vector<uint8_t>& ignored, const CompiledPod& pod,
+              const TargetWorkload& gpu_target, std::vector<double>* fragment_cache = nullptr,
+              std::vector<uint64_t>* fragment_versions = nullptr)
+      : s_(s), c_(c), kernel_(s, c, ignored, pod),
+        gpu_(s, c.gpu, pod, kernel_.allowed_models(), gpu_target, fragment_cache, fragment_versions), fit_rows_(kernel_.fit_rows()), fit_score_rows_(kernel_.fit_score_rows()),
         balanced_rows_(kernel_.balanced_rows()), vector_fit_(kernel_.vector_fit_score()),
         vector_balanced_(kernel_.vector_balanced_score()),
         scalar_scores_(c.weight_binpack > 0 || (c.weight_fit > 0 && !vector_fit_) ||
@@ -514,6 +642,7 @@ class BlockRunner {
         taint_constant_((c.weight_taints > 0 && !kernel_.count_prefer_taints()) ? c.weight_taints * kMaxNodeScore : 0) {}
 
   const PodKernel& kernel() const { return kernel_; }
+  const GpuScorer& gpu() const { return gpu_; }
 
   void run(int32_t begin, int32_t end, uint8_t* mask, int64_t* scores, int64_t* taints, int64_t* affinity,
            int64_t* reasons) const {
@@ -545,6 +674,12 @@ class BlockRunner {
         scores[j] = total;
       }
     }
+    // GPUPlacement: the policy's score per feasible node (node and GPUs are chosen together; see GpuScorer).
+    if (c_.weight_gpu > 0) {
+      GpuAssignment scratch;
+      for (int32_t j = 0; j < n; ++j)
+        if (mask[j]) scores[j] += c_.weight_gpu * gpu_.score(begin + j, &scratch);
+    }
     // 4. Raw values of the normalized scores.
     if (kernel_.sum_preferred()) kernel_.preferred_block(begin, end, affinity);
     if (kernel_.count_prefer_taints()) {
@@ -556,6 +691,7 @@ class BlockRunner {
   const ClusterState& s_;
   const ProfileConfig& c_;
   const PodKernel kernel_;
+  const GpuScorer gpu_;
   const std::vector<blocks::ResourceRow> fit_rows_, fit_score_rows_, balanced_rows_;
   const bool vector_fit_, vector_balanced_, scalar_scores_;
   const int64_t taint_constant_;
@@ -565,7 +701,7 @@ class BlockRunner {
 
 void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, std::vector<int64_t>& reasons) const {
   const ClusterState& s = *state_;
-  const BlockRunner runner(s, config_, ignored_axes(s, config_), pod);
+  const BlockRunner runner(s, config_, ignored_axes(s, config_), pod, target_.current());
   const PodKernel& kernel = runner.kernel();
   const int32_t n = s.n_slots();
   const int32_t n_reason = n_reasons();
@@ -631,6 +767,7 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
   ScheduleResult result;
   result.n_reasons = n_reasons();
   result.node.assign(pods.size(), -1);
+  result.gpus.assign(pods.size(), GpuAssignment{});
   result.reasons.assign(pods.size() * static_cast<size_t>(result.n_reasons), 0);
   const std::vector<uint8_t> ignored = ignored_axes(s, config_);
 
@@ -644,7 +781,8 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
   for (size_t p = 0; p < pods.size(); ++p) {
     const CompiledPod& pod = *pods[p];
     const uint64_t sequence = sequence_++;
-    const BlockRunner runner(s, config_, ignored, pod);
+    const TargetWorkload& gpu_target = refresh_gpu_target(pod);
+    const BlockRunner runner(s, config_, ignored, pod, gpu_target, &fragment_, &fragment_node_version_);
     const int32_t n_slots = s.n_slots();
     const int32_t want = nodes_to_find(s.n_nodes(), config_.percentage_of_nodes_to_score);
     int64_t* reasons = result.reasons.data() + p * result.n_reasons;
@@ -706,10 +844,38 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
         offer(c.slot, score);
       }
     }
-    s.bind_locked(pod, best);
+    GpuAssignment& gpus = result.gpus[p];
+    if (pod.gpu.uses_gpus()) {
+      if (config_.weight_gpu > 0) runner.gpu().score(best, &gpus);
+      else if (!s.gpus().fit(best, pod.gpu, kernel.allowed_models(), &gpus)) gpus = GpuAssignment{};  // GPUDeviceFit off
+    }
+    s.bind_locked(pod, best, &gpus);
     result.node[p] = best;
   }
   return result;
 }
+
+const TargetWorkload& Engine::refresh_gpu_target(const CompiledPod& pod) {
+  const ClusterState& s = *state_;
+  if (config_.weight_gpu == 0) return target_.current();
+  target_.observe(pod, s.gpus());
+  const TargetWorkload& tw = target_.workload(s.gpus());
+  const size_t slots = static_cast<size_t>(s.n_slots());
+  if (fragment_target_version_ != target_.version() || fragment_.size() != slots) {
+    fragment_.assign(slots, 0.0);
+    fragment_node_version_.assign(slots, 0);
+    fragment_target_version_ = target_.version();
+  }
+  return tw;
+}
+
+void Engine::observe(const std::vector<const CompiledPod*>& pods) {
+  for (const CompiledPod* p : pods) {
+    if (p->state_id != state_->id()) throw Invalid("pod " + p->key + ": compiled for another cluster");
+    target_.observe(*p, state_->gpus());
+  }
+}
+
+const TargetWorkload& Engine::gpu_target() { return target_.workload(state_->gpus()); }
 
 }  // namespace vcore

@@ -32,6 +32,7 @@ struct NodeInput {
   std::vector<std::pair<std::string, int64_t>> allocatable;
   std::vector<std::tuple<std::string, std::string, std::string>> taints;  // key, value, effect
   bool unschedulable = false;
+  std::vector<DeviceInput> gpus;  // from vcore.gpu.devices; empty for nodes without GPUs
 };
 
 struct RequirementInput {
@@ -55,6 +56,7 @@ struct PodInput {
   std::optional<std::vector<TermInput>> required_terms;
   std::vector<std::pair<int64_t, TermInput>> preferred_terms;
   std::vector<std::tuple<std::string, std::string, std::string, std::string>> tolerations;  // key, op, value, effect
+  DeviceRequest gpu;
 };
 
 // A row-major int64 matrix [rows][stride] whose storage numpy views may share.
@@ -74,6 +76,7 @@ struct BoundPod {
   std::vector<std::pair<int32_t, int64_t>> requests;
   int64_t nonzero_cpu_milli;
   int64_t nonzero_mem_bytes;
+  GpuAssignment gpu;
 };
 
 class ClusterState {
@@ -101,11 +104,21 @@ class ClusterState {
 
   // Pods.
   CompiledPod compile_pod(const PodInput& pod);
-  void bind(const CompiledPod& pod, int32_t slot);
+  // GPU pods take the node-local GPU indices given (checked: a conflict is rejected and nothing changes), or the
+  // devices the fit rule picks; when none fit, the pod is accounted by its resources only.
+  void bind(const CompiledPod& pod, int32_t slot, const std::vector<int32_t>* gpu_indices = nullptr);
   int32_t unbind(const std::string& key);
   int32_t pod_node(const std::string& key) const;
   int64_t n_pods() const { return static_cast<int64_t>(pods_.size()); }
   std::vector<std::string> pods_on(int32_t slot) const { return pods_on_.at(static_cast<size_t>(slot)); }
+  const GpuAssignment* pod_gpus(const std::string& key) const;  // nullptr when not bound
+
+  // GPU devices, and per slot a version bumped by every change to the node or its pods (policy caches key on it).
+  const DeviceTable& gpus() const { return gpus_; }
+  uint64_t node_version(int32_t slot) const { return node_version_[static_cast<size_t>(slot)]; }
+  // gpu-clustering: GPU pods on the slot of one class (0 = shared slices, k = k whole GPUs), and distinct classes.
+  int32_t gpu_class_pods(int32_t slot, int32_t cls) const;
+  int32_t gpu_classes(int32_t slot) const;
 
   // Raw storage for kernels and views.
   const SharedMatrix& allocatable() const { return alloc_; }
@@ -146,7 +159,8 @@ class ClusterState {
   // Readers (kernels) take a shared lock, writers an exclusive one, so adapter threads may mutate safely.
   std::shared_mutex& mutex() const { return mutex_; }
   // For kernels that bind while holding the lock already (Engine::schedule).
-  void bind_locked(const CompiledPod& pod, int32_t slot);
+  // `assignment` (from the engine's device choice) skips the fit; nullptr picks as bind() does.
+  void bind_locked(const CompiledPod& pod, int32_t slot, const GpuAssignment* assignment = nullptr);
 
  private:
   struct ParsedNode {
@@ -159,6 +173,11 @@ class ClusterState {
   void ensure_slot_capacity(int32_t slots);
   void apply_pod(const BoundPod& pod, int64_t sign);
   NodeSelectorTerm compile_term(const TermInput& term, const std::string& where);
+
+  DeviceTable gpus_;
+  std::vector<uint64_t> node_version_;
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> gpu_classes_;  // per slot: (class, pods)
+  void count_gpu_class(int32_t slot, const GpuAssignment& a, int32_t sign);
 
   Interner resources_;
   std::vector<uint8_t> scalar_, extended_;

@@ -15,6 +15,7 @@ namespace vcore {
 
 struct ScheduleResult {
   std::vector<int32_t> node;     // slot per pod, -1 when unschedulable
+  std::vector<GpuAssignment> gpus;  // per pod: the devices it took (empty holds for pods without GPUs)
   std::vector<int64_t> reasons;  // [n_pods][n_reasons], zero rows for placed pods
   int32_t n_reasons = 0;
 };
@@ -27,18 +28,30 @@ class Engine {
   // Writes mask/scores for slots [0, n_slots) (scores 0 for infeasible) and reason counts (size n_reasons()).
   void evaluate(const CompiledPod& pod, uint8_t* feasible_mask, int64_t* scores, std::vector<int64_t>& reasons) const;
   ScheduleResult schedule(const std::vector<const CompiledPod*>& pods);
+  // Count pods toward GPUPlacement's learned target workload without placing them (exclusive lock).
+  void observe(const std::vector<const CompiledPod*>& pods);
+  const TargetWorkload& gpu_target();  // exclusive lock
 
   int32_t n_reasons() const;
   const ProfileConfig& config() const { return config_; }
   const std::shared_ptr<ClusterState>& state() const { return state_; }
   uint64_t pods_seen() const { return sequence_; }
+  const TargetWorkload& current_gpu_target() const { return target_.current(); }
 
  private:
+  // Counts the pod toward a learned target, rebuilds the target when due and resets stale fragment caches.
+  const TargetWorkload& refresh_gpu_target(const CompiledPod& pod);
+
   std::shared_ptr<ClusterState> state_;
   ProfileConfig config_;
   uint64_t seed_;
   uint64_t sequence_ = 0;     // pods offered to schedule(); feeds the tie-break
   int32_t next_start_ = 0;    // rotating start slot (kube-scheduler's nextStartNodeIndex)
+  GpuTarget target_;
+  // GPUPlacement's F_before per slot, valid while the slot's node_version and the target version are unchanged.
+  std::vector<double> fragment_;
+  std::vector<uint64_t> fragment_node_version_;
+  uint64_t fragment_target_version_ = 0;
 };
 
 }  // namespace vcore

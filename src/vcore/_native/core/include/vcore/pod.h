@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "vcore/gpu_devices.h"
+
 namespace vcore {
 
 enum class TaintEffect : uint8_t { kAny = 0, kNoSchedule = 1, kPreferNoSchedule = 2, kNoExecute = 3 };
@@ -54,6 +56,7 @@ struct CompiledPod {
   std::vector<std::pair<int64_t, NodeSelectorTerm>> preferred_terms;  // weight, term
   std::vector<Toleration> tolerations;
   bool tolerates_unschedulable = false;
+  DeviceRequest gpu;  // GPU devices (whole, shared slices, MIG instances); kind kNone for most pods
   uint64_t state_id = 0;  // which ClusterState interned the ids
 
   int64_t request(int32_t axis) const {

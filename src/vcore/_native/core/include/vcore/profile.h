@@ -7,6 +7,10 @@
 #include <utility>
 #include <vector>
 
+#include "vcore/gpu_policy.h"
+#include "vcore/gpu_replay.h"
+#include "vcore/gpu_target.h"
+
 namespace vcore {
 
 enum class FitStrategy : uint8_t { kLeastAllocated, kMostAllocated, kRequestedToCapacityRatio };
@@ -14,6 +18,15 @@ enum class FitStrategy : uint8_t { kLeastAllocated, kMostAllocated, kRequestedTo
 struct ResourceWeight {
   std::string name;
   int64_t weight;
+};
+
+// GPUPlacement's arguments (vcore.profile.GPUPlacementArgs).
+struct GpuPlacementConfig {
+  GpuPolicy policy = GpuPolicy::kVcore;
+  VcoreKnobs knobs;
+  double coverage = 95.0;  // FGD's cut-off for a learned target (vcore blends 95..100)
+  bool learn = true;       // learn the target workload from the pods seen; else `target`
+  std::vector<TargetSpecInput> target;
 };
 
 struct ProfileConfig {
@@ -27,6 +40,9 @@ struct ProfileConfig {
   int64_t weight_fit = 0;
   int64_t weight_balanced = 0;
   int64_t weight_binpack = 0;
+  bool filter_gpu = false;  // GPUDeviceFit
+  int64_t weight_gpu = 0;   // GPUPlacement
+  GpuPlacementConfig gpu;
 
   std::vector<std::string> ignored_resources;
   std::vector<std::string> ignored_resource_groups;

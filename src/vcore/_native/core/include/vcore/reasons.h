@@ -11,7 +11,8 @@ enum Reason : int32_t {
   kUntoleratedTaint = 1,  // "node(s) had untolerated taint"
   kAffinityMismatch = 2,  // "node(s) didn't match Pod's node affinity/selector"
   kTooManyPods = 3,       // "Too many pods"
-  kInsufficientBase = 4,  // + axis: "Insufficient <resource>"
+  kGpuDevices = 4,        // "node(s) had no free GPU devices that fit"
+  kInsufficientBase = 5,  // + axis: "Insufficient <resource>"
 };
 
 inline constexpr const char* kFixedReasonNames[kInsufficientBase] = {
@@ -19,6 +20,7 @@ inline constexpr const char* kFixedReasonNames[kInsufficientBase] = {
     "node(s) had untolerated taint",
     "node(s) didn't match Pod's node affinity/selector",
     "Too many pods",
+    "node(s) had no free GPU devices that fit",
 };
 
 }  // namespace vcore

@@ -1,0 +1,164 @@
+// The live GPU devices of a ClusterState (issue 3): inventory, what bound pods hold, and the device-level fit.
+//
+// Per node slot a CSR range of devices (dev_begin/dev_count into flat per-device arrays), so a node's GPUs are
+// contiguous. Per device: model id (interned product), memory MiB, NUMA node and NVLink domain (-1 unknown), MIG
+// mode and geometry, the configured MIG layout (packed), and usage: compute share held by shared pods (milli),
+// device memory they hold, how many shared pods hold it, whether a whole-GPU pod holds it, and the MIG compute and
+// memory slices in use. Ranges are rewritten in place when a node keeps its GPU count; otherwise the node gets a
+// new range at the end and the table compacts once garbage outweighs live devices.
+//
+// The fit rules are those of the pure-Python reference vcore.gpu.fit (tested against it by hypothesis):
+// whole GPUs need wholly free non-MIG GPUs; shared slices need free compute and memory on GPUs no pod holds
+// exclusively; either picks the preferred set (one NVLink domain, then one NUMA node, then lowest indices). MIG
+// instances go to the lowest GPU index, then the lowest start. Model constraints apply to every kind.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vcore/gpu_inventory.h"
+#include "vcore/gpu_policy.h"
+#include "vcore/interner.h"
+
+namespace vcore {
+
+enum class GpuKind : uint8_t { kNone = 0, kWhole = 1, kShared = 2, kMig = 3 };
+
+// MIG geometries (vcore.gpu.mig.MIG_MODELS): 0 none, 1 A100-40GB, 2 A100-80GB, 3 H100-80GB. The six instance
+// shapes (compute slices, memory slices, allowed starts) are the same on all three; profile names differ.
+constexpr int32_t kMigGeometries = 4;
+constexpr int32_t kMigShapeCount = 6;
+constexpr int32_t kMaxMigInstances = 7;
+struct MigShape {
+  int32_t compute, memory;
+  uint32_t starts;  // bit s set: the driver allows start s
+  uint32_t compute_mask(int32_t s) const { return ((1u << compute) - 1) << s; }
+  uint32_t memory_mask(int32_t s) const { return ((1u << memory) - 1) << s; }
+};
+const MigShape& mig_shape(int32_t id);
+
+// Upper-case '-'-separated tokens of a model name: "A100-80GB" matches a product holding both tokens.
+std::vector<std::string> model_tokens(const std::string& name);
+
+struct DeviceInput {
+  std::string model;
+  int64_t memory_mib = 0;
+  int32_t numa = -1, nvlink = -1;
+  bool mig_mode = false;
+  int32_t mig_geometry = 0;
+  std::vector<std::pair<int32_t, int32_t>> mig_layout;  // configured (shape, start); empty: created on demand
+};
+
+// The nvidia.com/gpu.product part of one required node-selector term (terms are ORed).
+struct ProductTerm {
+  bool any = true;  // no In on the key
+  std::vector<std::string> allowed, excluded;
+  bool never = false;
+};
+
+// A pod's GPU request, compiled (see vcore.gpu.requests for the conventions it comes from).
+struct DeviceRequest {
+  GpuKind kind = GpuKind::kNone;
+  int32_t count = 0;         // GPUs (whole, shared) or MIG instances
+  int32_t milli = -1;        // shared: compute per GPU; -1: memory_mib * 1000 / device memory, per GPU
+  int64_t memory_mib = -1;   // shared: device memory per GPU; -1: memory_milli of the device
+  int32_t memory_milli = -1;
+  std::array<int32_t, kMigGeometries> mig_shape{-1, -1, -1, -1};  // per geometry; -1: no such profile
+  bool has_models = false;                     // vcore.io/gpu-models given
+  std::vector<std::vector<std::string>> models;  // upper-case tokens of each allowed model name
+  std::vector<ProductTerm> product_terms;      // ORed; empty: no affinity on the product
+
+  bool uses_gpus() const { return kind != GpuKind::kNone && count > 0; }
+  bool allows(const std::string& product) const;
+  int32_t milli_on(int64_t device_memory_mib) const;   // kGpuMilli + 1 when it cannot be sized
+  int64_t memory_on(int64_t device_memory_mib) const;
+  std::string constraint_key() const;  // equal keys: equal model constraints
+};
+
+// What a placed pod holds: one entry per GPU (whole, shared) or per MIG instance, node-local GPU indices.
+struct GpuHold {
+  int32_t gpu;
+  int32_t milli = 0;
+  int64_t memory_mib = 0;
+  int32_t mig_shape = -1, mig_start = -1;
+};
+struct GpuAssignment {
+  GpuKind kind = GpuKind::kNone;
+  std::vector<GpuHold> holds;
+};
+
+class DeviceTable {
+ public:
+  // Throws Invalid naming the node and the field of the first bad device.
+  void validate(const std::string& node, const std::vector<DeviceInput>& devices) const;
+  // Replaces a slot's devices; usage is kept per index (callers check in_use_compatible first).
+  void set_node(int32_t slot, const std::vector<DeviceInput>& devices);
+  void clear_node(int32_t slot);
+  // Whether replacing the slot's devices keeps every held GPU (same count and MIG mode); else a message.
+  std::string incompatible_update(int32_t slot, const std::vector<DeviceInput>& devices) const;
+
+  int32_t n_gpus(int32_t slot) const { return slot < static_cast<int32_t>(count_.size()) ? count_[slot] : 0; }
+  int32_t n_devices() const { return live_devices_; }
+  int32_t n_models() const { return static_cast<int32_t>(models_.size()); }
+  const std::string& model_name(int32_t id) const { return models_.name(id); }
+  // allowed[m] for every GPU model id m.
+  std::vector<uint8_t> allowed_models(const DeviceRequest& r) const;
+
+  // The devices r takes on the slot, or false (then *out is unspecified).
+  bool fit(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed, GpuAssignment* out) const;
+  // Whether an explicit assignment (bind with given GPU indices) is possible now; else a message.
+  std::string check_assignment(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed,
+                               const GpuAssignment& a) const;
+  // The assignment of r onto given local GPUs (whole/shared) with the request's amounts.
+  GpuAssignment assignment_on(int32_t slot, const DeviceRequest& r, const std::vector<int32_t>& gpus) const;
+  void apply(int32_t slot, const GpuAssignment& a, int sign);
+
+  // The policies' view of a slot: free milli of its non-MIG GPUs (into `free`, with `local` mapping view index to
+  // node-local GPU index); CPU/memory come from the caller.
+  int32_t policy_gpus(int32_t slot, int32_t* free, int32_t* local) const;
+  // Candidate / chosen sets of r on the slot as bits over the policy view (see GpuOptions).
+  GpuOptions policy_options(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed,
+                            const GpuAssignment& fitted) const;
+  int32_t node_model(int32_t slot) const;  // model id of the slot's first non-MIG GPU, -1 none
+  int64_t device_memory(int32_t slot) const;  // memory MiB of the slot's first non-MIG GPU, 0 none
+  int64_t max_device_memory() const { return max_memory_; }
+
+  // Flat copies for Python (per device, in slot order): see bindings.
+  struct Snapshot {
+    std::vector<int64_t> offsets;  // [n_slots + 1]
+    std::vector<int32_t> model, numa, nvlink, used_milli, holders, mig_compute, mig_memory;
+    std::vector<int64_t> memory_mib, used_memory_mib;
+    std::vector<uint8_t> mig_mode, exclusive;
+  };
+  Snapshot snapshot(int32_t n_slots) const;
+  size_t native_bytes() const;
+
+ private:
+  bool allowed_device(int32_t d, const std::vector<uint8_t>& allowed) const {
+    return allowed.empty() || allowed[static_cast<size_t>(model_[d])] != 0;
+  }
+  bool wholly_free(int32_t d) const {
+    return used_milli_[d] == 0 && used_memory_[d] == 0 && holders_[d] == 0 && !exclusive_[d] && mig_compute_[d] == 0;
+  }
+  bool pick(int32_t slot, const std::vector<int32_t>& candidates, int32_t n, std::vector<int32_t>* out) const;
+  void ensure_slot(int32_t slot);
+  void compact();
+
+  Interner models_;
+  int64_t max_memory_ = 0;
+  std::vector<int32_t> begin_, count_;  // per slot
+  // per device
+  std::vector<int32_t> model_, numa_, nvlink_;
+  std::vector<int64_t> memory_;
+  std::vector<uint8_t> mig_mode_, mig_geometry_, layout_n_;
+  std::vector<uint64_t> layout_;  // configured MIG instances, 6 bits each: shape << 3 | start
+  std::vector<int32_t> used_milli_, holders_;
+  std::vector<int64_t> used_memory_;
+  std::vector<uint8_t> exclusive_, mig_compute_, mig_memory_;
+  int32_t live_devices_ = 0;
+};
+
+}  // namespace vcore

@@ -1,0 +1,451 @@
+// The live GPU device table and its fit rules (see vcore/gpu_devices.h).
+#include "vcore/gpu_devices.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <tuple>
+
+#include "vcore/errors.h"
+
+namespace vcore {
+namespace {
+
+// Same order as vcore.gpu.mig's shapes: 1c1m, 1c2m, 2c2m, 3c4m, 4c4m, 7c8m (starts in memory-slice units).
+constexpr MigShape kShapes[kMigShapeCount] = {
+    {1, 1, 0b1111111}, {1, 2, 0b1010101}, {2, 2, 0b0010101}, {3, 4, 0b0010001}, {4, 4, 0b1}, {7, 8, 0b1},
+};
+
+// A set lies in one domain: a single GPU always does; otherwise all known (!= -1) and equal.
+bool one_domain(const std::vector<int32_t>& values) {
+  if (values.size() <= 1) return true;
+  if (values[0] == -1) return false;
+  return std::all_of(values.begin(), values.end(), [&](int32_t v) { return v == values[0]; });
+}
+
+}  // namespace
+
+std::vector<std::string> model_tokens(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == '-') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+const MigShape& mig_shape(int32_t id) {
+  if (id < 0 || id >= kMigShapeCount) throw Invalid("MIG shape id " + std::to_string(id) + " out of range");
+  return kShapes[id];
+}
+
+bool DeviceRequest::allows(const std::string& product) const {
+  if (has_models) {
+    const std::vector<std::string> have = model_tokens(product);
+    const auto matches = [&](const std::vector<std::string>& want) {
+      if (want.empty()) return false;
+      return std::all_of(want.begin(), want.end(),
+                         [&](const std::string& t) { return std::find(have.begin(), have.end(), t) != have.end(); });
+    };
+    if (!std::any_of(models.begin(), models.end(), matches)) return false;
+  }
+  if (product_terms.empty()) return true;
+  for (const auto& t : product_terms) {
+    if (t.never) continue;
+    if (!t.any && std::find(t.allowed.begin(), t.allowed.end(), product) == t.allowed.end()) continue;
+    if (std::find(t.excluded.begin(), t.excluded.end(), product) != t.excluded.end()) continue;
+    return true;
+  }
+  return false;
+}
+
+int32_t DeviceRequest::milli_on(int64_t device_memory_mib) const {
+  if (milli >= 0) return milli;
+  if (device_memory_mib <= 0) return kGpuMilli + 1;  // a memory-sized slice cannot be sized: never fits
+  const int64_t m = std::max<int64_t>(memory_mib, 0);
+  const int64_t v = (m * kGpuMilli + device_memory_mib - 1) / device_memory_mib;
+  return static_cast<int32_t>(std::min<int64_t>(v, kGpuMilli + 1));
+}
+
+int64_t DeviceRequest::memory_on(int64_t device_memory_mib) const {
+  if (memory_mib >= 0) return memory_mib;
+  return (std::max<int32_t>(memory_milli, 0) * device_memory_mib + kGpuMilli - 1) / kGpuMilli;
+}
+
+std::string DeviceRequest::constraint_key() const {
+  std::string k = has_models ? "m:" : "-";
+  for (const auto& m : models) {
+    for (const auto& t : m) k += t + "-";
+    k += "|";
+  }
+  for (const auto& t : product_terms) {
+    k += t.never ? "!" : (t.any ? "*" : "+");
+    for (const auto& a : t.allowed) k += a + ",";
+    k += "/";
+    for (const auto& e : t.excluded) k += e + ",";
+    k += ";";
+  }
+  return k;
+}
+
+// ----------------------------------------------------------------------------------------------------------
+// Inventory
+// ----------------------------------------------------------------------------------------------------------
+
+void DeviceTable::validate(const std::string& node, const std::vector<DeviceInput>& devices) const {
+  const std::string at = "node " + node + ": gpus";
+  if (static_cast<int32_t>(devices.size()) > kMaxGpusPerNode)
+    throw Invalid(at + ": " + std::to_string(devices.size()) + " GPUs, at most " + std::to_string(kMaxGpusPerNode));
+  int32_t new_models = 0;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const DeviceInput& d = devices[i];
+    const std::string f = at + "[" + std::to_string(i) + "]";
+    if (d.memory_mib < 0) throw Invalid(f + ".memory_mib: must be >= 0, got " + std::to_string(d.memory_mib));
+    if (d.numa < -1) throw Invalid(f + ".numa: must be >= -1");
+    if (d.nvlink < -1) throw Invalid(f + ".nvlink: must be >= -1");
+    if (d.mig_geometry < 0 || d.mig_geometry >= kMigGeometries) throw Invalid(f + ".mig_geometry: out of range 0..3");
+    if (d.mig_mode && d.mig_geometry == 0) throw Invalid(f + ": in MIG mode but its model has no MIG geometry");
+    if (!d.mig_mode && !d.mig_layout.empty()) throw Invalid(f + ".mig_layout: the GPU is not in MIG mode");
+    if (static_cast<int32_t>(d.mig_layout.size()) > kMaxMigInstances) throw Invalid(f + ".mig_layout: too many instances");
+    uint32_t compute = 0, memory = 0;
+    for (const auto& [shape, start] : d.mig_layout) {
+      if (shape < 0 || shape >= kMigShapeCount) throw Invalid(f + ".mig_layout: unknown shape " + std::to_string(shape));
+      const MigShape& s = kShapes[shape];
+      if (start < 0 || start > 7 || !((s.starts >> start) & 1u))
+        throw Invalid(f + ".mig_layout: start " + std::to_string(start) + " not allowed for its profile");
+      if ((compute & s.compute_mask(start)) || (memory & s.memory_mask(start)))
+        throw Invalid(f + ".mig_layout: instances overlap");
+      compute |= s.compute_mask(start);
+      memory |= s.memory_mask(start);
+    }
+    if (models_.find(d.model) < 0) ++new_models;
+  }
+  if (static_cast<int32_t>(models_.size()) + new_models > kMaxGpuModels)
+    throw Invalid(at + ": more than " + std::to_string(kMaxGpuModels) + " distinct GPU models in the cluster");
+}
+
+std::string DeviceTable::incompatible_update(int32_t slot, const std::vector<DeviceInput>& devices) const {
+  const int32_t g = n_gpus(slot);
+  for (int32_t i = 0; i < g; ++i) {
+    const int32_t d = begin_[slot] + i;
+    const bool held = exclusive_[d] || holders_[d] > 0 || mig_compute_[d] != 0;
+    if (!held) continue;
+    if (i >= static_cast<int32_t>(devices.size()))
+      return "GPU " + std::to_string(i) + " is held by a pod and would disappear";
+    if (devices[i].mig_mode != (mig_mode_[d] != 0))
+      return "GPU " + std::to_string(i) + " is held by a pod and would change MIG mode";
+  }
+  return "";
+}
+
+void DeviceTable::ensure_slot(int32_t slot) {
+  if (slot >= static_cast<int32_t>(begin_.size())) {
+    begin_.resize(static_cast<size_t>(slot) + 1, 0);
+    count_.resize(static_cast<size_t>(slot) + 1, 0);
+  }
+}
+
+void DeviceTable::set_node(int32_t slot, const std::vector<DeviceInput>& devices) {
+  ensure_slot(slot);
+  const int32_t g = static_cast<int32_t>(devices.size());
+  const int32_t old_g = count_[slot];
+  int32_t base = begin_[slot];
+  if (g != old_g) {
+    // A new range at the end; usage of the GPUs that stay is carried over (incompatible_update said it may be).
+    base = static_cast<int32_t>(model_.size());
+    const size_t end = static_cast<size_t>(base) + static_cast<size_t>(g);
+    for (auto* v : {&model_, &numa_, &nvlink_, &used_milli_, &holders_}) v->resize(end, 0);
+    for (auto* v : {&memory_, &used_memory_}) v->resize(end, 0);
+    for (auto* v : {&mig_mode_, &mig_geometry_, &layout_n_, &exclusive_, &mig_compute_, &mig_memory_}) v->resize(end, 0);
+    layout_.resize(end, 0);
+    for (int32_t i = 0; i < std::min(g, old_g); ++i) {
+      const int32_t from = begin_[slot] + i, to = base + i;
+      used_milli_[to] = used_milli_[from], holders_[to] = holders_[from], used_memory_[to] = used_memory_[from];
+      exclusive_[to] = exclusive_[from], mig_compute_[to] = mig_compute_[from], mig_memory_[to] = mig_memory_[from];
+    }
+    live_devices_ += g - old_g;
+    begin_[slot] = base;
+    count_[slot] = g;
+  }
+  for (int32_t i = 0; i < g; ++i) {
+    const DeviceInput& in = devices[i];
+    const int32_t d = base + i;
+    model_[d] = models_.intern(in.model);
+    memory_[d] = in.memory_mib;
+    max_memory_ = std::max(max_memory_, in.memory_mib);
+    numa_[d] = in.numa;
+    nvlink_[d] = in.nvlink;
+    mig_mode_[d] = in.mig_mode;
+    mig_geometry_[d] = static_cast<uint8_t>(in.mig_geometry);
+    layout_n_[d] = static_cast<uint8_t>(in.mig_layout.size());
+    uint64_t packed = 0;
+    for (size_t k = 0; k < in.mig_layout.size(); ++k)
+      packed |= static_cast<uint64_t>((in.mig_layout[k].first << 3) | in.mig_layout[k].second) << (6 * k);
+    layout_[d] = packed;
+  }
+  if (static_cast<int32_t>(model_.size()) > 2 * live_devices_ + 1024) compact();
+}
+
+void DeviceTable::clear_node(int32_t slot) {
+  if (slot >= static_cast<int32_t>(count_.size())) return;
+  live_devices_ -= count_[slot];
+  count_[slot] = 0;
+  begin_[slot] = 0;
+}
+
+void DeviceTable::compact() {
+  std::vector<int32_t> order;  // old device index per new position, slot by slot
+  order.reserve(static_cast<size_t>(live_devices_));
+  for (size_t slot = 0; slot < begin_.size(); ++slot) {
+    const int32_t b = begin_[slot];
+    begin_[slot] = static_cast<int32_t>(order.size());
+    for (int32_t i = 0; i < count_[slot]; ++i) order.push_back(b + i);
+  }
+  const auto gather = [&order](auto& v) {
+    std::remove_reference_t<decltype(v)> out;
+    out.reserve(order.size());
+    for (int32_t d : order) out.push_back(v[static_cast<size_t>(d)]);
+    v.swap(out);
+  };
+  gather(model_), gather(numa_), gather(nvlink_), gather(memory_), gather(mig_mode_), gather(mig_geometry_);
+  gather(layout_n_), gather(layout_), gather(used_milli_), gather(holders_), gather(used_memory_);
+  gather(exclusive_), gather(mig_compute_), gather(mig_memory_);
+}
+
+std::vector<uint8_t> DeviceTable::allowed_models(const DeviceRequest& r) const {
+  if (!r.has_models && r.product_terms.empty()) return {};
+  std::vector<uint8_t> allowed(models_.size(), 0);
+  for (size_t m = 0; m < models_.size(); ++m) allowed[m] = r.allows(models_.name(static_cast<int32_t>(m)));
+  return allowed;
+}
+
+// ----------------------------------------------------------------------------------------------------------
+// Fit
+// ----------------------------------------------------------------------------------------------------------
+
+// The preferred n-subset of `candidates` (node-local, ascending): the first n of one group (one NVLink domain and
+// NUMA node; one domain; one NUMA node; all) compared by (not in one domain, not in one NUMA node, indices).
+bool DeviceTable::pick(int32_t slot, const std::vector<int32_t>& candidates, int32_t n, std::vector<int32_t>* out) const {
+  if (static_cast<int32_t>(candidates.size()) < n) return false;
+  out->clear();
+  if (n == 0) return true;
+  const int32_t base = begin_[slot];
+  using Key = std::tuple<bool, bool, std::vector<int32_t>>;
+  bool have = false;
+  Key best;
+  const auto consider = [&](const std::vector<int32_t>& members) {
+    if (static_cast<int32_t>(members.size()) < n) return;
+    std::vector<int32_t> set(members.begin(), members.begin() + n);
+    std::vector<int32_t> links, numas;
+    for (int32_t i : set) links.push_back(nvlink_[base + i]), numas.push_back(numa_[base + i]);
+    Key key{!one_domain(links), !one_domain(numas), set};
+    if (!have || key < best) best = std::move(key), have = true;
+  };
+  consider(candidates);
+  std::vector<std::pair<int32_t, int32_t>> groups;  // (kind, value): distinct domains among the candidates
+  for (int32_t i : candidates) {
+    const int32_t link = nvlink_[base + i], numa = numa_[base + i];
+    if (link != -1) groups.emplace_back(0, link);
+    if (numa != -1) groups.emplace_back(1, numa);
+    if (link != -1 && numa != -1) groups.emplace_back(2 + link, numa);
+  }
+  std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+  for (const auto& [kind, value] : groups) {
+    std::vector<int32_t> members;
+    for (int32_t i : candidates) {
+      const int32_t link = nvlink_[base + i], numa = numa_[base + i];
+      const bool in = kind == 0 ? link == value : kind == 1 ? numa == value : (link == kind - 2 && numa == value);
+      if (in) members.push_back(i);
+    }
+    consider(members);
+  }
+  *out = std::get<2>(best);
+  return true;
+}
+
+bool DeviceTable::fit(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed, GpuAssignment* out) const {
+  out->kind = r.kind;
+  out->holds.clear();
+  if (!r.uses_gpus()) return true;
+  const int32_t g = n_gpus(slot);
+  if (g == 0) return false;
+  const int32_t base = begin_[slot];
+  std::vector<int32_t> candidates, chosen;
+  if (r.kind == GpuKind::kWhole || r.kind == GpuKind::kShared) {
+    for (int32_t i = 0; i < g; ++i) {
+      const int32_t d = base + i;
+      if (mig_mode_[d] || !allowed_device(d, allowed)) continue;
+      if (r.kind == GpuKind::kWhole) {
+        if (wholly_free(d)) candidates.push_back(i);
+      } else if (!exclusive_[d] && r.milli_on(memory_[d]) <= kGpuMilli - used_milli_[d] &&
+                 r.memory_on(memory_[d]) <= memory_[d] - used_memory_[d]) {
+        candidates.push_back(i);
+      }
+    }
+    if (!pick(slot, candidates, r.count, &chosen)) return false;
+    *out = assignment_on(slot, r, chosen);
+    return true;
+  }
+  // MIG: lowest GPU index, then lowest start; a configured layout offers only its own free instances.
+  for (int32_t i = 0; i < g && static_cast<int32_t>(out->holds.size()) < r.count; ++i) {
+    const int32_t d = base + i;
+    if (!mig_mode_[d] || !allowed_device(d, allowed)) continue;
+    const int32_t shape = r.mig_shape[mig_geometry_[d]];
+    if (shape < 0) continue;
+    const MigShape& s = kShapes[shape];
+    uint32_t compute = mig_compute_[d], memory = mig_memory_[d];
+    const auto take = [&](int32_t start) {
+      compute |= s.compute_mask(start), memory |= s.memory_mask(start);
+      out->holds.push_back({i, 0, 0, shape, start});
+    };
+    const auto free_at = [&](int32_t start) { return !(compute & s.compute_mask(start)) && !(memory & s.memory_mask(start)); };
+    if (layout_n_[d] > 0) {
+      std::vector<int32_t> starts;
+      for (int32_t k = 0; k < layout_n_[d]; ++k) {
+        const uint64_t e = (layout_[d] >> (6 * k)) & 63u;
+        if (static_cast<int32_t>(e >> 3) == shape) starts.push_back(static_cast<int32_t>(e & 7u));
+      }
+      std::sort(starts.begin(), starts.end());
+      for (int32_t st : starts)
+        if (static_cast<int32_t>(out->holds.size()) < r.count && free_at(st)) take(st);
+    } else {
+      for (int32_t st = 0; st < 8 && static_cast<int32_t>(out->holds.size()) < r.count; ++st)
+        if (((s.starts >> st) & 1u) && free_at(st)) take(st);
+    }
+  }
+  return static_cast<int32_t>(out->holds.size()) == r.count;
+}
+
+GpuAssignment DeviceTable::assignment_on(int32_t slot, const DeviceRequest& r, const std::vector<int32_t>& gpus) const {
+  GpuAssignment a;
+  a.kind = r.kind;
+  for (int32_t i : gpus) {
+    const int64_t mem = memory_[begin_[slot] + i];
+    if (r.kind == GpuKind::kWhole) a.holds.push_back({i, kGpuMilli, mem});
+    else a.holds.push_back({i, r.milli_on(mem), r.memory_on(mem)});
+  }
+  return a;
+}
+
+std::string DeviceTable::check_assignment(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed,
+                                          const GpuAssignment& a) const {
+  const int32_t g = n_gpus(slot);
+  std::vector<int32_t> seen;
+  for (const GpuHold& h : a.holds) {
+    const std::string at = "GPU " + std::to_string(h.gpu);
+    if (h.gpu < 0 || h.gpu >= g) return at + ": the node has " + std::to_string(g) + " GPUs";
+    if (std::find(seen.begin(), seen.end(), h.gpu) != seen.end()) return at + ": listed twice";
+    seen.push_back(h.gpu);
+    const int32_t d = begin_[slot] + h.gpu;
+    if (mig_mode_[d]) return at + ": is in MIG mode";
+    if (!allowed_device(d, allowed)) return at + ": model " + models_.name(model_[d]) + " is not allowed";
+    if (r.kind == GpuKind::kWhole && !wholly_free(d)) return at + ": is not wholly free";
+    if (r.kind == GpuKind::kShared) {
+      if (exclusive_[d]) return at + ": is held exclusively";
+      if (h.milli > kGpuMilli - used_milli_[d]) return at + ": not enough free compute share";
+      if (h.memory_mib > memory_[d] - used_memory_[d]) return at + ": not enough free memory";
+    }
+  }
+  if (static_cast<int32_t>(a.holds.size()) != r.count)
+    return std::to_string(a.holds.size()) + " GPUs given, the pod needs " + std::to_string(r.count);
+  return "";
+}
+
+void DeviceTable::apply(int32_t slot, const GpuAssignment& a, int sign) {
+  const int32_t base = begin_[slot];
+  for (const GpuHold& h : a.holds) {
+    const int32_t d = base + h.gpu;
+    switch (a.kind) {
+      case GpuKind::kWhole: exclusive_[d] = sign > 0; break;
+      case GpuKind::kShared:
+        used_milli_[d] += sign * h.milli;
+        used_memory_[d] += sign * h.memory_mib;
+        holders_[d] += sign;
+        break;
+      case GpuKind::kMig: {
+        const MigShape& s = kShapes[h.mig_shape];
+        if (sign > 0) mig_compute_[d] |= s.compute_mask(h.mig_start), mig_memory_[d] |= s.memory_mask(h.mig_start);
+        else mig_compute_[d] &= ~s.compute_mask(h.mig_start), mig_memory_[d] &= ~s.memory_mask(h.mig_start);
+        break;
+      }
+      default: break;
+    }
+  }
+}
+
+// ----------------------------------------------------------------------------------------------------------
+// Policy view
+// ----------------------------------------------------------------------------------------------------------
+
+int32_t DeviceTable::policy_gpus(int32_t slot, int32_t* free, int32_t* local) const {
+  int32_t k = 0;
+  for (int32_t i = 0; i < n_gpus(slot); ++i) {
+    const int32_t d = begin_[slot] + i;
+    if (mig_mode_[d]) continue;
+    free[k] = exclusive_[d] ? 0 : std::max(0, kGpuMilli - used_milli_[d]);
+    local[k++] = i;
+  }
+  return k;
+}
+
+GpuOptions DeviceTable::policy_options(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed,
+                                       const GpuAssignment& fitted) const {
+  GpuOptions o;
+  if (!r.uses_gpus() || r.kind == GpuKind::kMig) return o;
+  int32_t k = 0;
+  for (int32_t i = 0; i < n_gpus(slot); ++i) {
+    const int32_t d = begin_[slot] + i;
+    if (mig_mode_[d]) continue;
+    if (r.kind == GpuKind::kShared && r.count == 1 && allowed_device(d, allowed) && !exclusive_[d] &&
+        r.milli_on(memory_[d]) <= kGpuMilli - used_milli_[d] && r.memory_on(memory_[d]) <= memory_[d] - used_memory_[d])
+      o.candidates |= uint64_t{1} << k;
+    for (const GpuHold& h : fitted.holds)
+      if (h.gpu == i) o.whole |= uint64_t{1} << k;
+    ++k;
+  }
+  return o;
+}
+
+int32_t DeviceTable::node_model(int32_t slot) const {
+  for (int32_t i = 0; i < n_gpus(slot); ++i)
+    if (!mig_mode_[begin_[slot] + i]) return model_[begin_[slot] + i];
+  return -1;
+}
+
+int64_t DeviceTable::device_memory(int32_t slot) const {
+  for (int32_t i = 0; i < n_gpus(slot); ++i)
+    if (!mig_mode_[begin_[slot] + i]) return memory_[begin_[slot] + i];
+  return 0;
+}
+
+DeviceTable::Snapshot DeviceTable::snapshot(int32_t n_slots) const {
+  Snapshot s;
+  s.offsets.push_back(0);
+  for (int32_t slot = 0; slot < n_slots; ++slot) {
+    for (int32_t i = 0; i < n_gpus(slot); ++i) {
+      const int32_t d = begin_[slot] + i;
+      s.model.push_back(model_[d]), s.numa.push_back(numa_[d]), s.nvlink.push_back(nvlink_[d]);
+      s.used_milli.push_back(exclusive_[d] ? kGpuMilli : used_milli_[d]);
+      s.holders.push_back(holders_[d]), s.mig_compute.push_back(mig_compute_[d]), s.mig_memory.push_back(mig_memory_[d]);
+      s.memory_mib.push_back(memory_[d]);
+      s.used_memory_mib.push_back(exclusive_[d] ? memory_[d] : used_memory_[d]);
+      s.mig_mode.push_back(mig_mode_[d]), s.exclusive.push_back(exclusive_[d]);
+    }
+    s.offsets.push_back(static_cast<int64_t>(s.model.size()));
+  }
+  return s;
+}
+
+size_t DeviceTable::native_bytes() const {
+  const size_t per_device = 4 * 5 + 8 * 3 + 1 * 6 + 8;
+  return begin_.capacity() * 8 + model_.capacity() * per_device;
+}
+
+}  // namespace vcore
