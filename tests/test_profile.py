@@ -140,7 +140,7 @@ def test_default_profile_native_exactly():
         "balanced": {"resources": [("cpu", 1), ("memory", 1)]},
         "binpack": {"weight": 1, "resources": [("cpu", 1), ("memory", 1)]},
         "gpu": {"policy": "vcore", "coverage": 95.0, "learn": True, "target": [], "vcore_scale": 1000.0,
-                "vcore_pack_points": 1.0, "vcore_balance_points": 10.0},
+                "vcore_pack_points": 1.0, "vcore_balance_points": 10.0, "tie_break": "Random"},
         "percentage_of_nodes_to_score": 0,
     }
 
@@ -695,7 +695,7 @@ def test_native_keys_match_contract():
     assert set(native["balanced"]) == {"resources"}
     assert set(native["binpack"]) == {"weight", "resources"}
     assert set(native["gpu"]) == {"policy", "coverage", "learn", "target", "vcore_scale", "vcore_pack_points",
-                                  "vcore_balance_points"}
+                                  "vcore_balance_points", "tie_break"}
 
 
 ROUND_TRIP_CASES = [c.values[0] for c in RESOLUTION_CASES] + [c.values[0] for c in FIT_ARGS_CASES] + [

@@ -12,6 +12,8 @@ Shape in a profile's ``pluginConfig`` (camelCase, as kube-scheduler plugin args)
           - {cpuMilli: 8000, gpuMilli: 500, numGpu: 1, weight: 3}
           - {cpuMilli: 32000, gpuMilli: 1000, numGpu: 4, models: [A100], weight: 1}
         vcore: {scale: 1000, packPoints: 1, balancePoints: 10}   # the vcore policy's knobs
+        tieBreak: Random         # Random (kube-scheduler: a seeded random best node) | NodeName (the smallest
+                                 # node name among the best, the FGD simulator's rule: replays its protocol)
 
 Every key is validated; an unknown key or a bad value is a ProfileError naming the field.
 """
@@ -27,7 +29,8 @@ from vcore.gpu.policies import DEFAULT_POLICY, native_policy_name
 
 __all__ = ["TargetSpec", "GPUPlacementArgs", "parse_gpu_placement_args"]
 
-_KEYS = ("policy", "coverage", "targetWorkload", "vcore", "apiVersion", "kind")
+_KEYS = ("policy", "coverage", "targetWorkload", "vcore", "tieBreak", "apiVersion", "kind")
+TIE_BREAKS = ("Random", "NodeName")
 _SPEC_KEYS = ("cpuMilli", "gpuMilli", "numGpu", "models", "weight")
 _VCORE_KEYS = ("scale", "packPoints", "balancePoints")
 
@@ -51,6 +54,7 @@ class GPUPlacementArgs:
     vcore_scale: float = 1000.0
     vcore_pack_points: float = 1.0
     vcore_balance_points: float = 10.0
+    tie_break: str = "Random"
 
     @property
     def max_score(self) -> int:
@@ -68,6 +72,7 @@ class GPUPlacementArgs:
             "vcore_scale": self.vcore_scale,
             "vcore_pack_points": self.vcore_pack_points,
             "vcore_balance_points": self.vcore_balance_points,
+            "tie_break": self.tie_break,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -76,6 +81,7 @@ class GPUPlacementArgs:
             "coverage": self.coverage,
             "vcore": {"scale": self.vcore_scale, "packPoints": self.vcore_pack_points,
                       "balancePoints": self.vcore_balance_points},
+            "tieBreak": self.tie_break,
         }
         if self.target is not None:
             out["targetWorkload"] = [
@@ -142,10 +148,13 @@ def parse_gpu_placement_args(args: Mapping[str, Any], path: str) -> GPUPlacement
         if not isinstance(raw, (list, tuple)) or not raw:
             raise ProfileError(f"{path}.targetWorkload: expected a non-empty list of specs")
         target = tuple(_spec(v, f"{path}.targetWorkload[{i}]") for i, v in enumerate(raw))
+    tie_break = args.get("tieBreak", "Random")
+    if tie_break not in TIE_BREAKS:
+        raise ProfileError(f"{path}.tieBreak: must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
     knobs = _mapping(args.get("vcore") or {}, f"{path}.vcore")
     _check_keys(knobs, _VCORE_KEYS, f"{path}.vcore")
     return GPUPlacementArgs(
-        policy=policy, coverage=coverage, target=target,
+        policy=policy, coverage=coverage, target=target, tie_break=tie_break,
         vcore_scale=_number(knobs.get("scale", 1000.0), f"{path}.vcore.scale", 0.0, math.inf, lo_open=True),
         vcore_pack_points=_number(knobs.get("packPoints", 1.0), f"{path}.vcore.packPoints", 0.0, 100.0),
         vcore_balance_points=_number(knobs.get("balancePoints", 10.0), f"{path}.vcore.balancePoints", 0.0, 100.0),

@@ -14,7 +14,7 @@ from vcore.gpu import mig as _mig
 from vcore.gpu.devices import GPU_RESOURCE, MIG_RESOURCE_PREFIX, LABEL_COUNT, LABEL_PRODUCT, NodeGpus, node_gpus
 from vcore.gpu.requests import KAI_GPU_FRACTION, KAI_GPU_MEMORY, GpuRequest, pod_gpu_request
 
-__all__ = ["GEOMETRIES", "MIG_SHAPES", "node_devices", "node_has_gpus", "pod_gpu", "pod_may_use_gpus"]
+__all__ = ["GEOMETRIES", "MIG_SHAPES", "device_tuples", "native_request", "node_devices", "node_has_gpus", "pod_gpu", "pod_may_use_gpus"]
 
 #: MIG geometry ids of the native table (0 = none), in vcore.gpu.mig.MIG_MODELS order.
 GEOMETRIES: dict[str, int] = {name: i + 1 for i, name in enumerate(_mig.MIG_MODELS)}
@@ -37,8 +37,12 @@ def node_has_gpus(spec: Mapping[str, Any]) -> bool:
 
 
 def node_devices(node: Any) -> list[tuple]:
-    """The native device tuples of a Node: (model, memory MiB, NUMA, NVLink, MIG mode, geometry, layout)."""
-    inventory: NodeGpus = node_gpus(node)
+    """The native device tuples of a Node (see :func:`device_tuples`)."""
+    return device_tuples(node_gpus(node))
+
+
+def device_tuples(inventory: NodeGpus) -> list[tuple]:
+    """The native device tuples of an inventory: (model, memory MiB, NUMA, NVLink, MIG mode, geometry, layout)."""
     out = []
     for g in inventory.devices:
         geometry = g.mig_geometry

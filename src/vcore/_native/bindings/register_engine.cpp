@@ -69,6 +69,7 @@ ProfileConfig profile_config(const py::dict& p) {
   if (!(c.gpu.knobs.scale > 0)) throw py::value_error("profile: gpu.vcore_scale must be > 0");
   c.gpu.coverage = field_or<double>(gpu, "coverage", "profile.gpu", 95.0);
   c.gpu.learn = field_or<bool>(gpu, "learn", "profile.gpu", true);
+  c.gpu.tie_by_name = field_or<std::string>(gpu, "tie_break", "profile.gpu", "Random") == "NodeName";
   using Spec = std::tuple<int64_t, int32_t, int32_t, std::vector<std::string>, double>;
   for (const auto& [cpu, milli, num, models, weight] : field_or<std::vector<Spec>>(gpu, "target", "profile.gpu", {}))
     c.gpu.target.push_back({cpu, milli, num, models, weight});

@@ -775,6 +775,16 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
     int32_t slot;
     int64_t score, taints, affinity;
   };
+  // GPUPlacement's tieBreak NodeName: a slot's rank in name order replaces the seeded hash.
+  std::vector<uint64_t> name_rank;
+  if (config_.gpu.tie_by_name) {
+    std::vector<int32_t> order;
+    for (int32_t i = 0; i < s.n_slots(); ++i)
+      if (s.is_live(i)) order.push_back(i);
+    std::sort(order.begin(), order.end(), [&s](int32_t a, int32_t b) { return s.names()[a] < s.names()[b]; });
+    name_rank.assign(static_cast<size_t>(s.n_slots()), 0);
+    for (size_t r = 0; r < order.size(); ++r) name_rank[static_cast<size_t>(order[r])] = r;
+  }
   std::vector<Candidate> feasible;
   uint8_t mask[kBlock];
   int64_t scores[kBlock], taints[kBlock] = {0}, affinity[kBlock] = {0};
@@ -796,9 +806,9 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
     int32_t best = -1, found = 0;
     int64_t best_score = std::numeric_limits<int64_t>::min();
     uint64_t best_tie = 0;
-    const auto offer = [&best, &best_score, &best_tie, pod_mix](int32_t slot, int64_t score) {
+    const auto offer = [&best, &best_score, &best_tie, &name_rank, pod_mix](int32_t slot, int64_t score) {
       if (score < best_score) return;
-      const uint64_t tie = mix64(pod_mix ^ static_cast<uint64_t>(slot));
+      const uint64_t tie = name_rank.empty() ? mix64(pod_mix ^ static_cast<uint64_t>(slot)) : name_rank[slot];
       if (score == best_score && tie >= best_tie) return;
       best = slot, best_score = score, best_tie = tie;
     };

@@ -26,6 +26,7 @@ struct GpuPlacementConfig {
   VcoreKnobs knobs;
   double coverage = 95.0;  // FGD's cut-off for a learned target (vcore blends 95..100)
   bool learn = true;       // learn the target workload from the pods seen; else `target`
+  bool tie_by_name = false;  // equal scores go to the smallest node name (the FGD simulator's rule), not at random
   std::vector<TargetSpecInput> target;
 };
 
