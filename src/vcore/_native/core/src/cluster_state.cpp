@@ -375,7 +375,13 @@ void ClusterState::bind(const CompiledPod& pod, int32_t slot, const std::vector<
   for (int32_t i : *gpu_indices)
     if (i < 0 || i >= gpus_.n_gpus(slot))
       throw Invalid("pod " + pod.key + ": GPU " + std::to_string(i) + " does not exist on node " + names_[slot]);
-  const GpuAssignment a = gpus_.assignment_on(slot, pod.gpu, *gpu_indices);
+  uint64_t mask = 0;
+  for (int32_t i : *gpu_indices) {
+    if ((mask >> i) & 1u) throw Invalid("pod " + pod.key + ": GPU " + std::to_string(i) + " listed twice");
+    mask |= uint64_t{1} << i;
+  }
+  GpuAssignment a;
+  gpus_.assign(slot, pod.gpu, mask, &a);
   const std::string bad = gpus_.check_assignment(slot, pod.gpu, gpus_.allowed_models(pod.gpu), a);
   if (!bad.empty()) throw Invalid("pod " + pod.key + ": node " + names_[slot] + ": " + bad);
   bind_locked(pod, slot, &a);

@@ -352,10 +352,9 @@ class PodKernel {
       for (int32_t r = 0; r < n_rows; ++r) reasons[kInsufficientBase + fit_[r].axis] += insufficient[r];
     }
     if (check_gpu_) {  // GPUDeviceFit: per node, only for pods that ask for GPU devices
-      GpuAssignment scratch;
       int64_t count = 0;
       for (int32_t j = 0; j < n; ++j) {
-        if (failed[j] || s_.gpus().fit(begin + j, pod_.gpu, allowed_models_, &scratch)) continue;
+        if (failed[j] || s_.gpus().fit(begin + j, pod_.gpu, allowed_models_, nullptr)) continue;
         failed[j] = 1;
         ++count;
       }
@@ -476,6 +475,16 @@ class PodKernel {
   bool check_gpu_ = false;
 };
 
+}  // namespace
+
+// GPUPlacement scores of one pod spec per slot, valid while the slot's node_version is unchanged (+1; 0 = empty).
+struct GpuScoreRow {
+  uint64_t* version = nullptr;
+  int64_t* value = nullptr;
+};
+
+namespace {
+
 // GPUPlacement: one pod's GPU policy score per node, with the device set the policy would take there. Scores are
 // in tenths of a point: the published policies' 0..100 score x 10, vcore's own up to 1110 (FGD x 10 + packing
 // and balance bonuses), so vcore keeps its full resolution inside kube-scheduler's weighted sum.
@@ -484,9 +493,22 @@ class GpuScorer {
   // `cache`: F_before per slot with the node version it was computed at (+1; 0 = empty), or nullptr to compute
   // every time (evaluate(), which may run on several threads).
   GpuScorer(const ClusterState& s, const GpuPlacementConfig& c, const CompiledPod& pod, const std::vector<uint8_t>& allowed,
-            const TargetWorkload& tw, std::vector<double>* cache, std::vector<uint64_t>* cache_version)
+            const TargetWorkload& tw, std::vector<double>* cache, std::vector<uint64_t>* cache_version,
+            const GpuScoreRow& scores)
       : s_(s), c_(c), pod_(pod), allowed_(allowed), tw_(tw), cache_(cache), cache_version_(cache_version),
-        cpu_(pod.request(kAxisCpu)), memory_(pod.request(kAxisMemory)) {}
+        scores_(scores), cpu_(pod.request(kAxisCpu)), memory_(pod.request(kAxisMemory)) {}
+
+  // The score alone, from the per-spec cache when this pod's spec has a row there (schedule() only).
+  int64_t score(int32_t slot) const {
+    thread_local GpuAssignment unused;
+    if (scores_.version == nullptr) return score(slot, &unused);
+    const uint64_t version = s_.node_version(slot) + 1;
+    if (scores_.version[slot] != version) {
+      scores_.value[slot] = score(slot, &unused);
+      scores_.version[slot] = version;
+    }
+    return scores_.value[slot];
+  }
 
   int64_t score(int32_t slot, GpuAssignment* choice) const {
     const DeviceTable& dt = s_.gpus();
@@ -504,7 +526,7 @@ class GpuScorer {
     r.cpu_milli = cpu_;
     r.memory = memory_;
     const DeviceRequest& want = pod_.gpu;
-    GpuAssignment fitted;
+    thread_local GpuAssignment fitted;  // reused: this runs per node
     if (want.uses_gpus() && !dt.fit(slot, want, allowed_, &fitted)) {  // only when GPUDeviceFit is disabled
       *choice = GpuAssignment{};
       return 0;
@@ -556,9 +578,9 @@ class GpuScorer {
       }
     }
     if (want.kind == GpuKind::kShared && want.count == 1 && mask != 0)
-      *choice = dt.assignment_on(slot, want, {local[__builtin_ctzll(mask)]});
+      dt.assign(slot, want, uint64_t{1} << local[__builtin_ctzll(mask)], choice);
     else
-      *choice = std::move(fitted);
+      *choice = fitted;
     return std::max<int64_t>(score, 0);
   }
 
@@ -580,6 +602,7 @@ class GpuScorer {
   const TargetWorkload& tw_;
   std::vector<double>* cache_;
   std::vector<uint64_t>* cache_version_;
+  const GpuScoreRow scores_;
   const int64_t cpu_, memory_;
 };
 
@@ -631,9 +654,9 @@ class BlockRunner {
  public:
   BlockRunner(const ClusterState& s, const ProfileConfig& c, const std::vector<uint8_t>& ignored, const CompiledPod& pod,
               const TargetWorkload& gpu_target, std::vector<double>* fragment_cache = nullptr,
-              std::vector<uint64_t>* fragment_versions = nullptr)
+              std::vector<uint64_t>* fragment_versions = nullptr, const GpuScoreRow& gpu_scores = {})
       : s_(s), c_(c), kernel_(s, c, ignored, pod),
-        gpu_(s, c.gpu, pod, kernel_.allowed_models(), gpu_target, fragment_cache, fragment_versions), fit_rows_(kernel_.fit_rows()), fit_score_rows_(kernel_.fit_score_rows()),
+        gpu_(s, c.gpu, pod, kernel_.allowed_models(), gpu_target, fragment_cache, fragment_versions, gpu_scores), fit_rows_(kernel_.fit_rows()), fit_score_rows_(kernel_.fit_score_rows()),
         balanced_rows_(kernel_.balanced_rows()), vector_fit_(kernel_.vector_fit_score()),
         vector_balanced_(kernel_.vector_balanced_score()),
         scalar_scores_(c.weight_binpack > 0 || (c.weight_fit > 0 && !vector_fit_) ||
@@ -676,9 +699,8 @@ class BlockRunner {
     }
     // GPUPlacement: the policy's score per feasible node (node and GPUs are chosen together; see GpuScorer).
     if (c_.weight_gpu > 0) {
-      GpuAssignment scratch;
       for (int32_t j = 0; j < n; ++j)
-        if (mask[j]) scores[j] += c_.weight_gpu * gpu_.score(begin + j, &scratch);
+        if (mask[j]) scores[j] += c_.weight_gpu * gpu_.score(begin + j);
     }
     // 4. Raw values of the normalized scores.
     if (kernel_.sum_preferred()) kernel_.preferred_block(begin, end, affinity);
@@ -792,7 +814,8 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
     const CompiledPod& pod = *pods[p];
     const uint64_t sequence = sequence_++;
     const TargetWorkload& gpu_target = refresh_gpu_target(pod);
-    const BlockRunner runner(s, config_, ignored, pod, gpu_target, &fragment_, &fragment_node_version_);
+    const BlockRunner runner(s, config_, ignored, pod, gpu_target, &fragment_, &fragment_node_version_,
+                             gpu_score_row(pod));
     const int32_t n_slots = s.n_slots();
     const int32_t want = nodes_to_find(s.n_nodes(), config_.percentage_of_nodes_to_score);
     int64_t* reasons = result.reasons.data() + p * result.n_reasons;
@@ -875,8 +898,34 @@ const TargetWorkload& Engine::refresh_gpu_target(const CompiledPod& pod) {
     fragment_.assign(slots, 0.0);
     fragment_node_version_.assign(slots, 0);
     fragment_target_version_ = target_.version();
+    score_spec_ids_.clear();  // scores depend on the target and are laid out per slot
+    score_version_.clear();
+    score_value_.clear();
   }
   return tw;
+}
+
+GpuScoreRow Engine::gpu_score_row(const CompiledPod& pod) {
+  if (config_.weight_gpu == 0) return {};
+  // Pods of one spec (requests, GPU request, model constraint) score alike on an unchanged node: traces and
+  // training jobs repeat a few specs thousands of times, so the policy runs once per (spec, node change).
+  const DeviceRequest& r = pod.gpu;
+  std::string key;
+  for (const auto& [axis, amount] : pod.requests) key += std::to_string(axis) + ":" + std::to_string(amount) + ",";
+  key += "|" + std::to_string(static_cast<int>(r.kind)) + "," + std::to_string(r.count) + "," + std::to_string(r.milli) +
+         "," + std::to_string(r.memory_mib) + "," + std::to_string(r.memory_milli);
+  for (int32_t shape : r.mig_shape) key += "," + std::to_string(shape);
+  key += r.constraint_key();
+  const size_t slots = static_cast<size_t>(state_->n_slots());
+  constexpr size_t kCacheEntries = size_t{1} << 22;  // 64 MiB at most
+  const auto it = score_spec_ids_.emplace(key, score_spec_ids_.size()).first;
+  const size_t id = it->second;
+  if (slots == 0 || (id + 1) * slots > kCacheEntries) return {};
+  if (score_version_.size() < (id + 1) * slots) {
+    score_version_.resize((id + 1) * slots, 0);
+    score_value_.resize((id + 1) * slots, 0);
+  }
+  return {score_version_.data() + id * slots, score_value_.data() + id * slots};
 }
 
 void Engine::observe(const std::vector<const CompiledPod*>& pods) {

@@ -16,12 +16,6 @@ constexpr MigShape kShapes[kMigShapeCount] = {
     {1, 1, 0b1111111}, {1, 2, 0b1010101}, {2, 2, 0b0010101}, {3, 4, 0b0010001}, {4, 4, 0b1}, {7, 8, 0b1},
 };
 
-// A set lies in one domain: a single GPU always does; otherwise all known (!= -1) and equal.
-bool one_domain(const std::vector<int32_t>& values) {
-  if (values.size() <= 1) return true;
-  if (values[0] == -1) return false;
-  return std::all_of(values.begin(), values.end(), [&](int32_t v) { return v == values[0]; });
-}
 
 }  // namespace
 
@@ -229,109 +223,140 @@ std::vector<uint8_t> DeviceTable::allowed_models(const DeviceRequest& r) const {
 // Fit
 // ----------------------------------------------------------------------------------------------------------
 
-// The preferred n-subset of `candidates` (node-local, ascending): the first n of one group (one NVLink domain and
-// NUMA node; one domain; one NUMA node; all) compared by (not in one domain, not in one NUMA node, indices).
-bool DeviceTable::pick(int32_t slot, const std::vector<int32_t>& candidates, int32_t n, std::vector<int32_t>* out) const {
-  if (static_cast<int32_t>(candidates.size()) < n) return false;
-  out->clear();
-  if (n == 0) return true;
-  const int32_t base = begin_[slot];
-  using Key = std::tuple<bool, bool, std::vector<int32_t>>;
-  bool have = false;
-  Key best;
-  const auto consider = [&](const std::vector<int32_t>& members) {
-    if (static_cast<int32_t>(members.size()) < n) return;
-    std::vector<int32_t> set(members.begin(), members.begin() + n);
-    std::vector<int32_t> links, numas;
-    for (int32_t i : set) links.push_back(nvlink_[base + i]), numas.push_back(numa_[base + i]);
-    Key key{!one_domain(links), !one_domain(numas), set};
-    if (!have || key < best) best = std::move(key), have = true;
+namespace {
+
+// A set (bits over node-local GPUs) lies in one domain: a single GPU always does; otherwise all known and equal.
+bool one_domain(uint64_t set, const int32_t* values) {
+  if ((set & (set - 1)) == 0) return true;
+  const int32_t first = values[__builtin_ctzll(set)];
+  if (first == -1) return false;
+  for (uint64_t m = set; m; m &= m - 1)
+    if (values[__builtin_ctzll(m)] != first) return false;
+  return true;
+}
+
+// The lowest n members of a set (all of it when it has fewer).
+uint64_t lowest(uint64_t set, int32_t n) {
+  uint64_t out = 0;
+  for (; set && n > 0; --n) {
+    out |= set & (~set + 1);
+    set &= set - 1;
+  }
+  return out;
+}
+
+// Sets compared as ascending index tuples.
+bool lexicographically_less(uint64_t a, uint64_t b) {
+  while (a && b) {
+    const int ia = __builtin_ctzll(a), ib = __builtin_ctzll(b);
+    if (ia != ib) return ia < ib;
+    a &= a - 1, b &= b - 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+// The preferred n-subset of `candidates`: the first n of one group (one NVLink domain and NUMA node; one domain; one
+// NUMA node; all) compared by (not in one domain, not in one NUMA node, indices). No allocation: it runs per node.
+bool DeviceTable::pick(int32_t slot, uint64_t candidates, int32_t n, uint64_t* out) const {
+  if (__builtin_popcountll(candidates) < n) return false;
+  const int32_t* link = nvlink_.data() + begin_[slot];
+  const int32_t* numa = numa_.data() + begin_[slot];
+  uint64_t best = lowest(candidates, n);
+  if (n <= 1) {  // one GPU is in one domain of each kind: the lowest index wins
+    *out = best;
+    return true;
+  }
+  const auto key = [&](uint64_t set) { return (one_domain(set, link) ? 0 : 2) + (one_domain(set, numa) ? 0 : 1); };
+  int best_key = key(best);
+  const auto consider = [&](uint64_t members) {
+    if (__builtin_popcountll(members) < n) return;
+    const uint64_t set = lowest(members, n);
+    const int k = key(set);
+    if (k < best_key || (k == best_key && lexicographically_less(set, best))) best = set, best_key = k;
   };
-  consider(candidates);
-  std::vector<std::pair<int32_t, int32_t>> groups;  // (kind, value): distinct domains among the candidates
-  for (int32_t i : candidates) {
-    const int32_t link = nvlink_[base + i], numa = numa_[base + i];
-    if (link != -1) groups.emplace_back(0, link);
-    if (numa != -1) groups.emplace_back(1, numa);
-    if (link != -1 && numa != -1) groups.emplace_back(2 + link, numa);
-  }
-  std::sort(groups.begin(), groups.end());
-  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
-  for (const auto& [kind, value] : groups) {
-    std::vector<int32_t> members;
-    for (int32_t i : candidates) {
-      const int32_t link = nvlink_[base + i], numa = numa_[base + i];
-      const bool in = kind == 0 ? link == value : kind == 1 ? numa == value : (link == kind - 2 && numa == value);
-      if (in) members.push_back(i);
+  for (uint64_t m = candidates; m && best_key > 0; m &= m - 1) {
+    const int32_t i = __builtin_ctzll(m);
+    uint64_t same_link = 0, same_numa = 0, same_both = 0;
+    for (uint64_t c = candidates; c; c &= c - 1) {
+      const int32_t j = __builtin_ctzll(c);
+      const uint64_t bit = uint64_t{1} << j;
+      if (link[i] != -1 && link[j] == link[i]) same_link |= bit;
+      if (numa[i] != -1 && numa[j] == numa[i]) same_numa |= bit;
     }
-    consider(members);
+    same_both = same_link & same_numa;
+    consider(same_both);
+    consider(same_link);
+    consider(same_numa);
   }
-  *out = std::get<2>(best);
+  *out = best;
   return true;
 }
 
 bool DeviceTable::fit(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed, GpuAssignment* out) const {
-  out->kind = r.kind;
-  out->holds.clear();
+  if (out != nullptr) out->kind = r.kind, out->holds.clear();
   if (!r.uses_gpus()) return true;
   const int32_t g = n_gpus(slot);
   if (g == 0) return false;
   const int32_t base = begin_[slot];
-  std::vector<int32_t> candidates, chosen;
   if (r.kind == GpuKind::kWhole || r.kind == GpuKind::kShared) {
+    uint64_t candidates = 0;
     for (int32_t i = 0; i < g; ++i) {
       const int32_t d = base + i;
       if (mig_mode_[d] || !allowed_device(d, allowed)) continue;
-      if (r.kind == GpuKind::kWhole) {
-        if (wholly_free(d)) candidates.push_back(i);
-      } else if (!exclusive_[d] && r.milli_on(memory_[d]) <= kGpuMilli - used_milli_[d] &&
-                 r.memory_on(memory_[d]) <= memory_[d] - used_memory_[d]) {
-        candidates.push_back(i);
-      }
+      const bool ok = r.kind == GpuKind::kWhole
+                          ? wholly_free(d)
+                          : !exclusive_[d] && r.milli_on(memory_[d]) <= kGpuMilli - used_milli_[d] &&
+                                r.memory_on(memory_[d]) <= memory_[d] - used_memory_[d];
+      if (ok) candidates |= uint64_t{1} << i;
     }
+    if (out == nullptr) return __builtin_popcountll(candidates) >= r.count;
+    uint64_t chosen = 0;
     if (!pick(slot, candidates, r.count, &chosen)) return false;
-    *out = assignment_on(slot, r, chosen);
+    assign(slot, r, chosen, out);
     return true;
   }
   // MIG: lowest GPU index, then lowest start; a configured layout offers only its own free instances.
-  for (int32_t i = 0; i < g && static_cast<int32_t>(out->holds.size()) < r.count; ++i) {
+  int32_t taken = 0;
+  for (int32_t i = 0; i < g && taken < r.count; ++i) {
     const int32_t d = base + i;
     if (!mig_mode_[d] || !allowed_device(d, allowed)) continue;
     const int32_t shape = r.mig_shape[mig_geometry_[d]];
     if (shape < 0) continue;
     const MigShape& s = kShapes[shape];
     uint32_t compute = mig_compute_[d], memory = mig_memory_[d];
-    const auto take = [&](int32_t start) {
+    const auto try_take = [&](int32_t start) {
+      if (taken == r.count || (compute & s.compute_mask(start)) || (memory & s.memory_mask(start))) return;
       compute |= s.compute_mask(start), memory |= s.memory_mask(start);
-      out->holds.push_back({i, 0, 0, shape, start});
+      ++taken;
+      if (out != nullptr) out->holds.push_back({i, 0, 0, shape, start});
     };
-    const auto free_at = [&](int32_t start) { return !(compute & s.compute_mask(start)) && !(memory & s.memory_mask(start)); };
     if (layout_n_[d] > 0) {
-      std::vector<int32_t> starts;
+      uint32_t starts = 0;  // the configured instances of this shape, tried lowest start first
       for (int32_t k = 0; k < layout_n_[d]; ++k) {
         const uint64_t e = (layout_[d] >> (6 * k)) & 63u;
-        if (static_cast<int32_t>(e >> 3) == shape) starts.push_back(static_cast<int32_t>(e & 7u));
+        if (static_cast<int32_t>(e >> 3) == shape) starts |= 1u << (e & 7u);
       }
-      std::sort(starts.begin(), starts.end());
-      for (int32_t st : starts)
-        if (static_cast<int32_t>(out->holds.size()) < r.count && free_at(st)) take(st);
+      for (int32_t st = 0; st < 8; ++st)
+        if ((starts >> st) & 1u) try_take(st);
     } else {
-      for (int32_t st = 0; st < 8 && static_cast<int32_t>(out->holds.size()) < r.count; ++st)
-        if (((s.starts >> st) & 1u) && free_at(st)) take(st);
+      for (int32_t st = 0; st < 8; ++st)
+        if ((s.starts >> st) & 1u) try_take(st);
     }
   }
-  return static_cast<int32_t>(out->holds.size()) == r.count;
+  return taken == r.count;
 }
 
-GpuAssignment DeviceTable::assignment_on(int32_t slot, const DeviceRequest& r, const std::vector<int32_t>& gpus) const {
-  GpuAssignment a;
-  a.kind = r.kind;
-  for (int32_t i : gpus) {
+void DeviceTable::assign(int32_t slot, const DeviceRequest& r, uint64_t gpus, GpuAssignment* out) const {
+  out->kind = r.kind;
+  out->holds.clear();
+  for (uint64_t m = gpus; m; m &= m - 1) {
+    const int32_t i = __builtin_ctzll(m);
     const int64_t mem = memory_[begin_[slot] + i];
-    if (r.kind == GpuKind::kWhole) a.holds.push_back({i, kGpuMilli, mem});
-    else a.holds.push_back({i, r.milli_on(mem), r.memory_on(mem)});
+    if (r.kind == GpuKind::kWhole) out->holds.push_back({i, kGpuMilli, mem});
+    else out->holds.push_back({i, r.milli_on(mem), r.memory_on(mem)});
   }
-  return a;
 }
 
 std::string DeviceTable::check_assignment(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed,

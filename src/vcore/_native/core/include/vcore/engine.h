@@ -5,13 +5,17 @@
 // kube-scheduler's percentageOfNodesToScore sampling and rotating start, binding each placed pod.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "vcore/cluster_state.h"
 #include "vcore/profile.h"
 
 namespace vcore {
+
+struct GpuScoreRow;
 
 struct ScheduleResult {
   std::vector<int32_t> node;     // slot per pod, -1 when unschedulable
@@ -41,6 +45,7 @@ class Engine {
  private:
   // Counts the pod toward a learned target, rebuilds the target when due and resets stale fragment caches.
   const TargetWorkload& refresh_gpu_target(const CompiledPod& pod);
+  GpuScoreRow gpu_score_row(const CompiledPod& pod);  // this pod's spec row of the score cache (or none)
 
   std::shared_ptr<ClusterState> state_;
   ProfileConfig config_;
@@ -52,6 +57,10 @@ class Engine {
   std::vector<double> fragment_;
   std::vector<uint64_t> fragment_node_version_;
   uint64_t fragment_target_version_ = 0;
+  // GPUPlacement scores per (pod spec, slot); reset with the fragment caches.
+  std::map<std::string, size_t> score_spec_ids_;
+  std::vector<uint64_t> score_version_;
+  std::vector<int64_t> score_value_;
 };
 
 }  // namespace vcore

@@ -107,13 +107,13 @@ class DeviceTable {
   // allowed[m] for every GPU model id m.
   std::vector<uint8_t> allowed_models(const DeviceRequest& r) const;
 
-  // The devices r takes on the slot, or false (then *out is unspecified).
+  // Whether r fits on the slot, and with `out` the devices it takes (unspecified when it does not fit).
   bool fit(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed, GpuAssignment* out) const;
   // Whether an explicit assignment (bind with given GPU indices) is possible now; else a message.
   std::string check_assignment(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed,
                                const GpuAssignment& a) const;
-  // The assignment of r onto given local GPUs (whole/shared) with the request's amounts.
-  GpuAssignment assignment_on(int32_t slot, const DeviceRequest& r, const std::vector<int32_t>& gpus) const;
+  // The assignment of r onto the given node-local GPUs (bits; whole/shared) with the request's amounts.
+  void assign(int32_t slot, const DeviceRequest& r, uint64_t gpus, GpuAssignment* out) const;
   void apply(int32_t slot, const GpuAssignment& a, int sign);
 
   // The policies' view of a slot: free milli of its non-MIG GPUs (into `free`, with `local` mapping view index to
@@ -143,7 +143,7 @@ class DeviceTable {
   bool wholly_free(int32_t d) const {
     return used_milli_[d] == 0 && used_memory_[d] == 0 && holders_[d] == 0 && !exclusive_[d] && mig_compute_[d] == 0;
   }
-  bool pick(int32_t slot, const std::vector<int32_t>& candidates, int32_t n, std::vector<int32_t>* out) const;
+  bool pick(int32_t slot, uint64_t candidates, int32_t n, uint64_t* out) const;
   void ensure_slot(int32_t slot);
   void compact();
 
