@@ -7,6 +7,10 @@ Needs ../shared/data/openb (skips otherwise). Groups:
   gpu replay default seed 42   one native replay per policy (fgd target < 1 s, first-fit < 0.5 s; ~10,800 pods)
   gpu fgd score one pod        FGD score of one pod over all 1213 nodes / 6212 GPUs: native vs numpy baseline
                                (scores and chosen GPUs asserted equal), reported as ns per node and ratio
+  gpu live scheduler seed 42   the same protocol through vcore.Scheduler (Node/Pod objects, GPUDeviceFit,
+                               GPUPlacement): one schedule() call of pre-compiled pods, placements asserted equal
+                               to the native replay's; pods/s and ns per (pod, node) visit
+  gpu device table memory      native bytes per node of the live device table (8 GPUs per node; no data needed)
 The script mode prints the mean allocation ratio at 130 % over seeds for FGD/BestFit/Random/... next to the
 published numbers, and vcore's policy against FGD on every workload.
 """
@@ -162,6 +166,71 @@ def test_fgd_score_one_pod(benchmark, bench_report, default_seed42, impl):
         base = bench_report.medians.get(("gpu fgd score one pod", "numpy"))
         if impl == "native" and base:
             row.figures["speedup_vs_numpy"] = f"{base / row.median_s:.1f}x"
+
+
+@pytest.mark.parametrize("policy", ["first-fit", "fgd", "vcore"])
+def test_live_scheduler_one_seed(benchmark, bench_report, policy):
+    _need_data()
+    import vcore
+    from vcore.gpu import live, protocol
+    from vcore.gpu.trace import load_nodes, load_pods, node_list_path, workload_path
+
+    nodes = load_nodes(node_list_path(str(OPENB)))
+    pods = load_pods(workload_path(str(OPENB), "default"))
+    target = {"fgd": protocol.target_workload(pods), "vcore": protocol.blended_target_workload(pods)}.get(policy)
+    tuned = pods.take(protocol.tune_workload(pods, nodes.gpu_capacity_milli, 42))
+    node_dicts, pod_dicts = live.node_objects(nodes), live.pod_objects(tuned)
+    profile = live.profile_for(policy, target)
+    results = []
+
+    def setup():
+        cluster = vcore.Cluster()
+        for node in node_dicts:
+            cluster.add_node(node)
+        scheduler = vcore.Scheduler(cluster, profile)
+        return (scheduler, [scheduler.compile(p) for p in pod_dicts]), {}
+
+    def run(scheduler, compiled):
+        results.append(scheduler.schedule(compiled))
+
+    benchmark.pedantic(run, setup=setup, rounds=3, iterations=1)
+    index = {n: i for i, n in enumerate(nodes.names)}
+    placed = np.array([index[p.node] if p.node else -1 for p in results[-1]], dtype=np.int32)
+    replayed = protocol.run_protocol(nodes, pods, policy, 42)
+    assert np.array_equal(placed, replayed.node_idx), "live scheduler and native replay placed pods differently"
+    row = bench_report.add(benchmark, "gpu live scheduler seed 42", policy, pods=len(pod_dicts),
+                           alloc_pct=round(100 * replayed.final_alloc_ratio, 2))
+    if row is not None:
+        row.figures["pods_per_s"] = f"{len(pod_dicts) / row.median_s:,.0f}"
+        row.figures["ns_per_pod_node"] = f"{row.median_s / (len(pod_dicts) * nodes.n_nodes) * 1e9:.0f}"
+        row.figures["replay_ms"] = f"{replayed.seconds * 1e3:.0f}"
+
+
+def test_gpu_device_table_memory(benchmark, bench_report):
+    """Native bytes per node of the live cluster with and without 8 GPUs per node; times the GPU-node ingest."""
+    import vcore
+    from vcore.gpu import live
+    from vcore.gpu.trace import NodeList
+
+    n = 20_000
+    def cluster_of(gpus: int) -> vcore.Cluster:
+        nodes = NodeList([f"n{i:05d}" for i in range(n)], np.full(n, 96000, dtype=np.int64),
+                         np.full(n, 786432, dtype=np.int64), np.full(n, gpus, dtype=np.int32),
+                         ["A100" if gpus else ""] * n)
+        cluster = vcore.Cluster()
+        for node in live.node_objects(nodes):
+            cluster.add_node(node)
+        return cluster
+
+    with_gpus = benchmark.pedantic(cluster_of, args=(8,), rounds=1, warmup_rounds=0)
+    without = cluster_of(0)
+    assert with_gpus.gpu_devices()["dev_offsets"][-1] == 8 * n
+    per_node = (with_gpus.native_bytes - without.native_bytes) / n
+    row = bench_report.add(benchmark, "gpu device table memory", "8 GPUs/node", nodes=n)
+    if row is not None:
+        row.figures["gpu_nodes_per_s"] = f"{n / row.median_s:,.0f}"
+        row.figures["device_bytes_per_node"] = f"{per_node:.0f}"
+        row.figures["bytes_per_gpu"] = f"{per_node / 8:.0f}"
 
 
 def _main(argv: list[str]) -> int:
