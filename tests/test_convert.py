@@ -84,6 +84,7 @@ def test_node_spec_full():
                         "nvidia.com/gpu": 8, "hugepages-2Mi": 0},
         "taints": [("dedicated", "ml", "NoSchedule"), ("node.kubernetes.io/unreachable", "", "NoExecute")],
         "unschedulable": True,
+        "may_have_gpus": True,  # nvidia.com/gpu allocatable: vcore.gpu parses its devices
     }
 
 

@@ -27,7 +27,7 @@ def node_spec(node: Any) -> dict:
     """The native spec of a Node, with its GPU devices when it has any."""
     spec = _convert.node_spec(node)
     if _gpu_specs.node_has_gpus(spec):
-        spec["gpus"] = _gpu_specs.node_devices(node)
+        spec["gpus"] = _gpu_specs.node_devices(node, spec)
     return spec
 
 
@@ -38,7 +38,7 @@ def pod_spec(pod: Any) -> dict:
 
 def with_gpu(spec: dict, pod: Any) -> dict:
     """Add a converted pod spec's GPU request (parsed only for pods that may have one)."""
-    if _gpu_specs.pod_may_use_gpus(spec, pod):
+    if _gpu_specs.pod_may_use_gpus(spec):
         gpu = _gpu_specs.pod_gpu(pod, spec.get("requests"))
         if gpu is not None:
             spec["gpu"] = gpu

@@ -129,7 +129,9 @@ class Scheduler:
     def _schedule(self, pods: list[Any]) -> list[Placement]:
         given = [isinstance(p, _core.CompiledPod) for p in pods]
         raw = [p for p, compiled in zip(pods, given) if not compiled] if any(given) else pods
-        specs = [with_gpu(spec, pod) for spec, pod in zip(_convert.pod_specs(raw), raw)]
+        specs = _convert.pod_specs(raw)
+        for i in [i for i, spec in enumerate(specs) if "may_use_gpus" in spec]:
+            with_gpu(specs[i], raw[i])
         spec_keys = [spec["key"] for spec in specs]
         if any(given):
             remaining = iter(spec_keys)

@@ -297,3 +297,24 @@ def test_native_rejects_inconsistent_specs_without_crashing():
     with pytest.raises(ValueError, match=r"pod a/b: gpu request: kind must be 0..3"):
         state.compile_pod({"key": "a/b", "gpu": {"kind": 9, "count": 1}})
     assert state.n_nodes == 0
+
+
+def test_converter_marks_only_objects_that_may_have_gpus():
+    from vcore._native._convert import node_spec, pod_spec
+
+    assert pod_spec(gpu_pod("w", gpus=1))["may_use_gpus"] is True
+    assert pod_spec(gpu_pod("f", fraction="0.5"))["may_use_gpus"] is True
+    assert pod_spec(gpu_pod("v", gpu_memory=1024))["may_use_gpus"] is True
+    assert "may_use_gpus" not in pod_spec(gpu_pod("cpu"))
+    assert node_spec(gpu_node("a", 2))["may_have_gpus"] is True
+    assert "may_have_gpus" not in node_spec({"metadata": {"name": "c"}, "status": {"allocatable": {"cpu": "4"}}})
+
+
+def test_pool_nodes_share_one_parse_but_errors_name_each_node():
+    cluster = vcore.Cluster()
+    for name in ("a", "b"):
+        cluster.add_node(gpu_node(name, 2, topology=[{"index": 1, "numa": 1}]))
+    assert cluster.gpu_devices()["dev_numa"].tolist() == [-1, 1, -1, 1]
+    for name in ("x", "y"):
+        with pytest.raises(ValueError, match=rf"node {name}: .*GPU index 5 out of range"):
+            cluster.add_node(gpu_node(name, 2, topology=[{"index": 5, "numa": 1}]))

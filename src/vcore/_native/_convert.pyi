@@ -3,7 +3,7 @@
 Kubernetes resource quantities and v1 Node/Pod objects -> the flat integer-only dicts of vcore's core.
 cpu is in milli-cores, every other resource in whole units (bytes, devices, pods); values round up.
 """
-from typing import Any, Iterable, Literal, Mapping, TypedDict
+from typing import Any, Iterable, Literal, Mapping, NotRequired, TypedDict
 
 __all__ = ["parse_quantity", "node_spec", "pod_spec", "pod_specs"]
 
@@ -24,6 +24,7 @@ class NodeSpec(TypedDict):
     allocatable: dict[str, int]
     taints: list[tuple[str, str, TaintEffect]]  # (key, value, effect)
     unschedulable: bool
+    may_have_gpus: NotRequired[bool]  # present (True) when allocatable or GFD labels show GPUs
 
 class PodSpec(TypedDict):
     key: str  # "namespace/name"
@@ -35,6 +36,7 @@ class PodSpec(TypedDict):
     preferred_terms: list[tuple[int, SelectorTerm]]  # (weight 1..100, term)
     tolerations: list[tuple[str, Literal["Equal", "Exists"], str, TolerationEffect]]  # (key, operator, value, effect)
     priority: int
+    may_use_gpus: NotRequired[bool]  # present (True) when the pod may have a GPU request
 
 def parse_quantity(value: str | int | float, *, milli: bool = False, obj: str = "", field: str = "") -> int:
     """MilliValue() if milli else Value() of a Kubernetes quantity, rounded up.

@@ -504,13 +504,24 @@ cdef dict _node_spec(object node_in):
                 _fail(ctx, _path("spec.taints", i, ".effect"),
                       f"unsupported effect {effect!r} (must be NoSchedule, PreferNoSchedule or NoExecute)")
             taints.append((key, value, effect))
-    return {
+    cdef dict out = {
         "name": name,
         "labels": _string_pairs(labels, ctx, "metadata.labels") if labels else [],
         "allocatable": _resource_list(alloc, ctx, "status.allocatable", -1, "", 0, &inexact) if alloc else {},
         "taints": taints,
         "unschedulable": unsched is True,
     }
+    if _may_have_gpus(out["allocatable"], labels):
+        out["may_have_gpus"] = True
+    return out
+
+
+cdef bint _may_have_gpus(dict alloc, object labels):
+    """GPUs in allocatable (nvidia.com/gpu, nvidia.com/mig-*) or GPU feature discovery labels."""
+    for k in alloc:
+        if (<str>k).startswith("nvidia.com/"):
+            return True
+    return bool(labels) and ("nvidia.com/gpu.product" in labels or "nvidia.com/gpu.count" in labels)
 
 
 def node_spec(node):
@@ -957,7 +968,7 @@ cdef dict _pod_spec(object pod_in):
         _fail(ctx, "spec.priority", f"expected an integer, got {type(prio).__name__}", True)
     elif not -2147483648 <= prio <= 2147483647:
         _fail(ctx, "spec.priority", f"must fit in int32, got {prio}")
-    return {
+    cdef dict out = {
         "key": key,
         "requests": rq[0],
         "nonzero_cpu_milli": rq[1],
@@ -968,6 +979,20 @@ cdef dict _pod_spec(object pod_in):
         "tolerations": _tolerations(spec, ctx),
         "priority": prio,
     }
+    if _may_use_gpus(rq[0], meta):
+        out["may_use_gpus"] = True
+    return out
+
+
+cdef bint _may_use_gpus(dict requests, dict meta):
+    """A cheap superset of the pods with a GPU request (vcore.gpu.requests parses those in Python)."""
+    for k in requests:
+        if (<str>k).startswith(("nvidia.com/", "volcano.sh/")):
+            return True
+    if meta is None:
+        return False
+    ann = meta.get("annotations")
+    return type(ann) is dict and ("gpu-fraction" in ann or "gpu-memory" in ann)
 
 
 def pod_spec(pod):
@@ -976,7 +1001,8 @@ def pod_spec(pod):
     ``requests`` is the effective request of kube-scheduler (resourcehelper.PodRequests: containers and
     sidecars summed, max with each init container's view, pod-level requests, plus overhead), nonzero entries
     only; ``nonzero_cpu_milli`` / ``nonzero_mem_bytes`` count a missing container cpu / memory request as
-    100m / 200Mi like the scheduler's NonZero accounting.
+    100m / 200Mi like the scheduler's NonZero accounting. ``may_use_gpus`` (present only when True) marks pods
+    that may have a GPU request (a device resource or a KAI GPU annotation), so only those are parsed further.
     """
     return _pod_spec(pod)
 

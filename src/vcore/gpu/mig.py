@@ -102,6 +102,8 @@ MIG_MODELS: dict[str, dict[str, MigProfile]] = {
     "H100-80GB": _geometry(10, _X_80),
 }
 
+_ALL_PROFILE_NAMES = frozenset(name for profiles in MIG_MODELS.values() for name in profiles)
+
 # Memory of the whole GPU as nvidia-smi / GFD's nvidia.com/gpu.memory report it, for the single strategy where
 # GFD overwrites nvidia.com/gpu.memory with the memory of one MIG device.
 _FULL_MEMORY_MIB = {"A100-40GB": 40960, "A100-80GB": 81920, "H100-80GB": 81559}
@@ -109,7 +111,7 @@ _FULL_MEMORY_MIB = {"A100-40GB": 40960, "A100-80GB": 81920, "H100-80GB": 81559}
 
 def all_profile_names() -> frozenset[str]:
     """Every profile name of every supported model (a request is validated against this set)."""
-    return frozenset(name for profiles in MIG_MODELS.values() for name in profiles)
+    return _ALL_PROFILE_NAMES
 
 
 def mig_model(product: str, memory_mib: int = 0) -> str | None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from vcore.gpu import mig as _mig
-from vcore.gpu.devices import GPU_RESOURCE, MIG_RESOURCE_PREFIX, LABEL_COUNT, LABEL_PRODUCT, NodeGpus, node_gpus
-from vcore.gpu.requests import KAI_GPU_FRACTION, KAI_GPU_MEMORY, GpuRequest, pod_gpu_request
+from vcore.gpu.devices import GPU_RESOURCE, TOPOLOGY_ANNOTATION, NodeGpus, node_gpus
+from vcore.gpu.requests import GpuRequest, pod_gpu_request
 
 __all__ = ["GEOMETRIES", "MIG_SHAPES", "device_tuples", "native_request", "node_devices", "node_has_gpus", "pod_gpu", "pod_may_use_gpus"]
 
@@ -21,7 +21,6 @@ GEOMETRIES: dict[str, int] = {name: i + 1 for i, name in enumerate(_mig.MIG_MODE
 #: Native MIG shape ids: (compute slices, memory slices) in the order of the native shape table.
 MIG_SHAPES: dict[tuple[int, int], int] = {(1, 1): 0, (1, 2): 1, (2, 2): 2, (3, 4): 3, (4, 4): 4, (7, 8): 5}
 _KINDS = {"none": 0, "whole": 1, "shared": 2, "mig": 3}
-_DEVICE_PREFIXES = ("nvidia.com/", "volcano.sh/")
 
 
 def _shape_id(geometry: str, profile: str) -> int:
@@ -30,35 +29,56 @@ def _shape_id(geometry: str, profile: str) -> int:
 
 
 def node_has_gpus(spec: Mapping[str, Any]) -> bool:
-    """Whether a converted node spec shows GPUs (allocatable or GPU feature discovery labels)."""
-    if any(k == GPU_RESOURCE or k.startswith(MIG_RESOURCE_PREFIX) for k in spec.get("allocatable", ())):
-        return True
-    return any(k in (LABEL_PRODUCT, LABEL_COUNT) for k, _ in spec.get("labels", ()))
+    """Whether a converted node spec shows GPUs (the converter's test: allocatable or GFD labels)."""
+    return "may_have_gpus" in spec
 
 
-def node_devices(node: Any) -> list[tuple]:
-    """The native device tuples of a Node (see :func:`device_tuples`)."""
-    return device_tuples(node_gpus(node))
+def _annotation(obj: Any, key: str) -> Any:
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else getattr(obj, "metadata", None)
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else getattr(meta, "annotations", None)
+    return annotations.get(key) if annotations else None
+
+
+def node_devices(node: Any, spec: Mapping[str, Any]) -> list[tuple]:
+    """The native device tuples of a Node whose converted spec is ``spec`` (see :func:`device_tuples`).
+
+    Nodes of one pool describe their GPUs identically, so the parse is cached by everything it reads (the
+    ``nvidia.com/`` labels and allocatable, the topology annotation); a node that fails to parse is not cached
+    and fails again with its own name in the message.
+    """
+    topology = _annotation(node, TOPOLOGY_ANNOTATION)
+    key = (tuple(kv for kv in spec.get("labels", ()) if kv[0].startswith("nvidia.com/")),
+           tuple(kv for kv in spec.get("allocatable", {}).items() if kv[0].startswith("nvidia.com/")),
+           topology if isinstance(topology, str) else repr(topology))
+    devices = _DEVICE_CACHE.get(key)
+    if devices is None:
+        devices = device_tuples(node_gpus(node))
+        if len(_DEVICE_CACHE) >= _DEVICE_CACHE_SIZE:
+            _DEVICE_CACHE.pop(next(iter(_DEVICE_CACHE)))
+        _DEVICE_CACHE[key] = devices
+    return devices
+
+
+_DEVICE_CACHE: dict[tuple, list[tuple]] = {}
+_DEVICE_CACHE_SIZE = 1024
 
 
 def device_tuples(inventory: NodeGpus) -> list[tuple]:
     """The native device tuples of an inventory: (model, memory MiB, NUMA, NVLink, MIG mode, geometry, layout)."""
     out = []
     for g in inventory.devices:
+        if not g.mig_mode:  # the common case: no MIG geometry lookup (it parses the product name)
+            out.append((g.model, g.memory_mib, g.numa, g.nvlink_domain, False, 0, []))
+            continue
         geometry = g.mig_geometry
-        layout = [(_shape_id(geometry, inst.profile), inst.start) for inst in g.mig_instances] if geometry else []
-        out.append((g.model, g.memory_mib, g.numa, g.nvlink_domain, g.mig_mode,
-                    GEOMETRIES.get(geometry, 0) if g.mig_mode else 0, layout))
+        layout = [(_shape_id(geometry, inst.profile), inst.start) for inst in g.mig_instances]
+        out.append((g.model, g.memory_mib, g.numa, g.nvlink_domain, True, GEOMETRIES.get(geometry, 0), layout))
     return out
 
 
-def pod_may_use_gpus(spec: Mapping[str, Any], pod: Any) -> bool:
-    """A cheap test that is true for every pod whose GPU request is not "none" (and for a few more)."""
-    if any(k.startswith(_DEVICE_PREFIXES) for k in spec.get("requests", ())):
-        return True
-    meta = pod.get("metadata") if isinstance(pod, Mapping) else getattr(pod, "metadata", None)
-    annotations = meta.get("annotations") if isinstance(meta, Mapping) else getattr(meta, "annotations", None)
-    return bool(annotations) and (KAI_GPU_FRACTION in annotations or KAI_GPU_MEMORY in annotations)
+def pod_may_use_gpus(spec: Mapping[str, Any]) -> bool:
+    """Whether a converted pod spec may carry a GPU request (the converter's cheap test)."""
+    return "may_use_gpus" in spec
 
 
 def native_request(request: GpuRequest, requests: Mapping[str, int] | None = None) -> dict[str, Any] | None:
