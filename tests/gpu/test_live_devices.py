@@ -236,16 +236,19 @@ def test_running_pod_without_identifiable_devices_is_still_accounted():
     assert cluster.requested("nvidia.com/gpu")[0] == 2
 
 
-def test_update_may_not_drop_a_held_gpu():
+def test_node_update_is_the_truth_about_its_gpus():
     cluster = vcore.Cluster()
     cluster.add_node(gpu_node("a", 4))
-    cluster.bind(gpu_pod("x", gpus=1), "a", gpus=[3])
-    with pytest.raises(ValueError, match=r"node a: gpus: GPU 3 is held by a pod and would disappear"):
-        cluster.update_node(gpu_node("a", 2))
-    assert cluster.gpu_devices()["dev_offsets"].tolist() == [0, 4]
+    cluster.bind(gpu_pod("x", gpus=2), "a", gpus=[1, 3])
     cluster.update_node(gpu_node("a", 6))  # growing keeps what pods hold
     snap = cluster.gpu_devices()
-    assert snap["dev_offsets"].tolist() == [0, 6] and snap["dev_exclusive"].tolist() == [0, 0, 0, 1, 0, 0]
+    assert snap["dev_offsets"].tolist() == [0, 6] and snap["dev_exclusive"].tolist() == [0, 1, 0, 1, 0, 0]
+    cluster.update_node(gpu_node("a", 2))  # the device plugin reports fewer GPUs: GPU 3 is gone
+    assert cluster.pod_gpus("ml/x") == GpuChoice((1,))
+    assert cluster.gpu_devices()["dev_exclusive"].tolist() == [0, 1]
+    assert cluster.requested("nvidia.com/gpu")[0] == 2  # the pod is still accounted by its resources
+    cluster.unbind("ml/x")
+    assert not cluster.gpu_devices()["dev_exclusive"].any()
 
 
 def test_removed_node_releases_its_devices_and_slots_are_reused():

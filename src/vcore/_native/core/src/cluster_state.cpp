@@ -199,11 +199,11 @@ int32_t ClusterState::add_node(const NodeInput& node) {
 int32_t ClusterState::update_node(const NodeInput& node) {
   auto it = slot_of_.find(node.name);
   if (it == slot_of_.end()) throw NotFound("node " + node.name + ": not found (use add_node)");
-  const std::string held = gpus_.incompatible_update(it->second, node.gpus);
-  if (!held.empty()) throw Invalid("node " + node.name + ": gpus: " + held);
   ParsedNode parsed = parse_node(node);
-  write_node(it->second, node, std::move(parsed));
-  return it->second;
+  const int32_t slot = it->second;
+  write_node(slot, node, std::move(parsed));
+  reconcile_gpus(slot);
+  return slot;
 }
 
 std::vector<std::string> ClusterState::remove_node(const std::string& name, bool evict) {
@@ -417,6 +417,23 @@ int32_t ClusterState::unbind(const std::string& key) {
   on.erase(std::find(on.begin(), on.end(), key));
   pods_.erase(it);
   return slot;
+}
+
+// The node object is the truth: a GPU that vanished or changed MIG mode is no longer held by anyone (its pods keep
+// their resource accounting, as for a pod bound without identifiable devices), and usage is rebuilt from the pods.
+void ClusterState::reconcile_gpus(int32_t slot) {
+  gpus_.reset_usage(slot);
+  gpu_classes_[slot].clear();
+  for (const auto& key : pods_on_[slot]) {
+    GpuAssignment& a = pods_.at(key).gpu;
+    auto& holds = a.holds;
+    holds.erase(std::remove_if(holds.begin(), holds.end(),
+                               [&](const GpuHold& h) { return !gpus_.holdable(slot, h.gpu, a.kind == GpuKind::kMig); }),
+                holds.end());
+    if (holds.empty()) a = GpuAssignment{};
+    gpus_.apply(slot, a, +1);
+    count_gpu_class(slot, a, +1);
+  }
 }
 
 const GpuAssignment* ClusterState::pod_gpus(const std::string& key) const {

@@ -492,10 +492,10 @@ class GpuScorer {
  public:
   // `cache`: F_before per slot with the node version it was computed at (+1; 0 = empty), or nullptr to compute
   // every time (evaluate(), which may run on several threads).
-  GpuScorer(const ClusterState& s, const GpuPlacementConfig& c, const CompiledPod& pod, const std::vector<uint8_t>& allowed,
-            const TargetWorkload& tw, std::vector<double>* cache, std::vector<uint64_t>* cache_version,
-            const GpuScoreRow& scores)
-      : s_(s), c_(c), pod_(pod), allowed_(allowed), tw_(tw), cache_(cache), cache_version_(cache_version),
+  GpuScorer(const ClusterState& s, const GpuPlacementConfig& c, const VcoreKnobs& knobs, const CompiledPod& pod,
+            const std::vector<uint8_t>& allowed, const TargetWorkload& tw, std::vector<double>* cache,
+            std::vector<uint64_t>* cache_version, const GpuScoreRow& scores)
+      : s_(s), c_(c), knobs_(knobs), pod_(pod), allowed_(allowed), tw_(tw), cache_(cache), cache_version_(cache_version),
         scores_(scores), cpu_(pod.request(kAxisCpu)), memory_(pod.request(kAxisMemory)) {}
 
   // The score alone, from the per-spec cache when this pod's spec has a row there (schedule() only).
@@ -573,7 +573,7 @@ class GpuScorer {
       }
       case GpuPolicy::kVcore: {
         const double before = fragment(slot, v);
-        score = vcore_score(v, r, fgd_after(v, r, o, tw_, before, false, &mask) - before, c_.knobs);
+        score = vcore_score(v, r, fgd_after(v, r, o, tw_, before, false, &mask) - before, knobs_);
         break;
       }
     }
@@ -597,6 +597,7 @@ class GpuScorer {
 
   const ClusterState& s_;
   const GpuPlacementConfig& c_;
+  const VcoreKnobs knobs_;
   const CompiledPod& pod_;
   const std::vector<uint8_t>& allowed_;
   const TargetWorkload& tw_;
@@ -653,10 +654,10 @@ constexpr int32_t kBlock = 512;  // slots per block: the block buffers stay in L
 class BlockRunner {
  public:
   BlockRunner(const ClusterState& s, const ProfileConfig& c, const std::vector<uint8_t>& ignored, const CompiledPod& pod,
-              const TargetWorkload& gpu_target, std::vector<double>* fragment_cache = nullptr,
+              const TargetWorkload& gpu_target, const VcoreKnobs& knobs, std::vector<double>* fragment_cache = nullptr,
               std::vector<uint64_t>* fragment_versions = nullptr, const GpuScoreRow& gpu_scores = {})
       : s_(s), c_(c), kernel_(s, c, ignored, pod),
-        gpu_(s, c.gpu, pod, kernel_.allowed_models(), gpu_target, fragment_cache, fragment_versions, gpu_scores), fit_rows_(kernel_.fit_rows()), fit_score_rows_(kernel_.fit_score_rows()),
+        gpu_(s, c.gpu, knobs, pod, kernel_.allowed_models(), gpu_target, fragment_cache, fragment_versions, gpu_scores), fit_rows_(kernel_.fit_rows()), fit_score_rows_(kernel_.fit_score_rows()),
         balanced_rows_(kernel_.balanced_rows()), vector_fit_(kernel_.vector_fit_score()),
         vector_balanced_(kernel_.vector_balanced_score()),
         scalar_scores_(c.weight_binpack > 0 || (c.weight_fit > 0 && !vector_fit_) ||
@@ -723,7 +724,7 @@ class BlockRunner {
 
 void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, std::vector<int64_t>& reasons) const {
   const ClusterState& s = *state_;
-  const BlockRunner runner(s, config_, ignored_axes(s, config_), pod, target_.current());
+  const BlockRunner runner(s, config_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
   const PodKernel& kernel = runner.kernel();
   const int32_t n = s.n_slots();
   const int32_t n_reason = n_reasons();
@@ -814,7 +815,7 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
     const CompiledPod& pod = *pods[p];
     const uint64_t sequence = sequence_++;
     const TargetWorkload& gpu_target = refresh_gpu_target(pod);
-    const BlockRunner runner(s, config_, ignored, pod, gpu_target, &fragment_, &fragment_node_version_,
+    const BlockRunner runner(s, config_, ignored, pod, gpu_target, vcore_knobs_, &fragment_, &fragment_node_version_,
                              gpu_score_row(pod));
     const int32_t n_slots = s.n_slots();
     const int32_t want = nodes_to_find(s.n_nodes(), config_.percentage_of_nodes_to_score);
@@ -898,11 +899,24 @@ const TargetWorkload& Engine::refresh_gpu_target(const CompiledPod& pod) {
     fragment_.assign(slots, 0.0);
     fragment_node_version_.assign(slots, 0);
     fragment_target_version_ = target_.version();
+    vcore_knobs_ = knobs_for_pressure(config_.gpu.knobs, cluster_cpu_pressure(tw));
     score_spec_ids_.clear();  // scores depend on the target and are laid out per slot
     score_version_.clear();
     score_value_.clear();
   }
   return tw;
+}
+
+double Engine::cluster_cpu_pressure(const TargetWorkload& tw) const {
+  const ClusterState& s = *state_;
+  double cpu = 0.0, gpu = 0.0;
+  for (int32_t slot = 0; slot < s.n_slots(); ++slot) {
+    if (!s.is_live(slot)) continue;
+    cpu += static_cast<double>(s.allocatable().row(kAxisCpu)[slot]);
+    int32_t free[kMaxGpusPerNode], local[kMaxGpusPerNode];
+    gpu += static_cast<double>(kGpuMilli) * s.gpus().policy_gpus(slot, free, local);
+  }
+  return cpu_pressure(tw, cpu, gpu);
 }
 
 GpuScoreRow Engine::gpu_score_row(const CompiledPod& pod) {
@@ -935,6 +949,10 @@ void Engine::observe(const std::vector<const CompiledPod*>& pods) {
   }
 }
 
-const TargetWorkload& Engine::gpu_target() { return target_.workload(state_->gpus()); }
+const TargetWorkload& Engine::gpu_target() {
+  const TargetWorkload& tw = target_.workload(state_->gpus());
+  vcore_knobs_ = knobs_for_pressure(config_.gpu.knobs, cluster_cpu_pressure(tw));
+  return tw;
+}
 
 }  // namespace vcore

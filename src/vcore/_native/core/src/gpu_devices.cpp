@@ -124,18 +124,11 @@ void DeviceTable::validate(const std::string& node, const std::vector<DeviceInpu
     throw Invalid(at + ": more than " + std::to_string(kMaxGpuModels) + " distinct GPU models in the cluster");
 }
 
-std::string DeviceTable::incompatible_update(int32_t slot, const std::vector<DeviceInput>& devices) const {
-  const int32_t g = n_gpus(slot);
-  for (int32_t i = 0; i < g; ++i) {
-    const int32_t d = begin_[slot] + i;
-    const bool held = exclusive_[d] || holders_[d] > 0 || mig_compute_[d] != 0;
-    if (!held) continue;
-    if (i >= static_cast<int32_t>(devices.size()))
-      return "GPU " + std::to_string(i) + " is held by a pod and would disappear";
-    if (devices[i].mig_mode != (mig_mode_[d] != 0))
-      return "GPU " + std::to_string(i) + " is held by a pod and would change MIG mode";
+void DeviceTable::reset_usage(int32_t slot) {
+  for (int32_t d = begin_[slot]; d < begin_[slot] + n_gpus(slot); ++d) {
+    used_milli_[d] = 0, holders_[d] = 0, used_memory_[d] = 0;
+    exclusive_[d] = 0, mig_compute_[d] = 0, mig_memory_[d] = 0;
   }
-  return "";
 }
 
 void DeviceTable::ensure_slot(int32_t slot) {
@@ -151,7 +144,7 @@ void DeviceTable::set_node(int32_t slot, const std::vector<DeviceInput>& devices
   const int32_t old_g = count_[slot];
   int32_t base = begin_[slot];
   if (g != old_g) {
-    // A new range at the end; usage of the GPUs that stay is carried over (incompatible_update said it may be).
+    // A new range at the end; usage of the GPUs that stay is carried over (the caller then rebuilds it).
     base = static_cast<int32_t>(model_.size());
     const size_t end = static_cast<size_t>(base) + static_cast<size_t>(g);
     for (auto* v : {&model_, &numa_, &nvlink_, &used_milli_, &holders_}) v->resize(end, 0);

@@ -187,6 +187,23 @@ double fgd_after(const GpuNodeView& v, const GpuRequest& r, const GpuOptions& o,
 //   a balance bonus of up to `balance_points` points for leaving the node's CPU and GPU allocated in the same
 //   proportion (kube-scheduler's BalancedAllocation idea on the CPU/GPU pair): CPU is spent where the GPUs are
 //   already taken, so idle GPUs keep the CPU they need and do not get stranded.
+double cpu_pressure(const TargetWorkload& tw, double cluster_cpu_milli, double cluster_gpu_milli) {
+    double cpu = 0.0, gpu = 0.0;
+    for (size_t s = 0; s < tw.size(); ++s) {
+        cpu += tw.weight[s] * double(tw.cpu_milli[s]);
+        gpu += tw.weight[s] * double(tw.num_gpu[s]) * double(tw.gpu_milli[s]);
+    }
+    if (gpu <= 0 || cluster_gpu_milli <= 0 || cluster_cpu_milli <= 0) return 1.0;
+    return (cpu / gpu) / (cluster_cpu_milli / cluster_gpu_milli);
+}
+
+VcoreKnobs knobs_for_pressure(const VcoreKnobs& k, double pressure) {
+    constexpr double kNone = 0.5, kFull = 0.8;
+    VcoreKnobs out = k;
+    out.balance_points = k.balance_points * std::clamp((pressure - kNone) / (kFull - kNone), 0.0, 1.0);
+    return out;
+}
+
 int64_t vcore_score(const GpuNodeView& v, const GpuRequest& r, double delta, const VcoreKnobs& k) {
     const int64_t fgd = int64_t(1.0 / (1.0 + std::exp(delta / k.scale)) * 100.0);
     const double gcap = double(v.g) * kGpuMilli;

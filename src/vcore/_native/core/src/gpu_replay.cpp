@@ -78,8 +78,12 @@ struct Replayer {
     VcoreKnobs knobs;
 
     Replayer(GpuInventory& i, const TargetWorkload& t, const ReplayOptions& o)
-        : inv(i), tw(t), opt(o), N(i.n_nodes()), rng(o.seed),
-          knobs{o.vcore_scale, o.vcore_pack_points, o.vcore_balance_points} {}
+        : inv(i), tw(t), opt(o), N(i.n_nodes()), rng(o.seed) {
+        double cpu = 0.0;
+        for (int32_t n = 0; n < N; ++n) cpu += double(inv.cpu_cap_[n]);
+        knobs = knobs_for_pressure({o.vcore_scale, o.vcore_pack_points, o.vcore_balance_points},
+                                   cpu_pressure(tw, cpu, double(inv.total_gpu_milli())));
+    }
 
     void refresh_fragment(int32_t n) {
         fnode[n] = node_fragment(inv.cpu_free_[n], inv.node_model_[n], inv.gpu_free(n), inv.n_gpus(n), tw);

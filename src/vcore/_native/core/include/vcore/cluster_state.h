@@ -178,6 +178,7 @@ class ClusterState {
   std::vector<uint64_t> node_version_;
   std::vector<std::vector<std::pair<int32_t, int32_t>>> gpu_classes_;  // per slot: (class, pods)
   void count_gpu_class(int32_t slot, const GpuAssignment& a, int32_t sign);
+  void reconcile_gpus(int32_t slot);  // after a node update: drop holds on vanished GPUs, rebuild usage
 
   Interner resources_;
   std::vector<uint8_t> scalar_, extended_;

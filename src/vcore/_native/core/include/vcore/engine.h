@@ -46,6 +46,7 @@ class Engine {
   // Counts the pod toward a learned target, rebuilds the target when due and resets stale fragment caches.
   const TargetWorkload& refresh_gpu_target(const CompiledPod& pod);
   GpuScoreRow gpu_score_row(const CompiledPod& pod);  // this pod's spec row of the score cache (or none)
+  double cluster_cpu_pressure(const TargetWorkload& tw) const;  // of the live nodes (see cpu_pressure)
 
   std::shared_ptr<ClusterState> state_;
   ProfileConfig config_;
@@ -57,6 +58,7 @@ class Engine {
   std::vector<double> fragment_;
   std::vector<uint64_t> fragment_node_version_;
   uint64_t fragment_target_version_ = 0;
+  VcoreKnobs vcore_knobs_;  // config_.gpu.knobs at the current target's CPU pressure
   // GPUPlacement scores per (pod spec, slot); reset with the fragment caches.
   std::map<std::string, size_t> score_spec_ids_;
   std::vector<uint64_t> score_version_;

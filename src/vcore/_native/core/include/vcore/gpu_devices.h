@@ -94,11 +94,14 @@ class DeviceTable {
  public:
   // Throws Invalid naming the node and the field of the first bad device.
   void validate(const std::string& node, const std::vector<DeviceInput>& devices) const;
-  // Replaces a slot's devices; usage is kept per index (callers check in_use_compatible first).
+  // Replaces a slot's devices; usage is kept per index until the caller rebuilds it (reset_usage + apply).
   void set_node(int32_t slot, const std::vector<DeviceInput>& devices);
   void clear_node(int32_t slot);
-  // Whether replacing the slot's devices keeps every held GPU (same count and MIG mode); else a message.
-  std::string incompatible_update(int32_t slot, const std::vector<DeviceInput>& devices) const;
+  void reset_usage(int32_t slot);
+  // Whether GPU `gpu` of the slot exists and can hold what it held (MIG instances need MIG mode, others not).
+  bool holdable(int32_t slot, int32_t gpu, bool mig) const {
+    return gpu >= 0 && gpu < n_gpus(slot) && (mig_mode_[begin_[slot] + gpu] != 0) == mig;
+  }
 
   int32_t n_gpus(int32_t slot) const { return slot < static_cast<int32_t>(count_.size()) ? count_[slot] : 0; }
   int32_t n_devices() const { return live_devices_; }

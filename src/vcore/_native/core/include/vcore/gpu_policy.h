@@ -36,8 +36,15 @@ enum class CardOrder : uint8_t { kFirst, kTightest, kEmptiest };
 struct VcoreKnobs {
     double scale = 1000.0;         // fragment-delta scale of the sigmoid (FGD's is 1000)
     double pack_points = 1.0;      // bonus for the share of the node's GPU already allocated
-    double balance_points = 10.0;  // bonus for leaving CPU and GPU allocated in equal proportion
+    double balance_points = 10.0;  // bonus for leaving CPU and GPU allocated in equal proportion, at full CPU pressure
 };
+
+// CPU pressure of a workload on a cluster: the CPU it asks per GPU milli (target-workload mean) over the CPU the
+// cluster has per GPU milli; at 100 % GPU demand this is its CPU utilization. 1 when either side has no GPU.
+double cpu_pressure(const TargetWorkload& tw, double cluster_cpu_milli, double cluster_gpu_milli);
+// vcore's knobs for a workload of that pressure: the CPU/GPU balance bonus only guards against CPU stranding GPUs,
+// which cannot happen where CPU is abundant, so it fades from full at pressure >= 0.8 to nothing at <= 0.5.
+VcoreKnobs knobs_for_pressure(const VcoreKnobs& k, double pressure);
 
 // Views of GpuInventory node n, and the options the replay's protocol allows there (free >= milli; lowest idle).
 GpuNodeView inventory_view(const GpuInventory& inv, int32_t n);
