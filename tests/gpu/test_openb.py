@@ -1,6 +1,6 @@
 """Fidelity on the real openb trace (skips when ../shared/data/openb is absent): one seed of the default workload.
 
-The full 10-seed comparison with the published numbers is in bench/bench_gpu.py; here one seed keeps the suite
+The full 10-seed comparison with the published numbers is in bench/test_gpu_bench.py; here one seed keeps the suite
 fast. Seed 42 with the published protocol: FGD 95.3 %, BestFit 93.3 % (data README).
 """
 

@@ -8,7 +8,7 @@ proportion. The balance bonus guards against CPU stranding GPUs, so it is scaled
 (the CPU it asks per GPU over the CPU the cluster has per GPU): full at >= 0.8, none at <= 0.5, where CPU is
 abundant and the bonus would only override FGD. Measured on the 15 shared openb workloads and 9 held-out ones
 (vcore.gpu.variants: multi-GPU-heavy, GPU-type-constrained, and the spot-GPU cluster), seeds 42-51, it
-allocates at least as much GPU as FGD on every one; see bench/bench_gpu.py and the issue notes.
+allocates at least as much GPU as FGD on every one; see bench/test_gpu_bench.py and the issue notes.
 
 All policies are native kernels (``vcore._native._core.gpu``); this module only maps user-facing names to them.
 Every policy scores each feasible node with an integer 0..100 and the highest score wins, ties to the smallest

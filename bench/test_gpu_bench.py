@@ -1,7 +1,7 @@
 """GPU trace-replay benchmarks (issue 3): speed of one seed, the one-pod FGD kernel, and fidelity to the paper.
 
-    python -m pytest bench/bench_gpu.py --benchmark-only          # timings (pytest-benchmark) + summary table
-    python bench/bench_gpu.py [--seeds 42-51] [--workloads default,cpu050 ...]   # fidelity / quality tables
+    python -m pytest bench/test_gpu_bench.py --benchmark-only          # timings (pytest-benchmark) + summary table
+    python bench/test_gpu_bench.py [--seeds 42-51] [--workloads default,cpu050 ...]   # fidelity / quality tables
 
 Needs ../shared/data/openb (skips otherwise). Groups:
   gpu replay default seed 42   one native replay per policy (fgd target < 1 s, first-fit < 0.5 s; ~10,800 pods)
