@@ -60,12 +60,17 @@ def test_random_tie_break_still_places_by_score():
     assert not np.array_equal(by_name.node_idx, random_ties.node_idx)  # ties are common: some pods move
 
 
-def test_learned_target_equals_the_artifacts_rule():
-    nodes, pods = synthetic_trace()
+def learning_scheduler(nodes: NodeList) -> tuple[vcore.Cluster, vcore.Scheduler]:
+    """A cluster of the trace's nodes and an FGD scheduler that learns its target workload."""
     cluster = vcore.Cluster()
     for node in live.node_objects(nodes):
         cluster.add_node(node)
-    sched = vcore.Scheduler(cluster, live.profile_for("fgd"))
+    return cluster, vcore.Scheduler(cluster, live.profile_for("fgd"))
+
+
+def test_learned_target_equals_the_artifacts_rule():
+    nodes, pods = synthetic_trace()
+    cluster, sched = learning_scheduler(nodes)
     sched.observe(live.pod_objects(pods))
     got = sched.gpu_target()
     want = protocol.target_workload(pods, 95.0)
@@ -82,10 +87,7 @@ def test_learned_target_equals_the_artifacts_rule():
 
 def test_learned_target_is_refreshed_as_pods_arrive():
     nodes, pods = synthetic_trace()
-    cluster = vcore.Cluster()
-    for node in live.node_objects(nodes):
-        cluster.add_node(node)
-    sched = vcore.Scheduler(cluster, live.profile_for("fgd"))
+    _, sched = learning_scheduler(nodes)
     assert len(sched.gpu_target()["weight"]) == 0  # nothing seen yet: no fragmentation to avoid
     sched.schedule(live.pod_objects(pods.take(np.arange(40))))
     first = sched.gpu_target()
