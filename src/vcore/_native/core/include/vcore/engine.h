@@ -11,11 +11,10 @@
 #include <vector>
 
 #include "vcore/cluster_state.h"
+#include "vcore/gpu_scorer.h"
 #include "vcore/profile.h"
 
 namespace vcore {
-
-struct GpuScoreRow;
 
 struct ScheduleResult {
   std::vector<int32_t> node;     // slot per pod, -1 when unschedulable

@@ -1,0 +1,102 @@
+// GPUPlacement's per-node scoring (see vcore/gpu_scorer.h).
+#include "vcore/gpu_scorer.h"
+
+#include <algorithm>
+
+namespace vcore {
+
+int64_t GpuScorer::score(int32_t slot) const {
+  thread_local GpuAssignment unused;
+  if (scores_.version == nullptr) return score(slot, &unused);
+  const uint64_t version = s_.node_version(slot) + 1;
+  if (scores_.version[slot] != version) {
+    scores_.value[slot] = score(slot, &unused);
+    scores_.version[slot] = version;
+  }
+  return scores_.value[slot];
+}
+
+int64_t GpuScorer::score(int32_t slot, GpuAssignment* choice) const {
+  const DeviceTable& dt = s_.gpus();
+  int32_t free[kMaxGpusPerNode], local[kMaxGpusPerNode];
+  GpuNodeView v;
+  v.g = dt.policy_gpus(slot, free, local);
+  v.free = free;
+  for (int32_t i = 0; i < v.g; ++i) v.idle += free[i] == kGpuMilli, v.free_total += free[i];
+  v.cpu_cap = s_.allocatable().row(kAxisCpu)[slot];
+  v.cpu_free = v.cpu_cap - s_.requested().row(kAxisCpu)[slot];
+  v.mem_cap = s_.allocatable().row(kAxisMemory)[slot];
+  v.mem_free = v.mem_cap - s_.requested().row(kAxisMemory)[slot];
+  v.model = dt.node_model(slot);
+  GpuRequest r;
+  r.cpu_milli = cpu_;
+  r.memory = memory_;
+  const DeviceRequest& want = pod_.gpu;
+  thread_local GpuAssignment fitted;  // reused: this runs per node
+  if (want.uses_gpus() && !dt.fit(slot, want, allowed_, &fitted)) {  // only when GPUDeviceFit is disabled
+    *choice = GpuAssignment{};
+    return 0;
+  }
+  if (want.uses_gpus() && want.kind != GpuKind::kMig) {
+    r.num_gpu = want.count;
+    r.gpu_milli = want.kind == GpuKind::kWhole ? kGpuMilli : std::min(kGpuMilli, want.milli_on(dt.device_memory(slot)));
+  }
+  const GpuOptions o = dt.policy_options(slot, want, allowed_, fitted);
+  uint64_t mask = 0;
+  int64_t score = 0;
+  switch (c_.policy) {
+    case GpuPolicy::kFirstFit:
+    case GpuPolicy::kRandom:  // every node scores 0: the engine's seeded tie-break picks uniformly
+      mask = pick_devices(v, r, o, CardOrder::kFirst);
+      break;
+    case GpuPolicy::kBestFit:
+      mask = pick_devices(v, r, o, CardOrder::kTightest);
+      score = 10 * best_fit_score(v, r);
+      break;
+    case GpuPolicy::kDotProduct: score = 10 * dot_product_score(v, r, o, &mask); break;
+    case GpuPolicy::kGpuPacking:
+      mask = pick_devices(v, r, o, CardOrder::kTightest);
+      score = 10 * gpu_packing_score(v, r);
+      break;
+    case GpuPolicy::kGpuClustering: {
+      mask = pick_devices(v, r, o, CardOrder::kTightest);
+      const int32_t cls = want.kind == GpuKind::kShared ? 0 : want.count;
+      score = 10 * gpu_clustering_score(v, r, s_.gpu_class_pods(slot, cls) > 0, s_.gpu_classes(slot));
+      break;
+    }
+    case GpuPolicy::kBinpack:
+      mask = pick_devices(v, r, o, CardOrder::kTightest);
+      score = 10 * static_cast<int64_t>(100.0 * allocated_after(v, r));
+      break;
+    case GpuPolicy::kSpread:
+      mask = pick_devices(v, r, o, CardOrder::kEmptiest);
+      score = 10 * static_cast<int64_t>(100.0 * (1.0 - allocated_after(v, r)));
+      break;
+    case GpuPolicy::kFgd: {
+      const double before = fragment(slot, v);
+      score = 10 * fgd_score(before, fgd_after(v, r, o, tw_, before, true, &mask));
+      break;
+    }
+    case GpuPolicy::kVcore: {
+      const double before = fragment(slot, v);
+      score = vcore_score(v, r, fgd_after(v, r, o, tw_, before, false, &mask) - before, knobs_);
+      break;
+    }
+  }
+  if (want.kind == GpuKind::kShared && want.count == 1 && mask != 0)
+    dt.assign(slot, want, uint64_t{1} << local[__builtin_ctzll(mask)], choice);
+  else
+    *choice = fitted;
+  return std::max<int64_t>(score, 0);
+}
+
+double GpuScorer::fragment(int32_t slot, const GpuNodeView& v) const {
+  if (cache_ == nullptr) return node_fragment(v.cpu_free, v.model, v.free, v.g, tw_);
+  const uint64_t version = s_.node_version(slot) + 1;
+  if ((*cache_version_)[slot] != version) {
+    (*cache_)[slot] = node_fragment(v.cpu_free, v.model, v.free, v.g, tw_);
+    (*cache_version_)[slot] = version;
+  }
+  return (*cache_)[slot];
+}
+}  // namespace vcore
