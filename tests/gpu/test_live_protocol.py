@@ -121,3 +121,15 @@ def test_gpu_placement_args_round_trip():
     profile = vcore.Profile.from_config(config)
     assert vcore.Profile.from_config(profile.to_dict()) == profile
     assert profile.gpu.target[0].num_gpu == 1 and profile.gpu.max_score == 1110
+
+
+@pytest.mark.parametrize("cpu_per_node, balance_matters", [(4_000_000, False), (24_000, True)],
+                         ids=["cpu-abundant", "cpu-scarce"])
+def test_vcore_balance_bonus_follows_cpu_pressure(cpu_per_node, balance_matters):
+    # The balance bonus guards against CPU stranding GPUs: with CPU ~100x what the pods ask (pressure << 0.5) it
+    # is off, so vcore places exactly as with vcore_balance_points=0; where CPU is scarce it changes placements.
+    nodes, pods = synthetic_trace()
+    nodes.cpu_milli[:] = cpu_per_node
+    default = protocol.run_protocol(nodes, pods, "vcore", 1)
+    no_balance = protocol.run_protocol(nodes, pods, "vcore", 1, vcore_balance_points=0.0)
+    assert np.array_equal(default.node_idx, no_balance.node_idx) != balance_matters
