@@ -539,6 +539,7 @@ GARBAGE_DRIVER = textwrap.dedent(r'''
     foreign = other.compile_pod({"key": "ns/foreign"})
     dead = _core.ClusterState(); dead_pod = dead.compile_pod({"key": "ns/dead"}); del dead; gc.collect()
     e = _core.Engine(s, PROFILE, 0)
+    gpu_pod = s.compile_pod({"key": "ns/gpu", "gpu": {"kind": 1, "count": 1}})
     gpu = _core.gpu
     inv = gpu.GpuInventory(np.array([8000, 8000], I64), np.array([100, 100], I64), np.array([0, 0], I32),
                            np.array([0, 2, 4], I32), np.full(4, 1000, I32))
@@ -758,6 +759,64 @@ GARBAGE_DRIVER = textwrap.dedent(r'''
         ("gpu.replay(float requests)", lambda: replay(cpu_milli=np.array([1.5]))),
         ("gpu.replay(seed -1)", lambda: replay(seed=-1)),
         ("gpu.replay(None inventory)", lambda: replay(inventory=None)),
+        # the live GPU device table
+        ("add_node(gpus str)", lambda: s.add_node(node("g", gpus="8"))),
+        ("add_node(gpus [None])", lambda: s.add_node(node("g", gpus=[None]))),
+        ("add_node(gpu 6-tuple)", lambda: s.add_node(node("g", gpus=[("m", 1, 0, 0, False, 0)]))),
+        ("add_node(gpu memory -1)", lambda: s.add_node(node("g", gpus=[("m", -1, 0, 0, False, 0, [])]))),
+        ("add_node(gpu numa -2)", lambda: s.add_node(node("g", gpus=[("m", 1, -2, 0, False, 0, [])]))),
+        ("add_node(gpu geometry 9)", lambda: s.add_node(node("g", gpus=[("m", 1, 0, 0, True, 9, [])]))),
+        ("add_node(gpu geometry -1)", lambda: s.add_node(node("g", gpus=[("m", 1, 0, 0, True, -1, [])]))),
+        ("add_node(mig without geometry)", lambda: s.add_node(node("g", gpus=[("m", 1, 0, 0, True, 0, [])]))),
+        ("add_node(mig shape 6)", lambda: s.add_node(node("g", gpus=[("m", 1, 0, 0, True, 1, [(6, 0)])]))),
+        ("add_node(mig start 63)", lambda: s.add_node(node("g", gpus=[("m", 1, 0, 0, True, 1, [(0, 63)])]))),
+        ("add_node(mig start -1)", lambda: s.add_node(node("g", gpus=[("m", 1, 0, 0, True, 1, [(0, -1)])]))),
+        ("add_node(mig start not allowed)", lambda: s.add_node(node("g", gpus=[("m", 1, 0, 0, True, 1, [(4, 2)])]))),
+        ("add_node(mig overlap)", lambda: s.add_node(node("g", gpus=[("m", 1, 0, 0, True, 1, [(5, 0), (0, 0)])]))),
+        ("add_node(mig 8 instances)",
+         lambda: s.add_node(node("g", gpus=[("m", 1, 0, 0, True, 1, [(0, i) for i in range(7)] + [(0, 0)])]))),
+        ("add_node(layout without mig)", lambda: s.add_node(node("g", gpus=[("m", 1, 0, 0, False, 0, [(0, 0)])]))),
+        ("add_node(65 gpus)", lambda: s.add_node(node("g", gpus=[("m", 1, 0, 0, False, 0, [])] * 65))),
+        ("compile_pod(gpu str)", lambda: s.compile_pod({"key": "ns/x", "gpu": "1"})),
+        ("compile_pod(gpu no kind)", lambda: s.compile_pod({"key": "ns/x", "gpu": {"count": 1}})),
+        ("compile_pod(gpu kind 4)", lambda: s.compile_pod({"key": "ns/x", "gpu": {"kind": 4, "count": 1}})),
+        ("compile_pod(gpu kind -1)", lambda: s.compile_pod({"key": "ns/x", "gpu": {"kind": -1, "count": 1}})),
+        ("compile_pod(gpu count -1)", lambda: s.compile_pod({"key": "ns/x", "gpu": {"kind": 1, "count": -1}})),
+        ("compile_pod(gpu count 2**40)", lambda: s.compile_pod({"key": "ns/x", "gpu": {"kind": 1, "count": 2**40}})),
+        ("compile_pod(gpu milli 1001)",
+         lambda: s.compile_pod({"key": "ns/x", "gpu": {"kind": 2, "count": 1, "milli": 1001, "memory_milli": 1}})),
+        ("compile_pod(gpu both memories)", lambda: s.compile_pod(
+            {"key": "ns/x", "gpu": {"kind": 2, "count": 1, "milli": 1, "memory_mib": 1, "memory_milli": 1}})),
+        ("compile_pod(gpu mig shape 3 entries)",
+         lambda: s.compile_pod({"key": "ns/x", "gpu": {"kind": 3, "count": 1, "mig_shape": [0, 0, 0]}})),
+        ("compile_pod(gpu mig shape 99)",
+         lambda: s.compile_pod({"key": "ns/x", "gpu": {"kind": 3, "count": 1, "mig_shape": [-1, 99, -1, -1]}})),
+        ("compile_pod(gpu mig no shape)",
+         lambda: s.compile_pod({"key": "ns/x", "gpu": {"kind": 3, "count": 1, "mig_shape": [-1, -1, -1, -1]}})),
+        ("compile_pod(gpu models str)",
+         lambda: s.compile_pod({"key": "ns/x", "gpu": {"kind": 1, "count": 1, "models": "A100"}})),
+        ("compile_pod(gpu term 3-tuple)",
+         lambda: s.compile_pod({"key": "ns/x", "gpu": {"kind": 1, "count": 1, "product_terms": [(True, [], [])]}})),
+        ("bind(p, 0, gpus str)", lambda: s.bind(p, 0, "0")),
+        ("bind(gpu pod, 0, gpus [-1])", lambda: s.bind(gpu_pod, 0, [-1])),
+        ("bind(gpu pod, 0, gpus [64])", lambda: s.bind(gpu_pod, 0, [64])),
+        ("bind(gpu pod, 0, gpus [2**40])", lambda: s.bind(gpu_pod, 0, [2**40])),
+        ("bind(gpu pod, 0, gpus [0, 0])", lambda: s.bind(gpu_pod, 0, [0, 0])),
+        ("bind(gpu pod, free slot, gpus [0])", lambda: s.bind(gpu_pod, free_slot, [0])),
+        ("pod_gpus(None)", lambda: s.pod_gpus(None)),
+        ("Engine(gpu policy)", lambda: _core.Engine(s, {"filters": [], "scores": [], "gpu": {"policy": "bogus"}})),
+        ("Engine(gpu str)", lambda: _core.Engine(s, {"filters": [], "scores": [], "gpu": "fgd"})),
+        ("Engine(gpu coverage 0)", lambda: _core.Engine(s, {"filters": [], "scores": [], "gpu": {"coverage": 0.0}})),
+        ("Engine(gpu scale 0)", lambda: _core.Engine(s, {"filters": [], "scores": [], "gpu": {"vcore_scale": 0.0}})),
+        ("Engine(gpu target milli 2000)", lambda: _core.Engine(
+            s, {"filters": [], "scores": [], "gpu": {"learn": False, "target": [(0, 2000, 1, [], 1.0)]}})),
+        ("Engine(gpu target weight 0)", lambda: _core.Engine(
+            s, {"filters": [], "scores": [], "gpu": {"learn": False, "target": [(0, 500, 1, [], 0.0)]}})),
+        ("Engine(gpu target 4-tuple)", lambda: _core.Engine(
+            s, {"filters": [], "scores": [], "gpu": {"target": [(0, 500, 1, [])]}})),
+        ("observe(None)", lambda: e.observe(None)),
+        ("observe([None])", lambda: e.observe([None])),
+        ("observe([foreign])", lambda: e.observe([foreign])),
     ]
 
     start = int(sys.argv[1])
