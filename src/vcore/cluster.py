@@ -77,8 +77,9 @@ class Cluster:
         return self._state.add_node(spec)
 
     def update_node(self, node: Any) -> int:
-        """Replace a node's labels, taints, allocatable, unschedulable flag and GPUs; its bound pods stay (an
-        update may not remove or re-mode a GPU a pod holds)."""
+        """Replace a node's labels, taints, allocatable, unschedulable flag and GPUs; its bound pods stay. The node
+        is the truth about its GPUs: a pod's hold on a GPU that vanished or changed MIG mode is dropped (the pod
+        stays accounted by its resources)."""
         spec = node_spec(node)
         if not self._state.has_node(spec["name"]):
             raise NodeNotFoundError(f"node {spec['name']}: not found (use add_node)")
