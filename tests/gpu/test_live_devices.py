@@ -321,3 +321,17 @@ def test_pool_nodes_share_one_parse_but_errors_name_each_node():
     for name in ("x", "y"):
         with pytest.raises(ValueError, match=rf"node {name}: .*GPU index 5 out of range"):
             cluster.add_node(gpu_node(name, 2, topology=[{"index": 5, "numa": 1}]))
+
+
+def test_product_affinity_applies_per_gpu_on_mixed_model_nodes():
+    # GFD labels the node with one product; the annotation says GPUs 0 and 1 are A100s. A pod that requires the
+    # H100 product passes NodeAffinity on the node label and must then get the H100s only.
+    topology = [{"index": i, "model": A80, "memory_mib": MEMORY[A80]} for i in (0, 1)]
+    cluster = vcore.Cluster()
+    cluster.add_node(gpu_node("mixed", 4, product=H80, topology=topology))
+    pod = gpu_pod("h", gpus=2)
+    pod["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "nvidia.com/gpu.product", "operator": "In", "values": [H80]}]}]}}}
+    placed = vcore.Scheduler(cluster).schedule([pod, gpu_pod("any", gpus=2), gpu_pod("more", gpus=1)])
+    assert [p.gpus for p in placed] == [GpuChoice((2, 3)), GpuChoice((0, 1)), None]
