@@ -14,7 +14,8 @@ from vcore.gpu import mig as _mig
 from vcore.gpu.devices import GPU_RESOURCE, TOPOLOGY_ANNOTATION, NodeGpus, node_gpus
 from vcore.gpu.requests import GpuRequest, pod_gpu_request
 
-__all__ = ["GEOMETRIES", "MIG_SHAPES", "device_tuples", "native_request", "node_devices", "node_has_gpus", "pod_gpu", "pod_may_use_gpus"]
+__all__ = ["GEOMETRIES", "MIG_SHAPES", "device_tuples", "native_request", "node_devices", "node_has_gpus", "pod_gpu",
+           "pod_may_use_gpus"]
 
 #: MIG geometry ids of the native table (0 = none), in vcore.gpu.mig.MIG_MODELS order.
 GEOMETRIES: dict[str, int] = {name: i + 1 for i, name in enumerate(_mig.MIG_MODELS)}
@@ -90,7 +91,8 @@ def native_request(request: GpuRequest, requests: Mapping[str, int] | None = Non
     always agree on how many devices the pod needs.
     """
     count = request.count
-    if requests is not None and request.source in (GPU_RESOURCE,) + (() if request.kind != "mig" else (request.source,)):
+    counted_by_resource = request.source == GPU_RESOURCE or request.kind == "mig"  # source: the resource name
+    if requests is not None and counted_by_resource:
         count = int(requests.get(request.source, 0))
     if request.kind == "none" or count == 0:
         return None
@@ -100,6 +102,7 @@ def native_request(request: GpuRequest, requests: Mapping[str, int] | None = Non
         out["memory_mib"] = -1 if request.memory_mib is None else request.memory_mib
         out["memory_milli"] = -1 if request.memory_milli is None else request.memory_milli
     if request.kind == "mig":
+        # indexed by native geometry id; id 0 (no MIG) has no shape
         out["mig_shape"] = [-1] + [_shape_id(g, request.mig_profile) for g in GEOMETRIES]
     if request.models is not None:
         out["models"] = list(request.models)
