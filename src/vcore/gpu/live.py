@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from vcore.gpu.protocol import TargetWorkload, blended_target_workload, target_workload, tune_workload
-from vcore.gpu.policies import VCORE_GPU_RES_WEIGHT, native_policy_name
+from vcore.gpu.policies import native_policy_name
+from vcore.gpu.protocol import TargetWorkload, policy_target, tune_workload
 from vcore.gpu.trace import NodeList, PodList
 
 __all__ = ["node_objects", "pod_objects", "profile_for", "LiveRun", "run_protocol_live"]
@@ -111,10 +111,7 @@ def run_protocol_live(nodes: NodeList, pods: PodList, policy: str, seed: int, ra
     from vcore import Cluster, Scheduler  # the public API; imported here so vcore.cluster may import vcore.gpu
 
     name = native_policy_name(policy)
-    target = None
-    if not learn and name in ("fgd", "vcore"):
-        target = (blended_target_workload(pods, gpu_res_weight=VCORE_GPU_RES_WEIGHT) if name == "vcore"
-                  else target_workload(pods, 95.0))
+    target = policy_target(pods, name) if not learn and name in ("fgd", "vcore") else None
     idx = tune_workload(pods, nodes.gpu_capacity_milli, seed, ratio)
     tuned = pods.take(idx)
     cluster = Cluster()

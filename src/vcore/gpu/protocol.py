@@ -36,6 +36,7 @@ __all__ = [
     "PERCENTS",
     "TIE_ORDERS",
     "blended_target_workload",
+    "policy_target",
 ]
 
 PERCENTS = np.arange(0, 131)  # arrived percentage points of the curves
@@ -301,6 +302,21 @@ def replay(cluster: Cluster, pods: PodList, target: TargetWorkload, policy: str,
 TIE_ORDERS = ("name", "shuffled")
 
 
+def policy_target(pods: PodList, policy: str, coverage: float | None = None,
+                  gpu_res_weight: float | None = None) -> TargetWorkload:
+    """The target workload a policy replays with: the artifact's (95 % of pods, count-weighted) for every policy
+    but ``vcore``, whose target is blended over the cut-offs and weighs specs by GPU demand as well
+    (``gpu_res_weight``, default :data:`vcore.gpu.policies.VCORE_GPU_RES_WEIGHT`)."""
+    from vcore.gpu.policies import VCORE_GPU_RES_WEIGHT, native_policy_name
+
+    is_vcore = native_policy_name(policy) == "vcore"
+    if gpu_res_weight is None:
+        gpu_res_weight = VCORE_GPU_RES_WEIGHT if is_vcore else 0.0
+    if coverage is None and is_vcore:
+        return blended_target_workload(pods, gpu_res_weight=gpu_res_weight)
+    return target_workload(pods, 95.0 if coverage is None else coverage, gpu_res_weight)
+
+
 def run_protocol(nodes: NodeList, pods: PodList, policy: str, seed: int, ratio: float = 1.3,
                  coverage: float | None = None, gpu_res_weight: float | None = None, tie_order: str = "name",
                  **policy_args) -> ReplayRun:
@@ -310,22 +326,13 @@ def run_protocol(nodes: NodeList, pods: PodList, policy: str, seed: int, ratio: 
     ``"shuffled"`` uses a seeded random node order instead, as the artifact effectively does (its simulator
     prefixes node names with a random permutation index before the smallest-name rule applies).
 
-    The target workload is the artifact's (count-weighted) for every policy but ``vcore``, which weights specs by
-    their GPU demand as well (``gpu_res_weight``, see :data:`vcore.gpu.policies.VCORE_GPU_RES_WEIGHT`).
+    The target workload is :func:`policy_target`'s.
     """
-    from vcore.gpu.policies import VCORE_GPU_RES_WEIGHT, native_policy_name
-
-    is_vcore = native_policy_name(policy) == "vcore"
-    if gpu_res_weight is None:
-        gpu_res_weight = VCORE_GPU_RES_WEIGHT if is_vcore else 0.0
     if tie_order not in TIE_ORDERS:
         raise ValueError(f"tie_order: must be one of {', '.join(TIE_ORDERS)}, got {tie_order!r}")
     cluster = build_cluster(nodes)
     if tie_order == "shuffled":
         cluster.order = np.random.default_rng([int(seed) & 0xFFFFFFFF, 1]).permutation(nodes.n_nodes).astype(np.int32)
-    if coverage is None and is_vcore:
-        target = blended_target_workload(pods, gpu_res_weight=gpu_res_weight)
-    else:
-        target = target_workload(pods, 95.0 if coverage is None else coverage, gpu_res_weight)
+    target = policy_target(pods, policy, coverage, gpu_res_weight)
     idx = tune_workload(pods, cluster.capacity_milli, seed, ratio)
     return replay(cluster, pods.take(idx), target, policy, seed, **policy_args)

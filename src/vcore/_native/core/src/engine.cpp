@@ -760,21 +760,9 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
 }
 
 const TargetWorkload& Engine::refresh_gpu_target(const CompiledPod& pod) {
-  const ClusterState& s = *state_;
   if (config_.weight_gpu == 0) return target_.current();
-  target_.observe(pod, s.gpus());
-  const TargetWorkload& tw = target_.workload(s.gpus());
-  const size_t slots = static_cast<size_t>(s.n_slots());
-  if (fragment_target_version_ != target_.version() || fragment_.size() != slots) {
-    fragment_.assign(slots, 0.0);
-    fragment_node_version_.assign(slots, 0);
-    fragment_target_version_ = target_.version();
-    vcore_knobs_ = knobs_for_pressure(config_.gpu.knobs, cluster_cpu_pressure(tw));
-    score_spec_ids_.clear();  // scores depend on the target and are laid out per slot
-    score_version_.clear();
-    score_value_.clear();
-  }
-  return tw;
+  target_.observe(pod, state_->gpus());
+  return gpu_target();
 }
 
 double Engine::cluster_cpu_pressure(const TargetWorkload& tw) const {
@@ -820,8 +808,19 @@ void Engine::observe(const std::vector<const CompiledPod*>& pods) {
 }
 
 const TargetWorkload& Engine::gpu_target() {
-  const TargetWorkload& tw = target_.workload(state_->gpus());
-  vcore_knobs_ = knobs_for_pressure(config_.gpu.knobs, cluster_cpu_pressure(tw));
+  const ClusterState& s = *state_;
+  const TargetWorkload& tw = target_.workload(s.gpus());
+  const size_t slots = static_cast<size_t>(s.n_slots());
+  // What depends on the target (and is laid out per slot) is recomputed only when it was rebuilt or slots grew.
+  if (fragment_target_version_ != target_.version() || fragment_.size() != slots) {
+    fragment_.assign(slots, 0.0);
+    fragment_node_version_.assign(slots, 0);
+    fragment_target_version_ = target_.version();
+    vcore_knobs_ = knobs_for_pressure(config_.gpu.knobs, cluster_cpu_pressure(tw));
+    score_spec_ids_.clear();
+    score_version_.clear();
+    score_value_.clear();
+  }
   return tw;
 }
 

@@ -34,11 +34,6 @@ std::vector<std::string> model_tokens(const std::string& s) {
   return out;
 }
 
-const MigShape& mig_shape(int32_t id) {
-  if (id < 0 || id >= kMigShapeCount) throw Invalid("MIG shape id " + std::to_string(id) + " out of range");
-  return kShapes[id];
-}
-
 bool DeviceRequest::allows(const std::string& product) const {
   if (has_models) {
     const std::vector<std::string> have = model_tokens(product);
@@ -298,11 +293,7 @@ bool DeviceTable::fit(int32_t slot, const DeviceRequest& r, const std::vector<ui
     for (int32_t i = 0; i < g; ++i) {
       const int32_t d = base + i;
       if (mig_mode_[d] || !allowed_device(d, allowed)) continue;
-      const bool ok = r.kind == GpuKind::kWhole
-                          ? wholly_free(d)
-                          : !exclusive_[d] && r.milli_on(memory_[d]) <= kGpuMilli - used_milli_[d] &&
-                                r.memory_on(memory_[d]) <= memory_[d] - used_memory_[d];
-      if (ok) candidates |= uint64_t{1} << i;
+      if (r.kind == GpuKind::kWhole ? wholly_free(d) : can_share(d, r)) candidates |= uint64_t{1} << i;
     }
     if (out == nullptr) return __builtin_popcountll(candidates) >= r.count;
     uint64_t chosen = 0;
@@ -354,13 +345,8 @@ void DeviceTable::assign(int32_t slot, const DeviceRequest& r, uint64_t gpus, Gp
 
 std::string DeviceTable::check_assignment(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed,
                                           const GpuAssignment& a) const {
-  const int32_t g = n_gpus(slot);
-  std::vector<int32_t> seen;
-  for (const GpuHold& h : a.holds) {
+  for (const GpuHold& h : a.holds) {  // distinct, existing GPUs: assign() built `a` from a bit mask of them
     const std::string at = "GPU " + std::to_string(h.gpu);
-    if (h.gpu < 0 || h.gpu >= g) return at + ": the node has " + std::to_string(g) + " GPUs";
-    if (std::find(seen.begin(), seen.end(), h.gpu) != seen.end()) return at + ": listed twice";
-    seen.push_back(h.gpu);
     const int32_t d = begin_[slot] + h.gpu;
     if (mig_mode_[d]) return at + ": is in MIG mode";
     if (!allowed_device(d, allowed)) return at + ": model " + models_.name(model_[d]) + " is not allowed";
@@ -421,8 +407,7 @@ GpuOptions DeviceTable::policy_options(int32_t slot, const DeviceRequest& r, con
   for (int32_t i = 0; i < n_gpus(slot); ++i) {
     const int32_t d = begin_[slot] + i;
     if (mig_mode_[d]) continue;
-    if (r.kind == GpuKind::kShared && r.count == 1 && allowed_device(d, allowed) && !exclusive_[d] &&
-        r.milli_on(memory_[d]) <= kGpuMilli - used_milli_[d] && r.memory_on(memory_[d]) <= memory_[d] - used_memory_[d])
+    if (r.kind == GpuKind::kShared && r.count == 1 && allowed_device(d, allowed) && can_share(d, r))
       o.candidates |= uint64_t{1} << k;
     for (const GpuHold& h : fitted.holds)
       if (h.gpu == i) o.whole |= uint64_t{1} << k;

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <stdexcept>
 
 namespace vcore {
 namespace {
@@ -21,6 +23,19 @@ constexpr double kMaxSpecGpu = 8000.0;
 inline bool has(uint64_t mask, int32_t i) { return (mask >> i) & 1u; }
 
 }  // namespace
+
+GpuPolicy parse_gpu_policy(const std::string& name) {
+    static const std::map<std::string, GpuPolicy> names = {
+        {"first-fit", GpuPolicy::kFirstFit},       {"best-fit", GpuPolicy::kBestFit},
+        {"random", GpuPolicy::kRandom},            {"fgd", GpuPolicy::kFgd},
+        {"dot-product", GpuPolicy::kDotProduct},   {"gpu-packing", GpuPolicy::kGpuPacking},
+        {"gpu-clustering", GpuPolicy::kGpuClustering}, {"binpack", GpuPolicy::kBinpack},
+        {"spread", GpuPolicy::kSpread},            {"vcore", GpuPolicy::kVcore},
+    };
+    auto it = names.find(name);
+    if (it == names.end()) throw std::invalid_argument("unknown GPU policy '" + name + "'");
+    return it->second;
+}
 
 GpuNodeView inventory_view(const GpuInventory& inv, int32_t n) {
     GpuNodeView v;
@@ -129,6 +144,27 @@ int64_t gpu_clustering_score(const GpuNodeView& v, const GpuRequest& r, bool sam
     const int64_t base = 25 * (int64_t(kMaxSpecGpu) - v.free_total) / int64_t(kMaxSpecGpu);
     if (same_class) return base + (n_classes == 1 ? 75 : 50);
     return base + (n_classes == 0 ? 25 : 0);
+}
+
+int64_t fragment_free_score(GpuPolicy policy, const GpuNodeView& v, const GpuRequest& r, const GpuOptions& o,
+                            bool same_class, int32_t n_classes, uint64_t* mask) {
+    switch (policy) {
+        case GpuPolicy::kBestFit: *mask = pick_devices(v, r, o, CardOrder::kTightest); return best_fit_score(v, r);
+        case GpuPolicy::kDotProduct: return dot_product_score(v, r, o, mask);
+        case GpuPolicy::kGpuPacking: *mask = pick_devices(v, r, o, CardOrder::kTightest); return gpu_packing_score(v, r);
+        case GpuPolicy::kGpuClustering:
+            *mask = pick_devices(v, r, o, CardOrder::kTightest);
+            return gpu_clustering_score(v, r, same_class, n_classes);
+        case GpuPolicy::kBinpack:
+            *mask = pick_devices(v, r, o, CardOrder::kTightest);
+            return int64_t(100.0 * allocated_after(v, r));
+        case GpuPolicy::kSpread:
+            *mask = pick_devices(v, r, o, CardOrder::kEmptiest);
+            return int64_t(100.0 * (1.0 - allocated_after(v, r)));
+        default:  // first-fit, random
+            *mask = pick_devices(v, r, o, CardOrder::kFirst);
+            return 0;
+    }
 }
 
 double allocated_after(const GpuNodeView& v, const GpuRequest& r) {

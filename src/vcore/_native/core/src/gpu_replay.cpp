@@ -15,19 +15,6 @@
 
 namespace vcore {
 
-GpuPolicy parse_gpu_policy(const std::string& name) {
-    static const std::map<std::string, GpuPolicy> names = {
-        {"first-fit", GpuPolicy::kFirstFit},       {"best-fit", GpuPolicy::kBestFit},
-        {"random", GpuPolicy::kRandom},            {"fgd", GpuPolicy::kFgd},
-        {"dot-product", GpuPolicy::kDotProduct},   {"gpu-packing", GpuPolicy::kGpuPacking},
-        {"gpu-clustering", GpuPolicy::kGpuClustering}, {"binpack", GpuPolicy::kBinpack},
-        {"spread", GpuPolicy::kSpread},            {"vcore", GpuPolicy::kVcore},
-    };
-    auto it = names.find(name);
-    if (it == names.end()) throw std::invalid_argument("unknown GPU policy '" + name + "'");
-    return it->second;
-}
-
 namespace {
 
 // splitmix64: small, fast, identical on every platform (std distributions are implementation-defined).
@@ -100,28 +87,12 @@ struct Replayer {
         return fgd_node_score(inv, n, r, tw, fnode[n], mask);
     }
 
-    // Score of node n under a non-FGD policy, and the device set it would take.
+    // Score of node n under a policy without the fragment measure, and the device set it would take.
     int64_t policy_score(int32_t n, const GpuRequest& r, uint64_t* m) const {
-        const GpuNodeView v = inventory_view(inv, n);
-        const GpuOptions o = inventory_options(inv, n, r);
-        switch (opt.policy) {
-            case GpuPolicy::kFirstFit: *m = pick_devices(v, r, o, CardOrder::kFirst); return 0;
-            case GpuPolicy::kBestFit: *m = pick_devices(v, r, o, CardOrder::kTightest); return best_fit_score(v, r);
-            case GpuPolicy::kDotProduct: return dot_product_score(v, r, o, m);
-            case GpuPolicy::kGpuPacking: *m = pick_devices(v, r, o, CardOrder::kTightest); return gpu_packing_score(v, r);
-            case GpuPolicy::kGpuClustering: {
-                *m = pick_devices(v, r, o, CardOrder::kTightest);
-                const int32_t tag = r.fractional() ? 0 : r.num_gpu;
-                return gpu_clustering_score(v, r, tag_count[size_t(n) * (kMaxGpusPerNode + 1) + tag] > 0, n_tags[n]);
-            }
-            case GpuPolicy::kBinpack:
-                *m = pick_devices(v, r, o, CardOrder::kTightest);
-                return int64_t(100.0 * allocated_after(v, r));
-            case GpuPolicy::kSpread:
-                *m = pick_devices(v, r, o, CardOrder::kEmptiest);
-                return int64_t(100.0 * (1.0 - allocated_after(v, r)));
-            default: *m = 0; return 0;
-        }
+        const int32_t tag = r.fractional() ? 0 : r.num_gpu;
+        const bool same_class = !tag_count.empty() && tag_count[size_t(n) * (kMaxGpusPerNode + 1) + tag] > 0;
+        return fragment_free_score(opt.policy, inventory_view(inv, n), r, inventory_options(inv, n, r), same_class,
+                                   n_tags.empty() ? 0 : n_tags[n], m);
     }
 
     // vcore: cached exact fragment delta of the best device set per (node, request spec).

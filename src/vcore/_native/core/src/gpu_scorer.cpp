@@ -44,44 +44,15 @@ int64_t GpuScorer::score(int32_t slot, GpuAssignment* choice) const {
   const GpuOptions o = dt.policy_options(slot, want, allowed_, fitted);
   uint64_t mask = 0;
   int64_t score = 0;
-  switch (c_.policy) {
-    case GpuPolicy::kFirstFit:
-    case GpuPolicy::kRandom:  // every node scores 0: the engine's seeded tie-break picks uniformly
-      mask = pick_devices(v, r, o, CardOrder::kFirst);
-      break;
-    case GpuPolicy::kBestFit:
-      mask = pick_devices(v, r, o, CardOrder::kTightest);
-      score = 10 * best_fit_score(v, r);
-      break;
-    case GpuPolicy::kDotProduct: score = 10 * dot_product_score(v, r, o, &mask); break;
-    case GpuPolicy::kGpuPacking:
-      mask = pick_devices(v, r, o, CardOrder::kTightest);
-      score = 10 * gpu_packing_score(v, r);
-      break;
-    case GpuPolicy::kGpuClustering: {
-      mask = pick_devices(v, r, o, CardOrder::kTightest);
-      const int32_t cls = want.kind == GpuKind::kShared ? 0 : want.count;
-      score = 10 * gpu_clustering_score(v, r, s_.gpu_class_pods(slot, cls) > 0, s_.gpu_classes(slot));
-      break;
-    }
-    case GpuPolicy::kBinpack:
-      mask = pick_devices(v, r, o, CardOrder::kTightest);
-      score = 10 * static_cast<int64_t>(100.0 * allocated_after(v, r));
-      break;
-    case GpuPolicy::kSpread:
-      mask = pick_devices(v, r, o, CardOrder::kEmptiest);
-      score = 10 * static_cast<int64_t>(100.0 * (1.0 - allocated_after(v, r)));
-      break;
-    case GpuPolicy::kFgd: {
-      const double before = fragment(slot, v);
+  if (c_.policy == GpuPolicy::kFgd || c_.policy == GpuPolicy::kVcore) {
+    const double before = fragment(slot, v);
+    if (c_.policy == GpuPolicy::kFgd)
       score = 10 * fgd_score(before, fgd_after(v, r, o, tw_, before, true, &mask));
-      break;
-    }
-    case GpuPolicy::kVcore: {
-      const double before = fragment(slot, v);
+    else
       score = vcore_score(v, r, fgd_after(v, r, o, tw_, before, false, &mask) - before, knobs_);
-      break;
-    }
+  } else {
+    const int32_t cls = want.kind == GpuKind::kShared ? 0 : want.count;
+    score = 10 * fragment_free_score(c_.policy, v, r, o, s_.gpu_class_pods(slot, cls) > 0, s_.gpu_classes(slot), &mask);
   }
   if (want.kind == GpuKind::kShared && want.count == 1 && mask != 0)
     dt.assign(slot, want, uint64_t{1} << local[__builtin_ctzll(mask)], choice);

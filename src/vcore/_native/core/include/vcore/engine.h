@@ -39,7 +39,6 @@ class Engine {
   const ProfileConfig& config() const { return config_; }
   const std::shared_ptr<ClusterState>& state() const { return state_; }
   uint64_t pods_seen() const { return sequence_; }
-  const TargetWorkload& current_gpu_target() const { return target_.current(); }
 
  private:
   // Counts the pod toward a learned target, rebuilds the target when due and resets stale fragment caches.

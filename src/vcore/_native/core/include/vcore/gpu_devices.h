@@ -38,7 +38,6 @@ struct MigShape {
   uint32_t compute_mask(int32_t s) const { return ((1u << compute) - 1) << s; }
   uint32_t memory_mask(int32_t s) const { return ((1u << memory) - 1) << s; }
 };
-const MigShape& mig_shape(int32_t id);
 
 // Upper-case '-'-separated tokens of a model name: "A100-80GB" matches a product holding both tokens.
 std::vector<std::string> model_tokens(const std::string& name);
@@ -104,7 +103,6 @@ class DeviceTable {
   }
 
   int32_t n_gpus(int32_t slot) const { return slot < static_cast<int32_t>(count_.size()) ? count_[slot] : 0; }
-  int32_t n_devices() const { return live_devices_; }
   int32_t n_models() const { return static_cast<int32_t>(models_.size()); }
   const std::string& model_name(int32_t id) const { return models_.name(id); }
   // allowed[m] for every GPU model id m.
@@ -112,7 +110,7 @@ class DeviceTable {
 
   // Whether r fits on the slot, and with `out` the devices it takes (unspecified when it does not fit).
   bool fit(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed, GpuAssignment* out) const;
-  // Whether an explicit assignment (bind with given GPU indices) is possible now; else a message.
+  // Whether an explicit assignment (from assign(), so distinct existing GPUs) can be held now; else a message.
   std::string check_assignment(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed,
                                const GpuAssignment& a) const;
   // The assignment of r onto the given node-local GPUs (bits; whole/shared) with the request's amounts.
@@ -142,6 +140,11 @@ class DeviceTable {
  private:
   bool allowed_device(int32_t d, const std::vector<uint8_t>& allowed) const {
     return allowed.empty() || allowed[static_cast<size_t>(model_[d])] != 0;
+  }
+  // A shared slice of r fits on device d: no exclusive holder, enough free compute share and memory.
+  bool can_share(int32_t d, const DeviceRequest& r) const {
+    return !exclusive_[d] && r.milli_on(memory_[d]) <= kGpuMilli - used_milli_[d] &&
+           r.memory_on(memory_[d]) <= memory_[d] - used_memory_[d];
   }
   bool wholly_free(int32_t d) const {
     return used_milli_[d] == 0 && used_memory_[d] == 0 && holders_[d] == 0 && !exclusive_[d] && mig_compute_[d] == 0;

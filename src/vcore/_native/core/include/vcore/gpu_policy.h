@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "vcore/gpu_fragment.h"
 #include "vcore/gpu_inventory.h"
@@ -30,6 +31,23 @@ struct GpuOptions {
     uint64_t candidates = 0;
     uint64_t whole = 0;
 };
+
+enum class GpuPolicy : int32_t {
+    kFirstFit = 0,
+    kBestFit,
+    kRandom,
+    kFgd,
+    kDotProduct,
+    kGpuPacking,
+    kGpuClustering,
+    kBinpack,
+    kSpread,
+    kVcore,
+};
+
+// Parses a policy name ("first-fit", "best-fit", "random", "fgd", "dot-product", "gpu-packing", "gpu-clustering",
+// "binpack", "spread", "vcore"); throws std::invalid_argument on anything else.
+GpuPolicy parse_gpu_policy(const std::string& name);
 
 enum class CardOrder : uint8_t { kFirst, kTightest, kEmptiest };
 
@@ -62,6 +80,12 @@ int64_t gpu_packing_score(const GpuNodeView& v, const GpuRequest& r);
 int64_t gpu_clustering_score(const GpuNodeView& v, const GpuRequest& r, bool same_class, int32_t n_classes);
 // Mean over cpu, memory and GPU of the node's allocated share after placing r (Volcano binpack / spread).
 double allocated_after(const GpuNodeView& v, const GpuRequest& r);
+
+// Score (0..100) and device set (*mask) of every policy but fgd and vcore, which need the fragment measure. Random
+// scores 0 and takes the first fitting GPU (callers break ties at random). gpu-clustering needs `same_class`: the
+// node already runs a GPU pod of r's class; `n_classes`: the distinct classes it runs.
+int64_t fragment_free_score(GpuPolicy policy, const GpuNodeView& v, const GpuRequest& r, const GpuOptions& o,
+                            bool same_class, int32_t n_classes, uint64_t* mask);
 
 // FGD: the fragment F_after of the device set chosen for r. Fractional slices try every candidate GPU (equal
 // free milli gives equal states, so the first of each is tried): by_score picks the first with the best integer

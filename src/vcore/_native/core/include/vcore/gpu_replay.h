@@ -11,25 +11,9 @@
 
 #include "vcore/gpu_fragment.h"
 #include "vcore/gpu_inventory.h"
+#include "vcore/gpu_policy.h"
 
 namespace vcore {
-
-enum class GpuPolicy : int32_t {
-    kFirstFit = 0,
-    kBestFit,
-    kRandom,
-    kFgd,
-    kDotProduct,
-    kGpuPacking,
-    kGpuClustering,
-    kBinpack,
-    kSpread,
-    kVcore,
-};
-
-// Parses a policy name ("first-fit", "best-fit", "random", "fgd", "dot-product", "gpu-packing", "gpu-clustering",
-// "binpack", "spread", "vcore"); throws std::invalid_argument on anything else.
-GpuPolicy parse_gpu_policy(const std::string& name);
 
 struct ReplayOptions {
     GpuPolicy policy = GpuPolicy::kFgd;

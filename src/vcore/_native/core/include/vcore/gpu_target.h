@@ -37,7 +37,6 @@ class GpuTarget {
   const TargetWorkload& workload(const DeviceTable& devices);  // rebuilt when due
   const TargetWorkload& current() const { return workload_; }  // as last built (readers under a shared lock)
   uint64_t version() const { return version_; }
-  int64_t pods_seen() const { return seen_; }
 
  private:
   struct Spec {
