@@ -408,6 +408,27 @@ void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAs
   pods_.emplace(pod.key, std::move(bound));
 }
 
+BoundPod ClusterState::detach(const std::string& key) {
+  auto it = pods_.find(key);
+  if (it == pods_.end()) throw NotFound("pod " + key + ": not bound");
+  BoundPod pod = it->second;
+  unbind(key);
+  return pod;
+}
+
+void ClusterState::attach(const std::string& key, BoundPod pod) {
+  if (pods_.count(key) != 0) throw Invalid("pod " + key + ": already bound to node " + names_[pods_.at(key).node]);
+  if (pod.node < 0 || pod.node >= n_slots() || !is_live(pod.node)) throw NotFound("pod " + key + ": its node is gone");
+  apply_pod(pod, +1);
+  pods_on_[static_cast<size_t>(pod.node)].push_back(key);
+  pods_.emplace(key, std::move(pod));
+}
+
+const BoundPod* ClusterState::bound_pod(const std::string& key) const {
+  const auto it = pods_.find(key);
+  return it == pods_.end() ? nullptr : &it->second;
+}
+
 int32_t ClusterState::unbind(const std::string& key) {
   auto it = pods_.find(key);
   if (it == pods_.end()) throw NotFound("pod " + key + ": not bound");

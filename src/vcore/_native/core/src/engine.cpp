@@ -111,15 +111,7 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
     int64_t score, taints, affinity;
   };
   // GPUPlacement's tieBreak NodeName: a slot's rank in name order replaces the seeded hash.
-  std::vector<uint64_t> name_rank;
-  if (config_.gpu.tie_by_name) {
-    std::vector<int32_t> order;
-    for (int32_t i = 0; i < s.n_slots(); ++i)
-      if (s.is_live(i)) order.push_back(i);
-    std::sort(order.begin(), order.end(), [&s](int32_t a, int32_t b) { return s.names()[a] < s.names()[b]; });
-    name_rank.assign(static_cast<size_t>(s.n_slots()), 0);
-    for (size_t r = 0; r < order.size(); ++r) name_rank[static_cast<size_t>(order[r])] = r;
-  }
+  const std::vector<uint64_t> name_rank = name_ranks();
   std::vector<Candidate> feasible;
   uint8_t mask[kBlock];
   int64_t scores[kBlock], taints[kBlock] = {0}, affinity[kBlock] = {0};
@@ -199,6 +191,18 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
     result.node[p] = best;
   }
   return result;
+}
+
+std::vector<uint64_t> Engine::name_ranks() const {
+  if (!config_.gpu.tie_by_name) return {};
+  const ClusterState& s = *state_;
+  std::vector<int32_t> order;
+  for (int32_t i = 0; i < s.n_slots(); ++i)
+    if (s.is_live(i)) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&s](int32_t a, int32_t b) { return s.names()[a] < s.names()[b]; });
+  std::vector<uint64_t> rank(static_cast<size_t>(s.n_slots()), 0);
+  for (size_t r = 0; r < order.size(); ++r) rank[static_cast<size_t>(order[r])] = r;
+  return rank;
 }
 
 const TargetWorkload& Engine::refresh_gpu_target(const CompiledPod& pod) {

@@ -108,6 +108,11 @@ class ClusterState {
   // devices the fit rule picks; when none fit, the pod is accounted by its resources only.
   void bind(const CompiledPod& pod, int32_t slot, const std::vector<int32_t>* gpu_indices = nullptr);
   int32_t unbind(const std::string& key);
+  // What-if removal for preemption: detach() unbinds a pod and hands back its record, attach() binds it again
+  // exactly as it was (same node, same devices). The kernels see the node without the pod in between.
+  BoundPod detach(const std::string& key);
+  void attach(const std::string& key, BoundPod pod);
+  const BoundPod* bound_pod(const std::string& key) const;  // nullptr when not bound
   int32_t pod_node(const std::string& key) const;
   int64_t n_pods() const { return static_cast<int64_t>(pods_.size()); }
   std::vector<std::string> pods_on(int32_t slot) const { return pods_on_.at(static_cast<size_t>(slot)); }

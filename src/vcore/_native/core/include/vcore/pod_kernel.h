@@ -109,6 +109,15 @@ class PodKernel {
     check_gpu_ = c.filter_gpu && pod.gpu.uses_gpus();
   }
 
+  // How many copies of the pod the node's free resources and pod slots hold (call only where it is feasible).
+  // Without the NodeResourcesFit filter nothing bounds it; device-level GPU fit is not counted beyond one copy.
+  int64_t copies_that_fit(int32_t i) const {
+    if (!c_.filter_fit) return std::numeric_limits<int32_t>::max();
+    int64_t copies = pods_alloc_[i] - pods_used_[i];
+    for (const auto& f : fit_) copies = std::min(copies, (f.alloc[i] - f.used[i]) / f.amount);
+    return std::max<int64_t>(copies, 0);
+  }
+
   // allowed[m] per GPU model id (empty: any model).
   const std::vector<uint8_t>& allowed_models() const { return allowed_models_; }
 
