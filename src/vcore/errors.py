@@ -31,3 +31,16 @@ class PodAlreadyBoundError(VCoreError, ValueError):
 
 class PodNotFoundError(VCoreError, KeyError):
     """unbind of a pod the cluster does not hold."""
+
+
+class PodExistsError(VCoreError, ValueError):
+    """add_pod was given a namespace/name the cluster already has."""
+
+
+class PodGroupExistsError(VCoreError, ValueError):
+    """add_podgroup was given a namespace/name the cluster already has."""
+
+
+class PodGroupNotFoundError(VCoreError, KeyError):
+    """A PodGroup namespace/name the cluster does not have."""
+

@@ -52,9 +52,12 @@ bool same_placement_spec(const CompiledPod& a, const CompiledPod& b) {
 // plugins) and the raw values the normalized plugins scale by their maximum over the candidates.
 class Candidates {
  public:
-  Candidates(int32_t n_slots, bool normalize, const ProfileConfig& config, uint64_t pod_mix,
+  // The normalized plugins count only where the pod's kernel computes them (PodKernel::count_prefer_taints,
+  // sum_preferred), as Engine::schedule adds them.
+  Candidates(int32_t n_slots, const PodKernel& kernel, const ProfileConfig& config, uint64_t pod_mix,
              const std::vector<uint64_t>& name_rank)
-      : index_(static_cast<size_t>(n_slots), -1), normalize_(normalize), config_(config), pod_mix_(pod_mix),
+      : index_(static_cast<size_t>(n_slots), -1), normalize_(kernel.needs_normalization()),
+        taints_(kernel.count_prefer_taints()), affinity_(kernel.sum_preferred()), config_(config), pod_mix_(pod_mix),
         name_rank_(name_rank) {}
 
   bool empty() const { return live_ == 0; }
@@ -121,8 +124,8 @@ class Candidates {
   int64_t total(const Node& n) const {
     int64_t t = n.base;
     if (!normalize_) return t;
-    if (config_.weight_taints > 0) t += config_.weight_taints * normalized(n.taints, max_taints_, true);
-    if (config_.weight_affinity > 0) t += config_.weight_affinity * normalized(n.affinity, max_affinity_, false);
+    if (taints_) t += config_.weight_taints * normalized(n.taints, max_taints_, true);
+    if (affinity_) t += config_.weight_affinity * normalized(n.affinity, max_affinity_, false);
     return t;
   }
   void push(const Node& n) {
@@ -140,7 +143,8 @@ class Candidates {
   std::vector<Node> nodes_;
   std::priority_queue<Entry> heap_;
   int32_t live_ = 0;
-  bool normalize_, stale_ = false;
+  const bool normalize_, taints_, affinity_;
+  bool stale_ = false;
   int64_t max_taints_ = 0, max_affinity_ = 0;
   const ProfileConfig& config_;
   const uint64_t pod_mix_;
@@ -171,7 +175,7 @@ std::vector<int32_t> Engine::fit_counts(const CompiledPod& pod, const std::vecto
   std::vector<int32_t> counts(static_cast<size_t>(n), 0);
   std::vector<int64_t> reasons(static_cast<size_t>(n_reasons()), 0);
   uint8_t mask[kBlock];
-  int64_t scores[kBlock], taints[kBlock], affinity[kBlock];
+  int64_t scores[kBlock], taints[kBlock] = {0}, affinity[kBlock] = {0};
   for (int32_t begin = 0; begin < n; begin += kBlock) {
     const int32_t end = std::min(n, begin + kBlock);
     runner.run(begin, end, mask, scores, taints, affinity, reasons.data());
@@ -227,8 +231,9 @@ GangResult Engine::place_gang(const GangRequest& r) {
   const std::vector<uint8_t> ignored = ignored_axes(s, config_);
   const std::vector<uint64_t> name_rank = name_ranks();
   const int32_t want = nodes_to_find(s.n_nodes(), config_.percentage_of_nodes_to_score);
+  // Zeroed: the kernel writes the raw values of the normalized plugins only for pods that need them.
   uint8_t mask[kBlock];
-  int64_t scores[kBlock], taints[kBlock], affinity[kBlock];
+  int64_t scores[kBlock], taints[kBlock] = {0}, affinity[kBlock] = {0};
   std::vector<int64_t> scratch(static_cast<size_t>(n_reasons()), 0);
 
   for (size_t t = 0; t < n_tasks && !hopeless();) {
@@ -242,7 +247,7 @@ GangResult Engine::place_gang(const GangRequest& r) {
     // One tie order per run: its tasks are interchangeable, so the heap keeps one order for all of them.
     const uint64_t pod_mix = mix64(seed_ ^ mix64(sequence_));
     sequence_ += e - t;
-    Candidates candidates(n_slots, kernel.needs_normalization(), config_, pod_mix, name_rank);
+    Candidates candidates(n_slots, kernel, config_, pod_mix, name_rank);
     // Discovery from the rotating start: slots in order, wrapping once, until at least `want` feasible nodes are
     // found and they hold the tasks still to place (or every slot was looked at).
     if (next_start_ >= n_slots) next_start_ = 0;
@@ -343,7 +348,7 @@ PreemptionChoice Engine::find_victims(const CompiledPod& pod, const std::vector<
   std::vector<int64_t> scratch(static_cast<size_t>(n_reasons()), 0);
   const auto fits = [&](int32_t slot) {
     uint8_t mask[1];
-    int64_t score[1], taints[1], affinity[1];
+    int64_t score[1], taints[1] = {0}, affinity[1] = {0};
     runner.run(slot, slot + 1, mask, score, taints, affinity, scratch.data());
     return mask[0] != 0;
   };
