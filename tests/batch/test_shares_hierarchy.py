@@ -162,10 +162,14 @@ def test_kai_can_reclaim_resources(wanted, fair, allocated, expected):
 
 
 # -- Reclaimable: single department, multiple departments, hierarchy levels ------------------------------------
-def _gpu_queues(data):
-    """name -> (parent, deserved, fair share, allocated) in GPUs, as KAI's buildQueues."""
+def _gpu_queues(data, changes=None):
+    """name -> (parent, deserved, fair share, allocated) in GPUs, as KAI's buildQueues; then the case's changes
+    (name -> field -> GPUs)."""
     queues = {n: KaiQueue(name=n, parent=p or None, deserved={0: d}, max_allowed={0: UNLIMITED}, fair={0: f},
                           allocated={0: a}) for n, (p, d, f, a) in data.items()}
+    for name, change in (changes or {}).items():
+        for field, value in change.items():
+            getattr(queues[name], field)[0] = value
     link(queues)
     return queues
 
@@ -188,11 +192,7 @@ SINGLE = {"p1": ("default", 3, 3, 2), "p2": ("default", 2, 2, 3), "default": (No
                  id="Reclaimer department allocated above fair share, attempting to reclaim for job"),
 ])
 def test_kai_reclaimable_single_department(changes, expected):
-    queues = _gpu_queues(SINGLE)
-    for name, change in changes.items():
-        for field, value in change.items():
-            getattr(queues[name], field)[0] = value
-    assert reclaim_valid(queues, "p1", {0: 1}, [("p2", {0: 1})]) is expected
+    assert reclaim_valid(_gpu_queues(SINGLE, changes), "p1", {0: 1}, [("p2", {0: 1})]) is expected
 
 
 MULTI = {"p1": ("d1", 3, 3, 2), "p2": ("d2", 2, 2, 3), "d1": (None, 3, 3, 2), "d2": (None, 2, 2, 3)}
@@ -205,11 +205,7 @@ MULTI = {"p1": ("d1", 3, 3, 2), "p2": ("d2", 2, 2, 3), "d1": (None, 3, 3, 2), "d
                  id="Reclaimer department below deserved, reclaimee department above deserved within fair share"),
 ])
 def test_kai_reclaimable_multiple_departments(changes, expected):
-    queues = _gpu_queues(MULTI)
-    for name, change in changes.items():
-        for field, value in change.items():
-            getattr(queues[name], field)[0] = value
-    assert reclaim_valid(queues, "p1", {0: 1}, [("p2", {0: 1})]) is expected
+    assert reclaim_valid(_gpu_queues(MULTI, changes), "p1", {0: 1}, [("p2", {0: 1})]) is expected
 
 
 LEFT_RIGHT = {"left-top": (None, 1, 1, 0), "left-mid": ("left-top", 1, 1, 0), "left-leaf": ("left-mid", 1, 1, 0),

@@ -171,12 +171,7 @@ class CapacityPlugin(SharePlugin):
 
     # -- helpers ---------------------------------------------------------------------------------------------
     def _attr(self, queue: str) -> _Attr:
-        self._spec(queue)
-        try:
-            return self._attrs[queue]
-        except KeyError:
-            raise ValueError(f"queue {queue}: has no jobs this session (no usage was given for it at open)") \
-                from None
+        return self._tracked(queue)
 
     def _path(self, queue: str) -> list[_Attr]:
         """The queue and, when hierarchical, its ancestors up to root (leaf first)."""
@@ -296,10 +291,7 @@ class CapacityPlugin(SharePlugin):
             q.share = capacity_share(q.allocated, q.deserved, self._counted)
 
     def status(self) -> dict[str, QueueShare]:
-        self._require_open()
-        zero = np.zeros(len(self.resource_names), dtype=np.int64)
-        return {q: QueueShare(a.allocated.copy(), a.deserved.copy(), a.share) if (a := self._attrs.get(q))
-                else QueueShare(zero, zero, 0.0) for q in self.tree}
+        return self._status()
 
 
 def capacity_share(allocated: np.ndarray, deserved: np.ndarray, counted: np.ndarray) -> float:

@@ -75,31 +75,33 @@ class CohortPlugin(SharePlugin):
                 inqueue=u.inqueue.copy() if u else zero.copy(), elastic=u.elastic.copy() if u else zero.copy())
             if spec.cohort is not None:
                 self._cohorts.setdefault(spec.cohort, []).append(q)
+        # the pool a cohort lends from: its queues' nominal quota above their guaranteed (lending-limited) part
+        self._lendable = {c: sum(self._attrs[m].nominal - self._attrs[m].guaranteed for m in members)
+                          for c, members in self._cohorts.items()}
 
     def _attr(self, queue: str) -> _Attr:
         self._spec(queue)
         return self._attrs[queue]
 
     # -- Kueue's resource-node arithmetic --------------------------------------------------------------------
-    def _usage(self, kind: str) -> dict[str, np.ndarray]:
-        if kind == "reserved":
-            return {q: np.maximum(a.allocated + a.inqueue - a.elastic, 0) for q, a in self._attrs.items()}
-        return {q: a.allocated for q, a in self._attrs.items()}
+    def _reserved(self) -> dict[str, np.ndarray]:
+        """Usage as the quota the queues' admitted jobs reserve: allocated + inqueue - elastic."""
+        return {q: np.maximum(a.allocated + a.inqueue - a.elastic, 0) for q, a in self._attrs.items()}
 
     def available(self, queue: str, usage: dict[str, np.ndarray] | None = None) -> np.ndarray:
-        """What the queue can still use per resource (Kueue's available()), with usage = allocated by default."""
+        """What the queue can still use per resource (Kueue's available()); usage is allocated unless given."""
         a = self._attr(queue)
-        usage = self._usage("allocated") if usage is None else usage
-        mine = usage[queue]
+
+        def used(q: str) -> np.ndarray:
+            return self._attrs[q].allocated if usage is None else usage[q]
+
+        mine = used(queue)
         if a.spec.cohort is None:
             return a.nominal - mine
-        pool = np.zeros_like(mine)
         pool_used = np.zeros_like(mine)
         for member in self._cohorts[a.spec.cohort]:
-            m = self._attrs[member]
-            pool += m.nominal - m.guaranteed
-            pool_used += np.maximum(usage[member] - m.guaranteed, 0)
-        from_pool = pool - pool_used
+            pool_used += np.maximum(used(member) - self._attrs[member].guaranteed, 0)
+        from_pool = self._lendable[a.spec.cohort] - pool_used
         stored = a.nominal - a.guaranteed
         used_in_pool = np.maximum(mine - a.guaranteed, 0)
         bounded = a.borrowing_limit < UNLIMITED
@@ -112,41 +114,41 @@ class CohortPlugin(SharePlugin):
         asked = (request > 0) & ~(self._pods & ~a.covered)  # pods count only where the queue covers them
         return None if (asked & ~a.covered).any() else asked
 
-    def _fits(self, queue: str, request: np.ndarray, usage: dict[str, np.ndarray], *,
+    def _fits(self, queue: str, request: np.ndarray, usage: dict[str, np.ndarray] | None = None, *,
               allow_borrowing: bool = True) -> bool:
         a = self._attr(queue)
         asked = self._asked(a, request)
         if asked is None:
             return False
-        if not allow_borrowing and (usage[queue] + request > a.nominal)[asked].any():
+        mine = a.allocated if usage is None else usage[queue]
+        if not allow_borrowing and (mine + request > a.nominal)[asked].any():
             return False
         return bool((request <= self.available(queue, usage))[asked].all())
 
-    def _borrowing(self, queue: str, dims: np.ndarray, usage: dict[str, np.ndarray]) -> bool:
+    def _borrowing(self, queue: str, dims: np.ndarray, usage: dict[str, np.ndarray] | None = None) -> bool:
         a = self._attrs[queue]
-        return bool((usage[queue] > a.nominal)[dims].any())
+        mine = a.allocated if usage is None else usage[queue]
+        return bool((mine > a.nominal)[dims].any())
 
     # -- hooks -----------------------------------------------------------------------------------------------
     def queue_order(self, left: str, right: str) -> int:
-        usage = self._usage("allocated")
-        keys = [(self._borrowing(q, self._attr(q).covered, usage), self._dominant_share(q, usage))
-                for q in (left, right)]
+        keys = [(self._borrowing(q, self._attr(q).covered), self._dominant_share(q)) for q in (left, right)]
         return (keys[0] > keys[1]) - (keys[0] < keys[1])
 
-    def _dominant_share(self, queue: str, usage: dict[str, np.ndarray]) -> int:
+    def _dominant_share(self, queue: str) -> int:
         """Kueue's dominant resource share: max over resources of borrowed * 1000 / what the cohort lends."""
         a = self._attrs[queue]
         if a.spec.cohort is None:
             return 0
-        lendable = sum(self._attrs[m].nominal - self._attrs[m].guaranteed for m in self._cohorts[a.spec.cohort])
-        borrowed = np.maximum(usage[queue] - a.nominal, 0)
+        lendable = self._lendable[a.spec.cohort]
+        borrowed = np.maximum(a.allocated - a.nominal, 0)
         ratios = [int(borrowed[d]) * 1000 // int(lendable[d]) for d in range(len(borrowed))
                   if borrowed[d] > 0 and lendable[d] > 0]
         return max(ratios, default=0)
 
     def allocatable(self, queue: str, request: Any) -> bool:
         request = self._vector(request, "request")
-        return self._attr(queue).spec.is_open and self._fits(queue, request, self._usage("allocated"))
+        return self._attr(queue).spec.is_open and self._fits(queue, request)
 
     def job_enqueueable(self, queue: str, min_resources: Any | None) -> int:
         a = self._attr(queue)
@@ -155,7 +157,7 @@ class CohortPlugin(SharePlugin):
         if min_resources is None:
             return PERMIT
         minimum = self._vector(min_resources, "min_resources")
-        return PERMIT if self._fits(queue, minimum, self._usage("reserved")) else REJECT
+        return PERMIT if self._fits(queue, minimum, self._reserved()) else REJECT
 
     def on_job_enqueued(self, queue: str, min_resources: Any | None) -> None:
         a = self._attr(queue)
@@ -177,7 +179,7 @@ class CohortPlugin(SharePlugin):
         spec = a.spec
         if spec.cohort is None or spec.reclaim_within_cohort == "Never":
             return []
-        usage = {q: v.copy() for q, v in self._usage("allocated").items()}
+        usage = {q: a.allocated.copy() for q, a in self._attrs.items()}
         asked = self._asked(a, reclaimer.request)
         if asked is None:
             return []

@@ -294,7 +294,8 @@ class HierarchyPlugin(SharePlugin):
 
     # -- hooks -----------------------------------------------------------------------------------------------
     def queue_order(self, left: str, right: str) -> int:
-        self._queue(left), self._queue(right)
+        self._queue(left)
+        self._queue(right)
         if left == right:
             return 0
         lq, rq = leveled(self._queues, left, right)

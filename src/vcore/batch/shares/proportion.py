@@ -90,12 +90,7 @@ class ProportionPlugin(SharePlugin):
             attr.share = share(attr.allocated, attr.deserved)
 
     def _attr(self, queue: str) -> _Attr:
-        self._spec(queue)
-        try:
-            return self._attrs[queue]
-        except KeyError:
-            raise ValueError(f"queue {queue}: has no jobs this session (no usage was given for it at open)") \
-                from None
+        return self._tracked(queue)
 
     # -- hooks -----------------------------------------------------------------------------------------------
     def queue_order(self, left: str, right: str) -> int:
@@ -165,10 +160,7 @@ class ProportionPlugin(SharePlugin):
         a.share = share(a.allocated, a.deserved)
 
     def status(self) -> dict[str, QueueShare]:
-        self._require_open()
-        zero = np.zeros(len(self.resource_names), dtype=np.int64)
-        return {q: QueueShare(a.allocated.copy(), a.deserved.copy(), a.share) if (a := self._attrs.get(q))
-                else QueueShare(zero, zero, 0.0) for q in self.tree}
+        return self._status()
 
 
 def water_fill(total: np.ndarray, counted: np.ndarray, attrs: dict[str, _Attr]) -> None:
