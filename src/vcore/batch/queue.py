@@ -382,8 +382,9 @@ class QueueTree:
 
     Volcano's ``default`` queue (weight 1, Open, reclaimable) exists unless ``default_queue=False``; Volcano's
     ``root`` queue exists while a Volcano queue names a parent or any queue names ``root``. Adding a queue under the
-    name of an implicit one replaces it. Every call validates before it changes anything: a failed add, update or
-    remove leaves the tree as it was.
+    name of an implicit one replaces it. Parent links are the ones the objects give (a queue without a parent is a
+    top-level queue; Volcano's hierarchical capacity plugin hangs those under ``root`` itself). Every call validates
+    before it changes anything: a failed add, update or remove leaves the tree as it was.
     """
 
     def __init__(self, *, default_queue: bool = True) -> None:
