@@ -44,3 +44,15 @@ class PodGroupExistsError(VCoreError, ValueError):
 class PodGroupNotFoundError(VCoreError, KeyError):
     """A PodGroup namespace/name the cluster does not have."""
 
+
+
+class QueueExistsError(VCoreError, ValueError):
+    """A queue added under a name the queue tree already holds."""
+
+
+class QueueNotFoundError(VCoreError, KeyError):
+    """A queue name the queue tree does not hold (update, remove, or a parent that does not exist)."""
+
+
+class QueueInUseError(VCoreError, ValueError):
+    """remove of a queue that still has child queues or jobs, or of a queue Volcano never deletes."""
