@@ -72,6 +72,14 @@ class CompiledPod:
     def requests(self) -> list[tuple[int, int]]:
         """(resource axis, amount) pairs of the effective request"""
 
+class DetachedPod:
+    """A pod unbound by ClusterState.detach, to attach again (opaque; no Python constructor)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def node(self) -> int: ...
+
 class ClusterState:
     """Nodes and bound pods as struct-of-arrays. Node slots are stable across removals (free list).
 
@@ -123,6 +131,10 @@ class ClusterState:
         """A copy of the GPU device table, CSR over node slots (dev_offsets[n_slots + 1], per-device arrays)."""
     def unbind(self, key: str, /) -> int:
         """Release a bound pod; returns its slot. Unknown key -> KeyError."""
+    def detach(self, key: str, /) -> DetachedPod:
+        """unbind a pod and keep its record (node, resources, devices) for attach. Unknown key -> KeyError."""
+    def attach(self, pod: DetachedPod, /) -> None:
+        """bind a detached pod again exactly as it was. Bound meanwhile -> ValueError; node gone -> KeyError."""
     def pod_node(self, key: str, /) -> int:
         """Slot of a bound pod, -1 if not bound."""
     def first_bound(self, keys: Sequence[str], /) -> int:
@@ -167,6 +179,19 @@ class Engine:
         (slot int32[n] (-1 = unschedulable), reason_counts int64[n, n_reasons] (zero rows for placed pods),
         per pod the ((gpu, mig_start), ...) it took).
         A pod already bound, a key twice in the batch or a foreign pod -> ValueError and nothing is bound."""
+    def place_gang(self, tasks: Sequence[CompiledPod], role: Sequence[_Int], role_need: Sequence[_Int], need: _Int,
+                   headroom: Sequence[_Int] | None = None, allowed: ArrayLike | None = None,
+                   all_or_nothing: bool = True) -> tuple[NDArray[np.int32], NDArray[np.uint8], list[tuple[tuple[int, int], ...]], bool, int, NDArray[np.int64], int]:
+        """Place a gang's tasks (bound on return), all or nothing up to its minimums (core/include/vcore/gang.h):
+        (slot int32[n] (-1: not placed or undone), outcome uint8[n] (0 not tried, 1 placed, 2 no node fits,
+        3 over the queue's headroom), per task its ((gpu, mig_start), ...), ready, first task no node fit (-1),
+        that task's reason_counts int64[n_reasons], node evaluations made). Malformed -> ValueError, nothing bound."""
+    def find_victims(self, pod: CompiledPod, candidates: Sequence[tuple[str, _Int]],
+                     allowed: ArrayLike | None = None) -> tuple[int, list[str]]:
+        """(slot or -1, victim keys): where the pod fits once the fewest, lowest-priority candidates (key,
+        priority) are gone, by kube-scheduler's DefaultPreemption rule. Nothing is evicted."""
+    def fit_counts(self, pod: CompiledPod, allowed: ArrayLike | None = None) -> NDArray[np.int32]:
+        """Per slot, how many copies of the pod fit there now (0 where it does not fit)."""
     def observe(self, pods: Sequence[CompiledPod], /) -> None:
         """Count pods toward GPUPlacement's learned target workload without placing them."""
     def gpu_target(self) -> dict[str, NDArray[Any]]:
