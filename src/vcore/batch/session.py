@@ -22,7 +22,6 @@ from vcore.batch.priority import PREEMPT_NEVER
 from vcore.batch.result import CycleResult, PodGroupStatus, QueueStatus
 from vcore.batch.shares import SHARE_PLUGINS
 from vcore.batch.shares.base import QueueUsage
-from vcore.cluster import with_gpu
 
 # Volcano's PodGroup condition types and reasons.
 UNSCHEDULABLE_TYPE, SCHEDULED_TYPE = "Unschedulable", "Scheduled"
@@ -105,9 +104,7 @@ class Session:
         to_compile = [info for info in batch.pods.values()
                       if info.compiled is None and not info.terminated and state.pod_node(info.key) < 0]
         if to_compile:
-            with_gpu_specs = [with_gpu(info.spec, None) if "may_use_gpus" in info.spec and "gpu" not in info.spec
-                              else info.spec for info in to_compile]
-            for info, compiled in zip(to_compile, state.compile_pods(with_gpu_specs)):
+            for info, compiled in zip(to_compile, state.compile_pods([info.spec for info in to_compile])):
                 info.compiled = compiled
         self.resources = state.resource_names()
         self.n_resources = len(self.resources)
@@ -278,15 +275,16 @@ class Session:
         from vcore.cluster import gpu_choice
         from vcore.scheduler import Placement
 
+        total = np.zeros(self.n_resources, np.int64)
         for info, node, held in zip(infos, nodes, gpus):
-            vec = self._vector(info)
-            job.allocated += vec
-            self.free -= vec
+            total += self._vector(info)
             job.role_ready[info.role] += 1
-            if self.share is not None:
-                self.share.on_allocate(job.queue, vec)
             self.result.bindings.append(Placement(info.key, node, {}, "", gpu_choice(held)))
             self.batch.nominated.pop(info.key, None)
+        job.allocated += total
+        self.free -= total
+        if self.share is not None:  # once per job: the plugins' bookkeeping is per queue, not per task
+            self.share.on_allocate(job.queue, total)
         job.placed += len(infos)
         placed = {i.key for i in infos}
         job.pending = [t for t in job.pending if t.key not in placed]

@@ -7,7 +7,8 @@ session functions:
 
 * ``queue_order(left, right)`` (QueueOrderFn): negative when ``left`` goes first;
 * ``overused(queue)`` (OverusedFn): the allocate action skips an overused queue;
-* ``allocatable(queue, request)`` (AllocatableFn): may this task's request be placed for the queue;
+* ``allocatable(queue, request)`` (AllocatableFn): may this task's request be placed for the queue; ``headroom``
+  says the same as a vector, for the native placement to check every task of a gang;
 * ``job_enqueueable(queue, min_resources)`` (JobEnqueueableFn): PERMIT, ABSTAIN or REJECT a Pending job;
   ``on_job_enqueued`` (JobEnqueuedFn) records an admitted job's minResources;
 * ``preemptive(queue, request)`` (PreemptiveFn): may the queue reclaim resources from other queues for this request;
@@ -142,6 +143,13 @@ class SharePlugin:
 
     def allocatable(self, queue: str, request: Any) -> bool:
         return True
+
+    def headroom(self, queue: str) -> np.ndarray:
+        """What the queue may still be allocated, per resource (UNLIMITED: no bound), such that
+        ``allocatable(queue, r)`` holds exactly when ``r <= headroom`` on every resource ``r`` asks for. The
+        native gang placement checks each task against it, so the cycle calls the plugin once per job."""
+        self._spec(queue)
+        return np.full(len(self.resource_names), UNLIMITED, dtype=np.int64)
 
     def job_enqueueable(self, queue: str, min_resources: Any | None) -> int:
         return ABSTAIN

@@ -221,6 +221,15 @@ class CapacityPlugin(SharePlugin):
         asked = request > 0
         return all((q.allocated + request <= q.real_capability)[asked].all() for q in self._path(queue))
 
+    def headroom(self, queue: str) -> np.ndarray:
+        a = self._attr(queue)
+        if not a.spec.is_open or not self._is_leaf(a):
+            return np.zeros(len(self.resource_names), dtype=np.int64)
+        room = np.full(len(self.resource_names), UNLIMITED, dtype=np.int64)
+        for q in self._path(queue):
+            room = np.minimum(room, sub_floor(q.real_capability, q.allocated))
+        return np.where(self._counted, room, UNLIMITED).astype(np.int64)
+
     def job_enqueueable(self, queue: str, min_resources: Any | None) -> int:
         a = self._attr(queue)
         if not self._is_leaf(a) or not a.spec.is_open:

@@ -150,6 +150,13 @@ class CohortPlugin(SharePlugin):
         request = self._vector(request, "request")
         return self._attr(queue).spec.is_open and self._fits(queue, request)
 
+    def headroom(self, queue: str) -> np.ndarray:
+        a = self._attr(queue)
+        if not a.spec.is_open:
+            return np.zeros(len(self.resource_names), dtype=np.int64)
+        room = np.where(a.covered, np.maximum(self.available(queue), 0), 0)
+        return np.where(self._pods & ~a.covered, UNLIMITED, room).astype(np.int64)
+
     def job_enqueueable(self, queue: str, min_resources: Any | None) -> int:
         a = self._attr(queue)
         if not a.spec.is_open:

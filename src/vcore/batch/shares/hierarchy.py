@@ -341,6 +341,17 @@ class HierarchyPlugin(SharePlugin):
         return not any(wanted[k] > 0 and up.max_allowed[k] < UNLIMITED and up.max_allowed[k] < up.allocated[k] + wanted[k]
                        for up in _path_up(self._queues, queue) for k in self._axes)
 
+    def headroom(self, queue: str) -> np.ndarray:
+        q = self._queue(queue)
+        if not self.tree.get(queue).is_open or q.children:
+            return np.zeros(len(self.resource_names), dtype=np.int64)
+        room = np.full(len(self.resource_names), UNLIMITED, dtype=np.int64)
+        for up in _path_up(self._queues, queue):
+            for k in self._axes:
+                if up.max_allowed[k] < UNLIMITED:
+                    room[k] = min(room[k], max(up.max_allowed[k] - up.allocated[k], 0))
+        return room
+
     def preemptive(self, queue: str, request: Any) -> bool:
         return can_reclaim(self._queue(queue), self._quantities(self._vector(request, "request")))
 

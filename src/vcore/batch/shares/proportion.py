@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from vcore.batch.queue import UNLIMITED
 from vcore.batch.shares import names
 from vcore.batch.shares.base import (
     PERMIT,
@@ -105,6 +106,12 @@ class ProportionPlugin(SharePlugin):
 
     def allocatable(self, queue: str, request: Any) -> bool:
         return self._fits_deserved(queue, self._vector(request, "request"))
+
+    def headroom(self, queue: str) -> np.ndarray:
+        a = self._attr(queue)
+        if not self.tree.get(queue).is_open:
+            return np.zeros(len(self.resource_names), dtype=np.int64)
+        return np.where(self._counted, np.maximum(a.deserved - a.allocated, 0), UNLIMITED).astype(np.int64)
 
     def preemptive(self, queue: str, request: Any) -> bool:
         return self._fits_deserved(queue, self._vector(request, "request"))
