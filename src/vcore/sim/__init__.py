@@ -1,0 +1,1 @@
+"""Simulation: synthetic workloads, scenarios and trace replays that drive the scheduler."""
