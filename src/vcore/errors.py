@@ -31,3 +31,11 @@ class PodAlreadyBoundError(VCoreError, ValueError):
 
 class PodNotFoundError(VCoreError, KeyError):
     """unbind of a pod the cluster does not hold."""
+
+
+class TopologyError(VCoreError, ValueError):
+    """A HyperNode, a topology level list or a topology constraint is invalid (cycle, overlap, unknown tier...)."""
+
+
+class HyperNodeNotFoundError(VCoreError, KeyError):
+    """update_hypernode / remove_hypernode of a HyperNode the cluster does not have."""

@@ -167,6 +167,7 @@ void ClusterState::write_node(int32_t slot, const NodeInput& node, ParsedNode&& 
 int32_t ClusterState::add_node(const NodeInput& node) {
   if (slot_of_.count(node.name)) throw Invalid("node " + node.name + ": already exists (use update_node)");
   ParsedNode parsed = parse_node(node);
+  Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels);
   int32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -193,6 +194,7 @@ int32_t ClusterState::add_node(const NodeInput& node) {
   (*live_)[slot] = 1;
   slot_of_.emplace(node.name, slot);
   ++n_live_;
+  topology_.commit_node(*this, slot, std::move(topo));
   return slot;
 }
 
@@ -200,9 +202,11 @@ int32_t ClusterState::update_node(const NodeInput& node) {
   auto it = slot_of_.find(node.name);
   if (it == slot_of_.end()) throw NotFound("node " + node.name + ": not found (use add_node)");
   ParsedNode parsed = parse_node(node);
+  Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels);
   const int32_t slot = it->second;
   write_node(slot, node, std::move(parsed));
   reconcile_gpus(slot);
+  topology_.commit_node(*this, slot, std::move(topo));
   return slot;
 }
 
@@ -219,6 +223,7 @@ std::vector<std::string> ClusterState::remove_node(const std::string& name, bool
   empty.name = name;
   write_node(slot, empty, ParsedNode{});
   (*live_)[slot] = 0;
+  topology_.clear_node(slot);
   names_[slot].clear();
   slot_of_.erase(it);
   free_slots_.push_back(slot);
@@ -476,7 +481,7 @@ size_t ClusterState::native_bytes() const {
   }
   bytes += slot_of_.size() * (sizeof(std::string) + sizeof(int32_t) + 2 * sizeof(void*));
   bytes += node_version_.capacity() * sizeof(uint64_t) + gpu_classes_.capacity() * sizeof(gpu_classes_[0]);
-  bytes += gpus_.native_bytes();
+  bytes += gpus_.native_bytes() + topology_.native_bytes();
   return bytes;
 }
 
