@@ -3,7 +3,8 @@ and the native-vs-CP-SAT comparison report.
 
 For a placement (pods per node slot) of a gang whose pods fit ``fit`` per slot:
 
-- ``spans[row]``: domains of that tier row holding at least one of the gang's pods (lowest row first);
+- ``spans[row]``: domains of that tier row holding at least one of the gang's pods (lowest row first); a node in
+  no domain of the row counts as a domain of its own (it is no closer to the others);
 - ``nodes``: nodes holding at least one pod;
 - ``partial``: nodes and domains holding pods yet left with room for another pod of the gang (``0 < load <
   free``): fragments a later gang of the same shape cannot fill whole.
@@ -51,6 +52,6 @@ def placement_cost(node_topo: np.ndarray, counts: np.ndarray, fit: np.ndarray) -
         n = int(row.max()) + 1 if inside.any() else 0
         load = np.bincount(row[inside], weights=counts[inside], minlength=n)
         free = np.bincount(row[inside], weights=fit[inside], minlength=n)
-        spans.append(int(np.count_nonzero(load > 0)))
+        spans.append(int(np.count_nonzero(load > 0)) + int(np.count_nonzero(used & ~inside)))
         partial += int(np.count_nonzero((load > 0) & (load < free)))
     return PlacementCost(tuple(spans), int(np.count_nonzero(used)), partial)

@@ -13,8 +13,9 @@ Variables, for the gang's identical pods over the nodes of the candidate enclosu
   the profile's weights.
 
 The enclosures are the feasible domains of the lowest feasible tier row (the native search's row): for the
-lexicographic objective the optimum lies there, since a gang that fits one domain of a row spans one domain of
-every row above it only when placed inside one of them. The native placement is given as a complete hint (loads
+lexicographic objective the optimum lies there: a gang inside one domain of a row spans one domain (or node) of
+that row and of every row above, and any placement not inside one spans at least two at that row (a node in no
+domain of a row counts as one of its own). The native placement is given as a complete hint (loads
 sorted to satisfy the symmetry breaking); the caller keeps whichever of the two is better.
 """
 
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vcore.topology.constraint import ResolvedConstraint
+from vcore.topology.cost import placement_cost
 from vcore.topology.tree import TopologyView
 
 __all__ = ["CpSatOutcome", "domain_capacity", "enclosures", "solve"]
@@ -212,7 +214,8 @@ def solve(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, *, hint: 
             m.Add(x[a] >= x[b])
             m.Add(u[a] >= u[b])
     # Objective.
-    span_terms = [[y[d] for d in members if view.domain_row[d] == r] for r in range(n_rows)]
+    span_terms = [[y[d] for d in members if view.domain_row[d] == r] + [u[s] for s in x if topo[r, s] < 0]
+                  for r in range(n_rows)]
     node_term = list(u.values())
     part_term = list(part.values()) + list(ypart.values())
     if weights is None:
@@ -240,7 +243,13 @@ def solve(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, *, hint: 
     name = solver.StatusName(status)
     wall = time.perf_counter() - start
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return CpSatOutcome(name, None, None, None, None, wall, row)
+        if hint is None or status == cp_model.INFEASIBLE:
+            return CpSatOutcome(name, None, None, None, None, wall, row)
+        # Out of time before any solution: the hint's value is the objective to report, with the bound reached.
+        cost = placement_cost(topo, hint, fit)
+        obj = (sum(span_w[r] * cost.spans[r] for r in range(n_rows)) + w_nodes * cost.nodes + w_part * cost.partial)
+        bound = float(solver.BestObjectiveBound())
+        return CpSatOutcome(name, None, obj, bound, (obj - bound) / max(1.0, abs(obj)), wall, row)
     counts = np.zeros(topo.shape[1], dtype=np.int32)
     for s, xs in x.items():
         counts[s] = solver.Value(xs)
