@@ -255,7 +255,9 @@ def test_negative_fit_is_rejected():
 
 
 def test_the_search_releases_the_gil():
-    c = leaf_spine(spines=8, leaves=16, nodes=32, core=True)
+    """A second thread makes progress strictly inside the kernel's call window."""
+    from vcore._native import _core
+    c = leaf_spine(spines=16, leaves=32, nodes=64, core=True)
     fit = fit_counts(c, pod("p"))
     ticks = []
     stop = threading.Event()
@@ -270,7 +272,7 @@ def test_the_search_releases_the_gil():
         windows = []
         for _ in range(20):
             begin = time.perf_counter()
-            place_gang(c, fit, 4000, TopologyConstraint("soft"), args=NATIVE)
+            _core.topology.place_gang(c._state, fit, 100_000, 0, 3, False, [], None, 0.0, 0.0, 0)
             windows.append((begin, time.perf_counter()))
     finally:
         stop.set()

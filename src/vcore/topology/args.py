@@ -12,6 +12,8 @@
                               #   partially used nodes and domains, then nodes) or weighted (objectiveWeights)
     objectiveWeights: {tierSpans: [1, 10, 100], nodes: 0, fragmentation: 1}   # weighted only; tierSpans lowest first
     nodeScoreWeight: 1        # the soft-mode node score's plugin weight (Volcano's network-topology-aware weight)
+    candidateDomains: 8       # CP-SAT considers the tightest this many feasible domains of the native search's row
+                              #   (always including the native choice)
 
 An unknown key or a bad value is a vcore.ProfileError naming the field.
 """
@@ -30,7 +32,7 @@ __all__ = ["OBJECTIVES", "SOLVERS", "TopologyPlacementArgs", "parse_topology_arg
 SOLVERS = ("native", "cpsat", "auto")
 OBJECTIVES = ("lexicographic", "weighted")
 _KEYS = ("solver", "timeLimitSeconds", "relativeGap", "workers", "bandwidthWeight", "congestionWeight", "tieSlack",
-         "objective", "objectiveWeights", "nodeScoreWeight")
+         "objective", "objectiveWeights", "nodeScoreWeight", "candidateDomains")
 _WEIGHT_KEYS = ("tierSpans", "nodes", "fragmentation")
 
 
@@ -48,13 +50,14 @@ class TopologyPlacementArgs:
     nodes_weight: int = 0
     fragmentation_weight: int = 1
     node_score_weight: float = 1.0
+    candidate_domains: int = 8
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "solver": self.solver, "timeLimitSeconds": self.time_limit_seconds, "relativeGap": self.relative_gap,
             "workers": self.workers, "bandwidthWeight": self.bandwidth_weight,
             "congestionWeight": self.congestion_weight, "tieSlack": self.tie_slack, "objective": self.objective,
-            "nodeScoreWeight": self.node_score_weight}
+            "nodeScoreWeight": self.node_score_weight, "candidateDomains": self.candidate_domains}
         if self.objective == "weighted":
             out["objectiveWeights"] = {"tierSpans": list(self.tier_span_weights), "nodes": self.nodes_weight,
                                        "fragmentation": self.fragmentation_weight}
@@ -110,6 +113,8 @@ def parse_topology_args(args: Mapping[str, Any] | None, path: str = "args") -> T
         kw["tie_slack"] = _int(args["tieSlack"], f"{path}.tieSlack", 0, 2**31 - 1)
     if "objective" in args:
         kw["objective"] = _choice(args["objective"], f"{path}.objective", OBJECTIVES)
+    if "candidateDomains" in args:
+        kw["candidate_domains"] = _int(args["candidateDomains"], f"{path}.candidateDomains", 1, 1 << 20)
     if "nodeScoreWeight" in args:
         kw["node_score_weight"] = _number(args["nodeScoreWeight"], f"{path}.nodeScoreWeight", 0, 1e6)
     weights = args.get("objectiveWeights")

@@ -75,10 +75,11 @@ def domain_capacity(view: TopologyView, fit: np.ndarray, layers: tuple[tuple[int
     return agg, units[-1], int(root[-1])
 
 
-def enclosures(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, running: np.ndarray | None
-               ) -> tuple[int, list[int]] | None:
-    """(row, candidate enclosing domains) at the lowest feasible row; ``(n_rows, [])`` for the virtual root; None
-    when nothing can hold the gang. The same rule as the native search, without its tie-breaks."""
+def enclosures(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, running: np.ndarray | None,
+               limit: int | None = None, keep: int | None = None) -> tuple[int, list[int]] | None:
+    """(row, candidate enclosing domains) at the lowest feasible row, the ``limit`` tightest of them (always with
+    domain ``keep``); ``(n_rows, [])`` for the virtual root; None when nothing can hold the gang. The same rule as
+    the native search, without its tie-breaks."""
     topo = view.node_topo
     _, cap, root_cap = domain_capacity(view, fit, rc.layers)
     need = rc.n_pods // (rc.layers[-1][0] if rc.layers else 1)
@@ -101,8 +102,13 @@ def enclosures(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, runn
             cands = [a] if a >= 0 and view.domain_row[a] == r else []
         else:
             cands = []
-        feasible = [int(d) for d in cands if cap[d] >= need]
+        feasible = sorted((int(d) for d in cands if cap[d] >= need), key=lambda d: (cap[d], d))
         if feasible:
+            if limit is not None and len(feasible) > limit:
+                head = feasible[:limit]
+                if keep is not None and keep in feasible and keep not in head:
+                    head[-1] = keep
+                feasible = head
             return r, feasible
     if (not rc.hard or rc.limit_row == view.n_rows) and root_cap >= need:
         return view.n_rows, []
@@ -112,15 +118,19 @@ def enclosures(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, runn
 def solve(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, *, hint: np.ndarray | None = None,
           running: np.ndarray | None = None, time_limit: float = 1.0, relative_gap: float = 0.0, workers: int = 1,
           weights: tuple[tuple[int, ...], int, int] | None = None, requests: np.ndarray | None = None,
-          free: np.ndarray | None = None, seed: int = 0) -> CpSatOutcome:
+          free: np.ndarray | None = None, seed: int = 0, candidate_domains: int | None = None) -> CpSatOutcome:
     """Solve the gang placement exactly (within the limits). ``weights``: (tier span weights lowest row first, nodes,
     fragmentation) for the weighted objective; None is lexicographic. ``requests`` (int64[R]) and ``free``
-    (int64[R, n_slots]) add the per-resource capacity rows."""
+    (int64[R, n_slots]) add the per-resource capacity rows. ``candidate_domains`` bounds the enclosures considered
+    (the tightest ones, with the hint's)."""
     from ortools.sat.python import cp_model  # heavy: imported when a model is built
 
     start = time.perf_counter()
     fit = np.asarray(fit, dtype=np.int64)
-    found = enclosures(view, fit, rc, running)
+    keep = None
+    if hint is not None and np.any(hint > 0):
+        keep = _enclosing_at_lowest_row(view, hint)
+    found = enclosures(view, fit, rc, running, candidate_domains, keep)
     if found is None:
         return CpSatOutcome("INFEASIBLE", None, None, None, None, time.perf_counter() - start)
     row, cands = found
@@ -256,6 +266,15 @@ def solve(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, *, hint: 
     obj = int(round(solver.ObjectiveValue()))
     bound = float(solver.BestObjectiveBound())
     return CpSatOutcome(name, counts, obj, bound, (obj - bound) / max(1.0, abs(obj)), wall, row)
+
+
+def _enclosing_at_lowest_row(view: TopologyView, counts: np.ndarray) -> int | None:
+    used = np.flatnonzero(counts > 0)
+    for row in view.node_topo:
+        col = row[used]
+        if col[0] >= 0 and np.all(col == col[0]):
+            return int(col[0])
+    return None
 
 
 def _add_hint(m, hint, fit, x, u, full, part, y, ydfull, ypart, members, agg, groups, choose, slices, topo, row

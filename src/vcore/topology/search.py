@@ -13,7 +13,8 @@ with the native placement; the result is always valid, the solver's placement on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -39,8 +40,9 @@ def _state(cluster: Any) -> Any:
 class GangPlacement:
     """Where a gang goes. ``counts[slot]`` pods per node slot; ``domain``/``tier`` the enclosing domain (None when
     the gang spans the virtual root, or is not placed); ``reason``/``message`` why not. ``solver`` says whose
-    placement this is; ``objective``, ``bound`` and ``gap`` are CP-SAT's when it ran (the native placement's cost
-    counts as the objective when it was kept)."""
+    placement this is; ``objective``, ``bound`` and ``gap`` are CP-SAT's when it ran (the native placement's value
+    when CP-SAT found nothing better). ``cost`` and ``native_cost`` (:mod:`vcore.topology.cost`) are computed on
+    first use."""
 
     placed: bool
     counts: np.ndarray
@@ -50,13 +52,23 @@ class GangPlacement:
     reason: str
     message: str
     solver: str
-    cost: PlacementCost | None
-    native_cost: PlacementCost | None
     objective: int | None = None
     bound: float | None = None
     gap: float | None = None
     layers: tuple[tuple[int, int], ...] = ()
+    _fit: Any = None
     _node_topo: Any = None
+    _native_counts: Any = None
+
+    @cached_property
+    def cost(self) -> PlacementCost | None:
+        return placement_cost(self._node_topo, self.counts, self._fit) if self.placed else None
+
+    @cached_property
+    def native_cost(self) -> PlacementCost | None:
+        if self._native_counts is None:
+            return None
+        return placement_cost(self._node_topo, self._native_counts, self._fit)
 
     def nodes(self, cluster: Any) -> dict[str, int]:
         """{node name: pods} of the placement."""
@@ -185,8 +197,7 @@ def place_gang(cluster: Any, fit: np.ndarray, n_pods: int, constraint: TopologyC
     except ValueError as e:
         raise TopologyError(str(e)) from None
     topo = view.node_topo
-    native_cost = placement_cost(topo, native["counts"], fit) if native["placed"] else None
-    result = _from_native(view, native, native_cost, rc)
+    result = _from_native(view, native, fit, rc)
     run_cpsat = args.solver == "cpsat" or (args.solver == "auto" and (optimize or (not native["placed"] and rc.hard)))
     if not run_cpsat:
         return result
@@ -195,16 +206,15 @@ def place_gang(cluster: Any, fit: np.ndarray, n_pods: int, constraint: TopologyC
         weights = (args.tier_span_weights, args.nodes_weight, args.fragmentation_weight)
     out = cpsat.solve(view, fit, rc, hint=native["counts"] if native["placed"] else None, running=running,
                       time_limit=args.time_limit_seconds, relative_gap=args.relative_gap, workers=args.workers,
-                      weights=weights)
+                      weights=weights, candidate_domains=args.candidate_domains)
     if out.counts is None or not valid_placement(view, fit, rc, out.counts, running):
         return _replace(result, objective=out.objective, bound=out.bound, gap=out.gap)
     cost = placement_cost(topo, out.counts, fit)
-    better = native_cost is None or _better(cost, native_cost, weights)
-    if not better:
+    if result.placed and not _better(cost, result.cost, weights):
         return _replace(result, objective=out.objective, bound=out.bound, gap=out.gap)
     domain, tier, row = _enclosure(view, out.counts, rc)
-    return GangPlacement(True, out.counts, domain, tier, row, "", "", "cpsat", cost, native_cost, out.objective,
-                         out.bound, out.gap, rc.layers, topo)
+    return GangPlacement(True, out.counts, domain, tier, row, "", "", "cpsat", out.objective, out.bound, out.gap,
+                         rc.layers, fit, topo, native["counts"] if native["placed"] else None)
 
 
 def _better(a: PlacementCost, b: PlacementCost, weights) -> bool:
@@ -214,16 +224,17 @@ def _better(a: PlacementCost, b: PlacementCost, weights) -> bool:
 
 
 def _replace(p: GangPlacement, **kw: Any) -> GangPlacement:
-    return GangPlacement(**{**p.__dict__, **kw})
+    return GangPlacement(**{**{f.name: getattr(p, f.name) for f in fields(p)}, **kw})
 
 
-def _from_native(view: TopologyView, native: dict, cost: PlacementCost | None, rc: ResolvedConstraint) -> GangPlacement:
+def _from_native(view: TopologyView, native: dict, fit: np.ndarray, rc: ResolvedConstraint) -> GangPlacement:
     placed = bool(native["placed"])
     d, row = native["domain"], native["row"]
-    domain = view.domain_names[d] if placed and d >= 0 else None
+    domain = native["domain_name"] if placed and d >= 0 else None
     tier = view.tiers[row] if placed and 0 <= row < view.n_rows else None
     return GangPlacement(placed, native["counts"], domain, tier, row if placed else None, native["reason"],
-                         native["message"], "native", cost, cost, layers=rc.layers, _node_topo=view.node_topo)
+                         native["message"], "native", layers=rc.layers, _fit=fit, _node_topo=view.node_topo,
+                         _native_counts=native["counts"] if placed else None)
 
 
 def _enclosure(view: TopologyView, counts: np.ndarray, rc: ResolvedConstraint) -> tuple[str | None, int | None, int]:

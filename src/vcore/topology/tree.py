@@ -8,6 +8,7 @@ the domain of a node slot at that row (-1: none). :class:`TopologyView` is what 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -65,18 +66,41 @@ class TopologyView:
 
     def __init__(self, state: Any) -> None:
         self._state = state
-        t = _core.topology.tree(state)
+        t = _core.topology.tiers(state)
         self.tiers: list[int] = t["tiers"]
         self.tier_names: list[str] = t["tier_names"]
         self.levels: list[str] = t["levels"]
-        self.domain_names: list[str] = t["domain_names"]
-        self.domain_row: np.ndarray = t["domain_row"]
-        self.domain_parent: np.ndarray = t["domain_parent"]
-        self.domain_bandwidth_gbps: np.ndarray = t["domain_bandwidth_gbps"]
-        self.domain_congestion: np.ndarray = t["domain_congestion"]
-        self.node_leaf: np.ndarray = t["node_leaf"]
         self.generation: int = t["generation"]
-        self._index = {name: d for d, name in enumerate(self.domain_names) if name}
+        self._index: dict[str, int] | None = None
+
+    @cached_property
+    def _tree(self) -> dict[str, Any]:  # the domain arrays, copied on first use
+        return _core.topology.tree(self._state)
+
+    @property
+    def domain_names(self) -> list[str]:
+        return self._tree["domain_names"]
+
+    @property
+    def domain_row(self) -> np.ndarray:
+        return self._tree["domain_row"]
+
+    @property
+    def domain_parent(self) -> np.ndarray:
+        return self._tree["domain_parent"]
+
+    @property
+    def domain_bandwidth_gbps(self) -> np.ndarray:
+        return self._tree["domain_bandwidth_gbps"]
+
+    @property
+    def domain_congestion(self) -> np.ndarray:
+        return self._tree["domain_congestion"]
+
+    @property
+    def node_leaf(self) -> np.ndarray:
+        """int32 per node slot: its lowest domain, -1 when it is in none."""
+        return self._tree["node_leaf"]
 
     @property
     def node_topo(self) -> np.ndarray:
@@ -98,6 +122,8 @@ class TopologyView:
         return tiers[self.domain_row]
 
     def domain_index(self, name: str) -> int:
+        if self._index is None:
+            self._index = {n: d for d, n in enumerate(self.domain_names) if n}
         try:
             return self._index[name]
         except KeyError:

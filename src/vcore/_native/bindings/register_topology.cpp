@@ -101,6 +101,18 @@ void register_topology(py::module_& m) {
                                         {static_cast<py::ssize_t>(topo.stride()) * 4, 4}, py::dtype::of<int32_t>());
         },
         py::arg("state"), "read-only int32[rows, n_slots]: the domain of each node slot per tier row, -1 none");
+  t.def("tiers",
+        [](const ClusterState& s) {
+          std::shared_lock lock(s.mutex());
+          const auto& topo = s.topology();
+          py::dict out;
+          out["tiers"] = topo.tiers();
+          out["tier_names"] = topo.tier_names();
+          out["levels"] = topo.levels();
+          out["generation"] = topo.generation();
+          return out;
+        },
+        py::arg("state"), "the tier rows (tiers, tier_names, levels) and the topology generation, without the domains");
   t.def("tree",
         [](const ClusterState& s) {
           std::shared_lock lock(s.mutex());
@@ -151,16 +163,19 @@ void register_topology(py::module_& m) {
           in.congestion_weight = congestion_weight;
           in.tie_slack = tie_slack;
           vcore::GangResult r;
+          std::string domain_name;
           {
             py::gil_scoped_release nogil;  // reads only the tree (under the shared lock) and C++-owned copies
             std::shared_lock lock(s.mutex());
             if (static_cast<int32_t>(in.fit.size()) != s.n_slots())
               throw vcore::Invalid("place_gang: the cluster changed size during the call");
             r = s.topology().place_gang(s, in);
+            if (r.domain >= 0) domain_name = s.topology().domain_name(r.domain);
           }
           py::dict out;
           out["placed"] = r.placed;
           out["domain"] = r.domain;
+          out["domain_name"] = domain_name;
           out["row"] = r.row;
           out["counts"] = int32_array(r.counts);
           out["reason"] = r.reason;
