@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from vcore._native import _convert, _core
+from vcore.gpu import numa as _gpu_numa
 from vcore.gpu import specs as _gpu_specs
 from vcore.gpu.fit import GpuChoice
 from vcore.topology import tree as _topology
@@ -29,6 +30,9 @@ def node_spec(node: Any) -> dict:
     spec = _convert.node_spec(node)
     if _gpu_specs.node_has_gpus(spec):
         spec["gpus"] = _gpu_specs.node_devices(node, spec)
+    numa = _gpu_numa.node_numa_cpu(node)
+    if numa is not None:
+        spec["numa_cpu"] = numa
     return spec
 
 

@@ -127,6 +127,7 @@ ClusterState::ParsedNode ClusterState::parse_node(const NodeInput& node) {
     parse_effect(effect, false, where + ": spec.taints[" + key + "].effect");
   }
   gpus_.validate(node.name, node.gpus);
+  DeviceTable::validate_numa(node.name, node.numa_cpu);
   // Validation done; interning below only grows lookup tables.
   for (const auto& [key, value] : node.labels) parsed.labels.emplace_back(intern_string(key), intern_string(value));
   std::sort(parsed.labels.begin(), parsed.labels.end());
@@ -161,6 +162,7 @@ void ClusterState::write_node(int32_t slot, const NodeInput& node, ParsedNode&& 
   labels_[slot] = std::move(parsed.labels);
   unschedulable_[slot] = node.unschedulable ? 1 : 0;
   gpus_.set_node(slot, node.gpus);
+  gpus_.set_numa(slot, node.numa_cpu);
   ++node_version_[slot];
 }
 
@@ -303,6 +305,8 @@ void validate_gpu_request(const DeviceRequest& r, const std::string& where) {
     if (r.memory_milli > kGpuMilli) throw Invalid(at + "memory_milli must be in 0..1000");
     if (r.milli < 0 && r.memory_mib < 0) throw Invalid(at + "a slice sized by memory needs memory_mib");
   }
+  if (r.numa_policy > NumaPolicy::kSingleNumaNode) throw Invalid(at + "numa_policy must be 0..3");
+  if (r.numa_cpu_milli < 0) throw Invalid(at + "numa_cpu_milli must be >= 0");
   if (r.kind == GpuKind::kMig && r.count > 0 &&
       std::none_of(r.mig_shape.begin(), r.mig_shape.end(), [](int32_t s) { return s >= 0; }))
     throw Invalid(at + "MIG profile unknown on every GPU model");
@@ -403,7 +407,7 @@ void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAs
     if (axis >= req_.rows) throw Invalid("pod " + pod.key + ": resource axis out of range");
   if (assignment != nullptr) {
     bound.gpu = *assignment;
-  } else if (pod.gpu.uses_gpus() && !gpus_.fit(slot, pod.gpu, gpus_.allowed_models(pod.gpu), &bound.gpu)) {
+  } else if (pod.gpu.needs_devices() && !gpus_.fit(slot, pod.gpu, gpus_.allowed_models(pod.gpu), &bound.gpu)) {
     // A pod that runs there already must be accounted even when the device table cannot say which GPUs it has
     // (no inventory, or the node reported its GPUs later): its resource rows still count, its devices do not.
     bound.gpu = GpuAssignment{};

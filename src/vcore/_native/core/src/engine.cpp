@@ -102,7 +102,7 @@ class PodKernel {
     shape_.reserve(c.shape.size());
     for (const auto& [u, score] : c.shape) shape_.emplace_back(u, score * (kMaxNodeScore / 10));
     if (pod.gpu.uses_gpus()) allowed_models_ = s.gpus().allowed_models(pod.gpu);
-    check_gpu_ = c.filter_gpu && pod.gpu.uses_gpus();
+    check_gpu_ = c.filter_gpu && pod.gpu.needs_devices();
   }
 
   // allowed[m] per GPU model id (empty: any model).
@@ -352,14 +352,16 @@ class PodKernel {
                          insufficient);
       for (int32_t r = 0; r < n_rows; ++r) reasons[kInsufficientBase + fit_[r].axis] += insufficient[r];
     }
-    if (check_gpu_) {  // GPUDeviceFit: per node, only for pods that ask for GPU devices
-      int64_t count = 0;
+    if (check_gpu_) {  // GPUDeviceFit: per node, only for pods that ask for GPU devices or NUMA alignment
+      int64_t count = 0, numa = 0;
       for (int32_t j = 0; j < n; ++j) {
         if (failed[j] || s_.gpus().fit(begin + j, pod_.gpu, allowed_models_, nullptr)) continue;
         failed[j] = 1;
-        ++count;
+        if (pod_.gpu.numa_policy != NumaPolicy::kNone && s_.gpus().fit_unaligned(begin + j, pod_.gpu, allowed_models_)) ++numa;
+        else ++count;
       }
       reasons[kGpuDevices] += count;
+      reasons[kNumaAlignment] += numa;
     }
     for (int32_t j = 0; j < n; ++j) ok[j] = !failed[j];
   }
@@ -749,8 +751,8 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
       }
     }
     GpuAssignment& gpus = result.gpus[p];
-    if (pod.gpu.uses_gpus()) {
-      if (config_.weight_gpu > 0) runner.gpu().score(best, &gpus);
+    if (pod.gpu.needs_devices()) {
+      if (config_.weight_gpu > 0 && pod.gpu.uses_gpus()) runner.gpu().score(best, &gpus);
       else if (!s.gpus().fit(best, pod.gpu, kernel.allowed_models(), &gpus)) gpus = GpuAssignment{};  // GPUDeviceFit off
     }
     s.bind_locked(pod, best, &gpus);

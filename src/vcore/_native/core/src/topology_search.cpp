@@ -287,13 +287,14 @@ std::vector<double> Topology::node_scores(const ClusterState& s, const std::vect
     throw Invalid("node_scores: candidates has " + std::to_string(candidates.size()) + " entries, the cluster " +
                   std::to_string(n) + " node slots");
   if (!std::isfinite(weight)) throw Invalid("node_scores: weight must be finite");
+  if (std::any_of(job_pods.begin(), job_pods.end(), [](int32_t v) { return v < 0; }))
+    throw Invalid("node_scores: job_pods must be >= 0");
   std::vector<double> out(static_cast<size_t>(n), 0.0);
   if (rows == 0) return out;
   // The job's allocated HyperNode: the lowest common domain of the lowest domains of its nodes.
   int32_t allocated = -2;
   std::vector<int64_t> pods_in(static_cast<size_t>(n_domains()), 0);
   for (int32_t slot = 0; slot < n; ++slot) {
-    if (job_pods[slot] < 0) throw Invalid("node_scores: job_pods must be >= 0");
     if (job_pods[slot] == 0 || !s.is_live(slot)) continue;
     for (int32_t r = 0; r < rows; ++r)
       if (const int32_t d = at(r, slot); d >= 0) pods_in[d] += job_pods[slot];

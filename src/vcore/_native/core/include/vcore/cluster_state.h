@@ -34,6 +34,7 @@ struct NodeInput {
   std::vector<std::tuple<std::string, std::string, std::string>> taints;  // key, value, effect
   bool unschedulable = false;
   std::vector<DeviceInput> gpus;  // from vcore.gpu.devices; empty for nodes without GPUs
+  std::vector<std::pair<int32_t, int64_t>> numa_cpu;  // (NUMA id, allocatable millicores); from vcore.gpu.numa
 };
 
 struct RequirementInput {
