@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import vcore
 from vcore.gpu.numa import numa_annotation_from_numatopology
@@ -140,3 +141,107 @@ def test_bad_pod_policy():
     c, s = setup()
     with pytest.raises(ValueError, match=r"pod .*numa-topology-policy\]: expected one of none, best-effort"):
         s.schedule([pod("x", policy="strict")])
+
+
+# -- the native NUMA fit against a pure-Python reference ------------------------------------------------------
+def reference_numa_fit(gpus, cpu, policy, count, cpu_req):
+    """gpus: [(numa, nvlink, free)] by index; cpu: {numa: [alloc, used]} (empty: unknown). Returns (GPU indices or
+    None when filtered, {numa: pinned milli}). The rule of vcore.gpu.numa, written from its docstring."""
+    from vcore.gpu.devices import Gpu
+    from vcore.gpu.fit import _pick, set_key
+
+    objs = [Gpu(i, "A100", 81920, n, l) for i, (n, l, _) in enumerate(gpus)]
+    ids = sorted(set(cpu) | {n for n, _, _ in gpus if n >= 0})
+    if not ids:  # no NUMA information: one NUMA node, the plain device preference
+        return _pick([g for g in objs if gpus[g.index][2]], count), {}
+    free_gpus = lambda members: [g for g in objs if gpus[g.index][2] and g.numa in members]
+    all_gpus = lambda members: [g for g in objs if g.numa in members]
+    known = bool(cpu)
+    free_cpu = lambda s: sum(cpu[i][0] - cpu[i][1] for i in s if i in cpu)
+    cap_cpu = lambda s: sum(cpu[i][0] for i in s if i in cpu)
+    holds = lambda s: (not known or free_cpu(s) >= cpu_req) and len(free_gpus(s)) >= count
+    could = lambda s: (not known or cap_cpu(s) >= cpu_req) and len(all_gpus(s)) >= count
+    masks = sorted(range(1, 1 << len(ids)), key=lambda m: m)
+    members = lambda m: {ids[k] for k in range(len(ids)) if m >> k & 1}
+    if policy == "single-numa-node":
+        sizes = [1]
+    elif policy == "restricted":
+        k_min = next((k for k in range(1, len(ids) + 1) for m in masks if bin(m).count("1") == k and
+                      could(members(m))), None)
+        if k_min is None:
+            return None, {}
+        sizes = [k_min]
+    else:
+        sizes = list(range(1, len(ids) + 1))
+    best = None
+    for k in sizes:
+        for m in masks:
+            if bin(m).count("1") != k or not holds(members(m)):
+                continue
+            picked = _pick(free_gpus(members(m)), count)
+            one = count <= 1 or not set_key([objs[i] for i in picked])[0]
+            if best is None or (one and not best[1]):
+                best = (m, one)
+            if one:
+                break
+        if best is not None:
+            break
+    if best is None:
+        if policy != "best-effort":
+            return None, {}
+        chosen_set = set(ids)
+        picked = _pick([g for g in objs if gpus[g.index][2]], count)
+        if picked is None:
+            return None, {}
+    else:
+        chosen_set = members(best[0])
+        picked = _pick(free_gpus(chosen_set), count)
+    pinned = {}
+    left = cpu_req if known else 0
+    for i in sorted(chosen_set):
+        if left <= 0 or i not in cpu:
+            continue
+        take = min(left, cpu[i][0] - cpu[i][1])
+        if take > 0:
+            pinned[i] = take
+            left -= take
+    return picked, pinned
+
+
+@st.composite
+def numa_nodes(draw):
+    n_numa = draw(st.integers(1, 4))
+    n_gpus = draw(st.integers(0, 8))
+    gpus = [(draw(st.sampled_from(list(range(n_numa)) + [-1])), draw(st.integers(-1, 2)), draw(st.booleans()))
+            for _ in range(n_gpus)]
+    cpu = {i: [draw(st.integers(0, 8)) * 1000, 0] for i in range(n_numa)} if draw(st.booleans()) else {}
+    return gpus, cpu
+
+
+@settings(max_examples=200, deadline=None)
+@given(numa_nodes(), st.sampled_from(["single-numa-node", "restricted", "best-effort"]), st.integers(0, 4),
+       st.integers(0, 6), st.lists(st.integers(1, 3), max_size=3))
+def test_native_numa_fit_equals_reference(node_case, policy, count, cpus, pinned_before):
+    gpus, cpu = node_case
+    topo = {"gpus": [{"index": i, **({"numa": n} if n >= 0 else {}), **({"nvlink": l} if l >= 0 else {})}
+                     for i, (n, l, _) in enumerate(gpus)]}
+    numa = {"numa": [{"id": i, "cpu": str(a // 1000)} for i, (a, _) in cpu.items()]} if cpu else None
+    n = node(gpus=len(gpus), numa=numa, gpu_topology=topo if gpus else None)
+    n["status"]["allocatable"]["cpu"] = "64"
+    c, s = setup(n)
+    busy = [i for i, (_, _, free) in enumerate(gpus) if not free]
+    if busy:
+        c.bind(pod("busy", gpus=len(busy), cpu="1", policy=None), "n0", gpus=busy)
+    for j, k in enumerate(pinned_before):  # pinned CPU-only pods, placed by the same rule on both sides
+        want, pins = reference_numa_fit(gpus, cpu, "single-numa-node", 0, k * 1000)
+        got = place(s, pod(f"pin{j}", cpu=str(k)))
+        assert (got.node is not None) == (want is not None)
+        for i, milli in pins.items():
+            cpu[i][1] += milli
+    want, _ = reference_numa_fit(gpus, cpu, policy, count, cpus * 1000)
+    got = place(s, pod("x", gpus=count, cpu=str(cpus) if cpus else "500m", policy=policy))
+    if not cpus:  # 500m is not whole CPUs: nothing pinned; the reference sees no CPU request
+        want, _ = reference_numa_fit(gpus, cpu, policy, count, 0)
+    assert (got.node is not None) == (want is not None), (got, want)
+    if got.node is not None and count:
+        assert got.gpus.indices == want
