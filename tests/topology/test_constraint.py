@@ -213,7 +213,7 @@ BAD_ARGS = [
     ({"relativeGap": 1.5}, "pluginConfig[x].args.relativeGap: must be in [0, 1]"),
     ({"workers": 0}, "pluginConfig[x].args.workers: must be in [1, 64]"),
     ({"workers": 1.5}, "pluginConfig[x].args.workers: expected an integer"),
-    ({"congestionWeight": -1}, "pluginConfig[x].args.congestionWeight: must be in [0, 1e+06]"),
+    ({"congestionWeight": -1}, "pluginConfig[x].args.congestionWeight: must be in [0, 1000000.0]"),
     ({"tieSlack": True}, "pluginConfig[x].args.tieSlack: expected an integer"),
     ({"objective": "pareto"}, "pluginConfig[x].args.objective: must be one of lexicographic, weighted"),
     ({"objectiveWeights": {"nodes": 1}}, "pluginConfig[x].args.objectiveWeights: only with objective: weighted"),

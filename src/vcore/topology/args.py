@@ -20,12 +20,12 @@ An unknown key or a bad value is a vcore.ProfileError naming the field.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from vcore.errors import ProfileError
+from vcore.gpu.placement_args import _int, _number  # the profile's number checks, one wording
 
 __all__ = ["OBJECTIVES", "SOLVERS", "TopologyPlacementArgs", "parse_topology_args"]
 
@@ -62,22 +62,6 @@ class TopologyPlacementArgs:
             out["objectiveWeights"] = {"tierSpans": list(self.tier_span_weights), "nodes": self.nodes_weight,
                                        "fragmentation": self.fragmentation_weight}
         return out
-
-
-def _number(value: Any, path: str, lo: float, hi: float, *, lo_open: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ProfileError(f"{path}: expected a number, got {value!r}")
-    if value < lo or value > hi or (lo_open and value == lo):
-        raise ProfileError(f"{path}: must be in {'(' if lo_open else '['}{lo:g}, {hi:g}], got {value}")
-    return float(value)
-
-
-def _int(value: Any, path: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ProfileError(f"{path}: expected an integer, got {value!r}")
-    if not lo <= value <= hi:
-        raise ProfileError(f"{path}: must be in [{lo}, {hi}], got {value}")
-    return value
 
 
 def _choice(value: Any, path: str, choices: tuple[str, ...]) -> str:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vcore.errors import TopologyError
+from vcore.topology.hypernode import as_mapping
 from vcore.topology.tree import TopologyView
 
 __all__ = ["KUEUE_PREFERRED", "KUEUE_REQUIRED", "KUEUE_SLICE_CONSTRAINTS", "KUEUE_SLICE_SIZE", "KUEUE_SLICE_TOPOLOGY",
@@ -164,15 +165,6 @@ class PodGroupTopology:
 # ---------------------------------------------------------------------------------------------------------------
 # Volcano PodGroup
 # ---------------------------------------------------------------------------------------------------------------
-def _as_mapping(obj: Any, what: str) -> Mapping[str, Any]:
-    if isinstance(obj, Mapping):
-        return obj
-    to_dict = getattr(obj, "to_dict", None)
-    if callable(to_dict):
-        return to_dict()
-    raise TypeError(f"{what}: expected a mapping (the object as the API server returns it), got {type(obj).__name__}")
-
-
 def _int(value: Any, where: str, lo: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TopologyError(f"{where}: expected an integer, got {value!r}")
@@ -202,7 +194,7 @@ def _network_topology(nt: Any, where: str, owner: str) -> tuple[str, TierRef | N
 
 def podgroup_topology(pg: Any) -> PodGroupTopology:
     """The topology of a ``scheduling.volcano.sh/v1beta1`` PodGroup (dict or client object)."""
-    obj = _as_mapping(pg, "PodGroup")
+    obj = as_mapping(pg, "PodGroup")
     meta = obj.get("metadata") or {}
     owner = f"PodGroup {meta.get('namespace') or 'default'}/{meta.get('name') or '?'}"
     spec = obj.get("spec") or {}
@@ -253,7 +245,7 @@ def _annotations(obj: Any) -> tuple[Mapping[str, Any], str]:
     """(annotations, owner) of a pod / pod template object, or of a plain annotations mapping."""
     if isinstance(obj, Mapping) and "metadata" not in obj and "template" not in obj:
         return obj, "pod template"
-    m = _as_mapping(obj, "pod template")
+    m = as_mapping(obj, "pod template")
     if "template" in m:  # a PodTemplate object or a workload's spec.template
         m = m["template"]
     meta = m.get("metadata") or {}

@@ -34,7 +34,7 @@ from typing import Any
 
 from vcore.errors import TopologyError
 
-__all__ = ["BANDWIDTH_ANNOTATION", "CONGESTION_ANNOTATION", "hypernode_name", "hypernode_spec"]
+__all__ = ["BANDWIDTH_ANNOTATION", "CONGESTION_ANNOTATION", "as_mapping", "hypernode_name", "hypernode_spec"]
 
 BANDWIDTH_ANNOTATION = "vcore.io/bandwidth-gbps"
 CONGESTION_ANNOTATION = "vcore.io/congestion"
@@ -46,7 +46,8 @@ _LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 _RE2_ONLY = re.compile(r"\(\?[imsU-]+[:)]|\(\?P<|\\[zAQE]|\\p\{|\[\[:")
 
 
-def _as_mapping(obj: Any) -> Mapping[str, Any]:
+def as_mapping(obj: Any, what: str) -> Mapping[str, Any]:
+    """A Kubernetes-shaped object as a mapping: a dict, or a client model's ``to_dict()``."""
     if isinstance(obj, Mapping):
         return obj
     to_dict = getattr(obj, "to_dict", None)
@@ -54,14 +55,14 @@ def _as_mapping(obj: Any) -> Mapping[str, Any]:
         out = to_dict()
         if isinstance(out, Mapping):
             return out
-    raise TypeError(f"HyperNode: expected a mapping (the object as the API server returns it), got {type(obj).__name__}")
+    raise TypeError(f"{what}: expected a mapping (the object as the API server returns it), got {type(obj).__name__}")
 
 
 def hypernode_name(hn: Any) -> str:
     """metadata.name of a HyperNode object, or the string itself."""
     if isinstance(hn, str):
         return hn
-    meta = _as_mapping(hn).get("metadata")
+    meta = as_mapping(hn, "HyperNode").get("metadata")
     name = meta.get("name") if isinstance(meta, Mapping) else None
     if not isinstance(name, str) or not name:
         raise TopologyError("HyperNode: metadata.name must be a non-empty string")
@@ -180,7 +181,7 @@ def _annotation_number(where: str, annotations: Mapping[str, Any], key: str, lo:
 
 def hypernode_spec(hn: Any) -> dict[str, Any]:
     """The native spec of a HyperNode object (dict, or an object with ``to_dict()``)."""
-    obj = _as_mapping(hn)
+    obj = as_mapping(hn, "HyperNode")
     name = hypernode_name(obj)
     where = f"HyperNode {name}"
     spec = obj.get("spec")

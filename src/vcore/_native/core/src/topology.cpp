@@ -324,6 +324,28 @@ Topology::Columns Topology::columns(const ClusterState& s, const Tree& t, const 
   return out;
 }
 
+Topology::Columns Topology::columns_with(const ClusterState& s, const Tree& t, int32_t id,
+                                         const std::vector<int32_t>& slots, const std::string& who) const {
+  std::vector<uint8_t> selected(static_cast<size_t>(s.n_slots()), 0);
+  for (int32_t slot : slots) selected[slot] = 1;
+  std::vector<int32_t> scratch;
+  const auto direct = [&](int32_t slot) -> const std::vector<int32_t>& {
+    scratch = slot < static_cast<int32_t>(direct_.size()) ? direct_[slot] : std::vector<int32_t>{};
+    erase_sorted(scratch, id);
+    if (selected[slot]) insert_sorted(scratch, id);
+    return scratch;
+  };
+  return columns(s, t, direct, who);
+}
+
+void Topology::set_direct(int32_t id, const std::vector<int32_t>& slots) {
+  for (auto& d : direct_) erase_sorted(d, id);
+  for (int32_t slot : slots) {
+    if (slot >= static_cast<int32_t>(direct_.size())) direct_.resize(static_cast<size_t>(slot) + 1);
+    insert_sorted(direct_[slot], id);
+  }
+}
+
 void Topology::install(Tree&& t, Columns&& c) {
   tiers_ = std::move(t.tiers);
   tier_names_ = std::move(t.tier_names);
@@ -410,21 +432,12 @@ void Topology::add_hypernode(ClusterState& s, const HyperNodeInput& in) {
   ptrs[id] = &c;
   Tree t = build_tree(ptrs);
   const std::vector<int32_t> slots = resolve(s, c);
-  std::vector<uint8_t> matched(static_cast<size_t>(s.n_slots()), 0);
-  for (int32_t slot : slots) matched[slot] = 1;
-  std::vector<int32_t> scratch;
-  const auto direct = [&](int32_t slot) -> const std::vector<int32_t>& {
-    scratch = slot < static_cast<int32_t>(direct_.size()) ? direct_[slot] : std::vector<int32_t>{};
-    if (matched[slot]) insert_sorted(scratch, id);
-    return scratch;
-  };
-  Columns cols = columns(s, t, direct, "HyperNode " + in.name);
+  Columns cols = columns_with(s, t, id, slots, "HyperNode " + in.name);
   if (id == static_cast<int32_t>(hns_.size())) hns_.emplace_back();
   hns_[id] = std::move(c);
   hn_id_.emplace(in.name, id);
   index_hypernode(id, true);
-  if (direct_.size() < matched.size()) direct_.resize(matched.size());
-  for (int32_t slot : slots) insert_sorted(direct_[slot], id);
+  set_direct(id, slots);
   install(std::move(t), std::move(cols));
 }
 
@@ -437,24 +450,11 @@ void Topology::update_hypernode(ClusterState& s, const HyperNodeInput& in) {
   ptrs[id] = &c;
   Tree t = build_tree(ptrs);
   const std::vector<int32_t> slots = resolve(s, c);
-  std::vector<uint8_t> matched(static_cast<size_t>(s.n_slots()), 0);
-  for (int32_t slot : slots) matched[slot] = 1;
-  std::vector<int32_t> scratch;
-  const auto direct = [&](int32_t slot) -> const std::vector<int32_t>& {
-    scratch = slot < static_cast<int32_t>(direct_.size()) ? direct_[slot] : std::vector<int32_t>{};
-    erase_sorted(scratch, id);
-    if (matched[slot]) insert_sorted(scratch, id);
-    return scratch;
-  };
-  Columns cols = columns(s, t, direct, "HyperNode " + in.name);
+  Columns cols = columns_with(s, t, id, slots, "HyperNode " + in.name);
   index_hypernode(id, false);
   hns_[id] = std::move(c);
   index_hypernode(id, true);
-  if (direct_.size() < matched.size()) direct_.resize(matched.size());
-  for (size_t slot = 0; slot < direct_.size(); ++slot) {
-    erase_sorted(direct_[slot], id);
-    if (slot < matched.size() && matched[slot]) insert_sorted(direct_[slot], id);
-  }
+  set_direct(id, slots);
   install(std::move(t), std::move(cols));
 }
 
@@ -468,17 +468,11 @@ void Topology::remove_hypernode(const ClusterState& s, const std::string& name) 
   std::vector<const Compiled*> ptrs = current();
   ptrs[id] = nullptr;
   Tree t = build_tree(ptrs);
-  std::vector<int32_t> scratch;
-  const auto direct = [&](int32_t slot) -> const std::vector<int32_t>& {
-    scratch = slot < static_cast<int32_t>(direct_.size()) ? direct_[slot] : std::vector<int32_t>{};
-    erase_sorted(scratch, id);
-    return scratch;
-  };
-  Columns cols = columns(s, t, direct, "HyperNode " + name);
+  Columns cols = columns_with(s, t, id, {}, "HyperNode " + name);
   index_hypernode(id, false);
   hns_[id].reset();
   hn_id_.erase(it);
-  for (auto& d : direct_) erase_sorted(d, id);
+  set_direct(id, {});
   while (!hns_.empty() && !hns_.back()) hns_.pop_back();
   install(std::move(t), std::move(cols));
 }

@@ -175,6 +175,10 @@ class Topology {
   // Every live slot's column under tree `t` with direct(slot) memberships (throws on a conflict, writes nothing).
   template <class Direct>
   Columns columns(const ClusterState& s, const Tree& t, const Direct& direct, const std::string& who) const;
+  // The columns with HyperNode `id` selecting exactly `slots` (every other membership as it is).
+  Columns columns_with(const ClusterState& s, const Tree& t, int32_t id, const std::vector<int32_t>& slots,
+                       const std::string& who) const;
+  void set_direct(int32_t id, const std::vector<int32_t>& slots);  // commit what columns_with assumed
   void install(Tree&& t, Columns&& c);
   void ensure_stride(int32_t slots);
   void index_hypernode(int32_t id, bool add);
