@@ -11,12 +11,14 @@ with the hot path in C++:
 from vcore._native._convert import parse_quantity
 from vcore.cluster import Cluster
 from vcore.errors import (
+    HyperNodeNotFoundError,
     NodeExistsError,
     NodeInUseError,
     NodeNotFoundError,
     PodAlreadyBoundError,
     PodNotFoundError,
     ProfileError,
+    TopologyError,
     VCoreError,
 )
 from vcore.profile import Profile
@@ -28,6 +30,7 @@ __all__ = [
     "Cluster",
     "Evaluation",
     "FilterResult",
+    "HyperNodeNotFoundError",
     "NodeExistsError",
     "NodeInUseError",
     "NodeNotFoundError",
@@ -37,6 +40,7 @@ __all__ = [
     "Profile",
     "ProfileError",
     "Scheduler",
+    "TopologyError",
     "VCoreError",
     "parse_quantity",
 ]

@@ -16,8 +16,10 @@ from vcore.batch.podgroup import parse_podgroup, podgroup_key
 from vcore.batch.pods import pod_info
 from vcore.batch.queue import QueueSpec
 from vcore.batch.state import BatchState
+from vcore.gpu import numa as _gpu_numa
 from vcore.gpu import specs as _gpu_specs
 from vcore.gpu.fit import GpuChoice
+from vcore.topology import tree as _topology
 from vcore.errors import (
     NodeExistsError,
     NodeInUseError,
@@ -35,6 +37,9 @@ def node_spec(node: Any) -> dict:
     spec = _convert.node_spec(node)
     if _gpu_specs.node_has_gpus(spec):
         spec["gpus"] = _gpu_specs.node_devices(node, spec)
+    numa = _gpu_numa.node_numa_cpu(node)
+    if numa is not None:
+        spec["numa_cpu"] = numa
     return spec
 
 
@@ -336,6 +341,35 @@ class Cluster:
     def native_bytes(self) -> int:
         """Heap bytes of the per-node native state."""
         return self._state.native_bytes
+
+    # -- network topology (vcore.topology) ---------------------------------------------------------------
+    def add_hypernode(self, hn: Any) -> None:
+        """Add a Volcano HyperNode (topology.volcano.sh/v1alpha1). Its members must exist and match (add child
+        HyperNodes first); an invalid tree raises TopologyError naming the HyperNode and changes nothing."""
+        _topology.add_hypernode(self._state, hn)
+
+    def update_hypernode(self, hn: Any) -> None:
+        """Replace a HyperNode's tier, members and link-state annotations (HyperNodeNotFoundError if absent)."""
+        _topology.update_hypernode(self._state, hn)
+
+    def remove_hypernode(self, hn: Any) -> None:
+        """Remove a HyperNode (object or name); one that is another HyperNode's member raises TopologyError."""
+        _topology.remove_hypernode(self._state, hn)
+
+    def set_hypernodes(self, hns: Any) -> None:
+        """Replace every HyperNode at once (any order; validated as a whole), e.g. after a relist."""
+        _topology.set_hypernodes(self._state, hns)
+
+    def set_topology_levels(self, levels: Any) -> None:
+        """Use node labels as topology levels, highest first (Kueue Topology / KAI Topology), e.g.
+        ``["topology.kubernetes.io/zone", "example.com/block", "example.com/rack", "kubernetes.io/hostname"]``;
+        ``[]`` clears them. Levels and HyperNodes exclude each other."""
+        _topology.set_levels(self._state, levels)
+
+    @property
+    def topology(self) -> _topology.TopologyView:
+        """The domain tree and the read-only ``node_topo`` view (int32[tier rows, n_slots])."""
+        return _topology.TopologyView(self._state)
 
 
 def _gpu_indices(gpus: Any, key: str) -> list[int] | None:

@@ -56,3 +56,9 @@ class QueueNotFoundError(VCoreError, KeyError):
 
 class QueueInUseError(VCoreError, ValueError):
     """remove of a queue that still has child queues or jobs, or of a queue Volcano never deletes."""
+class TopologyError(VCoreError, ValueError):
+    """A HyperNode, a topology level list or a topology constraint is invalid (cycle, overlap, unknown tier...)."""
+
+
+class HyperNodeNotFoundError(VCoreError, KeyError):
+    """update_hypernode / remove_hypernode of a HyperNode the cluster does not have."""

@@ -1,7 +1,8 @@
 """Type stub for the pybind11 module vcore._native._core (hand-written; keep in step with bindings/*.cpp).
 
 The cluster as struct-of-arrays owned by C++ (ClusterState), pods compiled against one state (CompiledPod), the
-fused filter/score kernels of one profile (Engine), and the GPU device-level kernels (submodule ``gpu``).
+fused filter/score kernels of one profile (Engine), the GPU device-level kernels (submodule ``gpu``) and the network
+topology: HyperNode / label-level tree, node_topo, gang search (submodule ``topology``).
 
 Conventions of the binding layer, reflected here:
 - Parameters the bindings leave unnamed (pybind11 ``arg0``...) are positional-only (``/``).
@@ -259,3 +260,83 @@ class gpu:
                vcore_balance_points: _Float = 10.0) -> _ReplayResult:
         """Replay pods once in order on a copy of the inventory; returns per-pod node_idx, dev_mask, frag_after,
         free_after. Unknown policy -> ValueError."""
+
+# (type "Node" | "HyperNode", selector "exactMatch" | "regexMatch" | "labelMatch", name or pattern,
+#  labelMatch requirements [(key, op In|NotIn|Exists|DoesNotExist, values)])
+_HyperNodeMember = tuple[str, str, str, list[tuple[str, str, list[str]]]]
+
+class _HyperNodeSpecRequired(TypedDict):
+    name: str
+    tier: int
+    members: list[_HyperNodeMember]
+
+class _HyperNodeSpec(_HyperNodeSpecRequired, total=False):
+    """vcore.topology.hypernode.hypernode_spec(): one HyperNode, shape-checked."""
+
+    tier_name: str
+    bandwidth_gbps: float  # -1: not annotated
+    congestion: float  # 0..1; -1: not annotated
+
+class _TopologyTiers(TypedDict):
+    tiers: list[int]  # tier number per row, ascending
+    tier_names: list[str]
+    levels: list[str]  # label levels as configured (highest first); [] with HyperNodes
+    generation: int
+
+class _TopologyTree(_TopologyTiers):
+    domain_names: list[str]  # by domain id; "" for a free id
+    domain_row: NDArray[np.int32]  # -1 for a free id
+    domain_parent: NDArray[np.int32]  # -1 at the top
+    domain_bandwidth_gbps: NDArray[np.float64]
+    domain_congestion: NDArray[np.float64]
+    node_leaf: NDArray[np.int32]  # per node slot: its lowest domain, -1 none
+
+class _GangResult(TypedDict):
+    placed: bool
+    domain: int  # enclosing domain id; -1 under the virtual root or when not placed
+    domain_name: str
+    row: int  # its row; n_rows for the virtual root; -1 when not placed
+    counts: NDArray[np.int32]  # pods per node slot
+    reason: str  # "", "TopologyUnsatisfiable" or "InsufficientCapacity"
+    message: str
+    best_capacity: int
+
+class topology:
+    """Submodule ``vcore._native._core.topology`` (a namespace here, as for ``gpu``): the network topology of a
+    ClusterState (HyperNodes or label levels), its node_topo view, the gang search and Volcano's node score.
+
+    Tree mutations raise ValueError (invalid tree, naming the HyperNode) or KeyError (unknown HyperNode) and change
+    nothing. Arrays must have the stated dtype and one entry per node slot (TypeError / ValueError otherwise).
+    """
+
+    @staticmethod
+    def set_hypernodes(state: ClusterState, specs: list[_HyperNodeSpec]) -> None:
+        """replace every HyperNode (validated as a whole)"""
+    @staticmethod
+    def add_hypernode(state: ClusterState, spec: _HyperNodeSpec) -> None: ...
+    @staticmethod
+    def update_hypernode(state: ClusterState, spec: _HyperNodeSpec) -> None: ...
+    @staticmethod
+    def remove_hypernode(state: ClusterState, name: str) -> None: ...
+    @staticmethod
+    def set_levels(state: ClusterState, keys: Sequence[str]) -> None:
+        """label keys from the highest level to the lowest; [] clears them"""
+    @staticmethod
+    def node_topo(state: ClusterState) -> NDArray[np.int32]:
+        """read-only int32[rows, n_slots]: the domain of each node slot per tier row, -1 none"""
+    @staticmethod
+    def tiers(state: ClusterState) -> _TopologyTiers:
+        """the tier rows and the topology generation, without the domains"""
+    @staticmethod
+    def tree(state: ClusterState) -> _TopologyTree:
+        """a copy of the domain tree (free domain ids have row -1 and an empty name)"""
+    @staticmethod
+    def place_gang(state: ClusterState, fit: NDArray[np.int32], n_pods: _Int, start_row: _Int, limit_row: _Int,
+                   hard: bool, layers: Sequence[tuple[_Int, _Int]], running: NDArray[np.int32] | None,
+                   bandwidth_weight: _Float, congestion_weight: _Float, tie_slack: _Int) -> _GangResult:
+        """the gang search: fit int32[n_slots] (pods that fit per slot), layers [(size, max_row)] finest first,
+        running int32[n_slots] or None"""
+    @staticmethod
+    def node_scores(state: ClusterState, job_pods: NDArray[np.int32], job_tasks: _Int, weight: _Float,
+                    candidates: NDArray[np.bool_] | None) -> NDArray[np.float64]:
+        """Volcano's network-topology-aware node score; job_pods int32[n_slots], candidates bool[n_slots] or None"""

@@ -183,8 +183,8 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
       }
     }
     GpuAssignment& gpus = result.gpus[p];
-    if (pod.gpu.uses_gpus()) {
-      if (config_.weight_gpu > 0) runner.gpu().score(best, &gpus);
+    if (pod.gpu.needs_devices()) {
+      if (config_.weight_gpu > 0 && pod.gpu.uses_gpus()) runner.gpu().score(best, &gpus);
       else if (!s.gpus().fit(best, pod.gpu, kernel.allowed_models(), &gpus)) gpus = GpuAssignment{};  // GPUDeviceFit off
     }
     s.bind_locked(pod, best, &gpus);

@@ -295,8 +295,8 @@ GangResult Engine::place_gang(const GangRequest& r) {
         continue;
       }
       GpuAssignment& gpus = out.gpus[k];
-      if (task.gpu.uses_gpus()) {
-        if (config_.weight_gpu > 0) runner.gpu().score(best, &gpus);
+      if (task.gpu.needs_devices()) {
+        if (config_.weight_gpu > 0 && task.gpu.uses_gpus()) runner.gpu().score(best, &gpus);
         else if (!s.gpus().fit(best, task.gpu, kernel.allowed_models(), &gpus)) gpus = GpuAssignment{};
       }
       s.bind_locked(task, best, &gpus);

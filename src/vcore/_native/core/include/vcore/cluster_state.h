@@ -18,6 +18,7 @@
 
 #include "vcore/interner.h"
 #include "vcore/pod.h"
+#include "vcore/topology.h"
 
 namespace vcore {
 
@@ -33,6 +34,7 @@ struct NodeInput {
   std::vector<std::tuple<std::string, std::string, std::string>> taints;  // key, value, effect
   bool unschedulable = false;
   std::vector<DeviceInput> gpus;  // from vcore.gpu.devices; empty for nodes without GPUs
+  std::vector<std::pair<int32_t, int64_t>> numa_cpu;  // (NUMA id, allocatable millicores); from vcore.gpu.numa
 };
 
 struct RequirementInput {
@@ -157,6 +159,10 @@ class ClusterState {
   int32_t find_string(const std::string& s) const { return strings_.find(s); }
   const std::string& string_name(int32_t id) const { return strings_.name(id); }
 
+  // The network topology (HyperNodes or label levels); node writes keep its columns current.
+  const Topology& topology() const { return topology_; }
+  Topology& topology() { return topology_; }
+
   uint64_t generation() const { return generation_; }
   uint64_t id() const { return id_; }
   size_t native_bytes() const;  // heap bytes of the per-node arrays (for memory reports)
@@ -180,6 +186,7 @@ class ClusterState {
   NodeSelectorTerm compile_term(const TermInput& term, const std::string& where);
 
   DeviceTable gpus_;
+  Topology topology_;
   std::vector<uint64_t> node_version_;
   std::vector<std::vector<std::pair<int32_t, int32_t>>> gpu_classes_;  // per slot: (class, pods)
   void count_gpu_class(int32_t slot, const GpuAssignment& a, int32_t sign);

@@ -106,7 +106,7 @@ class PodKernel {
     shape_.reserve(c.shape.size());
     for (const auto& [u, score] : c.shape) shape_.emplace_back(u, score * (kMaxNodeScore / 10));
     if (pod.gpu.uses_gpus()) allowed_models_ = s.gpus().allowed_models(pod.gpu);
-    check_gpu_ = c.filter_gpu && pod.gpu.uses_gpus();
+    check_gpu_ = c.filter_gpu && pod.gpu.needs_devices();
   }
 
   // How many copies of the pod the node's free resources and pod slots hold (call only where it is feasible).
@@ -365,14 +365,16 @@ class PodKernel {
                          insufficient);
       for (int32_t r = 0; r < n_rows; ++r) reasons[kInsufficientBase + fit_[r].axis] += insufficient[r];
     }
-    if (check_gpu_) {  // GPUDeviceFit: per node, only for pods that ask for GPU devices
-      int64_t count = 0;
+    if (check_gpu_) {  // GPUDeviceFit: per node, only for pods that ask for GPU devices or NUMA alignment
+      int64_t count = 0, numa = 0;
       for (int32_t j = 0; j < n; ++j) {
         if (failed[j] || s_.gpus().fit(begin + j, pod_.gpu, allowed_models_, nullptr)) continue;
         failed[j] = 1;
-        ++count;
+        if (pod_.gpu.numa_policy != NumaPolicy::kNone && s_.gpus().fit_unaligned(begin + j, pod_.gpu, allowed_models_)) ++numa;
+        else ++count;
       }
       reasons[kGpuDevices] += count;
+      reasons[kNumaAlignment] += numa;
     }
     for (int32_t j = 0; j < n; ++j) ok[j] = !failed[j];
   }
