@@ -140,11 +140,14 @@ class Cluster:
         """
         self._bind_spec(pod_spec(pod), node_name, gpus)
 
-    def _bind_spec(self, spec: dict, node_name: str, gpus: Any) -> None:
+    def _bind_spec(self, spec: dict, node_name: str, gpus: Any) -> Any:
+        """Bind a converted pod; returns its CompiledPod."""
         # Check before compiling: compiling may add resource rows, and a failed call must change nothing.
         index = self.node_index(node_name)
         self.check_unbound(spec["key"])
-        self._state.bind(self._state.compile_pod(spec), index, _gpu_indices(gpus, spec["key"]))
+        compiled = self._state.compile_pod(spec)
+        self._state.bind(compiled, index, _gpu_indices(gpus, spec["key"]))
+        return compiled
 
     def check_unbound(self, key: str) -> None:
         """Raise PodAlreadyBoundError if a pod with this namespace/name is bound."""
@@ -195,11 +198,19 @@ class Cluster:
         info = pod_info(pod, spec)
         if info.key in self._batch.pods:
             raise PodExistsError(f"pod {info.key}: already exists (use update_pod)")
+        self._track(info)
+        self._batch.add_pod(info)
+
+    def _track(self, info: Any) -> None:
+        """Bind a running pod, compile a pending one (once, at ingest: a cycle then only places it)."""
         if info.node_name and not info.terminated:
-            self._bind_spec(spec, info.node_name, info.gpu_index)
+            info.pairs = tuple(self._bind_spec(info.spec, info.node_name, info.gpu_index).requests)
+        elif info.terminated:
+            self.check_unbound(info.key)
         else:
             self.check_unbound(info.key)
-        self._batch.add_pod(info)
+            info.compiled = self._state.compile_pod(info.spec)
+            info.pairs = tuple(info.compiled.requests)
 
     def update_pod(self, pod: Any) -> None:
         """Replace a pod's record. A pending pod that now has ``spec.nodeName`` is accounted there (bound by
@@ -215,10 +226,12 @@ class Cluster:
         if bound_to and info.node_name and info.node_name != bound_to:
             raise ValueError(f"pod {info.key}: spec.nodeName: a running pod cannot move from {bound_to} to "
                              f"{info.node_name}")
-        if not bound_to and info.node_name and not info.terminated:
-            self._bind_spec(spec, info.node_name, info.gpu_index)
-        elif bound_to and info.terminated:
+        if bound_to and info.terminated:
             self._state.unbind(info.key)
+        elif bound_to:
+            info.pairs = old.pairs
+        else:
+            self._track(info)
         self._batch.remove_pod(info.key)
         self._batch.add_pod(info)
 

@@ -31,7 +31,8 @@ class PodInfo:
     creation: str
     gpu_index: str | None  # volcano.sh/gpu-index of a running pod
     spec: dict  # the native pod spec (vcore.cluster.pod_spec)
-    compiled: Any = None  # CompiledPod, made on first use and dropped when the pod changes
+    compiled: Any = None  # CompiledPod, made when the pod is added while pending
+    pairs: tuple[tuple[int, int], ...] | None = None  # (resource axis, amount) of its requests; axes never move
 
     @property
     def terminated(self) -> bool:

@@ -99,68 +99,68 @@ class Session:
     # -- open ----------------------------------------------------------------------------------------------
     def _open(self) -> None:
         batch = self.batch
-        classes = batch.priority_classes
         state = self.state
-        to_compile = [info for info in batch.pods.values()
-                      if info.compiled is None and not info.terminated and state.pod_node(info.key) < 0]
-        if to_compile:
-            for info, compiled in zip(to_compile, state.compile_pods([info.spec for info in to_compile])):
-                info.compiled = compiled
+        # Pods pending again (their node went away) were compiled for nothing yet.
+        to_compile = [info for info in batch.pods.values() if info.compiled is None and not info.terminated
+                      and state.pod_node(info.key) < 0]
+        for info, compiled in zip(to_compile, state.compile_pods([info.spec for info in to_compile])):
+            info.compiled, info.pairs = compiled, tuple(compiled.requests)
         self.resources = state.resource_names()
         self.n_resources = len(self.resources)
-        alloc = self.cluster.allocatable_matrix
+        self.names = state.node_names()  # no node changes while the cycle holds the session
         live = self.cluster.live_mask
-        self.total = alloc[:, live].sum(axis=1).astype(np.int64) if alloc.shape[1] else np.zeros(self.n_resources, np.int64)
-        used = self.cluster.requested_matrix
-        self.free = self.total - (used[:, live].sum(axis=1) if used.shape[1] else 0)
+        self.total = self.cluster.allocatable_matrix[:, live].sum(axis=1).astype(np.int64)
+        self.free = self.total - self.cluster.requested_matrix[:, live].sum(axis=1)
+        self._class_priority: dict[str, int] = {}
         self.jobs: dict[str, Job] = {}
         for key, pg in batch.podgroups.items():
-            members = [batch.pods[k] for k in batch.members.get(key, ())]
-            self.jobs[key] = self._job(key, pg, members, classes)
+            self.jobs[key] = self._job(key, pg, [batch.pods[k] for k in batch.members.get(key, ())])
         for key in batch.singles:
             info = batch.pods[key]
-            if info.terminated or state.pod_node(key) >= 0:
-                continue
-            self.jobs[key] = self._job(key, None, [info], classes)
+            if not info.terminated and state.pod_node(key) < 0:
+                self.jobs[key] = self._job(key, None, [info])
         # Pods that name a PodGroup the cluster does not have wait for it.
         for group, keys in batch.members.items():
-            if group in batch.podgroups:
-                continue
-            for k in keys:
-                info = batch.pods[k]
-                if not info.terminated and state.pod_node(k) < 0:
-                    self.result.unschedulable[k] = ({}, f"podgroup {group} not found")
+            if group not in batch.podgroups:
+                for k in keys:
+                    if not batch.pods[k].terminated and state.pod_node(k) < 0:
+                        self.result.unschedulable[k] = ({}, f"podgroup {group} not found")
         self.queue_jobs: dict[str, list[Job]] = {}
         for job in self.jobs.values():
             self._check_job(job)
             self.queue_jobs.setdefault(job.queue, []).append(job)
         self._open_shares()
 
-    def _job(self, key: str, pg: PodGroupSpec | None, members: list[PodInfo], classes: Any) -> Job:
-        state = self.state
+    def _job(self, key: str, pg: PodGroupSpec | None, members: list[PodInfo]) -> Job:
+        pod_node = self.state.pod_node
+        releasing_pods = self.batch.releasing
         pending, running = [], []
         releasing = succeeded = failed = 0
         role_ready: Counter = Counter()
-        allocated = np.zeros(self.n_resources, np.int64)
-        request = np.zeros(self.n_resources, np.int64)
+        allocated = [0] * self.n_resources
+        request = [0] * self.n_resources
         for info in members:
-            if info.phase == "Succeeded":
+            phase = info.phase
+            if phase == "Succeeded":
                 succeeded += 1
                 role_ready[info.role] += 1
                 continue
-            if info.phase == "Failed":
+            if phase == "Failed":
                 failed += 1
                 continue
-            vec = self._vector(info)
-            request += vec
-            if state.pod_node(info.key) < 0:
+            pairs = info.pairs if info.pairs is not None else self.pairs(info)
+            for axis, amount in pairs:
+                request[axis] += amount
+            if pod_node(info.key) < 0:
                 pending.append(info)
-            elif info.key in self.batch.releasing:
+            elif info.key in releasing_pods:
                 releasing += 1
             else:
                 running.append(info.key)
                 role_ready[info.role] += 1
-                allocated += vec
+                for axis, amount in pairs:
+                    allocated[axis] += amount
+        classes = self.batch.priority_classes
         if pg is not None:
             priority = classes.value_of(pg.priority_class_name)
             can_preempt = classes.preemption_policy(pg.priority_class_name) != PREEMPT_NEVER
@@ -173,16 +173,23 @@ class Session:
             can_preempt = classes.preemption_policy(info.priority_class) != PREEMPT_NEVER
             queue, min_member, min_task, creation = info.queue_hint or DEFAULT_QUEUE, 1, {}, info.creation
             min_resources, phase = None, PENDING
-        pending.sort(key=lambda t: (-self.pod_priority(t), t.creation, t.key))
+        # Task order: priority, then the order pods arrived (Volcano: priority, creation, UID).
+        if len(pending) > 1 and len({self.pod_priority(t) for t in pending}) > 1:
+            pending.sort(key=lambda t: -self.pod_priority(t))
         return Job(key, pg, queue, priority, can_preempt, min_member, min_task, min_resources, creation, pending,
-                   running, releasing, succeeded, failed, role_ready, allocated, request, phase, len(members))
+                   running, releasing, succeeded, failed, role_ready, np.array(allocated, np.int64),
+                   np.array(request, np.int64), phase, len(members))
 
     def pod_priority(self, info: PodInfo) -> int:
         if info.spec_priority is not None:
             return info.spec_priority
-        return self.batch.priority_classes.value_of(info.priority_class)
+        value = self._class_priority.get(info.priority_class)
+        if value is None:
+            value = self._class_priority[info.priority_class] = self.batch.priority_classes.value_of(info.priority_class)
+        return value
 
     def vector_of(self, amounts: dict[str, int]) -> np.ndarray:
+        """A {resource: amount} map as a vector over the resource axes (resources no axis has are dropped)."""
         vec = np.zeros(self.n_resources, np.int64)
         for name, amount in amounts.items():
             axis = self.state.find_resource_axis(name)
@@ -190,8 +197,18 @@ class Session:
                 vec[axis] += amount
         return vec
 
-    def _vector(self, info: PodInfo) -> np.ndarray:
-        return self.vector_of(info.spec["requests"])
+    def pairs(self, info: PodInfo) -> tuple[tuple[int, int], ...]:
+        """A pod's requests as (axis, amount) pairs, cached on the pod (an axis never moves once interned)."""
+        if info.pairs is None:
+            axes = ((self.state.find_resource_axis(n), v) for n, v in info.spec["requests"].items())
+            info.pairs = tuple((a, v) for a, v in axes if a >= 0)
+        return info.pairs
+
+    def pod_vector(self, info: PodInfo) -> np.ndarray:
+        vec = np.zeros(self.n_resources, np.int64)
+        for axis, amount in self.pairs(info):
+            vec[axis] += amount
+        return vec
 
     def _check_job(self, job: Job) -> None:
         """Volcano's JobValid (gang) and the queue's existence and state: an invalid job is not scheduled."""
@@ -275,16 +292,22 @@ class Session:
         from vcore.cluster import gpu_choice
         from vcore.scheduler import Placement
 
-        total = np.zeros(self.n_resources, np.int64)
+        total = [0] * self.n_resources
+        bindings = self.result.bindings
+        nominated = self.batch.nominated
+        role_ready = job.role_ready
         for info, node, held in zip(infos, nodes, gpus):
-            total += self._vector(info)
-            job.role_ready[info.role] += 1
-            self.result.bindings.append(Placement(info.key, node, {}, "", gpu_choice(held)))
-            self.batch.nominated.pop(info.key, None)
-        job.allocated += total
-        self.free -= total
+            for axis, amount in info.pairs:
+                total[axis] += amount
+            role_ready[info.role] += 1
+            bindings.append(Placement(info.key, node, {}, "", gpu_choice(held) if held else None))
+            if nominated:
+                nominated.pop(info.key, None)
+        vec = np.array(total, np.int64)
+        job.allocated += vec
+        self.free -= vec
         if self.share is not None:  # once per job: the plugins' bookkeeping is per queue, not per task
-            self.share.on_allocate(job.queue, total)
+            self.share.on_allocate(job.queue, vec)
         job.placed += len(infos)
         placed = {i.key for i in infos}
         job.pending = [t for t in job.pending if t.key not in placed]

@@ -31,8 +31,9 @@ class BatchState:
         self.status: dict[str, GroupStatus] = {}
         self.queues = QueueTree()
         self.priority_classes = PriorityClasses()
-        self.members: dict[str, set[str]] = {}  # group key -> pod keys that name it (the group may not exist yet)
-        self.singles: set[str] = set()  # pods without a group: each a gang of one
+        # Insertion-ordered (dicts as ordered sets): the cycle's order never depends on string hashing.
+        self.members: dict[str, dict[str, None]] = {}  # group key -> pod keys that name it (group may not exist)
+        self.singles: dict[str, None] = {}  # pods without a group: each a gang of one
         self.releasing: dict[str, str] = {}  # evicted pod -> the preemptor it makes room for
         self.nominated: dict[str, str] = {}  # preemptor pod -> node name it waits for
 
@@ -40,18 +41,18 @@ class BatchState:
     def add_pod(self, info: PodInfo) -> None:
         self.pods[info.key] = info
         if info.group is None:
-            self.singles.add(info.key)
+            self.singles[info.key] = None
         else:
-            self.members.setdefault(info.group, set()).add(info.key)
+            self.members.setdefault(info.group, {})[info.key] = None
 
     def remove_pod(self, key: str) -> PodInfo:
         info = self.pods.pop(key)
         if info.group is None:
-            self.singles.discard(key)
+            self.singles.pop(key, None)
         else:
             group = self.members.get(info.group)
             if group is not None:
-                group.discard(key)
+                group.pop(key, None)
                 if not group and info.group not in self.podgroups:
                     del self.members[info.group]
         self.releasing.pop(key, None)
@@ -62,7 +63,7 @@ class BatchState:
     def set_podgroup(self, pg: PodGroupSpec) -> None:
         fresh = pg.key not in self.podgroups
         self.podgroups[pg.key] = pg
-        self.members.setdefault(pg.key, set())
+        self.members.setdefault(pg.key, {})
         if fresh:
             phase = pg.status.get("phase") or PENDING
             conditions = pg.status.get("conditions") or []

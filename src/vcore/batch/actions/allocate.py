@@ -81,7 +81,7 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
     headroom = ssn.share.headroom(job.queue) if ssn.share is not None and hasattr(ssn.share, "headroom") else None
     nodes, outcome, gpus, ready, first_unfit, reasons, _ = ssn.engine.place_gang(
         [t.compiled for t in tasks], [role_index[t.role] for t in tasks], role_need, need, headroom, allowed, gang)
-    names = ssn.state.node_names()
+    names = ssn.names
     placed = [i for i, n in enumerate(nodes.tolist()) if n >= 0]
     if placed:
         ssn.allocated(job, [tasks[i] for i in placed], [names[nodes[i]] for i in placed], [gpus[i] for i in placed])
@@ -98,9 +98,11 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
 
 def _fits_in_total(ssn: Session, job: Job, tasks: list, need: int) -> bool:
     """The cheapest test first: can the cluster's free totals hold the tasks the minimum needs at all?"""
-    minimum = np.zeros(ssn.n_resources, np.int64)
+    total = [0] * ssn.n_resources
     for t in tasks[:need]:
-        minimum += ssn.vector_of(t.spec["requests"])
+        for axis, amount in ssn.pairs(t):
+            total[axis] += amount
+    minimum = np.array(total, np.int64)
     short = np.flatnonzero(minimum > ssn.free)
     if short.size == 0:
         return True

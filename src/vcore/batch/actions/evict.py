@@ -64,7 +64,7 @@ def _queue_sequence(ssn: Session, queues: set[str]) -> list[str]:
 def _minimum_vector(ssn: Session, job: Job) -> np.ndarray:
     tasks, _ = task_order(job)
     need = max(job.min_member - job.ready_count, 1)
-    return sum((ssn.vector_of(t.spec["requests"]) for t in tasks[:need]), np.zeros(ssn.n_resources, np.int64))
+    return sum((ssn.pod_vector(t) for t in tasks[:need]), np.zeros(ssn.n_resources, np.int64))
 
 
 def _critical(ssn: Session, key: str) -> bool:
@@ -85,7 +85,7 @@ def _evict_for(ssn: Session, job: Job, reason: str, eligible_job) -> None:
                 owners[key] = other
     if reason == RECLAIM_REASON and ssn.share is not None and owners:
         keys = sorted(owners)
-        claims = [Claim(owners[k].queue, ssn.vector_of(ssn.batch.pods[k].spec["requests"]), owners[k].priority)
+        claims = [Claim(owners[k].queue, ssn.pod_vector(ssn.batch.pods[k]), owners[k].priority)
                   for k in keys]
         allowed = set(ssn.share.reclaimable(Claim(job.queue, _minimum_vector(ssn, job), job.priority), claims))
         owners = {k: owners[k] for i, k in enumerate(keys) if i in allowed}
@@ -119,7 +119,7 @@ def _evict_for(ssn: Session, job: Job, reason: str, eligible_job) -> None:
             victim_job = owners[e.victim]
             victim_job.running.remove(e.victim)
             victim_job.releasing += 1
-            vec = ssn.vector_of(ssn.batch.pods[e.victim].spec["requests"])
+            vec = ssn.pod_vector(ssn.batch.pods[e.victim])
             victim_job.allocated -= vec
             if ssn.share is not None:
                 ssn.share.on_deallocate(victim_job.queue, vec)

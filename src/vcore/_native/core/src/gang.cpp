@@ -3,7 +3,6 @@
 #include <queue>
 #include <string>
 #include <tuple>
-#include <unordered_set>
 
 #include "vcore/engine.h"
 #include "vcore/pod_kernel.h"
@@ -197,16 +196,20 @@ GangResult Engine::place_gang(const GangRequest& r) {
     throw Invalid("place_gang: allowed has " + std::to_string(r.allowed.size()) + " entries, the cluster " +
                   std::to_string(n_slots) + " slots");
   {
-    std::unordered_set<std::string> keys;
+    std::vector<const std::string*> keys;
+    keys.reserve(n_tasks);
     for (size_t t = 0; t < n_tasks; ++t) {
       const CompiledPod* p = r.tasks[t];
       if (p == nullptr) throw Invalid("place_gang: task " + std::to_string(t) + " is missing");
       if (p->state_id != s.id()) throw Invalid("pod " + p->key + ": compiled for another cluster");
       if (s.pod_node(p->key) >= 0) throw Invalid("pod " + p->key + ": already bound to node " + s.names()[s.pod_node(p->key)]);
-      if (!keys.insert(p->key).second) throw Invalid("pod " + p->key + ": appears twice in the gang");
       if (r.role[t] < 0 || static_cast<size_t>(r.role[t]) >= r.role_need.size())
         throw Invalid("pod " + p->key + ": role index out of range");
+      keys.push_back(&p->key);
     }
+    std::sort(keys.begin(), keys.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+    const auto dup = std::adjacent_find(keys.begin(), keys.end(), [](const std::string* a, const std::string* b) { return *a == *b; });
+    if (dup != keys.end()) throw Invalid("pod " + **dup + ": appears twice in the gang");
   }
   GangResult out;
   out.node.assign(n_tasks, -1);
