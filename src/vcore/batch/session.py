@@ -54,6 +54,7 @@ class Job:
     phase: str
     n_tasks: int
     placed: int = 0  # tasks bound by this cycle
+    tentative: int = 0  # tasks that found a node before the gang fell short and was undone
     pipelined: int = 0  # tasks nominated onto nodes being freed, this cycle
     fit_error: str = ""
     invalid: tuple[str, str] | None = None  # (reason, message) when the gang can never run as defined
@@ -115,10 +116,21 @@ class Session:
         self.jobs: dict[str, Job] = {}
         for key, pg in batch.podgroups.items():
             self.jobs[key] = self._job(key, pg, [batch.pods[k] for k in batch.members.get(key, ())])
+        # Pods without a group: the pending ones are jobs; the running ones only count toward their queue's usage
+        # (jobs of one are made for them only when preempt or reclaim look for victims).
+        self._running_singles: list[PodInfo] = []
+        self.single_usage: dict[str, list[int]] = {}
         for key in batch.singles:
             info = batch.pods[key]
-            if not info.terminated and state.pod_node(key) < 0:
+            if info.terminated:
+                continue
+            if state.pod_node(key) < 0:
                 self.jobs[key] = self._job(key, None, [info])
+            elif key not in batch.releasing:
+                self._running_singles.append(info)
+                usage = self.single_usage.setdefault(info.queue_hint or DEFAULT_QUEUE, [0] * self.n_resources)
+                for axis, amount in self.pairs(info):
+                    usage[axis] += amount
         # Pods that name a PodGroup the cluster does not have wait for it.
         for group, keys in batch.members.items():
             if group not in batch.podgroups:
@@ -234,11 +246,13 @@ class Session:
         if self.share is None:
             return
         usage = {}
-        for queue, jobs in self.queue_jobs.items():
+        for queue in set(self.queue_jobs) | set(self.single_usage):
             if queue not in self.batch.queues:
                 continue
-            allocated = sum((j.allocated for j in jobs), np.zeros(self.n_resources, np.int64))
-            request = sum((j.request for j in jobs), np.zeros(self.n_resources, np.int64))
+            jobs = self.queue_jobs.get(queue, [])
+            singles = np.array(self.single_usage.get(queue, [0] * self.n_resources), np.int64)
+            allocated = sum((j.allocated for j in jobs), singles)
+            request = sum((j.request for j in jobs), singles)
             inqueue = np.zeros(self.n_resources, np.int64)
             elastic = np.zeros(self.n_resources, np.int64)
             for j in jobs:
@@ -251,6 +265,16 @@ class Session:
                     elastic += np.maximum(j.allocated - j.min_resources, 0)
             usage[queue] = QueueUsage(allocated, request, inqueue, elastic)
         self.share.open(self.batch.queues, self.resources, self.total, usage)
+
+    def running_jobs(self) -> list[Job]:
+        """Every job with running pods, the running pods without a group included (made on first use)."""
+        if self._running_singles:
+            for info in self._running_singles:
+                self.jobs[info.key] = job = self._job(info.key, None, [info])
+                self.queue_jobs.setdefault(job.queue, []).append(job)
+            self._running_singles = []
+            self.single_usage = {}
+        return [j for j in self.jobs.values() if j.running]
 
     # -- orders (Volcano's plugin order functions, each on when its plugin is configured) --------------------
     def job_order_key(self, job: Job) -> tuple:
@@ -343,7 +367,7 @@ class Session:
             conditions.append(self._condition(UNSCHEDULABLE_TYPE, reason, message))
         elif not job.ready:
             unschedulable = True
-            missing = job.min_member - job.ready_count
+            missing = job.min_member - job.ready_count - job.tentative
             fit = job.fit_error or self._not_tried_reason(job)
             message = f"{missing}/{job.n_tasks} tasks in gang unschedulable: {fit}"
             conditions.append(self._condition(UNSCHEDULABLE_TYPE, NOT_ENOUGH_RESOURCES, message))
@@ -378,7 +402,8 @@ class Session:
         status = self.share.status() if self.share is not None else {}
         for queue in self.batch.queues:
             jobs = self.queue_jobs.get(queue, [])
-            allocated = sum((j.allocated for j in jobs), np.zeros(self.n_resources, np.int64))
+            singles = np.array(self.single_usage.get(queue, [0] * self.n_resources), np.int64)
+            allocated = sum((j.allocated for j in jobs), singles)
             standing = status.get(queue)
             deserved = standing.deserved if standing is not None else np.zeros(self.n_resources, np.int64)
             share = standing.share if standing is not None else 0.0

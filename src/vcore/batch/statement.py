@@ -20,16 +20,16 @@ class Statement:
     def __init__(self, session: Any) -> None:
         self.session = session
         self.state = session.state
-        self._detached: list[tuple[Any, str, str]] = []  # (DetachedPod, node name, reason)
+        self._detached: list[tuple[Any, str, str, str]] = []  # (DetachedPod, node name, reason, preemptor)
         self._pipelined: list[tuple[PodInfo, str]] = []  # (task, node name)
 
     @property
     def evicted(self) -> set[str]:
-        return {d.key for d, _, _ in self._detached}
+        return {d.key for d, _, _, _ in self._detached}
 
-    def evict(self, key: str, reason: str) -> None:
+    def evict(self, key: str, reason: str, preemptor: str) -> None:
         node = self.state.node_name(self.state.pod_node(key))
-        self._detached.append((self.state.detach(key), node, reason))
+        self._detached.append((self.state.detach(key), node, reason, preemptor))
 
     def pipeline(self, task: PodInfo, slot: int) -> None:
         self.state.bind(task.compiled, slot)
@@ -38,12 +38,11 @@ class Statement:
     def commit(self) -> list[Eviction]:
         """Evictions and nominations become real; returns the evictions."""
         batch = self.session.batch
-        preemptor = self._pipelined[0][0].key if self._pipelined else ""
         for task, node in self._pipelined:
             self.state.unbind(task.key)
             batch.nominated[task.key] = node
         evictions = []
-        for detached, node, reason in self._detached:
+        for detached, node, reason, preemptor in self._detached:
             self.state.attach(detached)
             batch.releasing[detached.key] = preemptor
             evictions.append(Eviction(detached.key, node, reason, preemptor))
@@ -53,7 +52,7 @@ class Statement:
     def discard(self) -> None:
         for task, _ in reversed(self._pipelined):
             self.state.unbind(task.key)
-        for detached, _, _ in reversed(self._detached):
+        for detached, _, _, _ in reversed(self._detached):
             self.state.attach(detached)
         self._clear()
 

@@ -24,14 +24,15 @@ KPLACED, KNOFIT, KHEADROOM = 1, 2, 3  # native TaskOutcome
 
 
 def allocate(ssn: Session) -> None:
-    _serve(ssn, lambda job: not job.best_effort)
+    _serve(ssn, lambda job: not job.best_effort, check_overused=True)
 
 
 def backfill(ssn: Session) -> None:
-    _serve(ssn, lambda job: job.best_effort)
+    # Volcano's backfill asks no queue questions: best-effort pods take no share.
+    _serve(ssn, lambda job: job.best_effort, check_overused=False)
 
 
-def _serve(ssn: Session, wanted) -> None:
+def _serve(ssn: Session, wanted, *, check_overused: bool) -> None:
     gated = C.ENQUEUE in ssn.config.actions
     heaps: dict[str, list] = {}
     tie = itertools.count()
@@ -44,7 +45,7 @@ def _serve(ssn: Session, wanted) -> None:
         heapq.heapify(heap)
     while heaps:
         queue = ssn.queue_order(list(heaps))
-        if ssn.share is not None and ssn.share.overused(queue):
+        if check_overused and ssn.share is not None and ssn.share.overused(queue):
             for _, _, job in heaps.pop(queue):
                 ssn.fail(job, f"queue {queue} is overused (at or above its deserved share)")
             continue
@@ -85,6 +86,8 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
     placed = [i for i, n in enumerate(nodes.tolist()) if n >= 0]
     if placed:
         ssn.allocated(job, [tasks[i] for i in placed], [names[nodes[i]] for i in placed], [gpus[i] for i in placed])
+    if not job.ready:  # what fitted before the gang was undone (Volcano's schedulable task count)
+        job.tentative = int((outcome == KPLACED).sum())
     if len(placed) < len(tasks):
         if first_unfit >= 0:
             counts = reason_counts(reasons, ssn.state.resource_names())

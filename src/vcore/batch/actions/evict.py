@@ -76,8 +76,8 @@ def _evict_for(ssn: Session, job: Job, reason: str, eligible_job) -> None:
     # Running pods of eligible jobs; a gang's pods only while it keeps its minimum (per job, how many may go).
     owners: dict[str, Job] = {}
     spare: Counter = Counter()
-    for other in ssn.jobs.values():
-        if other is job or not other.running or not eligible_job(other):
+    for other in ssn.running_jobs():
+        if other is job or not eligible_job(other):
             continue
         spare[other.key] = max(other.ready_count - other.min_member, 0)
         for key in other.running:
@@ -109,7 +109,7 @@ def _evict_for(ssn: Session, job: Job, reason: str, eligible_job) -> None:
         slot, victims = choice
         for key in victims:
             taken[owners[key].key] += 1
-            stmt.evict(key, reason)
+            stmt.evict(key, reason, task.key)
         stmt.pipeline(task, slot)
         job.pipelined += 1
         piped_roles[task.role] += 1
