@@ -9,6 +9,9 @@ with the hot path in C++:
 """
 
 from vcore._native._convert import parse_quantity
+from vcore.batch.config import CycleConfig
+from vcore.batch.queue import QueueSpec
+from vcore.batch.result import CycleResult, Eviction, PodGroupStatus, QueueStatus
 from vcore.cluster import Cluster
 from vcore.errors import (
     HyperNodeNotFoundError,
@@ -16,8 +19,14 @@ from vcore.errors import (
     NodeInUseError,
     NodeNotFoundError,
     PodAlreadyBoundError,
+    PodExistsError,
+    PodGroupExistsError,
+    PodGroupNotFoundError,
     PodNotFoundError,
     ProfileError,
+    QueueExistsError,
+    QueueInUseError,
+    QueueNotFoundError,
     TopologyError,
     VCoreError,
 )
@@ -28,7 +37,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Cluster",
+    "CycleConfig",
+    "CycleResult",
     "Evaluation",
+    "Eviction",
     "FilterResult",
     "HyperNodeNotFoundError",
     "NodeExistsError",
@@ -36,9 +48,18 @@ __all__ = [
     "NodeNotFoundError",
     "Placement",
     "PodAlreadyBoundError",
+    "PodExistsError",
+    "PodGroupExistsError",
+    "PodGroupNotFoundError",
+    "PodGroupStatus",
     "PodNotFoundError",
     "Profile",
     "ProfileError",
+    "QueueExistsError",
+    "QueueInUseError",
+    "QueueNotFoundError",
+    "QueueSpec",
+    "QueueStatus",
     "Scheduler",
     "TopologyError",
     "VCoreError",
