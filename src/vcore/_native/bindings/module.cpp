@@ -16,4 +16,5 @@ PYBIND11_MODULE(_core, m) {
   vcore_bindings::register_cluster(m);
   vcore_bindings::register_engine(m);
   vcore_bindings::register_gpu(m);
+  vcore_bindings::register_routing(m);
 }
