@@ -88,15 +88,22 @@ class EngineSim:
     def _wall_delay(self, model_seconds: float) -> float:
         return max(model_seconds, 0.0) * self.time_scale
 
+    def _deliver(self, events) -> None:
+        """Every event the model produced, whoever advanced it, resolves the waiting handler's future."""
+        for ev in events:
+            fut = self._waiters.get(ev.request.rid)
+            if ev.kind == FIRST_TOKEN:
+                self.m_ttft.labels(self.model).observe(ev.request.ttft)
+            if fut is not None and not fut.done():
+                fut.set_result(ev.kind)
+
+    def advance(self) -> None:
+        self._deliver(self.engine.advance(self.now()))
+
     async def run(self) -> None:
         """Advance the model with the wall clock; resolve first-token / finish futures as events happen."""
         while True:
-            for ev in self.engine.advance(self.now()):
-                fut = self._waiters.get(ev.request.rid)
-                if ev.kind == FIRST_TOKEN:
-                    self.m_ttft.labels(self.model).observe(ev.request.ttft)
-                if fut is not None and not fut.done():
-                    fut.set_result(ev.kind)
+            self.advance()
             nxt = self.engine.next_event_time()
             self._wake.clear()
             timeout = None if math.isinf(nxt) else self._wall_delay(nxt - self.now())
@@ -158,7 +165,7 @@ class EngineSim:
         return web.Response(text="ok")
 
     async def metrics(self, request: web.Request) -> web.Response:
-        self.engine.advance(self.now())
+        self.advance()
         self.m_running.labels(self.model).set(self.engine.n_running)
         self.m_waiting.labels(self.model).set(self.engine.n_waiting)
         self.m_kv.labels(self.model).set(min(self.engine.kv.usage, 1.0))
@@ -214,7 +221,7 @@ class EngineSim:
             received = [int(h) for h in kv_params.get("remote_block_ids") or []]
             self.engine.kv.allocate(received, 0)
             self.engine.kv.release(received, 0)
-        self.engine.submit(sim, self.now())
+        self._deliver(self.engine.submit(sim, self.now()))
         self._wake.set()
         self.m_queries.labels(self.model).inc(prompt_tokens)
         stream = bool(body.get("stream"))
@@ -252,9 +259,8 @@ class EngineSim:
         fail_after = self.fault.get("after_tokens", 2) if self.fault.get("mode") == "midstream" else None
         chunk_obj = "chat.completion.chunk" if chat else "text_completion"
         while sent < max_tokens:
-            produced = self.engine.tokens_generated(sim) if math.isnan(sim.finished) else max_tokens
-            self.engine.advance(self.now())
-            produced = max(produced, self.engine.tokens_generated(sim))
+            self.advance()
+            produced = self.engine.tokens_generated(sim)
             while sent < produced:
                 if fail_after is not None and sent >= fail_after:
                     request.transport.close()  # the engine dies mid-stream: no final chunk, no [DONE]
