@@ -21,8 +21,8 @@ void PrefixIndex::reserve_endpoint(int32_t endpoint) {
 int32_t PrefixIndex::find(int32_t endpoint, uint64_t hash) const {
     auto it = holders_.find(hash);
     if (it == holders_.end()) return -1;
-    for (int32_t idx : it->second)
-        if (pool_[idx].endpoint == endpoint) return idx;
+    for (const Holder& h : it->second.list)
+        if (h.endpoint == endpoint) return h.entry;
     return -1;
 }
 
@@ -48,8 +48,9 @@ void PrefixIndex::erase(int32_t idx) {
     unlink(idx);
     Entry& e = pool_[idx];
     auto it = holders_.find(e.hash);
-    auto& v = it->second;
-    v.erase(std::find(v.begin(), v.end(), idx));
+    auto& v = it->second.list;
+    v.erase(std::find_if(v.begin(), v.end(), [idx](const Holder& h) { return h.entry == idx; }));
+    it->second.bits[e.endpoint >> 6] &= ~(uint64_t{1} << (e.endpoint & 63));
     if (v.empty()) holders_.erase(it);
     --lru_[e.endpoint].size;
     --total_;
@@ -77,7 +78,10 @@ void PrefixIndex::insert(int32_t endpoint, const uint64_t* hashes, size_t n) {
             pool_[idx] = Entry{h, endpoint, -1, -1};
         }
         push_front(idx);
-        holders_[h].push_back(idx);
+        Holders& hs = holders_[h];
+        hs.list.push_back(Holder{endpoint, idx});
+        if (hs.bits.size() <= static_cast<size_t>(endpoint >> 6)) hs.bits.resize(static_cast<size_t>(endpoint >> 6) + 1, 0);
+        hs.bits[endpoint >> 6] |= uint64_t{1} << (endpoint & 63);
         ++lru_[endpoint].size;
         ++total_;
     }
@@ -128,10 +132,9 @@ void PrefixIndex::match(const uint64_t* hashes, size_t n, const int32_t* candida
         auto it = holders_.find(hashes[i]);
         std::fill(next_.begin(), next_.end(), 0);
         if (it != holders_.end()) {
-            for (int32_t idx : it->second) {
-                const int32_t s = pool_[idx].endpoint;
-                if (s <= max_slot && (alive_[s >> 6] >> (s & 63) & 1)) next_[s >> 6] |= uint64_t{1} << (s & 63);
-            }
+            const auto& bits = it->second.bits;
+            const size_t n_words = std::min(words, bits.size());
+            for (size_t w = 0; w < n_words; ++w) next_[w] = alive_[w] & bits[w];
         }
         for (size_t w = 0; w < words; ++w) {
             uint64_t gone = alive_[w] & ~next_[w];

@@ -60,7 +60,15 @@ class PrefixIndex {
     std::vector<Entry> pool_;
     std::vector<int32_t> free_;
     std::vector<Lru> lru_;
-    std::unordered_map<uint64_t, std::vector<int32_t>> holders_;  // hash -> entry indices (one per endpoint)
+    struct Holder {
+        int32_t endpoint;  // inline, so match() scans a contiguous vector without touching the pool
+        int32_t entry;
+    };
+    struct Holders {
+        std::vector<Holder> list;    // one per endpoint holding the hash (for LRU updates)
+        std::vector<uint64_t> bits;  // the same endpoints as a bitset over slots (for match: word ANDs)
+    };
+    std::unordered_map<uint64_t, Holders> holders_;
     mutable std::vector<uint64_t> alive_, next_;                  // match() scratch bitsets over slots
     mutable std::vector<int32_t> position_;                       // match() scratch: slot -> candidate position
 };
