@@ -32,7 +32,7 @@ class PodInfo:
     gpu_index: str | None  # volcano.sh/gpu-index of a running pod
     spec: dict  # the native pod spec (vcore.cluster.pod_spec)
     compiled: Any = None  # CompiledPod, made when the pod is added while pending
-    pairs: tuple[tuple[int, int], ...] | None = None  # (resource axis, amount) of its requests; axes never move
+    shape: int = -1  # its request shape in BatchState.shapes ((axis, amount) pairs); -1 until known
 
     @property
     def terminated(self) -> bool:
