@@ -58,7 +58,6 @@ class Job:
     pipelined: int = 0  # tasks nominated onto nodes being freed, this cycle
     fit_error: str = ""
     invalid: tuple[str, str] | None = None  # (reason, message) when the gang can never run as defined
-    tried: bool = False
 
     @property
     def ready_count(self) -> int:

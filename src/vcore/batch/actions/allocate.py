@@ -77,7 +77,6 @@ def task_order(job: Job) -> tuple[list, list[int], list[int]]:
 
 def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool:
     """Place a job's pending tasks, all or nothing up to its minimums; returns whether it is ready."""
-    job.tried = True
     tasks, role_of, role_need = task_order(job)
     need = job.min_member - job.ready_count
     gang = need > 0 or any(n > 0 for n in role_need)
