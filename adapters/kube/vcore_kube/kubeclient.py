@@ -78,22 +78,24 @@ class Api:
             response.release_conn()
         return json.loads(data) if data else None
 
-    def get(self, path: str, **query: Any) -> Any:
-        return self.request("GET", path, query=query)
+    # Query parameters are keyword arguments (the API's own names: fieldSelector, resourceVersion, ...);
+    # `timeout` is the client-side request timeout in seconds, never sent.
+    def get(self, path: str, *, timeout: Any = 30, **query: Any) -> Any:
+        return self.request("GET", path, query=query, timeout=timeout)
 
-    def create(self, path: str, body: Any, **query: Any) -> Any:
-        return self.request("POST", path, body=body, query=query)
+    def create(self, path: str, body: Any, *, timeout: Any = 30, **query: Any) -> Any:
+        return self.request("POST", path, body=body, query=query, timeout=timeout)
 
-    def patch(self, path: str, body: Any, *, patch_type: str = "merge", **query: Any) -> Any:
+    def patch(self, path: str, body: Any, *, patch_type: str = "merge", timeout: Any = 30, **query: Any) -> Any:
         content = {"merge": "application/merge-patch+json", "strategic": "application/strategic-merge-patch+json",
                    "json": "application/json-patch+json", "apply": "application/apply-patch+yaml"}[patch_type]
-        return self.request("PATCH", path, body=body, content_type=content, query=query)
+        return self.request("PATCH", path, body=body, content_type=content, query=query, timeout=timeout)
 
-    def put(self, path: str, body: Any, **query: Any) -> Any:
-        return self.request("PUT", path, body=body, query=query)
+    def put(self, path: str, body: Any, *, timeout: Any = 30, **query: Any) -> Any:
+        return self.request("PUT", path, body=body, query=query, timeout=timeout)
 
-    def delete(self, path: str, body: Any = None, **query: Any) -> Any:
-        return self.request("DELETE", path, body=body, query=query)
+    def delete(self, path: str, body: Any = None, *, timeout: Any = 30, **query: Any) -> Any:
+        return self.request("DELETE", path, body=body, query=query, timeout=timeout)
 
     def close(self) -> None:
         self.api_client.close()

@@ -19,6 +19,9 @@ def node(name: str, *, cpu: str = "32", memory: str = "128Gi", pods: str = "110"
     all_labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
     if gpus:
         capacity["nvidia.com/gpu"] = str(gpus)
+        # What Volcano's GPU-share device plugin advertises, so volcano.sh/gpu-memory requests fit.
+        capacity["volcano.sh/gpu-memory"] = str(gpus * GPU_MEMORY_MIB)
+        capacity["volcano.sh/gpu-number"] = str(gpus)
         all_labels.update({"nvidia.com/gpu.product": GPU_PRODUCT, "nvidia.com/gpu.memory": str(GPU_MEMORY_MIB),
                            "nvidia.com/gpu.count": str(gpus)})
     all_labels.update(labels or {})
