@@ -92,10 +92,12 @@ class SchedulerProcess:
 
     def shutdown(self) -> None:
         """Stop deciding, let the bindings in flight finish, hand over the Lease, write queued events."""
+        started = time.monotonic()
         self.loop.leading.clear()
         self.loop.stop_event.set()
         self.loop.join(timeout=30)
         self.binder.shutdown()
+        log.info("shutdown: bindings in flight finished after %.2f s", time.monotonic() - started)
         self.stop_event.set()
         if self.elector:
             self.elector.release()
@@ -106,6 +108,7 @@ class SchedulerProcess:
             self.health.stop()
         self.api.close()
         self.watch_api.close()
+        log.info("shutdown: done after %.2f s", time.monotonic() - started)
 
     def run_until_signalled(self) -> int:
         """start(), then wait for SIGTERM/SIGINT (or the loss of the lease); returns the exit status."""
