@@ -131,6 +131,11 @@ class Converter:
     def node_of(self, key: str) -> str | None:
         return self.cluster.node_of(key)
 
+    def bound_uid(self, key: str) -> str | None:
+        """UID of the pod accounted (bound or assumed) under this key, or None."""
+        entry = self._bound.get(key)
+        return entry[1]["metadata"].get("uid", "") if entry is not None else None
+
     # -- Volcano objects ---------------------------------------------------------------------------------
     def volcano_object(self, kind: str, old: dict | None, new: dict | None) -> None:
         """PodGroup, Queue, HyperNode, PriorityClass deltas. They live in the adapter's cache until vcore's gang

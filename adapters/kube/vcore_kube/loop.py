@@ -91,11 +91,16 @@ class SchedulingLoop(threading.Thread):
                     self._handle(self.inbox.get_nowait())
             except queue.Empty:
                 pass
+            except Exception:
+                log.exception("applying a change failed")
             if self.clock() >= next_cycle:
                 next_cycle = self.clock() + period
-                if self.leading.is_set() and self.synced():
-                    self.schedule_once()
-                self._update_gauges()
+                try:
+                    if self.leading.is_set() and self.synced():
+                        self.schedule_once()
+                    self._update_gauges()
+                except Exception:  # a bug must not stop scheduling for good: log it, try again next cycle
+                    log.exception("scheduling cycle failed")
 
     def drain(self) -> None:
         """Apply everything queued in the inbox (tests and shutdown)."""
@@ -154,6 +159,11 @@ class SchedulingLoop(threading.Thread):
         if flying is not None and flying.uid == uid:
             flying.pod = pod  # e.g. our own gpu-index annotation: the binding is under way
             return
+        assumed = self.converter.bound_uid(key)
+        if assumed == uid:
+            return  # an older, unbound version arriving after our binding succeeded: the pod is bound
+        if assumed is not None:  # a pod of the same name replaced the one we bound: that one is gone
+            self.converter.pod_released(key)
         entry = self.pending.get(key)
         if entry is not None and entry.uid == uid:
             entry.pod = pod
