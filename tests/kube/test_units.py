@@ -119,3 +119,14 @@ def _vcore_importers() -> set[str]:
 
 def test_only_the_conversion_seam_imports_vcore():
     assert _vcore_importers() == {"convert.py", "cycle.py"}
+
+
+def test_command_line_rejects_a_bad_configuration(tmp_path, capsys):
+    from vcore_kube.cli import main
+    path = tmp_path / "c.yaml"
+    path.write_text("bindConcurency: 3\n")
+    assert main(["--config", str(path)]) == 2
+    assert "bindConcurency: unknown key" in capsys.readouterr().err
+    path.write_text("profile: {plugins: {score: {enabled: [{name: NoSuchPlugin}]}}}\n")
+    assert main(["--config", str(path), "--kubeconfig", str(tmp_path / "none")]) == 2
+    assert "NoSuchPlugin" in capsys.readouterr().err
