@@ -89,13 +89,19 @@ def test_compaction_past_the_resource_version_forces_a_relist(control_plane, adm
     check_invariants(admin, namespace, NAME, expect_all_bound=True)
 
 
+def binding_on_the_wire(control_plane, admin, namespace, proxy, runs, tmp_path, name, selector) -> SchedulerRun:
+    """Start a scheduler whose binding of pod `name` (1.5 cpu) the proxy holds for 2 s; return once it is sent."""
+    proxy.add(Fault("delay", path=rf"/pods/{name}/binding", method="POST", seconds=2.0))
+    run = start(runs, via(proxy, control_plane, tmp_path), tmp_path)
+    workload(admin, namespace, name[:-1], 1, selector, cpu="1500m")
+    wait_for(lambda: proxy.requests_to("POST", rf"/pods/{name}/binding"), 20, "the scheduler's binding", run)
+    return run
+
+
 def test_pod_bound_by_someone_else_first(control_plane, admin, namespace, proxy, runs, tmp_path):
     selector = pool(admin, "conflict", 2, cpu="2")
-    proxy.add(Fault("delay", path=r"/pods/raced0/binding", method="POST", seconds=2.0))
-    run = start(runs, via(proxy, control_plane, tmp_path), tmp_path)
-    workload(admin, namespace, "raced", 1, selector, cpu="1500m")
-    wait_for(lambda: proxy.requests_to("POST", r"/pods/raced0/binding"), 20, "the scheduler's binding", run)
-    # It has decided and its binding is on the wire: bind the pod ourselves, to the node it would not pick.
+    run = binding_on_the_wire(control_plane, admin, namespace, proxy, runs, tmp_path, "raced0", selector)
+    # It has decided and its binding is on the wire: bind the pod first ourselves, to conflict-1.
     admin.create(f"/api/v1/namespaces/{namespace}/pods/raced0/binding", {
         "apiVersion": "v1", "kind": "Binding", "metadata": {"name": "raced0"},
         "target": {"apiVersion": "v1", "kind": "Node", "name": "conflict-1"}})
@@ -113,10 +119,7 @@ def test_pod_bound_by_someone_else_first(control_plane, admin, namespace, proxy,
 
 def test_pod_deleted_between_decision_and_binding(control_plane, admin, namespace, proxy, runs, tmp_path):
     selector = pool(admin, "deleted", 1, cpu="2")
-    proxy.add(Fault("delay", path=r"/pods/doomed0/binding", method="POST", seconds=2.0))
-    run = start(runs, via(proxy, control_plane, tmp_path), tmp_path)
-    workload(admin, namespace, "doomed", 1, selector, cpu="1500m")
-    wait_for(lambda: proxy.requests_to("POST", r"/pods/doomed0/binding"), 20, "the scheduler's binding", run)
+    run = binding_on_the_wire(control_plane, admin, namespace, proxy, runs, tmp_path, "doomed0", selector)
     delete_pod(admin, namespace, "doomed0")
     wait_for(lambda: run.metric('vcore_scheduler_bind_errors_total{reason="not_found"}')
              + run.metric('vcore_scheduler_bind_errors_total{reason="conflict"}') == 1, 20, "the failed binding", run)
@@ -194,3 +197,21 @@ def test_sigterm_lets_bindings_in_flight_finish(control_plane, admin, namespace,
     assert run.proc.returncode == 0
     assert set(names) <= bound(admin, namespace).keys()  # started before SIGTERM: finished, not abandoned
     check_invariants(admin, namespace, NAME, expect_all_bound=True)
+
+
+def test_a_leader_that_loses_its_lease_stops(control_plane, admin, runs, tmp_path):
+    election = {"leaderElect": True, "leaseDuration": "3s", "renewDeadline": "2s", "retryPeriod": "500ms",
+                "resourceNamespace": "vcore-system", "resourceName": "vcore-scheduler"}
+    a = start(runs, control_plane.scheduler_kubeconfig, tmp_path, identity="replica-a", leaderElection=election)
+    wait_for(lambda: a.metric("vcore_scheduler_is_leader") == 1, 30, "replica-a to lead", a)
+    path = "/apis/coordination.k8s.io/v1/namespaces/vcore-system/leases/vcore-scheduler"
+    lease = admin.get(path)
+    lease["spec"]["holderIdentity"] = "intruder"
+    admin.put(path, lease)
+    try:
+        wait_for(lambda: not a.alive(), 30, "the deposed leader to exit", a)
+        assert a.proc.returncode == 1  # it must not go on deciding: kube-scheduler exits too
+    finally:
+        lease = admin.get(path)
+        lease["spec"]["holderIdentity"] = None  # hand the Lease back for the tests that follow
+        admin.put(path, lease)

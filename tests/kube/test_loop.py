@@ -145,3 +145,18 @@ def test_a_pod_vcore_cannot_read_is_reported_alone(loop):
 def test_cycle_configuration_needs_the_gang_cycle():
     with pytest.raises(CycleConfigError, match="run_cycle"):
         Cycle(Converter(), cycle={"actions": "enqueue, allocate"})
+
+
+def test_node_heartbeats_do_not_wake_unschedulable_pods(loop):
+    loop.event("Pod", "ADDED", _pod("big", cpu="4"))
+    loop.drain()
+    loop.schedule_once()
+    beat = node("n1", cpu="2", gpus=2)
+    beat["status"]["conditions"][0]["lastHeartbeatTime"] = "2030-01-01T00:00:00Z"
+    loop.event("Node", "MODIFIED", beat)
+    loop.drain()
+    assert loop.pending["ns/big"].state == "unschedulable"
+    grown = node("n1", cpu="8", gpus=2)
+    loop.event("Node", "MODIFIED", grown)
+    loop.drain()
+    assert loop.pending["ns/big"].state == "active"

@@ -47,6 +47,14 @@ def gpu_index(pod: dict) -> str | None:
     return ((pod["metadata"].get("annotations") or {}).get(GPU_INDEX_ANNOTATION)) or None
 
 
+def _node_inputs(node: dict) -> tuple:
+    """What vcore reads of a Node: labels and annotations (GPU topology), taints, the unschedulable flag and
+    allocatable."""
+    meta, spec = node.get("metadata") or {}, node.get("spec") or {}
+    return (meta.get("labels"), meta.get("annotations"), spec.get("taints"), spec.get("unschedulable"),
+            (node.get("status") or {}).get("allocatable"))
+
+
 class Converter:
     """Applies node and bound-pod changes to a vcore.Cluster; tolerates the orders watches deliver them in."""
 
@@ -70,6 +78,8 @@ class Converter:
                         self._orphans.setdefault(name, {})[key] = pod
                 return False
             if self.cluster.has_node(name):
+                if old is not None and _node_inputs(old) == _node_inputs(new):
+                    return False  # a heartbeat or condition timestamp: nothing vcore reads changed
                 self.cluster.update_node(new)
             else:
                 self.cluster.add_node(new)

@@ -68,6 +68,7 @@ class SchedulingLoop(threading.Thread):
         self.heartbeat = self.clock()
         self.cycles = 0
         self._queues_seen: set[str] = set()
+        self._announced = False  # "caches synced" logged
 
     # -- inputs (any thread) -------------------------------------------------------------------------------
     def replace(self, kind: str, items: list[dict], resource_version: str) -> None:
@@ -87,7 +88,7 @@ class SchedulingLoop(threading.Thread):
             self.heartbeat = self.clock()
             try:
                 self._handle(self.inbox.get(timeout=max(0.0, min(next_cycle - self.clock(), 1.0))))
-                while True:  # drain what else arrived, without blocking
+                while self.clock() < next_cycle:  # drain what else arrived, but never starve the cycle
                     self._handle(self.inbox.get_nowait())
             except queue.Empty:
                 pass
@@ -97,6 +98,10 @@ class SchedulingLoop(threading.Thread):
                 next_cycle = self.clock() + period
                 try:
                     if self.leading.is_set() and self.synced():
+                        if not self._announced:
+                            self._announced = True
+                            log.info("caches synced: %d nodes, %d pods (%d pending); scheduling",
+                                     self.cache.count("Node"), self.cache.count("Pod"), len(self.pending))
                         self.schedule_once()
                     self._update_gauges()
                 except Exception:  # a bug must not stop scheduling for good: log it, try again next cycle

@@ -101,7 +101,10 @@ class Reflector(threading.Thread):
         while not self.stop_event.is_set():
             try:
                 if need_list:
-                    self._list()
+                    # The first list is served from the API server's watch cache (resourceVersion "0", as
+                    # client-go's reflector does: no etcd read, the watch catches up from the list's version);
+                    # after a 410 the cache is behind what we had seen, so relist consistently, from etcd.
+                    self._list(from_cache=reason == "start")
                     self.on_relist(self.resource.kind, reason)
                     need_list = False
                 self._watch()
@@ -147,11 +150,16 @@ class Reflector(threading.Thread):
                 raise _NotServed() from None
             raise
 
-    def _list(self) -> None:
+    def _list(self, from_cache: bool = False) -> None:
+        started = time.monotonic()
         items: list[dict] = []
         token = None
         while True:
-            kwargs: dict[str, Any] = {"limit": self.LIST_PAGE, "_request_timeout": (10, 120)}
+            kwargs: dict[str, Any] = {"_request_timeout": (10, 300)}
+            if from_cache:
+                kwargs["resource_version"] = "0"  # the watch cache answers whole (no pages)
+            else:
+                kwargs["limit"] = self.LIST_PAGE
             if token:
                 kwargs["_continue"] = token
             response = self._call(**kwargs)
@@ -167,6 +175,8 @@ class Reflector(threading.Thread):
         for item in items:  # list items carry no kind; the cache and vcore's converter like to see it
             item.setdefault("kind", kind)
         self.resource_version = page["metadata"]["resourceVersion"]
+        log.info("%s: listed %d in %.2f s (resourceVersion %s)", kind, len(items), time.monotonic() - started,
+                 self.resource_version)
         self.sink.replace(kind, items, self.resource_version)
         self.synced.set()
 
