@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import sys
 
 import pytest
 
@@ -31,6 +32,8 @@ def control_plane(tmp_path_factory):
     why = _control_plane_available()
     if why:
         pytest.skip(why)
+    # The first build takes minutes: show its progress line through pytest's output capture.
+    build.binaries_dir(out=sys.__stderr__)
     plane = ControlPlane.up(tmp_path_factory.mktemp("kube-testenv"))
     try:
         yield plane

@@ -15,6 +15,7 @@ or deleted between decision and binding costs one request, not a storm.
 from __future__ import annotations
 
 import calendar
+import gc
 import logging
 import queue
 import threading
@@ -29,6 +30,7 @@ from vcore_kube.convert import Converter, is_terminating, node_name_of, schedule
 from vcore_kube.cycle import Cycle
 from vcore_kube.events import Recorder
 from vcore_kube.metrics import Metrics
+from vcore_kube.reflector import paused_gc
 
 log = logging.getLogger(__name__)
 
@@ -124,8 +126,11 @@ class SchedulingLoop(threading.Thread):
                 self._on_delta(delta)
         elif msg[0] == "replace":
             _, kind, items = msg
-            for delta in self.cache.replace(kind, items):
-                self._on_delta(delta)
+            with paused_gc():
+                for delta in self.cache.replace(kind, items):
+                    self._on_delta(delta)
+            # The cache's objects live until they change: keep later collections from walking them all again.
+            gc.freeze()
         elif msg[0] == "bound":
             self._on_bound(msg[1])
 

