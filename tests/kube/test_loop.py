@@ -160,3 +160,15 @@ def test_node_heartbeats_do_not_wake_unschedulable_pods(loop):
     loop.event("Node", "MODIFIED", grown)
     loop.drain()
     assert loop.pending["ns/big"].state == "active"
+
+
+def test_unschedulable_pod_is_retried_when_a_pod_frees_its_node(loop):
+    loop.event("Pod", "ADDED", _pod("running", uid="r", cpu="2", node_name="n1"))
+    loop.event("Pod", "ADDED", _pod("waiting", uid="w", cpu="2"))
+    loop.drain()
+    assert loop.schedule_once() == 0 and loop.pending["ns/waiting"].state == "unschedulable"
+    loop.event("Pod", "DELETED", _pod("running", uid="r", cpu="2", node_name="n1"))
+    loop.drain()
+    assert loop.pending["ns/waiting"].state == "active"
+    loop.now[0] += 1.0  # its backoff
+    assert loop.schedule_once() == 1 and loop.binder.submitted[-1] == ("waiting", "n1", None)

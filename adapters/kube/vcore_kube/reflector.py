@@ -151,7 +151,7 @@ class Reflector(threading.Thread):
         response = self._response
         if response is not None:
             try:
-                response.shutdown() if hasattr(response, "shutdown") else response.close()
+                response.shutdown()  # urllib3 >= 2.3: unblocks a read in another thread
             except Exception:  # closing a socket another thread reads from may race; the thread exits anyway
                 pass
 
