@@ -130,3 +130,56 @@ def test_command_line_rejects_a_bad_configuration(tmp_path, capsys):
     path.write_text("profile: {plugins: {score: {enabled: [{name: NoSuchPlugin}]}}}\n")
     assert main(["--config", str(path), "--kubeconfig", str(tmp_path / "none")]) == 2
     assert "NoSuchPlugin" in capsys.readouterr().err
+
+
+class _Closing:
+    """A loopback HTTP/1.1 server that answers, then closes the kept-alive connection without saying so (as an
+    API server does to an idle connection)."""
+
+    def __init__(self, close_after_each: bool) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        self.requests = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):  # noqa: N802
+                outer.requests += 1
+                self.rfile.read(int(self.headers["Content-Length"]))
+                body = b'{"ok": true}'
+                self.send_response(201)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                if close_after_each:
+                    self.close_connection = True
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("close_after_each", [False, True], ids=["kept-alive", "closed-by-server"])
+def test_direct_requests_reuse_connections_and_resend_once_on_a_stale_one(close_after_each):
+    from kubernetes import client
+    from vcore_kube.kubeclient import Api
+    server = _Closing(close_after_each)
+    try:
+        configuration = client.Configuration()
+        configuration.host = server.url
+        api = Api(client.ApiClient(configuration))
+        for _ in range(3):
+            assert api.create("/x", {"a": 1}) == {"ok": True}
+        assert server.requests == 3  # one request each: a stale connection was replaced, nothing sent twice
+        api.close()
+    finally:
+        server.stop()
