@@ -17,6 +17,7 @@ import http.client
 import json
 import ssl
 import threading
+import time
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -143,8 +144,12 @@ class _Raw:
 
 class _Direct:
     """One keep-alive http.client connection per thread, with the configuration's TLS settings (CA, client
-    certificate, verification). A request on a kept-alive connection that the server had closed meanwhile is
-    sent again once on a fresh connection (nothing reached the server); any other failure is the caller's."""
+    certificate, verification). A connection idle for longer than IDLE_SECONDS is replaced before use (servers
+    close idle ones: Go's net/http after 90 s); a request on a kept-alive connection that the server closed
+    anyway (it ended the connection without a word) is sent again once on a fresh connection; any other
+    failure is the caller's."""
+
+    IDLE_SECONDS = 30.0
 
     def __init__(self, configuration: client.Configuration) -> None:
         url = urlsplit(configuration.host)
@@ -164,6 +169,11 @@ class _Direct:
 
     def _connection(self, timeout: float | None) -> tuple[http.client.HTTPConnection, bool]:
         conn = getattr(self._local, "conn", None)
+        now = time.monotonic()
+        if conn is not None and now - getattr(self._local, "used", now) > self.IDLE_SECONDS:
+            self._drop(conn)
+            conn = None
+        self._local.used = now
         reused = conn is not None
         if conn is None:
             conn = (http.client.HTTPSConnection(self.host, self.port, context=self.context, timeout=timeout)
@@ -186,9 +196,12 @@ class _Direct:
                 response = conn.getresponse()
                 data = response.read()
                 return response.status, response.reason, data, response.headers
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as e:
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError, ssl.SSLEOFError,
+                    ssl.SSLZeroReturnError) as e:
                 self._drop(conn)
-                stale = reused and (not sent or isinstance(e, http.client.RemoteDisconnected))
+                # Closed before answering: the request was not processed (a processed one gets its answer).
+                closed = isinstance(e, (http.client.RemoteDisconnected, ssl.SSLEOFError, ssl.SSLZeroReturnError))
+                stale = reused and (not sent or closed)
                 if attempt == 0 and stale:
                     continue  # the server had closed the idle connection before reading the request
                 raise ConnectionError(f"{method} {url}: {e}") from None
