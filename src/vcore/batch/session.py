@@ -22,6 +22,7 @@ from vcore.batch.priority import PREEMPT_NEVER
 from vcore.batch.result import CycleResult, PodGroupStatus, QueueStatus
 from vcore.batch.shares import SHARE_PLUGINS
 from vcore.batch.shares.base import QueueUsage
+from vcore.batch.topology import TopologyPlanner
 
 # Volcano's PodGroup condition types and reasons.
 UNSCHEDULABLE_TYPE, SCHEDULED_TYPE = "Unschedulable", "Scheduled"
@@ -59,6 +60,7 @@ class Job:
     fit_error: str = ""
     invalid: tuple[str, str] | None = None  # (reason, message) when the gang can never run as defined
     tried: bool = False
+    hypernode: str | None = None  # the topology domain allocate placed a constrained gang in, this cycle
 
     @property
     def ready_count(self) -> int:
@@ -96,6 +98,7 @@ class Session:
         self.enabled = {p.name for p in config.plugins()}
         self.transition = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         self._open()
+        self.topology = TopologyPlanner(self)
 
     # -- open ----------------------------------------------------------------------------------------------
     def _open(self) -> None:
@@ -386,7 +389,7 @@ class Session:
         status.phase = phase
         status.conditions = conditions
         return PodGroupStatus(phase, tuple(conditions), message, len(job.running) + job.placed, job.succeeded,
-                              job.failed)
+                              job.failed, job.hypernode)
 
     def _not_tried_reason(self, job: Job) -> str:
         if job.phase == PENDING and C.ENQUEUE in self.config.actions:

@@ -1,0 +1,340 @@
+"""The cycle's side of network-topology-aware gang placement (issue 9): which jobs are constrained, and where
+allocate may put them.
+
+A job's constraint is its PodGroup's ``networkTopology`` and ``subGroupPolicy`` (parsed once, when the PodGroup is
+added), else the Kueue TAS annotations its pods carry (parsed when each pod is added). For a constrained job
+:meth:`TopologyPlanner.plan` runs before the native gang placement:
+
+1. fit: how many of the job's pods fit per node (``Engine.fit_counts``, every filter of the profile). With several
+   roles, the minimum over the roles: m pods of mixed roles ask, per resource, at most m times the largest
+   request, so a node that holds m of every role holds any m of them.
+2. the domain search (:func:`vcore.topology.place_gang`: native, then CP-SAT as the ``network-topology-aware``
+   arguments say) for every pending pod, else (hard mode, elastic jobs) for the pods the minimum still needs; the
+   job's running pods anchor it (a gang stays in the domain that holds them).
+3. the native gang placement confined to the search's nodes, each capped at the search's count: it places exactly
+   the search's layout, with the profile's filters, scores and GPU choice. Pods of one label group of a sub-group
+   policy (``matchLabelKeys``) are then arranged onto one of the search's groups.
+
+Hard mode: no domain holds the gang -> it stays pending, its pods unschedulable with the search's reason in
+kube-scheduler's words. Soft mode never fails for topology: when no domain holds it, or the confined placement
+falls short, the gang is placed unconfined, its nodes scored by Volcano's network-topology-aware node score
+(LCA tier to its running pods). A constraint the tree cannot satisfy as written (a tier above the tree, an unknown
+tier name) makes the job invalid for the cycle (an Unschedulable condition naming the field).
+
+With ``network-topology-aware`` configured, jobs without a constraint get Volcano's HyperNode binpack node score
+(``hypernode.binpack.normal-pod.*``): nodes whose HyperNodes are fuller score higher, keeping whole domains free
+for constrained gangs. Preempt and reclaim leave hard-constrained jobs alone (Volcano does not preempt for them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from vcore.batch.pods import PodInfo
+from vcore.errors import TopologyError
+from vcore.reasons import fit_error_message
+from vcore.topology.args import TopologyPlacementArgs
+from vcore.topology.constraint import TopologyConstraint
+from vcore.topology.search import GangPlacement, node_scores, place_gang
+from vcore.topology.tree import TopologyView
+
+__all__ = ["OPTIMIZE_ANNOTATION", "TOPOLOGY_INVALID", "TOPOLOGY_REASON", "Confinement", "TopologyPlanner"]
+
+#: A PodGroup annotated "true" is flagged for optimisation: with ``solver: auto`` its placement runs CP-SAT.
+OPTIMIZE_ANNOTATION = "vcore.io/topology-optimize"
+#: The PodGroup condition reason of a constraint the tree cannot satisfy as written.
+TOPOLOGY_INVALID = "InvalidNetworkTopology"
+#: The per-node reason of pods left pending by a hard topology constraint.
+TOPOLOGY_REASON = "node(s) didn't satisfy the gang's network topology"
+
+
+@dataclass
+class Confinement:
+    """What allocate hands the native gang placement for one job. ``n_tasks``: how many of the ordered tasks to
+    place (the search's pod count); ``refusal``: why the job cannot be placed (then nothing else is set)."""
+
+    allowed: np.ndarray | None = None  # uint8[n_slots]
+    cap: np.ndarray | None = None  # int32[n_slots]
+    bonus: np.ndarray | None = None  # int64[n_slots]
+    n_tasks: int | None = None
+    soft: bool = False  # retry unconfined (with ``fallback_bonus``) when the confined placement falls short
+    fallback_bonus: np.ndarray | None = None
+    placement: GangPlacement | None = None
+    label_groups: list[list[PodInfo]] | None = None  # per search group (finest layer), the pods that go there
+    refusal: str = ""
+    reasons: dict[str, int] | None = None
+
+
+class TopologyPlanner:
+    """One cycle's topology decisions (the tree does not change while a session holds the cluster)."""
+
+    def __init__(self, ssn: Any) -> None:
+        self.ssn = ssn
+        self.configured = ssn.config.topology is not None
+        self.args = ssn.config.topology or TopologyPlacementArgs()
+        self._view: TopologyView | None = None
+        self._constraints: dict[str, TopologyConstraint | None] = {}
+
+    @property
+    def view(self) -> TopologyView:
+        if self._view is None:
+            self._view = TopologyView(self.ssn.state)
+        return self._view
+
+    # -- which jobs are constrained ------------------------------------------------------------------------
+    def constraint(self, job: Any) -> TopologyConstraint | None:
+        """The job's constraint with its sub-group layers, None when it has none. A constraint that cannot apply
+        to the job's pods makes the job invalid (recorded on the job, TopologyError not raised)."""
+        if job.key in self._constraints:
+            return self._constraints[job.key]
+        c = None
+        try:
+            c = self._constraint(job)
+        except TopologyError as e:
+            self._invalid(job, str(e))
+        self._constraints[job.key] = c
+        return c
+
+    def hard(self, job: Any) -> bool:
+        c = self.constraint(job)
+        return c is not None and c.mode == "hard"
+
+    def _constraint(self, job: Any) -> TopologyConstraint | None:
+        pg = job.podgroup
+        if pg is None:  # a pod without a group is on one node: in one domain of every tier
+            return None
+        pods = self._pods(job)
+        if pg.topology is not None:
+            c = pg.topology.constraint
+            for policy in pg.topology.policies:
+                if policy.limit is None:
+                    continue
+                picked = [p for p in pods if _selects(policy.label_selector, p.labels)]
+                if not picked:
+                    continue
+                if len(picked) != len(pods):
+                    raise TopologyError(
+                        f"{c.owner}: spec.subGroupPolicy {policy.name}: its labelSelector picks {len(picked)} of the "
+                        f"job's {len(pods)} pods; vcore places sub-groups that partition all of a job's pods")
+                c = c.with_subgroups(policy)
+            return c if c.mode != "none" or c.subgroups else None
+        kueue = {p.topology for p in pods if p.topology is not None}
+        if not kueue:
+            return None
+        if len(kueue) > 1 or len(kueue) == 1 and any(p.topology is None for p in pods):
+            raise TopologyError(f"PodGroup {job.key}: its pods carry different Kueue topology annotations "
+                                "(kueue.x-k8s.io/podset-*); one gang takes one constraint")
+        return next(iter(kueue))
+
+    def _pods(self, job: Any) -> list[PodInfo]:
+        pods = self.ssn.batch.pods
+        return list(job.pending) + [pods[k] for k in job.running]
+
+    def _invalid(self, job: Any, message: str) -> None:
+        if job.invalid is None:
+            job.invalid = (TOPOLOGY_INVALID, message)
+            self.ssn.fail(job, message)
+
+    # -- where a job may go ----------------------------------------------------------------------------------
+    def plan(self, job: Any, tasks: list[PodInfo], need: int) -> Confinement | None:
+        """The confinement of a job whose ordered pending tasks are ``tasks`` and whose minimum still needs
+        ``need`` of them; None when the job is placed as any gang."""
+        c = self.constraint(job)
+        if job.invalid is not None:
+            return Confinement(refusal=job.invalid[1])
+        if c is None:
+            return self._normal_pods(tasks)
+        ssn = self.ssn
+        fit = self._fit(tasks)
+        running = self._running(job)
+        optimize = str(job.podgroup.annotations.get(OPTIMIZE_ANNOTATION, "")).lower() == "true"
+        strict = c.mode == "hard" or bool(c.subgroups)  # sub-groups (Kueue slices) are required in every mode
+        placement = None
+        try:
+            sizes = [len(tasks)]
+            unit = max((size for size, _ in c.resolve(self.view, len(tasks)).layers), default=1)
+            minimum = -(-max(need, 0) // unit) * unit  # the minimum in whole (coarsest) groups
+            if strict and 0 < minimum < len(tasks):
+                sizes.append(minimum)
+            for n in sizes:
+                placement = place_gang(ssn.state, fit, n, c, running=running, args=self.args, optimize=optimize)
+                if placement.placed:
+                    break
+        except TopologyError as e:
+            self._invalid(job, str(e))
+            return Confinement(refusal=str(e))
+        if not placement.placed:
+            if not strict:  # soft never fails for topology: the native placement says what does not fit
+                return Confinement(bonus=self._soft_bonus(job, running, tasks))
+            n_nodes = ssn.state.n_nodes
+            reasons = {TOPOLOGY_REASON: n_nodes}
+            return Confinement(refusal=f"0/{n_nodes} nodes are available: {placement.message}.", reasons=reasons)
+        counts = placement.counts
+        out = Confinement(allowed=(counts > 0).astype(np.uint8), cap=counts, n_tasks=int(counts.sum()),
+                          soft=not strict, placement=placement)
+        if out.soft:
+            out.fallback_bonus = self._soft_bonus(job, running, tasks)
+        if c.subgroups:
+            out.label_groups = self._label_groups(job, tasks[:out.n_tasks], placement)
+            if isinstance(out.label_groups, str):
+                return Confinement(refusal=out.label_groups, reasons={TOPOLOGY_REASON: ssn.state.n_nodes})
+        return out
+
+    def shortfall(self, conf: Confinement, n_pending: int) -> str:
+        """Why pods beyond the confinement stay pending (its domain holds fewer than the job has)."""
+        where = conf.placement.domain or "the cluster"
+        return (f"0/{self.ssn.state.n_nodes} nodes are available: the gang's domain {where} holds {conf.n_tasks} "
+                f"of its {n_pending} pending pods.")
+
+    def _fit(self, tasks: list[PodInfo]) -> np.ndarray:
+        engine = self.ssn.engine
+        fit = None
+        seen: set[str] = set()
+        for t in tasks:
+            if t.role in seen:
+                continue
+            seen.add(t.role)
+            role_fit = engine.fit_counts(t.compiled)
+            fit = role_fit if fit is None else np.minimum(fit, role_fit)
+        return fit
+
+    def _running(self, job: Any) -> np.ndarray | None:
+        if not job.running:
+            return None
+        state = self.ssn.state
+        slots = np.fromiter((state.pod_node(k) for k in job.running), np.int64, len(job.running))
+        return np.bincount(slots[slots >= 0], minlength=state.n_slots).astype(np.int32)
+
+    def _soft_bonus(self, job: Any, running: np.ndarray | None, tasks: list[PodInfo]) -> np.ndarray | None:
+        """Volcano's network-topology-aware node score for the job's next pods (nothing before its first pod)."""
+        if running is None or not self.view.n_rows:
+            return None
+        scores = node_scores(self.ssn.state, running, job_tasks=len(job.running) + len(tasks),
+                             weight=float(self.args.node_score_weight))
+        return scores.astype(np.int64)
+
+    # -- sub-group label groups ---------------------------------------------------------------------------
+    def _label_groups(self, job: Any, tasks: list[PodInfo], placement: GangPlacement) -> list[list[PodInfo]] | None | str:
+        """Per search group, the pods of one label group (the finest sub-group policy's ``matchLabelKeys``); None
+        when no policy names label keys; a message when the pods cannot be arranged so."""
+        policies = [p for p in job.podgroup.topology.policies if p.limit is not None] if job.podgroup.topology else []
+        keyed = [p for p in policies if p.match_label_keys]
+        if not keyed:
+            return None
+        finest = min(policies, key=lambda p: p.size or len(tasks))
+        owner = f"PodGroup {job.key}: spec.subGroupPolicy {finest.name}"
+        if keyed != [finest]:
+            return f"{owner}: vcore matches pods to sub-groups by label keys on the finest policy only"
+        if job.running:
+            return f"{owner}: sub-groups keyed by labels are placed whole; the job already has running pods"
+        if len({t.role for t in tasks}) > 1:
+            return f"{owner}: sub-groups keyed by labels need pods of one role"
+        by_key: dict[tuple[str, ...], list[PodInfo]] = {}
+        for t in tasks:
+            by_key.setdefault(tuple(t.labels.get(k, "") for k in finest.match_label_keys), []).append(t)
+        groups = placement.groups()
+        sizes = sorted(len(g) for g in by_key.values())
+        if len(by_key) != len(groups) or any(s != sum(groups[0].values()) for s in sizes):
+            return (f"{owner}: the pending pods form {len(by_key)} label groups of sizes {sizes}, not "
+                    f"{len(groups)} groups of {sum(groups[0].values())}")
+        return [by_key[k] for k in sorted(by_key)]
+
+    def arrange(self, conf: Confinement, infos: list[PodInfo], slots: list[int], gpus: list[Any]
+                ) -> tuple[list[int], list[Any]]:
+        """Move the placed pods (identical: one role) so each label group fills one of the search's groups; the
+        pods already bound are rebound in the native state. Returns the slots and GPUs per pod of ``infos``."""
+        if not conf.label_groups:
+            return slots, gpus
+        state = self.ssn.state
+        target: dict[str, int] = {}
+        for pods, group in zip(conf.label_groups, conf.placement.groups()):
+            where = [s for s, n in sorted(group.items()) for _ in range(n)]
+            target.update(zip((p.key for p in pods), where))
+        index = {info.key: i for i, info in enumerate(infos)}
+        moved = [i for i, info in enumerate(infos) if target[info.key] != slots[i]]
+        freed: dict[int, list[Any]] = {}  # slot -> GPUs its departing pods held
+        for i in moved:
+            state.unbind(infos[i].key)
+            freed.setdefault(slots[i], []).append(gpus[i])
+        slots, gpus = list(slots), list(gpus)
+        for i in moved:
+            slot = target[infos[i].key]
+            held = freed[slot].pop()
+            whole = held and all(start < 0 for _, start in held)  # MIG slices are re-chosen by the fit rule
+            state.bind(infos[i].compiled, slot, [g for g, _ in held] if whole else None)
+            slots[index[infos[i].key]] = slot
+            gpus[index[infos[i].key]] = state.pod_gpus(infos[i].key) or ()
+        return slots, gpus
+
+    # -- pods without a constraint -------------------------------------------------------------------------
+    def _normal_pods(self, tasks: list[PodInfo]) -> Confinement | None:
+        if not (self.configured and self.args.normal_pod_binpack and self.view.n_rows and tasks):
+            return None
+        return Confinement(bonus=self._binpack_bonus(tasks[0]))
+
+    def _binpack_bonus(self, task: PodInfo) -> np.ndarray:
+        """Volcano's HyperNode binpack score of pods without a network topology (network-topology-aware,
+        normal-pod): per tier t from the lowest to the highest, weighted fading ** (t - 1), how full the node's
+        HyperNode of that tier would be with the pod ((used + request) / allocatable, weighted per resource; 0 when
+        it would not fit; 1 for a node in no HyperNode of the tier), scaled to 0..100 * weight."""
+        ssn, view, args = self.ssn, self.view, self.args
+        state = ssn.state
+        request = dict(task.pairs or ())
+        weighted = [(axis, w) for axis, w in ((state.find_resource_axis(n), w) for n, w in args.binpack_weights)
+                    if axis >= 0 and w > 0 and request.get(axis, 0) > 0]
+        n = state.n_slots
+        topo = view.node_topo
+        live = ssn.cluster.live_mask
+        alloc, used = ssn.cluster.allocatable_matrix, ssn.cluster.requested_matrix
+        total = np.zeros(n)
+        tier_weights = 0.0
+        lo, hi = view.tiers[0], view.tiers[-1]
+        rows = dict(zip(view.tiers, range(view.n_rows)))
+        fading = args.normal_pod_fading
+        for tier in range(lo, hi + 1):
+            w = fading ** (tier - 1) if fading > 0 else float(tier == 1)  # Go's math.Pow(0, 0) is 1
+            tier_weights += w
+            score = np.ones(n)
+            row = rows.get(tier)
+            if row is not None and weighted:
+                domain = topo[row]
+                inside = (domain >= 0) & live
+                size = int(domain.max()) + 1 if inside.any() else 0
+                num = np.zeros(size)
+                bad = np.zeros(size, bool)
+                for axis, rw in weighted:
+                    a = np.bincount(domain[inside], weights=alloc[axis, inside], minlength=size)
+                    u = np.bincount(domain[inside], weights=used[axis, inside], minlength=size) + request[axis]
+                    bad |= u > a
+                    num += rw * np.divide(u, a, out=np.zeros(size), where=a > 0)
+                per_domain = np.where(bad, 0.0, num / sum(rw for _, rw in weighted))
+                score[inside] = per_domain[domain[inside]]
+            total += w * score
+        scores = 100.0 * args.node_score_weight * total / tier_weights if tier_weights > 0 else total * 0
+        return scores.astype(np.int64)
+
+
+def _selects(selector: Any, labels: dict[str, str]) -> bool:
+    """A label selector (matchLabels / matchExpressions) against a pod's labels; None selects every pod."""
+    if not selector:
+        return True
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        present = key in labels
+        if op == "In" and not (present and labels[key] in values):
+            return False
+        if op == "NotIn" and present and labels[key] in values:
+            return False
+        if op == "Exists" and not present:
+            return False
+        if op == "DoesNotExist" and present:
+            return False
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            raise TopologyError(f"labelSelector: unknown operator {op!r}")
+    return True
