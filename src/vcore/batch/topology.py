@@ -28,7 +28,7 @@ for constrained gangs. Preempt and reclaim leave hard-constrained jobs alone (Vo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -121,11 +121,12 @@ class TopologyPlanner:
                         f"job's {len(pods)} pods; vcore places sub-groups that partition all of a job's pods")
                 c = c.with_subgroups(policy)
             return c if c.mode != "none" or c.subgroups else None
-        kueue = {p.topology for p in pods if p.topology is not None}
+        owner = f"PodGroup {job.key}"
+        kueue = {replace(p.topology, owner=owner) for p in pods if p.topology is not None}
         if not kueue:
             return None
-        if len(kueue) > 1 or len(kueue) == 1 and any(p.topology is None for p in pods):
-            raise TopologyError(f"PodGroup {job.key}: its pods carry different Kueue topology annotations "
+        if len(kueue) > 1 or any(p.topology is None for p in pods):
+            raise TopologyError(f"{owner}: its pods carry different Kueue topology annotations "
                                 "(kueue.x-k8s.io/podset-*); one gang takes one constraint")
         return next(iter(kueue))
 
@@ -163,6 +164,13 @@ class TopologyPlanner:
                 placement = place_gang(ssn.state, fit, n, c, running=running, args=self.args, optimize=optimize)
                 if placement.placed:
                     break
+            if placement.placed and n < len(tasks) and placement.domain is not None:
+                # The minimum fits: take as many of the elastic pods as the chosen domain holds too.
+                inside = self.view.node_topo[placement.row] == self.view.domain_index(placement.domain)
+                more = min(len(tasks), int(fit[inside].sum()) // unit * unit)
+                if more > n:
+                    wider = place_gang(ssn.state, fit, more, c, running=running, args=self.args, optimize=optimize)
+                    placement = wider if wider.placed else placement
         except TopologyError as e:
             self._invalid(job, str(e))
             return Confinement(refusal=str(e))
