@@ -343,3 +343,8 @@ class topology:
     def node_scores(state: ClusterState, job_pods: NDArray[np.int32], job_tasks: _Int, weight: _Float,
                     candidates: NDArray[np.bool_] | None) -> NDArray[np.float64]:
         """Volcano's network-topology-aware node score; job_pods int32[n_slots], candidates bool[n_slots] or None"""
+    @staticmethod
+    def binpack_scores(state: ClusterState, resources: Sequence[tuple[_Int, _Int, _Int]], fading: _Float,
+                       weight: _Float) -> NDArray[np.int64]:
+        """Volcano's HyperNode binpack node score of a pod without a network topology: resources [(axis, request,
+        weight)], int64[n_slots] in 0..100 * weight"""

@@ -35,10 +35,9 @@ import numpy as np
 
 from vcore.batch.pods import PodInfo
 from vcore.errors import TopologyError
-from vcore.reasons import fit_error_message
 from vcore.topology.args import TopologyPlacementArgs
 from vcore.topology.constraint import TopologyConstraint
-from vcore.topology.search import GangPlacement, node_scores, place_gang
+from vcore.topology.search import GangPlacement, binpack_scores, node_scores, place_gang
 from vcore.topology.tree import TopologyView
 
 __all__ = ["OPTIMIZE_ANNOTATION", "TOPOLOGY_INVALID", "TOPOLOGY_REASON", "Confinement", "TopologyPlanner"]
@@ -279,50 +278,14 @@ class TopologyPlanner:
 
     # -- pods without a constraint -------------------------------------------------------------------------
     def _normal_pods(self, tasks: list[PodInfo]) -> Confinement | None:
-        if not (self.configured and self.args.normal_pod_binpack and self.view.n_rows and tasks):
+        """Volcano's HyperNode binpack node score for a job without a constraint (its first pod's requests)."""
+        if not (self.configured and self.args.normal_pod_binpack and tasks and tasks[0].pairs and self.view.n_rows):
             return None
-        return Confinement(bonus=self._binpack_bonus(tasks[0]))
-
-    def _binpack_bonus(self, task: PodInfo) -> np.ndarray:
-        """Volcano's HyperNode binpack score of pods without a network topology (network-topology-aware,
-        normal-pod): per tier t from the lowest to the highest, weighted fading ** (t - 1), how full the node's
-        HyperNode of that tier would be with the pod ((used + request) / allocatable, weighted per resource; 0 when
-        it would not fit; 1 for a node in no HyperNode of the tier), scaled to 0..100 * weight."""
-        ssn, view, args = self.ssn, self.view, self.args
-        state = ssn.state
-        request = dict(task.pairs or ())
-        weighted = [(axis, w) for axis, w in ((state.find_resource_axis(n), w) for n, w in args.binpack_weights)
-                    if axis >= 0 and w > 0 and request.get(axis, 0) > 0]
-        n = state.n_slots
-        topo = view.node_topo
-        live = ssn.cluster.live_mask
-        alloc, used = ssn.cluster.allocatable_matrix, ssn.cluster.requested_matrix
-        total = np.zeros(n)
-        tier_weights = 0.0
-        lo, hi = view.tiers[0], view.tiers[-1]
-        rows = dict(zip(view.tiers, range(view.n_rows)))
-        fading = args.normal_pod_fading
-        for tier in range(lo, hi + 1):
-            w = fading ** (tier - 1) if fading > 0 else float(tier == 1)  # Go's math.Pow(0, 0) is 1
-            tier_weights += w
-            score = np.ones(n)
-            row = rows.get(tier)
-            if row is not None and weighted:
-                domain = topo[row]
-                inside = (domain >= 0) & live
-                size = int(domain.max()) + 1 if inside.any() else 0
-                num = np.zeros(size)
-                bad = np.zeros(size, bool)
-                for axis, rw in weighted:
-                    a = np.bincount(domain[inside], weights=alloc[axis, inside], minlength=size)
-                    u = np.bincount(domain[inside], weights=used[axis, inside], minlength=size) + request[axis]
-                    bad |= u > a
-                    num += rw * np.divide(u, a, out=np.zeros(size), where=a > 0)
-                per_domain = np.where(bad, 0.0, num / sum(rw for _, rw in weighted))
-                score[inside] = per_domain[domain[inside]]
-            total += w * score
-        scores = 100.0 * args.node_score_weight * total / tier_weights if tier_weights > 0 else total * 0
-        return scores.astype(np.int64)
+        names = self.ssn.resources
+        bonus = binpack_scores(self.ssn.state, {names[axis]: amount for axis, amount in tasks[0].pairs},
+                               weights=dict(self.args.binpack_weights), fading=self.args.normal_pod_fading,
+                               weight=self.args.node_score_weight)
+        return Confinement(bonus=bonus)
 
 
 def _selects(selector: Any, labels: dict[str, str]) -> bool:
