@@ -169,7 +169,8 @@ def test_stub_module_names_match():
     assert _stub_public(top) == _runtime_public(_core)
 
 
-@pytest.mark.parametrize("path", ["ClusterState", "CompiledPod", "Engine", "gpu", "gpu.GpuInventory", "topology"])
+@pytest.mark.parametrize("path", ["ClusterState", "CompiledPod", "Engine", "gpu", "gpu.GpuInventory", "topology",
+                                  "routing", "routing.Policy", "routing.Router"])
 def test_stub_class_members_match(path):
     node_ = _stub_top_level(_stub_tree())[path.split(".")[0]]
     runtime = getattr(_core, path.split(".")[0])
@@ -186,7 +187,8 @@ def test_stub_class_members_match(path):
         assert ("__init__" in members) == bound_init, path
 
 
-@pytest.mark.parametrize("path", ["ClusterState", "CompiledPod", "Engine", "gpu.GpuInventory"])
+@pytest.mark.parametrize("path", ["ClusterState", "CompiledPod", "Engine", "gpu.GpuInventory", "routing.Policy",
+                                  "routing.Router"])
 def test_stub_properties_and_methods_match(path):
     node_ = _stub_top_level(_stub_tree())[path.split(".")[0]]
     runtime = getattr(_core, path.split(".")[0])
@@ -208,11 +210,11 @@ def test_stub_properties_and_methods_match(path):
 def test_stub_function_signatures_match():
     top = _stub_top_level(_stub_tree())
     _compare_signature(_core.reason_names, top["reason_names"], "reason_names", method=False)
-    for module in ("gpu", "topology"):
-        for name, fn in _stub_members(top[module]).items():
+    for sub in ("gpu", "topology", "routing"):
+        for name, fn in _stub_members(top[sub]).items():
             if isinstance(fn, ast.FunctionDef):
                 assert "staticmethod" in _decorators(fn), name
-                _compare_signature(getattr(getattr(_core, module), name), fn, name, method=False)
+                _compare_signature(getattr(getattr(_core, sub), name), fn, name, method=False)
 
 
 def test_stub_signature_checker_catches_a_mismatch():
@@ -552,6 +554,13 @@ GARBAGE_DRIVER = textwrap.dedent(r'''
                     model_mask=one(U64, 0), order=np.array([0, 1], I32), target=tgt, policy="fgd")
         args.update(over)
         return gpu.replay(**args)
+
+    rr = _core.routing
+    router = rr.Router(16, 100, 0)
+    router.add_endpoint("r0")
+    free_route = router.add_endpoint("r1")
+    router.remove_endpoint(free_route)
+    pol = rr.Policy(w_prefix=1.0)
 
     def rt(**kw):
         return {"key": "ns/x", "required_terms": [dict({"expressions": [], "fields": []}, **kw)]}
@@ -901,6 +910,30 @@ GARBAGE_DRIVER = textwrap.dedent(r'''
         ("topology.node_scores(-1 pods)", lambda: T.node_scores(s, np.full(3, -1, I32), 1, 1.0, None)),
         ("topology.node_scores(candidates int)", lambda: T.node_scores(s, np.ones(3, I32), 1, 1.0, np.ones(3, I32))),
         ("topology.node_scores(weight inf)", lambda: T.node_scores(s, np.ones(3, I32), 1, float("inf"), None)),
+        # routing
+        ("routing.Router(block_tokens 0)", lambda: rr.Router(0)),
+        ("routing.Router(capacity -1)", lambda: rr.Router(16, -1)),
+        ("routing.Policy(kind bogus)", lambda: rr.Policy(kind="bogus")),
+        ("routing.Policy(w nan)", lambda: rr.Policy(w_prefix=float("nan"))),
+        ("routing.hash_blocks(block 0)", lambda: rr.hash_blocks("abc", 0)),
+        ("route(hashes None)", lambda: router.route(pol, None, 1)),
+        ("route(hashes str)", lambda: router.route(pol, "abc", 1)),
+        ("route(hashes 2d)", lambda: router.route(pol, np.zeros((2, 2), U64), 1)),
+        ("route(hashes float)", lambda: router.route(pol, np.zeros(3), 1)),
+        ("route(candidates -1)", lambda: router.route(pol, [], 1, -1, -1, np.array([-1], I32))),
+        ("route(candidates 2**31)", lambda: router.route(pol, [], 1, -1, -1, [2**31])),
+        ("route(session 99)", lambda: router.route(pol, [], 1, -1, 99)),
+        ("route(lora 99)", lambda: router.route(pol, [], 1, 99)),
+        ("route_pd(candidates free)", lambda: router.route_pd(pol, [], 1, -1, -1, [free_route])),
+        ("match(candidates 10**6)", lambda: router.match([1], [10**6])),
+        ("dispatch(slot -5)", lambda: router.dispatch(1, -5, [], 1, 0)),
+        ("dispatch(matched -1)", lambda: router.dispatch(1, 0, [], 1, -1)),
+        ("finish(unknown)", lambda: router.finish(12345)),
+        ("update_metrics(lengths)", lambda: router.update_metrics([0], [1, 2], [0], [0.0], [0], [0])),
+        ("update_metrics(kv nan)", lambda: router.update_metrics([0], [0], [0], [float("nan")], [0], [0])),
+        ("record_blocks(free slot)", lambda: router.record_blocks(free_route, [1])),
+        ("set_loras(None)", lambda: router.set_loras(0, None)),
+        ("remove_endpoint(twice)", lambda: router.remove_endpoint(free_route)),
     ]
 
     start = int(sys.argv[1])

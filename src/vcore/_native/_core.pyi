@@ -348,3 +348,113 @@ class topology:
                        weight: _Float) -> NDArray[np.int64]:
         """Volcano's HyperNode binpack node score of a pod without a network topology: resources [(axis, request,
         weight)], int64[n_slots] in 0..100 * weight"""
+
+_PolicyKind = Literal["scored", "random", "round-robin", "dynamo"]
+_Role = Literal["both", "prefill", "decode"]
+# (unhealthy, role, lora, waiting): endpoints filtered out per reason
+_FilterCounts = tuple[int, int, int, int]
+
+class routing:
+    """Submodule ``vcore._native._core.routing``: LLM request routing (endpoints as arrays, the prefix index,
+    scorers and policies, request bookkeeping). Hash arrays are copied (integer dtypes only); the router's
+    methods take its mutex with the GIL released.
+    """
+
+    @staticmethod
+    def hash_blocks(text: str, block_bytes: _Int, max_blocks: _Int = 0, salt: str = '') -> NDArray[np.uint64]:
+        """Chained 64-bit hashes of the UTF-8 text in blocks of block_bytes (uint64[n_blocks])."""
+
+    class Policy:
+        """A routing policy: kind, filters, scorer weights and their arguments (validated: ValueError)."""
+
+        def __init__(self, kind: _PolicyKind = 'scored', max_waiting: _Int = 0, w_prefix: _Float = 0.0,
+                     w_least_request: _Float = 0.0, w_kv_cache: _Float = 0.0, w_latency: _Float = 0.0,
+                     w_lora: _Float = 0.0, w_prefill_cost: _Float = 0.0, prefix_max_blocks: _Int = 0,
+                     prefix_top_k: _Int = 0, latency_ttft_factor: _Float = 0.5, queue_weight: _Float = 100.0,
+                     overlap_weight: _Float = 1.0, top_n: _Int = 5, session_affinity: bool = True,
+                     pd_min_prompt_tokens: _Int = 0) -> None: ...
+        @property
+        def kind(self) -> _PolicyKind: ...
+        @property
+        def max_waiting(self) -> int: ...
+        @property
+        def w_prefix(self) -> float: ...
+        @property
+        def w_least_request(self) -> float: ...
+        @property
+        def w_kv_cache(self) -> float: ...
+        @property
+        def w_latency(self) -> float: ...
+        @property
+        def w_lora(self) -> float: ...
+        @property
+        def w_prefill_cost(self) -> float: ...
+        @property
+        def prefix_max_blocks(self) -> int: ...
+        @property
+        def prefix_top_k(self) -> int: ...
+        @property
+        def latency_ttft_factor(self) -> float: ...
+        @property
+        def queue_weight(self) -> float: ...
+        @property
+        def overlap_weight(self) -> float: ...
+        @property
+        def top_n(self) -> int: ...
+        @property
+        def session_affinity(self) -> bool: ...
+        @property
+        def pd_min_prompt_tokens(self) -> int: ...
+
+    class Router:
+        """Endpoints, prefix index and request bookkeeping of one router."""
+
+        def __init__(self, block_tokens: _Int = 16, prefix_capacity_blocks: _Int = 50000, seed: _Int = 0) -> None: ...
+        @property
+        def block_tokens(self) -> int: ...
+        @property
+        def prefix_capacity_blocks(self) -> int: ...
+        @property
+        def n_slots(self) -> int: ...
+        @property
+        def n_live(self) -> int: ...
+        @property
+        def n_in_flight(self) -> int: ...
+        @property
+        def decisions(self) -> int: ...
+        def add_endpoint(self, name: str, role: _Role = 'both', pd_group: _Int = -1, domain: _Int = -1,
+                         max_loras: _Int = 0, prefill_tokens_per_s: _Float = 1.0) -> int: ...
+        def remove_endpoint(self, slot: _Int) -> None: ...
+        def slot_of(self, name: str) -> int: ...
+        def names(self) -> list[str]:
+            """Endpoint name per slot ('' for a free slot)."""
+        def set_health(self, slot: _Int, healthy: bool) -> None: ...
+        def set_loras(self, slot: _Int, names: Sequence[str]) -> None: ...
+        def lora_id(self, name: str) -> int: ...
+        def update_metrics(self, slots: ArrayLike, waiting: ArrayLike, running: ArrayLike, kv_usage: ArrayLike,
+                           ttft_us: ArrayLike, itl_us: ArrayLike) -> None:
+            """Engine-reported metrics of several endpoints at once (all validated first)."""
+        def route(self, policy: routing.Policy, hashes: ArrayLike, prompt_tokens: _Int, lora: _Int = -1,
+                  session_slot: _Int = -1, candidates: ArrayLike | None = None
+                  ) -> tuple[list[int], list[int], list[float], int, _FilterCounts, bool]:
+            """(slots, matched_blocks, scores, n_candidates, (unhealthy, role, lora, waiting), waiting_relaxed)"""
+        def route_pd(self, policy: routing.Policy, hashes: ArrayLike, prompt_tokens: _Int, lora: _Int = -1,
+                     session_slot: _Int = -1, candidates: ArrayLike | None = None
+                     ) -> tuple[list[int], list[int], list[int], int, _FilterCounts]:
+            """(decode_slots, prefill_slots (-1 = no prefill leg), prefill_matched_blocks, n_candidates, counts)"""
+        def match(self, hashes: ArrayLike, candidates: ArrayLike | None = None) -> NDArray[np.int32]:
+            """Leading blocks of `hashes` each candidate holds (int32, candidate order; all live slots by default)."""
+        def dispatch(self, request_id: _Int, slot: _Int, hashes: ArrayLike, prompt_tokens: _Int,
+                     matched_blocks: _Int, output_tokens: _Int = 0, record_prefix: bool = True) -> None: ...
+        def first_token(self, request_id: _Int) -> None: ...
+        def finish(self, request_id: _Int) -> None: ...
+        def record_blocks(self, slot: _Int, hashes: ArrayLike) -> None:
+            """KV event: the endpoint stored these blocks."""
+        def remove_blocks(self, slot: _Int, hashes: ArrayLike) -> None:
+            """KV event: the endpoint evicted these blocks."""
+        def clear_blocks(self, slot: _Int) -> None:
+            """KV event: the endpoint dropped its whole cache."""
+        def endpoint_blocks(self, slot: _Int) -> NDArray[np.uint64]:
+            """The endpoint's recorded block hashes, most recently used first."""
+        def state(self) -> dict[str, NDArray[Any]]:
+            """Copies of the per-slot arrays (a snapshot; free slots included, see 'live')."""

@@ -152,8 +152,9 @@ class Session:
         pending, running = [], []
         releasing = succeeded = failed = 0
         role_ready: Counter = Counter()
-        allocated = [0] * self.n_resources
-        request = [0] * self.n_resources
+        # Pods of a PodGroup mostly share a few request shapes: count shapes, sum once per shape.
+        requested: dict[tuple, int] = {}
+        held: dict[tuple, int] = {}
         for info in members:
             phase = info.phase
             if phase == "Succeeded":
@@ -164,8 +165,7 @@ class Session:
                 failed += 1
                 continue
             pairs = info.pairs if info.pairs is not None else self.pairs(info)
-            for axis, amount in pairs:
-                request[axis] += amount
+            requested[pairs] = requested.get(pairs, 0) + 1
             if pod_node(info.key) < 0:
                 pending.append(info)
             elif info.key in releasing_pods:
@@ -173,8 +173,7 @@ class Session:
             else:
                 running.append(info.key)
                 role_ready[info.role] += 1
-                for axis, amount in pairs:
-                    allocated[axis] += amount
+                held[pairs] = held.get(pairs, 0) + 1
         classes = self.batch.priority_classes
         if pg is not None:
             priority = classes.value_of(pg.priority_class_name)
@@ -192,8 +191,23 @@ class Session:
         if len(pending) > 1 and len({self.pod_priority(t) for t in pending}) > 1:
             pending.sort(key=lambda t: -self.pod_priority(t))
         return Job(key, pg, queue, priority, can_preempt, min_member, min_task, min_resources, creation, pending,
-                   running, releasing, succeeded, failed, role_ready, np.array(allocated, np.int64),
-                   np.array(request, np.int64), phase, len(members))
+                   running, releasing, succeeded, failed, role_ready, self.total_of(held), self.total_of(requested),
+                   phase, len(members))
+
+    def total_of(self, shapes: dict[tuple, int]) -> np.ndarray:
+        """The sum of request shapes ((axis, amount) pairs) times how many pods have each."""
+        total = [0] * self.n_resources
+        for pairs, count in shapes.items():
+            for axis, amount in pairs:
+                total[axis] += amount * count
+        return np.array(total, np.int64)
+
+    def shapes(self, infos: list[PodInfo]) -> dict[tuple, int]:
+        out: dict[tuple, int] = {}
+        for info in infos:
+            pairs = info.pairs if info.pairs is not None else self.pairs(info)
+            out[pairs] = out.get(pairs, 0) + 1
+        return out
 
     def pod_priority(self, info: PodInfo) -> int:
         if info.spec_priority is not None:
@@ -319,18 +333,14 @@ class Session:
         from vcore.cluster import gpu_choice
         from vcore.scheduler import Placement
 
-        total = [0] * self.n_resources
         bindings = self.result.bindings
         nominated = self.batch.nominated
-        role_ready = job.role_ready
+        job.role_ready.update(info.role for info in infos)
         for info, node, held in zip(infos, nodes, gpus):
-            for axis, amount in info.pairs:
-                total[axis] += amount
-            role_ready[info.role] += 1
             bindings.append(Placement(info.key, node, {}, "", gpu_choice(held) if held else None))
             if nominated:
                 nominated.pop(info.key, None)
-        vec = np.array(total, np.int64)
+        vec = self.total_of(self.shapes(infos))
         job.allocated += vec
         self.free -= vec
         if self.share is not None:  # once per job: the plugins' bookkeeping is per queue, not per task

@@ -45,12 +45,15 @@ def _resources(cpu: int, mem_mib: int, gpus: int) -> dict[str, str]:
 
 
 def _pod(name: str, group: str, role: str, resources: dict[str, str], priority_class: str) -> Obj:
+    spec: Obj = {"schedulerName": "vcore", "priorityClassName": priority_class,
+                 "containers": [{"name": "main", "image": "busybox",
+                                 "resources": {"requests": resources, "limits": resources}}]}
+    if GPU_RESOURCE in resources:  # the GPU pools are tainted, as GPU node groups usually are
+        spec["tolerations"] = [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "namespace": NAMESPACE,
                          "annotations": {"scheduling.k8s.io/group-name": group, "volcano.sh/task-spec": role}},
-            "spec": {"schedulerName": "vcore", "priorityClassName": priority_class,
-                     "containers": [{"name": "main", "image": "busybox",
-                                     "resources": {"requests": resources, "limits": resources}}]}}
+            "spec": spec}
 
 
 def gang_workload(n_nodes: int = 5000, n_jobs: int = 2000, n_queues: int = 4, max_gang: int = 64,

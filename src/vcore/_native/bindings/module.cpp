@@ -17,4 +17,5 @@ PYBIND11_MODULE(_core, m) {
   vcore_bindings::register_engine(m);
   vcore_bindings::register_gpu(m);
   vcore_bindings::register_topology(m);
+  vcore_bindings::register_routing(m);
 }

@@ -126,11 +126,7 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
 
 def _fits_in_total(ssn: Session, job: Job, tasks: list, need: int) -> bool:
     """The cheapest test first: can the cluster's free totals hold the tasks the minimum needs at all?"""
-    total = [0] * ssn.n_resources
-    for t in tasks[:need]:
-        for axis, amount in ssn.pairs(t):
-            total[axis] += amount
-    minimum = np.array(total, np.int64)
+    minimum = ssn.total_of(ssn.shapes(tasks[:need]))
     short = np.flatnonzero(minimum > ssn.free)
     if short.size == 0:
         return True
