@@ -410,3 +410,16 @@ def test_volcano_configuration_with_topology_plugins_is_accepted():
     s = vcore.Scheduler(busy_tree(), cycle=conf)
     assert s.cycle.topology.binpack_weights == (("cpu", 5), ("memory", 1), ("nvidia.com/gpu", 2))
     assert np.isfinite(s.run_cycle().seconds)
+
+
+def test_link_state_from_the_configuration_steers_between_equal_leaves():
+    # Two empty leaves hold the gang equally tightly; leaf-0-0 is congested (its HyperNode annotation, as a
+    # discovery agent writes it). With congestionWeight the gang avoids it; without, the name order picks it.
+    def leaf_taken(args):
+        c = leaf_spine(spines=1, leaves=2, nodes=2, cpu=4)
+        congested = hn("leaf-0-0", 1, nodes=["s0-l0-n0", "s0-l0-n1"], tier_name="leaf", congestion=0.9)
+        c.update_hypernode(congested)
+        add_gang(c, "job", 8, LEAF)
+        return vcore.Scheduler(c, cycle=cycle(args)).run_cycle().podgroups[f"{NS}/job"].hypernode
+    assert leaf_taken({"congestionWeight": 1.0}) == "leaf-0-1"
+    assert leaf_taken({}) == "leaf-0-0"

@@ -105,6 +105,8 @@ class TopologyPlanner:
         pg = job.podgroup
         if pg is None:  # a pod without a group is on one node: in one domain of every tier
             return None
+        if pg.topology is None and all(p.topology is None for p in job.pending):
+            return None  # the common case, decided without looking at the running pods
         pods = self._pods(job)
         if pg.topology is not None:
             c = pg.topology.constraint

@@ -89,12 +89,13 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
         tasks = tasks[:conf.n_tasks]
     headroom = ssn.share.headroom(job.queue) if ssn.share is not None and hasattr(ssn.share, "headroom") else None
 
-    def attempt(allowed, cap, bonus):
+    def attempt(allowed, cap=None, bonus=None):
+        confined = {} if cap is None and bonus is None else {"cap": cap, "score_bonus": bonus}
         return ssn.engine.place_gang([t.compiled for t in tasks], [role_index[t.role] for t in tasks], role_need, need,
-                                     headroom, allowed, gang, cap, bonus)
+                                     headroom, allowed, gang, **confined)
 
     if conf is None:
-        nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(allowed, None, None)
+        nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(allowed)
     else:
         nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(conf.allowed, conf.cap, conf.bonus)
         if not ready and gang and conf.soft:  # soft mode never fails for topology: unconfined, scored by it
