@@ -193,6 +193,16 @@ def test_sub_group_labels_must_form_whole_groups():
     assert "form 3 label groups of sizes [2, 3, 3], not 2 groups of 4" in status.message
 
 
+def test_sub_group_policy_over_part_of_the_pods_is_refused():
+    c = busy_tree()
+    policy = [{**SUB_GROUPS[0], "labelSelector": {"matchExpressions": [
+        {"key": "example.com/partition", "operator": "In", "values": ["0"]}]}}]
+    add_gang(c, "job", 8, SPINE, sub_groups=policy, pod_labels=partition(4))
+    status = vcore.Scheduler(c).run_cycle().podgroups[f"{NS}/job"]
+    assert status.conditions[-1]["reason"] == TOPOLOGY_INVALID
+    assert "its labelSelector picks 4 of the job's 8 pods" in status.message and per_leaf(c, "job") == {}
+
+
 # -- running pods ---------------------------------------------------------------------------------------------
 def test_partially_running_gang_stays_in_its_leaf():
     # leaf-1-0 holds the gang's 2 running pods; the tightest leaf for 6 more would be leaf-0-0 (10 free), but the
@@ -367,6 +377,9 @@ def test_constraint_the_tree_cannot_meet_is_a_condition(topology, message):
     ({"networkTopology": {"mode": "hard", "tier": 1}}, "PodGroup ns/bad: spec.networkTopology.tier: unknown field"),
     ({"subGroupPolicy": [{"subGroupSize": 2, "networkTopology": {"mode": "soft"}}]},
      "PodGroup ns/bad: spec.subGroupPolicy[0].networkTopology.mode: soft is not supported"),
+    ({"subGroupPolicy": [{"subGroupSize": 2, "labelSelector": {"matchExpressions": [
+        {"key": "role", "operator": "Near"}]}}]},
+     "PodGroup ns/bad: spec.subGroupPolicy[0].labelSelector.matchExpressions[0].operator: unknown operator 'Near'"),
 ])
 def test_malformed_network_topology_is_rejected_at_add(spec, message):
     c = busy_tree()

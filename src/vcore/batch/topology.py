@@ -37,6 +37,7 @@ from vcore.batch.pods import PodInfo
 from vcore.errors import TopologyError
 from vcore.topology.args import TopologyPlacementArgs
 from vcore.topology.constraint import TopologyConstraint
+from vcore.topology.hypernode import label_requirements, labels_match
 from vcore.topology.search import GangPlacement, binpack_scores, node_scores, place_gang
 from vcore.topology.tree import TopologyView
 
@@ -113,7 +114,8 @@ class TopologyPlanner:
             for policy in pg.topology.policies:
                 if policy.limit is None:
                     continue
-                picked = [p for p in pods if _selects(policy.label_selector, p.labels)]
+                selector = label_requirements("labelSelector", policy.label_selector or {}, empty_selects_all=True)
+                picked = [p for p in pods if labels_match(selector, p.labels)]
                 if not picked:
                     continue
                 if len(picked) != len(pods):
@@ -187,9 +189,11 @@ class TopologyPlanner:
         if out.soft:
             out.fallback_bonus = self._soft_bonus(job, running, tasks)
         if c.subgroups:
-            out.label_groups = self._label_groups(job, tasks[:out.n_tasks], placement)
-            if isinstance(out.label_groups, str):
-                return Confinement(refusal=out.label_groups, reasons={TOPOLOGY_REASON: ssn.state.n_nodes})
+            try:
+                out.label_groups = self._label_groups(job, tasks[:out.n_tasks], placement)
+            except TopologyError as e:
+                self._invalid(job, str(e))
+                return Confinement(refusal=str(e))
         return out
 
     def shortfall(self, conf: Confinement, n_pending: int) -> str:
@@ -226,9 +230,9 @@ class TopologyPlanner:
         return scores.astype(np.int64)
 
     # -- sub-group label groups ---------------------------------------------------------------------------
-    def _label_groups(self, job: Any, tasks: list[PodInfo], placement: GangPlacement) -> list[list[PodInfo]] | None | str:
+    def _label_groups(self, job: Any, tasks: list[PodInfo], placement: GangPlacement) -> list[list[PodInfo]] | None:
         """Per search group, the pods of one label group (the finest sub-group policy's ``matchLabelKeys``); None
-        when no policy names label keys; a message when the pods cannot be arranged so."""
+        when no policy names label keys; TopologyError when the pods cannot be arranged so."""
         policies = [p for p in job.podgroup.topology.policies if p.limit is not None] if job.podgroup.topology else []
         keyed = [p for p in policies if p.match_label_keys]
         if not keyed:
@@ -236,19 +240,20 @@ class TopologyPlanner:
         finest = min(policies, key=lambda p: p.size or len(tasks))
         owner = f"PodGroup {job.key}: spec.subGroupPolicy {finest.name}"
         if keyed != [finest]:
-            return f"{owner}: vcore matches pods to sub-groups by label keys on the finest policy only"
+            raise TopologyError(f"{owner}: vcore matches pods to sub-groups by label keys on the finest policy only")
         if job.running:
-            return f"{owner}: sub-groups keyed by labels are placed whole; the job already has running pods"
+            raise TopologyError(f"{owner}: sub-groups keyed by labels are placed whole; the job already has running "
+                                "pods")
         if len({t.role for t in tasks}) > 1:
-            return f"{owner}: sub-groups keyed by labels need pods of one role"
+            raise TopologyError(f"{owner}: sub-groups keyed by labels need pods of one role")
         by_key: dict[tuple[str, ...], list[PodInfo]] = {}
         for t in tasks:
             by_key.setdefault(tuple(t.labels.get(k, "") for k in finest.match_label_keys), []).append(t)
         groups = placement.groups()
         sizes = sorted(len(g) for g in by_key.values())
         if len(by_key) != len(groups) or any(s != sum(groups[0].values()) for s in sizes):
-            return (f"{owner}: the pending pods form {len(by_key)} label groups of sizes {sizes}, not "
-                    f"{len(groups)} groups of {sum(groups[0].values())}")
+            raise TopologyError(f"{owner}: the pending pods form {len(by_key)} label groups of sizes {sizes}, not "
+                                f"{len(groups)} groups of {sum(groups[0].values())}")
         return [by_key[k] for k in sorted(by_key)]
 
     def arrange(self, conf: Confinement, infos: list[PodInfo], slots: list[int], gpus: list[Any]
@@ -288,26 +293,3 @@ class TopologyPlanner:
                                weights=dict(self.args.binpack_weights), fading=self.args.normal_pod_fading,
                                weight=self.args.node_score_weight)
         return Confinement(bonus=bonus)
-
-
-def _selects(selector: Any, labels: dict[str, str]) -> bool:
-    """A label selector (matchLabels / matchExpressions) against a pod's labels; None selects every pod."""
-    if not selector:
-        return True
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        present = key in labels
-        if op == "In" and not (present and labels[key] in values):
-            return False
-        if op == "NotIn" and present and labels[key] in values:
-            return False
-        if op == "Exists" and not present:
-            return False
-        if op == "DoesNotExist" and present:
-            return False
-        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            raise TopologyError(f"labelSelector: unknown operator {op!r}")
-    return True
