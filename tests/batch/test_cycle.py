@@ -101,6 +101,11 @@ CASES = {
                 [gang(f"a{i}", 1, queue="q1", created=f"2026-01-01T00:00:0{i}Z") for i in range(8)],
                 [gang(f"b{i}", 1, queue="q3", created=f"2026-01-01T00:00:0{i}Z") for i in range(8)]),
         {**{f"a{i}": 1 for i in range(2)}, **{f"b{i}": 1 for i in range(6)}}),
+    "proportion-guarantee-reserves": Case(  # q1's guarantee (6 of 8 cpu) outweighs q3's weight 3
+        flatten(node("n1", "8", "64Gi"), queue("q1", 1, guarantee={"cpu": "6"}), queue("q3", 3),
+                [gang(f"a{i}", 1, queue="q1", created=f"2026-01-01T00:00:1{i}Z") for i in range(8)],
+                [gang(f"b{i}", 1, queue="q3", created=f"2026-01-01T00:00:0{i}Z") for i in range(8)]),
+        {**{f"a{i}": 1 for i in range(6)}, **{f"b{i}": 1 for i in range(2)}}),
     "closed-queue-admits-nothing": Case(
         flatten(node("n1", "8"), queue("shut", state="Closed"), gang("job", 1, queue="shut")), {},
         {"job": "Pending"}, message={"job": "queue shut is Closed"}),

@@ -37,7 +37,7 @@ class PodInfo:
     labels: dict[str, str]  # metadata.labels (PodGroup sub-group selectors)
     topology: TopologyConstraint | None  # Kueue TAS annotations of its pod template, None when it has none
     compiled: Any = None  # CompiledPod, made when the pod is added while pending
-    pairs: tuple[tuple[int, int], ...] | None = None  # (resource axis, amount) of its requests; axes never move
+    shape: int = -1  # its request shape in BatchState.shapes ((axis, amount) pairs); -1 until known
 
     @property
     def terminated(self) -> bool:

@@ -59,7 +59,6 @@ class Job:
     pipelined: int = 0  # tasks nominated onto nodes being freed, this cycle
     fit_error: str = ""
     invalid: tuple[str, str] | None = None  # (reason, message) when the gang can never run as defined
-    tried: bool = False
     hypernode: str | None = None  # the topology domain allocate placed a constrained gang in, this cycle
 
     @property
@@ -108,7 +107,7 @@ class Session:
         to_compile = [info for info in batch.pods.values() if info.compiled is None and not info.terminated
                       and state.pod_node(info.key) < 0]
         for info, compiled in zip(to_compile, state.compile_pods([info.spec for info in to_compile])):
-            info.compiled, info.pairs = compiled, tuple(compiled.requests)
+            info.compiled, info.shape = compiled, batch.shape_of(compiled.requests)
         self.resources = state.resource_names()
         self.n_resources = len(self.resources)
         self.names = state.node_names()  # no node changes while the cycle holds the session
@@ -132,7 +131,7 @@ class Session:
             elif key not in batch.releasing:
                 self._running_singles.append(info)
                 usage = self.single_usage.setdefault(info.queue_hint or DEFAULT_QUEUE, [0] * self.n_resources)
-                for axis, amount in self.pairs(info):
+                for axis, amount in self.batch.shapes[self.shape(info)]:
                     usage[axis] += amount
         # Pods that name a PodGroup the cluster does not have wait for it.
         for group, keys in batch.members.items():
@@ -152,9 +151,9 @@ class Session:
         pending, running = [], []
         releasing = succeeded = failed = 0
         role_ready: Counter = Counter()
-        # Pods of a PodGroup mostly share a few request shapes: count shapes, sum once per shape.
-        requested: dict[tuple, int] = {}
-        held: dict[tuple, int] = {}
+        # Pods of a PodGroup share a few request shapes: count shapes, sum once per shape.
+        requested: Counter = Counter()
+        held: Counter = Counter()
         for info in members:
             phase = info.phase
             if phase == "Succeeded":
@@ -164,8 +163,8 @@ class Session:
             if phase == "Failed":
                 failed += 1
                 continue
-            pairs = info.pairs if info.pairs is not None else self.pairs(info)
-            requested[pairs] = requested.get(pairs, 0) + 1
+            shape = info.shape if info.shape >= 0 else self.shape(info)
+            requested[shape] += 1
             if pod_node(info.key) < 0:
                 pending.append(info)
             elif info.key in releasing_pods:
@@ -173,7 +172,7 @@ class Session:
             else:
                 running.append(info.key)
                 role_ready[info.role] += 1
-                held[pairs] = held.get(pairs, 0) + 1
+                held[shape] += 1
         classes = self.batch.priority_classes
         if pg is not None:
             priority = classes.value_of(pg.priority_class_name)
@@ -194,20 +193,17 @@ class Session:
                    running, releasing, succeeded, failed, role_ready, self.total_of(held), self.total_of(requested),
                    phase, len(members))
 
-    def total_of(self, shapes: dict[tuple, int]) -> np.ndarray:
-        """The sum of request shapes ((axis, amount) pairs) times how many pods have each."""
+    def total_of(self, shape_counts: dict[int, int]) -> np.ndarray:
+        """The sum of request shapes times how many pods have each."""
         total = [0] * self.n_resources
-        for pairs, count in shapes.items():
-            for axis, amount in pairs:
+        shapes = self.batch.shapes
+        for shape, count in shape_counts.items():
+            for axis, amount in shapes[shape]:
                 total[axis] += amount * count
         return np.array(total, np.int64)
 
-    def shapes(self, infos: list[PodInfo]) -> dict[tuple, int]:
-        out: dict[tuple, int] = {}
-        for info in infos:
-            pairs = info.pairs if info.pairs is not None else self.pairs(info)
-            out[pairs] = out.get(pairs, 0) + 1
-        return out
+    def shapes(self, infos: list[PodInfo]) -> Counter:
+        return Counter(info.shape if info.shape >= 0 else self.shape(info) for info in infos)
 
     def pod_priority(self, info: PodInfo) -> int:
         if info.spec_priority is not None:
@@ -226,18 +222,15 @@ class Session:
                 vec[axis] += amount
         return vec
 
-    def pairs(self, info: PodInfo) -> tuple[tuple[int, int], ...]:
-        """A pod's requests as (axis, amount) pairs, cached on the pod (an axis never moves once interned)."""
-        if info.pairs is None:
+    def shape(self, info: PodInfo) -> int:
+        """A pod's request shape, interned on first use (pods that never went through compile)."""
+        if info.shape < 0:
             axes = ((self.state.find_resource_axis(n), v) for n, v in info.spec["requests"].items())
-            info.pairs = tuple((a, v) for a, v in axes if a >= 0)
-        return info.pairs
+            info.shape = self.batch.shape_of((a, v) for a, v in axes if a >= 0)
+        return info.shape
 
     def pod_vector(self, info: PodInfo) -> np.ndarray:
-        vec = np.zeros(self.n_resources, np.int64)
-        for axis, amount in self.pairs(info):
-            vec[axis] += amount
-        return vec
+        return self.total_of({self.shape(info): 1})
 
     def _check_job(self, job: Job) -> None:
         """Volcano's JobValid (gang) and the queue's existence and state: an invalid job is not scheduled."""
@@ -328,8 +321,9 @@ class Session:
         return best
 
     # -- what the actions record ---------------------------------------------------------------------------
-    def allocated(self, job: Job, infos: list[PodInfo], nodes: list[str], gpus: list[Any]) -> None:
-        """Tasks of a job bound by the cycle (already bound in the native state)."""
+    def allocated(self, job: Job, infos: list[PodInfo], nodes: list[str], gpus: list[Any],
+                  still_pending: list[PodInfo]) -> None:
+        """Tasks of a job bound by the cycle (already bound in the native state); the others stay pending."""
         from vcore.cluster import gpu_choice
         from vcore.scheduler import Placement
 
@@ -346,8 +340,7 @@ class Session:
         if self.share is not None:  # once per job: the plugins' bookkeeping is per queue, not per task
             self.share.on_allocate(job.queue, vec)
         job.placed += len(infos)
-        placed = {i.key for i in infos}
-        job.pending = [t for t in job.pending if t.key not in placed]
+        job.pending = still_pending
 
     def fail(self, job: Job, message: str, reasons: dict[str, int] | None = None) -> None:
         """Record why a job's tasks stay pending this cycle."""

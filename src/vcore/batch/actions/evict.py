@@ -64,7 +64,7 @@ def _queue_sequence(ssn: Session, queues: set[str]) -> list[str]:
 
 
 def _minimum_vector(ssn: Session, job: Job) -> np.ndarray:
-    tasks, _ = task_order(job)
+    tasks = task_order(job)[0]
     need = max(job.min_member - job.ready_count, 1)
     return sum((ssn.pod_vector(t) for t in tasks[:need]), np.zeros(ssn.n_resources, np.int64))
 
@@ -94,7 +94,7 @@ def _evict_for(ssn: Session, job: Job, reason: str, eligible_job) -> None:
     if not owners:
         return
     stmt = Statement(ssn)
-    tasks, _ = task_order(job)
+    tasks = task_order(job)[0]
     taken: Counter = Counter()
     piped_roles: Counter = Counter()
 
