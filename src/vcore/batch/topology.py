@@ -286,10 +286,13 @@ class TopologyPlanner:
     # -- pods without a constraint -------------------------------------------------------------------------
     def _normal_pods(self, tasks: list[PodInfo]) -> Confinement | None:
         """Volcano's HyperNode binpack node score for a job without a constraint (its first pod's requests)."""
-        if not (self.configured and self.args.normal_pod_binpack and tasks and tasks[0].pairs and self.view.n_rows):
+        if not (self.configured and self.args.normal_pod_binpack and tasks and self.view.n_rows):
             return None
-        names = self.ssn.resources
-        bonus = binpack_scores(self.ssn.state, {names[axis]: amount for axis, amount in tasks[0].pairs},
+        ssn = self.ssn
+        requests = {ssn.resources[axis]: amount for axis, amount in ssn.batch.shapes[ssn.shape(tasks[0])]}
+        if not requests:
+            return None
+        bonus = binpack_scores(ssn.state, requests,
                                weights=dict(self.args.binpack_weights), fading=self.args.normal_pod_fading,
                                weight=self.args.node_score_weight)
         return Confinement(bonus=bonus)
