@@ -22,6 +22,7 @@ from vcore.batch.priority import PREEMPT_NEVER
 from vcore.batch.result import CycleResult, PodGroupStatus, QueueStatus
 from vcore.batch.shares import SHARE_PLUGINS
 from vcore.batch.shares.base import QueueUsage
+from vcore.batch.topology import TopologyPlanner
 
 # Volcano's PodGroup condition types and reasons.
 UNSCHEDULABLE_TYPE, SCHEDULED_TYPE = "Unschedulable", "Scheduled"
@@ -58,6 +59,7 @@ class Job:
     pipelined: int = 0  # tasks nominated onto nodes being freed, this cycle
     fit_error: str = ""
     invalid: tuple[str, str] | None = None  # (reason, message) when the gang can never run as defined
+    hypernode: str | None = None  # the topology domain allocate placed a constrained gang in, this cycle
 
     @property
     def ready_count(self) -> int:
@@ -95,6 +97,7 @@ class Session:
         self.enabled = {p.name for p in config.plugins()}
         self.transition = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         self._open()
+        self.topology = TopologyPlanner(self)
 
     # -- open ----------------------------------------------------------------------------------------------
     def _open(self) -> None:
@@ -389,7 +392,7 @@ class Session:
         status.phase = phase
         status.conditions = conditions
         return PodGroupStatus(phase, tuple(conditions), message, len(job.running) + job.placed, job.succeeded,
-                              job.failed)
+                              job.failed, job.hypernode)
 
     def _not_tried_reason(self, job: Job) -> str:
         if job.phase == PENDING and C.ENQUEUE in self.config.actions:

@@ -7,7 +7,8 @@ search (kube-scheduler's minimal-victim rule), never take a pod of the system-cr
 (the conformance plugin), and never leave another gang below its minMember: a gang's pods are victims only
 while it keeps its minimum, or all of them together when nothing less frees a node. Each job is one Statement:
 evictions happen only if every task its minimum needs found a node; its tasks then wait (nominated) for the
-victims to go and bind in a later cycle.
+victims to go and bind in a later cycle. Jobs with a hard network topology constraint do not preempt (as in
+Volcano: the victims' nodes would have to lie in one domain).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def _starving(ssn: Session) -> list[Job]:
     jobs = [j for j in ssn.jobs.values()
             if j.invalid is None and j.pending and j.can_preempt and not j.best_effort and not j.ready
             and not j.pipelined_ready and not (gated and j.phase == PENDING and j.podgroup is not None)
-            and not any(t.key in ssn.batch.nominated for t in j.pending)]
+            and not any(t.key in ssn.batch.nominated for t in j.pending)
+            and not ssn.topology.hard(j)]  # Volcano does not preempt for hard network-topology jobs
     order = {q: i for i, q in enumerate(_queue_sequence(ssn, {j.queue for j in jobs}))}
     return sorted(jobs, key=lambda j: (order[j.queue], ssn.job_order_key(j)))
 

@@ -213,9 +213,20 @@ GangResult Engine::place_gang(const GangRequest& r) {
   const int32_t n_slots = s.n_slots();
   // Validate everything before binding anything, so a malformed request leaves the state unchanged.
   if (r.role.size() != n_tasks) throw Invalid("place_gang: role must have one entry per task");
-  if (!r.allowed.empty() && static_cast<int32_t>(r.allowed.size()) != n_slots)
-    throw Invalid("place_gang: allowed has " + std::to_string(r.allowed.size()) + " entries, the cluster " +
-                  std::to_string(n_slots) + " slots");
+  const auto check_width = [&](const char* what, size_t size) {
+    if (size != 0 && static_cast<int32_t>(size) != n_slots)
+      throw Invalid(std::string("place_gang: ") + what + " has " + std::to_string(size) + " entries, the cluster " +
+                    std::to_string(n_slots) + " slots");
+  };
+  check_width("allowed", r.allowed.size());
+  check_width("cap", r.cap.size());
+  check_width("score_bonus", r.score_bonus.size());
+  for (size_t k = 0; k < r.cap.size(); ++k)
+    if (r.cap[k] < 0) throw Invalid("place_gang: cap of slot " + std::to_string(k) + " is negative");
+  for (size_t k = 0; k < r.score_bonus.size(); ++k)  // keeps every total far from int64 overflow
+    if (r.score_bonus[k] < -kMaxScoreBonus || r.score_bonus[k] > kMaxScoreBonus)
+      throw Invalid("place_gang: score_bonus of slot " + std::to_string(k) + " is outside +-" +
+                    std::to_string(kMaxScoreBonus));
   {
     std::vector<const std::string*> keys;
     keys.reserve(n_tasks);
@@ -259,6 +270,19 @@ GangResult Engine::place_gang(const GangRequest& r) {
   uint8_t mask[kBlock];
   int64_t scores[kBlock], taints[kBlock] = {0}, affinity[kBlock] = {0};
   std::vector<int64_t> scratch(static_cast<size_t>(n_reasons()), 0);
+  // Per slot: tasks still allowed there by `cap` (shared by every run of the gang), and the score bonus.
+  std::vector<int32_t> room = r.cap;
+  const auto open = [&](int32_t slot) {
+    return (r.allowed.empty() || r.allowed[static_cast<size_t>(slot)]) &&
+           (room.empty() || room[static_cast<size_t>(slot)] > 0);
+  };
+  const auto with_bonus = [&](int32_t slot, int64_t score) {
+    return r.score_bonus.empty() ? score : score + r.score_bonus[static_cast<size_t>(slot)];
+  };
+  const auto copies = [&](const PodKernel& kernel, int32_t slot) {
+    const int64_t fit = kernel.copies_that_fit(slot);
+    return room.empty() ? fit : std::min<int64_t>(fit, room[static_cast<size_t>(slot)]);
+  };
 
   for (size_t t = 0; t < n_tasks && !hopeless();) {
     size_t e = t + 1;
@@ -288,10 +312,10 @@ GangResult Engine::place_gang(const GangRequest& r) {
         int32_t j = 0;
         for (; j < end - begin && (found < want || capacity < remaining); ++j) {
           const int32_t slot = begin + j;
-          if (!mask[j] || (!r.allowed.empty() && !r.allowed[static_cast<size_t>(slot)])) continue;
+          if (!mask[j] || !open(slot)) continue;
           ++found;
-          capacity += kernel.copies_that_fit(slot);
-          candidates.add(slot, scores[j], taints[j], affinity[j]);
+          capacity += copies(kernel, slot);
+          candidates.add(slot, with_bonus(slot, scores[j]), taints[j], affinity[j]);
         }
         examined += j;
       }
@@ -330,9 +354,10 @@ GangResult Engine::place_gang(const GangRequest& r) {
       out.outcome[k] = TaskOutcome::kPlaced;
       ++placed, --need, --role_need[static_cast<size_t>(r.role[k])];
       take_headroom(task, headroom);
+      if (!room.empty()) --room[static_cast<size_t>(best)];
       runner.run(best, best + 1, mask, scores, taints, affinity, scratch.data());
       ++out.evaluations;
-      candidates.rescore(best, mask[0] != 0, scores[0]);
+      candidates.rescore(best, mask[0] != 0 && open(best), with_bonus(best, scores[0]));
     }
     if (n_slots > 0) next_start_ = static_cast<int32_t>((next_start_ + examined) % n_slots);
     t = e;
