@@ -169,7 +169,8 @@ def test_stub_module_names_match():
     assert _stub_public(top) == _runtime_public(_core)
 
 
-@pytest.mark.parametrize("path", ["ClusterState", "CompiledPod", "Engine", "gpu", "gpu.GpuInventory"])
+@pytest.mark.parametrize("path", ["ClusterState", "CompiledPod", "Engine", "gpu", "gpu.GpuInventory", "topology",
+                                  "routing", "routing.Policy", "routing.Router"])
 def test_stub_class_members_match(path):
     node_ = _stub_top_level(_stub_tree())[path.split(".")[0]]
     runtime = getattr(_core, path.split(".")[0])
@@ -186,7 +187,8 @@ def test_stub_class_members_match(path):
         assert ("__init__" in members) == bound_init, path
 
 
-@pytest.mark.parametrize("path", ["ClusterState", "CompiledPod", "Engine", "gpu.GpuInventory"])
+@pytest.mark.parametrize("path", ["ClusterState", "CompiledPod", "Engine", "gpu.GpuInventory", "routing.Policy",
+                                  "routing.Router"])
 def test_stub_properties_and_methods_match(path):
     node_ = _stub_top_level(_stub_tree())[path.split(".")[0]]
     runtime = getattr(_core, path.split(".")[0])
@@ -208,10 +210,11 @@ def test_stub_properties_and_methods_match(path):
 def test_stub_function_signatures_match():
     top = _stub_top_level(_stub_tree())
     _compare_signature(_core.reason_names, top["reason_names"], "reason_names", method=False)
-    for name, fn in _stub_members(top["gpu"]).items():
-        if isinstance(fn, ast.FunctionDef):
-            assert "staticmethod" in _decorators(fn), name
-            _compare_signature(getattr(_core.gpu, name), fn, name, method=False)
+    for sub in ("gpu", "topology", "routing"):
+        for name, fn in _stub_members(top[sub]).items():
+            if isinstance(fn, ast.FunctionDef):
+                assert "staticmethod" in _decorators(fn), name
+                _compare_signature(getattr(getattr(_core, sub), name), fn, name, method=False)
 
 
 def test_stub_signature_checker_catches_a_mismatch():
@@ -552,8 +555,28 @@ GARBAGE_DRIVER = textwrap.dedent(r'''
         args.update(over)
         return gpu.replay(**args)
 
+    rr = _core.routing
+    router = rr.Router(16, 100, 0)
+    router.add_endpoint("r0")
+    free_route = router.add_endpoint("r1")
+    router.remove_endpoint(free_route)
+    pol = rr.Policy(w_prefix=1.0)
+
     def rt(**kw):
         return {"key": "ns/x", "required_terms": [dict({"expressions": [], "fields": []}, **kw)]}
+
+    T = _core.topology
+
+    def hn(**kw):
+        spec = {"name": "h", "tier": 1, "members": [("Node", "exactMatch", "n0", [])]}
+        spec.update(kw)
+        return spec
+
+    def gang(**kw):
+        args = dict(state=s, fit=np.ones(3, I32), n_pods=1, start_row=0, limit_row=0, hard=False, layers=[],
+                    running=None, bandwidth_weight=0.0, congestion_weight=0.0, tie_slack=0)
+        args.update(kw)
+        return T.place_gang(**args)
 
     CALLS = [
         ("ClusterState(1)", lambda: _core.ClusterState(1)),
@@ -817,6 +840,100 @@ GARBAGE_DRIVER = textwrap.dedent(r'''
         ("observe(None)", lambda: e.observe(None)),
         ("observe([None])", lambda: e.observe([None])),
         ("observe([foreign])", lambda: e.observe([foreign])),
+        # NUMA alignment fields
+        ("add_node(numa_cpu str)", lambda: s.add_node(node("x", numa_cpu="0"))),
+        ("add_node(numa id -1)", lambda: s.add_node(node("x", numa_cpu=[(-1, 1000)]))),
+        ("add_node(numa twice)", lambda: s.add_node(node("x", numa_cpu=[(0, 1000), (0, 1000)]))),
+        ("add_node(numa cpu -1)", lambda: s.add_node(node("x", numa_cpu=[(0, -1)]))),
+        ("add_node(numa 17 nodes)", lambda: s.add_node(node("x", numa_cpu=[(i, 1) for i in range(17)]))),
+        ("compile_pod(numa_policy 4)",
+         lambda: s.compile_pod({"key": "ns/x", "gpu": {"kind": 0, "count": 0, "numa_policy": 4}})),
+        ("compile_pod(numa cpu -1)", lambda: s.compile_pod(
+            {"key": "ns/x", "gpu": {"kind": 0, "count": 0, "numa_policy": 3, "numa_cpu_milli": -1}})),
+        # the network topology
+        ("topology.add_hypernode(None)", lambda: T.add_hypernode(s, None)),
+        ("topology.add_hypernode({})", lambda: T.add_hypernode(s, {})),
+        ("topology.add_hypernode(tier str)", lambda: T.add_hypernode(s, hn(tier="1"))),
+        ("topology.add_hypernode(tier -1)", lambda: T.add_hypernode(s, hn(tier=-1))),
+        ("topology.add_hypernode(tier 2**40)", lambda: T.add_hypernode(s, hn(tier=2**40))),
+        ("topology.add_hypernode(no members)", lambda: T.add_hypernode(s, hn(members=[]))),
+        ("topology.add_hypernode(member 3-tuple)", lambda: T.add_hypernode(s, hn(members=[("Node", "exactMatch", "n0")]))),
+        ("topology.add_hypernode(member None)", lambda: T.add_hypernode(s, hn(members=[None]))),
+        ("topology.add_hypernode(member type)", lambda: T.add_hypernode(s, hn(members=[("Rack", "exactMatch", "n0", [])]))),
+        ("topology.add_hypernode(selector)", lambda: T.add_hypernode(s, hn(members=[("Node", "bogus", "n0", [])]))),
+        ("topology.add_hypernode(regex)", lambda: T.add_hypernode(s, hn(members=[("Node", "regexMatch", "(", [])]))),
+        ("topology.add_hypernode(regex no match)",
+         lambda: T.add_hypernode(s, hn(members=[("Node", "regexMatch", "^zz$", [])]))),
+        ("topology.add_hypernode(label op)",
+         lambda: T.add_hypernode(s, hn(members=[("Node", "labelMatch", "", [("k", "Gt", ["1"])])]))),
+        ("topology.add_hypernode(labels empty)", lambda: T.add_hypernode(s, hn(members=[("Node", "labelMatch", "", [])]))),
+        ("topology.add_hypernode(unknown node)", lambda: T.add_hypernode(s, hn(members=[("Node", "exactMatch", "ghost", [])]))),
+        ("topology.add_hypernode(unknown child)",
+         lambda: T.add_hypernode(s, hn(members=[("HyperNode", "exactMatch", "ghost", [])]))),
+        ("topology.add_hypernode(child by regex)",
+         lambda: T.add_hypernode(s, hn(members=[("HyperNode", "regexMatch", "h", [])]))),
+        ("topology.add_hypernode(congestion 2)", lambda: T.add_hypernode(s, hn(congestion=2.0))),
+        ("topology.update_hypernode(unknown)", lambda: T.update_hypernode(s, hn(name="ghost"))),
+        ("topology.remove_hypernode(None)", lambda: T.remove_hypernode(s, None)),
+        ("topology.remove_hypernode(unknown)", lambda: T.remove_hypernode(s, "ghost")),
+        ("topology.set_hypernodes(None)", lambda: T.set_hypernodes(s, None)),
+        ("topology.set_hypernodes([None])", lambda: T.set_hypernodes(s, [None])),
+        ("topology.set_hypernodes(twice)", lambda: T.set_hypernodes(s, [hn(), hn()])),
+        ("topology.set_hypernodes(cycle)", lambda: T.set_hypernodes(s, [
+            hn(name="a", members=[("HyperNode", "exactMatch", "b", [])]),
+            hn(name="b", members=[("HyperNode", "exactMatch", "a", [])])])),
+        ("topology.set_levels(None)", lambda: T.set_levels(s, None)),
+        ("topology.set_levels([''])", lambda: T.set_levels(s, [""])),
+        ("topology.set_levels(twice)", lambda: T.set_levels(s, ["k", "k"])),
+        ("topology.tree(None)", lambda: T.tree(None)),
+        ("topology.tiers(1)", lambda: T.tiers(1)),
+        ("topology.node_topo(engine)", lambda: T.node_topo(e)),
+        ("topology.place_gang(fit None)", lambda: gang(fit=None)),
+        ("topology.place_gang(fit list)", lambda: gang(fit=[1, 1, 1])),
+        ("topology.place_gang(fit int64)", lambda: gang(fit=np.ones(3, I64))),
+        ("topology.place_gang(fit 2-d)", lambda: gang(fit=np.ones((3, 1), I32))),
+        ("topology.place_gang(fit short)", lambda: gang(fit=np.ones(2, I32))),
+        ("topology.place_gang(fit -1)", lambda: gang(fit=np.full(3, -1, I32))),
+        ("topology.place_gang(pods 0)", lambda: gang(n_pods=0)),
+        ("topology.place_gang(pods 2**63)", lambda: gang(n_pods=2**63)),
+        ("topology.place_gang(start > limit)", lambda: gang(start_row=1, limit_row=0)),
+        ("topology.place_gang(limit 99)", lambda: gang(limit_row=99)),
+        ("topology.place_gang(row -1)", lambda: gang(start_row=-1)),
+        ("topology.place_gang(layer size 0)", lambda: gang(layers=[(0, 0)])),
+        ("topology.place_gang(layer 3-tuple)", lambda: gang(layers=[(1, 0, 0)])),
+        ("topology.place_gang(running float)", lambda: gang(running=np.ones(3))),
+        ("topology.place_gang(tie_slack -1)", lambda: gang(tie_slack=-1)),
+        ("topology.place_gang(weight nan)", lambda: gang(bandwidth_weight=float("nan"))),
+        ("topology.place_gang(state None)", lambda: gang(state=None)),
+        ("topology.node_scores(None)", lambda: T.node_scores(s, None, 1, 1.0, None)),
+        ("topology.node_scores(int64)", lambda: T.node_scores(s, np.ones(3, I64), 1, 1.0, None)),
+        ("topology.node_scores(-1 pods)", lambda: T.node_scores(s, np.full(3, -1, I32), 1, 1.0, None)),
+        ("topology.node_scores(candidates int)", lambda: T.node_scores(s, np.ones(3, I32), 1, 1.0, np.ones(3, I32))),
+        ("topology.node_scores(weight inf)", lambda: T.node_scores(s, np.ones(3, I32), 1, float("inf"), None)),
+        # routing
+        ("routing.Router(block_tokens 0)", lambda: rr.Router(0)),
+        ("routing.Router(capacity -1)", lambda: rr.Router(16, -1)),
+        ("routing.Policy(kind bogus)", lambda: rr.Policy(kind="bogus")),
+        ("routing.Policy(w nan)", lambda: rr.Policy(w_prefix=float("nan"))),
+        ("routing.hash_blocks(block 0)", lambda: rr.hash_blocks("abc", 0)),
+        ("route(hashes None)", lambda: router.route(pol, None, 1)),
+        ("route(hashes str)", lambda: router.route(pol, "abc", 1)),
+        ("route(hashes 2d)", lambda: router.route(pol, np.zeros((2, 2), U64), 1)),
+        ("route(hashes float)", lambda: router.route(pol, np.zeros(3), 1)),
+        ("route(candidates -1)", lambda: router.route(pol, [], 1, -1, -1, np.array([-1], I32))),
+        ("route(candidates 2**31)", lambda: router.route(pol, [], 1, -1, -1, [2**31])),
+        ("route(session 99)", lambda: router.route(pol, [], 1, -1, 99)),
+        ("route(lora 99)", lambda: router.route(pol, [], 1, 99)),
+        ("route_pd(candidates free)", lambda: router.route_pd(pol, [], 1, -1, -1, [free_route])),
+        ("match(candidates 10**6)", lambda: router.match([1], [10**6])),
+        ("dispatch(slot -5)", lambda: router.dispatch(1, -5, [], 1, 0)),
+        ("dispatch(matched -1)", lambda: router.dispatch(1, 0, [], 1, -1)),
+        ("finish(unknown)", lambda: router.finish(12345)),
+        ("update_metrics(lengths)", lambda: router.update_metrics([0], [1, 2], [0], [0.0], [0], [0])),
+        ("update_metrics(kv nan)", lambda: router.update_metrics([0], [0], [0], [float("nan")], [0], [0])),
+        ("record_blocks(free slot)", lambda: router.record_blocks(free_route, [1])),
+        ("set_loras(None)", lambda: router.set_loras(0, None)),
+        ("remove_endpoint(twice)", lambda: router.remove_endpoint(free_route)),
     ]
 
     start = int(sys.argv[1])

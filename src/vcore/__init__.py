@@ -9,14 +9,25 @@ with the hot path in C++:
 """
 
 from vcore._native._convert import parse_quantity
+from vcore.batch.config import CycleConfig
+from vcore.batch.queue import QueueSpec
+from vcore.batch.result import CycleResult, Eviction, PodGroupStatus, QueueStatus
 from vcore.cluster import Cluster
 from vcore.errors import (
+    HyperNodeNotFoundError,
     NodeExistsError,
     NodeInUseError,
     NodeNotFoundError,
     PodAlreadyBoundError,
+    PodExistsError,
+    PodGroupExistsError,
+    PodGroupNotFoundError,
     PodNotFoundError,
     ProfileError,
+    QueueExistsError,
+    QueueInUseError,
+    QueueNotFoundError,
+    TopologyError,
     VCoreError,
 )
 from vcore.profile import Profile
@@ -26,17 +37,31 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Cluster",
+    "CycleConfig",
+    "CycleResult",
     "Evaluation",
+    "Eviction",
     "FilterResult",
+    "HyperNodeNotFoundError",
     "NodeExistsError",
     "NodeInUseError",
     "NodeNotFoundError",
     "Placement",
     "PodAlreadyBoundError",
+    "PodExistsError",
+    "PodGroupExistsError",
+    "PodGroupNotFoundError",
+    "PodGroupStatus",
     "PodNotFoundError",
     "Profile",
     "ProfileError",
+    "QueueExistsError",
+    "QueueInUseError",
+    "QueueNotFoundError",
+    "QueueSpec",
+    "QueueStatus",
     "Scheduler",
+    "TopologyError",
     "VCoreError",
     "parse_quantity",
 ]

@@ -6,6 +6,10 @@ Commands:
       Generate a synthetic cluster (vcore.synthetic), ingest it, place every pod with one Scheduler.schedule()
       call, and report throughput plus why the pending pods did not fit.
 
+  vcore simulate --scenario gang [--nodes N] [--jobs J] [--queues Q] [--seed S] [--cycle PATH] [--json]
+      A synthetic batch workload of Volcano PodGroups over weighted queues (vcore.sim.gang), one scheduling
+      cycle (Scheduler.run_cycle): jobs Running, pods placed, cycle time and queue shares.
+
 Trace replay (``vcore simulate --trace-dir DIR ...``) is provided by ``vcore.gpu.cli`` when that module exists;
 this module only wires its arguments in and dispatches to it.
 
@@ -79,8 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Generate a deterministic synthetic cluster, ingest it, place every pod with one "
         "Scheduler.schedule() call, and report pods/s and why pending pods did not fit.",
     )
-    sim.add_argument("--nodes", type=_int_at_least(1, "a positive integer"), default=1000,
-                     help="number of nodes (default: %(default)s)")
+    sim.add_argument("--nodes", type=_int_at_least(1, "a positive integer"),
+                     help="number of nodes (default: 1000; 5000 with --scenario gang)")
     sim.add_argument("--pods", type=_int_at_least(0, "a non-negative integer"), default=5000,
                      help="number of pods to schedule (default: %(default)s)")
     sim.add_argument("--seed", type=_int_at_least(0, "a non-negative integer"), default=0,
@@ -88,6 +92,16 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--profile", type=_existing_file, metavar="PATH",
                      help="scheduler profile (YAML, one KubeSchedulerConfiguration profile); default profile if omitted")
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
+    sim.add_argument("--scenario", choices=("pods", "gang"), default="pods",
+                     help="pods: one schedule() call over synthetic pods (default); gang: one run_cycle() over "
+                          "synthetic PodGroups and queues")
+    sim.add_argument("--jobs", type=_int_at_least(0, "a non-negative integer"), default=2000,
+                     help="--scenario gang: number of PodGroups (default: %(default)s)")
+    sim.add_argument("--queues", type=_int_at_least(1, "a positive integer"), default=4,
+                     help="--scenario gang: number of weighted queues (default: %(default)s)")
+    sim.add_argument("--cycle", type=_existing_file, metavar="PATH",
+                     help="--scenario gang: the cycle configuration (volcano-scheduler.conf YAML); Volcano's default "
+                          "if omitted")
 
     gpu_cli = _gpu_cli()
     if gpu_cli is not None:
@@ -122,8 +136,10 @@ def _run_simulate(args: argparse.Namespace) -> int:
     from vcore.errors import VCoreError
     from vcore.simulate import simulate
 
+    if args.scenario == "gang":
+        return _run_gang(args)
     try:
-        result = simulate(n_nodes=args.nodes, n_pods=args.pods, seed=args.seed, profile=args.profile)
+        result = simulate(n_nodes=args.nodes or 1000, n_pods=args.pods, seed=args.seed, profile=args.profile)
     except (VCoreError, ValueError, TypeError) as exc:
         # Bad profile contents and the like: the user's input, so a one-line message, not a traceback.
         print(f"{PROG} simulate: error: {exc}", file=sys.stderr)
@@ -132,6 +148,32 @@ def _run_simulate(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict()))
     else:
         print(_format_report(result, args.seed, args.profile))
+    return 0
+
+
+def _run_gang(args: argparse.Namespace) -> int:
+    from vcore.errors import VCoreError
+    from vcore.sim.gang import run_gang_scenario
+
+    try:
+        result = run_gang_scenario(n_nodes=args.nodes or 5000, n_jobs=args.jobs, n_queues=args.queues, seed=args.seed,
+                                   cycle=args.cycle)
+    except (VCoreError, ValueError, TypeError) as exc:
+        print(f"{PROG} simulate: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result.to_dict()))
+        return 0
+    print(f"vcore simulate --scenario gang: {result.nodes:,} nodes, {result.jobs:,} jobs, {result.pods:,} pods "
+          f"(seed {args.seed}, cycle {args.cycle or 'Volcano default'})")
+    print(f"  ingest      {result.ingest_seconds:.2f} s")
+    print(f"  cycle       {result.cycle_seconds * 1e3:,.1f} ms")
+    print(f"  jobs        {result.jobs_running:,} Running; phases {result.phases}")
+    print(f"  pods placed {result.pods_placed:,} / {result.pods:,}")
+    print("  queue  share  jobs running/pending  allocated cpu / deserved cpu")
+    for name, q in result.queues.items():
+        print(f"  {name:<6} {q['share']:5.2f}  {q['jobs_running']:>5}/{q['jobs_pending']:<5}          "
+              f"{q['allocated'].get('cpu', 0) / 1000:,.0f} / {q['deserved'].get('cpu', 0) / 1000:,.0f}")
     return 0
 
 

@@ -12,13 +12,22 @@ from typing import Any
 import numpy as np
 
 from vcore._native import _convert, _core
+from vcore.batch.podgroup import parse_podgroup, podgroup_key
+from vcore.batch.pods import pod_info
+from vcore.batch.queue import QueueSpec
+from vcore.batch.state import BatchState
+from vcore.gpu import numa as _gpu_numa
 from vcore.gpu import specs as _gpu_specs
 from vcore.gpu.fit import GpuChoice
+from vcore.topology import tree as _topology
 from vcore.errors import (
     NodeExistsError,
     NodeInUseError,
     NodeNotFoundError,
     PodAlreadyBoundError,
+    PodExistsError,
+    PodGroupExistsError,
+    PodGroupNotFoundError,
     PodNotFoundError,
 )
 
@@ -28,6 +37,9 @@ def node_spec(node: Any) -> dict:
     spec = _convert.node_spec(node)
     if _gpu_specs.node_has_gpus(spec):
         spec["gpus"] = _gpu_specs.node_devices(node, spec)
+    numa = _gpu_numa.node_numa_cpu(node)
+    if numa is not None:
+        spec["numa_cpu"] = numa
     return spec
 
 
@@ -67,6 +79,7 @@ class Cluster:
 
     def __init__(self) -> None:
         self._state = _core.ClusterState()
+        self._batch = BatchState()
 
     # -- nodes -------------------------------------------------------------------------------------------
     def add_node(self, node: Any) -> int:
@@ -122,12 +135,19 @@ class Cluster:
         ints or a ``"0,1"`` string, as in a ``volcano.sh/gpu-index`` annotation), and a conflict with what other
         pods hold raises ValueError and binds nothing. Without it the fit rule chooses; a running pod whose
         devices the table cannot place is still accounted, by its resources only (``pod_gpus`` is then None).
+
+        ``bind`` is node-level accounting only; ``add_pod`` also tells the batch layer (gangs, queues) the pod.
         """
-        spec = pod_spec(pod)
+        self._bind_spec(pod_spec(pod), node_name, gpus)
+
+    def _bind_spec(self, spec: dict, node_name: str, gpus: Any) -> Any:
+        """Bind a converted pod; returns its CompiledPod."""
         # Check before compiling: compiling may add resource rows, and a failed call must change nothing.
         index = self.node_index(node_name)
         self.check_unbound(spec["key"])
-        self._state.bind(self._state.compile_pod(spec), index, _gpu_indices(gpus, spec["key"]))
+        compiled = self._state.compile_pod(spec)
+        self._state.bind(compiled, index, _gpu_indices(gpus, spec["key"]))
+        return compiled
 
     def check_unbound(self, key: str) -> None:
         """Raise PodAlreadyBoundError if a pod with this namespace/name is bound."""
@@ -167,6 +187,125 @@ class Cluster:
     @property
     def n_pods(self) -> int:
         return self._state.n_pods
+
+    # -- pods the batch layer schedules (gangs, queues) --------------------------------------------------
+    def add_pod(self, pod: Any) -> None:
+        """Add a pod: pending when ``spec.nodeName`` is empty, accounted as running there when it is set (its
+        ``volcano.sh/gpu-index`` annotation names the GPUs it holds), holding nothing once Succeeded or Failed.
+        It joins the PodGroup its ``scheduling.k8s.io/group-name`` annotation names; without one it is a gang of
+        one. A key already present raises PodExistsError; an unknown node NodeNotFoundError."""
+        spec = pod_spec(pod)
+        info = pod_info(pod, spec)
+        if info.key in self._batch.pods:
+            raise PodExistsError(f"pod {info.key}: already exists (use update_pod)")
+        self._track(info)
+        self._batch.add_pod(info)
+
+    def _track(self, info: Any) -> None:
+        """Bind a running pod, compile a pending one (once, at ingest: a cycle then only places it)."""
+        if info.node_name and not info.terminated:
+            info.shape = self._batch.shape_of(self._bind_spec(info.spec, info.node_name, info.gpu_index).requests)
+        elif info.terminated:
+            self.check_unbound(info.key)
+        else:
+            self.check_unbound(info.key)
+            info.compiled = self._state.compile_pod(info.spec)
+            info.shape = self._batch.shape_of(info.compiled.requests)
+
+    def update_pod(self, pod: Any) -> None:
+        """Replace a pod's record. A pending pod that now has ``spec.nodeName`` is accounted there (bound by
+        someone else); a running pod that terminated releases its resources; a running pod cannot move to
+        another node (ValueError)."""
+        spec = pod_spec(pod)
+        info = pod_info(pod, spec)
+        old = self._batch.pods.get(info.key)
+        if old is None:
+            raise PodNotFoundError(f"pod {info.key}: not found (use add_pod)")
+        slot = self._state.pod_node(info.key)
+        bound_to = self._state.node_name(slot) if slot >= 0 else ""
+        if bound_to and info.node_name and info.node_name != bound_to:
+            raise ValueError(f"pod {info.key}: spec.nodeName: a running pod cannot move from {bound_to} to "
+                             f"{info.node_name}")
+        if bound_to and info.terminated:
+            self._state.unbind(info.key)
+        elif bound_to:
+            info.shape = old.shape
+        else:
+            self._track(info)
+        self._batch.remove_pod(info.key)
+        self._batch.add_pod(info)
+
+    def remove_pod(self, pod: Any) -> None:
+        """Forget a pod (object or "namespace/name"), releasing what it holds; PodNotFoundError when unknown."""
+        key = pod_key(pod)
+        if key not in self._batch.pods:
+            raise PodNotFoundError(f"pod {key}: not found")
+        if self._state.pod_node(key) >= 0:
+            self._state.unbind(key)
+        self._batch.remove_pod(key)
+
+    def has_pod(self, pod: Any) -> bool:
+        return pod_key(pod) in self._batch.pods
+
+    @property
+    def pending_pods(self) -> list[str]:
+        """Keys of the pods added with add_pod that are not bound and not terminated."""
+        return [k for k, info in self._batch.pods.items()
+                if not info.terminated and self._state.pod_node(k) < 0]
+
+    # -- PodGroups, queues, priority classes -------------------------------------------------------------
+    def add_podgroup(self, podgroup: Any) -> None:
+        """Add a Volcano PodGroup (scheduling.volcano.sh/v1beta1); PodGroupExistsError when present."""
+        pg = parse_podgroup(podgroup)
+        if pg.key in self._batch.podgroups:
+            raise PodGroupExistsError(f"podgroup {pg.key}: already exists (use update_podgroup)")
+        self._batch.set_podgroup(pg)
+
+    def update_podgroup(self, podgroup: Any) -> None:
+        pg = parse_podgroup(podgroup)
+        if pg.key not in self._batch.podgroups:
+            raise PodGroupNotFoundError(f"podgroup {pg.key}: not found (use add_podgroup)")
+        self._batch.set_podgroup(pg)
+
+    def remove_podgroup(self, podgroup: Any) -> None:
+        """Forget a PodGroup (object or "namespace/name"); its pods stay, unschedulable until it returns."""
+        key = podgroup_key(podgroup)
+        if key not in self._batch.podgroups:
+            raise PodGroupNotFoundError(f"podgroup {key}: not found")
+        self._batch.remove_podgroup(key)
+
+    @property
+    def podgroups(self) -> list[str]:
+        return list(self._batch.podgroups)
+
+    def add_queue(self, queue: Any) -> None:
+        """Add a queue: a Volcano Queue, a KAI Scheduler Queue or a Kueue ClusterQueue. Volcano's ``default``
+        queue exists from the start; adding one of that name replaces it."""
+        self._batch.queues.add(QueueSpec.from_object(queue))
+
+    def update_queue(self, queue: Any) -> None:
+        self._batch.queues.update(QueueSpec.from_object(queue))
+
+    def remove_queue(self, queue: Any) -> None:
+        """Remove a queue (object or name); an error while child queues or jobs still use it."""
+        name = queue if isinstance(queue, str) else QueueSpec.from_object(queue).name
+        self._batch.queues.remove(name, n_jobs=self._batch.jobs_in_queue(name))
+
+    @property
+    def queues(self) -> list[str]:
+        return list(self._batch.queues)
+
+    def add_priority_class(self, priority_class: Any) -> None:
+        """Add a PriorityClass (scheduling.k8s.io/v1); pods and PodGroups name it in priorityClassName."""
+        self._batch.priority_classes.add(priority_class)
+
+    def update_priority_class(self, priority_class: Any) -> None:
+        self._batch.priority_classes.add(priority_class, replace=True)
+
+    def remove_priority_class(self, priority_class: Any) -> None:
+        name = priority_class if isinstance(priority_class, str) else _convert.api_dict(
+            priority_class, "priorityclass").get("metadata", {}).get("name", "")
+        self._batch.priority_classes.remove(name)
 
     # -- views -------------------------------------------------------------------------------------------
     @property
@@ -215,6 +354,35 @@ class Cluster:
     def native_bytes(self) -> int:
         """Heap bytes of the per-node native state."""
         return self._state.native_bytes
+
+    # -- network topology (vcore.topology) ---------------------------------------------------------------
+    def add_hypernode(self, hn: Any) -> None:
+        """Add a Volcano HyperNode (topology.volcano.sh/v1alpha1). Its members must exist and match (add child
+        HyperNodes first); an invalid tree raises TopologyError naming the HyperNode and changes nothing."""
+        _topology.add_hypernode(self._state, hn)
+
+    def update_hypernode(self, hn: Any) -> None:
+        """Replace a HyperNode's tier, members and link-state annotations (HyperNodeNotFoundError if absent)."""
+        _topology.update_hypernode(self._state, hn)
+
+    def remove_hypernode(self, hn: Any) -> None:
+        """Remove a HyperNode (object or name); one that is another HyperNode's member raises TopologyError."""
+        _topology.remove_hypernode(self._state, hn)
+
+    def set_hypernodes(self, hns: Any) -> None:
+        """Replace every HyperNode at once (any order; validated as a whole), e.g. after a relist."""
+        _topology.set_hypernodes(self._state, hns)
+
+    def set_topology_levels(self, levels: Any) -> None:
+        """Use node labels as topology levels, highest first (Kueue Topology / KAI Topology), e.g.
+        ``["topology.kubernetes.io/zone", "example.com/block", "example.com/rack", "kubernetes.io/hostname"]``;
+        ``[]`` clears them. Levels and HyperNodes exclude each other."""
+        _topology.set_levels(self._state, levels)
+
+    @property
+    def topology(self) -> _topology.TopologyView:
+        """The domain tree and the read-only ``node_topo`` view (int32[tier rows, n_slots])."""
+        return _topology.TopologyView(self._state)
 
 
 def _gpu_indices(gpus: Any, key: str) -> list[int] | None:

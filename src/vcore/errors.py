@@ -31,3 +31,34 @@ class PodAlreadyBoundError(VCoreError, ValueError):
 
 class PodNotFoundError(VCoreError, KeyError):
     """unbind of a pod the cluster does not hold."""
+
+
+class PodExistsError(VCoreError, ValueError):
+    """add_pod was given a namespace/name the cluster already has."""
+
+
+class PodGroupExistsError(VCoreError, ValueError):
+    """add_podgroup was given a namespace/name the cluster already has."""
+
+
+class PodGroupNotFoundError(VCoreError, KeyError):
+    """A PodGroup namespace/name the cluster does not have."""
+
+
+
+class QueueExistsError(VCoreError, ValueError):
+    """A queue added under a name the queue tree already holds."""
+
+
+class QueueNotFoundError(VCoreError, KeyError):
+    """A queue name the queue tree does not hold (update, remove, or a parent that does not exist)."""
+
+
+class QueueInUseError(VCoreError, ValueError):
+    """remove of a queue that still has child queues or jobs, or of a queue Volcano never deletes."""
+class TopologyError(VCoreError, ValueError):
+    """A HyperNode, a topology level list or a topology constraint is invalid (cycle, overlap, unknown tier...)."""
+
+
+class HyperNodeNotFoundError(VCoreError, KeyError):
+    """update_hypernode / remove_hypernode of a HyperNode the cluster does not have."""

@@ -10,9 +10,11 @@ UNTOLERATED_TAINT = "node(s) had untolerated taint"
 AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
 TOO_MANY_PODS = "Too many pods"
 NO_FITTING_GPUS = "node(s) had no free GPU devices that fit"
+NO_NUMA_ALIGNMENT = "node(s) could not align the pod on NUMA nodes as its topology policy asks"
 
-# Codes 0..4 in this order; code 5 + resource axis is "Insufficient <resource>".
-FIXED_REASONS = (UNSCHEDULABLE, UNTOLERATED_TAINT, AFFINITY_MISMATCH, TOO_MANY_PODS, NO_FITTING_GPUS)
+# Codes 0..5 in this order; code 6 + resource axis is "Insufficient <resource>".
+FIXED_REASONS = (UNSCHEDULABLE, UNTOLERATED_TAINT, AFFINITY_MISMATCH, TOO_MANY_PODS, NO_FITTING_GPUS,
+                 NO_NUMA_ALIGNMENT)
 
 
 def insufficient(resource: str) -> str:

@@ -18,7 +18,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from vcore._native import _convert, _core
+from vcore.batch.config import CycleConfig
+from vcore.batch.cycle import run_cycle
+from vcore.batch.result import CycleResult
+from vcore.batch.session import share_plugin
 from vcore.cluster import Cluster, gpu_choice, pod_spec, with_gpu
+from vcore.errors import ProfileError
 from vcore.gpu.fit import GpuChoice
 from vcore.profile import Profile
 from vcore.reasons import fit_error_message, reason_counts
@@ -77,17 +82,27 @@ class Scheduler:
     """Filter and score pods against a Cluster with a kube-scheduler-shaped profile.
 
     profile: None (kube-scheduler's defaults for the plugins vcore implements), a dict shaped like one
-    KubeSchedulerConfiguration profile, or the path of a YAML file holding one. seed fixes the tie-break among
-    equally scored nodes, so runs are reproducible.
+    KubeSchedulerConfiguration profile, or the path of a YAML file holding one. cycle: the configuration of
+    run_cycle() in Volcano's volcano-scheduler.conf shape (dict or YAML path; None: Volcano's default); when it
+    is given and ``profile`` is not, its node-level plugins (predicates, nodeorder, binpack) make the profile.
+    seed fixes the tie-break among equally scored nodes, so runs are reproducible.
     """
 
-    def __init__(self, cluster: Cluster, profile: dict | str | os.PathLike | None = None, *, seed: int = 0) -> None:
+    def __init__(self, cluster: Cluster, profile: dict | str | os.PathLike | None = None, *,
+                 cycle: dict | str | os.PathLike | CycleConfig | None = None, seed: int = 0) -> None:
         if not isinstance(cluster, Cluster):
             raise TypeError(f"Scheduler: cluster must be a vcore.Cluster, not {type(cluster).__name__}")
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
             raise ValueError(f"Scheduler: seed must be an int in [0, 2**64), got {seed!r}")
         self.cluster = cluster
+        self.cycle = CycleConfig.from_config(cycle)
+        if cycle is not None and profile is None:
+            profile = self.cycle.node_profile()
+        elif cycle is not None and self.cycle.has_node_settings():
+            raise ProfileError("cycle: node-level plugin arguments (predicates, nodeorder, binpack) and a profile "
+                               "both configure node scoring; give one of them")
         self.profile = Profile.from_config(profile)
+        self._share = share_plugin(self.cycle)
         self._state = cluster._state
         self._engine = _core.Engine(self._state, self.profile.native(), seed)
 
@@ -163,6 +178,13 @@ class Scheduler:
                 counts = reason_counts(reasons[i], resources)
                 placements.append(Placement(key, None, counts, fit_error_message(n_nodes, counts)))
         return placements
+
+    def run_cycle(self) -> CycleResult:
+        """One scheduling cycle over the cluster's pending pods, PodGroups and queues: the configured actions
+        (enqueue, allocate, backfill, preempt, reclaim) in order. Placements are bound in the cluster when it
+        returns; evicted pods stay accounted (Releasing) until ``cluster.remove_pod`` takes them away."""
+        with _gc_paused():
+            return run_cycle(self.cluster, self._engine, self.cycle, self._share)
 
     def observe(self, pods: Iterable[Any]) -> None:
         """Count pods toward GPUPlacement's learned target workload without placing them (e.g. the pods already

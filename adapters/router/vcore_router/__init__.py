@@ -1,4 +1,6 @@
 """vcore_router: the OpenAI-compatible inference router built on vcore's routing kernels.
 
-Empty for now: the core issue only requires that the package installs.
+Modules: ``server`` (aiohttp proxy), ``config`` (Kthena ModelRoute/ModelServer shape), ``scraper`` (engine
+metrics), ``ratelimit`` (local and Redis token buckets), ``metrics`` (Prometheus, autoscaling signal),
+``discovery`` (pods by label selector), ``engine_sim`` (OpenAI-compatible engine simulator), ``demo``, ``cli``.
 """

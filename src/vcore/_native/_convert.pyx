@@ -992,7 +992,8 @@ cdef bint _may_use_gpus(dict requests, dict meta):
     if meta is None:
         return False
     ann = meta.get("annotations")
-    return type(ann) is dict and ("gpu-fraction" in ann or "gpu-memory" in ann)
+    return type(ann) is dict and ("gpu-fraction" in ann or "gpu-memory" in ann
+                                  or "volcano.sh/numa-topology-policy" in ann)
 
 
 def pod_spec(pod):

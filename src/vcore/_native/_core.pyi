@@ -1,7 +1,8 @@
 """Type stub for the pybind11 module vcore._native._core (hand-written; keep in step with bindings/*.cpp).
 
 The cluster as struct-of-arrays owned by C++ (ClusterState), pods compiled against one state (CompiledPod), the
-fused filter/score kernels of one profile (Engine), and the GPU device-level kernels (submodule ``gpu``).
+fused filter/score kernels of one profile (Engine), the GPU device-level kernels (submodule ``gpu``) and the network
+topology: HyperNode / label-level tree, node_topo, gang search (submodule ``topology``).
 
 Conventions of the binding layer, reflected here:
 - Parameters the bindings leave unnamed (pybind11 ``arg0``...) are positional-only (``/``).
@@ -72,6 +73,14 @@ class CompiledPod:
     def requests(self) -> list[tuple[int, int]]:
         """(resource axis, amount) pairs of the effective request"""
 
+class DetachedPod:
+    """A pod unbound by ClusterState.detach, to attach again (opaque; no Python constructor)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def node(self) -> int: ...
+
 class ClusterState:
     """Nodes and bound pods as struct-of-arrays. Node slots are stable across removals (free list).
 
@@ -123,6 +132,10 @@ class ClusterState:
         """A copy of the GPU device table, CSR over node slots (dev_offsets[n_slots + 1], per-device arrays)."""
     def unbind(self, key: str, /) -> int:
         """Release a bound pod; returns its slot. Unknown key -> KeyError."""
+    def detach(self, key: str, /) -> DetachedPod:
+        """unbind a pod and keep its record (node, resources, devices) for attach. Unknown key -> KeyError."""
+    def attach(self, pod: DetachedPod, /) -> None:
+        """bind a detached pod again exactly as it was. Bound meanwhile -> ValueError; node gone -> KeyError."""
     def pod_node(self, key: str, /) -> int:
         """Slot of a bound pod, -1 if not bound."""
     def first_bound(self, keys: Sequence[str], /) -> int:
@@ -167,6 +180,19 @@ class Engine:
         (slot int32[n] (-1 = unschedulable), reason_counts int64[n, n_reasons] (zero rows for placed pods),
         per pod the ((gpu, mig_start), ...) it took).
         A pod already bound, a key twice in the batch or a foreign pod -> ValueError and nothing is bound."""
+    def place_gang(self, tasks: Sequence[CompiledPod], role: Sequence[_Int], role_need: Sequence[_Int], need: _Int,
+                   headroom: Sequence[_Int] | None = None, allowed: ArrayLike | None = None,
+                   all_or_nothing: bool = True) -> tuple[NDArray[np.int32], NDArray[np.uint8], list[tuple[tuple[int, int], ...]], bool, int, NDArray[np.int64], int]:
+        """Place a gang's tasks (bound on return), all or nothing up to its minimums (core/include/vcore/gang.h):
+        (slot int32[n] (-1: not placed or undone), outcome uint8[n] (0 not tried, 1 placed, 2 no node fits,
+        3 over the queue's headroom), per task its ((gpu, mig_start), ...), ready, first task no node fit (-1),
+        that task's reason_counts int64[n_reasons], node evaluations made). Malformed -> ValueError, nothing bound."""
+    def find_victims(self, pod: CompiledPod, candidates: Sequence[tuple[str, _Int]],
+                     allowed: ArrayLike | None = None) -> tuple[int, list[str]]:
+        """(slot or -1, victim keys): where the pod fits once the fewest, lowest-priority candidates (key,
+        priority) are gone, by kube-scheduler's DefaultPreemption rule. Nothing is evicted."""
+    def fit_counts(self, pod: CompiledPod, allowed: ArrayLike | None = None) -> NDArray[np.int32]:
+        """Per slot, how many copies of the pod fit there now (0 where it does not fit)."""
     def observe(self, pods: Sequence[CompiledPod], /) -> None:
         """Count pods toward GPUPlacement's learned target workload without placing them."""
     def gpu_target(self) -> dict[str, NDArray[Any]]:
@@ -234,3 +260,192 @@ class gpu:
                vcore_balance_points: _Float = 10.0) -> _ReplayResult:
         """Replay pods once in order on a copy of the inventory; returns per-pod node_idx, dev_mask, frag_after,
         free_after. Unknown policy -> ValueError."""
+
+# (type "Node" | "HyperNode", selector "exactMatch" | "regexMatch" | "labelMatch", name or pattern,
+#  labelMatch requirements [(key, op In|NotIn|Exists|DoesNotExist, values)])
+_HyperNodeMember = tuple[str, str, str, list[tuple[str, str, list[str]]]]
+
+class _HyperNodeSpecRequired(TypedDict):
+    name: str
+    tier: int
+    members: list[_HyperNodeMember]
+
+class _HyperNodeSpec(_HyperNodeSpecRequired, total=False):
+    """vcore.topology.hypernode.hypernode_spec(): one HyperNode, shape-checked."""
+
+    tier_name: str
+    bandwidth_gbps: float  # -1: not annotated
+    congestion: float  # 0..1; -1: not annotated
+
+class _TopologyTiers(TypedDict):
+    tiers: list[int]  # tier number per row, ascending
+    tier_names: list[str]
+    levels: list[str]  # label levels as configured (highest first); [] with HyperNodes
+    generation: int
+
+class _TopologyTree(_TopologyTiers):
+    domain_names: list[str]  # by domain id; "" for a free id
+    domain_row: NDArray[np.int32]  # -1 for a free id
+    domain_parent: NDArray[np.int32]  # -1 at the top
+    domain_bandwidth_gbps: NDArray[np.float64]
+    domain_congestion: NDArray[np.float64]
+    node_leaf: NDArray[np.int32]  # per node slot: its lowest domain, -1 none
+
+class _GangResult(TypedDict):
+    placed: bool
+    domain: int  # enclosing domain id; -1 under the virtual root or when not placed
+    domain_name: str
+    row: int  # its row; n_rows for the virtual root; -1 when not placed
+    counts: NDArray[np.int32]  # pods per node slot
+    reason: str  # "", "TopologyUnsatisfiable" or "InsufficientCapacity"
+    message: str
+    best_capacity: int
+
+class topology:
+    """Submodule ``vcore._native._core.topology`` (a namespace here, as for ``gpu``): the network topology of a
+    ClusterState (HyperNodes or label levels), its node_topo view, the gang search and Volcano's node score.
+
+    Tree mutations raise ValueError (invalid tree, naming the HyperNode) or KeyError (unknown HyperNode) and change
+    nothing. Arrays must have the stated dtype and one entry per node slot (TypeError / ValueError otherwise).
+    """
+
+    @staticmethod
+    def set_hypernodes(state: ClusterState, specs: list[_HyperNodeSpec]) -> None:
+        """replace every HyperNode (validated as a whole)"""
+    @staticmethod
+    def add_hypernode(state: ClusterState, spec: _HyperNodeSpec) -> None: ...
+    @staticmethod
+    def update_hypernode(state: ClusterState, spec: _HyperNodeSpec) -> None: ...
+    @staticmethod
+    def remove_hypernode(state: ClusterState, name: str) -> None: ...
+    @staticmethod
+    def set_levels(state: ClusterState, keys: Sequence[str]) -> None:
+        """label keys from the highest level to the lowest; [] clears them"""
+    @staticmethod
+    def node_topo(state: ClusterState) -> NDArray[np.int32]:
+        """read-only int32[rows, n_slots]: the domain of each node slot per tier row, -1 none"""
+    @staticmethod
+    def tiers(state: ClusterState) -> _TopologyTiers:
+        """the tier rows and the topology generation, without the domains"""
+    @staticmethod
+    def tree(state: ClusterState) -> _TopologyTree:
+        """a copy of the domain tree (free domain ids have row -1 and an empty name)"""
+    @staticmethod
+    def place_gang(state: ClusterState, fit: NDArray[np.int32], n_pods: _Int, start_row: _Int, limit_row: _Int,
+                   hard: bool, layers: Sequence[tuple[_Int, _Int]], running: NDArray[np.int32] | None,
+                   bandwidth_weight: _Float, congestion_weight: _Float, tie_slack: _Int) -> _GangResult:
+        """the gang search: fit int32[n_slots] (pods that fit per slot), layers [(size, max_row)] finest first,
+        running int32[n_slots] or None"""
+    @staticmethod
+    def node_scores(state: ClusterState, job_pods: NDArray[np.int32], job_tasks: _Int, weight: _Float,
+                    candidates: NDArray[np.bool_] | None) -> NDArray[np.float64]:
+        """Volcano's network-topology-aware node score; job_pods int32[n_slots], candidates bool[n_slots] or None"""
+_PolicyKind = Literal["scored", "random", "round-robin", "dynamo"]
+_Role = Literal["both", "prefill", "decode"]
+# (unhealthy, role, lora, waiting): endpoints filtered out per reason
+_FilterCounts = tuple[int, int, int, int]
+
+class routing:
+    """Submodule ``vcore._native._core.routing``: LLM request routing (endpoints as arrays, the prefix index,
+    scorers and policies, request bookkeeping). Hash arrays are copied (integer dtypes only); the router's
+    methods take its mutex with the GIL released.
+    """
+
+    @staticmethod
+    def hash_blocks(text: str, block_bytes: _Int, max_blocks: _Int = 0, salt: str = '') -> NDArray[np.uint64]:
+        """Chained 64-bit hashes of the UTF-8 text in blocks of block_bytes (uint64[n_blocks])."""
+
+    class Policy:
+        """A routing policy: kind, filters, scorer weights and their arguments (validated: ValueError)."""
+
+        def __init__(self, kind: _PolicyKind = 'scored', max_waiting: _Int = 0, w_prefix: _Float = 0.0,
+                     w_least_request: _Float = 0.0, w_kv_cache: _Float = 0.0, w_latency: _Float = 0.0,
+                     w_lora: _Float = 0.0, w_prefill_cost: _Float = 0.0, prefix_max_blocks: _Int = 0,
+                     prefix_top_k: _Int = 0, latency_ttft_factor: _Float = 0.5, queue_weight: _Float = 100.0,
+                     overlap_weight: _Float = 1.0, top_n: _Int = 5, session_affinity: bool = True,
+                     pd_min_prompt_tokens: _Int = 0) -> None: ...
+        @property
+        def kind(self) -> _PolicyKind: ...
+        @property
+        def max_waiting(self) -> int: ...
+        @property
+        def w_prefix(self) -> float: ...
+        @property
+        def w_least_request(self) -> float: ...
+        @property
+        def w_kv_cache(self) -> float: ...
+        @property
+        def w_latency(self) -> float: ...
+        @property
+        def w_lora(self) -> float: ...
+        @property
+        def w_prefill_cost(self) -> float: ...
+        @property
+        def prefix_max_blocks(self) -> int: ...
+        @property
+        def prefix_top_k(self) -> int: ...
+        @property
+        def latency_ttft_factor(self) -> float: ...
+        @property
+        def queue_weight(self) -> float: ...
+        @property
+        def overlap_weight(self) -> float: ...
+        @property
+        def top_n(self) -> int: ...
+        @property
+        def session_affinity(self) -> bool: ...
+        @property
+        def pd_min_prompt_tokens(self) -> int: ...
+
+    class Router:
+        """Endpoints, prefix index and request bookkeeping of one router."""
+
+        def __init__(self, block_tokens: _Int = 16, prefix_capacity_blocks: _Int = 50000, seed: _Int = 0) -> None: ...
+        @property
+        def block_tokens(self) -> int: ...
+        @property
+        def prefix_capacity_blocks(self) -> int: ...
+        @property
+        def n_slots(self) -> int: ...
+        @property
+        def n_live(self) -> int: ...
+        @property
+        def n_in_flight(self) -> int: ...
+        @property
+        def decisions(self) -> int: ...
+        def add_endpoint(self, name: str, role: _Role = 'both', pd_group: _Int = -1, domain: _Int = -1,
+                         max_loras: _Int = 0, prefill_tokens_per_s: _Float = 1.0) -> int: ...
+        def remove_endpoint(self, slot: _Int) -> None: ...
+        def slot_of(self, name: str) -> int: ...
+        def names(self) -> list[str]:
+            """Endpoint name per slot ('' for a free slot)."""
+        def set_health(self, slot: _Int, healthy: bool) -> None: ...
+        def set_loras(self, slot: _Int, names: Sequence[str]) -> None: ...
+        def lora_id(self, name: str) -> int: ...
+        def update_metrics(self, slots: ArrayLike, waiting: ArrayLike, running: ArrayLike, kv_usage: ArrayLike,
+                           ttft_us: ArrayLike, itl_us: ArrayLike) -> None:
+            """Engine-reported metrics of several endpoints at once (all validated first)."""
+        def route(self, policy: routing.Policy, hashes: ArrayLike, prompt_tokens: _Int, lora: _Int = -1,
+                  session_slot: _Int = -1, candidates: ArrayLike | None = None
+                  ) -> tuple[list[int], list[int], list[float], int, _FilterCounts, bool]:
+            """(slots, matched_blocks, scores, n_candidates, (unhealthy, role, lora, waiting), waiting_relaxed)"""
+        def route_pd(self, policy: routing.Policy, hashes: ArrayLike, prompt_tokens: _Int, lora: _Int = -1,
+                     session_slot: _Int = -1, candidates: ArrayLike | None = None
+                     ) -> tuple[list[int], list[int], list[int], int, _FilterCounts]:
+            """(decode_slots, prefill_slots (-1 = no prefill leg), prefill_matched_blocks, n_candidates, counts)"""
+        def match(self, hashes: ArrayLike, candidates: ArrayLike | None = None) -> NDArray[np.int32]:
+            """Leading blocks of `hashes` each candidate holds (int32, candidate order; all live slots by default)."""
+        def dispatch(self, request_id: _Int, slot: _Int, hashes: ArrayLike, prompt_tokens: _Int,
+                     matched_blocks: _Int, output_tokens: _Int = 0, record_prefix: bool = True) -> None: ...
+        def first_token(self, request_id: _Int) -> None: ...
+        def finish(self, request_id: _Int) -> None: ...
+        def record_blocks(self, slot: _Int, hashes: ArrayLike) -> None:
+            """KV event: the endpoint stored these blocks."""
+        def remove_blocks(self, slot: _Int, hashes: ArrayLike) -> None:
+            """KV event: the endpoint evicted these blocks."""
+        def clear_blocks(self, slot: _Int) -> None:
+            """KV event: the endpoint dropped its whole cache."""
+        def endpoint_blocks(self, slot: _Int) -> NDArray[np.uint64]:
+            """The endpoint's recorded block hashes, most recently used first."""
+        def state(self) -> dict[str, NDArray[Any]]:
+            """Copies of the per-slot arrays (a snapshot; free slots included, see 'live')."""

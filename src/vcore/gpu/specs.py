@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from vcore.gpu import mig as _mig
+from vcore.gpu import numa as _numa
 from vcore.gpu.devices import GPU_RESOURCE, TOPOLOGY_ANNOTATION, NodeGpus, node_gpus
 from vcore.gpu.requests import GpuRequest, pod_gpu_request
 
@@ -112,5 +113,11 @@ def native_request(request: GpuRequest, requests: Mapping[str, int] | None = Non
 
 
 def pod_gpu(pod: Any, requests: Mapping[str, int] | None = None) -> dict[str, Any] | None:
-    """The native GPU request of a pod object, or None (``requests``: see :func:`native_request`)."""
-    return native_request(pod_gpu_request(pod), requests)
+    """The native GPU request of a pod object, or None (``requests``: see :func:`native_request`); with the pod's
+    NUMA policy (:mod:`vcore.gpu.numa`) when it has one, GPUs or not."""
+    out = native_request(pod_gpu_request(pod), requests)
+    numa = _numa.pod_numa(pod, requests)
+    if numa is not None:
+        out = out or {"kind": 0, "count": 0}
+        out["numa_policy"], out["numa_cpu_milli"] = numa
+    return out

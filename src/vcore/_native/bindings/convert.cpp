@@ -35,6 +35,7 @@ vcore::NodeInput node_input(const py::dict& spec) {
   using Device = std::tuple<std::string, int64_t, int32_t, int32_t, bool, int32_t, std::vector<std::pair<int32_t, int32_t>>>;
   for (const auto& [model, memory, numa, nvlink, mig_mode, geometry, layout] : field_or<std::vector<Device>>(spec, "gpus", named, {}))
     n.gpus.push_back({model, memory, numa, nvlink, mig_mode, geometry, layout});
+  n.numa_cpu = field_or<decltype(n.numa_cpu)>(spec, "numa_cpu", named, {});
   return n;
 }
 
@@ -60,6 +61,10 @@ vcore::DeviceRequest gpu_request(const py::dict& g, const std::string& what) {
   using Term = std::tuple<bool, std::vector<std::string>, std::vector<std::string>, bool>;
   for (const auto& [any, allowed, excluded, never] : field_or<std::vector<Term>>(g, "product_terms", at, {}))
     r.product_terms.push_back({any, allowed, excluded, never});
+  const auto policy = field_or<int32_t>(g, "numa_policy", at, 0);
+  if (policy < 0 || policy > 3) throw py::value_error(at + ": numa_policy must be 0..3");
+  r.numa_policy = static_cast<vcore::NumaPolicy>(policy);
+  r.numa_cpu_milli = field_or<int64_t>(g, "numa_cpu_milli", at, 0);
   return r;
 }
 

@@ -16,4 +16,6 @@ PYBIND11_MODULE(_core, m) {
   vcore_bindings::register_cluster(m);
   vcore_bindings::register_engine(m);
   vcore_bindings::register_gpu(m);
+  vcore_bindings::register_topology(m);
+  vcore_bindings::register_routing(m);
 }

@@ -28,9 +28,19 @@ py::array matrix_view(const vcore::SharedMatrix& m, int32_t n_slots) {
                                 {static_cast<py::ssize_t>(m.stride) * 8, 8}, py::dtype::of<int64_t>());
 }
 
+// What ClusterState::detach hands back, kept by Python while a preemption is tentative.
+struct DetachedPod {
+  std::string key;
+  vcore::BoundPod record;
+};
+
 }  // namespace
 
 void register_cluster(py::module_& m) {
+  py::class_<DetachedPod>(m, "DetachedPod", "A pod unbound by ClusterState.detach, to attach again (opaque).")
+      .def_property_readonly("key", [](const DetachedPod& p) { return p.key; })
+      .def_property_readonly("node", [](const DetachedPod& p) { return p.record.node; });
+
   py::class_<CompiledPod, std::shared_ptr<CompiledPod>>(m, "CompiledPod",
                                                          "A pod compiled against one ClusterState (opaque).")
       .def_property_readonly("key", [](const CompiledPod& p) { return p.key; })
@@ -138,6 +148,18 @@ void register_cluster(py::module_& m) {
              std::unique_lock lock(s.mutex());
              return s.unbind(key);
            })
+      .def("detach",
+           [](ClusterState& s, const std::string& key) {
+             std::unique_lock lock(s.mutex());
+             return DetachedPod{key, s.detach(key)};
+           },
+           "unbind a pod and keep its record (node, resources, devices) for attach")
+      .def("attach",
+           [](ClusterState& s, const DetachedPod& pod) {
+             std::unique_lock lock(s.mutex());
+             s.attach(pod.key, pod.record);
+           },
+           "bind a detached pod again exactly as it was")
       .def("pod_node", &ClusterState::pod_node)
       .def("first_bound",
            [](const ClusterState& s, const std::vector<std::string>& keys) {

@@ -1,5 +1,6 @@
 // Bindings of Engine: the profile dict (vcore.profile.Profile.native()) in, numpy arrays out.
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 
 #include "convert.h"
@@ -137,6 +138,77 @@ void register_engine(py::module_& m) {
              for (const auto& a : r.gpus) gpus.append(assignment_tuple(a));
              return py::make_tuple(nodes, reasons, gpus);
            })
+      .def("place_gang",
+           [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& tasks, std::vector<int32_t> role,
+              std::vector<int32_t> role_need, int32_t need, std::optional<std::vector<int64_t>> headroom,
+              std::optional<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>> allowed,
+              bool all_or_nothing) {
+             vcore::GangRequest request;
+             for (const auto& p : tasks) {
+               if (!p) throw py::type_error("Engine.place_gang: tasks must be CompiledPod objects, not None");
+               request.tasks.push_back(p.get());
+             }
+             request.role = std::move(role);
+             request.role_need = std::move(role_need);
+             request.need = need;
+             if (headroom) request.headroom = std::move(*headroom);
+             if (allowed) request.allowed.assign(allowed->data(), allowed->data() + allowed->size());
+             request.all_or_nothing = all_or_nothing;
+             vcore::GangResult r;
+             {
+               // Safe without the GIL: `tasks` keeps the compiled pods alive and the request holds copies of the
+               // arrays; the kernel touches only C++ state under the exclusive lock, released before the GIL returns.
+               py::gil_scoped_release release;
+               std::unique_lock lock(e.state()->mutex());
+               r = e.place_gang(request);
+             }
+             py::array_t<int32_t> nodes(static_cast<py::ssize_t>(r.node.size()), r.node.data());
+             py::array_t<uint8_t> outcome(static_cast<py::ssize_t>(r.outcome.size()),
+                                          reinterpret_cast<const uint8_t*>(r.outcome.data()));
+             py::list gpus;
+             for (const auto& a : r.gpus) gpus.append(assignment_tuple(a));
+             py::array_t<int64_t> reasons(static_cast<py::ssize_t>(r.reasons.size()), r.reasons.data());
+             return py::make_tuple(nodes, outcome, gpus, r.ready, r.first_unfit, reasons, r.evaluations);
+           },
+           py::arg("tasks"), py::arg("role"), py::arg("role_need"), py::arg("need"), py::arg("headroom") = py::none(),
+           py::arg("allowed") = py::none(), py::arg("all_or_nothing") = true,
+           "place a gang's tasks (bound on return), all or nothing; see core/include/vcore/gang.h")
+      .def("find_victims",
+           [](Engine& e, const vcore::CompiledPod& pod, const std::vector<std::pair<std::string, int64_t>>& candidates,
+              std::optional<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>> allowed) {
+             std::vector<vcore::VictimCandidate> input;
+             input.reserve(candidates.size());
+             for (const auto& [key, priority] : candidates) input.push_back({key, priority});
+             std::vector<uint8_t> mask;
+             if (allowed) mask.assign(allowed->data(), allowed->data() + allowed->size());
+             vcore::PreemptionChoice choice;
+             {
+               // Safe without the GIL: inputs are C++ copies; the search mutates C++ state only under the
+               // exclusive lock and leaves it as it found it.
+               py::gil_scoped_release release;
+               std::unique_lock lock(e.state()->mutex());
+               choice = e.find_victims(pod, input, mask);
+             }
+             return py::make_tuple(choice.node, choice.victims);
+           },
+           py::arg("pod"), py::arg("candidates"), py::arg("allowed") = py::none(),
+           "(node slot or -1, victim keys): where the pod fits once the fewest, lowest-priority candidates go")
+      .def("fit_counts",
+           [](const Engine& e, const vcore::CompiledPod& pod,
+              std::optional<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>> allowed) {
+             std::vector<uint8_t> mask;
+             if (allowed) mask.assign(allowed->data(), allowed->data() + allowed->size());
+             std::vector<int32_t> counts;
+             {
+               // Safe without the GIL: reads C++ state under the shared lock into a C++ vector.
+               py::gil_scoped_release release;
+               std::shared_lock lock(e.state()->mutex());
+               counts = e.fit_counts(pod, mask);
+             }
+             return py::array_t<int32_t>(static_cast<py::ssize_t>(counts.size()), counts.data());
+           },
+           py::arg("pod"), py::arg("allowed") = py::none(),
+           "per node slot, how many copies of the pod fit there now (0 where it does not fit)")
       .def("observe",
            [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& pods) {
              std::vector<const vcore::CompiledPod*> ptrs;

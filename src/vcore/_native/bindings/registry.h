@@ -6,4 +6,6 @@ namespace vcore_bindings {
 void register_cluster(pybind11::module_& m);
 void register_engine(pybind11::module_& m);
 void register_gpu(pybind11::module_& m);
+void register_topology(pybind11::module_& m);
+void register_routing(pybind11::module_& m);
 }  // namespace vcore_bindings

@@ -127,6 +127,7 @@ ClusterState::ParsedNode ClusterState::parse_node(const NodeInput& node) {
     parse_effect(effect, false, where + ": spec.taints[" + key + "].effect");
   }
   gpus_.validate(node.name, node.gpus);
+  DeviceTable::validate_numa(node.name, node.numa_cpu);
   // Validation done; interning below only grows lookup tables.
   for (const auto& [key, value] : node.labels) parsed.labels.emplace_back(intern_string(key), intern_string(value));
   std::sort(parsed.labels.begin(), parsed.labels.end());
@@ -161,12 +162,14 @@ void ClusterState::write_node(int32_t slot, const NodeInput& node, ParsedNode&& 
   labels_[slot] = std::move(parsed.labels);
   unschedulable_[slot] = node.unschedulable ? 1 : 0;
   gpus_.set_node(slot, node.gpus);
+  gpus_.set_numa(slot, node.numa_cpu);
   ++node_version_[slot];
 }
 
 int32_t ClusterState::add_node(const NodeInput& node) {
   if (slot_of_.count(node.name)) throw Invalid("node " + node.name + ": already exists (use update_node)");
   ParsedNode parsed = parse_node(node);
+  Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels);
   int32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -193,6 +196,7 @@ int32_t ClusterState::add_node(const NodeInput& node) {
   (*live_)[slot] = 1;
   slot_of_.emplace(node.name, slot);
   ++n_live_;
+  topology_.commit_node(*this, slot, std::move(topo));
   return slot;
 }
 
@@ -200,9 +204,11 @@ int32_t ClusterState::update_node(const NodeInput& node) {
   auto it = slot_of_.find(node.name);
   if (it == slot_of_.end()) throw NotFound("node " + node.name + ": not found (use add_node)");
   ParsedNode parsed = parse_node(node);
+  Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels);
   const int32_t slot = it->second;
   write_node(slot, node, std::move(parsed));
   reconcile_gpus(slot);
+  topology_.commit_node(*this, slot, std::move(topo));
   return slot;
 }
 
@@ -219,6 +225,7 @@ std::vector<std::string> ClusterState::remove_node(const std::string& name, bool
   empty.name = name;
   write_node(slot, empty, ParsedNode{});
   (*live_)[slot] = 0;
+  topology_.clear_node(slot);
   names_[slot].clear();
   slot_of_.erase(it);
   free_slots_.push_back(slot);
@@ -298,6 +305,8 @@ void validate_gpu_request(const DeviceRequest& r, const std::string& where) {
     if (r.memory_milli > kGpuMilli) throw Invalid(at + "memory_milli must be in 0..1000");
     if (r.milli < 0 && r.memory_mib < 0) throw Invalid(at + "a slice sized by memory needs memory_mib");
   }
+  if (r.numa_policy > NumaPolicy::kSingleNumaNode) throw Invalid(at + "numa_policy must be 0..3");
+  if (r.numa_cpu_milli < 0) throw Invalid(at + "numa_cpu_milli must be >= 0");
   if (r.kind == GpuKind::kMig && r.count > 0 &&
       std::none_of(r.mig_shape.begin(), r.mig_shape.end(), [](int32_t s) { return s >= 0; }))
     throw Invalid(at + "MIG profile unknown on every GPU model");
@@ -398,7 +407,7 @@ void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAs
     if (axis >= req_.rows) throw Invalid("pod " + pod.key + ": resource axis out of range");
   if (assignment != nullptr) {
     bound.gpu = *assignment;
-  } else if (pod.gpu.uses_gpus() && !gpus_.fit(slot, pod.gpu, gpus_.allowed_models(pod.gpu), &bound.gpu)) {
+  } else if (pod.gpu.needs_devices() && !gpus_.fit(slot, pod.gpu, gpus_.allowed_models(pod.gpu), &bound.gpu)) {
     // A pod that runs there already must be accounted even when the device table cannot say which GPUs it has
     // (no inventory, or the node reported its GPUs later): its resource rows still count, its devices do not.
     bound.gpu = GpuAssignment{};
@@ -406,6 +415,27 @@ void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAs
   apply_pod(bound, +1);
   pods_on_[slot].push_back(pod.key);
   pods_.emplace(pod.key, std::move(bound));
+}
+
+BoundPod ClusterState::detach(const std::string& key) {
+  auto it = pods_.find(key);
+  if (it == pods_.end()) throw NotFound("pod " + key + ": not bound");
+  BoundPod pod = it->second;
+  unbind(key);
+  return pod;
+}
+
+void ClusterState::attach(const std::string& key, BoundPod pod) {
+  if (pods_.count(key) != 0) throw Invalid("pod " + key + ": already bound to node " + names_[pods_.at(key).node]);
+  if (pod.node < 0 || pod.node >= n_slots() || !is_live(pod.node)) throw NotFound("pod " + key + ": its node is gone");
+  apply_pod(pod, +1);
+  pods_on_[static_cast<size_t>(pod.node)].push_back(key);
+  pods_.emplace(key, std::move(pod));
+}
+
+const BoundPod* ClusterState::bound_pod(const std::string& key) const {
+  const auto it = pods_.find(key);
+  return it == pods_.end() ? nullptr : &it->second;
 }
 
 int32_t ClusterState::unbind(const std::string& key) {
@@ -476,7 +506,7 @@ size_t ClusterState::native_bytes() const {
   }
   bytes += slot_of_.size() * (sizeof(std::string) + sizeof(int32_t) + 2 * sizeof(void*));
   bytes += node_version_.capacity() * sizeof(uint64_t) + gpu_classes_.capacity() * sizeof(gpu_classes_[0]);
-  bytes += gpus_.native_bytes();
+  bytes += gpus_.native_bytes() + topology_.native_bytes();
   return bytes;
 }
 

@@ -124,6 +124,33 @@ void DeviceTable::reset_usage(int32_t slot) {
     used_milli_[d] = 0, holders_[d] = 0, used_memory_[d] = 0;
     exclusive_[d] = 0, mig_compute_[d] = 0, mig_memory_[d] = 0;
   }
+  if (slot < static_cast<int32_t>(numa_cpu_.size()))
+    for (NumaCpu& c : numa_cpu_[slot]) c.used_milli = 0;
+}
+
+void DeviceTable::validate_numa(const std::string& node, const std::vector<std::pair<int32_t, int64_t>>& cpu) {
+  const std::string at = "node " + node + ": NUMA CPUs";
+  if (static_cast<int32_t>(cpu.size()) > kMaxNumaNodes)
+    throw Invalid(at + ": " + std::to_string(cpu.size()) + " NUMA nodes, at most " + std::to_string(kMaxNumaNodes));
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    if (cpu[i].first < 0 || cpu[i].first >= 1024) throw Invalid(at + "[" + std::to_string(i) + "].id: must be in 0..1023");
+    if (cpu[i].second < 0) throw Invalid(at + "[" + std::to_string(i) + "].cpu: must be >= 0");
+    for (size_t j = 0; j < i; ++j)
+      if (cpu[j].first == cpu[i].first) throw Invalid(at + ": NUMA node " + std::to_string(cpu[i].first) + " listed twice");
+  }
+}
+
+void DeviceTable::set_numa(int32_t slot, const std::vector<std::pair<int32_t, int64_t>>& cpu) {
+  if (slot >= static_cast<int32_t>(numa_cpu_.size())) numa_cpu_.resize(static_cast<size_t>(slot) + 1);
+  std::vector<NumaCpu> fresh;
+  for (const auto& [id, milli] : cpu) fresh.push_back({id, milli, 0});
+  std::sort(fresh.begin(), fresh.end(), [](const NumaCpu& a, const NumaCpu& b) { return a.id < b.id; });
+  numa_cpu_[slot] = std::move(fresh);  // usage is rebuilt by the caller (reset_usage + apply), as for the devices
+}
+
+const std::vector<NumaCpu>& DeviceTable::numa_cpu(int32_t slot) const {
+  static const std::vector<NumaCpu> none;
+  return slot < static_cast<int32_t>(numa_cpu_.size()) ? numa_cpu_[slot] : none;
 }
 
 void DeviceTable::ensure_slot(int32_t slot) {
@@ -175,6 +202,7 @@ void DeviceTable::set_node(int32_t slot, const std::vector<DeviceInput>& devices
 }
 
 void DeviceTable::clear_node(int32_t slot) {
+  if (slot < static_cast<int32_t>(numa_cpu_.size())) numa_cpu_[slot].clear();
   if (slot >= static_cast<int32_t>(count_.size())) return;
   live_devices_ -= count_[slot];
   count_[slot] = 0;
@@ -283,7 +311,13 @@ bool DeviceTable::pick(int32_t slot, uint64_t candidates, int32_t n, uint64_t* o
 }
 
 bool DeviceTable::fit(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed, GpuAssignment* out) const {
-  if (out != nullptr) out->kind = r.kind, out->holds.clear();
+  if (r.numa_policy != NumaPolicy::kNone && has_numa(slot)) return numa_fit(slot, r, allowed, out);
+  return fit_on(slot, r, allowed, ~uint64_t{0}, out);
+}
+
+bool DeviceTable::fit_on(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed, uint64_t gpus,
+                         GpuAssignment* out) const {
+  if (out != nullptr) out->kind = r.kind, out->holds.clear(), out->numa_cpu.clear();
   if (!r.uses_gpus()) return true;
   const int32_t g = n_gpus(slot);
   if (g == 0) return false;
@@ -292,7 +326,7 @@ bool DeviceTable::fit(int32_t slot, const DeviceRequest& r, const std::vector<ui
     uint64_t candidates = 0;
     for (int32_t i = 0; i < g; ++i) {
       const int32_t d = base + i;
-      if (mig_mode_[d] || !allowed_device(d, allowed)) continue;
+      if (!((gpus >> i) & 1u) || mig_mode_[d] || !allowed_device(d, allowed)) continue;
       if (r.kind == GpuKind::kWhole ? wholly_free(d) : can_share(d, r)) candidates |= uint64_t{1} << i;
     }
     if (out == nullptr) return __builtin_popcountll(candidates) >= r.count;
@@ -305,7 +339,7 @@ bool DeviceTable::fit(int32_t slot, const DeviceRequest& r, const std::vector<ui
   int32_t taken = 0;
   for (int32_t i = 0; i < g && taken < r.count; ++i) {
     const int32_t d = base + i;
-    if (!mig_mode_[d] || !allowed_device(d, allowed)) continue;
+    if (!((gpus >> i) & 1u) || !mig_mode_[d] || !allowed_device(d, allowed)) continue;
     const int32_t shape = r.mig_shape[mig_geometry_[d]];
     if (shape < 0) continue;
     const MigShape& s = kShapes[shape];
@@ -330,6 +364,117 @@ bool DeviceTable::fit(int32_t slot, const DeviceRequest& r, const std::vector<ui
     }
   }
   return taken == r.count;
+}
+
+bool DeviceTable::has_numa(int32_t slot) const {
+  if (!numa_cpu(slot).empty()) return true;
+  for (int32_t i = 0; i < n_gpus(slot); ++i)
+    if (numa_[begin_[slot] + i] >= 0) return true;
+  return false;
+}
+
+// The Topology Manager's alignment, as the scheduler can check it (see vcore.gpu.numa):
+//  single-numa-node  the GPUs and the pinned CPUs on one NUMA node;
+//  restricted        on the fewest NUMA nodes that could ever hold the request on this node (its "preferred" hint);
+//  best-effort       on as few NUMA nodes as possible now, and anywhere when no set fits (never filters).
+// Among equally small sets: one whose GPUs share an NVLink domain first, then the lowest NUMA ids.
+bool DeviceTable::numa_fit(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed,
+                           GpuAssignment* out) const {
+  const std::vector<NumaCpu>& cpu = numa_cpu(slot);
+  const int32_t g = n_gpus(slot), base = begin_[slot];
+  int32_t ids[kMaxNumaNodes];
+  int32_t m = 0;
+  const auto add_id = [&](int32_t id) {
+    if (id < 0) return;
+    for (int32_t k = 0; k < m; ++k)
+      if (ids[k] == id) return;
+    if (m < kMaxNumaNodes) ids[m++] = id;
+  };
+  for (const NumaCpu& c : cpu) add_id(c.id);
+  for (int32_t i = 0; i < g; ++i) add_id(numa_[base + i]);
+  std::sort(ids, ids + m);
+  // Per NUMA node: free and allocatable pinned CPU; the GPUs usable now and the GPUs of the request's kind.
+  int64_t cpu_free[kMaxNumaNodes] = {0}, cpu_cap[kMaxNumaNodes] = {0};
+  uint64_t now[kMaxNumaNodes] = {0}, all[kMaxNumaNodes] = {0};
+  const bool cpu_known = !cpu.empty();
+  for (int32_t k = 0; k < m; ++k) {
+    for (const NumaCpu& c : cpu)
+      if (c.id == ids[k]) cpu_free[k] = c.alloc_milli - c.used_milli, cpu_cap[k] = c.alloc_milli;
+    for (int32_t i = 0; i < g; ++i) {
+      const int32_t d = base + i;
+      if (numa_[d] != ids[k] || !allowed_device(d, allowed)) continue;
+      if (r.kind == GpuKind::kMig ? mig_mode_[d] != 0 : mig_mode_[d] == 0) {
+        all[k] |= uint64_t{1} << i;
+        const bool usable = r.kind == GpuKind::kWhole ? wholly_free(d) : r.kind == GpuKind::kShared ? can_share(d, r) : true;
+        if (usable) now[k] |= uint64_t{1} << i;
+      }
+    }
+  }
+  const auto cpu_of = [&](uint32_t set, const int64_t* per) {
+    int64_t sum = 0;
+    for (int32_t k = 0; k < m; ++k)
+      if ((set >> k) & 1u) sum += per[k];
+    return sum;
+  };
+  const auto gpus_of = [&](uint32_t set, const uint64_t* per) {
+    uint64_t mask = 0;
+    for (int32_t k = 0; k < m; ++k)
+      if ((set >> k) & 1u) mask |= per[k];
+    return mask;
+  };
+  const int32_t need = r.uses_gpus() ? r.count : 0;
+  const auto holds_now = [&](uint32_t set) {
+    if (cpu_known && cpu_of(set, cpu_free) < r.numa_cpu_milli) return false;
+    if (need == 0) return true;
+    return fit_on(slot, r, allowed, gpus_of(set, now), nullptr);
+  };
+  const auto could_hold = [&](uint32_t set) {  // on this node with nothing running
+    if (cpu_known && cpu_of(set, cpu_cap) < r.numa_cpu_milli) return false;
+    const int32_t gpus = __builtin_popcountll(gpus_of(set, all));
+    return r.kind == GpuKind::kMig ? need == 0 || gpus * kMaxMigInstances >= need : gpus >= need;
+  };
+  int32_t k_lo = 1, k_hi = m;
+  if (r.numa_policy == NumaPolicy::kSingleNumaNode) k_hi = 1;
+  if (r.numa_policy == NumaPolicy::kRestricted) {
+    int32_t k_min = 0;
+    for (int32_t k = 1; k <= m && !k_min; ++k)
+      for (uint32_t set = 1; set < (1u << m) && !k_min; ++set)
+        if (__builtin_popcount(set) == k && could_hold(set)) k_min = k;
+    if (!k_min) return false;
+    k_lo = k_hi = k_min;
+  }
+  uint32_t best = 0;
+  int best_key = 0;
+  for (int32_t k = k_lo; k <= k_hi && !best; ++k) {
+    for (uint32_t set = 1; set < (1u << m); ++set) {
+      if (__builtin_popcount(set) != k || !holds_now(set)) continue;
+      int key = 0;  // 0: the GPUs can share one NVLink domain
+      if (need > 1 && r.kind != GpuKind::kMig) {
+        uint64_t chosen = 0;
+        pick(slot, gpus_of(set, now), need, &chosen);
+        key = one_domain(chosen, nvlink_.data() + base) ? 0 : 1;
+      }
+      if (!best || key < best_key) best = set, best_key = key;
+      if (key == 0) break;
+    }
+  }
+  if (!best) {
+    if (r.numa_policy != NumaPolicy::kBestEffort) return false;
+    best = (1u << m) - 1;  // best-effort: anywhere, CPUs spread over every NUMA node
+    if (!fit_on(slot, r, allowed, ~uint64_t{0}, out)) return false;
+  } else if (!fit_on(slot, r, allowed, gpus_of(best, now), out)) {
+    return false;
+  }
+  if (out != nullptr && r.numa_cpu_milli > 0 && cpu_known) {
+    int64_t left = r.numa_cpu_milli;
+    for (int32_t k = 0; k < m && left > 0; ++k) {
+      if (!((best >> k) & 1u) || cpu_free[k] <= 0) continue;
+      const int64_t take = std::min(left, cpu_free[k]);
+      out->numa_cpu.emplace_back(ids[k], take);
+      left -= take;
+    }
+  }
+  return true;
 }
 
 void DeviceTable::assign(int32_t slot, const DeviceRequest& r, uint64_t gpus, GpuAssignment* out) const {
@@ -363,6 +508,10 @@ std::string DeviceTable::check_assignment(int32_t slot, const DeviceRequest& r, 
 }
 
 void DeviceTable::apply(int32_t slot, const GpuAssignment& a, int sign) {
+  if (!a.numa_cpu.empty() && slot < static_cast<int32_t>(numa_cpu_.size()))
+    for (const auto& [id, milli] : a.numa_cpu)
+      for (NumaCpu& c : numa_cpu_[slot])
+        if (c.id == id) c.used_milli += sign * milli;  // a NUMA node that vanished holds nothing any more
   const int32_t base = begin_[slot];
   for (const GpuHold& h : a.holds) {
     const int32_t d = base + h.gpu;
@@ -448,7 +597,9 @@ DeviceTable::Snapshot DeviceTable::snapshot(int32_t n_slots) const {
 
 size_t DeviceTable::native_bytes() const {
   const size_t per_device = 4 * 5 + 8 * 3 + 1 * 6 + 8;
-  return begin_.capacity() * 8 + model_.capacity() * per_device;
+  size_t bytes = begin_.capacity() * 8 + model_.capacity() * per_device + numa_cpu_.capacity() * sizeof(numa_cpu_[0]);
+  for (const auto& v : numa_cpu_) bytes += v.capacity() * sizeof(NumaCpu);
+  return bytes;
 }
 
 }  // namespace vcore

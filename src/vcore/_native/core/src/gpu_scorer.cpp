@@ -54,7 +54,7 @@ int64_t GpuScorer::score(int32_t slot, GpuAssignment* choice) const {
     const int32_t cls = want.kind == GpuKind::kShared ? 0 : want.count;
     score = 10 * fragment_free_score(c_.policy, v, r, o, s_.gpu_class_pods(slot, cls) > 0, s_.gpu_classes(slot), &mask);
   }
-  if (want.kind == GpuKind::kShared && want.count == 1 && mask != 0)
+  if (want.kind == GpuKind::kShared && want.count == 1 && mask != 0 && want.numa_policy == NumaPolicy::kNone)
     dt.assign(slot, want, uint64_t{1} << local[__builtin_ctzll(mask)], choice);
   else
     *choice = fitted;

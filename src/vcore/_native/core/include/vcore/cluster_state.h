@@ -18,6 +18,7 @@
 
 #include "vcore/interner.h"
 #include "vcore/pod.h"
+#include "vcore/topology.h"
 
 namespace vcore {
 
@@ -33,6 +34,7 @@ struct NodeInput {
   std::vector<std::tuple<std::string, std::string, std::string>> taints;  // key, value, effect
   bool unschedulable = false;
   std::vector<DeviceInput> gpus;  // from vcore.gpu.devices; empty for nodes without GPUs
+  std::vector<std::pair<int32_t, int64_t>> numa_cpu;  // (NUMA id, allocatable millicores); from vcore.gpu.numa
 };
 
 struct RequirementInput {
@@ -108,6 +110,11 @@ class ClusterState {
   // devices the fit rule picks; when none fit, the pod is accounted by its resources only.
   void bind(const CompiledPod& pod, int32_t slot, const std::vector<int32_t>* gpu_indices = nullptr);
   int32_t unbind(const std::string& key);
+  // What-if removal for preemption: detach() unbinds a pod and hands back its record, attach() binds it again
+  // exactly as it was (same node, same devices). The kernels see the node without the pod in between.
+  BoundPod detach(const std::string& key);
+  void attach(const std::string& key, BoundPod pod);
+  const BoundPod* bound_pod(const std::string& key) const;  // nullptr when not bound
   int32_t pod_node(const std::string& key) const;
   int64_t n_pods() const { return static_cast<int64_t>(pods_.size()); }
   std::vector<std::string> pods_on(int32_t slot) const { return pods_on_.at(static_cast<size_t>(slot)); }
@@ -152,6 +159,10 @@ class ClusterState {
   int32_t find_string(const std::string& s) const { return strings_.find(s); }
   const std::string& string_name(int32_t id) const { return strings_.name(id); }
 
+  // The network topology (HyperNodes or label levels); node writes keep its columns current.
+  const Topology& topology() const { return topology_; }
+  Topology& topology() { return topology_; }
+
   uint64_t generation() const { return generation_; }
   uint64_t id() const { return id_; }
   size_t native_bytes() const;  // heap bytes of the per-node arrays (for memory reports)
@@ -175,6 +186,7 @@ class ClusterState {
   NodeSelectorTerm compile_term(const TermInput& term, const std::string& where);
 
   DeviceTable gpus_;
+  Topology topology_;
   std::vector<uint64_t> node_version_;
   std::vector<std::vector<std::pair<int32_t, int32_t>>> gpu_classes_;  // per slot: (class, pods)
   void count_gpu_class(int32_t slot, const GpuAssignment& a, int32_t sign);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "vcore/cluster_state.h"
+#include "vcore/gang.h"
 #include "vcore/gpu_scorer.h"
 #include "vcore/profile.h"
 
@@ -31,6 +32,17 @@ class Engine {
   // Writes mask/scores for slots [0, n_slots) (scores 0 for infeasible) and reason counts (size n_reasons()).
   void evaluate(const CompiledPod& pod, uint8_t* feasible_mask, int64_t* scores, std::vector<int64_t>& reasons) const;
   ScheduleResult schedule(const std::vector<const CompiledPod*>& pods);
+  // Places a gang (gang.h); exclusive lock. Throws Invalid before binding anything when the request is malformed.
+  GangResult place_gang(const GangRequest& request);
+  // Where the pod fits once some candidates are evicted, and which: kube-scheduler's DefaultPreemption rule
+  // (per node remove every candidate, then reprieve from the highest priority down while the pod still fits; the
+  // node whose victims have the lowest highest priority, then the lowest sum, then the fewest, then slot order).
+  // Exclusive lock: candidates are detached and re-attached while each node is tried.
+  PreemptionChoice find_victims(const CompiledPod& pod, const std::vector<VictimCandidate>& candidates,
+                                const std::vector<uint8_t>& allowed);
+  // Per slot, how many copies of the pod fit there now (0 where a filter fails or `allowed` is 0; the resource
+  // and pod-count rows bound it, device-level GPU fit only says whether one copy fits); shared lock.
+  std::vector<int32_t> fit_counts(const CompiledPod& pod, const std::vector<uint8_t>& allowed) const;
   // Count pods toward GPUPlacement's learned target workload without placing them (exclusive lock).
   void observe(const std::vector<const CompiledPod*>& pods);
   const TargetWorkload& gpu_target();  // exclusive lock
@@ -45,6 +57,8 @@ class Engine {
   const TargetWorkload& refresh_gpu_target(const CompiledPod& pod);
   GpuScoreRow gpu_score_row(const CompiledPod& pod);  // this pod's spec row of the score cache (or none)
   double cluster_cpu_pressure(const TargetWorkload& tw) const;  // of the live nodes (see cpu_pressure)
+  // GPUPlacement's tieBreak NodeName: each live slot's rank in name order (empty when ties are seeded).
+  std::vector<uint64_t> name_ranks() const;
 
   std::shared_ptr<ClusterState> state_;
   ProfileConfig config_;
@@ -61,6 +75,8 @@ class Engine {
   std::map<std::string, size_t> score_spec_ids_;
   std::vector<uint64_t> score_version_;
   std::vector<int64_t> score_value_;
+  // place_gang's slot -> candidate map, all -1 between runs (kept to spare an n_slots allocation per run).
+  std::vector<int32_t> candidate_index_;
 };
 
 }  // namespace vcore

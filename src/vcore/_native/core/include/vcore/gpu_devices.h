@@ -11,6 +11,8 @@
 // whole GPUs need wholly free non-MIG GPUs; shared slices need free compute and memory on GPUs no pod holds
 // exclusively; either picks the preferred set (one NVLink domain, then one NUMA node, then lowest indices). MIG
 // instances go to the lowest GPU index, then the lowest start. Model constraints apply to every kind.
+// NUMA alignment (a pod with a Topology Manager policy, on a node that describes its NUMA nodes) first chooses the
+// set of NUMA nodes (see vcore.gpu.numa for the model), then applies the rules above to the GPUs on it.
 #pragma once
 
 #include <array>
@@ -51,6 +53,17 @@ struct DeviceInput {
   std::vector<std::pair<int32_t, int32_t>> mig_layout;  // configured (shape, start); empty: created on demand
 };
 
+// Kubernetes Topology Manager policies as Volcano's numa-aware plugin reads them (pod annotation
+// volcano.sh/numa-topology-policy): which NUMA alignment of a pod's GPUs and pinned CPUs a node must offer.
+enum class NumaPolicy : uint8_t { kNone = 0, kBestEffort = 1, kRestricted = 2, kSingleNumaNode = 3 };
+
+// A node's CPUs on one NUMA node: allocatable millicores and those held by pinned pods.
+struct NumaCpu {
+  int32_t id;
+  int64_t alloc_milli;
+  int64_t used_milli = 0;
+};
+
 // The nvidia.com/gpu.product part of one required node-selector term (terms are ORed).
 struct ProductTerm {
   bool any = true;  // no In on the key
@@ -69,8 +82,12 @@ struct DeviceRequest {
   bool has_models = false;                     // vcore.io/gpu-models given
   std::vector<std::vector<std::string>> models;  // upper-case tokens of each allowed model name
   std::vector<ProductTerm> product_terms;      // ORed; empty: no affinity on the product
+  NumaPolicy numa_policy = NumaPolicy::kNone;
+  int64_t numa_cpu_milli = 0;  // CPUs pinned to the chosen NUMA node(s): whole CPUs of a pod with a policy
 
   bool uses_gpus() const { return kind != GpuKind::kNone && count > 0; }
+  // Whether the device fit has anything to decide: GPUs, or NUMA alignment of a pod with a policy.
+  bool needs_devices() const { return uses_gpus() || numa_policy != NumaPolicy::kNone; }
   bool allows(const std::string& product) const;
   int32_t milli_on(int64_t device_memory_mib) const;   // kGpuMilli + 1 when it cannot be sized
   int64_t memory_on(int64_t device_memory_mib) const;
@@ -87,12 +104,17 @@ struct GpuHold {
 struct GpuAssignment {
   GpuKind kind = GpuKind::kNone;
   std::vector<GpuHold> holds;
+  std::vector<std::pair<int32_t, int64_t>> numa_cpu;  // pinned CPU per NUMA node: (NUMA id, millicores)
 };
 
 class DeviceTable {
  public:
   // Throws Invalid naming the node and the field of the first bad device.
   void validate(const std::string& node, const std::vector<DeviceInput>& devices) const;
+  static void validate_numa(const std::string& node, const std::vector<std::pair<int32_t, int64_t>>& cpu);
+  // Replaces a slot's per-NUMA allocatable CPU (NUMA id, millicores); usage is rebuilt like the devices'.
+  void set_numa(int32_t slot, const std::vector<std::pair<int32_t, int64_t>>& cpu);
+  const std::vector<NumaCpu>& numa_cpu(int32_t slot) const;
   // Replaces a slot's devices; usage is kept per index until the caller rebuilds it (reset_usage + apply).
   void set_node(int32_t slot, const std::vector<DeviceInput>& devices);
   void clear_node(int32_t slot);
@@ -108,8 +130,13 @@ class DeviceTable {
   // allowed[m] for every GPU model id m.
   std::vector<uint8_t> allowed_models(const DeviceRequest& r) const;
 
-  // Whether r fits on the slot, and with `out` the devices it takes (unspecified when it does not fit).
+  // Whether r fits on the slot, and with `out` the devices it takes (unspecified when it does not fit). A pod with
+  // a NUMA policy on a node that describes its NUMA nodes gets its GPUs and pinned CPUs aligned as the policy says.
   bool fit(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed, GpuAssignment* out) const;
+  // The fit without NUMA alignment (tells a NUMA failure from a device shortage).
+  bool fit_unaligned(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed) const {
+    return fit_on(slot, r, allowed, ~uint64_t{0}, nullptr);
+  }
   // Whether an explicit assignment (from assign(), so distinct existing GPUs) can be held now; else a message.
   std::string check_assignment(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed,
                                const GpuAssignment& a) const;
@@ -150,6 +177,11 @@ class DeviceTable {
     return used_milli_[d] == 0 && used_memory_[d] == 0 && holders_[d] == 0 && !exclusive_[d] && mig_compute_[d] == 0;
   }
   bool pick(int32_t slot, uint64_t candidates, int32_t n, uint64_t* out) const;
+  // The fit restricted to the GPUs in `gpus` (bits over node-local indices).
+  bool fit_on(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed, uint64_t gpus,
+              GpuAssignment* out) const;
+  bool numa_fit(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed, GpuAssignment* out) const;
+  bool has_numa(int32_t slot) const;
   void ensure_slot(int32_t slot);
   void compact();
 
@@ -165,6 +197,7 @@ class DeviceTable {
   std::vector<int64_t> used_memory_;
   std::vector<uint8_t> exclusive_, mig_compute_, mig_memory_;
   int32_t live_devices_ = 0;
+  std::vector<std::vector<NumaCpu>> numa_cpu_;  // per slot, by NUMA id
 };
 
 }  // namespace vcore

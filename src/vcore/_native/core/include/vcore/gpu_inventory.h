@@ -16,6 +16,7 @@ namespace vcore {
 constexpr int32_t kGpuMilli = 1000;       // one whole GPU
 constexpr int32_t kMaxGpusPerNode = 64;   // device sets are uint64 bit masks of node-local indices
 constexpr int32_t kMaxGpuModels = 64;     // model constraints are uint64 bit masks of model ids
+constexpr int32_t kMaxNumaNodes = 16;     // NUMA node sets are bit masks; a node's NUMA ids are few
 
 // One pod's request as the GPU kernels see it. model_mask: bit m set = GPU model id m allowed; 0 = any model.
 struct GpuRequest {

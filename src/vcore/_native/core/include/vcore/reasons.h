@@ -12,7 +12,8 @@ enum Reason : int32_t {
   kAffinityMismatch = 2,  // "node(s) didn't match Pod's node affinity/selector"
   kTooManyPods = 3,       // "Too many pods"
   kGpuDevices = 4,        // "node(s) had no free GPU devices that fit"
-  kInsufficientBase = 5,  // + axis: "Insufficient <resource>"
+  kNumaAlignment = 5,     // "node(s) could not align the pod on NUMA nodes as its topology policy asks"
+  kInsufficientBase = 6,  // + axis: "Insufficient <resource>"
 };
 
 inline constexpr const char* kFixedReasonNames[kInsufficientBase] = {
@@ -21,6 +22,7 @@ inline constexpr const char* kFixedReasonNames[kInsufficientBase] = {
     "node(s) didn't match Pod's node affinity/selector",
     "Too many pods",
     "node(s) had no free GPU devices that fit",
+    "node(s) could not align the pod on NUMA nodes as its topology policy asks",
 };
 
 }  // namespace vcore

@@ -1,0 +1,103 @@
+"""``vcore-router``: the router server, the trace replay, a trace generator and the demo.
+
+    vcore-router --config router.yaml --port 8080
+    vcore-router replay --trace FILE.jsonl --engines 8 --policy vcore --policy kthena [--json]
+    vcore-router trace --out FILE.jsonl --requests 3000 --rate 4 --share 0.6 --seed 1
+    vcore-router --demo
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+from vcore.routing import POLICY_NAMES
+from vcore.sim.llm import PRESETS, TRACE_PRESET, format_table, load_trace, replay, synthetic_trace, write_trace
+
+
+def _replay(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="vcore-router replay",
+                                 description="Replay a Mooncake-format trace through the routing core and the "
+                                             "engine model (no HTTP); print TTFT, hit rate and queueing per policy.")
+    ap.add_argument("--trace", required=True)
+    ap.add_argument("--engines", type=int, default=8)
+    ap.add_argument("--policy", action="append", choices=POLICY_NAMES)
+    ap.add_argument("--preset", default=TRACE_PRESET, choices=sorted(PRESETS))
+    ap.add_argument("--metrics-interval-ms", type=float, default=500.0)
+    ap.add_argument("--kv-events", action="store_true", help="engines publish KV events to the router")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        trace = load_trace(args.trace)
+    except (OSError, ValueError) as e:
+        print(f"vcore-router replay: {e}", file=sys.stderr)
+        return 2
+    results = [replay(trace, p, engines=args.engines, params=args.preset,
+                      metrics_interval_s=args.metrics_interval_ms / 1000, kv_events=args.kv_events, seed=args.seed)
+               for p in (args.policy or ["vcore", "kthena", "dynamo", "least-request", "round-robin", "random"])]
+    if args.json:
+        print(json.dumps([r.as_dict() for r in results], indent=2))
+    else:
+        print(f"{len(trace)} requests, {args.engines} engines ({args.preset})")
+        print(format_table(results))
+    return 0
+
+
+def _trace(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="vcore-router trace", description="Write a seeded synthetic Mooncake trace.")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--requests", type=int, default=3000)
+    ap.add_argument("--rate", type=float, default=4.0, help="requests per second")
+    ap.add_argument("--share", type=float, default=0.6, help="probability of a shared prefix")
+    ap.add_argument("--multi-turn", type=float, default=0.3)
+    ap.add_argument("--prefixes", type=int, default=200)
+    ap.add_argument("--burstiness", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    write_trace(args.out, synthetic_trace(args.requests, args.rate, args.seed, n_prefixes=args.prefixes,
+                                          prefix_share=args.share, multi_turn=args.multi_turn,
+                                          burstiness=args.burstiness))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["replay"]:
+        return _replay(argv[1:])
+    if argv[:1] == ["trace"]:
+        return _trace(argv[1:])
+    ap = argparse.ArgumentParser(prog="vcore-router", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config")
+    ap.add_argument("--port", type=int, default=8080)
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--demo", action="store_true", help="start simulated engines and route a synthetic workload")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    if args.demo:
+        from vcore_router.demo import main as demo
+        return demo()
+    if not args.config:
+        ap.error("--config is required (or --demo, or a subcommand: replay, trace)")
+    from aiohttp import web
+
+    from vcore_router.config import ConfigError, load_config
+    from vcore_router.server import make_app
+    try:
+        config = load_config(args.config)
+    except (OSError, ConfigError) as e:
+        print(f"vcore-router: {e}", file=sys.stderr)
+        return 2
+    redis = None
+    if config.redis_url:
+        import redis.asyncio as aioredis
+        redis = aioredis.from_url(config.redis_url, socket_timeout=0.5, socket_connect_timeout=0.5)
+    app, core = make_app(config, redis)
+    web.run_app(app, host=args.host, port=args.port)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""The router's own Prometheus metrics (its registry, served at /metrics), including the autoscaling signal.
+
+Autoscaling, per model: input and output tokens per second over the last window, queue depth (requests in
+flight at the router plus waiting in the engines) and a recommended replica count = ceil(token throughput /
+the ModelServer's configured per-replica throughput), for an HPA (external metric) or KEDA to act on.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
+
+
+class RouterMetrics:
+    def __init__(self) -> None:
+        r = self.registry = CollectorRegistry()
+        self.requests = Counter("vcore_router_requests", "Requests answered, by model and HTTP status.",
+                                ["model", "status"], registry=r)
+        self.upstream = Counter("vcore_router_upstream_requests", "Requests sent to endpoints, by outcome.",
+                                ["endpoint", "outcome"], registry=r)
+        self.retries = Counter("vcore_router_retries", "Requests retried on the next candidate.", ["model"], registry=r)
+        self.rate_limited = Counter("vcore_router_rate_limited", "Requests refused with 429.", ["model"], registry=r)
+        self.redis_fallback = Gauge("vcore_router_ratelimit_redis_fallback",
+                                    "1 while Redis is unreachable and rate limits are enforced locally.", registry=r)
+        self.decision = Histogram("vcore_router_decision_seconds", "Time of one routing decision.",
+                                  buckets=(1e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 5e-4, 1e-3, 1e-2), registry=r)
+        self.ttft = Histogram("vcore_router_time_to_first_byte_seconds", "Request received to first upstream byte.",
+                              ["model"], buckets=LATENCY_BUCKETS, registry=r)
+        self.healthy = Gauge("vcore_router_endpoint_healthy", "1 when the endpoint is healthy.", ["endpoint"],
+                             registry=r)
+        self.prefix_hit = Histogram("vcore_router_prefix_match_ratio", "Share of the prompt's blocks the chosen "
+                                    "endpoint is believed to hold.", buckets=(0, .1, .25, .5, .75, .9, 1), registry=r)
+        self.in_tps = Gauge("vcore_router_input_tokens_per_second", "Prompt tokens per second (autoscaling).",
+                            ["model"], registry=r)
+        self.out_tps = Gauge("vcore_router_output_tokens_per_second", "Output tokens per second (autoscaling).",
+                             ["model"], registry=r)
+        self.queue = Gauge("vcore_router_queue_depth", "Requests in flight at the router plus waiting in engines.",
+                           ["model"], registry=r)
+        self.replicas = Gauge("vcore_router_recommended_replicas",
+                              "ceil(token throughput / configured per-replica throughput).", ["model_server"],
+                              registry=r)
+        self._tokens: dict[str, deque] = {}
+
+    def record_tokens(self, model: str, input_tokens: int, output_tokens: int) -> None:
+        self._tokens.setdefault(model, deque()).append((time.monotonic(), input_tokens, output_tokens))
+
+    def throughput(self, model: str, window_s: float = 30.0) -> tuple[float, float]:
+        q = self._tokens.get(model)
+        if not q:
+            return 0.0, 0.0
+        now = time.monotonic()
+        while q and q[0][0] < now - window_s:
+            q.popleft()
+        return sum(x[1] for x in q) / window_s, sum(x[2] for x in q) / window_s
+
+    def update_autoscaling(self, model: str, queue_depth: int, servers: list[tuple[str, float, float]]) -> None:
+        """servers: (name, share of the model's traffic, tokens per second per replica)."""
+        tin, tout = self.throughput(model)
+        self.in_tps.labels(model).set(tin)
+        self.out_tps.labels(model).set(tout)
+        self.queue.labels(model).set(queue_depth)
+        for name, share, per_replica in servers:
+            if per_replica > 0:
+                self.replicas.labels(name).set(max(1, math.ceil((tin + tout) * share / per_replica)))

@@ -1,0 +1,419 @@
+// Engine::place_gang and Engine::fit_counts (gang.h): gang placement over the fused per-pod kernel.
+#include <algorithm>
+#include <string>
+#include <tuple>
+
+#include "vcore/engine.h"
+#include "vcore/pod_kernel.h"
+
+namespace vcore {
+
+using namespace kernel;  // NOLINT: the kernel's names read as the engine's own
+
+namespace {
+
+// Whether two compiled pods filter and score alike on every node: tasks of one run share a kernel.
+bool same_requirement(const LabelRequirement& a, const LabelRequirement& b) {
+  return a.key == b.key && a.op == b.op && a.values == b.values && a.number == b.number;
+}
+bool same_term(const NodeSelectorTerm& a, const NodeSelectorTerm& b) {
+  return std::equal(a.expressions.begin(), a.expressions.end(), b.expressions.begin(), b.expressions.end(),
+                    same_requirement) &&
+         std::equal(a.fields.begin(), a.fields.end(), b.fields.begin(), b.fields.end(),
+                    [](const NameRequirement& x, const NameRequirement& y) { return x.op == y.op && x.names == y.names; });
+}
+bool same_gpu_request(const DeviceRequest& a, const DeviceRequest& b) {
+  if (a.kind != b.kind || a.count != b.count || a.milli != b.milli || a.memory_mib != b.memory_mib ||
+      a.memory_milli != b.memory_milli || a.mig_shape != b.mig_shape || a.has_models != b.has_models || a.models != b.models)
+    return false;
+  return std::equal(a.product_terms.begin(), a.product_terms.end(), b.product_terms.begin(), b.product_terms.end(),
+                    [](const ProductTerm& x, const ProductTerm& y) {
+                      return x.any == y.any && x.never == y.never && x.allowed == y.allowed && x.excluded == y.excluded;
+                    });
+}
+bool same_placement_spec(const CompiledPod& a, const CompiledPod& b) {
+  return a.requests == b.requests && a.nonzero_cpu_milli == b.nonzero_cpu_milli &&
+         a.nonzero_mem_bytes == b.nonzero_mem_bytes && a.node_selector == b.node_selector &&
+         a.has_required_terms == b.has_required_terms &&
+         std::equal(a.required_terms.begin(), a.required_terms.end(), b.required_terms.begin(), b.required_terms.end(),
+                    same_term) &&
+         std::equal(a.preferred_terms.begin(), a.preferred_terms.end(), b.preferred_terms.begin(), b.preferred_terms.end(),
+                    [](const auto& x, const auto& y) { return x.first == y.first && same_term(x.second, y.second); }) &&
+         std::equal(a.tolerations.begin(), a.tolerations.end(), b.tolerations.begin(), b.tolerations.end(),
+                    [](const Toleration& x, const Toleration& y) {
+                      return x.key == y.key && x.exists == y.exists && x.value == y.value && x.effect == y.effect;
+                    }) &&
+         a.tolerates_unschedulable == b.tolerates_unschedulable && same_gpu_request(a.gpu, b.gpu);
+}
+
+// A run's candidate nodes: feasible slots found by discovery, with their base score (before the normalized
+// plugins) and the raw values the normalized plugins scale by their maximum over the candidates.
+// The heap is built once per discovery (make_heap, linear) rather than a push per candidate: a run usually
+// examines hundreds of nodes to place a few dozen tasks.
+class Candidates {
+ public:
+  // The normalized plugins count only where the pod's kernel computes them (PodKernel::count_prefer_taints,
+  // sum_preferred), as Engine::schedule adds them. `index` maps slots to candidates: all -1 on entry, and left
+  // so again when the run ends (it is the engine's, reused by every run).
+  Candidates(std::vector<int32_t>& index, const PodKernel& kernel, const ProfileConfig& config, uint64_t pod_mix,
+             const std::vector<uint64_t>& name_rank, size_t expected)
+      : index_(index), normalize_(kernel.needs_normalization()), taints_(kernel.count_prefer_taints()),
+        affinity_(kernel.sum_preferred()), config_(config), pod_mix_(pod_mix), name_rank_(name_rank) {
+    nodes_.reserve(expected);
+    heap_.reserve(expected);
+  }
+  ~Candidates() {
+    for (const Node& n : nodes_) index_[static_cast<size_t>(n.slot)] = -1;
+  }
+  Candidates(const Candidates&) = delete;
+  Candidates& operator=(const Candidates&) = delete;
+
+  bool empty() const { return live_ == 0; }
+
+  void add(int32_t slot, int64_t base, int64_t taints, int64_t affinity) {
+    index_[static_cast<size_t>(slot)] = static_cast<int32_t>(nodes_.size());
+    nodes_.push_back({slot, base, taints, affinity, 0, true});
+    ++live_;
+    if (normalize_ && (taints > max_taints_ || affinity > max_affinity_)) {
+      max_taints_ = std::max(max_taints_, taints), max_affinity_ = std::max(max_affinity_, affinity);
+      stale_ = true;  // every total changes with a new maximum
+    }
+    if (!stale_) {
+      heap_.push_back(entry(nodes_.back()));
+      heaped_ = false;
+    }
+  }
+
+  // The best live candidate (highest total, then the tie rule), or -1.
+  int32_t best() {
+    if (stale_) rebuild();
+    if (!heaped_) {
+      std::make_heap(heap_.begin(), heap_.end());
+      heaped_ = true;
+    }
+    while (!heap_.empty()) {
+      const Entry& top = heap_.front();
+      const Node& n = nodes_[static_cast<size_t>(index_[static_cast<size_t>(top.slot)])];
+      if (n.live && n.version == top.version) return top.slot;
+      std::pop_heap(heap_.begin(), heap_.end());
+      heap_.pop_back();
+    }
+    return -1;
+  }
+
+  // The node took a task: its new base score, or its removal when no further copy fits.
+  void rescore(int32_t slot, bool feasible, int64_t base) {
+    Node& n = nodes_[static_cast<size_t>(index_[static_cast<size_t>(slot)])];
+    ++n.version;
+    if (!feasible) {
+      n.live = false;
+      --live_;
+      if (normalize_ && (n.taints == max_taints_ || n.affinity == max_affinity_)) {
+        const int64_t old_taints = max_taints_, old_affinity = max_affinity_;
+        max_taints_ = max_affinity_ = 0;
+        for (const Node& m : nodes_)
+          if (m.live) max_taints_ = std::max(max_taints_, m.taints), max_affinity_ = std::max(max_affinity_, m.affinity);
+        stale_ |= max_taints_ != old_taints || max_affinity_ != old_affinity;
+      }
+      return;
+    }
+    n.base = base;
+    if (stale_) return;
+    heap_.push_back(entry(n));
+    if (heaped_) std::push_heap(heap_.begin(), heap_.end());
+  }
+
+ private:
+  struct Node {
+    int32_t slot;
+    int64_t base, taints, affinity;
+    uint32_t version;
+    bool live;
+  };
+  struct Entry {
+    int64_t total;
+    uint64_t tie;
+    int32_t slot;
+    uint32_t version;
+    // Highest total first; among equal totals the smallest tie key (as Engine::schedule breaks ties).
+    bool operator<(const Entry& o) const { return total != o.total ? total < o.total : tie > o.tie; }
+  };
+
+  int64_t total(const Node& n) const {
+    int64_t t = n.base;
+    if (!normalize_) return t;
+    if (taints_) t += config_.weight_taints * normalized(n.taints, max_taints_, true);
+    if (affinity_) t += config_.weight_affinity * normalized(n.affinity, max_affinity_, false);
+    return t;
+  }
+  Entry entry(const Node& n) const {
+    const uint64_t tie = name_rank_.empty() ? mix64(pod_mix_ ^ static_cast<uint64_t>(n.slot)) : name_rank_[n.slot];
+    return {total(n), tie, n.slot, n.version};
+  }
+  void rebuild() {
+    heap_.clear();
+    for (const Node& n : nodes_)
+      if (n.live) heap_.push_back(entry(n));
+    heaped_ = false;
+    stale_ = false;
+  }
+
+  std::vector<int32_t>& index_;  // per slot: position in nodes_, -1 when not a candidate
+  std::vector<Node> nodes_;
+  std::vector<Entry> heap_;
+  bool heaped_ = true;  // heap_ is a heap (entries appended by add() are not, until best() heapifies them)
+  int32_t live_ = 0;
+  const bool normalize_, taints_, affinity_;
+  bool stale_ = false;
+  int64_t max_taints_ = 0, max_affinity_ = 0;
+  const ProfileConfig& config_;
+  const uint64_t pod_mix_;
+  const std::vector<uint64_t>& name_rank_;
+};
+
+bool within_headroom(const CompiledPod& pod, const std::vector<int64_t>& headroom) {
+  for (const auto& [axis, amount] : pod.requests)
+    if (static_cast<size_t>(axis) < headroom.size() && amount > headroom[static_cast<size_t>(axis)]) return false;
+  return true;
+}
+
+void take_headroom(const CompiledPod& pod, std::vector<int64_t>& headroom) {
+  for (const auto& [axis, amount] : pod.requests)
+    if (static_cast<size_t>(axis) < headroom.size() && headroom[static_cast<size_t>(axis)] != kUnlimited)
+      headroom[static_cast<size_t>(axis)] -= amount;
+}
+
+}  // namespace
+
+std::vector<int32_t> Engine::fit_counts(const CompiledPod& pod, const std::vector<uint8_t>& allowed) const {
+  const ClusterState& s = *state_;
+  const int32_t n = s.n_slots();
+  if (!allowed.empty() && static_cast<int32_t>(allowed.size()) != n)
+    throw Invalid("fit_counts: allowed has " + std::to_string(allowed.size()) + " entries, the cluster " +
+                  std::to_string(n) + " slots");
+  const BlockRunner runner(s, config_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
+  std::vector<int32_t> counts(static_cast<size_t>(n), 0);
+  std::vector<int64_t> reasons(static_cast<size_t>(n_reasons()), 0);
+  uint8_t mask[kBlock];
+  int64_t scores[kBlock], taints[kBlock] = {0}, affinity[kBlock] = {0};
+  for (int32_t begin = 0; begin < n; begin += kBlock) {
+    const int32_t end = std::min(n, begin + kBlock);
+    runner.run(begin, end, mask, scores, taints, affinity, reasons.data());
+    for (int32_t j = 0; j < end - begin; ++j)
+      if (mask[j] && (allowed.empty() || allowed[static_cast<size_t>(begin + j)]))
+        counts[static_cast<size_t>(begin + j)] =
+            static_cast<int32_t>(std::min<int64_t>(runner.kernel().copies_that_fit(begin + j), INT32_MAX));
+  }
+  return counts;
+}
+
+GangResult Engine::place_gang(const GangRequest& r) {
+  ClusterState& s = *state_;
+  const size_t n_tasks = r.tasks.size();
+  const int32_t n_slots = s.n_slots();
+  // Validate everything before binding anything, so a malformed request leaves the state unchanged.
+  if (r.role.size() != n_tasks) throw Invalid("place_gang: role must have one entry per task");
+  if (!r.allowed.empty() && static_cast<int32_t>(r.allowed.size()) != n_slots)
+    throw Invalid("place_gang: allowed has " + std::to_string(r.allowed.size()) + " entries, the cluster " +
+                  std::to_string(n_slots) + " slots");
+  {
+    std::vector<const std::string*> keys;
+    keys.reserve(n_tasks);
+    for (size_t t = 0; t < n_tasks; ++t) {
+      const CompiledPod* p = r.tasks[t];
+      if (p == nullptr) throw Invalid("place_gang: task " + std::to_string(t) + " is missing");
+      if (p->state_id != s.id()) throw Invalid("pod " + p->key + ": compiled for another cluster");
+      if (s.pod_node(p->key) >= 0) throw Invalid("pod " + p->key + ": already bound to node " + s.names()[s.pod_node(p->key)]);
+      if (r.role[t] < 0 || static_cast<size_t>(r.role[t]) >= r.role_need.size())
+        throw Invalid("pod " + p->key + ": role index out of range");
+      keys.push_back(&p->key);
+    }
+    std::sort(keys.begin(), keys.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+    const auto dup = std::adjacent_find(keys.begin(), keys.end(), [](const std::string* a, const std::string* b) { return *a == *b; });
+    if (dup != keys.end()) throw Invalid("pod " + **dup + ": appears twice in the gang");
+  }
+  GangResult out;
+  out.node.assign(n_tasks, -1);
+  out.gpus.assign(n_tasks, GpuAssignment{});
+  out.outcome.assign(n_tasks, TaskOutcome::kNotTried);
+  out.reasons.assign(static_cast<size_t>(n_reasons()), 0);
+  std::vector<int64_t> headroom = r.headroom;
+  int64_t need = r.need;
+  std::vector<int32_t> role_need = r.role_need;
+  // Tasks of each role not yet tried: when the untried ones can no longer meet a minimum, stop early.
+  std::vector<int32_t> role_left(r.role_need.size(), 0);
+  for (int32_t role : r.role) ++role_left[static_cast<size_t>(role)];
+  int64_t left = static_cast<int64_t>(n_tasks), placed = 0;
+  const auto hopeless = [&] {
+    if (!r.all_or_nothing) return false;
+    if (left < need) return true;
+    for (size_t k = 0; k < role_need.size(); ++k)
+      if (role_left[k] < role_need[k]) return true;
+    return false;
+  };
+
+  const std::vector<uint8_t> ignored = ignored_axes(s, config_);
+  const std::vector<uint64_t> name_rank = name_ranks();
+  const int32_t want = nodes_to_find(s.n_nodes(), config_.percentage_of_nodes_to_score);
+  // Zeroed: the kernel writes the raw values of the normalized plugins only for pods that need them.
+  uint8_t mask[kBlock];
+  int64_t scores[kBlock], taints[kBlock] = {0}, affinity[kBlock] = {0};
+  std::vector<int64_t> scratch(static_cast<size_t>(n_reasons()), 0);
+
+  for (size_t t = 0; t < n_tasks && !hopeless();) {
+    size_t e = t + 1;
+    while (e < n_tasks && same_placement_spec(*r.tasks[e], *r.tasks[t])) ++e;
+    const CompiledPod& pod = *r.tasks[t];
+    for (size_t k = t; k < e; ++k) refresh_gpu_target(*r.tasks[k]);
+    const BlockRunner runner(s, config_, ignored, pod, target_.current(), vcore_knobs_, &fragment_,
+                             &fragment_node_version_, gpu_score_row(pod));
+    const PodKernel& kernel = runner.kernel();
+    // One tie order per run: its tasks are interchangeable, so the heap keeps one order for all of them.
+    const uint64_t pod_mix = mix64(seed_ ^ mix64(sequence_));
+    sequence_ += e - t;
+    if (candidate_index_.size() < static_cast<size_t>(n_slots)) candidate_index_.resize(static_cast<size_t>(n_slots), -1);
+    Candidates candidates(candidate_index_, kernel, config_, pod_mix, name_rank,
+                          static_cast<size_t>(std::min(want, n_slots)) + (e - t));
+    // Discovery from the rotating start: slots in order, wrapping once, until at least `want` feasible nodes are
+    // found and they hold the tasks still to place (or every slot was looked at).
+    if (next_start_ >= n_slots) next_start_ = 0;
+    int32_t examined = 0, found = 0;
+    int64_t capacity = 0;
+    const auto discover = [&](int64_t remaining) {
+      while (examined < n_slots && (found < want || capacity < remaining)) {
+        const int32_t begin = (next_start_ + examined) % n_slots;
+        const int32_t end = std::min({n_slots, begin + kBlock, begin + (n_slots - examined)});
+        runner.run(begin, end, mask, scores, taints, affinity, scratch.data());
+        out.evaluations += end - begin;
+        int32_t j = 0;
+        for (; j < end - begin && (found < want || capacity < remaining); ++j) {
+          const int32_t slot = begin + j;
+          if (!mask[j] || (!r.allowed.empty() && !r.allowed[static_cast<size_t>(slot)])) continue;
+          ++found;
+          capacity += kernel.copies_that_fit(slot);
+          candidates.add(slot, scores[j], taints[j], affinity[j]);
+        }
+        examined += j;
+      }
+    };
+    discover(static_cast<int64_t>(e - t));
+    for (size_t k = t; k < e; ++k) {
+      const CompiledPod& task = *r.tasks[k];
+      --left, --role_left[static_cast<size_t>(r.role[k])];
+      if (!within_headroom(task, headroom)) {
+        out.outcome[k] = TaskOutcome::kHeadroom;
+        continue;  // the queue cannot take this task; its identical successors meet the same answer
+      }
+      int32_t best = candidates.best();
+      if (best < 0 && examined < n_slots) {
+        capacity = 0;  // every candidate found so far is full
+        discover(static_cast<int64_t>(e - k));
+        best = candidates.best();
+      }
+      if (best < 0) {
+        out.outcome[k] = TaskOutcome::kNoFit;
+        if (out.first_unfit < 0) {
+          // Why it fits nowhere, counted over every node as kube-scheduler reports it.
+          out.first_unfit = static_cast<int32_t>(k);
+          for (int32_t begin = 0; begin < n_slots; begin += kBlock)
+            runner.run(begin, std::min(n_slots, begin + kBlock), mask, scores, taints, affinity, out.reasons.data());
+        }
+        continue;
+      }
+      GpuAssignment& gpus = out.gpus[k];
+      if (task.gpu.needs_devices()) {
+        if (config_.weight_gpu > 0 && task.gpu.uses_gpus()) runner.gpu().score(best, &gpus);
+        else if (!s.gpus().fit(best, task.gpu, kernel.allowed_models(), &gpus)) gpus = GpuAssignment{};
+      }
+      s.bind_locked(task, best, &gpus);
+      out.node[k] = best;
+      out.outcome[k] = TaskOutcome::kPlaced;
+      ++placed, --need, --role_need[static_cast<size_t>(r.role[k])];
+      take_headroom(task, headroom);
+      runner.run(best, best + 1, mask, scores, taints, affinity, scratch.data());
+      ++out.evaluations;
+      candidates.rescore(best, mask[0] != 0, scores[0]);
+    }
+    if (n_slots > 0) next_start_ = static_cast<int32_t>((next_start_ + examined) % n_slots);
+    t = e;
+  }
+  out.ready = need <= 0 && std::all_of(role_need.begin(), role_need.end(), [](int32_t n) { return n <= 0; });
+  if (!out.ready && r.all_or_nothing && placed > 0) {
+    for (size_t k = n_tasks; k-- > 0;) {
+      if (out.node[k] < 0) continue;
+      s.unbind(r.tasks[k]->key);
+      out.node[k] = -1;
+      out.gpus[k] = GpuAssignment{};
+    }
+  }
+  return out;
+}
+
+PreemptionChoice Engine::find_victims(const CompiledPod& pod, const std::vector<VictimCandidate>& candidates,
+                                      const std::vector<uint8_t>& allowed) {
+  ClusterState& s = *state_;
+  const int32_t n_slots = s.n_slots();
+  if (pod.state_id != s.id()) throw Invalid("pod " + pod.key + ": compiled for another cluster");
+  if (!allowed.empty() && static_cast<int32_t>(allowed.size()) != n_slots)
+    throw Invalid("find_victims: allowed has " + std::to_string(allowed.size()) + " entries, the cluster " +
+                  std::to_string(n_slots) + " slots");
+  // Candidates by node, lowest priority first (then by key, so the choice never depends on input order).
+  std::vector<std::pair<int32_t, const VictimCandidate*>> by_node;
+  for (const auto& c : candidates) {
+    const int32_t slot = s.pod_node(c.key);
+    if (slot < 0) throw NotFound("pod " + c.key + ": not bound (only running pods can be preempted)");
+    if (c.key == pod.key) throw Invalid("pod " + pod.key + ": cannot preempt itself");
+    if (allowed.empty() || allowed[static_cast<size_t>(slot)]) by_node.emplace_back(slot, &c);
+  }
+  std::sort(by_node.begin(), by_node.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    if (a.second->priority != b.second->priority) return a.second->priority < b.second->priority;
+    return a.second->key < b.second->key;
+  });
+  const BlockRunner runner(s, config_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
+  std::vector<int64_t> scratch(static_cast<size_t>(n_reasons()), 0);
+  const auto fits = [&](int32_t slot) {
+    uint8_t mask[1];
+    int64_t score[1], taints[1] = {0}, affinity[1] = {0};
+    runner.run(slot, slot + 1, mask, score, taints, affinity, scratch.data());
+    return mask[0] != 0;
+  };
+  PreemptionChoice best;
+  int64_t best_top = 0, best_sum = 0;
+  for (size_t i = 0; i < by_node.size();) {
+    const int32_t slot = by_node[i].first;
+    size_t e = i;
+    while (e < by_node.size() && by_node[e].first == slot) ++e;
+    std::vector<std::pair<const VictimCandidate*, BoundPod>> removed;
+    for (size_t k = i; k < e; ++k) removed.emplace_back(by_node[k].second, s.detach(by_node[k].second->key));
+    std::vector<const VictimCandidate*> victims;
+    const bool feasible = fits(slot);
+    if (feasible) {
+      // Reprieve from the highest priority down: keep every pod the preemptor can live beside.
+      for (size_t k = removed.size(); k-- > 0;) {
+        s.attach(removed[k].first->key, removed[k].second);
+        if (fits(slot)) {
+          removed[k].first = nullptr;  // reprieved: stays attached
+          continue;
+        }
+        removed[k].second = s.detach(removed[k].first->key);
+        victims.push_back(removed[k].first);
+      }
+    }
+    for (auto& [c, record] : removed)  // what is still detached goes back: nothing is evicted here
+      if (c != nullptr) s.attach(c->key, std::move(record));
+    i = e;
+    if (!feasible || victims.empty()) continue;
+    int64_t top = victims.front()->priority, sum = 0;
+    for (const auto* v : victims) top = std::max(top, v->priority), sum += v->priority;
+    const bool better = best.node < 0 || top < best_top || (top == best_top && sum < best_sum) ||
+                        (top == best_top && sum == best_sum && victims.size() < best.victims.size());
+    if (!better) continue;
+    best.node = slot, best_top = top, best_sum = sum;
+    best.victims.clear();
+    for (auto it = victims.rbegin(); it != victims.rend(); ++it) best.victims.push_back((*it)->key);
+  }
+  return best;
+}
+
+}  // namespace vcore

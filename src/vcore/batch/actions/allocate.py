@@ -1,0 +1,117 @@
+"""allocate and backfill: place admitted jobs, each in one native all-or-nothing call.
+
+allocate serves queues in the share plugin's order (a queue the plugin says is overused is left for this
+cycle), and in each queue jobs by the configured job order (priority, gang readiness, DRF share, creation). A
+job's tasks go to the native gang placement with its minimums; the tasks that complete each role's minimum come
+first. A job whose minimum cannot be met holds nothing afterwards. A quick check of the cluster's free totals
+skips jobs that cannot fit anywhere before any per-node work. backfill then places the jobs made only of
+best-effort pods (no requests), which allocate leaves alone as Volcano does.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+
+import numpy as np
+
+from vcore.batch import config as C
+from vcore.batch.podgroup import PENDING
+from vcore.batch.session import Job, Session
+from vcore.reasons import fit_error_message, reason_counts
+
+KPLACED, KNOFIT, KHEADROOM = 1, 2, 3  # native TaskOutcome
+
+
+def allocate(ssn: Session) -> None:
+    _serve(ssn, lambda job: not job.best_effort, check_overused=True)
+
+
+def backfill(ssn: Session) -> None:
+    # Volcano's backfill asks no queue questions: best-effort pods take no share.
+    _serve(ssn, lambda job: job.best_effort, check_overused=False)
+
+
+def _serve(ssn: Session, wanted, *, check_overused: bool) -> None:
+    gated = C.ENQUEUE in ssn.config.actions
+    heaps: dict[str, list] = {}
+    tie = itertools.count()
+    for queue, jobs in ssn.queue_jobs.items():
+        for job in jobs:
+            if job.invalid is None and job.pending and wanted(job) and not (gated and job.phase == PENDING
+                                                                            and job.podgroup is not None):
+                heaps.setdefault(queue, []).append((ssn.job_order_key(job), next(tie), job))
+    for heap in heaps.values():
+        heapq.heapify(heap)
+    while heaps:
+        queue = ssn.queue_order(list(heaps))
+        if check_overused and ssn.share is not None and ssn.share.overused(queue):
+            for _, _, job in heaps.pop(queue):
+                ssn.fail(job, f"queue {queue} is overused (at or above its deserved share)")
+            continue
+        _, _, job = heapq.heappop(heaps[queue])
+        if not heaps[queue]:
+            del heaps[queue]
+        place_job(ssn, job)
+
+
+def task_order(job: Job) -> tuple[list, list[int], list[int]]:
+    """The job's pending tasks with each role's missing minimum first, each task's role index, and per role how
+    many placements its minimum still needs (one unconstrained role when the job sets no role minimums)."""
+    if not job.min_task:
+        return job.pending, [0] * len(job.pending), [0]
+    roles = sorted({t.role for t in job.pending} | set(job.min_task))
+    role_need = job.role_need(roles)
+    left = dict(zip(roles, role_need))
+    first, rest = [], []
+    for t in job.pending:
+        if left[t.role] > 0:
+            left[t.role] -= 1
+            first.append(t)
+        else:
+            rest.append(t)
+    index = {r: i for i, r in enumerate(roles)}
+    tasks = first + rest
+    return tasks, [index[t.role] for t in tasks], role_need
+
+
+def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool:
+    """Place a job's pending tasks, all or nothing up to its minimums; returns whether it is ready."""
+    tasks, role_of, role_need = task_order(job)
+    need = job.min_member - job.ready_count
+    gang = need > 0 or any(n > 0 for n in role_need)
+    if gang and not _fits_in_total(ssn, job, tasks, max(need, 0)):
+        return False
+    headroom = ssn.share.headroom(job.queue) if ssn.share is not None and hasattr(ssn.share, "headroom") else None
+    nodes, outcome, gpus, ready, first_unfit, reasons, _ = ssn.engine.place_gang(
+        [t.compiled for t in tasks], role_of, role_need, need, headroom, allowed, gang)
+    names = ssn.names
+    slots = nodes.tolist()
+    placed = [i for i, n in enumerate(slots) if n >= 0]
+    if placed:
+        ssn.allocated(job, [tasks[i] for i in placed], [names[slots[i]] for i in placed], [gpus[i] for i in placed],
+                      [tasks[i] for i, n in enumerate(slots) if n < 0])
+    if not job.ready:  # what fitted before the gang was undone (Volcano's schedulable task count)
+        job.tentative = int((outcome == KPLACED).sum())
+    if len(placed) < len(tasks):
+        if first_unfit >= 0:
+            counts = reason_counts(reasons, ssn.state.resource_names())
+            ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
+        elif (outcome == KHEADROOM).any():
+            ssn.fail(job, f"queue {job.queue} has no room left for the job's tasks (capability or quota reached)")
+        else:
+            ssn.fail(job, "the gang's minimum could not be met")
+    return job.ready
+
+
+def _fits_in_total(ssn: Session, job: Job, tasks: list, need: int) -> bool:
+    """The cheapest test first: can the cluster's free totals hold the tasks the minimum needs at all?"""
+    minimum = ssn.total_of(ssn.shapes(tasks[:need]))
+    short = np.flatnonzero(minimum > ssn.free)
+    if short.size == 0:
+        return True
+    parts = ", ".join(f"{ssn.resources[a]} {int(minimum[a])} > {max(int(ssn.free[a]), 0)} free"
+                      for a in short)
+    ssn.fail(job, f"0/{ssn.state.n_nodes} nodes are available: the cluster's free resources cannot hold the gang's "
+                  f"minimum ({parts}).")
+    return False

@@ -1,0 +1,55 @@
+"""enqueue: admit Pending jobs (Pending -> Inqueue) whose minResources the queue and the cluster can take.
+
+Volcano's overcommit plugin lets the cluster admit up to ``overcommit-factor`` (1.2) times its allocatable,
+minus what is bound and what admitted jobs still wait for; the queue-share plugin votes with its own bound. A job
+without minResources is always admitted. Allocate only places admitted jobs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vcore.batch.podgroup import INQUEUE, PENDING
+from vcore.batch.shares.base import REJECT
+
+
+def enqueue(ssn) -> None:
+    factor = ssn.config.overcommit_factor
+    idle = None
+    if factor:
+        used = ssn.cluster.requested_matrix[:, ssn.cluster.live_mask].sum(axis=1) if ssn.total.size else 0
+        idle = np.floor(ssn.total * factor).astype(np.int64) - used
+        # What admitted jobs still wait for counts as taken (Volcano's inqueue resources).
+        for job in ssn.jobs.values():
+            if job.phase == INQUEUE and job.min_resources is not None:
+                idle -= np.maximum(job.min_resources - job.allocated, 0)
+    pending = [j for j in ssn.jobs.values() if j.phase == PENDING and j.invalid is None and j.podgroup is not None]
+    by_queue: dict[str, list] = {}
+    for job in pending:
+        by_queue.setdefault(job.queue, []).append(job)
+    queues = list(by_queue)
+    while queues:
+        queue = ssn.queue_order(queues)
+        queues.remove(queue)
+        for job in sorted(by_queue[queue], key=ssn.job_order_key):
+            if job.min_resources is not None:
+                asked = job.min_resources > 0
+                if idle is not None and np.any(job.min_resources[asked] > idle[asked]):
+                    job.fit_error = ("the cluster cannot admit the job's minResources: "
+                                     f"{_shortfall(ssn, job.min_resources, idle)} (overcommit-factor {factor})")
+                    continue
+                if ssn.share is not None and ssn.share.job_enqueueable(queue, job.min_resources) == REJECT:
+                    job.fit_error = f"queue {queue} cannot admit the job's minResources now"
+                    continue
+                if idle is not None:
+                    idle -= job.min_resources
+                if ssn.share is not None:
+                    ssn.share.on_job_enqueued(queue, job.min_resources)
+            job.phase = INQUEUE
+
+
+def _shortfall(ssn, need: np.ndarray, idle: np.ndarray) -> str:
+    parts = [f"{ssn.resources[a]} {int(need[a])} > {max(int(idle[a]), 0)}"
+             for a in np.flatnonzero((need > idle) & (need > 0))]
+    return ", ".join(parts)
+

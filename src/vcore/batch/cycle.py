@@ -1,0 +1,16 @@
+"""run_cycle: one scheduling cycle, the configured actions in order over a fresh Session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vcore.batch.actions import ACTIONS
+from vcore.batch.result import CycleResult
+from vcore.batch.session import Session
+
+
+def run_cycle(cluster: Any, engine: Any, config: Any, share: Any) -> CycleResult:
+    session = Session(cluster, engine, config, share)
+    for action in config.actions:
+        ACTIONS[action](session)
+    return session.close()

@@ -1,0 +1,77 @@
+"""What the batch layer knows of one pod: its gang, role, queue hint, priority and phase, beside its native spec.
+
+The node a pod runs on is not kept here: the native cluster state is the one truth about bindings
+(``ClusterState.pod_node``), so this record can never disagree with the accounting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from vcore._native import _convert
+from vcore.batch.podgroup import GROUP_NAME_ANNOTATION, QUEUE_NAME_ANNOTATION, TASK_SPEC_KEY, metadata, string_map
+
+#: Pod phases that hold no resources any more (kube-scheduler and the kubelet let them go).
+TERMINATED = frozenset({"Succeeded", "Failed"})
+GPU_INDEX_ANNOTATION = "volcano.sh/gpu-index"
+
+
+@dataclass
+class PodInfo:
+    key: str
+    namespace: str
+    group: str | None  # namespace/name of its PodGroup; None: a gang of one
+    role: str  # volcano.sh/task-spec, "" when none
+    queue_hint: str  # scheduling.volcano.sh/queue-name, for pods without a group
+    priority_class: str
+    spec_priority: int | None  # spec.priority as the API server's Priority admission set it
+    phase: str  # status.phase ("Pending" when absent)
+    node_name: str  # spec.nodeName, "" when pending
+    creation: str
+    gpu_index: str | None  # volcano.sh/gpu-index of a running pod
+    spec: dict  # the native pod spec (vcore.cluster.pod_spec)
+    compiled: Any = None  # CompiledPod, made when the pod is added while pending
+    shape: int = -1  # its request shape in BatchState.shapes ((axis, amount) pairs); -1 until known
+
+    @property
+    def terminated(self) -> bool:
+        return self.phase in TERMINATED
+
+    @property
+    def best_effort(self) -> bool:
+        """No resource requests at all (Volcano's backfill places these)."""
+        return not self.spec["requests"]
+
+
+def pod_info(obj: Any, spec: dict) -> PodInfo:
+    """The batch view of a pod whose native spec is ``spec`` (converted by the caller)."""
+    d = _convert.api_dict(obj, "pod")
+    namespace, name, meta = metadata(d, "pod")
+    what = f"pod {namespace}/{name}"
+    annotations = string_map(meta.get("annotations"), f"{what}: metadata.annotations")
+    labels = string_map(meta.get("labels"), f"{what}: metadata.labels")
+    pod_spec = d.get("spec") or {}
+    status = d.get("status") or {}
+    group = annotations.get(GROUP_NAME_ANNOTATION)
+    node_name = pod_spec.get("nodeName") or ""
+    if not isinstance(node_name, str):
+        raise TypeError(f"{what}: spec.nodeName: expected a string")
+    priority_class = pod_spec.get("priorityClassName") or ""
+    if not isinstance(priority_class, str):
+        raise TypeError(f"{what}: spec.priorityClassName: expected a string")
+    phase = status.get("phase") or "Pending"
+    return PodInfo(
+        key=spec["key"],
+        namespace=namespace,
+        group=f"{namespace}/{group}" if group else None,
+        role=annotations.get(TASK_SPEC_KEY) or labels.get(TASK_SPEC_KEY) or "",
+        queue_hint=annotations.get(QUEUE_NAME_ANNOTATION, ""),
+        priority_class=priority_class,
+        spec_priority=pod_spec.get("priority"),
+        phase=str(phase),
+        node_name=node_name,
+        creation=str(meta.get("creationTimestamp") or ""),
+        gpu_index=annotations.get(GPU_INDEX_ANNOTATION),
+        spec=spec,
+    )

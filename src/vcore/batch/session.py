@@ -1,0 +1,429 @@
+"""One scheduling cycle's view of the cluster: jobs (gangs) with their tasks, queues with their shares, and the
+order functions the actions follow (Volcano's session).
+
+A job is a PodGroup with its pods, or a pod without a group (a gang of one). The session compiles the pending
+tasks once, keeps per job and per queue what is allocated, and records what the actions decide; ``close``
+turns that into PodGroup phases and conditions the way Volcano's session close does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from vcore.batch import config as C
+from vcore.batch.podgroup import DEFAULT_QUEUE, INQUEUE, PENDING, RUNNING, UNKNOWN, PodGroupSpec
+from vcore.batch.pods import PodInfo
+from vcore.batch.priority import PREEMPT_NEVER
+from vcore.batch.result import CycleResult, PodGroupStatus, QueueStatus
+from vcore.batch.shares import SHARE_PLUGINS
+from vcore.batch.shares.base import QueueUsage
+
+# Volcano's PodGroup condition types and reasons.
+UNSCHEDULABLE_TYPE, SCHEDULED_TYPE = "Unschedulable", "Scheduled"
+NOT_ENOUGH_RESOURCES, NOT_ENOUGH_PODS, NOT_ENOUGH_PODS_OF_TASK = (
+    "NotEnoughResources", "NotEnoughPods", "NotEnoughPodsOfTask")
+SCHEDULED_REASON = "tasks in gang are ready to be scheduled"
+
+
+@dataclass(eq=False)
+class Job:
+    """A gang: a PodGroup and its pods, or one pod without a group."""
+
+    key: str
+    podgroup: PodGroupSpec | None
+    queue: str
+    priority: int
+    can_preempt: bool
+    min_member: int
+    min_task: dict[str, int]
+    min_resources: np.ndarray | None
+    creation: str
+    pending: list[PodInfo]  # in task order
+    running: list[str]  # bound and not Releasing
+    releasing: int
+    succeeded: int
+    failed: int
+    role_ready: Counter  # role -> running + succeeded
+    allocated: np.ndarray
+    request: np.ndarray
+    phase: str
+    n_tasks: int
+    placed: int = 0  # tasks bound by this cycle
+    tentative: int = 0  # tasks that found a node before the gang fell short and was undone
+    pipelined: int = 0  # tasks nominated onto nodes being freed, this cycle
+    fit_error: str = ""
+    invalid: tuple[str, str] | None = None  # (reason, message) when the gang can never run as defined
+
+    @property
+    def ready_count(self) -> int:
+        """Volcano's ReadyTaskNum: running, succeeded and allocated this cycle."""
+        return len(self.running) + self.succeeded + self.placed
+
+    def role_need(self, roles: list[str]) -> list[int]:
+        return [self.min_task.get(r, 0) - self.role_ready.get(r, 0) for r in roles]
+
+    @property
+    def ready(self) -> bool:
+        return self.ready_count >= self.min_member and all(
+            self.role_ready.get(r, 0) >= n for r, n in self.min_task.items())
+
+    @property
+    def pipelined_ready(self) -> bool:
+        """Volcano's JobPipelined: ready once the tasks waiting for evictions land."""
+        return self.ready_count + self.pipelined >= self.min_member
+
+    @property
+    def best_effort(self) -> bool:
+        return all(t.best_effort for t in self.pending)
+
+
+class Session:
+    def __init__(self, cluster: Any, engine: Any, config: C.CycleConfig, share: Any) -> None:
+        self.cluster = cluster
+        self.batch = cluster._batch
+        self.state = cluster._state
+        self.engine = engine
+        self.config = config
+        self.share = share
+        self.result = CycleResult()
+        self.started = time.perf_counter()
+        self.enabled = {p.name for p in config.plugins()}
+        self.transition = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self._open()
+
+    # -- open ----------------------------------------------------------------------------------------------
+    def _open(self) -> None:
+        batch = self.batch
+        state = self.state
+        # Pods pending again (their node went away) were compiled for nothing yet.
+        to_compile = [info for info in batch.pods.values() if info.compiled is None and not info.terminated
+                      and state.pod_node(info.key) < 0]
+        for info, compiled in zip(to_compile, state.compile_pods([info.spec for info in to_compile])):
+            info.compiled, info.shape = compiled, batch.shape_of(compiled.requests)
+        self.resources = state.resource_names()
+        self.n_resources = len(self.resources)
+        self.names = state.node_names()  # no node changes while the cycle holds the session
+        live = self.cluster.live_mask
+        self.total = self.cluster.allocatable_matrix[:, live].sum(axis=1).astype(np.int64)
+        self.free = self.total - self.cluster.requested_matrix[:, live].sum(axis=1)
+        self._class_priority: dict[str, int] = {}
+        self.jobs: dict[str, Job] = {}
+        for key, pg in batch.podgroups.items():
+            self.jobs[key] = self._job(key, pg, [batch.pods[k] for k in batch.members.get(key, ())])
+        # Pods without a group: the pending ones are jobs; the running ones only count toward their queue's usage
+        # (jobs of one are made for them only when preempt or reclaim look for victims).
+        self._running_singles: list[PodInfo] = []
+        self.single_usage: dict[str, list[int]] = {}
+        for key in batch.singles:
+            info = batch.pods[key]
+            if info.terminated:
+                continue
+            if state.pod_node(key) < 0:
+                self.jobs[key] = self._job(key, None, [info])
+            elif key not in batch.releasing:
+                self._running_singles.append(info)
+                usage = self.single_usage.setdefault(info.queue_hint or DEFAULT_QUEUE, [0] * self.n_resources)
+                for axis, amount in self.batch.shapes[self.shape(info)]:
+                    usage[axis] += amount
+        # Pods that name a PodGroup the cluster does not have wait for it.
+        for group, keys in batch.members.items():
+            if group not in batch.podgroups:
+                for k in keys:
+                    if not batch.pods[k].terminated and state.pod_node(k) < 0:
+                        self.result.unschedulable[k] = ({}, f"podgroup {group} not found")
+        self.queue_jobs: dict[str, list[Job]] = {}
+        for job in self.jobs.values():
+            self._check_job(job)
+            self.queue_jobs.setdefault(job.queue, []).append(job)
+        self._open_shares()
+
+    def _job(self, key: str, pg: PodGroupSpec | None, members: list[PodInfo]) -> Job:
+        pod_node = self.state.pod_node
+        releasing_pods = self.batch.releasing
+        pending, running = [], []
+        releasing = succeeded = failed = 0
+        role_ready: Counter = Counter()
+        # Pods of a PodGroup share a few request shapes: count shapes, sum once per shape.
+        requested: Counter = Counter()
+        held: Counter = Counter()
+        for info in members:
+            phase = info.phase
+            if phase == "Succeeded":
+                succeeded += 1
+                role_ready[info.role] += 1
+                continue
+            if phase == "Failed":
+                failed += 1
+                continue
+            shape = info.shape if info.shape >= 0 else self.shape(info)
+            requested[shape] += 1
+            if pod_node(info.key) < 0:
+                pending.append(info)
+            elif info.key in releasing_pods:
+                releasing += 1
+            else:
+                running.append(info.key)
+                role_ready[info.role] += 1
+                held[shape] += 1
+        classes = self.batch.priority_classes
+        if pg is not None:
+            priority = classes.value_of(pg.priority_class_name)
+            can_preempt = classes.preemption_policy(pg.priority_class_name) != PREEMPT_NEVER
+            queue, min_member, min_task, creation = pg.queue, pg.min_member, dict(pg.min_task_member), pg.creation
+            min_resources = None if pg.min_resources is None else self.vector_of(pg.min_resources)
+            phase = self.batch.status[key].phase
+        else:
+            info = members[0]
+            priority = self.pod_priority(info)
+            can_preempt = classes.preemption_policy(info.priority_class) != PREEMPT_NEVER
+            queue, min_member, min_task, creation = info.queue_hint or DEFAULT_QUEUE, 1, {}, info.creation
+            min_resources, phase = None, PENDING
+        # Task order: priority, then the order pods arrived (Volcano: priority, creation, UID).
+        if len(pending) > 1 and len({self.pod_priority(t) for t in pending}) > 1:
+            pending.sort(key=lambda t: -self.pod_priority(t))
+        return Job(key, pg, queue, priority, can_preempt, min_member, min_task, min_resources, creation, pending,
+                   running, releasing, succeeded, failed, role_ready, self.total_of(held), self.total_of(requested),
+                   phase, len(members))
+
+    def total_of(self, shape_counts: dict[int, int]) -> np.ndarray:
+        """The sum of request shapes times how many pods have each."""
+        total = [0] * self.n_resources
+        shapes = self.batch.shapes
+        for shape, count in shape_counts.items():
+            for axis, amount in shapes[shape]:
+                total[axis] += amount * count
+        return np.array(total, np.int64)
+
+    def shapes(self, infos: list[PodInfo]) -> Counter:
+        return Counter(info.shape if info.shape >= 0 else self.shape(info) for info in infos)
+
+    def pod_priority(self, info: PodInfo) -> int:
+        if info.spec_priority is not None:
+            return info.spec_priority
+        value = self._class_priority.get(info.priority_class)
+        if value is None:
+            value = self._class_priority[info.priority_class] = self.batch.priority_classes.value_of(info.priority_class)
+        return value
+
+    def vector_of(self, amounts: dict[str, int]) -> np.ndarray:
+        """A {resource: amount} map as a vector over the resource axes (resources no axis has are dropped)."""
+        vec = np.zeros(self.n_resources, np.int64)
+        for name, amount in amounts.items():
+            axis = self.state.find_resource_axis(name)
+            if axis >= 0:
+                vec[axis] += amount
+        return vec
+
+    def shape(self, info: PodInfo) -> int:
+        """A pod's request shape, interned on first use (pods that never went through compile)."""
+        if info.shape < 0:
+            axes = ((self.state.find_resource_axis(n), v) for n, v in info.spec["requests"].items())
+            info.shape = self.batch.shape_of((a, v) for a, v in axes if a >= 0)
+        return info.shape
+
+    def pod_vector(self, info: PodInfo) -> np.ndarray:
+        return self.total_of({self.shape(info): 1})
+
+    def _check_job(self, job: Job) -> None:
+        """Volcano's JobValid (gang) and the queue's existence and state: an invalid job is not scheduled."""
+        if job.podgroup is not None:
+            valid = Counter(t.role for t in job.pending)
+            valid.update(self.batch.pods[k].role for k in job.running)
+            succeeded = job.role_ready - Counter(self.batch.pods[k].role for k in job.running)
+            valid.update(succeeded)
+            if any(valid[role] < n for role, n in job.min_task.items()):
+                job.invalid = (NOT_ENOUGH_PODS_OF_TASK, "Not enough valid pods of each task for gang-scheduling")
+            n_valid = len(job.pending) + len(job.running) + job.succeeded
+            if job.invalid is None and n_valid < job.min_member:
+                job.invalid = (NOT_ENOUGH_PODS, f"Not enough valid tasks for gang-scheduling, valid: {n_valid}, "
+                                                f"min: {job.min_member}")
+        if job.invalid is None and job.queue not in self.batch.queues:
+            job.invalid = (NOT_ENOUGH_RESOURCES, f"queue {job.queue} not found")
+        elif job.invalid is None and job.phase == PENDING and not self.batch.queues.get(job.queue).is_open:
+            job.invalid = (NOT_ENOUGH_RESOURCES, f"queue {job.queue} is {self.batch.queues.get(job.queue).state}")
+        if job.invalid is not None:
+            self.fail(job, job.invalid[1])
+
+    def _open_shares(self) -> None:
+        if self.share is None:
+            return
+        usage = {}
+        for queue in set(self.queue_jobs) | set(self.single_usage):
+            if queue not in self.batch.queues:
+                continue
+            jobs = self.queue_jobs.get(queue, [])
+            singles = np.array(self.single_usage.get(queue, [0] * self.n_resources), np.int64)
+            allocated = sum((j.allocated for j in jobs), singles)
+            request = sum((j.request for j in jobs), singles)
+            inqueue = np.zeros(self.n_resources, np.int64)
+            elastic = np.zeros(self.n_resources, np.int64)
+            for j in jobs:
+                if j.min_resources is None:
+                    continue
+                if j.phase == INQUEUE:
+                    inqueue += j.min_resources
+                elif j.phase == RUNNING:
+                    inqueue += np.maximum(j.min_resources - j.allocated, 0)
+                    elastic += np.maximum(j.allocated - j.min_resources, 0)
+            usage[queue] = QueueUsage(allocated, request, inqueue, elastic)
+        self.share.open(self.batch.queues, self.resources, self.total, usage)
+
+    def running_jobs(self) -> list[Job]:
+        """Every job with running pods, the running pods without a group included (made on first use)."""
+        if self._running_singles:
+            for info in self._running_singles:
+                self.jobs[info.key] = job = self._job(info.key, None, [info])
+                self.queue_jobs.setdefault(job.queue, []).append(job)
+            self._running_singles = []
+            self.single_usage = {}
+        return [j for j in self.jobs.values() if j.running]
+
+    # -- orders (Volcano's plugin order functions, each on when its plugin is configured) --------------------
+    def job_order_key(self, job: Job) -> tuple:
+        key: list[Any] = []
+        if C.PRIORITY in self.enabled:
+            key.append(-job.priority)
+        if C.GANG in self.enabled:
+            key.append(job.ready)  # jobs not ready yet go first
+        if C.DRF in self.enabled:
+            key.append(self.dominant_share(job))
+        key += [job.creation, job.key]
+        return tuple(key)
+
+    def dominant_share(self, job: Job) -> float:
+        """DRF: the job's largest share of any resource the cluster has."""
+        mask = self.total > 0
+        if not mask.any():
+            return 0.0
+        return float(np.max(job.allocated[mask] / self.total[mask]))
+
+    def queue_order(self, queues: list[str]) -> str:
+        """The queue to serve next: the share plugin's order, then Volcano's creation time and name."""
+        def ahead(a: str, b: str) -> bool:
+            if self.share is not None:
+                c = self.share.queue_order(a, b)
+                if c:
+                    return c < 0
+            sa, sb = self.batch.queues.get(a), self.batch.queues.get(b)
+            return (sa.creation_timestamp, a) < (sb.creation_timestamp, b)
+        best = queues[0]
+        for q in queues[1:]:
+            if ahead(q, best):
+                best = q
+        return best
+
+    # -- what the actions record ---------------------------------------------------------------------------
+    def allocated(self, job: Job, infos: list[PodInfo], nodes: list[str], gpus: list[Any],
+                  still_pending: list[PodInfo]) -> None:
+        """Tasks of a job bound by the cycle (already bound in the native state); the others stay pending."""
+        from vcore.cluster import gpu_choice
+        from vcore.scheduler import Placement
+
+        bindings = self.result.bindings
+        nominated = self.batch.nominated
+        job.role_ready.update(info.role for info in infos)
+        for info, node, held in zip(infos, nodes, gpus):
+            bindings.append(Placement(info.key, node, {}, "", gpu_choice(held) if held else None))
+            if nominated:
+                nominated.pop(info.key, None)
+        vec = self.total_of(self.shapes(infos))
+        job.allocated += vec
+        self.free -= vec
+        if self.share is not None:  # once per job: the plugins' bookkeeping is per queue, not per task
+            self.share.on_allocate(job.queue, vec)
+        job.placed += len(infos)
+        job.pending = still_pending
+
+    def fail(self, job: Job, message: str, reasons: dict[str, int] | None = None) -> None:
+        """Record why a job's tasks stay pending this cycle."""
+        if not job.fit_error:
+            job.fit_error = message
+        for t in job.pending:
+            self.result.unschedulable.setdefault(t.key, (dict(reasons or {}), message))
+
+    # -- close ---------------------------------------------------------------------------------------------
+    def close(self) -> CycleResult:
+        result = self.result
+        for key, job in self.jobs.items():
+            if job.pending and not job.ready:
+                self.fail(job, job.fit_error or self._not_tried_reason(job))
+            if job.podgroup is not None:
+                result.podgroups[key] = self._group_status(job)
+        self._queue_status()
+        result.nominated = dict(self.batch.nominated)
+        result.seconds = time.perf_counter() - self.started
+        return result
+
+    def _group_status(self, job: Job) -> PodGroupStatus:
+        status = self.batch.status[job.key]
+        conditions = [c for c in status.conditions if c.get("type") not in (UNSCHEDULABLE_TYPE, SCHEDULED_TYPE)]
+        message = ""
+        unschedulable = False
+        if job.invalid is not None:
+            reason, message = job.invalid
+            unschedulable = True
+            conditions.append(self._condition(UNSCHEDULABLE_TYPE, reason, message))
+        elif not job.ready:
+            unschedulable = True
+            missing = job.min_member - job.ready_count - job.tentative
+            fit = job.fit_error or self._not_tried_reason(job)
+            message = f"{missing}/{job.n_tasks} tasks in gang unschedulable: {fit}"
+            conditions.append(self._condition(UNSCHEDULABLE_TYPE, NOT_ENOUGH_RESOURCES, message))
+        else:
+            conditions.append(self._condition(SCHEDULED_TYPE, SCHEDULED_REASON, ""))
+        # Volcano's jobStatus: running tasks while unschedulable -> Unknown; enough allocated -> Running; else
+        # Pending unless it was admitted (Inqueue).
+        if job.running and unschedulable and job.invalid is None:
+            phase = UNKNOWN
+        elif len(job.running) + job.placed + job.succeeded >= job.min_member:
+            phase = RUNNING
+        elif job.phase != INQUEUE:
+            phase = PENDING
+        else:
+            phase = INQUEUE
+        status.phase = phase
+        status.conditions = conditions
+        return PodGroupStatus(phase, tuple(conditions), message, len(job.running) + job.placed, job.succeeded,
+                              job.failed)
+
+    def _not_tried_reason(self, job: Job) -> str:
+        if job.phase == PENDING and C.ENQUEUE in self.config.actions:
+            return "the job is Pending: its queue or the cluster cannot admit its minResources yet"
+        return "pod group is not ready"
+
+    def _condition(self, kind: str, reason: str, message: str) -> dict[str, Any]:
+        return {"type": kind, "status": "True", "reason": reason, "message": message,
+                "lastTransitionTime": self.transition}
+
+    def _queue_status(self) -> None:
+        names = self.resources
+        status = self.share.status() if self.share is not None else {}
+        for queue in self.batch.queues:
+            jobs = self.queue_jobs.get(queue, [])
+            singles = np.array(self.single_usage.get(queue, [0] * self.n_resources), np.int64)
+            allocated = sum((j.allocated for j in jobs), singles)
+            standing = status.get(queue)
+            deserved = standing.deserved if standing is not None else np.zeros(self.n_resources, np.int64)
+            share = standing.share if standing is not None else 0.0
+            self.result.queues[queue] = QueueStatus(
+                {n: int(v) for n, v in zip(names, allocated) if v},
+                {n: int(v) for n, v in zip(names, deserved) if v},
+                float(share),
+                sum(1 for j in jobs if not j.ready),
+                sum(1 for j in jobs if j.ready))
+
+
+
+def share_plugin(config: C.CycleConfig) -> Any:
+    """The configured queue-share plugin, built from its arguments (None when none is configured)."""
+    option = config.share_plugin()
+    if option is None:
+        return None
+    cls = SHARE_PLUGINS[option.name]
+    return cls(option.arguments, hierarchy=option.switches.get("enableHierarchy", False))
+

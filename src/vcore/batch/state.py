@@ -1,0 +1,94 @@
+"""BatchState: the batch layer's objects beside the native cluster state (pods, PodGroups, queues, classes).
+
+It keeps the indexes the cycle needs so a cycle touches jobs, not every pod: the members of each group, the
+pending pods, the pods evicted and not yet gone (Releasing) and the preemptors waiting for them (nominated). The
+node a pod runs on is always read from the native state. Every method validates before it changes anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from vcore.batch.podgroup import PENDING, PodGroupSpec
+from vcore.batch.pods import PodInfo
+from vcore.batch.priority import PriorityClasses
+from vcore.batch.queue import QueueTree
+
+
+@dataclass
+class GroupStatus:
+    """What the cycle last decided about a PodGroup (Volcano's PodGroupStatus)."""
+
+    phase: str = PENDING
+    conditions: list[dict[str, Any]] = field(default_factory=list)
+
+
+class BatchState:
+    def __init__(self) -> None:
+        self.pods: dict[str, PodInfo] = {}
+        self.podgroups: dict[str, PodGroupSpec] = {}
+        self.status: dict[str, GroupStatus] = {}
+        self.queues = QueueTree()
+        self.priority_classes = PriorityClasses()
+        # Insertion-ordered (dicts as ordered sets): the cycle's order never depends on string hashing.
+        self.members: dict[str, dict[str, None]] = {}  # group key -> pod keys that name it (group may not exist)
+        self.singles: dict[str, None] = {}  # pods without a group: each a gang of one
+        self.releasing: dict[str, str] = {}  # evicted pod -> the preemptor it makes room for
+        self.nominated: dict[str, str] = {}  # preemptor pod -> node name it waits for
+        # Request shapes, interned: the (resource axis, amount) pairs of a pod's requests. Pods of one template
+        # share one shape, so sums over thousands of pods count small integers (axes never move once interned).
+        self.shapes: list[tuple[tuple[int, int], ...]] = []
+        self._shape_ids: dict[tuple[tuple[int, int], ...], int] = {}
+
+    def shape_of(self, pairs) -> int:
+        pairs = tuple(pairs)
+        shape = self._shape_ids.get(pairs)
+        if shape is None:
+            shape = self._shape_ids[pairs] = len(self.shapes)
+            self.shapes.append(pairs)
+        return shape
+
+    # -- pods --------------------------------------------------------------------------------------------
+    def add_pod(self, info: PodInfo) -> None:
+        self.pods[info.key] = info
+        if info.group is None:
+            self.singles[info.key] = None
+        else:
+            self.members.setdefault(info.group, {})[info.key] = None
+
+    def remove_pod(self, key: str) -> PodInfo:
+        info = self.pods.pop(key)
+        if info.group is None:
+            self.singles.pop(key, None)
+        else:
+            group = self.members.get(info.group)
+            if group is not None:
+                group.pop(key, None)
+                if not group and info.group not in self.podgroups:
+                    del self.members[info.group]
+        self.releasing.pop(key, None)
+        self.nominated.pop(key, None)
+        return info
+
+    # -- podgroups ---------------------------------------------------------------------------------------
+    def set_podgroup(self, pg: PodGroupSpec) -> None:
+        fresh = pg.key not in self.podgroups
+        self.podgroups[pg.key] = pg
+        self.members.setdefault(pg.key, {})
+        if fresh:
+            phase = pg.status.get("phase") or PENDING
+            conditions = pg.status.get("conditions") or []
+            self.status[pg.key] = GroupStatus(str(phase), [dict(c) for c in conditions if isinstance(c, dict)])
+
+    def remove_podgroup(self, key: str) -> PodGroupSpec:
+        pg = self.podgroups.pop(key)
+        self.status.pop(key, None)
+        if not self.members.get(key):
+            self.members.pop(key, None)
+        return pg
+
+    def jobs_in_queue(self, queue: str) -> int:
+        """PodGroups that name the queue, and pods without a group that name it."""
+        groups = sum(1 for pg in self.podgroups.values() if pg.queue == queue)
+        return groups + sum(1 for k in self.singles if self.pods[k].queue_hint == queue)

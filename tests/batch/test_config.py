@@ -1,0 +1,143 @@
+"""The cycle configuration in Volcano's volcano-scheduler.conf shape: parsing, defaults, errors, node profile."""
+from __future__ import annotations
+
+import pytest
+import yaml
+
+import vcore
+from vcore.batch.config import DEFAULT_CONF, CycleConfig
+
+from .builders import gang, node, build
+
+VOLCANO_TYPICAL = """
+actions: "enqueue, allocate, backfill, preempt, reclaim"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+- plugins:
+  - name: overcommit
+    arguments:
+      overcommit-factor: 1.5
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+    arguments:
+      binpack.weight: 10
+      binpack.cpu: 2
+"""
+
+
+def test_default_is_volcanos_default_configuration():
+    config = CycleConfig.default()
+    assert config.actions == ("enqueue", "allocate", "backfill")
+    assert [[p.name for p in tier] for tier in config.tiers] == [
+        ["priority", "gang", "conformance"], ["overcommit", "drf", "predicates", "proportion", "nodeorder"]]
+    assert config.overcommit_factor == 1.2
+    assert CycleConfig.from_config(None) == config == CycleConfig.from_config(DEFAULT_CONF)
+
+
+def test_typical_volcano_configuration_loads(tmp_path):
+    path = tmp_path / "volcano-scheduler.conf"
+    path.write_text(VOLCANO_TYPICAL)
+    config = CycleConfig.from_config(str(path))
+    assert config.actions == ("enqueue", "allocate", "backfill", "preempt", "reclaim")
+    assert config.overcommit_factor == 1.5
+    assert not config.plugin("gang").enabled("enablePreemptable")
+    assert config.plugin("gang").enabled("enableJobOrder")
+    profile = vcore.Profile.from_config(config.node_profile())
+    assert dict(profile.scores) == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
+                                    "NodeResourcesBalancedAllocation": 1, "binpack": 1}
+    assert profile.binpack.weight == 10
+    assert profile.filters == ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit",
+                               "GPUDeviceFit")
+
+
+def test_configmap_wrapping_loads(tmp_path):
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "volcano-scheduler-configmap"},
+          "data": {"volcano-scheduler.conf": VOLCANO_TYPICAL}}
+    path = tmp_path / "cm.yaml"
+    path.write_text(yaml.safe_dump(cm))
+    assert CycleConfig.from_config(str(path)).actions[-1] == "reclaim"
+
+
+def test_nodeorder_weights_become_the_profile():
+    conf = {"actions": "allocate", "tiers": [{"plugins": [
+        {"name": "predicates", "arguments": {"predicate.TaintTolerationEnable": False}},
+        {"name": "nodeorder", "arguments": {"leastrequested.weight": 0, "mostrequested.weight": 3,
+                                            "nodeaffinity.weight": 5, "tainttoleration.weight": 0}}]}]}
+    profile = vcore.Profile.from_config(CycleConfig.from_config(conf).node_profile())
+    assert dict(profile.scores) == {"NodeAffinity": 5, "NodeResourcesFit": 3, "NodeResourcesBalancedAllocation": 1}
+    assert profile.fit.strategy == "MostAllocated"
+    assert "TaintToleration" not in profile.filters
+
+
+def test_without_predicates_only_resources_filter():
+    conf = {"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}]}]}
+    profile = vcore.Profile.from_config(CycleConfig.from_config(conf).node_profile())
+    assert profile.filters == ("NodeResourcesFit", "GPUDeviceFit") and profile.scores == ()
+
+
+def test_scheduler_takes_the_cycle_and_runs_it():
+    cluster = build(node("n1", "4"), *gang("job", 2))
+    scheduler = vcore.Scheduler(cluster, cycle=yaml.safe_load(VOLCANO_TYPICAL))
+    assert scheduler.cycle.actions[0] == "enqueue"
+    assert len(scheduler.run_cycle().bindings) == 2
+
+
+def test_node_settings_in_both_places_are_refused():
+    conf = yaml.safe_load(VOLCANO_TYPICAL)
+    with pytest.raises(vcore.ProfileError, match="give one of them"):
+        vcore.Scheduler(vcore.Cluster(), profile={}, cycle=conf)
+
+
+BAD = {
+    "unknown-action": ({"actions": "enqueue, shuffle", "tiers": []}, r"actions: unknown action 'shuffle'"),
+    "no-actions": ({"tiers": []}, r"actions: expected a comma-separated string"),
+    "action-twice": ({"actions": "allocate, allocate", "tiers": []}, r"listed twice"),
+    "unknown-key": ({"actions": "allocate", "tiers": [], "metrics": {}}, r"metrics: unknown key"),
+    "unknown-plugin": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}, {"name": "sla"}]}]},
+                       r"tiers\[0\]\.plugins\[1\]\.name: unknown plugin 'sla'"),
+    "plugin-twice": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}]}, {"plugins": [{"name": "gang"}]}]},
+                     r"tiers\[1\]\.plugins\[0\]\.name: gang is configured twice"),
+    "two-share-plugins": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "proportion"}, {"name": "capacity"}]}]},
+                          r"capacity and proportion are both queue-share plugins"),
+    "unknown-option": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableSomething": True}]}]},
+                       r"tiers\[0\]\.plugins\[0\]\.enableSomething: unknown plugin option"),
+    "option-not-bool": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableJobOrder": "yes"}]}]},
+                        r"enableJobOrder: expected true or false"),
+    "overcommit-below-one": ({"actions": "enqueue", "tiers": [{"plugins": [
+        {"name": "overcommit", "arguments": {"overcommit-factor": 0.5}}]}]}, r"overcommit-factor: must be at least 1"),
+    "gang-argument": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "arguments": {"x": 1}}]}]},
+                      r"tiers\[0\]\.plugins\[0\]\.arguments\.x: unknown argument of gang"),
+    "nodeorder-both-strategies": ({"actions": "allocate", "tiers": [{"plugins": [
+        {"name": "nodeorder", "arguments": {"mostrequested.weight": 1}}]}]}, r"both set"),
+    "nodeorder-unimplemented": ({"actions": "allocate", "tiers": [{"plugins": [
+        {"name": "nodeorder", "arguments": {"podaffinity.weight": 2}}]}]}, r"does not implement InterPodAffinity"),
+    "predicate-unimplemented": ({"actions": "allocate", "tiers": [{"plugins": [
+        {"name": "predicates", "arguments": {"predicate.PodAffinityEnable": True}}]}]}, r"does not implement"),
+    "share-argument": ({"actions": "allocate", "tiers": [{"plugins": [
+        {"name": "proportion", "arguments": {"nope": 1}}]}]}, r"proportion: arguments\.nope: unknown argument"),
+    "configurations": ({"actions": "allocate", "tiers": [], "configurations": [{"name": "allocate",
+                                                                               "arguments": {"a": 1}}]},
+                       r"configurations\[0\]\.arguments: vcore's allocate action takes no arguments"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD))
+def test_bad_configuration_names_the_field(name):
+    conf, pattern = BAD[name]
+    with pytest.raises(vcore.ProfileError, match=pattern):
+        vcore.Scheduler(vcore.Cluster(), cycle=conf)
+
+
+def test_bad_yaml_file(tmp_path):
+    path = tmp_path / "bad.conf"
+    path.write_text("actions: [unclosed")
+    with pytest.raises(vcore.ProfileError, match="invalid YAML"):
+        CycleConfig.from_config(str(path))

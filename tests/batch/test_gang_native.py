@@ -1,0 +1,233 @@
+"""The native gang placement (Engine.place_gang, fit_counts) against the pure-Python reference and by hand."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference as ref
+import vcore
+from conftest import GIB, container, make_node, make_profile, node_dicts, pod_dicts, profiles, req_pod
+from .gang_reference import reference_place_gang
+from test_reference_vs_native import build_both
+
+UNLIMITED = 2**63 - 1
+
+
+def _renamed(pod: dict, name: str) -> dict:
+    out = copy.deepcopy(pod)
+    out["metadata"]["name"] = name
+    return out
+
+
+@st.composite
+def roomy_clusters(draw):
+    """Nodes with room for several gang tasks each (labels, taints and small pod limits still vary), and a few
+    pods already running."""
+    nodes = []
+    for i in range(draw(st.integers(1, 16))):
+        node = draw(node_dicts(f"n{i}"))
+        if draw(st.integers(0, 2)):  # most nodes take any task: choices between nodes are what is tested
+            node["spec"] = {}
+        alloc = node["status"]["allocatable"]
+        alloc["pods"] = str(draw(st.sampled_from([110, 110, 3])))
+        alloc["cpu"] = f"{draw(st.sampled_from([0, 2000, 4000, 8000, 16000]))}m"
+        alloc["memory"] = str(draw(st.integers(1, 32)) * GIB)
+        if draw(st.booleans()):
+            alloc["nvidia.com/gpu"] = str(draw(st.integers(0, 4)))
+        nodes.append(node)
+    existing = [(f"n{draw(st.integers(0, len(nodes) - 1))}", _small(draw, pod_dicts(f"bound{j}", constraints=False), j))
+                for j in range(draw(st.integers(0, len(nodes))))]
+    return nodes, existing
+
+
+def _small(draw, pod_strategy, salt) -> dict:
+    """A drawn pod whose requests are small next to a node (so gangs actually land), keeping its constraints."""
+    pod = draw(pod_strategy)
+    requests = {"cpu": f"{draw(st.integers(0, 2000))}m", "memory": str(draw(st.integers(0, 2 * GIB)))}
+    if draw(st.integers(0, 3)) == 0:
+        requests["nvidia.com/gpu"] = "1"
+    pod["spec"]["containers"] = [container(requests)]
+    pod["spec"].pop("initContainers", None)
+    pod["spec"].pop("overhead", None)
+    return pod
+
+
+@st.composite
+def gangs(draw):
+    """Tasks drawn as copies of 1..3 templates (so runs of identical specs occur), with roles and minimums."""
+    templates = [_small(draw, pod_dicts(f"t{i}", constraints=draw(st.integers(0, 2)) == 0), i)
+                 for i in range(draw(st.integers(1, 3)))]
+    tasks, roles = [], []
+    for _ in range(draw(st.integers(1, 4))):  # runs of identical tasks, as a PodGroup's roles come
+        t = draw(st.integers(0, len(templates) - 1))
+        for _ in range(draw(st.integers(1, 8))):
+            tasks.append(_renamed(templates[t], f"g{len(tasks)}"))
+            roles.append(t)
+    role_need = [draw(st.integers(0, roles.count(r) + 1)) for r in range(len(templates))]
+    need = draw(st.integers(0, len(tasks) + 1))
+    headroom = None if draw(st.integers(0, 2)) else {"cpu": draw(st.integers(0, 40_000))}
+    return tasks, roles, role_need, need, headroom, draw(st.integers(0, 2)) == 0
+
+
+@given(cluster=roomy_clusters(), gang=gangs(), profile=profiles(with_pct=True), seed=st.integers(0, 3))
+@settings(max_examples=150)
+def test_place_gang_matches_reference(cluster, gang, profile, seed):
+    nodes, existing = cluster
+    tasks, roles, role_need, need, headroom, all_or_nothing = gang
+    native, reference = build_both(nodes, existing)
+    sched = vcore.Scheduler(native, profile=profile, seed=seed)
+    compiled = [sched.compile(t) for t in tasks]
+    vector = None
+    if headroom is not None:
+        vector = [UNLIMITED] * len(native.resource_names)
+        vector[native.resource_names.index("cpu")] = headroom["cpu"]
+    got_nodes, outcome, _, ready, first_unfit, reasons, _ = sched._engine.place_gang(
+        compiled, roles, role_need, need, vector, None, all_or_nothing)
+    names = native._state.node_names()
+    chosen = {ref.pod_key(t): (names[n] if n >= 0 else None) for t, n in zip(tasks, got_nodes.tolist())}
+    # Undone placements leave no trace in the native result, so follow native's choice only where it kept one;
+    # an undone gang must also be undone in the reference (checked below through `ready`).
+    placed_before_undo = {}
+
+    def follow(key, best):
+        node = chosen[key]
+        if node is None:  # native placed it and then undid the gang: any best node will do for the reference
+            node = min(best)
+            placed_before_undo[key] = node
+        assert node in best, f"{key}: native chose {node}, reference best {sorted(best)}"
+        return node
+
+    want = reference_place_gang(reference, tasks, roles, role_need, need, headroom, ref.profile_to_native(profile),
+                                all_or_nothing, follow)
+    assert ready == want.ready
+    assert [chosen[ref.pod_key(t)] for t in tasks] == want.nodes
+    if want.first_unfit >= 0 and (ready or not all_or_nothing):
+        assert ref.pod_key(tasks[first_unfit]) == ref.pod_key(tasks[want.first_unfit])
+        assert vcore.reasons.reason_counts(reasons, native.resource_names) == want.reasons
+    for name in reference.nodes:
+        assert sorted(native.pods_on(name)) == sorted(p.key for p in reference.pods_on(name))
+
+
+def _cluster(n: int, cpu: int = 4000, **kw) -> vcore.Cluster:
+    c = vcore.Cluster()
+    for i in range(n):
+        c.add_node(make_node(f"n{i:04d}", cpu, 16 * 2**30, **kw))
+    return c
+
+
+def _gang(sched, n: int, cpu: int = 1000, prefix: str = "p") -> list:
+    return [sched.compile(req_pod(f"{prefix}{i}", cpu, 2**20)) for i in range(n)]
+
+
+def test_two_gangs_that_fit_alone_but_not_together():
+    c = _cluster(100, cpu=1000)
+    sched = vcore.Scheduler(c)
+    first = sched._engine.place_gang(_gang(sched, 100, prefix="a"), [0] * 100, [0], 100)
+    second = sched._engine.place_gang(_gang(sched, 100, prefix="b"), [0] * 100, [0], 100)
+    assert first[3] and (first[0] >= 0).all()
+    assert not second[3] and (second[0] == -1).all()
+    assert c.n_pods == 100 and all(k.startswith("default/a") for n in c.node_names for k in c.pods_on(n))
+    assert vcore.reasons.reason_counts(second[5], c.resource_names) == {"Insufficient cpu": 100}
+
+
+def test_partial_gang_is_undone_and_leaves_nothing():
+    c = _cluster(3, cpu=2000)
+    sched = vcore.Scheduler(c)
+    before = c.requested("cpu").copy()
+    nodes, outcome, _, ready, first_unfit, _, _ = sched._engine.place_gang(_gang(sched, 8), [0] * 8, [0], 8)
+    assert not ready and (nodes == -1).all() and first_unfit == 6
+    assert outcome.tolist() == [1] * 6 + [2] * 2
+    np.testing.assert_array_equal(c.requested("cpu"), before)
+
+
+def test_elastic_tasks_beyond_the_minimum_stay_when_the_gang_is_ready():
+    c = _cluster(3, cpu=2000)
+    sched = vcore.Scheduler(c)
+    nodes, _, _, ready, first_unfit, _, _ = sched._engine.place_gang(_gang(sched, 8), [0] * 8, [0], 4)
+    assert ready and (nodes >= 0).sum() == 6 and first_unfit == 6
+
+
+def test_role_minimum_decides_readiness():
+    c = _cluster(4, cpu=1000)
+    sched = vcore.Scheduler(c)
+    tasks = [sched.compile(req_pod("ps", 2000, 1))] + _gang(sched, 3)
+    # The parameter server fits nowhere: without it the gang is not ready even though 3 >= minMember 3.
+    out = sched._engine.place_gang(tasks, [0, 1, 1, 1], [1, 3], 3)
+    assert not out[3] and (out[0] == -1).all() and c.n_pods == 0
+
+
+def test_headroom_limits_what_the_queue_takes():
+    c = _cluster(10)
+    sched = vcore.Scheduler(c)
+    headroom = [UNLIMITED] * len(c.resource_names)
+    headroom[c.resource_names.index("cpu")] = 3500
+    nodes, outcome, *_ = sched._engine.place_gang(_gang(sched, 5), [0] * 5, [0], 0, headroom, None, False)
+    assert (nodes >= 0).sum() == 3 and outcome.tolist() == [1, 1, 1, 3, 3]
+
+
+def test_allowed_mask_confines_the_gang():
+    c = _cluster(10)
+    sched = vcore.Scheduler(c)
+    allowed = np.zeros(10, np.uint8)
+    allowed[[2, 5]] = 1
+    nodes, *_ = sched._engine.place_gang(_gang(sched, 8), [0] * 8, [0], 8, None, allowed)
+    assert set(nodes.tolist()) == {2, 5}
+
+
+def test_discovery_samples_like_kube_scheduler_and_grows_for_big_gangs():
+    c = _cluster(1000, cpu=2000)
+    sched = vcore.Scheduler(c)  # adaptive percentage: 1000 nodes -> 42 % -> 420 nodes to find
+    *_, evaluations = sched._engine.place_gang(_gang(sched, 1, prefix="one"), [0], [0], 1)
+    assert 420 <= evaluations < 420 + 512 + 1  # whole blocks are evaluated, the search stops at the 420th
+    # A gang of 1500 two-per-node pods needs 750 nodes: discovery goes on until they hold it.
+    nodes, *_ = sched._engine.place_gang(_gang(sched, 1500, prefix="big"), [0] * 1500, [0], 1500)
+    assert (nodes >= 0).all() and len(set(nodes.tolist())) >= 750
+
+
+def test_pct_100_spreads_like_sequential_least_allocated():
+    c = _cluster(4, cpu=4000)
+    sched = vcore.Scheduler(c, profile=make_profile([("NodeResourcesFit", 1)], pct=100))
+    nodes, *_ = sched._engine.place_gang(_gang(sched, 8), [0] * 8, [0], 8)
+    assert sorted(np.bincount(nodes, minlength=4).tolist()) == [2, 2, 2, 2]
+
+
+def test_fit_counts_match_numpy():
+    c = _cluster(50, cpu=8000)
+    sched = vcore.Scheduler(c)
+    rng = np.random.default_rng(1)
+    for i in range(80):
+        c.bind(req_pod(f"b{i}", int(rng.integers(100, 3000)), 2**20), f"n{int(rng.integers(0, 50)):04d}")
+    pod = sched.compile(req_pod("x", 1500, 2**20))
+    free = c.allocatable("cpu") - c.requested("cpu")
+    want = np.minimum(free // 1500, c.allocatable("pods") - c.requested("pods"))
+    np.testing.assert_array_equal(sched._engine.fit_counts(pod), np.maximum(want, 0))
+
+
+@pytest.mark.parametrize("bad", ["roles", "duplicate", "bound", "allowed", "role_index"])
+def test_malformed_requests_raise_and_change_nothing(bad):
+    c = _cluster(4)
+    sched = vcore.Scheduler(c)
+    tasks = _gang(sched, 3)
+    c.bind(req_pod("running", 100, 1), "n0000")
+    args = dict(tasks=tasks, role=[0, 0, 0], role_need=[0], need=3, headroom=None, allowed=None)
+    if bad == "roles":
+        args["role"] = [0]
+    elif bad == "duplicate":
+        args["tasks"] = tasks + [tasks[0]]
+        args["role"] = [0] * 4
+    elif bad == "bound":
+        args["tasks"] = tasks + [sched.compile(req_pod("running", 100, 1))]
+        args["role"] = [0] * 4
+    elif bad == "allowed":
+        args["allowed"] = np.ones(7, np.uint8)
+    else:
+        args["role"] = [0, 0, 5]
+    before = c.requested("cpu").copy()
+    with pytest.raises(ValueError):
+        sched._engine.place_gang(**args)
+    np.testing.assert_array_equal(c.requested("cpu"), before)
+    assert c.n_pods == 1

@@ -1,0 +1,231 @@
+"""Constraints: Volcano PodGroup networkTopology / subGroupPolicy and Kueue TAS annotations onto one type, their
+resolution against a tree, the profile arguments, and bad input named by owner and field."""
+from __future__ import annotations
+
+import pytest
+
+import vcore
+from topology.trees import hn, leaf_spine, node
+from vcore.topology import (SubGroup, TierRef, TopologyConstraint, TopologyPlacementArgs, kueue_constraint,
+                            parse_topology_args, podgroup_topology)
+
+
+def pg(spec: dict, name: str = "train") -> dict:
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": "ml"}, "spec": spec}
+
+
+VOLCANO = [
+    ("hard-tier", {"networkTopology": {"mode": "hard", "highestTierAllowed": 2}},
+     TopologyConstraint("hard", TierRef(tier=2), owner="PodGroup ml/train")),
+    ("hard-by-default", {"networkTopology": {"highestTierAllowed": 1}},
+     TopologyConstraint("hard", TierRef(tier=1), owner="PodGroup ml/train")),
+    ("hard-tier-name", {"networkTopology": {"mode": "hard", "highestTierName": "spine"}},
+     TopologyConstraint("hard", TierRef(name="spine"), owner="PodGroup ml/train")),
+    ("hard-without-a-tier-is-none", {"networkTopology": {"mode": "hard"}},
+     TopologyConstraint("none", owner="PodGroup ml/train")),
+    ("soft", {"networkTopology": {"mode": "soft", "highestTierAllowed": 1}},
+     TopologyConstraint("soft", owner="PodGroup ml/train")),
+    ("no-topology", {"minMember": 4}, TopologyConstraint("none", owner="PodGroup ml/train")),
+]
+
+
+@pytest.mark.parametrize("spec, expected", [v[1:] for v in VOLCANO], ids=[v[0] for v in VOLCANO])
+def test_volcano_podgroup(spec, expected):
+    assert podgroup_topology(pg(spec)).constraint == expected
+
+
+def test_volcano_subgroup_policy():
+    topo = podgroup_topology(pg({
+        "networkTopology": {"mode": "hard", "highestTierAllowed": 2},
+        "subGroupPolicy": [
+            {"name": "decode", "subGroupSize": 4, "minSubGroups": 2, "matchLabelKeys": ["volcano.sh/partition"],
+             "networkTopology": {"mode": "hard", "highestTierAllowed": 1}},
+            {"name": "prefill", "labelSelector": {"matchLabels": {"role": "prefill"}}}]}))
+    decode, prefill = topo.policies
+    assert decode == SubGroup(size=4, limit=TierRef(tier=1), name="decode", min_sub_groups=2,
+                              match_label_keys=("volcano.sh/partition",))
+    assert prefill.limit is None and prefill.size is None and prefill.label_selector == {
+        "matchLabels": {"role": "prefill"}}
+    assert topo.constraint.with_subgroups(decode).subgroups == (decode,)
+
+
+BAD_VOLCANO = [
+    ("both-tier-fields", {"networkTopology": {"highestTierAllowed": 1, "highestTierName": "leaf"}},
+     "PodGroup ml/train: spec.networkTopology: highestTierAllowed and highestTierName cannot be set together"),
+    ("unknown-field", {"networkTopology": {"mode": "hard", "tier": 1}},
+     "PodGroup ml/train: spec.networkTopology.tier: unknown field"),
+    ("bad-mode", {"networkTopology": {"mode": "strict"}}, "spec.networkTopology.mode: must be hard or soft"),
+    ("negative-tier", {"networkTopology": {"highestTierAllowed": -1}}, "highestTierAllowed: must be >= 0"),
+    ("tier-not-int", {"networkTopology": {"highestTierAllowed": "2"}}, "highestTierAllowed: expected an integer"),
+    ("soft-subgroup", {"subGroupPolicy": [{"name": "a", "subGroupSize": 2, "networkTopology": {"mode": "soft"}}]},
+     "spec.subGroupPolicy[0].networkTopology.mode: soft is not supported for sub-groups"),
+    ("subgroup-size-zero", {"subGroupPolicy": [{"subGroupSize": 0}]}, "spec.subGroupPolicy[0].subGroupSize: must be >= 1"),
+    ("subgroup-unknown-field", {"subGroupPolicy": [{"size": 2}]}, "spec.subGroupPolicy[0].size: unknown field"),
+]
+
+
+@pytest.mark.parametrize("spec, message", [b[1:] for b in BAD_VOLCANO], ids=[b[0] for b in BAD_VOLCANO])
+def test_bad_podgroup(spec, message):
+    with pytest.raises(vcore.TopologyError) as info:
+        podgroup_topology(pg(spec))
+    assert message in str(info.value)
+
+
+R, P, U = ("kueue.x-k8s.io/podset-required-topology", "kueue.x-k8s.io/podset-preferred-topology",
+           "kueue.x-k8s.io/podset-unconstrained-topology")
+S, Z, L = ("kueue.x-k8s.io/podset-slice-required-topology", "kueue.x-k8s.io/podset-slice-size",
+           "kueue.x-k8s.io/podset-slice-required-topology-constraints")
+
+KUEUE = [
+    ("required", {R: "rack"}, TopologyConstraint("hard", TierRef(name="rack"), TierRef(name="rack"), owner="t")),
+    ("preferred", {P: "rack"}, TopologyConstraint("soft", None, TierRef(name="rack"), owner="t")),
+    ("unconstrained", {U: "true"}, TopologyConstraint("none", owner="t")),
+    ("none", {}, TopologyConstraint("none", owner="t")),
+    ("required-with-slices", {R: "block", S: "rack", Z: "4"},
+     TopologyConstraint("hard", TierRef(name="block"), TierRef(name="block"),
+                        (SubGroup(size=4, limit=TierRef(name="rack")),), owner="t")),
+    ("slices-only", {S: "rack", Z: 8}, TopologyConstraint("none", subgroups=(SubGroup(8, TierRef(name="rack")),),
+                                                          owner="t")),
+    ("multi-layer", {R: "dc", L: '[{"topology": "block", "size": "32"}, {"topology": "rack", "size": "16"}]'},
+     TopologyConstraint("hard", TierRef(name="dc"), TierRef(name="dc"),
+                        (SubGroup(32, TierRef(name="block")), SubGroup(16, TierRef(name="rack"))), owner="t")),
+]
+
+
+@pytest.mark.parametrize("annotations, expected", [k[1:] for k in KUEUE], ids=[k[0] for k in KUEUE])
+def test_kueue_annotations(annotations, expected):
+    assert kueue_constraint(annotations, owner="t") == expected
+
+
+def test_kueue_reads_a_pod_template():
+    template = {"metadata": {"name": "worker", "annotations": {R: "rack"}}, "spec": {}}
+    assert kueue_constraint(template).owner == "pod template worker"
+    job_template = {"template": template}
+    assert kueue_constraint(job_template).mode == "hard"
+
+
+BAD_KUEUE = [
+    ("required-and-preferred", {R: "rack", P: "block"}, "are mutually exclusive"),
+    ("slice-without-size", {R: "block", S: "rack"}, f"annotation {S} needs {Z}"),
+    ("size-without-slice", {R: "block", Z: "4"}, f"annotation {Z} needs {S}"),
+    ("size-zero", {S: "rack", Z: "0"}, f"annotation {Z}: expected an integer >= 1"),
+    ("size-text", {S: "rack", Z: "four"}, f"annotation {Z}: expected an integer >= 1"),
+    ("layers-and-slice", {L: '[{"topology": "rack", "size": "4"}]', S: "rack", Z: "4"}, "excludes"),
+    ("layers-not-json", {L: "[{"}, "not valid JSON"),
+    ("layers-not-dividing", {L: '[{"topology": "block", "size": "6"}, {"topology": "rack", "size": "4"}]'},
+     "4 does not divide the coarser layer's 6"),
+    ("layers-repeat", {L: '[{"topology": "rack", "size": "8"}, {"topology": "rack", "size": "4"}]'}, "listed twice"),
+    ("layers-keys", {L: '[{"topology": "rack"}]'}, "expected exactly the keys topology and size"),
+]
+
+
+@pytest.mark.parametrize("annotations, message", [b[1:] for b in BAD_KUEUE], ids=[b[0] for b in BAD_KUEUE])
+def test_bad_kueue_annotations(annotations, message):
+    with pytest.raises(vcore.TopologyError) as info:
+        kueue_constraint(annotations, owner="pod template w")
+    assert message in str(info.value) and "pod template w" in str(info.value)
+
+
+def levels_cluster() -> vcore.Cluster:
+    c = vcore.Cluster()
+    c.add_node(node("n0", labels={"dc": "d", "block": "b", "rack": "r"}))
+    c.set_topology_levels(["dc", "block", "rack"])
+    return c
+
+
+def test_resolution():
+    tree = leaf_spine(spines=1, leaves=1, nodes=1)  # tiers 1, 2, 3
+    rc = TopologyConstraint("hard", TierRef(tier=2)).resolve(tree.topology, 8)
+    assert (rc.start_row, rc.limit_row, rc.hard, rc.layers) == (0, 1, True, ())
+    rc = TopologyConstraint("soft").resolve(tree.topology, 8)
+    assert (rc.start_row, rc.limit_row, rc.hard) == (0, 3, False)
+    c = levels_cluster()
+    rc = kueue_constraint({R: "block", S: "rack", Z: "2"}).resolve(c.topology, 8)
+    assert (rc.start_row, rc.limit_row, rc.hard, rc.layers) == (1, 1, True, ((2, 0),))
+    rc = kueue_constraint({P: "rack"}).resolve(c.topology, 3)
+    assert (rc.start_row, rc.limit_row, rc.hard) == (0, 3, False)
+    gaps = vcore.Cluster()  # tiers 1 and 3: a limit of 2 means tier 1
+    gaps.add_node(node("a"))
+    gaps.set_hypernodes([hn("l", 1, nodes=["a"]), hn("top", 3, children=["l"])])
+    assert TopologyConstraint("hard", TierRef(tier=2)).resolve(gaps.topology, 1).limit_row == 0
+
+
+BAD_RESOLVE = [
+    ("tier-above-the-tree", TopologyConstraint("hard", TierRef(tier=4), owner="PodGroup ml/x"), 4,
+     "PodGroup ml/x: tier 4 is above the topology (highest tier 3)"),
+    ("tier-below-the-tree", TopologyConstraint("hard", TierRef(tier=0), owner="PodGroup ml/x"), 4,
+     "PodGroup ml/x: tier 0 is below the topology (lowest tier 1)"),
+    ("unknown-name", TopologyConstraint("hard", TierRef(name="rack"), owner="PodGroup ml/x"), 4,
+     "PodGroup ml/x: no tier named 'rack' in the topology (tier names: 'leaf', 'spine', 'core')"),
+    ("subgroup-above-the-gang", TopologyConstraint("hard", TierRef(tier=1), owner="PodGroup ml/x",
+                                                   subgroups=(SubGroup(2, TierRef(tier=2), "g"),)), 4,
+     "PodGroup ml/x: sub-group g: its tier 2 is above the gang's limit tier 1"),
+    ("not-whole-groups", TopologyConstraint("hard", TierRef(tier=2), owner="PodGroup ml/x",
+                                            subgroups=(SubGroup(3, TierRef(tier=1)),)), 4,
+     "PodGroup ml/x: 4 pods are not whole groups of 3"),
+    ("layers-do-not-nest", TopologyConstraint("hard", TierRef(tier=3), owner="PodGroup ml/x",
+                                              subgroups=(SubGroup(4, TierRef(tier=1)), SubGroup(6, TierRef(tier=2)))),
+     12, "sub-groups must nest"),
+    ("no-pods", TopologyConstraint("soft", owner="PodGroup ml/x"), 0, "the number of pods must be a positive integer"),
+]
+
+
+@pytest.mark.parametrize("constraint, pods, message", [b[1:] for b in BAD_RESOLVE], ids=[b[0] for b in BAD_RESOLVE])
+def test_bad_resolution(constraint, pods, message):
+    tree = leaf_spine(spines=1, leaves=1, nodes=1)
+    with pytest.raises(vcore.TopologyError) as info:
+        constraint.resolve(tree.topology, pods)
+    assert message in str(info.value)
+
+
+def test_kueue_slice_above_its_level_is_rejected():
+    c = levels_cluster()
+    with pytest.raises(vcore.TopologyError, match="slice: its 'block' is above the gang's level 'rack'"):
+        kueue_constraint({P: "rack", S: "block", Z: "2"}, owner="t").resolve(c.topology, 4)
+
+
+def test_constraint_type_checks():
+    with pytest.raises(vcore.TopologyError, match="topology mode must be one of"):
+        TopologyConstraint("strict")
+    with pytest.raises(vcore.TopologyError, match="needs a tier limit"):
+        TopologyConstraint("hard")
+
+
+# -- profile arguments ----------------------------------------------------------------------------------------
+def test_args_defaults_and_round_trip():
+    a = parse_topology_args(None)
+    assert a == TopologyPlacementArgs() and a.solver == "auto"
+    a = parse_topology_args({"solver": "cpsat", "timeLimitSeconds": 0.1, "relativeGap": 0.05, "workers": 2,
+                             "bandwidthWeight": 1, "congestionWeight": 2.5, "tieSlack": 3, "objective": "weighted",
+                             "objectiveWeights": {"tierSpans": [1, 10], "nodes": 0, "fragmentation": 2},
+                             "nodeScoreWeight": 10})
+    assert (a.solver, a.time_limit_seconds, a.relative_gap, a.workers, a.tie_slack) == ("cpsat", 0.1, 0.05, 2, 3)
+    assert a.tier_span_weights == (1, 10) and a.fragmentation_weight == 2 and a.node_score_weight == 10
+    assert parse_topology_args(a.to_dict()) == a
+
+
+BAD_ARGS = [
+    ({"solvers": "cpsat"}, "pluginConfig[x].args.solvers: unknown field"),
+    ({"solver": "gurobi"}, "pluginConfig[x].args.solver: must be one of native, cpsat, auto"),
+    ({"timeLimitSeconds": 0}, "pluginConfig[x].args.timeLimitSeconds: must be in (0, 3600]"),
+    ({"timeLimitSeconds": "1s"}, "pluginConfig[x].args.timeLimitSeconds: expected a number"),
+    ({"relativeGap": 1.5}, "pluginConfig[x].args.relativeGap: must be in [0, 1]"),
+    ({"workers": 0}, "pluginConfig[x].args.workers: must be in [1, 64]"),
+    ({"workers": 1.5}, "pluginConfig[x].args.workers: expected an integer"),
+    ({"congestionWeight": -1}, "pluginConfig[x].args.congestionWeight: must be in [0, 1000000.0]"),
+    ({"tieSlack": True}, "pluginConfig[x].args.tieSlack: expected an integer"),
+    ({"objective": "pareto"}, "pluginConfig[x].args.objective: must be one of lexicographic, weighted"),
+    ({"objectiveWeights": {"nodes": 1}}, "pluginConfig[x].args.objectiveWeights: only with objective: weighted"),
+    ({"objective": "weighted", "objectiveWeights": {"spans": [1]}},
+     "pluginConfig[x].args.objectiveWeights.spans: unknown field"),
+    ({"objective": "weighted", "objectiveWeights": {"tierSpans": [1, -2]}},
+     "pluginConfig[x].args.objectiveWeights.tierSpans[1]: must be in"),
+]
+
+
+@pytest.mark.parametrize("args, message", BAD_ARGS, ids=[next(iter(a)) + str(i) for i, (a, _) in enumerate(BAD_ARGS)])
+def test_bad_args(args, message):
+    with pytest.raises(vcore.ProfileError) as info:
+        parse_topology_args(args, "pluginConfig[x].args")
+    assert message in str(info.value)
