@@ -31,7 +31,7 @@ from pathlib import Path
 
 import yaml
 
-from vcore_kube.testenv.control_plane import ADMIN_USER, SCHEDULER_USER, ControlPlane, free_port
+from vcore_kube.testenv.control_plane import ADMIN_USER, ControlPlane, free_port
 from vcore_kube.testenv.objects import create_nodes, ensure_namespace, pod, synthetic_nodes
 
 

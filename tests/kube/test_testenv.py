@@ -137,7 +137,7 @@ def test_command_line_up_and_down(tmp_path):
     up = subprocess.run([*run, "up", "--dir", str(tmp_path), "--nodes", "2"], capture_output=True, text=True,
                         timeout=300)
     assert up.returncode == 0, up.stderr
-    plane = ControlPlane.load(tmp_path)
+    assert all(p.alive() for p in ControlPlane.load(tmp_path).processes.values())
     try:
         assert "ready" in up.stdout and (tmp_path / "kubeconfig").exists()
         assert (tmp_path / "scheduler.kubeconfig").exists()

@@ -5,8 +5,8 @@ GPUs of its ``volcano.sh/gpu-index`` annotation; a pod that leaves (deleted, fin
 the API server's JSON dicts, which vcore's converter takes as they are.
 
 PodGroups, Queues, HyperNodes and PriorityClasses are listed and watched into the adapter's cache, and stay
-there until vcore's gang API (``cluster.add_podgroup``, ``add_queue``, ``add_priority_class``; GANG_API.md)
-lands: `volcano_object` is where they will be handed to vcore.
+there until the adapter switches to vcore's gang API (``cluster.add_podgroup``, ``add_queue``,
+``add_priority_class``, ``add_hypernode``): `volcano_object` is where they will be handed to vcore.
 """
 
 from __future__ import annotations
@@ -148,8 +148,9 @@ class Converter:
 
     # -- Volcano objects ---------------------------------------------------------------------------------
     def volcano_object(self, kind: str, old: dict | None, new: dict | None) -> None:
-        """PodGroup, Queue, HyperNode, PriorityClass deltas. They live in the adapter's cache until vcore's gang
-        API lands; then this calls cluster.add_/update_/remove_podgroup (queue, priority_class)."""
+        """PodGroup, Queue, HyperNode, PriorityClass deltas. They live in the adapter's cache until the adapter
+        switches to vcore's gang API; then this calls cluster.add_/update_/remove_podgroup (queue, priority_class,
+        hypernode)."""
 
 
 def usable_profile(profile: Any) -> None:

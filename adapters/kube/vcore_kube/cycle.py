@@ -1,9 +1,8 @@
 """The decision seam: the only module that asks vcore where pods go.
 
 Today a cycle is ``vcore.Scheduler.schedule()`` over the pending pods that are due (each compiled once, when
-it arrives or changes, so one malformed pod is reported alone and never fails a batch). When vcore's gang API
-(GANG_API.md: ``cluster.add_pod``/``update_pod``/``remove_pod`` and ``Scheduler.run_cycle()``) lands, this module
-changes alone: `add`/`update`/`remove` feed the cluster's pending pods, `run` calls ``run_cycle()`` and copies
+it arrives or changes, so one malformed pod is reported alone and never fails a batch). Switching to vcore's gang
+API (``cluster.add_pod``/``update_pod``/``remove_pod`` and ``Scheduler.run_cycle()``) changes this module alone: `add`/`update`/`remove` feed the cluster's pending pods, `run` calls ``run_cycle()`` and copies
 its bindings, unschedulable pods, PodGroup statuses and evictions into the same `Outcome`.
 """
 
@@ -41,7 +40,7 @@ class Cycle:
     def __init__(self, converter: Converter, profile: dict | None = None, cycle: dict | None = None,
                  seed: int = 0) -> None:
         if cycle is not None:
-            raise CycleConfigError("cycle: this vcore has no gang cycle yet (vcore.Scheduler.run_cycle); "
+            raise CycleConfigError("cycle: the adapter does not run vcore's gang cycle (Scheduler.run_cycle) yet; "
                                    "remove the key to schedule pod by pod")
         self.converter = converter
         self.scheduler = vcore.Scheduler(converter.cluster, profile, seed=seed)
