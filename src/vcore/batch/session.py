@@ -59,6 +59,7 @@ class Job:
     pipelined: int = 0  # tasks nominated onto nodes being freed, this cycle
     fit_error: str = ""
     invalid: tuple[str, str] | None = None  # (reason, message) when the gang can never run as defined
+    skipped: bool = False  # not eligible this cycle (run_cycle's `eligible`): not tried, status kept
     hypernode: str | None = None  # the topology domain allocate placed a constrained gang in, this cycle
 
     @property
@@ -85,7 +86,8 @@ class Job:
 
 
 class Session:
-    def __init__(self, cluster: Any, engine: Any, config: C.CycleConfig, share: Any) -> None:
+    def __init__(self, cluster: Any, engine: Any, config: C.CycleConfig, share: Any,
+                 eligible: Any = None) -> None:
         self.cluster = cluster
         self.batch = cluster._batch
         self.state = cluster._state
@@ -96,6 +98,7 @@ class Session:
         self.started = time.perf_counter()
         self.enabled = {p.name for p in config.plugins()}
         self.transition = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.eligible = None if eligible is None else set(eligible)
         self._open()
         self.topology = TopologyPlanner(self)
 
@@ -142,6 +145,8 @@ class Session:
         self.queue_jobs: dict[str, list[Job]] = {}
         for job in self.jobs.values():
             self._check_job(job)
+            if self.eligible is not None and job.pending:
+                job.skipped = not any(t.key in self.eligible for t in job.pending)
             self.queue_jobs.setdefault(job.queue, []).append(job)
         self._open_shares()
 
@@ -353,7 +358,7 @@ class Session:
     def close(self) -> CycleResult:
         result = self.result
         for key, job in self.jobs.items():
-            if job.pending and not job.ready:
+            if job.pending and not job.ready and not job.skipped:
                 self.fail(job, job.fit_error or self._not_tried_reason(job))
             if job.podgroup is not None:
                 result.podgroups[key] = self._group_status(job)
@@ -364,21 +369,29 @@ class Session:
 
     def _group_status(self, job: Job) -> PodGroupStatus:
         status = self.batch.status[job.key]
+        previous = {c.get("type"): c for c in status.conditions}
         conditions = [c for c in status.conditions if c.get("type") not in (UNSCHEDULABLE_TYPE, SCHEDULED_TYPE)]
         message = ""
         unschedulable = False
-        if job.invalid is not None:
+        if job.skipped and job.invalid is None and not job.ready:  # not tried this cycle: what it said stands
+            kept = previous.get(UNSCHEDULABLE_TYPE)
+            unschedulable = kept is not None
+            if kept is not None:
+                conditions.append(kept)
+                message = kept.get("message", "")
+        elif job.invalid is not None:
             reason, message = job.invalid
             unschedulable = True
-            conditions.append(self._condition(UNSCHEDULABLE_TYPE, reason, message))
+            conditions.append(self._condition(UNSCHEDULABLE_TYPE, reason, message, previous.get(UNSCHEDULABLE_TYPE)))
         elif not job.ready:
             unschedulable = True
             missing = job.min_member - job.ready_count - job.tentative
             fit = job.fit_error or self._not_tried_reason(job)
             message = f"{missing}/{job.n_tasks} tasks in gang unschedulable: {fit}"
-            conditions.append(self._condition(UNSCHEDULABLE_TYPE, NOT_ENOUGH_RESOURCES, message))
+            conditions.append(self._condition(UNSCHEDULABLE_TYPE, NOT_ENOUGH_RESOURCES, message,
+                                              previous.get(UNSCHEDULABLE_TYPE)))
         else:
-            conditions.append(self._condition(SCHEDULED_TYPE, SCHEDULED_REASON, ""))
+            conditions.append(self._condition(SCHEDULED_TYPE, SCHEDULED_REASON, "", previous.get(SCHEDULED_TYPE)))
         # Volcano's jobStatus: running tasks while unschedulable -> Unknown; enough allocated -> Running; else
         # Pending unless it was admitted (Inqueue).
         if job.running and unschedulable and job.invalid is None:
@@ -399,9 +412,14 @@ class Session:
             return "the job is Pending: its queue or the cluster cannot admit its minResources yet"
         return "pod group is not ready"
 
-    def _condition(self, kind: str, reason: str, message: str) -> dict[str, Any]:
-        return {"type": kind, "status": "True", "reason": reason, "message": message,
-                "lastTransitionTime": self.transition}
+    def _condition(self, kind: str, reason: str, message: str, previous: dict | None = None) -> dict[str, Any]:
+        """A PodGroup condition; its lastTransitionTime moves only when the condition changes (Kubernetes'
+        convention), so an unchanged status is not rewritten every cycle."""
+        since = self.transition
+        if previous is not None and (previous.get("status"), previous.get("reason"), previous.get("message")) == (
+                "True", reason, message):
+            since = previous.get("lastTransitionTime") or since
+        return {"type": kind, "status": "True", "reason": reason, "message": message, "lastTransitionTime": since}
 
     def _queue_status(self) -> None:
         names = self.resources

@@ -39,8 +39,8 @@ def _serve(ssn: Session, wanted, *, check_overused: bool) -> None:
     tie = itertools.count()
     for queue, jobs in ssn.queue_jobs.items():
         for job in jobs:
-            if job.invalid is None and job.pending and wanted(job) and not (gated and job.phase == PENDING
-                                                                            and job.podgroup is not None):
+            if job.invalid is None and job.pending and not job.skipped and wanted(job) and not (
+                    gated and job.phase == PENDING and job.podgroup is not None):
                 heaps.setdefault(queue, []).append((ssn.job_order_key(job), next(tie), job))
     for heap in heaps.values():
         heapq.heapify(heap)

@@ -46,7 +46,7 @@ def _starving(ssn: Session) -> list[Job]:
     """Jobs below their minimum after allocate that may preempt, in queue then job order."""
     gated = C.ENQUEUE in ssn.config.actions
     jobs = [j for j in ssn.jobs.values()
-            if j.invalid is None and j.pending and j.can_preempt and not j.best_effort and not j.ready
+            if j.invalid is None and j.pending and not j.skipped and j.can_preempt and not j.best_effort and not j.ready
             and not j.pipelined_ready and not (gated and j.phase == PENDING and j.podgroup is not None)
             and not any(t.key in ssn.batch.nominated for t in j.pending)
             and not ssn.topology.hard(j)]  # Volcano does not preempt for hard network-topology jobs
