@@ -175,11 +175,12 @@ class Engine:
     def evaluate(self, pod: CompiledPod, /) -> tuple[NDArray[np.bool_], NDArray[np.int64], NDArray[np.int64]]:
         """One pass over all slots: (feasible_mask bool[n_slots], scores int64[n_slots] (0 where infeasible),
         reason_counts int64[n_reasons])."""
-    def schedule(self, pods: Sequence[CompiledPod], /) -> tuple[NDArray[np.int32], NDArray[np.int64], list[tuple[tuple[int, int], ...]]]:
+    def schedule(self, pods: Sequence[CompiledPod], headroom: Sequence[_Int] | None = None) -> tuple[NDArray[np.int32], NDArray[np.int64], list[tuple[tuple[int, int], ...]], NDArray[np.bool_]]:
         """Place and bind pods in order with percentageOfNodesToScore sampling and a rotating start:
         (slot int32[n] (-1 = unschedulable), reason_counts int64[n, n_reasons] (zero rows for placed pods),
-        per pod the ((gpu, mig_start), ...) it took).
-        A pod already bound, a key twice in the batch or a foreign pod -> ValueError and nothing is bound."""
+        per pod the ((gpu, mig_start), ...) it took, per pod whether the queue's ``headroom`` (per resource axis,
+        as place_gang's) refused it untried). A pod already bound, a key twice in the batch or a foreign pod ->
+        ValueError and nothing is bound."""
     def place_gang(self, tasks: Sequence[CompiledPod], role: Sequence[_Int], role_need: Sequence[_Int], need: _Int,
                    headroom: Sequence[_Int] | None = None, allowed: ArrayLike | None = None,
                    all_or_nothing: bool = True, cap: NDArray[np.int32] | None = None,

@@ -305,6 +305,8 @@ class Session:
 
     def dominant_share(self, job: Job) -> float:
         """DRF: the job's largest share of any resource the cluster has."""
+        if not job.running and not job.placed:
+            return 0.0
         mask = self.total > 0
         if not mask.any():
             return 0.0
@@ -346,6 +348,32 @@ class Session:
             self.share.on_allocate(job.queue, vec)
         job.placed += len(infos)
         job.pending = still_pending
+
+    def allocated_singles(self, jobs: list[Job], nodes: list[str], gpus: list[Any]) -> None:
+        """Jobs of one pod each (one queue) bound by the cycle: allocated() for many at a time."""
+        from vcore.cluster import gpu_choice
+        from vcore.scheduler import Placement
+
+        if not jobs:
+            return
+        bindings = self.result.bindings
+        nominated = self.batch.nominated
+        shapes: Counter = Counter()
+        for job, node, held in zip(jobs, nodes, gpus):
+            info = job.pending[0]
+            bindings.append(Placement(info.key, node, {}, "", gpu_choice(held) if held else None))
+            if nominated:
+                nominated.pop(info.key, None)
+            shape = info.shape if info.shape >= 0 else self.shape(info)
+            shapes[shape] += 1
+            vec = self.total_of({shape: 1})
+            job.allocated += vec
+            job.role_ready[info.role] += 1
+            job.placed, job.pending = 1, []
+        total = self.total_of(shapes)
+        self.free -= total
+        if self.share is not None:
+            self.share.on_allocate(jobs[0].queue, total)
 
     def fail(self, job: Job, message: str, reasons: dict[str, int] | None = None) -> None:
         """Record why a job's tasks stay pending this cycle."""

@@ -171,18 +171,6 @@ class Candidates {
   const std::vector<uint64_t>& name_rank_;
 };
 
-bool within_headroom(const CompiledPod& pod, const std::vector<int64_t>& headroom) {
-  for (const auto& [axis, amount] : pod.requests)
-    if (static_cast<size_t>(axis) < headroom.size() && amount > headroom[static_cast<size_t>(axis)]) return false;
-  return true;
-}
-
-void take_headroom(const CompiledPod& pod, std::vector<int64_t>& headroom) {
-  for (const auto& [axis, amount] : pod.requests)
-    if (static_cast<size_t>(axis) < headroom.size() && headroom[static_cast<size_t>(axis)] != kUnlimited)
-      headroom[static_cast<size_t>(axis)] -= amount;
-}
-
 }  // namespace
 
 std::vector<int32_t> Engine::fit_counts(const CompiledPod& pod, const std::vector<uint8_t>& allowed) const {
