@@ -78,7 +78,9 @@ def replay(trace: Sequence[TraceRequest], policy: str | Policy, *, engines: int 
     router = Router(pol, block_tokens=bt, seed=seed,
                     prefix_capacity_blocks=router_record_blocks(name, bt, sims[0].kv.capacity_blocks))
     for e in sims:
-        router.add_endpoint(Endpoint(e.name, prefill_tokens_per_s=params.prefill_tokens_per_s()))
+        router.add_endpoint(Endpoint(e.name, prefill_tokens_per_s=params.prefill_tokens_per_s(),
+                                     prefill_overhead_s=params.prefill_overhead_s,
+                                     prefill_attention_s_per_token_pair=params.attention_s_per_token_pair))
     names = [e.name for e in sims]
     period_ttft: list[list[float]] = [[] for _ in sims]
     period_itl: list[list[float]] = [[] for _ in sims]
@@ -89,10 +91,10 @@ def replay(trace: Sequence[TraceRequest], policy: str | Policy, *, engines: int 
         for ev in events:
             r = ev.request
             if ev.kind == FIRST_TOKEN:
-                router.first_token(r.rid)
+                router.first_token(r.rid, ev.time)
                 period_ttft[k].append(r.ttft)
             else:
-                router.finish(r.rid)
+                router.finish(r.rid, ev.time)
                 if r.output_tokens > 1:
                     period_itl[k].append((r.finished - r.first_token) / (r.output_tokens - 1))
         if kv_events:
@@ -138,10 +140,10 @@ def replay(trace: Sequence[TraceRequest], policy: str | Policy, *, engines: int 
             next_scrape += metrics_interval_s
         else:
             tr = arrivals[i][1]
-            d = router.route(hashes[i], tr.input_length)
+            d = router.route(hashes[i], tr.input_length, now_s=t)
             relaxed += d.waiting_relaxed
             k = router.slot(d.best)
-            router.dispatch(i, d.best, hashes[i], tr.input_length, d.matched_blocks[0], tr.output_length)
+            router.dispatch(i, d.best, hashes[i], tr.input_length, d.matched_blocks[0], tr.output_length, now_s=t)
             req = SimRequest(i, t, tr.input_length, tr.output_length, tr.hash_ids)
             requests.append(req)
             handle(k, sims[k].submit(req, t))
