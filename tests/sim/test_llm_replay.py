@@ -14,8 +14,10 @@ from vcore.sim.llm import (
     SimRequest,
     load_trace,
     parse_trace,
+    prompt_load,
     replay,
     synthetic_trace,
+    ttft_lower_bound,
     write_trace,
 )
 
@@ -83,23 +85,56 @@ def test_replay_is_deterministic_and_prefix_aware_beats_random():
         replay(trace, "vcore", params="gpt-5")
 
 
-def target_holds(trace, vs_kthena=0.75, engines=8) -> tuple:
-    v, k, r = (replay(trace, p, engines=engines) for p in ("vcore", "kthena", "random"))
-    return v.mean_ttft_s <= vs_kthena * k.mean_ttft_s and v.mean_ttft_s * 2 <= r.mean_ttft_s, (v, k, r)
+def test_lower_bound_is_below_every_policy():
+    trace = synthetic_trace(300, 3.0, seed=5)
+    bound = ttft_lower_bound(trace)
+    assert 0 < bound < min(replay(trace, p, engines=4).mean_ttft_s for p in ("vcore", "kthena", "random"))
+    assert math.isnan(ttft_lower_bound([])) and prompt_load(trace, 4) > 0
+
+
+def compare(trace, engines=8) -> dict:
+    out = {p: replay(trace, p, engines=engines).mean_ttft_s for p in ("vcore", "kthena", "random")}
+    out["bound"] = ttft_lower_bound(trace)
+    return out
 
 
 @pytest.mark.skipif(not SHARED.exists(), reason=f"shared Mooncake trace not present ({SHARED}); CI may not have "
                                                 "../shared/data")
 def test_vcore_beats_kthena_and_random_on_the_shared_mooncake_trace():
-    ok, results = target_holds(load_trace(SHARED))
-    assert ok, results
+    t = compare(load_trace(SHARED))  # measured: vcore 1.68 s, kthena 4.10 s (-59 %), random 74 s, bound 0.87 s
+    assert t["vcore"] <= 0.75 * t["kthena"] and 2 * t["vcore"] <= t["random"], t
 
 
-@pytest.mark.parametrize("rate, share, multi_turn", [(3.0, 0.6, 0.3), (4.0, 0.8, 0.1), (2.5, 0.4, 0.5)],
-                         ids=["base", "more-sharing", "multi-turn"])
-def test_vcore_leads_on_seeded_synthetic_traces(rate, share, multi_turn):
-    # Lighter than the shared trace (26-44 k prompt tokens/s against 60 k): queueing is small for every policy and
-    # vcore's lead over Kthena is 23-26 % here (measured), so this asserts 20 %; 2x over random holds as on Mooncake.
-    trace = synthetic_trace(1500, rate, seed=7, prefix_share=share, multi_turn=multi_turn)
-    ok, results = target_holds(trace, vs_kthena=0.8)
-    assert ok, results
+# The target on other traces of the Mooncake format: seeded synthetic traces in the shared trace's load
+# regime (4-6 requests/s on 8 engines: 6,400-10,000 prompt tokens/s per engine, the shared trace has 7,500), with
+# little, medium and much prefix sharing. The seeds were held out: the policy was developed on others.
+# Measured: vcore 33-43 % below Kthena, 3.5-14x below random.
+LOADED = [(rate, share, multi_turn) for rate in (4.0, 5.0, 6.0) for share, multi_turn in ((0.4, 0.5), (0.6, 0.3),
+                                                                                            (0.8, 0.1))]
+
+
+@pytest.mark.parametrize("i, rate, share, multi_turn", [(i, *p) for i, p in enumerate(LOADED)],
+                         ids=[f"rate{r:g}-share{s:g}-turns{m:g}" for r, s, m in LOADED])
+def test_vcore_target_on_loaded_synthetic_traces(i, rate, share, multi_turn):
+    trace = synthetic_trace(1500, rate, seed=21 + i, prefix_share=share, multi_turn=multi_turn)
+    assert prompt_load(trace, 8) > 6000
+    t = compare(trace)
+    assert t["vcore"] <= 0.75 * t["kthena"] and 2 * t["vcore"] <= t["random"], t
+
+
+# Lighter traces (1.5-3 requests/s: 2,000-4,600 prompt tokens/s per engine) leave little queueing to avoid: TTFT
+# is then mostly the prefill of the never-seen part of each prompt, which no router can avoid, so the lower bound
+# sits 20-38 % below Kthena and a 25 % cut is out of reach for any policy on some of them (measured: vcore
+# 14-29 % below Kthena). What a router can be asked for is to take most of what the bound leaves: vcore takes
+# 69-83 % of the gap between Kthena and the bound (held-out seeds).
+LIGHT = [(rate, share, multi_turn) for rate in (1.5, 2.0, 3.0) for share, multi_turn in ((0.4, 0.5), (0.6, 0.3),
+                                                                                          (0.8, 0.1))]
+
+
+@pytest.mark.parametrize("i, rate, share, multi_turn", [(i, *p) for i, p in enumerate(LIGHT)],
+                         ids=[f"rate{r:g}-share{s:g}-turns{m:g}" for r, s, m in LIGHT])
+def test_vcore_takes_most_of_the_reachable_gain_on_light_synthetic_traces(i, rate, share, multi_turn):
+    trace = synthetic_trace(1500, rate, seed=31 + i, prefix_share=share, multi_turn=multi_turn)
+    t = compare(trace)
+    assert t["bound"] < t["vcore"] < t["kthena"], t
+    assert t["kthena"] - t["vcore"] >= 0.6 * (t["kthena"] - t["bound"]), t

@@ -13,7 +13,8 @@ import logging
 import sys
 
 from vcore.routing import POLICY_NAMES
-from vcore.sim.llm import PRESETS, TRACE_PRESET, format_table, load_trace, replay, synthetic_trace, write_trace
+from vcore.sim.llm import (PRESETS, TRACE_PRESET, format_table, load_trace, prompt_load, replay, synthetic_trace,
+                           ttft_lower_bound, write_trace)
 
 
 def _replay(argv: list[str]) -> int:
@@ -40,7 +41,9 @@ def _replay(argv: list[str]) -> int:
     if args.json:
         print(json.dumps([r.as_dict() for r in results], indent=2))
     else:
-        print(f"{len(trace)} requests, {args.engines} engines ({args.preset})")
+        print(f"{len(trace)} requests, {args.engines} engines ({args.preset}), "
+              f"{prompt_load(trace, args.engines):,.0f} prompt tokens/s per engine; no router can beat a mean TTFT of "
+              f"{ttft_lower_bound(trace, args.preset):.3f}s (no queueing, every earlier block cached)")
         print(format_table(results))
     return 0
 

@@ -162,6 +162,33 @@ def replay(trace: Sequence[TraceRequest], policy: str | Policy, *, engines: int 
         waiting_filter_relaxed=relaxed, makespan_s=max(r.finished for r in requests) if requests else 0.0)
 
 
+def ttft_lower_bound(trace: Sequence[TraceRequest], params: EngineParams | str = TRACE_PRESET) -> float:
+    """The mean TTFT no router can beat on ``trace``: every request served at once (no queueing, no decode batch)
+    by an engine that holds every block any earlier request had (an unbounded cache shared by all engines), so
+    only its prompt's never-seen part is prefilled. How far a policy is from it shows how much is left to gain."""
+    if isinstance(params, str):
+        params = PRESETS[params]
+    seen: set[int] = set()
+    total = 0.0
+    for r in trace:
+        held = 0
+        for h in r.hash_ids:
+            if h not in seen:
+                break
+            held += 1
+        cached = min(held * TRACE_BLOCK_TOKENS, r.input_length)
+        total += params.prefill_seconds(cached, max(r.input_length - cached, 1))
+        seen.update(r.hash_ids)
+    return total / len(trace) if trace else math.nan
+
+
+def prompt_load(trace: Sequence[TraceRequest], engines: int) -> float:
+    """Prompt tokens per second per engine over the trace's span (the load that decides how much queueing there
+    is to avoid)."""
+    span_s = (trace[-1].timestamp_ms - trace[0].timestamp_ms) / 1000.0 if len(trace) > 1 else 0.0
+    return sum(r.input_length for r in trace) / span_s / engines if span_s > 0 else math.nan
+
+
 def format_table(results: Sequence[ReplayResult]) -> str:
     head = (f"{'policy':<14} {'mean TTFT':>10} {'p50 TTFT':>9} {'p90 TTFT':>9} {'p99 TTFT':>9} {'hit rate':>8} "
             f"{'queueing':>9} {'ITL':>7}")
