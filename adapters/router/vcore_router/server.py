@@ -71,7 +71,8 @@ class RouterApp:
     # ----------------------------------------------------------------------------------------- endpoints
     def add_endpoint(self, server: str, e: StaticEndpoint) -> None:
         ms = self.config.servers[server]
-        self.router.add_endpoint(Endpoint(e.name, e.role, e.pd_group, e.domain, e.max_loras))
+        self.router.add_endpoint(Endpoint(e.name, e.role, e.pd_group, e.domain, e.max_loras,
+                                          ms.prefill_tokens_per_s, ms.prefill_overhead_s))
         self.upstreams[e.name] = Upstream(e.name, e.url, server, e.role)
         self.pools[server].append(e.name)
         self.scrape[e.name] = ScrapeState()
