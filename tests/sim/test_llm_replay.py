@@ -3,6 +3,7 @@ quality target on the shared Mooncake trace (skipped without ../shared/data) and
 from __future__ import annotations
 
 import math
+import threading
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,21 @@ def test_engine_queues_fcfs_and_decode_slows_with_batch():
     assert reqs[0].first_token < reqs[1].first_token < reqs[2].first_token
     assert reqs[1].admitted == pytest.approx(reqs[0].first_token)
     assert all(r.finished > r.first_token for r in reqs)
+
+
+def test_engine_makes_progress_on_a_late_clock():
+    """At 2.7e6 s (the HTTP simulator's clock after 5 minutes at time scale 1e-4) a float ulp is ~5e-10 s, and
+    a prefill at ~10 k tokens/s with 2e-6 tokens left cannot move the clock: it completes instead of stalling the
+    event loop (as it once did)."""
+    e = Engine(LLAMA3_8B_A100, 512)
+    t = 2743975.463409109
+    r = SimRequest(0, t, 75, 1, [1])
+    e.submit(r, t)
+    e._prefill_left = 2e-6  # what float rounding left of the prefill: 1.9e-10 s, under half an ulp
+    worker = threading.Thread(target=e.advance, args=(t + 1.0,), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive() and r.finished >= r.first_token >= t and e.n_running == 0
 
 
 def test_trace_round_trip_and_validation(tmp_path):
