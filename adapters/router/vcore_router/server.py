@@ -17,6 +17,7 @@ import json
 import logging
 import math
 import random
+import re
 import time
 from dataclasses import dataclass
 
@@ -27,7 +28,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from vcore.routing import Endpoint, Router, estimate_tokens, hash_prompt
 
-from vcore_router.config import ModelServer, RouterConfig, StaticEndpoint
+from vcore_router.config import ModelServer, RateLimit, RouterConfig, StaticEndpoint
 from vcore_router.metrics import RouterMetrics
 from vcore_router.prompt import prompt_text
 from vcore_router.ratelimit import RateLimiter
@@ -43,6 +44,25 @@ class Upstream:
     url: str
     server: str
     role: str
+
+
+_COMPLETION_TOKENS = re.compile(rb'"completion_tokens"\s*:\s*(\d+)')
+
+
+def completion_tokens(body: bytes) -> int:
+    """usage.completion_tokens of an OpenAI response body, 0 when absent: found from the end (engines put
+    ``usage`` after the choices) without parsing the whole answer on the event loop, else parsed."""
+    at = body.rfind(b'"completion_tokens"')
+    if at < 0:
+        return 0
+    m = _COMPLETION_TOKENS.match(body, at)
+    if m:
+        return int(m.group(1))
+    try:
+        usage = json.loads(body).get("usage") or {}
+        return int(usage.get("completion_tokens", 0))
+    except (ValueError, AttributeError, TypeError):
+        return 0
 
 
 def error_response(status: int, message: str, kind: str, headers: dict | None = None) -> web.Response:
@@ -147,8 +167,10 @@ class RouterApp:
             await asyncio.sleep(self.config.scrape_interval_s)
 
     async def start(self, app: web.Application) -> None:
+        # No cookie jar: a proxy must not carry one client's engine cookies to another (and it saves the work).
         self.http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.config.request_timeout_s),
-                                          connector=aiohttp.TCPConnector(limit=0))
+                                          connector=aiohttp.TCPConnector(limit=0),
+                                          cookie_jar=aiohttp.DummyCookieJar())
         self._tasks.append(asyncio.get_running_loop().create_task(self._scrape_loop()))
 
     async def stop(self, app: web.Application) -> None:
@@ -215,7 +237,8 @@ class RouterApp:
             self.metrics.requests.labels(route.model_name, "429").inc()
             headers = {} if math.isinf(verdict.retry_after_s) else {"Retry-After": str(max(1, math.ceil(verdict.retry_after_s)))}
             return error_response(429, f"rate limit exceeded: {verdict.reason}", "rate_limit_error", headers)
-        target = self.rng.choices(route.targets, [t.weight for t in route.targets])[0]
+        target = (route.targets[0] if len(route.targets) == 1
+                  else self.rng.choices(route.targets, [t.weight for t in route.targets])[0])
         server = self.config.servers[target.server]
         upstream_body = dict(body)
         upstream_body["model"] = lora or server.model
@@ -238,7 +261,7 @@ class RouterApp:
                                   "service_unavailable")
         if hashes.size:
             self.metrics.prefix_hit.observe(attempts[0][2] / hashes.size)
-        ctx = _Ctx(route.model_name, server, hashes, tokens, session, started, chat, path)
+        ctx = _Ctx(route.model_name, route.rate_limit, server, hashes, tokens, session, started, chat, path)
         for i, (name, prefill, matched) in enumerate(attempts[: self.config.retries]):
             if i:
                 self.metrics.retries.labels(route.model_name).inc()
@@ -325,12 +348,7 @@ class RouterApp:
                     self._success(name)
                     self.metrics.upstream.labels(name, "ok").inc()
                     self.metrics.ttft.labels(ctx.model).observe(time.perf_counter() - ctx.started)
-                    out_tokens = 0
-                    if upstream.status == 200:
-                        try:
-                            out_tokens = int(json.loads(data).get("usage", {}).get("completion_tokens", 0))
-                        except (ValueError, AttributeError):
-                            out_tokens = 0
+                    out_tokens = completion_tokens(data) if upstream.status == 200 else 0
                     await self._done(ctx, out_tokens, upstream.status)
                     return web.Response(body=data, status=upstream.status,
                                         content_type=upstream.content_type or "application/json")
@@ -393,14 +411,13 @@ class RouterApp:
     async def _done(self, ctx: "_Ctx", out_tokens: int, status: int) -> None:
         self.metrics.requests.labels(ctx.model, str(status)).inc()
         self.metrics.record_tokens(ctx.model, ctx.tokens, out_tokens)
-        route = self.config.route_for(ctx.model)
-        if route is not None:
-            await self.limiter.charge_output(ctx.model, route[0].rate_limit, out_tokens)
+        await self.limiter.charge_output(ctx.model, ctx.rate_limit, out_tokens)
 
 
 @dataclass
 class _Ctx:
     model: str
+    rate_limit: RateLimit | None
     server: ModelServer
     hashes: object
     tokens: int
