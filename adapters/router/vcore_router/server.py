@@ -79,6 +79,7 @@ class RouterApp:
         self.limiter = RateLimiter(redis)
         self.upstreams: dict[str, Upstream] = {}
         self.pools: dict[str, list[str]] = {name: [] for name in config.servers}
+        self._pool_slots: dict[str, tuple[object, bool]] = {}  # server -> (candidate slots, has PD roles)
         self.scrape: dict[str, ScrapeState] = {}
         self.rng = random.Random(config.seed)
         self.ids = itertools.count(1)
@@ -95,6 +96,7 @@ class RouterApp:
                                           ms.prefill_tokens_per_s, ms.prefill_overhead_s))
         self.upstreams[e.name] = Upstream(e.name, e.url, server, e.role)
         self.pools[server].append(e.name)
+        self._pool_slots.pop(server, None)
         self.scrape[e.name] = ScrapeState()
         self.metrics.healthy.labels(e.name).set(1)
         log.info("endpoint %s (%s, %s) added to %s", e.name, e.url, e.role, ms.name)
@@ -102,6 +104,7 @@ class RouterApp:
     def remove_endpoint(self, name: str) -> None:
         up = self.upstreams.pop(name)
         self.pools[up.server].remove(name)
+        self._pool_slots.pop(up.server, None)
         self.scrape.pop(name, None)
         self.router.remove_endpoint(name)
         self.metrics.healthy.remove(name)
@@ -231,7 +234,8 @@ class RouterApp:
         route, lora = found
         tokens = estimate_tokens(text)
         verdict = await self.limiter.admit(route.model_name, route.rate_limit, tokens)
-        self.metrics.redis_fallback.set(1 if self.limiter.fallback else 0)
+        if self.limiter.redis is not None:
+            self.metrics.redis_fallback.set(1 if self.limiter.fallback else 0)
         if not verdict.allowed:
             self.metrics.rate_limited.labels(route.model_name).inc()
             self.metrics.requests.labels(route.model_name, "429").inc()
@@ -244,8 +248,7 @@ class RouterApp:
         upstream_body["model"] = lora or server.model
         hashes = hash_prompt(text, self.config.block_bytes, salt=lora or server.model)
         session = request.headers.get(SESSION_HEADER)
-        candidates = self.router.slots(self.pools[server.name])
-        pd = any(self.upstreams[n].role != "both" for n in self.pools[server.name])
+        candidates, pd = self._candidates(server.name)
         t0 = time.perf_counter()
         if pd:
             decision = self.router.route_pd(hashes, tokens, lora=lora, session=session, candidates=candidates,
@@ -270,6 +273,15 @@ class RouterApp:
                 return result
         self.metrics.requests.labels(route.model_name, "502").inc()
         return error_response(502, f"every candidate endpoint failed for {model!r}", "upstream_error")
+
+    def _candidates(self, server: str) -> tuple[object, bool]:
+        """The pool's slots and whether it has prefill/decode roles (cached until the pool changes)."""
+        found = self._pool_slots.get(server)
+        if found is None:
+            names = self.pools[server]
+            found = self._pool_slots[server] = (self.router.slots(names),
+                                                any(self.upstreams[n].role != "both" for n in names))
+        return found
 
     def _pd_policy(self, server: ModelServer):
         if not server.pd_min_prompt_tokens:
