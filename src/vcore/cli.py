@@ -10,6 +10,12 @@ Commands:
       A synthetic batch workload of Volcano PodGroups over weighted queues (vcore.sim.gang), one scheduling
       cycle (Scheduler.run_cycle): jobs Running, pods placed, cycle time and queue shares.
 
+  vcore simulate --scenario topology [--gangs G] [--seed S] [--policy P ...] [--plot FILE.png] [--json]
+      A stream of G mixed gangs (8 to 1024 pods of 1-8 GPUs, soft network topology) arriving at and leaving the
+      4096-node leaf / spine / core tree (vcore.sim.topology_stream), one run_cycle() per arrival, per policy
+      (native, cpsat-0.1, cpsat-1, unaware by default): gangs placed, leaves and spines spanned per gang, GPUs
+      stranded on partly used nodes; --plot draws both.
+
 Trace replay (``vcore simulate --trace-dir DIR ...``) is provided by ``vcore.gpu.cli`` when that module exists;
 this module only wires its arguments in and dispatches to it.
 
@@ -92,9 +98,18 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--profile", type=_existing_file, metavar="PATH",
                      help="scheduler profile (YAML, one KubeSchedulerConfiguration profile); default profile if omitted")
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
-    sim.add_argument("--scenario", choices=("pods", "gang"), default="pods",
+    sim.add_argument("--scenario", choices=("pods", "gang", "topology"), default="pods",
                      help="pods: one schedule() call over synthetic pods (default); gang: one run_cycle() over "
-                          "synthetic PodGroups and queues")
+                          "synthetic PodGroups and queues; topology: a stream of gangs on a 4096-node network tree, "
+                          "per placement policy")
+    sim.add_argument("--gangs", type=_int_at_least(1, "a positive integer"), default=100,
+                     help="--scenario topology: number of gangs in the stream (default: %(default)s)")
+    sim.add_argument("--policy", action="append", default=None,
+                     help="placement policy, repeatable; --scenario topology: native, cpsat-<seconds>, unaware "
+                          "(default: native, cpsat-0.1, cpsat-1, unaware); trace replay: see below")
+    sim.add_argument("--plot", default=None, metavar="FILE.png",
+                     help="--scenario topology: plot domains spanned per gang and GPUs stranded; trace replay: the "
+                          "allocation curves")
     sim.add_argument("--jobs", type=_int_at_least(0, "a non-negative integer"), default=2000,
                      help="--scenario gang: number of PodGroups (default: %(default)s)")
     sim.add_argument("--queues", type=_int_at_least(1, "a positive integer"), default=4,
@@ -138,6 +153,8 @@ def _run_simulate(args: argparse.Namespace) -> int:
 
     if args.scenario == "gang":
         return _run_gang(args)
+    if args.scenario == "topology":
+        return _run_topology(args)
     try:
         result = simulate(n_nodes=args.nodes or 1000, n_pods=args.pods, seed=args.seed, profile=args.profile)
     except (VCoreError, ValueError, TypeError) as exc:
@@ -174,6 +191,37 @@ def _run_gang(args: argparse.Namespace) -> int:
     for name, q in result.queues.items():
         print(f"  {name:<6} {q['share']:5.2f}  {q['jobs_running']:>5}/{q['jobs_pending']:<5}          "
               f"{q['allocated'].get('cpu', 0) / 1000:,.0f} / {q['deserved'].get('cpu', 0) / 1000:,.0f}")
+    return 0
+
+
+def _run_topology(args: argparse.Namespace) -> int:
+    from vcore.sim import topology_stream as ts
+
+    policies = tuple(args.policy or ts.POLICIES)
+    seed = args.seed
+    report = sys.stderr if args.json else sys.stdout
+    try:
+        results = ts.run_scenario(args.gangs, seed, policies,
+                                  progress=lambda p: print(f"  running {p} ...", file=sys.stderr, flush=True))
+    except ValueError as exc:
+        print(f"{PROG} simulate: error: {exc}", file=sys.stderr)
+        return 2
+    summaries = {p: r.summary() for p, r in results.items()}
+    if args.plot:
+        ts.plot(results, args.plot)
+    if args.json:
+        print(json.dumps({"gangs": args.gangs, "seed": seed, "nodes": 4096, "policies": summaries}))
+        return 0
+    print(f"vcore simulate --scenario topology: {args.gangs} gangs (8-1024 pods, 1-8 GPUs each, soft network "
+          f"topology) on 4,096 nodes (8 spines x 16 leaves x 32 nodes x 8 GPUs), seed {seed}", file=report)
+    print(f"  {'policy':<10} {'placed':>6} {'leaves/gang':>11} {'spines/gang':>11} {'multi-spine':>11} "
+          f"{'stranded GPUs mean':>18} {'max':>6} {'ms/cycle':>9}", file=report)
+    for p, s in summaries.items():
+        print(f"  {p:<10} {s['placed']:>6} {s['leaves_per_gang']:>11.2f} {s['spines_per_gang']:>11.2f} "
+              f"{s['multi_spine_gangs']:>11} {s['stranded_gpus_mean']:>18.1f} {s['stranded_gpus_max']:>6} "
+              f"{s['seconds_per_gang'] * 1e3:>9.1f}", file=report)
+    if args.plot:
+        print(f"  plot written to {args.plot}", file=report)
     return 0
 
 

@@ -204,13 +204,13 @@ class Cluster:
     def _track(self, info: Any) -> None:
         """Bind a running pod, compile a pending one (once, at ingest: a cycle then only places it)."""
         if info.node_name and not info.terminated:
-            info.pairs = tuple(self._bind_spec(info.spec, info.node_name, info.gpu_index).requests)
+            info.shape = self._batch.shape_of(self._bind_spec(info.spec, info.node_name, info.gpu_index).requests)
         elif info.terminated:
             self.check_unbound(info.key)
         else:
             self.check_unbound(info.key)
             info.compiled = self._state.compile_pod(info.spec)
-            info.pairs = tuple(info.compiled.requests)
+            info.shape = self._batch.shape_of(info.compiled.requests)
 
     def update_pod(self, pod: Any) -> None:
         """Replace a pod's record. A pending pod that now has ``spec.nodeName`` is accounted there (bound by
@@ -229,7 +229,7 @@ class Cluster:
         if bound_to and info.terminated:
             self._state.unbind(info.key)
         elif bound_to:
-            info.pairs = old.pairs
+            info.shape = old.shape
         else:
             self._track(info)
         self._batch.remove_pod(info.key)

@@ -179,12 +179,16 @@ class Scheduler:
                 placements.append(Placement(key, None, counts, fit_error_message(n_nodes, counts)))
         return placements
 
-    def run_cycle(self) -> CycleResult:
+    def run_cycle(self, *, eligible: Iterable[str] | None = None) -> CycleResult:
         """One scheduling cycle over the cluster's pending pods, PodGroups and queues: the configured actions
         (enqueue, allocate, backfill, preempt, reclaim) in order. Placements are bound in the cluster when it
-        returns; evicted pods stay accounted (Releasing) until ``cluster.remove_pod`` takes them away."""
+        returns; evicted pods stay accounted (Releasing) until ``cluster.remove_pod`` takes them away.
+
+        ``eligible`` (pod keys) limits the jobs tried to those with an eligible pending pod, as a scheduler's
+        queue keeps pods that are backing off or waiting for a cluster change out of a cycle; the others keep
+        their status and still count in their queues."""
         with _gc_paused():
-            return run_cycle(self.cluster, self._engine, self.cycle, self._share)
+            return run_cycle(self.cluster, self._engine, self.cycle, self._share, eligible)
 
     def observe(self, pods: Iterable[Any]) -> None:
         """Count pods toward GPUPlacement's learned target workload without placing them (e.g. the pods already

@@ -105,7 +105,7 @@ def build(*objects: dict) -> vcore.Cluster:
     """A cluster holding the objects, each added by its kind (nodes, queues and classes before what uses them)."""
     order = {"Node": 0, "PriorityClass": 1, "Queue": 2, "ClusterQueue": 2, "PodGroup": 3, "Pod": 4}
     cluster = vcore.Cluster()
-    for obj in sorted(objects, key=lambda o: order[o["kind"]]):
+    for obj in sorted(flatten(*objects), key=lambda o: order[o["kind"]]):
         kind = obj["kind"]
         if kind == "Node":
             cluster.add_node(obj)

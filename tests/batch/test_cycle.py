@@ -101,6 +101,11 @@ CASES = {
                 [gang(f"a{i}", 1, queue="q1", created=f"2026-01-01T00:00:0{i}Z") for i in range(8)],
                 [gang(f"b{i}", 1, queue="q3", created=f"2026-01-01T00:00:0{i}Z") for i in range(8)]),
         {**{f"a{i}": 1 for i in range(2)}, **{f"b{i}": 1 for i in range(6)}}),
+    "proportion-guarantee-reserves": Case(  # q1's guarantee (6 of 8 cpu) outweighs q3's weight 3
+        flatten(node("n1", "8", "64Gi"), queue("q1", 1, guarantee={"cpu": "6"}), queue("q3", 3),
+                [gang(f"a{i}", 1, queue="q1", created=f"2026-01-01T00:00:1{i}Z") for i in range(8)],
+                [gang(f"b{i}", 1, queue="q3", created=f"2026-01-01T00:00:0{i}Z") for i in range(8)]),
+        {**{f"a{i}": 1 for i in range(6)}, **{f"b{i}": 1 for i in range(2)}}),
     "closed-queue-admits-nothing": Case(
         flatten(node("n1", "8"), queue("shut", state="Closed"), gang("job", 1, queue="shut")), {},
         {"job": "Pending"}, message={"job": "queue shut is Closed"}),
@@ -286,3 +291,29 @@ def test_cycle_binds_into_the_cluster_with_gpu_choice():
     choices = sorted(b.gpus.indices for b in result.bindings)
     assert choices == [(0, 1), (2, 3)]
     assert cluster.pod_gpus("ns/train-0").indices in {(0, 1), (2, 3)}
+
+
+def test_eligible_limits_the_jobs_tried_and_keeps_the_others_status():
+    cluster = build(node("n1", "2"), *gang("big", 3), *gang("small", 1, created="2026-01-01T00:00:09Z"))
+    scheduler = vcore.Scheduler(cluster)
+    first = scheduler.run_cycle(eligible=["ns/big-0"])
+    assert not first.bindings and "ns/small-0" not in first.unschedulable
+    said = first.podgroups["ns/big"].message
+    assert said.startswith("3/3 tasks in gang unschedulable")
+    second = scheduler.run_cycle(eligible=["ns/small-0"])
+    assert [b.pod for b in second.bindings] == ["ns/small-0"]
+    assert second.podgroups["ns/big"].message == said  # not tried again: what it said stands
+    assert "ns/big-0" not in second.unschedulable
+
+
+def test_condition_time_moves_only_when_the_condition_changes():
+    cluster = build(node("n1", "2"), *gang("big", 3))
+    scheduler = vcore.Scheduler(cluster)
+    first = scheduler.run_cycle().podgroups["ns/big"].conditions
+    first[0]["lastTransitionTime"] = "2020-01-01T00:00:00Z"  # as if written long ago
+    cluster._batch.status["ns/big"].conditions = [dict(first[0])]
+    again = scheduler.run_cycle().podgroups["ns/big"].conditions
+    assert again[0]["lastTransitionTime"] == "2020-01-01T00:00:00Z"
+    cluster.add_node(node("n2", "2"))
+    done = scheduler.run_cycle().podgroups["ns/big"]
+    assert done.phase == "Running" and done.conditions[0]["type"] == "Scheduled"

@@ -58,7 +58,8 @@ def _check(cluster: vcore.Cluster, result: vcore.CycleResult, groups: list[dict]
         if status.phase == "Pending":
             assert not members, f"{name} is Pending but holds resources"
         for k in members:
-            by_queue[g["spec"]["queue"]] += dict(cluster._batch.pods[k].pairs or ()).get(0, 0)  # axis 0: cpu
+            info = cluster._batch.pods[k]
+            by_queue[g["spec"]["queue"]] += dict(cluster._batch.shapes[info.shape]).get(0, 0)  # axis 0: cpu
     for q in queues:
         cap = (q["spec"].get("capability") or {}).get("cpu")
         if cap is not None:

@@ -73,11 +73,32 @@ def gangs(draw):
     return tasks, roles, role_need, need, headroom, draw(st.integers(0, 2)) == 0
 
 
-@given(cluster=roomy_clusters(), gang=gangs(), profile=profiles(with_pct=True), seed=st.integers(0, 3))
+@st.composite
+def confinements(draw, n_nodes: int):
+    """What topology placement hands the gang placement: an allowed mask, per-node caps, a per-node score bonus
+    (each optional), as native arrays and as the reference's dicts keyed by node name."""
+    names = [f"n{i}" for i in range(n_nodes)]
+    allowed = cap = bonus = None
+    if draw(st.integers(0, 2)) == 0:
+        allowed = np.array(draw(st.lists(st.booleans(), min_size=n_nodes, max_size=n_nodes)), np.uint8)
+    if draw(st.integers(0, 2)) == 0:
+        cap = np.array(draw(st.lists(st.integers(0, 4), min_size=n_nodes, max_size=n_nodes)), np.int32)
+    if draw(st.integers(0, 2)) == 0:
+        bonus = np.array(draw(st.lists(st.sampled_from([0, 0, 7, 50, 400, -30]), min_size=n_nodes,
+                                       max_size=n_nodes)), np.int64)
+    as_ref = (None if allowed is None else {n for n, a in zip(names, allowed) if a},
+              None if cap is None else dict(zip(names, cap.tolist())),
+              None if bonus is None else dict(zip(names, bonus.tolist())))
+    return (allowed, cap, bonus), as_ref
+
+
+@given(cluster=roomy_clusters(), gang=gangs(), profile=profiles(with_pct=True), seed=st.integers(0, 3),
+       data=st.data())
 @settings(max_examples=150)
-def test_place_gang_matches_reference(cluster, gang, profile, seed):
+def test_place_gang_matches_reference(cluster, gang, profile, seed, data):
     nodes, existing = cluster
     tasks, roles, role_need, need, headroom, all_or_nothing = gang
+    (allowed, cap, bonus), (ref_allowed, ref_cap, ref_bonus) = data.draw(confinements(len(nodes)))
     native, reference = build_both(nodes, existing)
     sched = vcore.Scheduler(native, profile=profile, seed=seed)
     compiled = [sched.compile(t) for t in tasks]
@@ -86,7 +107,7 @@ def test_place_gang_matches_reference(cluster, gang, profile, seed):
         vector = [UNLIMITED] * len(native.resource_names)
         vector[native.resource_names.index("cpu")] = headroom["cpu"]
     got_nodes, outcome, _, ready, first_unfit, reasons, _ = sched._engine.place_gang(
-        compiled, roles, role_need, need, vector, None, all_or_nothing)
+        compiled, roles, role_need, need, vector, allowed, all_or_nothing, cap, bonus)
     names = native._state.node_names()
     chosen = {ref.pod_key(t): (names[n] if n >= 0 else None) for t, n in zip(tasks, got_nodes.tolist())}
     # Undone placements leave no trace in the native result, so follow native's choice only where it kept one;
@@ -102,7 +123,7 @@ def test_place_gang_matches_reference(cluster, gang, profile, seed):
         return node
 
     want = reference_place_gang(reference, tasks, roles, role_need, need, headroom, ref.profile_to_native(profile),
-                                all_or_nothing, follow)
+                                all_or_nothing, follow, allowed=ref_allowed, cap=ref_cap, bonus=ref_bonus)
     assert ready == want.ready
     assert [chosen[ref.pod_key(t)] for t in tasks] == want.nodes
     if want.first_unfit >= 0 and (ready or not all_or_nothing):
@@ -178,6 +199,27 @@ def test_allowed_mask_confines_the_gang():
     assert set(nodes.tolist()) == {2, 5}
 
 
+def test_caps_bound_tasks_per_node_across_runs():
+    c = _cluster(4, cpu=8000)
+    sched = vcore.Scheduler(c)
+    cap = np.array([3, 0, 1, 2], np.int32)
+    tasks = _gang(sched, 4, prefix="a") + [sched.compile(req_pod(f"b{i}", 2000, 2**20)) for i in range(2)]
+    nodes, *_ = sched._engine.place_gang(tasks, [0] * 4 + [1] * 2, [0, 0], 6, None, None, True, cap)
+    assert np.bincount(nodes, minlength=4).tolist() == [3, 0, 1, 2]
+    # One more task than the caps allow: the gang cannot be ready and nothing stays bound.
+    more = _gang(sched, 7, prefix="c")
+    nodes, outcome, _, ready, *_ = sched._engine.place_gang(more, [0] * 7, [0], 7, None, None, True, cap)
+    assert not ready and (nodes == -1).all() and outcome.tolist()[-1] == 2
+
+
+def test_score_bonus_steers_the_gang():
+    c = _cluster(4)
+    sched = vcore.Scheduler(c)
+    bonus = np.array([0, 0, 1000, 0], np.int64)
+    nodes, *_ = sched._engine.place_gang(_gang(sched, 3), [0] * 3, [0], 3, None, None, True, None, bonus)
+    assert nodes.tolist() == [2, 2, 2]  # least-allocated would spread them; the bonus outweighs it
+
+
 def test_discovery_samples_like_kube_scheduler_and_grows_for_big_gangs():
     c = _cluster(1000, cpu=2000)
     sched = vcore.Scheduler(c)  # adaptive percentage: 1000 nodes -> 42 % -> 420 nodes to find
@@ -207,7 +249,8 @@ def test_fit_counts_match_numpy():
     np.testing.assert_array_equal(sched._engine.fit_counts(pod), np.maximum(want, 0))
 
 
-@pytest.mark.parametrize("bad", ["roles", "duplicate", "bound", "allowed", "role_index"])
+@pytest.mark.parametrize("bad", ["roles", "duplicate", "bound", "allowed", "role_index", "cap_width", "cap_negative",
+                                 "bonus_width", "bonus_huge"])
 def test_malformed_requests_raise_and_change_nothing(bad):
     c = _cluster(4)
     sched = vcore.Scheduler(c)
@@ -224,6 +267,14 @@ def test_malformed_requests_raise_and_change_nothing(bad):
         args["role"] = [0] * 4
     elif bad == "allowed":
         args["allowed"] = np.ones(7, np.uint8)
+    elif bad == "cap_width":
+        args["cap"] = np.ones(3, np.int32)
+    elif bad == "cap_negative":
+        args["cap"] = np.array([1, -1, 1, 1], np.int32)
+    elif bad == "bonus_width":
+        args["score_bonus"] = np.zeros(5, np.int64)
+    elif bad == "bonus_huge":
+        args["score_bonus"] = np.array([0, 2**62, 0, 0], np.int64)
     else:
         args["role"] = [0, 0, 5]
     before = c.requested("cpu").copy()
@@ -231,3 +282,13 @@ def test_malformed_requests_raise_and_change_nothing(bad):
         sched._engine.place_gang(**args)
     np.testing.assert_array_equal(c.requested("cpu"), before)
     assert c.n_pods == 1
+
+
+def test_cap_and_bonus_of_a_wrong_dtype_raise_instead_of_copying():
+    c = _cluster(4)
+    sched = vcore.Scheduler(c)
+    with pytest.raises(TypeError):
+        sched._engine.place_gang(_gang(sched, 2), [0, 0], [0], 2, None, None, True, np.ones(4, np.int64))
+    with pytest.raises(TypeError):
+        sched._engine.place_gang(_gang(sched, 2), [0, 0], [0], 2, None, None, True, None, np.ones(4, np.float64))
+    assert c.n_pods == 0

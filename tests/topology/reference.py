@@ -294,3 +294,40 @@ def node_scores(tree: Tree, nodes: list[str], job_pods: dict[str, int], job_task
             inside = sum(c for m, c in job_pods.items() if leaf in tree.column.get(m, []))
             out[n] += 100.0 * inside / job_tasks * weight
     return out
+
+
+def binpack_scores(tree: Tree, nodes: list[str], alloc: dict[str, dict[str, int]], used: dict[str, dict[str, int]],
+                   resources: list[tuple[str, int, int]], fading: float, weight: float) -> dict[str, int]:
+    """Volcano's HyperNode binpack score of a pod without a network topology (network-topology-aware, normal
+    pods): ``resources`` [(name, request, weight)]; ``alloc``/``used`` per node and resource."""
+    out = {n: 0 for n in nodes}
+    weight_sum = sum(w for _, _, w in resources)
+    if not tree.tiers or weight_sum == 0:
+        return out
+    full = {}
+    for d in tree.row:
+        members = [n for n in nodes if d in tree.column.get(n, [])]
+        total, over = 0.0, False
+        for name, request, w in resources:
+            a = float(sum(alloc[n].get(name, 0) for n in members))
+            u = float(sum(used[n].get(name, 0) for n in members)) + request
+            if u > a:
+                over = True
+                break
+            if a > 0:
+                total += w * u / a
+        full[d] = 0.0 if over else total / weight_sum
+    tier_weight = {}
+    for tier in range(tree.tiers[0], tree.tiers[-1] + 1):
+        tier_weight[tier] = fading ** (tier - 1) if fading > 0 else float(tier == 1)
+    tier_sum = sum(tier_weight.values())
+    if tier_sum <= 0:
+        return out
+    absent = sum(w for t, w in tier_weight.items() if t not in tree.tiers)
+    for n in nodes:
+        total = absent
+        for r, tier in enumerate(tree.tiers):
+            d = tree.column.get(n, [None] * len(tree.tiers))[r]
+            total += tier_weight[tier] * (full[d] if d is not None else 1.0)
+        out[n] = int(total * (100.0 * weight / tier_sum))
+    return out

@@ -199,10 +199,24 @@ def test_args_defaults_and_round_trip():
     a = parse_topology_args({"solver": "cpsat", "timeLimitSeconds": 0.1, "relativeGap": 0.05, "workers": 2,
                              "bandwidthWeight": 1, "congestionWeight": 2.5, "tieSlack": 3, "objective": "weighted",
                              "objectiveWeights": {"tierSpans": [1, 10], "nodes": 0, "fragmentation": 2},
-                             "nodeScoreWeight": 10})
+                             "weight": 10})
     assert (a.solver, a.time_limit_seconds, a.relative_gap, a.workers, a.tie_slack) == ("cpsat", 0.1, 0.05, 2, 3)
     assert a.tier_span_weights == (1, 10) and a.fragmentation_weight == 2 and a.node_score_weight == 10
     assert parse_topology_args(a.to_dict()) == a
+
+
+def test_volcano_network_topology_aware_arguments():
+    # The arguments volcano-sh/volcano documents for the plugin (network_topology_aware.go).
+    a = parse_topology_args({"weight": 10, "hypernode.binpack.cpu": 5, "hypernode.binpack.memory": 1,
+                             "hypernode.binpack.resources": "nvidia.com/gpu, example.com/foo",
+                             "hypernode.binpack.resources.nvidia.com/gpu": 2,
+                             "hypernode.binpack.normal-pod.enable": False,
+                             "hypernode.binpack.normal-pod.fading": 0.5})
+    assert a.node_score_weight == 10 and not a.normal_pod_binpack and a.normal_pod_fading == 0.5
+    assert a.binpack_weights == (("cpu", 5), ("memory", 1), ("nvidia.com/gpu", 2), ("example.com/foo", 1))
+    assert parse_topology_args(a.to_dict()) == a
+    d = parse_topology_args({})
+    assert d.binpack_weights == (("cpu", 1), ("memory", 1)) and d.normal_pod_binpack and d.normal_pod_fading == 0.8
 
 
 BAD_ARGS = [
@@ -221,6 +235,18 @@ BAD_ARGS = [
      "pluginConfig[x].args.objectiveWeights.spans: unknown field"),
     ({"objective": "weighted", "objectiveWeights": {"tierSpans": [1, -2]}},
      "pluginConfig[x].args.objectiveWeights.tierSpans[1]: must be in"),
+    ({"weight": -1}, "pluginConfig[x].args.weight: must be in [0, 1000000]"),
+    ({"nodeScoreWeight": 1}, "pluginConfig[x].args.nodeScoreWeight: unknown field"),
+    ({"hypernode.binpack.cpu": 1.5}, "pluginConfig[x].args.hypernode.binpack.cpu: expected an integer"),
+    ({"hypernode.binpack.resources.nvidia.com/gpu": 2},
+     "pluginConfig[x].args.hypernode.binpack.resources.nvidia.com/gpu: unknown field (list the resource in"),
+    ({"hypernode.binpack.resources": ["nvidia.com/gpu"]},
+     "pluginConfig[x].args.hypernode.binpack.resources: expected a comma-separated string"),
+    ({"hypernode.binpack.resources": "cpu"}, "has its own key hypernode.binpack.cpu"),
+    ({"hypernode.binpack.normal-pod.enable": "yes"},
+     "pluginConfig[x].args.hypernode.binpack.normal-pod.enable: expected true or false"),
+    ({"hypernode.binpack.normal-pod.fading": -0.1},
+     "pluginConfig[x].args.hypernode.binpack.normal-pod.fading: must be in [0, 1000000.0]"),
 ]
 
 

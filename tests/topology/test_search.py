@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 import vcore
 from topology import reference as ref
 from topology.trees import by_name, fit_of, hn, leaf_spine, node, pod
-from vcore.topology import (SubGroup, TierRef, TopologyConstraint, TopologyPlacementArgs, fit_counts,
+from vcore.topology import (SubGroup, TierRef, TopologyConstraint, TopologyPlacementArgs, binpack_scores, fit_counts,
                             kueue_constraint, node_scores, place_gang, podgroup_topology, valid_placement)
 
 NATIVE = TopologyPlacementArgs(solver="native")
@@ -396,3 +396,39 @@ def test_native_node_scores_equal_reference(case, data):
     got = node_scores(c, job, job_tasks=tasks, weight=1.5)
     want = ref.node_scores(reference_tree(c), names, dict(zip(names, job.tolist())), tasks, 1.5)
     assert got.tolist() == pytest.approx([want[n] for n in names])
+
+
+@settings(max_examples=100)
+@given(random_trees(), st.data())
+def test_native_binpack_scores_equal_reference(case, data):
+    if case is None:
+        return
+    c, _ = case
+    names = list(c._state.node_names())
+    for i, name in enumerate(names):  # some load per node: 0..8 of its 8 cpus
+        for j in range(data.draw(st.integers(0, 8))):
+            c.bind(pod(f"load-{i}-{j}"), name)
+    request = {"cpu": data.draw(st.integers(0, 3000)), "memory": data.draw(st.integers(0, 2**34))}
+    weights = {"cpu": data.draw(st.integers(0, 5)), "memory": data.draw(st.integers(0, 5))}
+    fading = data.draw(st.sampled_from([0.0, 0.5, 0.8, 1.0, 2.0]))
+    got = binpack_scores(c, request, weights=weights, fading=fading, weight=2)
+    alloc = {n: {"cpu": int(c.allocatable("cpu")[s]), "memory": int(c.allocatable("memory")[s])}
+             for s, n in enumerate(names)}
+    used = {n: {"cpu": int(c.requested("cpu")[s]), "memory": int(c.requested("memory")[s])}
+            for s, n in enumerate(names)}
+    resources = [(r, request[r], weights[r]) for r in ("cpu", "memory") if request[r] > 0 and weights[r] > 0]
+    want = ref.binpack_scores(reference_tree(c), names, alloc, used, resources, fading, 2)
+    assert np.abs(got - np.array([want[n] for n in names])).max(initial=0) <= 1  # truncation of equal sums
+
+
+def test_binpack_scores_prefer_the_fuller_hypernode():
+    c = leaf_spine(spines=1, leaves=2, nodes=2, cpu=4)
+    c.bind(pod("a"), "s0-l0-n0")
+    c.bind(pod("b"), "s0-l0-n0")
+    scores = dict(zip(c.node_names, binpack_scores(c, {"cpu": 1000}, weights={"cpu": 1}, fading=0.8,
+                                                   weight=1).tolist()))
+    # leaf-0-0 would be 3/8 full, leaf-0-1 1/8; the spine and the core 3/16 for both; tiers weigh 1, 0.8, 0.64:
+    # (0.375 + 1.44 * 0.1875) / 2.44 -> 26 and (0.125 + 1.44 * 0.1875) / 2.44 -> 16.
+    assert scores == {"s0-l0-n0": 26, "s0-l0-n1": 26, "s0-l1-n0": 16, "s0-l1-n1": 16}
+    with pytest.raises(ValueError, match="fading"):
+        binpack_scores(c, {"cpu": 1}, weights={"cpu": 1}, fading=-1, weight=1)

@@ -44,3 +44,20 @@ def test_unknown_policy():
     with pytest.raises(ValueError, match="unknown policy 'greedy'"):
         run_stream(small(), gang_stream(1), "greedy")
     assert "unaware" in POLICIES
+
+
+def test_simulate_scenario_topology_cli(tmp_path, capsys):
+    import json
+
+    from vcore.cli import main
+
+    png = tmp_path / "topology.png"
+    assert main(["simulate", "--scenario", "topology", "--gangs", "3", "--seed", "1", "--policy", "native",
+                 "--policy", "unaware", "--plot", str(png), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["gangs"] == 3 and set(out["policies"]) == {"native", "unaware"}
+    for s in out["policies"].values():
+        assert s["gangs"] == 3 and 0 <= s["placed"] <= 3
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
+    assert main(["simulate", "--scenario", "topology", "--gangs", "1", "--policy", "best"]) == 2
+    assert "unknown policy 'best'" in capsys.readouterr().err

@@ -182,8 +182,11 @@ class Engine:
         A pod already bound, a key twice in the batch or a foreign pod -> ValueError and nothing is bound."""
     def place_gang(self, tasks: Sequence[CompiledPod], role: Sequence[_Int], role_need: Sequence[_Int], need: _Int,
                    headroom: Sequence[_Int] | None = None, allowed: ArrayLike | None = None,
-                   all_or_nothing: bool = True) -> tuple[NDArray[np.int32], NDArray[np.uint8], list[tuple[tuple[int, int], ...]], bool, int, NDArray[np.int64], int]:
-        """Place a gang's tasks (bound on return), all or nothing up to its minimums (core/include/vcore/gang.h):
+                   all_or_nothing: bool = True, cap: NDArray[np.int32] | None = None,
+                   score_bonus: NDArray[np.int64] | None = None) -> tuple[NDArray[np.int32], NDArray[np.uint8], list[tuple[tuple[int, int], ...]], bool, int, NDArray[np.int64], int]:
+        """Place a gang's tasks (bound on return), all or nothing up to its minimums (core/include/vcore/gang.h);
+        ``cap`` int32[n_slots] bounds the gang's tasks per slot, ``score_bonus`` int64[n_slots] adds to each node's
+        weighted score:
         (slot int32[n] (-1: not placed or undone), outcome uint8[n] (0 not tried, 1 placed, 2 no node fits,
         3 over the queue's headroom), per task its ((gpu, mig_start), ...), ready, first task no node fit (-1),
         that task's reason_counts int64[n_reasons], node evaluations made). Malformed -> ValueError, nothing bound."""
@@ -340,6 +343,12 @@ class topology:
     def node_scores(state: ClusterState, job_pods: NDArray[np.int32], job_tasks: _Int, weight: _Float,
                     candidates: NDArray[np.bool_] | None) -> NDArray[np.float64]:
         """Volcano's network-topology-aware node score; job_pods int32[n_slots], candidates bool[n_slots] or None"""
+    @staticmethod
+    def binpack_scores(state: ClusterState, resources: Sequence[tuple[_Int, _Int, _Int]], fading: _Float,
+                       weight: _Float) -> NDArray[np.int64]:
+        """Volcano's HyperNode binpack node score of a pod without a network topology: resources [(axis, request,
+        weight)], int64[n_slots] in 0..100 * weight"""
+
 _PolicyKind = Literal["scored", "random", "round-robin", "dynamo"]
 _Role = Literal["both", "prefill", "decode"]
 # (unhealthy, role, lora, waiting): endpoints filtered out per reason

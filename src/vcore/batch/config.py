@@ -9,20 +9,26 @@ Actions run in the listed order. Job-level plugins (priority, gang, conformance,
 queue-share plugin: proportion, capacity, hierarchy or cohort) are vcore's own. Node-level plugins (predicates,
 nodeorder, binpack) become a KubeSchedulerConfiguration profile for the native kernels: ``predicates`` turns the
 node filters on (without it only resource fit filters, as in Volcano), ``nodeorder``'s weight arguments become
-score plugin weights, ``binpack`` keeps Volcano's argument keys. An unknown action, plugin, key or argument is a
-ProfileError naming the field. ``CycleConfig.default()`` is Volcano's default configuration.
+score plugin weights, ``binpack`` keeps Volcano's argument keys. ``network-topology-aware`` takes Volcano's
+arguments and vcore's solver arguments (:mod:`vcore.topology.args`); PodGroups' network topology constraints hold
+with or without it, the plugin sets how they are placed and scores the nodes of unconstrained pods by their
+HyperNodes. ``numa-aware`` is accepted for Volcano configurations: the NUMA policies it enforces are vcore's
+GPUDeviceFit alignment (``vcore.gpu.numa``, always on for pods that carry a policy). An unknown action, plugin, key
+or argument is a ProfileError naming the field. ``CycleConfig.default()`` is Volcano's default configuration.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Mapping
 
 import yaml
 
 from vcore.batch.shares import names as share_names
 from vcore.errors import ProfileError
+from vcore.topology.args import TopologyPlacementArgs, parse_topology_args
 
 # Actions, in the order Volcano documents them.
 ENQUEUE, ALLOCATE, BACKFILL, PREEMPT, RECLAIM = "enqueue", "allocate", "backfill", "preempt", "reclaim"
@@ -34,7 +40,9 @@ SHARE_PLUGINS = (share_names.PROPORTION, share_names.CAPACITY, share_names.HIERA
 # Node-level plugins, mapped onto the KubeSchedulerConfiguration profile.
 PREDICATES, NODEORDER, BINPACK = "predicates", "nodeorder", "binpack"
 NODE_PLUGINS = (PREDICATES, NODEORDER, BINPACK)
-PLUGINS = (PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, *SHARE_PLUGINS, *NODE_PLUGINS)
+# Topology plugins (Volcano's names).
+NETWORK_TOPOLOGY, NUMA_AWARE = "network-topology-aware", "numa-aware"
+PLUGINS = (PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, *SHARE_PLUGINS, *NODE_PLUGINS, NETWORK_TOPOLOGY, NUMA_AWARE)
 
 #: Volcano's PluginOption switches (conf.PluginOption); unset means enabled.
 PLUGIN_SWITCHES = (
@@ -138,6 +146,12 @@ class CycleConfig:
     def overcommit_factor(self) -> float:
         option = self.plugin(OVERCOMMIT)
         return option.arguments.get("overcommit-factor", DEFAULT_OVERCOMMIT_FACTOR) if option else 0.0
+
+    @cached_property
+    def topology(self) -> TopologyPlacementArgs | None:
+        """The network-topology-aware plugin's arguments, None when it is not configured."""
+        option = self.plugin(NETWORK_TOPOLOGY)
+        return None if option is None else parse_topology_args(option.arguments, f"{option.path}.arguments")
 
     def has_node_settings(self) -> bool:
         """Whether node-level plugins carry arguments (then they, not a separate profile, set node scoring)."""
@@ -277,7 +291,15 @@ def _check_arguments(name: str, args: dict[str, Any], path: str) -> dict[str, An
     if name in SHARE_PLUGINS or name == BINPACK:  # parsed by their owners (shares, vcore.profile's binpack)
         return args
     allowed: tuple[str, ...] = ()
-    if name == OVERCOMMIT:
+    if name == NETWORK_TOPOLOGY:
+        parse_topology_args(args, path)  # every key is its own; the cycle reads them back through .topology
+        return args
+    if name == NUMA_AWARE:
+        allowed = ("weight",)
+        if "weight" in args and _number(args["weight"], f"{path}.weight", lo=0, integer=True):
+            raise ProfileError(f"{path}.weight: vcore does not implement numa-aware's node score (NUMA nodes the "
+                               "pod's pinned CPUs span); set it to 0 or leave it out")
+    elif name == OVERCOMMIT:
         allowed = ("overcommit-factor",)
         if "overcommit-factor" in args:
             _number(args["overcommit-factor"], f"{path}.overcommit-factor", lo=1.0)

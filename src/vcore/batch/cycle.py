@@ -9,8 +9,8 @@ from vcore.batch.result import CycleResult
 from vcore.batch.session import Session
 
 
-def run_cycle(cluster: Any, engine: Any, config: Any, share: Any) -> CycleResult:
-    session = Session(cluster, engine, config, share)
+def run_cycle(cluster: Any, engine: Any, config: Any, share: Any, eligible: Any = None) -> CycleResult:
+    session = Session(cluster, engine, config, share, eligible)
     for action in config.actions:
         ACTIONS[action](session)
     return session.close()

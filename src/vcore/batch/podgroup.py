@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from vcore._native import _convert
+from vcore.topology.constraint import PodGroupTopology, podgroup_topology
 
 GROUP_API = "scheduling.volcano.sh"
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
@@ -36,7 +37,7 @@ class PodGroupSpec:
     queue: str = DEFAULT_QUEUE
     priority_class_name: str = ""
     creation: str = ""
-    network_topology: Mapping[str, Any] | None = None
+    topology: PodGroupTopology | None = None  # spec.networkTopology and spec.subGroupPolicy; None when neither
     annotations: Mapping[str, str] = field(default_factory=dict)
     status: Mapping[str, Any] = field(default_factory=dict)
 
@@ -117,9 +118,9 @@ def parse_podgroup(obj: Any) -> PodGroupSpec:
     priority_class = spec.get("priorityClassName") or ""
     if not isinstance(priority_class, str):
         raise TypeError(f"{what}: spec.priorityClassName: expected a string")
-    topology = spec.get("networkTopology")
-    if topology is not None and not isinstance(topology, Mapping):
-        raise TypeError(f"{what}: spec.networkTopology: expected a mapping")
+    topology = None
+    if spec.get("networkTopology") is not None or spec.get("subGroupPolicy"):
+        topology = podgroup_topology(d)  # TopologyError naming the PodGroup and the field
     status = d.get("status") or {}
     return PodGroupSpec(
         namespace=namespace,
@@ -130,7 +131,7 @@ def parse_podgroup(obj: Any) -> PodGroupSpec:
         queue=queue,
         priority_class_name=priority_class,
         creation=str(meta.get("creationTimestamp") or ""),
-        network_topology=dict(topology) if topology is not None else None,
+        topology=topology,
         annotations=string_map(meta.get("annotations"), f"{what}: metadata.annotations"),
         status=dict(status) if isinstance(status, Mapping) else {},
     )

@@ -11,6 +11,9 @@ from typing import Any
 
 from vcore._native import _convert
 from vcore.batch.podgroup import GROUP_NAME_ANNOTATION, QUEUE_NAME_ANNOTATION, TASK_SPEC_KEY, metadata, string_map
+from vcore.topology.constraint import TopologyConstraint, kueue_constraint
+
+KUEUE_TAS_PREFIX = "kueue.x-k8s.io/podset-"
 
 #: Pod phases that hold no resources any more (kube-scheduler and the kubelet let them go).
 TERMINATED = frozenset({"Succeeded", "Failed"})
@@ -31,8 +34,10 @@ class PodInfo:
     creation: str
     gpu_index: str | None  # volcano.sh/gpu-index of a running pod
     spec: dict  # the native pod spec (vcore.cluster.pod_spec)
+    labels: dict[str, str]  # metadata.labels (PodGroup sub-group selectors)
+    topology: TopologyConstraint | None  # Kueue TAS annotations of its pod template, None when it has none
     compiled: Any = None  # CompiledPod, made when the pod is added while pending
-    pairs: tuple[tuple[int, int], ...] | None = None  # (resource axis, amount) of its requests; axes never move
+    shape: int = -1  # its request shape in BatchState.shapes ((axis, amount) pairs); -1 until known
 
     @property
     def terminated(self) -> bool:
@@ -61,6 +66,10 @@ def pod_info(obj: Any, spec: dict) -> PodInfo:
     if not isinstance(priority_class, str):
         raise TypeError(f"{what}: spec.priorityClassName: expected a string")
     phase = status.get("phase") or "Pending"
+    topology = None
+    if any(k.startswith(KUEUE_TAS_PREFIX) for k in annotations):
+        constraint = kueue_constraint(annotations, owner=what)  # TopologyError naming the pod and the annotation
+        topology = constraint if constraint.mode != "none" or constraint.subgroups else None
     return PodInfo(
         key=spec["key"],
         namespace=namespace,
@@ -74,4 +83,6 @@ def pod_info(obj: Any, spec: dict) -> PodInfo:
         creation=str(meta.get("creationTimestamp") or ""),
         gpu_index=annotations.get(GPU_INDEX_ANNOTATION),
         spec=spec,
+        labels=labels,
+        topology=topology,
     )

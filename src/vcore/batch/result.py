@@ -28,6 +28,7 @@ class PodGroupStatus:
     running: int
     succeeded: int
     failed: int
+    hypernode: str | None = None  # the topology domain this cycle placed the gang in (None: unconstrained)
 
     def to_dict(self) -> dict[str, Any]:
         return {"phase": self.phase, "conditions": [dict(c) for c in self.conditions], "running": self.running,

@@ -22,6 +22,7 @@ from vcore.batch.priority import PREEMPT_NEVER
 from vcore.batch.result import CycleResult, PodGroupStatus, QueueStatus
 from vcore.batch.shares import SHARE_PLUGINS
 from vcore.batch.shares.base import QueueUsage
+from vcore.batch.topology import TopologyPlanner
 
 # Volcano's PodGroup condition types and reasons.
 UNSCHEDULABLE_TYPE, SCHEDULED_TYPE = "Unschedulable", "Scheduled"
@@ -58,7 +59,8 @@ class Job:
     pipelined: int = 0  # tasks nominated onto nodes being freed, this cycle
     fit_error: str = ""
     invalid: tuple[str, str] | None = None  # (reason, message) when the gang can never run as defined
-    tried: bool = False
+    skipped: bool = False  # not eligible this cycle (run_cycle's `eligible`): not tried, status kept
+    hypernode: str | None = None  # the topology domain allocate placed a constrained gang in, this cycle
 
     @property
     def ready_count(self) -> int:
@@ -84,7 +86,8 @@ class Job:
 
 
 class Session:
-    def __init__(self, cluster: Any, engine: Any, config: C.CycleConfig, share: Any) -> None:
+    def __init__(self, cluster: Any, engine: Any, config: C.CycleConfig, share: Any,
+                 eligible: Any = None) -> None:
         self.cluster = cluster
         self.batch = cluster._batch
         self.state = cluster._state
@@ -95,7 +98,9 @@ class Session:
         self.started = time.perf_counter()
         self.enabled = {p.name for p in config.plugins()}
         self.transition = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.eligible = None if eligible is None else set(eligible)
         self._open()
+        self.topology = TopologyPlanner(self)
 
     # -- open ----------------------------------------------------------------------------------------------
     def _open(self) -> None:
@@ -105,7 +110,7 @@ class Session:
         to_compile = [info for info in batch.pods.values() if info.compiled is None and not info.terminated
                       and state.pod_node(info.key) < 0]
         for info, compiled in zip(to_compile, state.compile_pods([info.spec for info in to_compile])):
-            info.compiled, info.pairs = compiled, tuple(compiled.requests)
+            info.compiled, info.shape = compiled, batch.shape_of(compiled.requests)
         self.resources = state.resource_names()
         self.n_resources = len(self.resources)
         self.names = state.node_names()  # no node changes while the cycle holds the session
@@ -129,7 +134,7 @@ class Session:
             elif key not in batch.releasing:
                 self._running_singles.append(info)
                 usage = self.single_usage.setdefault(info.queue_hint or DEFAULT_QUEUE, [0] * self.n_resources)
-                for axis, amount in self.pairs(info):
+                for axis, amount in self.batch.shapes[self.shape(info)]:
                     usage[axis] += amount
         # Pods that name a PodGroup the cluster does not have wait for it.
         for group, keys in batch.members.items():
@@ -140,6 +145,8 @@ class Session:
         self.queue_jobs: dict[str, list[Job]] = {}
         for job in self.jobs.values():
             self._check_job(job)
+            if self.eligible is not None and job.pending:
+                job.skipped = not any(t.key in self.eligible for t in job.pending)
             self.queue_jobs.setdefault(job.queue, []).append(job)
         self._open_shares()
 
@@ -149,9 +156,9 @@ class Session:
         pending, running = [], []
         releasing = succeeded = failed = 0
         role_ready: Counter = Counter()
-        # Pods of a PodGroup mostly share a few request shapes: count shapes, sum once per shape.
-        requested: dict[tuple, int] = {}
-        held: dict[tuple, int] = {}
+        # Pods of a PodGroup share a few request shapes: count shapes, sum once per shape.
+        requested: Counter = Counter()
+        held: Counter = Counter()
         for info in members:
             phase = info.phase
             if phase == "Succeeded":
@@ -161,8 +168,8 @@ class Session:
             if phase == "Failed":
                 failed += 1
                 continue
-            pairs = info.pairs if info.pairs is not None else self.pairs(info)
-            requested[pairs] = requested.get(pairs, 0) + 1
+            shape = info.shape if info.shape >= 0 else self.shape(info)
+            requested[shape] += 1
             if pod_node(info.key) < 0:
                 pending.append(info)
             elif info.key in releasing_pods:
@@ -170,7 +177,7 @@ class Session:
             else:
                 running.append(info.key)
                 role_ready[info.role] += 1
-                held[pairs] = held.get(pairs, 0) + 1
+                held[shape] += 1
         classes = self.batch.priority_classes
         if pg is not None:
             priority = classes.value_of(pg.priority_class_name)
@@ -191,20 +198,17 @@ class Session:
                    running, releasing, succeeded, failed, role_ready, self.total_of(held), self.total_of(requested),
                    phase, len(members))
 
-    def total_of(self, shapes: dict[tuple, int]) -> np.ndarray:
-        """The sum of request shapes ((axis, amount) pairs) times how many pods have each."""
+    def total_of(self, shape_counts: dict[int, int]) -> np.ndarray:
+        """The sum of request shapes times how many pods have each."""
         total = [0] * self.n_resources
-        for pairs, count in shapes.items():
-            for axis, amount in pairs:
+        shapes = self.batch.shapes
+        for shape, count in shape_counts.items():
+            for axis, amount in shapes[shape]:
                 total[axis] += amount * count
         return np.array(total, np.int64)
 
-    def shapes(self, infos: list[PodInfo]) -> dict[tuple, int]:
-        out: dict[tuple, int] = {}
-        for info in infos:
-            pairs = info.pairs if info.pairs is not None else self.pairs(info)
-            out[pairs] = out.get(pairs, 0) + 1
-        return out
+    def shapes(self, infos: list[PodInfo]) -> Counter:
+        return Counter(info.shape if info.shape >= 0 else self.shape(info) for info in infos)
 
     def pod_priority(self, info: PodInfo) -> int:
         if info.spec_priority is not None:
@@ -223,18 +227,15 @@ class Session:
                 vec[axis] += amount
         return vec
 
-    def pairs(self, info: PodInfo) -> tuple[tuple[int, int], ...]:
-        """A pod's requests as (axis, amount) pairs, cached on the pod (an axis never moves once interned)."""
-        if info.pairs is None:
+    def shape(self, info: PodInfo) -> int:
+        """A pod's request shape, interned on first use (pods that never went through compile)."""
+        if info.shape < 0:
             axes = ((self.state.find_resource_axis(n), v) for n, v in info.spec["requests"].items())
-            info.pairs = tuple((a, v) for a, v in axes if a >= 0)
-        return info.pairs
+            info.shape = self.batch.shape_of((a, v) for a, v in axes if a >= 0)
+        return info.shape
 
     def pod_vector(self, info: PodInfo) -> np.ndarray:
-        vec = np.zeros(self.n_resources, np.int64)
-        for axis, amount in self.pairs(info):
-            vec[axis] += amount
-        return vec
+        return self.total_of({self.shape(info): 1})
 
     def _check_job(self, job: Job) -> None:
         """Volcano's JobValid (gang) and the queue's existence and state: an invalid job is not scheduled."""
@@ -325,8 +326,9 @@ class Session:
         return best
 
     # -- what the actions record ---------------------------------------------------------------------------
-    def allocated(self, job: Job, infos: list[PodInfo], nodes: list[str], gpus: list[Any]) -> None:
-        """Tasks of a job bound by the cycle (already bound in the native state)."""
+    def allocated(self, job: Job, infos: list[PodInfo], nodes: list[str], gpus: list[Any],
+                  still_pending: list[PodInfo]) -> None:
+        """Tasks of a job bound by the cycle (already bound in the native state); the others stay pending."""
         from vcore.cluster import gpu_choice
         from vcore.scheduler import Placement
 
@@ -343,8 +345,7 @@ class Session:
         if self.share is not None:  # once per job: the plugins' bookkeeping is per queue, not per task
             self.share.on_allocate(job.queue, vec)
         job.placed += len(infos)
-        placed = {i.key for i in infos}
-        job.pending = [t for t in job.pending if t.key not in placed]
+        job.pending = still_pending
 
     def fail(self, job: Job, message: str, reasons: dict[str, int] | None = None) -> None:
         """Record why a job's tasks stay pending this cycle."""
@@ -357,7 +358,7 @@ class Session:
     def close(self) -> CycleResult:
         result = self.result
         for key, job in self.jobs.items():
-            if job.pending and not job.ready:
+            if job.pending and not job.ready and not job.skipped:
                 self.fail(job, job.fit_error or self._not_tried_reason(job))
             if job.podgroup is not None:
                 result.podgroups[key] = self._group_status(job)
@@ -368,21 +369,29 @@ class Session:
 
     def _group_status(self, job: Job) -> PodGroupStatus:
         status = self.batch.status[job.key]
+        previous = {c.get("type"): c for c in status.conditions}
         conditions = [c for c in status.conditions if c.get("type") not in (UNSCHEDULABLE_TYPE, SCHEDULED_TYPE)]
         message = ""
         unschedulable = False
-        if job.invalid is not None:
+        if job.skipped and job.invalid is None and not job.ready:  # not tried this cycle: what it said stands
+            kept = previous.get(UNSCHEDULABLE_TYPE)
+            unschedulable = kept is not None
+            if kept is not None:
+                conditions.append(kept)
+                message = kept.get("message", "")
+        elif job.invalid is not None:
             reason, message = job.invalid
             unschedulable = True
-            conditions.append(self._condition(UNSCHEDULABLE_TYPE, reason, message))
+            conditions.append(self._condition(UNSCHEDULABLE_TYPE, reason, message, previous.get(UNSCHEDULABLE_TYPE)))
         elif not job.ready:
             unschedulable = True
             missing = job.min_member - job.ready_count - job.tentative
             fit = job.fit_error or self._not_tried_reason(job)
             message = f"{missing}/{job.n_tasks} tasks in gang unschedulable: {fit}"
-            conditions.append(self._condition(UNSCHEDULABLE_TYPE, NOT_ENOUGH_RESOURCES, message))
+            conditions.append(self._condition(UNSCHEDULABLE_TYPE, NOT_ENOUGH_RESOURCES, message,
+                                              previous.get(UNSCHEDULABLE_TYPE)))
         else:
-            conditions.append(self._condition(SCHEDULED_TYPE, SCHEDULED_REASON, ""))
+            conditions.append(self._condition(SCHEDULED_TYPE, SCHEDULED_REASON, "", previous.get(SCHEDULED_TYPE)))
         # Volcano's jobStatus: running tasks while unschedulable -> Unknown; enough allocated -> Running; else
         # Pending unless it was admitted (Inqueue).
         if job.running and unschedulable and job.invalid is None:
@@ -396,16 +405,21 @@ class Session:
         status.phase = phase
         status.conditions = conditions
         return PodGroupStatus(phase, tuple(conditions), message, len(job.running) + job.placed, job.succeeded,
-                              job.failed)
+                              job.failed, job.hypernode)
 
     def _not_tried_reason(self, job: Job) -> str:
         if job.phase == PENDING and C.ENQUEUE in self.config.actions:
             return "the job is Pending: its queue or the cluster cannot admit its minResources yet"
         return "pod group is not ready"
 
-    def _condition(self, kind: str, reason: str, message: str) -> dict[str, Any]:
-        return {"type": kind, "status": "True", "reason": reason, "message": message,
-                "lastTransitionTime": self.transition}
+    def _condition(self, kind: str, reason: str, message: str, previous: dict | None = None) -> dict[str, Any]:
+        """A PodGroup condition; its lastTransitionTime moves only when the condition changes (Kubernetes'
+        convention), so an unchanged status is not rewritten every cycle."""
+        since = self.transition
+        if previous is not None and (previous.get("status"), previous.get("reason"), previous.get("message")) == (
+                "True", reason, message):
+            since = previous.get("lastTransitionTime") or since
+        return {"type": kind, "status": "True", "reason": reason, "message": message, "lastTransitionTime": since}
 
     def _queue_status(self) -> None:
         names = self.resources

@@ -36,6 +36,18 @@ class BatchState:
         self.singles: dict[str, None] = {}  # pods without a group: each a gang of one
         self.releasing: dict[str, str] = {}  # evicted pod -> the preemptor it makes room for
         self.nominated: dict[str, str] = {}  # preemptor pod -> node name it waits for
+        # Request shapes, interned: the (resource axis, amount) pairs of a pod's requests. Pods of one template
+        # share one shape, so sums over thousands of pods count small integers (axes never move once interned).
+        self.shapes: list[tuple[tuple[int, int], ...]] = []
+        self._shape_ids: dict[tuple[tuple[int, int], ...], int] = {}
+
+    def shape_of(self, pairs) -> int:
+        pairs = tuple(pairs)
+        shape = self._shape_ids.get(pairs)
+        if shape is None:
+            shape = self._shape_ids[pairs] = len(self.shapes)
+            self.shapes.append(pairs)
+        return shape
 
     # -- pods --------------------------------------------------------------------------------------------
     def add_pod(self, info: PodInfo) -> None:

@@ -1,13 +1,14 @@
 """The topology scenario: a stream of mixed gangs (8 to 1024 pods of 1, 2, 4 or 8 GPUs) arriving at and leaving a
-leaf / spine / core tree of GPU nodes, placed by one policy; it reports the domains each gang spans and the GPUs
-stranded on partly used nodes.
+leaf / spine / core tree of GPU nodes, each placed by ``Scheduler.run_cycle`` with one policy; it reports the
+domains each gang spans and the GPUs stranded on partly used nodes.
 
-Policies: ``native`` (vcore's native gang search), ``cpsat-<seconds>`` (the native placement improved by CP-SAT
-within that time limit), ``unaware`` (vcore's topology-unaware Scheduler: kube-scheduler's default profile, pod by
-pod, all-or-nothing per gang). Gangs are soft-constrained (the closer the better, never refused for topology), so
-every policy places the same gangs whenever capacity allows and the spans compare like for like.
+Policies: ``native`` (the network-topology-aware plugin with ``solver: native``), ``cpsat-<seconds>`` (``solver:
+cpsat`` with that time limit, one worker: the native placement improved by CP-SAT), ``unaware`` (the same cycle
+without the plugin and without constraints on the PodGroups: Volcano's default node order, least requested). Gangs
+are PodGroups of identical pods with a soft ``networkTopology`` (the closer the better, never refused for
+topology), so every policy places the same gangs whenever capacity allows and the spans compare like for like.
 
-Used by the benchmarks (bench/bench_topology.py) and, later, ``vcore simulate --scenario topology``.
+Used by ``vcore simulate --scenario topology`` and the benchmarks (bench/test_topology_bench.py).
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import vcore
-from vcore.topology import TopologyConstraint, TopologyPlacementArgs, fit_counts, place_gang
 
-__all__ = ["Gang", "GangOutcome", "StreamResult", "build_tree_cluster", "gang_stream", "run_stream", "POLICIES"]
+__all__ = ["POLICIES", "Gang", "GangOutcome", "StreamResult", "build_tree_cluster", "gang_stream", "plot", "run_scenario",
+           "run_stream"]
+
+NAMESPACE = "sim"
 
 POLICIES = ("native", "cpsat-0.1", "cpsat-1", "unaware")
 GPU = "nvidia.com/gpu"
@@ -68,10 +71,17 @@ class Gang:
     def gpus(self) -> int:
         return self.pods * self.gpus_per_pod
 
+    def podgroup(self, topology_aware: bool) -> dict:
+        spec = {"minMember": self.pods}
+        if topology_aware:
+            spec["networkTopology"] = {"mode": "soft"}
+        return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                "metadata": {"name": self.name, "namespace": NAMESPACE}, "spec": spec}
+
     def pod(self, i: int) -> dict:
         g = self.gpus_per_pod
         req = {"cpu": str(8 * g), "memory": f"{64 * g}Gi", GPU: str(g)}
-        return {"metadata": {"name": f"{self.name}-{i}", "namespace": "sim",
+        return {"metadata": {"name": f"{self.name}-{i}", "namespace": NAMESPACE,
                              "annotations": {"scheduling.k8s.io/group-name": self.name}},
                 "spec": {"containers": [{"name": "w", "resources": {"requests": req, "limits": dict(req)}}]}}
 
@@ -123,12 +133,22 @@ class StreamResult:
         }
 
 
-def _policy_args(policy: str) -> TopologyPlacementArgs:
+def _cycle(policy: str) -> dict:
+    """The cycle configuration of a policy: one gang placed per cycle, Volcano's gang and node order plugins."""
+    plugins = [{"name": "predicates"}, {"name": "nodeorder"}]
     if policy == "native":
-        return TopologyPlacementArgs(solver="native")
-    if policy.startswith("cpsat-"):
-        return TopologyPlacementArgs(solver="cpsat", time_limit_seconds=float(policy.split("-", 1)[1]), workers=1)
-    raise ValueError(f"topology scenario: unknown policy {policy!r} (native, cpsat-<seconds>, unaware)")
+        plugins.append({"name": "network-topology-aware", "arguments": {"solver": "native"}})
+    elif policy.startswith("cpsat-"):
+        try:
+            limit = float(policy.split("-", 1)[1])
+        except ValueError:
+            raise ValueError(f"topology scenario: bad policy {policy!r} (cpsat-<seconds>)") from None
+        plugins.append({"name": "network-topology-aware",
+                        "arguments": {"solver": "cpsat", "timeLimitSeconds": limit, "workers": 1}})
+    elif policy != "unaware":
+        raise ValueError(f"topology scenario: unknown policy {policy!r} (native, cpsat-<seconds>, unaware)")
+    return {"actions": "allocate", "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}]},
+                                             {"plugins": plugins}]}
 
 
 def _gpu_state(cluster: vcore.Cluster) -> tuple[int, int]:
@@ -144,57 +164,88 @@ def _spans(cluster: vcore.Cluster, slots: np.ndarray) -> tuple[int, int]:
     return len(set(topo[0, slots].tolist())), len(set(topo[1, slots].tolist()))
 
 
+def _remove(cluster: vcore.Cluster, gang: Gang) -> None:
+    for i in range(gang.pods):
+        cluster.remove_pod(f"{NAMESPACE}/{gang.name}-{i}")
+    cluster.remove_podgroup(f"{NAMESPACE}/{gang.name}")
+
+
 def run_stream(cluster: vcore.Cluster, stream: list[Gang], policy: str) -> StreamResult:
-    """Play the stream on ``cluster`` (mutated: pods are bound and unbound) with one policy. Each step: gangs whose
-    time is up leave, then the next gang arrives and is placed whole or dropped."""
+    """Play the stream on ``cluster`` (mutated: PodGroups and pods are added and removed) with one policy. Each
+    step: gangs whose time is up leave, then the next gang arrives, one scheduling cycle runs, and the gang is
+    running whole or dropped."""
+    scheduler = vcore.Scheduler(cluster, cycle=_cycle(policy))
+    aware = policy != "unaware"
     result = StreamResult(policy)
-    running: list[tuple[int, Gang, list[str]]] = []  # (end step, gang, pod keys)
-    unaware = vcore.Scheduler(cluster) if policy == "unaware" else None
-    args = None if unaware else _policy_args(policy)
-    soft = TopologyConstraint("soft", owner="topology scenario")
+    running: list[tuple[int, Gang]] = []  # (end step, gang)
     for step, gang in enumerate(stream):
         for item in [r for r in running if r[0] <= step]:
             running.remove(item)
-            for key in item[2]:
-                cluster.unbind(key)
-        pods = [gang.pod(i) for i in range(gang.pods)]
+            _remove(cluster, item[1])
+        cluster.add_podgroup(gang.podgroup(aware))
+        for i in range(gang.pods):
+            cluster.add_pod(gang.pod(i))
         began = time.perf_counter()
-        if unaware is not None:
-            slots = _place_unaware(cluster, unaware, pods)
-        else:
-            p = place_gang(cluster, fit_counts(cluster, pods[0]), gang.pods, soft, args=args)
-            slots = None
-            if p.placed:
-                names = cluster._state.node_names()
-                slots = []
-                i = 0
-                for s in np.flatnonzero(p.counts):
-                    for _ in range(int(p.counts[s])):
-                        cluster.bind(pods[i], names[s])
-                        slots.append(int(s))
-                        i += 1
+        cycle = scheduler.run_cycle()
         seconds = time.perf_counter() - began
-        if slots:
-            slot_array = np.asarray(slots)
-            leaves, spines = _spans(cluster, slot_array)
-            result.outcomes.append(GangOutcome(gang, True, leaves, spines, len(set(slots)), seconds))
-            running.append((step + gang.duration, gang, [f"sim/{pod['metadata']['name']}" for pod in pods]))
+        if cycle.podgroups[f"{NAMESPACE}/{gang.name}"].phase == "Running":
+            slots = np.array([cluster.node_index(b.node) for b in cycle.bindings], dtype=np.int64)
+            leaves, spines = _spans(cluster, slots)
+            result.outcomes.append(GangOutcome(gang, True, leaves, spines, len(set(slots.tolist())), seconds))
+            running.append((step + gang.duration, gang))
         else:
+            _remove(cluster, gang)
             result.outcomes.append(GangOutcome(gang, False, seconds=seconds))
         stranded, used = _gpu_state(cluster)
         result.stranded.append(stranded)
         result.used.append(used)
-    for _, _, keys in running:
-        for key in keys:
-            cluster.unbind(key)
+    for _, gang in running:
+        _remove(cluster, gang)
     return result
 
 
-def _place_unaware(cluster: vcore.Cluster, scheduler: vcore.Scheduler, pods: list[dict]) -> list[int] | None:
-    placements = scheduler.schedule(pods)
-    if all(p.node is not None for p in placements):
-        return [cluster.node_index(p.node) for p in placements]
-    for p in placements:  # all or nothing: a gang is never left holding part of its resources
-        if p.node is not None:
-            cluster.unbind(p.pod)
-    return None
+def run_scenario(n_gangs: int = 100, seed: int = 1, policies: tuple[str, ...] = POLICIES,
+                 progress=None) -> dict[str, StreamResult]:
+    """The stream of ``n_gangs`` seeded gangs on the default 4096-node tree (8 spines x 16 leaves x 32 nodes of 8
+    GPUs), once per policy, each on a fresh cluster. ``progress(policy)`` is called before each policy runs."""
+    stream = gang_stream(n_gangs, seed=seed)
+    out = {}
+    for policy in policies:
+        _cycle(policy)  # a bad policy name fails before any run
+    for policy in policies:
+        if progress is not None:
+            progress(policy)
+        out[policy] = run_stream(build_tree_cluster(), stream, policy)
+    return out
+
+
+def plot(results: dict[str, StreamResult], path: str) -> None:
+    """Two panels: leaves spanned by each placed gang against its GPUs, and GPUs stranded after each step."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (spans, stranded) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for policy, r in results.items():
+        placed = [o for o in r.outcomes if o.placed]
+        s = r.summary()
+        spans.scatter([o.gang.gpus for o in placed], [o.leaves for o in placed], s=14, alpha=0.7,
+                      label=f"{policy} ({s['leaves_per_gang']:.1f} leaves, {s['spines_per_gang']:.2f} spines/gang)")
+        stranded.plot(range(1, len(r.stranded) + 1), r.stranded,
+                      label=f"{policy} (mean {s['stranded_gpus_mean']:.0f})")
+    spans.set_xscale("log", base=2)
+    spans.set_yscale("log", base=2)
+    spans.set_xlabel("GPUs of the gang")
+    spans.set_ylabel("leaf switches spanned")
+    spans.set_title("domains spanned per gang")
+    stranded.set_yscale("symlog", linthresh=100)
+    stranded.set_xlabel("step (one gang arrives per step)")
+    stranded.set_ylabel("free GPUs on partly used nodes")
+    stranded.set_title("GPUs stranded")
+    for ax in (spans, stranded):
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -6,7 +6,8 @@
 - Constraints: :func:`podgroup_topology` (Volcano PodGroup ``networkTopology`` and ``subGroupPolicy``) and
   :func:`kueue_constraint` (Kueue TAS annotations) give one :class:`TopologyConstraint`.
 - Placement: :func:`place_gang` (native search, then the CP-SAT model of :mod:`vcore.topology.cpsat` as the
-  :class:`TopologyPlacementArgs` say) and :func:`node_scores` (Volcano's network-topology node score).
+  :class:`TopologyPlacementArgs` say), :func:`node_scores` (Volcano's network-topology node score) and
+  :func:`binpack_scores` (its HyperNode binpack score of pods without a constraint).
 """
 
 from vcore.topology.args import TopologyPlacementArgs, parse_topology_args
@@ -20,7 +21,8 @@ from vcore.topology.constraint import (
     podgroup_topology,
 )
 from vcore.topology.cost import PlacementCost, placement_cost
-from vcore.topology.search import GangPlacement, fit_counts, node_scores, place_gang, valid_placement
+from vcore.topology.search import (GangPlacement, binpack_scores, fit_counts, node_scores, place_gang,
+                                  valid_placement)
 from vcore.topology.tree import TopologyView
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "TopologyConstraint",
     "TopologyPlacementArgs",
     "TopologyView",
+    "binpack_scores",
     "fit_counts",
     "kueue_constraint",
     "node_scores",

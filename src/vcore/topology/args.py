@@ -1,5 +1,16 @@
-"""Typed arguments of topology-aware gang placement, as they appear in a profile (camelCase, validated)::
+"""Typed arguments of topology-aware gang placement: the arguments of Volcano's ``network-topology-aware`` plugin
+(in a cycle configuration's tiers) and vcore's solver arguments beside them, validated::
 
+    # Volcano's keys
+    weight: 1                 # the plugin's node-score weight (soft mode's LCA-tier score, the HyperNode binpack
+                              #   score of pods without a topology constraint); scores are 0..100 * weight
+    hypernode.binpack.cpu: 1  # HyperNode binpack: per-resource weights of (used + request) / allocatable
+    hypernode.binpack.memory: 1
+    hypernode.binpack.resources: nvidia.com/gpu, example.com/foo   # further resources, comma-separated
+    hypernode.binpack.resources.nvidia.com/gpu: 2                  # their weights (default 1)
+    hypernode.binpack.normal-pod.enable: true   # score nodes of pods without a topology constraint by how full
+    hypernode.binpack.normal-pod.fading: 0.8    #   their HyperNodes are; tier t weighs fading ** (t - 1)
+    # vcore's keys
     solver: auto              # native | cpsat | auto (native first; CP-SAT when native fails a hard constraint or
                               #   the gang is flagged for optimisation)
     timeLimitSeconds: 1.0     # CP-SAT wall-time limit per gang
@@ -11,7 +22,6 @@
     objective: lexicographic  # CP-SAT: lexicographic (fewest domains at the highest tier first, ..., then
                               #   partially used nodes and domains, then nodes) or weighted (objectiveWeights)
     objectiveWeights: {tierSpans: [1, 10, 100], nodes: 0, fragmentation: 1}   # weighted only; tierSpans lowest first
-    nodeScoreWeight: 1        # the soft-mode node score's plugin weight (Volcano's network-topology-aware weight)
     candidateDomains: 8       # CP-SAT considers the tightest this many feasible domains of the native search's row
                               #   (always including the native choice)
 
@@ -31,8 +41,15 @@ __all__ = ["OBJECTIVES", "SOLVERS", "TopologyPlacementArgs", "parse_topology_arg
 
 SOLVERS = ("native", "cpsat", "auto")
 OBJECTIVES = ("lexicographic", "weighted")
+_BINPACK = "hypernode.binpack."
+_RESOURCES = _BINPACK + "resources"
+_NORMAL_ENABLE, _NORMAL_FADING = _BINPACK + "normal-pod.enable", _BINPACK + "normal-pod.fading"
+_VOLCANO_KEYS = ("weight", _BINPACK + "cpu", _BINPACK + "memory", _RESOURCES, _NORMAL_ENABLE, _NORMAL_FADING)
 _KEYS = ("solver", "timeLimitSeconds", "relativeGap", "workers", "bandwidthWeight", "congestionWeight", "tieSlack",
-         "objective", "objectiveWeights", "nodeScoreWeight", "candidateDomains")
+         "objective", "objectiveWeights", "candidateDomains", *_VOLCANO_KEYS)
+#: Volcano's defaults (network-topology-aware: DefaultWeight, DefaultNormalPodEnable, DefaultNormalPodFading).
+DEFAULT_BINPACK = (("cpu", 1), ("memory", 1))
+DEFAULT_FADING = 0.8
 _WEIGHT_KEYS = ("tierSpans", "nodes", "fragmentation")
 
 
@@ -49,15 +66,24 @@ class TopologyPlacementArgs:
     tier_span_weights: tuple[int, ...] = ()  # weighted objective: per tier row, lowest first (missing rows: 1)
     nodes_weight: int = 0
     fragmentation_weight: int = 1
-    node_score_weight: float = 1.0
     candidate_domains: int = 8
+    node_score_weight: int = 1  # Volcano's weight
+    binpack_weights: tuple[tuple[str, int], ...] = DEFAULT_BINPACK  # (resource, weight), cpu and memory first
+    normal_pod_binpack: bool = True
+    normal_pod_fading: float = DEFAULT_FADING
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "solver": self.solver, "timeLimitSeconds": self.time_limit_seconds, "relativeGap": self.relative_gap,
             "workers": self.workers, "bandwidthWeight": self.bandwidth_weight,
             "congestionWeight": self.congestion_weight, "tieSlack": self.tie_slack, "objective": self.objective,
-            "nodeScoreWeight": self.node_score_weight, "candidateDomains": self.candidate_domains}
+            "candidateDomains": self.candidate_domains, "weight": self.node_score_weight,
+            _NORMAL_ENABLE: self.normal_pod_binpack, _NORMAL_FADING: self.normal_pod_fading}
+        extra = [name for name, _ in self.binpack_weights if name not in ("cpu", "memory")]
+        for name, weight in self.binpack_weights:
+            out[_BINPACK + name if name in ("cpu", "memory") else f"{_RESOURCES}.{name}"] = weight
+        if extra:
+            out[_RESOURCES] = ", ".join(extra)
         if self.objective == "weighted":
             out["objectiveWeights"] = {"tierSpans": list(self.tier_span_weights), "nodes": self.nodes_weight,
                                        "fragmentation": self.fragmentation_weight}
@@ -76,9 +102,12 @@ def parse_topology_args(args: Mapping[str, Any] | None, path: str = "args") -> T
         return TopologyPlacementArgs()
     if not isinstance(args, Mapping):
         raise ProfileError(f"{path}: expected a mapping, got {type(args).__name__}")
+    extra = _binpack_resources(args, path)
     for key in args:
-        if key not in _KEYS:
-            raise ProfileError(f"{path}.{key}: unknown field (known: {', '.join(_KEYS)})")
+        if key not in _KEYS and not (key.startswith(_RESOURCES + ".") and key[len(_RESOURCES) + 1:] in extra):
+            hint = (f" (list the resource in {_RESOURCES} first)" if key.startswith(_RESOURCES + ".")
+                    else f" (known: {', '.join(_KEYS)})")
+            raise ProfileError(f"{path}.{key}: unknown field{hint}")
     d = TopologyPlacementArgs()
     kw: dict[str, Any] = {}
     if "solver" in args:
@@ -99,8 +128,19 @@ def parse_topology_args(args: Mapping[str, Any] | None, path: str = "args") -> T
         kw["objective"] = _choice(args["objective"], f"{path}.objective", OBJECTIVES)
     if "candidateDomains" in args:
         kw["candidate_domains"] = _int(args["candidateDomains"], f"{path}.candidateDomains", 1, 1 << 20)
-    if "nodeScoreWeight" in args:
-        kw["node_score_weight"] = _number(args["nodeScoreWeight"], f"{path}.nodeScoreWeight", 0, 1e6)
+    if "weight" in args:
+        kw["node_score_weight"] = _int(args["weight"], f"{path}.weight", 0, 10**6)
+    binpack = [(name, _int(args.get(_BINPACK + name, 1), f"{path}.{_BINPACK}{name}", 0, 10**6))
+               for name in ("cpu", "memory")]
+    binpack += [(name, _int(args.get(f"{_RESOURCES}.{name}", 1), f"{path}.{_RESOURCES}.{name}", 0, 10**6))
+                for name in extra]
+    kw["binpack_weights"] = tuple(binpack)
+    if _NORMAL_ENABLE in args:
+        if not isinstance(args[_NORMAL_ENABLE], bool):
+            raise ProfileError(f"{path}.{_NORMAL_ENABLE}: expected true or false, got {args[_NORMAL_ENABLE]!r}")
+        kw["normal_pod_binpack"] = args[_NORMAL_ENABLE]
+    if _NORMAL_FADING in args:
+        kw["normal_pod_fading"] = _number(args[_NORMAL_FADING], f"{path}.{_NORMAL_FADING}", 0, 1e6)
     weights = args.get("objectiveWeights")
     if weights is not None:
         wpath = f"{path}.objectiveWeights"
@@ -120,3 +160,19 @@ def parse_topology_args(args: Mapping[str, Any] | None, path: str = "args") -> T
         if "fragmentation" in weights:
             kw["fragmentation_weight"] = _int(weights["fragmentation"], f"{wpath}.fragmentation", 0, 10**9)
     return TopologyPlacementArgs(**{**d.__dict__, **kw})
+
+
+def _binpack_resources(args: Mapping[str, Any], path: str) -> list[str]:
+    """The extra resources of ``hypernode.binpack.resources`` ("a, b"), validated."""
+    raw = args.get(_RESOURCES)
+    if raw is None:
+        return []
+    if not isinstance(raw, str):
+        raise ProfileError(f"{path}.{_RESOURCES}: expected a comma-separated string of resource names, got {raw!r}")
+    names = [n.strip() for n in raw.split(",") if n.strip()]
+    for name in names:
+        if name in ("cpu", "memory"):
+            raise ProfileError(f"{path}.{_RESOURCES}: {name} has its own key {_BINPACK}{name}")
+    if len(set(names)) != len(names):
+        raise ProfileError(f"{path}.{_RESOURCES}: a resource is listed twice")
+    return names

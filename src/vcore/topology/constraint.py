@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vcore.errors import TopologyError
-from vcore.topology.hypernode import as_mapping
+from vcore.topology.hypernode import as_mapping, label_requirements
 from vcore.topology.tree import TopologyView
 
 __all__ = ["KUEUE_PREFERRED", "KUEUE_REQUIRED", "KUEUE_SLICE_CONSTRAINTS", "KUEUE_SLICE_SIZE", "KUEUE_SLICE_TOPOLOGY",
@@ -230,8 +230,8 @@ def podgroup_topology(pg: Any) -> PodGroupTopology:
         if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
             raise TopologyError(f"{where}.matchLabelKeys: expected a list of label keys")
         selector = p.get("labelSelector")
-        if selector is not None and not isinstance(selector, Mapping):
-            raise TopologyError(f"{where}.labelSelector: expected a label selector mapping")
+        if selector is not None:
+            label_requirements(f"{where}.labelSelector", selector, empty_selects_all=True)
         policies.append(SubGroup(size=size, limit=limit, name=str(p.get("name") or f"#{i}"),
                                  min_sub_groups=_int(p.get("minSubGroups") or 0, f"{where}.minSubGroups", 0),
                                  label_selector=selector, match_label_keys=tuple(keys)))

@@ -86,7 +86,11 @@ def _tier(where: str, value: Any) -> int:
     return value
 
 
-def _label_match(where: str, selector: Any) -> list[tuple[str, str, list[str]]]:
+def label_requirements(where: str, selector: Any, *, empty_selects_all: bool = False
+                       ) -> list[tuple[str, str, list[str]]]:
+    """A Kubernetes label selector (matchLabels, matchExpressions) as (key, operator, values) requirements, ANDed;
+    TopologyError naming ``where`` and the field when it is malformed. An empty selector matches no node in a
+    HyperNode member, every pod in a PodGroup's sub-group policy (``empty_selects_all``)."""
     if not isinstance(selector, Mapping):
         raise TopologyError(f"{where}: expected a label selector mapping")
     unknown = set(selector) - {"matchLabels", "matchExpressions"}
@@ -115,9 +119,24 @@ def _label_match(where: str, selector: Any) -> list[tuple[str, str, list[str]]]:
         if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
             raise TopologyError(f"{at}.values: expected a list of strings")
         out.append((key, op, list(values)))
-    if not out:
+    if not out and not empty_selects_all:
         raise TopologyError(f"{where}: an empty label selector matches no node")
     return out
+
+
+def labels_match(requirements: list[tuple[str, str, list[str]]], labels: Mapping[str, str]) -> bool:
+    """Whether labels satisfy every requirement of :func:`label_requirements`."""
+    for key, op, values in requirements:
+        present = key in labels
+        if op == "In" and not (present and labels[key] in values):
+            return False
+        if op == "NotIn" and present and labels[key] in values:
+            return False
+        if op == "Exists" and not present:
+            return False
+        if op == "DoesNotExist" and present:
+            return False
+    return True
 
 
 def _member(where: str, member: Any) -> tuple[str, str, str, list]:
@@ -163,7 +182,7 @@ def _member(where: str, member: Any) -> tuple[str, str, str, list]:
             raise TopologyError(f"{at}.pattern: {pattern!r} uses RE2-only syntax; write it in the common subset "
                                 "(no inline flags, named groups as (...), no \\p{...} classes)")
         return (mtype, kind, pattern, [])
-    return (mtype, kind, "", _label_match(at, body))
+    return (mtype, kind, "", label_requirements(at, body))
 
 
 def _annotation_number(where: str, annotations: Mapping[str, Any], key: str, lo: float, hi: float) -> float:

@@ -6,6 +6,7 @@
     placement.groups()    # the sub-group partition of those pods, when the constraint has sub-groups
 
     scores = node_scores(cluster, job_pods, job_tasks=...)   # soft mode: Volcano's network-topology node score
+    scores = binpack_scores(cluster, requests, weights=..., fading=..., weight=...)   # pods without a constraint
 
 ``place_gang`` runs the native search (GIL released) and, as the profile arguments say, the CP-SAT model seeded
 with the native placement; the result is always valid, the solver's placement only when strictly better.
@@ -13,6 +14,7 @@ with the native placement; the result is always valid, the solver's placement on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from functools import cached_property
 from typing import Any
@@ -27,7 +29,7 @@ from vcore.topology.constraint import ResolvedConstraint, TopologyConstraint
 from vcore.topology.cost import PlacementCost, placement_cost
 from vcore.topology.tree import TopologyView
 
-__all__ = ["GangPlacement", "fit_counts", "node_scores", "place_gang", "valid_placement"]
+__all__ = ["GangPlacement", "binpack_scores", "fit_counts", "node_scores", "place_gang", "valid_placement"]
 
 _INT32_MAX = 2**31 - 1
 
@@ -261,5 +263,24 @@ def node_scores(cluster: Any, job_pods: np.ndarray, *, job_tasks: int, weight: f
         raise TypeError("candidates: expected a numpy bool array of shape (n_slots,)")
     try:
         return _core.topology.node_scores(state, job_pods, int(job_tasks), float(weight), candidates)
+    except ValueError as e:
+        raise TopologyError(str(e)) from None
+
+
+def binpack_scores(cluster: Any, requests: Mapping[str, int], *, weights: Mapping[str, int], fading: float,
+                   weight: float) -> np.ndarray:
+    """int64[n_slots]: Volcano's HyperNode binpack node score of a pod without a network topology (the
+    network-topology-aware plugin's normal-pod score), in 0..100 * ``weight``: per tier t, weighted ``fading`` **
+    (t - 1), how full the node's HyperNode of that tier would be with the pod, over the resources the pod requests
+    that ``weights`` names ({resource: weight}). A resource no node has counts as nothing."""
+    state = _state(cluster)
+    resources = []
+    for name, w in weights.items():
+        amount = int(requests.get(name, 0))
+        axis = state.find_resource_axis(name)
+        if axis >= 0 and w > 0 and amount > 0:
+            resources.append((axis, amount, int(w)))
+    try:
+        return _core.topology.binpack_scores(state, resources, float(fading), float(weight))
     except ValueError as e:
         raise TopologyError(str(e)) from None

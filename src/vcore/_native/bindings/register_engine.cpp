@@ -142,7 +142,8 @@ void register_engine(py::module_& m) {
            [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& tasks, std::vector<int32_t> role,
               std::vector<int32_t> role_need, int32_t need, std::optional<std::vector<int64_t>> headroom,
               std::optional<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>> allowed,
-              bool all_or_nothing) {
+              bool all_or_nothing, std::optional<py::array_t<int32_t, py::array::c_style>> cap,
+              std::optional<py::array_t<int64_t, py::array::c_style>> score_bonus) {
              vcore::GangRequest request;
              for (const auto& p : tasks) {
                if (!p) throw py::type_error("Engine.place_gang: tasks must be CompiledPod objects, not None");
@@ -153,6 +154,8 @@ void register_engine(py::module_& m) {
              request.need = need;
              if (headroom) request.headroom = std::move(*headroom);
              if (allowed) request.allowed.assign(allowed->data(), allowed->data() + allowed->size());
+             if (cap) request.cap.assign(cap->data(), cap->data() + cap->size());
+             if (score_bonus) request.score_bonus.assign(score_bonus->data(), score_bonus->data() + score_bonus->size());
              request.all_or_nothing = all_or_nothing;
              vcore::GangResult r;
              {
@@ -171,7 +174,8 @@ void register_engine(py::module_& m) {
              return py::make_tuple(nodes, outcome, gpus, r.ready, r.first_unfit, reasons, r.evaluations);
            },
            py::arg("tasks"), py::arg("role"), py::arg("role_need"), py::arg("need"), py::arg("headroom") = py::none(),
-           py::arg("allowed") = py::none(), py::arg("all_or_nothing") = true,
+           py::arg("allowed") = py::none(), py::arg("all_or_nothing") = true, py::arg("cap") = py::none(),
+           py::arg("score_bonus") = py::none(),
            "place a gang's tasks (bound on return), all or nothing; see core/include/vcore/gang.h")
       .def("find_victims",
            [](Engine& e, const vcore::CompiledPod& pod, const std::vector<std::pair<std::string, int64_t>>& candidates,

@@ -213,6 +213,22 @@ void register_topology(py::module_& m) {
         },
         py::arg("state"), py::arg("job_pods"), py::arg("job_tasks"), py::arg("weight"), py::arg("candidates"),
         "Volcano's network-topology-aware node score; job_pods int32[n_slots], candidates bool[n_slots] or None");
+  t.def("binpack_scores",
+        [](const ClusterState& s, const std::vector<std::tuple<int32_t, int64_t, int64_t>>& resources, double fading,
+           double weight) {
+          std::vector<vcore::BinpackResource> input;
+          for (const auto& [axis, request, w] : resources) input.push_back({axis, request, w});
+          std::vector<int64_t> scores;
+          {
+            py::gil_scoped_release nogil;  // reads the tree and the resource rows under the shared lock into C++
+            std::shared_lock lock(s.mutex());
+            scores = s.topology().binpack_scores(s, input, fading, weight);
+          }
+          return py::array_t<int64_t>(static_cast<py::ssize_t>(scores.size()), scores.data());
+        },
+        py::arg("state"), py::arg("resources"), py::arg("fading"), py::arg("weight"),
+        "Volcano's HyperNode binpack node score of a pod without a network topology: resources [(axis, request, "
+        "weight)], int64[n_slots] in 0..100 * weight");
 }
 
 }  // namespace vcore_bindings

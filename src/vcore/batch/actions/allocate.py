@@ -4,8 +4,9 @@ allocate serves queues in the share plugin's order (a queue the plugin says is o
 cycle), and in each queue jobs by the configured job order (priority, gang readiness, DRF share, creation). A
 job's tasks go to the native gang placement with its minimums; the tasks that complete each role's minimum come
 first. A job whose minimum cannot be met holds nothing afterwards. A quick check of the cluster's free totals
-skips jobs that cannot fit anywhere before any per-node work. backfill then places the jobs made only of
-best-effort pods (no requests), which allocate leaves alone as Volcano does.
+skips jobs that cannot fit anywhere before any per-node work. A job with a network topology constraint is
+confined to the nodes and per-node counts the domain search chose (vcore.batch.topology). backfill then places
+the jobs made only of best-effort pods (no requests), which allocate leaves alone as Volcano does.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ def _serve(ssn: Session, wanted, *, check_overused: bool) -> None:
     tie = itertools.count()
     for queue, jobs in ssn.queue_jobs.items():
         for job in jobs:
-            if job.invalid is None and job.pending and wanted(job) and not (gated and job.phase == PENDING
-                                                                            and job.podgroup is not None):
+            if job.invalid is None and job.pending and not job.skipped and wanted(job) and not (
+                    gated and job.phase == PENDING and job.podgroup is not None):
                 heaps.setdefault(queue, []).append((ssn.job_order_key(job), next(tie), job))
     for heap in heaps.values():
         heapq.heapify(heap)
@@ -55,40 +56,70 @@ def _serve(ssn: Session, wanted, *, check_overused: bool) -> None:
         place_job(ssn, job)
 
 
-def task_order(job: Job) -> tuple[list, list[str]]:
-    """The job's pending tasks with each role's missing minimum first, and the roles in index order."""
+def task_order(job: Job) -> tuple[list, list[int], list[int]]:
+    """The job's pending tasks with each role's missing minimum first, each task's role index, and per role how
+    many placements its minimum still needs (one unconstrained role when the job sets no role minimums)."""
+    if not job.min_task:
+        return job.pending, [0] * len(job.pending), [0]
     roles = sorted({t.role for t in job.pending} | set(job.min_task))
-    need = dict(zip(roles, job.role_need(roles)))
+    role_need = job.role_need(roles)
+    left = dict(zip(roles, role_need))
     first, rest = [], []
     for t in job.pending:
-        if need.get(t.role, 0) > 0:
-            need[t.role] -= 1
+        if left[t.role] > 0:
+            left[t.role] -= 1
             first.append(t)
         else:
             rest.append(t)
-    return first + rest, roles
+    index = {r: i for i, r in enumerate(roles)}
+    tasks = first + rest
+    return tasks, [index[t.role] for t in tasks], role_need
 
 
 def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool:
     """Place a job's pending tasks, all or nothing up to its minimums; returns whether it is ready."""
-    job.tried = True
-    tasks, roles = task_order(job)
-    role_index = {r: i for i, r in enumerate(roles)}
+    tasks, role_of, role_need = task_order(job)
     need = job.min_member - job.ready_count
-    role_need = job.role_need(roles)
     gang = need > 0 or any(n > 0 for n in role_need)
     if gang and not _fits_in_total(ssn, job, tasks, max(need, 0)):
         return False
+    conf = ssn.topology.plan(job, tasks, need) if allowed is None else None
+    if conf is not None and conf.refusal:
+        ssn.fail(job, conf.refusal, conf.reasons)
+        return False
+    pending = tasks
+    if conf is not None and conf.n_tasks is not None:  # the domain holds these; the rest wait
+        tasks, role_of = tasks[:conf.n_tasks], role_of[:conf.n_tasks]
     headroom = ssn.share.headroom(job.queue) if ssn.share is not None and hasattr(ssn.share, "headroom") else None
-    nodes, outcome, gpus, ready, first_unfit, reasons, _ = ssn.engine.place_gang(
-        [t.compiled for t in tasks], [role_index[t.role] for t in tasks], role_need, need, headroom, allowed, gang)
+
+    def attempt(allowed, cap=None, bonus=None):
+        confined = {} if cap is None and bonus is None else {"cap": cap, "score_bonus": bonus}
+        return ssn.engine.place_gang([t.compiled for t in tasks], role_of, role_need, need, headroom, allowed, gang,
+                                     **confined)
+
+    if conf is None:
+        nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(allowed)
+    else:
+        nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(conf.allowed, conf.cap, conf.bonus)
+        if not ready and gang and conf.soft:  # soft mode never fails for topology: unconfined, scored by it
+            nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(None, None, conf.fallback_bonus)
+            conf = None
     names = ssn.names
-    placed = [i for i, n in enumerate(nodes.tolist()) if n >= 0]
+    slots = nodes.tolist()
+    placed = [i for i, n in enumerate(slots) if n >= 0]
     if placed:
-        ssn.allocated(job, [tasks[i] for i in placed], [names[nodes[i]] for i in placed], [gpus[i] for i in placed])
+        chosen, held = [slots[i] for i in placed], [gpus[i] for i in placed]
+        if conf is not None and conf.placement is not None:
+            job.hypernode = conf.placement.domain
+            if len(placed) == len(tasks):
+                chosen, held = ssn.topology.arrange(conf, [tasks[i] for i in placed], chosen, held)
+        ssn.allocated(job, [tasks[i] for i in placed], [names[s] for s in chosen], held,
+                      [tasks[i] for i, n in enumerate(slots) if n < 0] + pending[len(tasks):])
     if not job.ready:  # what fitted before the gang was undone (Volcano's schedulable task count)
         job.tentative = int((outcome == KPLACED).sum())
-    if len(placed) < len(tasks):
+    if len(placed) == len(tasks) < len(pending):
+        ssn.fail(job, ssn.topology.shortfall(conf, len(pending)))
+    elif len(placed) < len(tasks):
         if first_unfit >= 0:
             counts = reason_counts(reasons, ssn.state.resource_names())
             ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)

@@ -7,7 +7,8 @@ search (kube-scheduler's minimal-victim rule), never take a pod of the system-cr
 (the conformance plugin), and never leave another gang below its minMember: a gang's pods are victims only
 while it keeps its minimum, or all of them together when nothing less frees a node. Each job is one Statement:
 evictions happen only if every task its minimum needs found a node; its tasks then wait (nominated) for the
-victims to go and bind in a later cycle.
+victims to go and bind in a later cycle. Jobs with a hard network topology constraint do not preempt (as in
+Volcano: the victims' nodes would have to lie in one domain).
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ def _starving(ssn: Session) -> list[Job]:
     """Jobs below their minimum after allocate that may preempt, in queue then job order."""
     gated = C.ENQUEUE in ssn.config.actions
     jobs = [j for j in ssn.jobs.values()
-            if j.invalid is None and j.pending and j.can_preempt and not j.best_effort and not j.ready
+            if j.invalid is None and j.pending and not j.skipped and j.can_preempt and not j.best_effort and not j.ready
             and not j.pipelined_ready and not (gated and j.phase == PENDING and j.podgroup is not None)
-            and not any(t.key in ssn.batch.nominated for t in j.pending)]
+            and not any(t.key in ssn.batch.nominated for t in j.pending)
+            and not ssn.topology.hard(j)]  # Volcano does not preempt for hard network-topology jobs
     order = {q: i for i, q in enumerate(_queue_sequence(ssn, {j.queue for j in jobs}))}
     return sorted(jobs, key=lambda j: (order[j.queue], ssn.job_order_key(j)))
 
@@ -62,7 +64,7 @@ def _queue_sequence(ssn: Session, queues: set[str]) -> list[str]:
 
 
 def _minimum_vector(ssn: Session, job: Job) -> np.ndarray:
-    tasks, _ = task_order(job)
+    tasks = task_order(job)[0]
     need = max(job.min_member - job.ready_count, 1)
     return sum((ssn.pod_vector(t) for t in tasks[:need]), np.zeros(ssn.n_resources, np.int64))
 
@@ -92,7 +94,7 @@ def _evict_for(ssn: Session, job: Job, reason: str, eligible_job) -> None:
     if not owners:
         return
     stmt = Statement(ssn)
-    tasks, _ = task_order(job)
+    tasks = task_order(job)[0]
     taken: Counter = Counter()
     piped_roles: Counter = Counter()
 

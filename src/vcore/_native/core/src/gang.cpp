@@ -1,6 +1,5 @@
 // Engine::place_gang and Engine::fit_counts (gang.h): gang placement over the fused per-pod kernel.
 #include <algorithm>
-#include <queue>
 #include <string>
 #include <tuple>
 
@@ -49,15 +48,25 @@ bool same_placement_spec(const CompiledPod& a, const CompiledPod& b) {
 
 // A run's candidate nodes: feasible slots found by discovery, with their base score (before the normalized
 // plugins) and the raw values the normalized plugins scale by their maximum over the candidates.
+// The heap is built once per discovery (make_heap, linear) rather than a push per candidate: a run usually
+// examines hundreds of nodes to place a few dozen tasks.
 class Candidates {
  public:
   // The normalized plugins count only where the pod's kernel computes them (PodKernel::count_prefer_taints,
-  // sum_preferred), as Engine::schedule adds them.
-  Candidates(int32_t n_slots, const PodKernel& kernel, const ProfileConfig& config, uint64_t pod_mix,
-             const std::vector<uint64_t>& name_rank)
-      : index_(static_cast<size_t>(n_slots), -1), normalize_(kernel.needs_normalization()),
-        taints_(kernel.count_prefer_taints()), affinity_(kernel.sum_preferred()), config_(config), pod_mix_(pod_mix),
-        name_rank_(name_rank) {}
+  // sum_preferred), as Engine::schedule adds them. `index` maps slots to candidates: all -1 on entry, and left
+  // so again when the run ends (it is the engine's, reused by every run).
+  Candidates(std::vector<int32_t>& index, const PodKernel& kernel, const ProfileConfig& config, uint64_t pod_mix,
+             const std::vector<uint64_t>& name_rank, size_t expected)
+      : index_(index), normalize_(kernel.needs_normalization()), taints_(kernel.count_prefer_taints()),
+        affinity_(kernel.sum_preferred()), config_(config), pod_mix_(pod_mix), name_rank_(name_rank) {
+    nodes_.reserve(expected);
+    heap_.reserve(expected);
+  }
+  ~Candidates() {
+    for (const Node& n : nodes_) index_[static_cast<size_t>(n.slot)] = -1;
+  }
+  Candidates(const Candidates&) = delete;
+  Candidates& operator=(const Candidates&) = delete;
 
   bool empty() const { return live_ == 0; }
 
@@ -69,17 +78,25 @@ class Candidates {
       max_taints_ = std::max(max_taints_, taints), max_affinity_ = std::max(max_affinity_, affinity);
       stale_ = true;  // every total changes with a new maximum
     }
-    if (!stale_) push(nodes_.back());
+    if (!stale_) {
+      heap_.push_back(entry(nodes_.back()));
+      heaped_ = false;
+    }
   }
 
   // The best live candidate (highest total, then the tie rule), or -1.
   int32_t best() {
     if (stale_) rebuild();
+    if (!heaped_) {
+      std::make_heap(heap_.begin(), heap_.end());
+      heaped_ = true;
+    }
     while (!heap_.empty()) {
-      const Entry& top = heap_.top();
+      const Entry& top = heap_.front();
       const Node& n = nodes_[static_cast<size_t>(index_[static_cast<size_t>(top.slot)])];
       if (n.live && n.version == top.version) return top.slot;
-      heap_.pop();
+      std::pop_heap(heap_.begin(), heap_.end());
+      heap_.pop_back();
     }
     return -1;
   }
@@ -101,7 +118,9 @@ class Candidates {
       return;
     }
     n.base = base;
-    if (!stale_) push(n);
+    if (stale_) return;
+    heap_.push_back(entry(n));
+    if (heaped_) std::push_heap(heap_.begin(), heap_.end());
   }
 
  private:
@@ -127,20 +146,22 @@ class Candidates {
     if (affinity_) t += config_.weight_affinity * normalized(n.affinity, max_affinity_, false);
     return t;
   }
-  void push(const Node& n) {
+  Entry entry(const Node& n) const {
     const uint64_t tie = name_rank_.empty() ? mix64(pod_mix_ ^ static_cast<uint64_t>(n.slot)) : name_rank_[n.slot];
-    heap_.push({total(n), tie, n.slot, n.version});
+    return {total(n), tie, n.slot, n.version};
   }
   void rebuild() {
-    heap_ = {};
+    heap_.clear();
     for (const Node& n : nodes_)
-      if (n.live) push(n);
+      if (n.live) heap_.push_back(entry(n));
+    heaped_ = false;
     stale_ = false;
   }
 
-  std::vector<int32_t> index_;  // per slot: position in nodes_, -1 when not a candidate
+  std::vector<int32_t>& index_;  // per slot: position in nodes_, -1 when not a candidate
   std::vector<Node> nodes_;
-  std::priority_queue<Entry> heap_;
+  std::vector<Entry> heap_;
+  bool heaped_ = true;  // heap_ is a heap (entries appended by add() are not, until best() heapifies them)
   int32_t live_ = 0;
   const bool normalize_, taints_, affinity_;
   bool stale_ = false;
@@ -192,9 +213,20 @@ GangResult Engine::place_gang(const GangRequest& r) {
   const int32_t n_slots = s.n_slots();
   // Validate everything before binding anything, so a malformed request leaves the state unchanged.
   if (r.role.size() != n_tasks) throw Invalid("place_gang: role must have one entry per task");
-  if (!r.allowed.empty() && static_cast<int32_t>(r.allowed.size()) != n_slots)
-    throw Invalid("place_gang: allowed has " + std::to_string(r.allowed.size()) + " entries, the cluster " +
-                  std::to_string(n_slots) + " slots");
+  const auto check_width = [&](const char* what, size_t size) {
+    if (size != 0 && static_cast<int32_t>(size) != n_slots)
+      throw Invalid(std::string("place_gang: ") + what + " has " + std::to_string(size) + " entries, the cluster " +
+                    std::to_string(n_slots) + " slots");
+  };
+  check_width("allowed", r.allowed.size());
+  check_width("cap", r.cap.size());
+  check_width("score_bonus", r.score_bonus.size());
+  for (size_t k = 0; k < r.cap.size(); ++k)
+    if (r.cap[k] < 0) throw Invalid("place_gang: cap of slot " + std::to_string(k) + " is negative");
+  for (size_t k = 0; k < r.score_bonus.size(); ++k)  // keeps every total far from int64 overflow
+    if (r.score_bonus[k] < -kMaxScoreBonus || r.score_bonus[k] > kMaxScoreBonus)
+      throw Invalid("place_gang: score_bonus of slot " + std::to_string(k) + " is outside +-" +
+                    std::to_string(kMaxScoreBonus));
   {
     std::vector<const std::string*> keys;
     keys.reserve(n_tasks);
@@ -238,6 +270,19 @@ GangResult Engine::place_gang(const GangRequest& r) {
   uint8_t mask[kBlock];
   int64_t scores[kBlock], taints[kBlock] = {0}, affinity[kBlock] = {0};
   std::vector<int64_t> scratch(static_cast<size_t>(n_reasons()), 0);
+  // Per slot: tasks still allowed there by `cap` (shared by every run of the gang), and the score bonus.
+  std::vector<int32_t> room = r.cap;
+  const auto open = [&](int32_t slot) {
+    return (r.allowed.empty() || r.allowed[static_cast<size_t>(slot)]) &&
+           (room.empty() || room[static_cast<size_t>(slot)] > 0);
+  };
+  const auto with_bonus = [&](int32_t slot, int64_t score) {
+    return r.score_bonus.empty() ? score : score + r.score_bonus[static_cast<size_t>(slot)];
+  };
+  const auto copies = [&](const PodKernel& kernel, int32_t slot) {
+    const int64_t fit = kernel.copies_that_fit(slot);
+    return room.empty() ? fit : std::min<int64_t>(fit, room[static_cast<size_t>(slot)]);
+  };
 
   for (size_t t = 0; t < n_tasks && !hopeless();) {
     size_t e = t + 1;
@@ -250,7 +295,9 @@ GangResult Engine::place_gang(const GangRequest& r) {
     // One tie order per run: its tasks are interchangeable, so the heap keeps one order for all of them.
     const uint64_t pod_mix = mix64(seed_ ^ mix64(sequence_));
     sequence_ += e - t;
-    Candidates candidates(n_slots, kernel, config_, pod_mix, name_rank);
+    if (candidate_index_.size() < static_cast<size_t>(n_slots)) candidate_index_.resize(static_cast<size_t>(n_slots), -1);
+    Candidates candidates(candidate_index_, kernel, config_, pod_mix, name_rank,
+                          static_cast<size_t>(std::min(want, n_slots)) + (e - t));
     // Discovery from the rotating start: slots in order, wrapping once, until at least `want` feasible nodes are
     // found and they hold the tasks still to place (or every slot was looked at).
     if (next_start_ >= n_slots) next_start_ = 0;
@@ -265,10 +312,10 @@ GangResult Engine::place_gang(const GangRequest& r) {
         int32_t j = 0;
         for (; j < end - begin && (found < want || capacity < remaining); ++j) {
           const int32_t slot = begin + j;
-          if (!mask[j] || (!r.allowed.empty() && !r.allowed[static_cast<size_t>(slot)])) continue;
+          if (!mask[j] || !open(slot)) continue;
           ++found;
-          capacity += kernel.copies_that_fit(slot);
-          candidates.add(slot, scores[j], taints[j], affinity[j]);
+          capacity += copies(kernel, slot);
+          candidates.add(slot, with_bonus(slot, scores[j]), taints[j], affinity[j]);
         }
         examined += j;
       }
@@ -307,9 +354,10 @@ GangResult Engine::place_gang(const GangRequest& r) {
       out.outcome[k] = TaskOutcome::kPlaced;
       ++placed, --need, --role_need[static_cast<size_t>(r.role[k])];
       take_headroom(task, headroom);
+      if (!room.empty()) --room[static_cast<size_t>(best)];
       runner.run(best, best + 1, mask, scores, taints, affinity, scratch.data());
       ++out.evaluations;
-      candidates.rescore(best, mask[0] != 0, scores[0]);
+      candidates.rescore(best, mask[0] != 0 && open(best), with_bonus(best, scores[0]));
     }
     if (n_slots > 0) next_start_ = static_cast<int32_t>((next_start_ + examined) % n_slots);
     t = e;

@@ -1,5 +1,6 @@
-// Topology kernels: the gang domain search (Kueue's BestFit over the domain tree) and Volcano's network-topology
-// node score. Both read the tree and node_topo only; the caller holds the state's shared lock.
+// Topology kernels: the gang domain search (Kueue's BestFit over the domain tree), Volcano's network-topology
+// node score and its HyperNode binpack score. They read the tree, node_topo and the resource rows only; the caller
+// holds the state's shared lock.
 //
 // place_gang, in three phases:
 //  1. Aggregate: per domain, how many of the gang's pods fit (the sum of `fit` over its nodes), and with sub-group
@@ -330,6 +331,70 @@ std::vector<double> Topology::node_scores(const ClusterState& s, const std::vect
     for (int32_t slot = 0; slot < n; ++slot)
       if (considered(slot) && out[slot] == best && node_leaf(slot) >= 0)
         out[slot] += 100.0 * static_cast<double>(pods_in[node_leaf(slot)]) / static_cast<double>(job_tasks) * weight;
+  return out;
+}
+
+std::vector<int64_t> Topology::binpack_scores(const ClusterState& s, const std::vector<BinpackResource>& resources,
+                                              double fading, double weight) const {
+  const int32_t n = s.n_slots(), rows = n_rows(), nd = n_domains();
+  if (!std::isfinite(fading) || fading < 0) throw Invalid("binpack_scores: fading must be finite and >= 0");
+  if (!std::isfinite(weight) || weight < 0) throw Invalid("binpack_scores: weight must be finite and >= 0");
+  int64_t weight_sum = 0;
+  for (const BinpackResource& r : resources) {
+    if (r.axis < 0 || r.axis >= s.n_resources()) throw Invalid("binpack_scores: resource axis out of range");
+    if (r.request < 0 || r.weight < 0) throw Invalid("binpack_scores: requests and weights must be >= 0");
+    weight_sum += r.weight;
+  }
+  std::vector<int64_t> out(static_cast<size_t>(n), 0);
+  if (rows == 0 || weight_sum == 0) return out;
+  // Per domain and resource: allocatable and used over its live nodes (every row at once).
+  const size_t k = resources.size();
+  std::vector<double> alloc(static_cast<size_t>(nd) * k, 0.0), used(static_cast<size_t>(nd) * k, 0.0);
+  for (int32_t slot = 0; slot < n; ++slot) {
+    if (!s.is_live(slot)) continue;
+    for (int32_t r = 0; r < rows; ++r) {
+      const int32_t d = at(r, slot);
+      if (d < 0) continue;
+      for (size_t i = 0; i < k; ++i) {
+        alloc[static_cast<size_t>(d) * k + i] += static_cast<double>(s.allocatable().row(resources[i].axis)[slot]);
+        used[static_cast<size_t>(d) * k + i] += static_cast<double>(s.requested().row(resources[i].axis)[slot]);
+      }
+    }
+  }
+  std::vector<double> full(static_cast<size_t>(nd), 0.0);  // the domain's score with the pod
+  for (int32_t d = 0; d < nd; ++d) {
+    double sum = 0;
+    bool over = false;
+    for (size_t i = 0; i < k && !over; ++i) {
+      const double a = alloc[static_cast<size_t>(d) * k + i];
+      const double u = used[static_cast<size_t>(d) * k + i] + static_cast<double>(resources[i].request);
+      if (u > a) over = true;
+      else if (a > 0) sum += static_cast<double>(resources[i].weight) * u / a;
+    }
+    full[static_cast<size_t>(d)] = over ? 0.0 : sum / static_cast<double>(weight_sum);
+  }
+  // Tier weights over every tier number from the lowest to the highest (a tier without HyperNodes scores 1).
+  const int64_t lo = tiers_.front(), hi = tiers_.back();
+  std::vector<double> row_weight(static_cast<size_t>(rows), 0.0);
+  double tier_sum = 0, absent = 0;
+  for (int64_t tier = lo; tier <= hi; ++tier) {
+    const double w = fading > 0 ? std::pow(fading, static_cast<double>(tier - 1)) : (tier == 1 ? 1.0 : 0.0);
+    tier_sum += w;
+    const auto it = std::find(tiers_.begin(), tiers_.end(), tier);
+    if (it == tiers_.end()) absent += w;
+    else row_weight[static_cast<size_t>(it - tiers_.begin())] = w;
+  }
+  if (!(tier_sum > 0)) return out;
+  const double scale = 100.0 * weight / tier_sum;
+  for (int32_t slot = 0; slot < n; ++slot) {
+    if (!s.is_live(slot)) continue;
+    double total = absent;
+    for (int32_t r = 0; r < rows; ++r) {
+      const int32_t d = at(r, slot);
+      total += row_weight[static_cast<size_t>(r)] * (d >= 0 ? full[static_cast<size_t>(d)] : 1.0);
+    }
+    out[static_cast<size_t>(slot)] = static_cast<int64_t>(total * scale);
+  }
   return out;
 }
 

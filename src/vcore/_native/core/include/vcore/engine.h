@@ -75,6 +75,8 @@ class Engine {
   std::map<std::string, size_t> score_spec_ids_;
   std::vector<uint64_t> score_version_;
   std::vector<int64_t> score_value_;
+  // place_gang's slot -> candidate map, all -1 between runs (kept to spare an n_slots allocation per run).
+  std::vector<int32_t> candidate_index_;
 };
 
 }  // namespace vcore

@@ -20,6 +20,7 @@
 namespace vcore {
 
 inline constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
+inline constexpr int64_t kMaxScoreBonus = int64_t{1} << 40;  // |score_bonus| bound, far below int64 overflow
 
 struct GangRequest {
   std::vector<const CompiledPod*> tasks;  // in the order they are tried
@@ -29,6 +30,10 @@ struct GangRequest {
   std::vector<int64_t> headroom;          // per resource axis: what the queue may still take (kUnlimited: no
                                           // limit; axes past the end are unlimited)
   std::vector<uint8_t> allowed;           // per slot: 1 where the gang may go; empty: everywhere
+  std::vector<int32_t> cap;               // per slot: at most this many of the gang's tasks (0: none); empty: no
+                                          // cap (topology: the domain search's pods per node)
+  std::vector<int64_t> score_bonus;       // per slot: added to the node's weighted score before the normalized
+                                          // plugins (topology: soft-mode and HyperNode scores); empty: none
   bool all_or_nothing = true;             // undo every placement unless the gang ends ready
 };
 

@@ -67,6 +67,13 @@ struct DomainRequest {
   int64_t tie_slack = 0;  // domains within this many units of the tightest count as tied for the link score
 };
 
+// One weighted resource of Volcano's HyperNode binpack score: the pod's request on a resource axis and its weight.
+struct BinpackResource {
+  int32_t axis = 0;
+  int64_t request = 0;
+  int64_t weight = 1;
+};
+
 struct DomainChoice {
   bool placed = false;
   int32_t domain = -1;  // the enclosing domain; -1 when placed under the virtual root
@@ -126,6 +133,12 @@ class Topology {
   // Volcano's network-topology-aware node score for a job whose running pods are `job_pods` per slot.
   std::vector<double> node_scores(const ClusterState& s, const std::vector<int32_t>& job_pods, int64_t job_tasks,
                                   double weight, const std::vector<uint8_t>& candidates) const;
+  // Volcano's HyperNode binpack node score of a pod without a network topology (network-topology-aware, normal
+  // pods): per tier from the lowest to the highest, weighted fading^(tier - 1), the weighted fullness of the
+  // node's HyperNode of that tier with the pod ((used + request) / allocatable; 0 when it would overflow; 1 for a
+  // node in no HyperNode of the tier), scaled to 0..100 * weight and truncated. Zeros without tiers or resources.
+  std::vector<int64_t> binpack_scores(const ClusterState& s, const std::vector<BinpackResource>& resources,
+                                      double fading, double weight) const;
   int32_t lca(int32_t a, int32_t b) const;  // lowest common domain; -1 when none (different roots)
 
  private:

@@ -1,0 +1,47 @@
+"""vcore-scheduler: place every pod with `schedulerName: vcore` (configurable) with vcore.
+
+    vcore-scheduler [--kubeconfig FILE] [--config FILE.yaml]     (in-cluster credentials without --kubeconfig)
+    vcore-scheduler --demo [--nodes N] [--pods M]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from vcore_kube.config import ConfigError, load_config
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="vcore-scheduler", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kubeconfig", help="kubeconfig file (default: the in-cluster service account)")
+    parser.add_argument("--config", help="YAML configuration (schedulerName, profile, cyclePeriod, "
+                                         "bindConcurrency, leaderElection, metricsAddress, ...)")
+    parser.add_argument("--identity", help="leader-election identity (default: hostname_random)")
+    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.add_argument("--demo", action="store_true",
+                        help="start a test control plane with synthetic nodes, schedule a mixed workload on it "
+                             "and print a summary")
+    parser.add_argument("--nodes", type=int, default=200, help="--demo: synthetic nodes")
+    parser.add_argument("--pods", type=int, default=2000, help="--demo: pods of the mixed workload")
+    parser.add_argument("--dir", help="--demo: folder of the control plane (default: a temporary one)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.demo:
+        if args.nodes < 1 or args.pods < 1:
+            parser.error("--nodes and --pods must be >= 1")
+        from vcore_kube.demo import run_demo
+        return run_demo(nodes=args.nodes, pods=args.pods, directory=args.dir)
+    try:
+        config = load_config(args.config)
+        from vcore_kube.process import SchedulerProcess
+        process = SchedulerProcess(config, args.kubeconfig, identity=args.identity)
+    except (ConfigError, ValueError, TypeError) as e:  # vcore.ProfileError is a ValueError
+        print(f"vcore-scheduler: {e}", file=sys.stderr)
+        return 2
+    return process.run_until_signalled()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""What a Kubernetes user sees of a scheduling decision: Events through events.k8s.io/v1 (`Scheduled`,
+`FailedScheduling` with the reason summary, as kube-scheduler words them) and the pod's PodScheduled condition.
+
+Writes go through one background thread and a bounded queue, so they never delay a binding; when the queue is
+full a write is dropped and counted (a FailedScheduling event repeats on the pod's next attempt anyway).
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import queue
+import socket
+import threading
+import time
+from typing import Callable
+
+from vcore_kube.kubeclient import Api, ApiException, pod_path
+
+log = logging.getLogger(__name__)
+
+NOTE_LIMIT = 1024  # events.k8s.io/v1 rejects longer notes
+
+
+def micro_time() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def now_time() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Recorder:
+    def __init__(self, api: Api, scheduler_name: str, *, enabled: bool = True, capacity: int = 20000,
+                 dropped: Callable[[], None] = lambda: None) -> None:
+        self.api, self.scheduler_name, self.enabled, self.dropped = api, scheduler_name, enabled, dropped
+        self.instance = f"{scheduler_name}-{socket.gethostname()}"[:128]
+        self._queue: queue.Queue = queue.Queue(maxsize=capacity)
+        self._thread = threading.Thread(target=self._run, name="event-writer", daemon=True)
+        self._thread.start()
+
+    # -- what the loop reports -----------------------------------------------------------------------------
+    def scheduled(self, pod: dict, node: str) -> None:
+        meta = pod["metadata"]
+        self._put(("event", pod, "Normal", "Scheduled", "Binding",
+                   f"Successfully assigned {meta.get('namespace')}/{meta['name']} to {node}"))
+
+    def failed_scheduling(self, pod: dict, message: str) -> None:
+        self._put(("event", pod, "Warning", "FailedScheduling", "Scheduling", message))
+        if _pod_scheduled_condition(pod) != ("False", "Unschedulable", message):
+            self._put(("condition", pod, message))
+
+    def _put(self, item: tuple) -> None:
+        if not self.enabled:
+            return
+        try:
+            self._queue.put_nowait(item)
+        except queue.Full:
+            self.dropped()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Write what is queued (up to timeout), then stop."""
+        deadline = time.monotonic() + timeout
+        while not self._queue.empty() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self._queue.put(None)
+        self._thread.join(timeout=max(0.1, deadline - time.monotonic()))
+
+    # -- the writer ---------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            try:
+                if item[0] == "event":
+                    self._event(*item[1:])
+                else:
+                    self._condition(*item[1:])
+            except ApiException as e:
+                if e.status != 404:  # the pod (or its namespace) is gone: nothing to tell
+                    log.warning("writing %s for pod %s: HTTP %s", item[0], item[1]["metadata"].get("name"), e.status)
+            except Exception as e:  # the API server is down or slow: events are best effort
+                log.warning("writing %s for pod %s: %s", item[0], item[1]["metadata"].get("name"), e)
+
+    def _event(self, pod: dict, kind: str, reason: str, action: str, note: str) -> None:
+        meta = pod["metadata"]
+        namespace = meta.get("namespace", "default")
+        self.api.create(f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", {
+            "apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": namespace},
+            "eventTime": micro_time(), "reportingController": self.scheduler_name,
+            "reportingInstance": self.instance, "action": action, "reason": reason, "type": kind,
+            "note": note[:NOTE_LIMIT],
+            "regarding": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": meta["name"],
+                          "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}})
+
+    def _condition(self, pod: dict, message: str) -> None:
+        meta = pod["metadata"]
+        self.api.patch(pod_path(meta.get("namespace", ""), meta["name"], "status"), {
+            "metadata": {"uid": meta.get("uid")},
+            "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                       "message": message, "lastProbeTime": None,
+                                       "lastTransitionTime": now_time()}]}}, patch_type="strategic")
+
+
+def _pod_scheduled_condition(pod: dict) -> tuple[str, str, str] | None:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled":
+            return c.get("status"), c.get("reason"), c.get("message")
+    return None

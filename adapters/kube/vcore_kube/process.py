@@ -1,0 +1,129 @@
+"""One vcore-scheduler process: reflectors, the scheduling loop, the binder, the event writer, leader election
+and the health/metrics endpoint, started and stopped in the right order.
+
+Standby replicas keep their caches (and vcore's state) warm and schedule nothing, so a takeover is one lease
+period, not a relist. Losing the lease stops the process (exit status 1), as kube-scheduler does: a replica that
+may have missed writes must not go on deciding. SIGTERM stops it gracefully: no new decisions, the bindings
+already sent finish, the Lease is released for the standby, queued events are written.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+
+from vcore_kube.binder import Binder
+from vcore_kube.config import Config
+from vcore_kube.convert import Converter
+from vcore_kube.cycle import Cycle
+from vcore_kube.events import Recorder
+from vcore_kube.kubeclient import load_api
+from vcore_kube.leader import LeaderElector
+from vcore_kube.loop import SchedulingLoop
+from vcore_kube.metrics import HealthServer, Metrics
+from vcore_kube.reflector import RESOURCES, Reflector
+
+log = logging.getLogger(__name__)
+
+
+class SchedulerProcess:
+    def __init__(self, config: Config, kubeconfig: str | None = None, *, identity: str | None = None) -> None:
+        self.config = config
+        self.identity = identity or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+        self.metrics = Metrics()
+        self.converter = Converter()
+        self.cycle = Cycle(self.converter, config.profile, config.cycle, config.seed)  # validates profile, cycle
+        # Writes (bindings, events, the lease) and watches use separate pools: a watch holds its connection for
+        # minutes and must never make a binding wait for a socket.
+        self.api = load_api(kubeconfig, pool_size=config.bind_concurrency + 4)
+        self.watch_api = load_api(kubeconfig, pool_size=len(RESOURCES) + 2)
+        self.recorder = Recorder(self.api, config.scheduler_name, enabled=config.emit_events,
+                                 dropped=self.metrics.api_writes_dropped.inc)
+        self.loop = SchedulingLoop(config, self.converter, self.cycle, None, self.recorder, self.metrics)
+        self.binder = Binder(self.api, config.bind_concurrency, self.loop.bind_done)
+        self.loop.binder = self.binder
+        self.stop_event = threading.Event()  # reflectors and the elector
+        self.finished = threading.Event()  # the process should exit (signal, or leadership lost)
+        self.exit_code = 0
+        self.reflectors = [Reflector(self.watch_api.api_client, r, self.loop, self.stop_event,
+                                     on_relist=lambda kind, why: self.metrics.relists.labels(kind, why).inc())
+                           for r in RESOURCES]
+        self.loop.synced = self.synced
+        le = config.leader_election
+        self.elector = LeaderElector(
+            self.api, le.resource_namespace, le.resource_name, self.identity, lease_duration=le.lease_duration,
+            renew_deadline=le.renew_deadline, retry_period=le.retry_period, on_started=self._lead,
+            on_stopped=self._lost, stop=self.stop_event) if le.leader_elect else None
+        self.health = HealthServer(config.metrics_address, self.metrics, self.healthy, self.synced) \
+            if config.metrics_address else None
+
+    def synced(self) -> bool:
+        return all(r.synced.is_set() for r in self.reflectors)
+
+    def healthy(self) -> bool:
+        stale = max(10.0, 20 * self.config.cycle_period)
+        return self.loop.is_alive() and time.monotonic() - self.loop.heartbeat < stale
+
+    def start(self) -> None:
+        if self.health:
+            self.health.start()
+        self.loop.start()
+        for r in self.reflectors:
+            r.start()
+        if self.elector:
+            self.elector.start()
+        else:
+            self._lead()
+
+    def _lead(self) -> None:
+        self.metrics.leader.set(1)
+        self.loop.leading.set()
+
+    def _lost(self) -> None:
+        self.metrics.leader.set(0)
+        self.loop.leading.clear()
+        self.exit_code = 1
+        self.finished.set()
+
+    def shutdown(self) -> None:
+        """Stop deciding, let the bindings in flight finish, hand over the Lease, write queued events."""
+        started = time.monotonic()
+        self.loop.leading.clear()
+        self.loop.stop_event.set()
+        self.loop.join(timeout=30)
+        self.binder.shutdown()
+        log.info("shutdown: bindings in flight finished after %.2f s", time.monotonic() - started)
+        self.stop_event.set()
+        if self.elector:
+            self.elector.release()
+        for r in self.reflectors:
+            r.close()
+        self.recorder.close()
+        if self.health:
+            self.health.stop()
+        self.api.close()
+        self.watch_api.close()
+        log.info("shutdown: done after %.2f s", time.monotonic() - started)
+
+    def run_until_signalled(self) -> int:
+        """start(), then wait for SIGTERM/SIGINT (or the loss of the lease); returns the exit status."""
+        def on_signal(signum, frame):
+            log.info("signal %s: shutting down", signal.Signals(signum).name)
+            self.finished.set()
+        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            self.start()
+            log.info("vcore-scheduler %s (pid %d) started; schedulerName %s", self.identity, os.getpid(),
+                     self.config.scheduler_name)
+            while not self.finished.wait(1.0):
+                pass
+        finally:
+            self.shutdown()
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+        return self.exit_code

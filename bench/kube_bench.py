@@ -1,0 +1,407 @@
+"""vcore-scheduler next to the real kube-scheduler on one real control plane (no kubelets, as kube-scheduler's
+scheduler_perf runs): both place the same burst of pods onto the same Node objects, in turn; plus the API
+server's own binding throughput with a minimal client (the physical limit of any scheduler here), and the
+restart benchmark (nodes plus many running pods: scheduler start to first bind, peak RSS).
+
+    python bench/kube_bench.py [--nodes 5000] [--pods 10000] [--restart-pods 50000]
+
+Creation-to-bind latency is measured by this process: from just before a pod's create request is sent to the
+moment its watch shows the pod bound. Pods/s is pods bound over the span from the first pod created to the
+last pod bound. Both schedulers emit their Scheduled events (kube-scheduler always does) and run without a
+client-side rate limit (kube-scheduler's default of 50 QPS would cap it at 50 pods/s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import multiprocessing
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from vcore_kube.testenv.control_plane import ADMIN_USER, ControlPlane, free_port
+from vcore_kube.testenv.objects import create_nodes, ensure_namespace, pod, synthetic_nodes
+
+
+# -- a minimal, fast client: one keep-alive HTTPS connection per thread, bodies serialized up front ----------
+class RawClient:
+    def __init__(self, url: str, ca_file: str, token: str) -> None:
+        self.host, self.port = url.split("//")[1].split(":")
+        self.ca_file, self.token = ca_file, token
+        self._local = threading.local()
+
+    def _conn(self) -> http.client.HTTPSConnection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            ctx = ssl.create_default_context(cafile=self.ca_file)
+            conn = self._local.conn = http.client.HTTPSConnection(self.host, int(self.port), context=ctx, timeout=60)
+        return conn
+
+    def post(self, path: str, body: bytes) -> int:
+        for attempt in range(3):
+            conn = self._conn()
+            try:
+                conn.request("POST", path, body, {"Authorization": f"Bearer {self.token}",
+                                                  "Content-Type": "application/json", "Accept": "application/json"})
+                response = conn.getresponse()
+                response.read()
+                return response.status
+            except (http.client.HTTPException, OSError):
+                conn.close()
+                self._local.conn = None
+        raise RuntimeError(f"POST {path} failed 3 times")
+
+
+def _post_all(args) -> list[tuple[float, int]]:
+    """(worker process) POST bodies with threads; returns (time sent, status) per item. An item is one
+    (path, body) or a tuple of them, sent in order on one connection (status: the worst of them)."""
+    url, ca_file, token, items, threads = args
+    client = RawClient(url, ca_file, token)
+
+    def one(item):
+        requests = item if isinstance(item[0], tuple) else (item,)
+        sent = time.time()
+        return sent, max(client.post(path, body) for path, body in requests)
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(one, items))
+
+
+def burst(plane: ControlPlane, items: list[tuple[str, bytes]], processes: int = 2, threads: int = 16) \
+        -> list[tuple[float, int]]:
+    """POST everything as fast as this machine can (several processes, so the GIL is not the limit)."""
+    chunks = [items[i::processes] for i in range(processes)]
+    args = [(plane.apiserver_url, plane.ca_file, plane.tokens[ADMIN_USER], c, threads) for c in chunks]
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        parts = pool.map(_post_all, args)
+    out: list = [None] * len(items)
+    for i, part in enumerate(parts):
+        out[i::processes] = part
+    return out
+
+
+def pod_bodies(namespace: str, n: int, scheduler: str, prefix: str = "p") -> list[tuple[str, bytes]]:
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    return [(path, json.dumps(pod(f"{prefix}{i}", namespace, scheduler=scheduler, cpu="100m",
+                                  memory="128Mi")).encode()) for i in range(n)]
+
+
+# -- watching binds -----------------------------------------------------------------------------------------
+class BindWatcher(threading.Thread):
+    """Records when each pod of a namespace is first seen bound."""
+
+    def __init__(self, plane: ControlPlane, namespace: str) -> None:
+        super().__init__(daemon=True)
+        self.api = plane.admin_api(pool_size=2)
+        self.namespace = namespace
+        self.bound_at: dict[str, float] = {}
+        self.started = threading.Event()
+        self.stop = False
+
+    def run(self) -> None:
+        rv = self._relist()
+        self.started.set()
+        while not self.stop:
+            try:
+                rv = self._watch(rv)
+            except Exception:  # the stream broke or expired: catch up with a list, then watch again
+                rv = self._relist()
+
+    def _relist(self) -> str:
+        listed = self.api.get(f"/api/v1/namespaces/{self.namespace}/pods")
+        now = time.time()
+        for obj in listed["items"]:
+            if obj["spec"].get("nodeName"):
+                self.bound_at.setdefault(obj["metadata"]["name"], now)
+        return listed["metadata"]["resourceVersion"]
+
+    def _watch(self, rv: str) -> str:
+        response = self.api.open("GET", f"/api/v1/namespaces/{self.namespace}/pods",
+                                 query={"watch": True, "resourceVersion": rv, "timeoutSeconds": 600,
+                                        "allowWatchBookmarks": True})
+        buffer = b""
+        try:
+            for chunk in response.stream(amt=None, decode_content=False):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                now = time.time()
+                for line in lines:
+                    if not line:
+                        continue
+                    event = json.loads(line)
+                    obj = event["object"]
+                    if event["type"] == "ERROR":
+                        raise RuntimeError(obj.get("message"))
+                    rv = obj["metadata"].get("resourceVersion", rv)
+                    name = obj["metadata"].get("name")
+                    if event["type"] != "BOOKMARK" and obj["spec"].get("nodeName") and name not in self.bound_at:
+                        self.bound_at[name] = now
+                if self.stop:
+                    break
+        finally:
+            response.release_conn()
+        return rv
+
+    def wait(self, n: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while len(self.bound_at) < n and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return len(self.bound_at) >= n
+
+
+@dataclass
+class Result:
+    name: str
+    pods: int
+    bound: int
+    seconds: float
+    pods_per_second: float
+    p50_ms: float
+    p99_ms: float
+    cpu_seconds: float = float("nan")  # the scheduler process's CPU time during the run
+
+    def row(self) -> str:
+        return (f"{self.name:<30} {self.bound:>6}/{self.pods:<6} {self.seconds:8.2f} s {self.pods_per_second:9.0f} "
+                f"pods/s  p50 {self.p50_ms:8.0f} ms  p99 {self.p99_ms:8.0f} ms  scheduler CPU {self.cpu_seconds:6.1f} s")
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def measure_burst(plane: ControlPlane, namespace: str, scheduler: str, n: int, name: str, pid: int,
+                  timeout: float = 600) -> Result:
+    ensure_namespace(admin := plane.admin_api(), namespace)
+    cpu_before = cpu_seconds(pid)
+    watcher = BindWatcher(plane, namespace)
+    watcher.start()
+    watcher.started.wait(10)
+    bodies = pod_bodies(namespace, n, scheduler)
+    sent = burst(plane, bodies)
+    assert all(status == 201 for _, status in sent), {s for _, s in sent}
+    watcher.wait(n, timeout)
+    watcher.stop = True
+    created = {f"p{i}": t for i, (t, _) in enumerate(sent)}
+    latencies = [watcher.bound_at[k] - created[k] for k in watcher.bound_at if k in created]
+    first, last = min(created.values()), max(watcher.bound_at.values(), default=time.time())
+    admin.close()
+    return Result(name, n, len(watcher.bound_at), last - first, len(watcher.bound_at) / (last - first),
+                  1000 * percentile(latencies, 0.5), 1000 * percentile(latencies, 0.99),
+                  cpu_seconds(pid) - cpu_before)
+
+
+def delete_pods(plane: ControlPlane, namespace: str) -> None:
+    """Delete every pod of the namespace (a deletecollection; a large one outlives the API server's request
+    timeout, so it is repeated until the namespace is empty)."""
+    import urllib3
+    from vcore_kube.kubeclient import ApiException
+    api = plane.admin_api()
+    while api.get(f"/api/v1/namespaces/{namespace}/pods", limit=1)["items"]:
+        try:
+            api.delete(f"/api/v1/namespaces/{namespace}/pods", gracePeriodSeconds=0, timeout=600)
+        except ApiException as e:
+            if e.status != 504:
+                raise
+        except urllib3.exceptions.HTTPError:  # the server gave up on the request; the deletion went on
+            time.sleep(1)
+    api.close()
+
+
+# -- the schedulers -----------------------------------------------------------------------------------------
+def start_kube_scheduler(plane: ControlPlane, workdir: Path) -> subprocess.Popen:
+    config = workdir / "kube-scheduler.yaml"
+    config.write_text(yaml.safe_dump({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": plane.kube_scheduler_kubeconfig, "qps": 100000, "burst": 100000},
+        "leaderElection": {"leaderElect": False}}))
+    log = open(workdir / "kube-scheduler.log", "ab")
+    proc = subprocess.Popen([str(Path(plane.binaries) / "kube-scheduler"), "--config", str(config),
+                             "--secure-port=0"], stdout=log, stderr=subprocess.STDOUT)
+    time.sleep(3)  # informers sync (no readiness endpoint without the secure port)
+    return proc
+
+
+def start_vcore_scheduler(plane: ControlPlane, workdir: Path, concurrency: int = 32,
+                          events: bool = True) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    config = workdir / "vcore-scheduler.yaml"
+    config.write_text(yaml.safe_dump({"schedulerName": "vcore", "bindConcurrency": concurrency,
+                                      "cyclePeriod": "20ms", "metricsAddress": f"127.0.0.1:{port}",
+                                      "emitEvents": events, "leaderElection": {"leaderElect": False}}))
+    log = open(workdir / "vcore-scheduler.log", "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "vcore_kube", "--kubeconfig", plane.scheduler_kubeconfig,
+                             "--config", str(config)], stdout=log, stderr=subprocess.STDOUT)
+    return proc, port
+
+
+def wait_ready(port: int, timeout: float = 600) -> None:
+    import urllib.request
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise TimeoutError("vcore-scheduler not ready")
+
+
+def peak_rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+# -- the measurements ---------------------------------------------------------------------------------------
+def binding_bodies(namespace: str, n: int, nodes: list[str]) -> list[tuple[str, bytes]]:
+    return [(f"/api/v1/namespaces/{namespace}/pods/p{i}/binding", json.dumps({
+        "apiVersion": "v1", "kind": "Binding", "metadata": {"name": f"p{i}"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": nodes[i % len(nodes)]}}).encode()) for i in range(n)]
+
+
+def _timed_burst(plane: ControlPlane, name: str, namespace: str, items: list) -> Result:
+    started = time.time()
+    sent = burst(plane, items)
+    seconds = time.time() - started
+    ok = sum(s == 201 for _, s in sent)
+    delete_pods(plane, namespace)
+    return Result(name, len(items), ok, seconds, ok / seconds, float("nan"), float("nan"))
+
+
+def _node_names(plane: ControlPlane, namespace: str) -> list[str]:
+    ensure_namespace(api := plane.admin_api(), namespace)
+    nodes = [n["metadata"]["name"] for n in api.get("/api/v1/nodes")["items"]]
+    api.close()
+    return nodes
+
+
+def bind_limit(plane: ControlPlane, n: int) -> Result:
+    """The API server's own binding throughput: pre-created pods bound by the minimal client, no scheduler."""
+    namespace = "bench-bind-limit"
+    nodes = _node_names(plane, namespace)
+    assert all(s == 201 for _, s in burst(plane, pod_bodies(namespace, n, "nobody")))
+    return _timed_burst(plane, "API server bind limit", namespace, binding_bodies(namespace, n, nodes))
+
+
+def create_and_bind_limit(plane: ControlPlane, n: int) -> Result:
+    """The API server's throughput for what a scheduler's run costs it at least: each pod created and then
+    bound by the minimal client (no watch, no scheduling, no events) - a burst with a zero-cost scheduler."""
+    namespace = "bench-create-bind-limit"
+    nodes = _node_names(plane, namespace)
+    pairs = list(zip(pod_bodies(namespace, n, "nobody"), binding_bodies(namespace, n, nodes)))
+    return _timed_burst(plane, "API server create+bind limit", namespace, pairs)
+
+
+def side_by_side(plane: ControlPlane, n_pods: int, workdir: Path) -> dict[str, Result]:
+    results = {"limit": bind_limit(plane, n_pods), "create+bind": create_and_bind_limit(plane, n_pods)}
+    ks = start_kube_scheduler(plane, workdir)
+    try:
+        results["kube-scheduler"] = measure_burst(plane, "bench-kube-scheduler", "default-scheduler", n_pods,
+                                                  "kube-scheduler v1.34.4", ks.pid)
+    finally:
+        stop(ks)
+    delete_pods(plane, "bench-kube-scheduler")
+    # The same scheduler without its Scheduled events (one request per pod less for the API server): what the
+    # events cost, on a machine where the API server is the limit.
+    for key, events in (("vcore", True), ("vcore-no-events", False)):
+        vs, port = start_vcore_scheduler(plane, workdir, events=events)
+        try:
+            wait_ready(port)
+            results[key] = measure_burst(plane, f"bench-{key}", "vcore", n_pods,
+                                         "vcore-scheduler" + ("" if events else " (no events)"), vs.pid)
+        finally:
+            stop(vs)
+        delete_pods(plane, f"bench-{key}")
+    return results
+
+
+def restart(plane: ControlPlane, n_running: int, workdir: Path) -> dict[str, float]:
+    """n_running bound pods on the nodes, one pending pod: vcore-scheduler's start to that pod's bind."""
+    namespace = "bench-restart"
+    ensure_namespace(api := plane.admin_api(), namespace)
+    nodes = [n["metadata"]["name"] for n in api.get("/api/v1/nodes")["items"]]
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    running = [(path, json.dumps(pod(f"r{i}", namespace, scheduler="vcore", cpu="100m",
+                                     node_name=nodes[i % len(nodes)])).encode()) for i in range(n_running)]
+    assert all(s == 201 for _, s in burst(plane, running))
+    api.create(path, pod("first", namespace, scheduler="vcore"))
+    watcher = BindWatcher(plane, namespace)
+    watcher.start()
+    watcher.started.wait(10)
+    started = time.time()
+    vs, port = start_vcore_scheduler(plane, workdir)
+    try:
+        while "first" not in watcher.bound_at and vs.poll() is None and time.time() - started < 600:
+            time.sleep(0.01)
+        to_first_bind = watcher.bound_at.get("first", float("nan")) - started
+        rss = peak_rss_mib(vs.pid)
+    finally:
+        stop(vs)
+        watcher.stop = True
+    figures = {"running_pods": n_running, "nodes": len(nodes), "start_to_first_bind_s": to_first_bind,
+               "peak_rss_mib": rss}
+    print("restart:", figures, flush=True)
+    delete_pods(plane, namespace)
+    api.close()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=10000)
+    parser.add_argument("--restart-pods", type=int, default=50000)
+    parser.add_argument("--dir", help="control-plane folder (default: a temporary one)")
+    args = parser.parse_args()
+    workdir = Path(args.dir or tempfile.mkdtemp(prefix="vcore-kube-bench-"))
+    plane = ControlPlane.up(workdir)
+    try:
+        t = time.time()
+        create_nodes(plane.admin_api(), synthetic_nodes(args.nodes), workers=16)
+        print(f"{args.nodes} nodes created in {time.time() - t:.1f} s")
+        if not args.pods:
+            restart(plane, args.restart_pods, workdir)
+            return
+        results = side_by_side(plane, args.pods, workdir)
+        for r in results.values():
+            print(r.row())
+        vcore = results["vcore"].pods_per_second
+        print(f"vcore / kube-scheduler pods/s: {vcore / results['kube-scheduler'].pods_per_second:.2f}x; vcore / "
+              f"API server create+bind limit: {vcore / results['create+bind'].pods_per_second:.2f}")
+        if args.restart_pods:
+            restart(plane, args.restart_pods, workdir)
+    finally:
+        plane.down()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,298 @@
+"""The cycle's side of network-topology-aware gang placement (issue 9): which jobs are constrained, and where
+allocate may put them.
+
+A job's constraint is its PodGroup's ``networkTopology`` and ``subGroupPolicy`` (parsed once, when the PodGroup is
+added), else the Kueue TAS annotations its pods carry (parsed when each pod is added). For a constrained job
+:meth:`TopologyPlanner.plan` runs before the native gang placement:
+
+1. fit: how many of the job's pods fit per node (``Engine.fit_counts``, every filter of the profile). With several
+   roles, the minimum over the roles: m pods of mixed roles ask, per resource, at most m times the largest
+   request, so a node that holds m of every role holds any m of them.
+2. the domain search (:func:`vcore.topology.place_gang`: native, then CP-SAT as the ``network-topology-aware``
+   arguments say) for every pending pod, else (hard mode, elastic jobs) for the pods the minimum still needs; the
+   job's running pods anchor it (a gang stays in the domain that holds them).
+3. the native gang placement confined to the search's nodes, each capped at the search's count: it places exactly
+   the search's layout, with the profile's filters, scores and GPU choice. Pods of one label group of a sub-group
+   policy (``matchLabelKeys``) are then arranged onto one of the search's groups.
+
+Hard mode: no domain holds the gang -> it stays pending, its pods unschedulable with the search's reason in
+kube-scheduler's words. Soft mode never fails for topology: when no domain holds it, or the confined placement
+falls short, the gang is placed unconfined, its nodes scored by Volcano's network-topology-aware node score
+(LCA tier to its running pods). A constraint the tree cannot satisfy as written (a tier above the tree, an unknown
+tier name) makes the job invalid for the cycle (an Unschedulable condition naming the field).
+
+With ``network-topology-aware`` configured, jobs without a constraint get Volcano's HyperNode binpack node score
+(``hypernode.binpack.normal-pod.*``): nodes whose HyperNodes are fuller score higher, keeping whole domains free
+for constrained gangs. Preempt and reclaim leave hard-constrained jobs alone (Volcano does not preempt for them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from vcore.batch.pods import PodInfo
+from vcore.errors import TopologyError
+from vcore.topology.args import TopologyPlacementArgs
+from vcore.topology.constraint import TopologyConstraint
+from vcore.topology.hypernode import label_requirements, labels_match
+from vcore.topology.search import GangPlacement, binpack_scores, node_scores, place_gang
+from vcore.topology.tree import TopologyView
+
+__all__ = ["OPTIMIZE_ANNOTATION", "TOPOLOGY_INVALID", "TOPOLOGY_REASON", "Confinement", "TopologyPlanner"]
+
+#: A PodGroup annotated "true" is flagged for optimisation: with ``solver: auto`` its placement runs CP-SAT.
+OPTIMIZE_ANNOTATION = "vcore.io/topology-optimize"
+#: The PodGroup condition reason of a constraint the tree cannot satisfy as written.
+TOPOLOGY_INVALID = "InvalidNetworkTopology"
+#: The per-node reason of pods left pending by a hard topology constraint.
+TOPOLOGY_REASON = "node(s) didn't satisfy the gang's network topology"
+
+
+@dataclass
+class Confinement:
+    """What allocate hands the native gang placement for one job. ``n_tasks``: how many of the ordered tasks to
+    place (the search's pod count); ``refusal``: why the job cannot be placed (then nothing else is set)."""
+
+    allowed: np.ndarray | None = None  # uint8[n_slots]
+    cap: np.ndarray | None = None  # int32[n_slots]
+    bonus: np.ndarray | None = None  # int64[n_slots]
+    n_tasks: int | None = None
+    soft: bool = False  # retry unconfined (with ``fallback_bonus``) when the confined placement falls short
+    fallback_bonus: np.ndarray | None = None
+    placement: GangPlacement | None = None
+    label_groups: list[list[PodInfo]] | None = None  # per search group (finest layer), the pods that go there
+    refusal: str = ""
+    reasons: dict[str, int] | None = None
+
+
+class TopologyPlanner:
+    """One cycle's topology decisions (the tree does not change while a session holds the cluster)."""
+
+    def __init__(self, ssn: Any) -> None:
+        self.ssn = ssn
+        self.configured = ssn.config.topology is not None
+        self.args = ssn.config.topology or TopologyPlacementArgs()
+        self._view: TopologyView | None = None
+        self._constraints: dict[str, TopologyConstraint | None] = {}
+
+    @property
+    def view(self) -> TopologyView:
+        if self._view is None:
+            self._view = TopologyView(self.ssn.state)
+        return self._view
+
+    # -- which jobs are constrained ------------------------------------------------------------------------
+    def constraint(self, job: Any) -> TopologyConstraint | None:
+        """The job's constraint with its sub-group layers, None when it has none. A constraint that cannot apply
+        to the job's pods makes the job invalid (recorded on the job, TopologyError not raised)."""
+        if job.key in self._constraints:
+            return self._constraints[job.key]
+        c = None
+        try:
+            c = self._constraint(job)
+        except TopologyError as e:
+            self._invalid(job, str(e))
+        self._constraints[job.key] = c
+        return c
+
+    def hard(self, job: Any) -> bool:
+        c = self.constraint(job)
+        return c is not None and c.mode == "hard"
+
+    def _constraint(self, job: Any) -> TopologyConstraint | None:
+        pg = job.podgroup
+        if pg is None:  # a pod without a group is on one node: in one domain of every tier
+            return None
+        if pg.topology is None and all(p.topology is None for p in job.pending):
+            return None  # the common case, decided without looking at the running pods
+        pods = self._pods(job)
+        if pg.topology is not None:
+            c = pg.topology.constraint
+            for policy in pg.topology.policies:
+                if policy.limit is None:
+                    continue
+                selector = label_requirements("labelSelector", policy.label_selector or {}, empty_selects_all=True)
+                picked = [p for p in pods if labels_match(selector, p.labels)]
+                if not picked:
+                    continue
+                if len(picked) != len(pods):
+                    raise TopologyError(
+                        f"{c.owner}: spec.subGroupPolicy {policy.name}: its labelSelector picks {len(picked)} of the "
+                        f"job's {len(pods)} pods; vcore places sub-groups that partition all of a job's pods")
+                c = c.with_subgroups(policy)
+            return c if c.mode != "none" or c.subgroups else None
+        owner = f"PodGroup {job.key}"
+        kueue = {replace(p.topology, owner=owner) for p in pods if p.topology is not None}
+        if not kueue:
+            return None
+        if len(kueue) > 1 or any(p.topology is None for p in pods):
+            raise TopologyError(f"{owner}: its pods carry different Kueue topology annotations "
+                                "(kueue.x-k8s.io/podset-*); one gang takes one constraint")
+        return next(iter(kueue))
+
+    def _pods(self, job: Any) -> list[PodInfo]:
+        pods = self.ssn.batch.pods
+        return list(job.pending) + [pods[k] for k in job.running]
+
+    def _invalid(self, job: Any, message: str) -> None:
+        if job.invalid is None:
+            job.invalid = (TOPOLOGY_INVALID, message)
+            self.ssn.fail(job, message)
+
+    # -- where a job may go ----------------------------------------------------------------------------------
+    def plan(self, job: Any, tasks: list[PodInfo], need: int) -> Confinement | None:
+        """The confinement of a job whose ordered pending tasks are ``tasks`` and whose minimum still needs
+        ``need`` of them; None when the job is placed as any gang."""
+        c = self.constraint(job)
+        if job.invalid is not None:
+            return Confinement(refusal=job.invalid[1])
+        if c is None:
+            return self._normal_pods(tasks)
+        ssn = self.ssn
+        fit = self._fit(tasks)
+        running = self._running(job)
+        optimize = str(job.podgroup.annotations.get(OPTIMIZE_ANNOTATION, "")).lower() == "true"
+        strict = c.mode == "hard" or bool(c.subgroups)  # sub-groups (Kueue slices) are required in every mode
+        placement = None
+        try:
+            sizes = [len(tasks)]
+            unit = max((size for size, _ in c.resolve(self.view, len(tasks)).layers), default=1)
+            minimum = -(-max(need, 0) // unit) * unit  # the minimum in whole (coarsest) groups
+            if strict and 0 < minimum < len(tasks):
+                sizes.append(minimum)
+            for n in sizes:
+                placement = place_gang(ssn.state, fit, n, c, running=running, args=self.args, optimize=optimize)
+                if placement.placed:
+                    break
+            if placement.placed and n < len(tasks) and placement.domain is not None:
+                # The minimum fits: take as many of the elastic pods as the chosen domain holds too.
+                inside = self.view.node_topo[placement.row] == self.view.domain_index(placement.domain)
+                more = min(len(tasks), int(fit[inside].sum()) // unit * unit)
+                if more > n:
+                    wider = place_gang(ssn.state, fit, more, c, running=running, args=self.args, optimize=optimize)
+                    placement = wider if wider.placed else placement
+        except TopologyError as e:
+            self._invalid(job, str(e))
+            return Confinement(refusal=str(e))
+        if not placement.placed:
+            if not strict:  # soft never fails for topology: the native placement says what does not fit
+                return Confinement(bonus=self._soft_bonus(job, running, tasks))
+            n_nodes = ssn.state.n_nodes
+            reasons = {TOPOLOGY_REASON: n_nodes}
+            return Confinement(refusal=f"0/{n_nodes} nodes are available: {placement.message}.", reasons=reasons)
+        counts = placement.counts
+        out = Confinement(allowed=(counts > 0).astype(np.uint8), cap=counts, n_tasks=int(counts.sum()),
+                          soft=not strict, placement=placement)
+        if out.soft:
+            out.fallback_bonus = self._soft_bonus(job, running, tasks)
+        if c.subgroups:
+            try:
+                out.label_groups = self._label_groups(job, tasks[:out.n_tasks], placement)
+            except TopologyError as e:
+                self._invalid(job, str(e))
+                return Confinement(refusal=str(e))
+        return out
+
+    def shortfall(self, conf: Confinement, n_pending: int) -> str:
+        """Why pods beyond the confinement stay pending (its domain holds fewer than the job has)."""
+        where = conf.placement.domain or "the cluster"
+        return (f"0/{self.ssn.state.n_nodes} nodes are available: the gang's domain {where} holds {conf.n_tasks} "
+                f"of its {n_pending} pending pods.")
+
+    def _fit(self, tasks: list[PodInfo]) -> np.ndarray:
+        engine = self.ssn.engine
+        fit = None
+        seen: set[str] = set()
+        for t in tasks:
+            if t.role in seen:
+                continue
+            seen.add(t.role)
+            role_fit = engine.fit_counts(t.compiled)
+            fit = role_fit if fit is None else np.minimum(fit, role_fit)
+        return fit
+
+    def _running(self, job: Any) -> np.ndarray | None:
+        if not job.running:
+            return None
+        state = self.ssn.state
+        slots = np.fromiter((state.pod_node(k) for k in job.running), np.int64, len(job.running))
+        return np.bincount(slots[slots >= 0], minlength=state.n_slots).astype(np.int32)
+
+    def _soft_bonus(self, job: Any, running: np.ndarray | None, tasks: list[PodInfo]) -> np.ndarray | None:
+        """Volcano's network-topology-aware node score for the job's next pods (nothing before its first pod)."""
+        if running is None or not self.view.n_rows:
+            return None
+        scores = node_scores(self.ssn.state, running, job_tasks=len(job.running) + len(tasks),
+                             weight=float(self.args.node_score_weight))
+        return scores.astype(np.int64)
+
+    # -- sub-group label groups ---------------------------------------------------------------------------
+    def _label_groups(self, job: Any, tasks: list[PodInfo], placement: GangPlacement) -> list[list[PodInfo]] | None:
+        """Per search group, the pods of one label group (the finest sub-group policy's ``matchLabelKeys``); None
+        when no policy names label keys; TopologyError when the pods cannot be arranged so."""
+        policies = [p for p in job.podgroup.topology.policies if p.limit is not None] if job.podgroup.topology else []
+        keyed = [p for p in policies if p.match_label_keys]
+        if not keyed:
+            return None
+        finest = min(policies, key=lambda p: p.size or len(tasks))
+        owner = f"PodGroup {job.key}: spec.subGroupPolicy {finest.name}"
+        if keyed != [finest]:
+            raise TopologyError(f"{owner}: vcore matches pods to sub-groups by label keys on the finest policy only")
+        if job.running:
+            raise TopologyError(f"{owner}: sub-groups keyed by labels are placed whole; the job already has running "
+                                "pods")
+        if len({t.role for t in tasks}) > 1:
+            raise TopologyError(f"{owner}: sub-groups keyed by labels need pods of one role")
+        by_key: dict[tuple[str, ...], list[PodInfo]] = {}
+        for t in tasks:
+            by_key.setdefault(tuple(t.labels.get(k, "") for k in finest.match_label_keys), []).append(t)
+        groups = placement.groups()
+        sizes = sorted(len(g) for g in by_key.values())
+        if len(by_key) != len(groups) or any(s != sum(groups[0].values()) for s in sizes):
+            raise TopologyError(f"{owner}: the pending pods form {len(by_key)} label groups of sizes {sizes}, not "
+                                f"{len(groups)} groups of {sum(groups[0].values())}")
+        return [by_key[k] for k in sorted(by_key)]
+
+    def arrange(self, conf: Confinement, infos: list[PodInfo], slots: list[int], gpus: list[Any]
+                ) -> tuple[list[int], list[Any]]:
+        """Move the placed pods (identical: one role) so each label group fills one of the search's groups; the
+        pods already bound are rebound in the native state. Returns the slots and GPUs per pod of ``infos``."""
+        if not conf.label_groups:
+            return slots, gpus
+        state = self.ssn.state
+        target: dict[str, int] = {}
+        for pods, group in zip(conf.label_groups, conf.placement.groups()):
+            where = [s for s, n in sorted(group.items()) for _ in range(n)]
+            target.update(zip((p.key for p in pods), where))
+        index = {info.key: i for i, info in enumerate(infos)}
+        moved = [i for i, info in enumerate(infos) if target[info.key] != slots[i]]
+        freed: dict[int, list[Any]] = {}  # slot -> GPUs its departing pods held
+        for i in moved:
+            state.unbind(infos[i].key)
+            freed.setdefault(slots[i], []).append(gpus[i])
+        slots, gpus = list(slots), list(gpus)
+        for i in moved:
+            slot = target[infos[i].key]
+            held = freed[slot].pop()
+            whole = held and all(start < 0 for _, start in held)  # MIG slices are re-chosen by the fit rule
+            state.bind(infos[i].compiled, slot, [g for g, _ in held] if whole else None)
+            slots[index[infos[i].key]] = slot
+            gpus[index[infos[i].key]] = state.pod_gpus(infos[i].key) or ()
+        return slots, gpus
+
+    # -- pods without a constraint -------------------------------------------------------------------------
+    def _normal_pods(self, tasks: list[PodInfo]) -> Confinement | None:
+        """Volcano's HyperNode binpack node score for a job without a constraint (its first pod's requests)."""
+        if not (self.configured and self.args.normal_pod_binpack and tasks and self.view.n_rows):
+            return None
+        ssn = self.ssn
+        requests = {ssn.resources[axis]: amount for axis, amount in ssn.batch.shapes[ssn.shape(tasks[0])]}
+        if not requests:
+            return None
+        bonus = binpack_scores(ssn.state, requests,
+                               weights=dict(self.args.binpack_weights), fading=self.args.normal_pod_fading,
+                               weight=self.args.node_score_weight)
+        return Confinement(bonus=bonus)
