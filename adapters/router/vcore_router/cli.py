@@ -103,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     app, core = make_app(config, redis)
     loop = _event_loop(args.loop)
     # What exists now (modules, configuration, the routing core) lives as long as the process: keep it out of the
-    # cyclic collector's generations, so a full collection does not walk it (measured: a 20 ms pause at 500 req/s).
+    # cyclic collector's generations, so a full collection does not walk it (measured: 7 ms per full collection
+    # at start, 20 ms under load at 500 req/s; ~0 once frozen).
     gc.freeze()
     web.run_app(app, host=args.host, port=args.port, access_log=None, loop=loop)
     return 0
