@@ -73,7 +73,11 @@ def _plain(ssn: Session, job: Job) -> bool:
 
 
 def place_singles(ssn: Session, jobs: list[Job]) -> None:
-    """Pods without a group, in order, with kube-scheduler's per-pod sampling (Engine.schedule)."""
+    """Pods without a group, in order, with kube-scheduler's per-pod sampling (Engine.schedule). A pod the
+    cluster's free totals cannot hold is reported as a gang would be (_fits_in_total) and not tried."""
+    jobs = [job for job in jobs if _fits_in_total(ssn, job, job.pending, 1)]
+    if not jobs:
+        return
     tasks = [job.pending[0] for job in jobs]
     headroom = ssn.share.headroom(jobs[0].queue) if ssn.share is not None else None
     nodes, reasons, gpus, over = ssn.engine.schedule([t.compiled for t in tasks], headroom)
@@ -82,7 +86,7 @@ def place_singles(ssn: Session, jobs: list[Job]) -> None:
     ssn.allocated_singles([jobs[i] for i in placed], [names[nodes[i]] for i in placed], [gpus[i] for i in placed])
     for i in np.flatnonzero(nodes < 0):
         if over[i]:
-            ssn.fail(jobs[i], f"queue {jobs[i].queue} has no room left for the pod (capability or quota reached)")
+            ssn.fail(jobs[i], f"queue {jobs[i].queue} has no room left for the pod: {_shortfall(ssn, tasks[i], headroom)}")
         else:
             counts = reason_counts(reasons[i], resources)
             ssn.fail(jobs[i], fit_error_message(n_nodes, counts), counts)
@@ -160,6 +164,12 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
         else:
             ssn.fail(job, "the gang's minimum could not be met")
     return job.ready
+
+
+def _shortfall(ssn: Session, task, headroom) -> str:
+    vec = ssn.pod_vector(task)
+    return ", ".join(f"{ssn.resources[a]} {int(vec[a])} asked, {int(headroom[a])} left" for a in range(len(vec))
+                     if a < len(headroom) and vec[a] > headroom[a]) or "its requests exceed the queue's share"
 
 
 def _fits_in_total(ssn: Session, job: Job, tasks: list, need: int) -> bool:
