@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import random
 import secrets
 import signal
 import socket
@@ -64,10 +65,29 @@ def crd_manifests() -> list[dict]:
             if f.name.endswith(".yaml")]
 
 
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free loopback port below the kernel's ephemeral range. A port the kernel hands out itself can be
+    taken, while a server is down, as the local end of some client's outgoing connection, and then the
+    server cannot come back on it (kube-apiserver restarts on the same port in the fault tests)."""
+    low, _ = _ephemeral_range()
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(10000, low) if low > 11000 else 0
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise ControlPlaneError(f"no free loopback port in 10000..{low - 1}")
 
 
 @dataclass
