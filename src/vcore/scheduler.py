@@ -69,6 +69,13 @@ class Placement(NamedTuple):
     gpus: GpuChoice | None = None
 
 
+class NodeScope(NamedTuple):
+    """The nodes a scheduler is confined to (soft=False) or prefers (soft=True); see Scheduler.set_node_scope."""
+
+    nodes: frozenset[str]
+    soft: bool
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """Raw result of one native filter+score pass, indexed by node index (Cluster.node_index)."""
@@ -105,6 +112,7 @@ class Scheduler:
         self._share = share_plugin(self.cycle)
         self._state = cluster._state
         self._engine = _core.Engine(self._state, self.profile.native(), seed)
+        self._scope: NodeScope | None = None
 
     def compile(self, pod: Any) -> _core.CompiledPod:
         """Convert a pod once for repeated evaluation (benchmarks, what-if loops)."""
@@ -122,7 +130,7 @@ class Scheduler:
         ev = self.evaluate(pod)
         names = self._state.node_names()
         feasible = [names[i] for i in np.flatnonzero(ev.feasible_mask)]
-        message = "" if feasible else fit_error_message(self._state.n_nodes, ev.reasons)
+        message = "" if feasible else fit_error_message(self._n_visible(), ev.reasons)
         return FilterResult(feasible, ev.reasons, message)
 
     def score(self, pod: Any) -> dict[str, int]:
@@ -169,7 +177,7 @@ class Scheduler:
         nodes, reasons, gpus = self._engine.schedule(batch)
         names = self._state.node_names()
         resources = self._state.resource_names()
-        n_nodes = self._state.n_nodes
+        n_nodes = self._n_visible()
         placements = []
         for i, (key, node) in enumerate(zip(keys, nodes.tolist())):
             if node >= 0:
@@ -178,6 +186,39 @@ class Scheduler:
                 counts = reason_counts(reasons[i], resources)
                 placements.append(Placement(key, None, counts, fit_error_message(n_nodes, counts)))
         return placements
+
+    def set_node_scope(self, nodes: Iterable[str] | None, *, soft: bool = False) -> None:
+        """Confine this scheduler's decisions to a set of nodes (a shard of the cluster), or prefer them.
+
+        Hard (``soft=False``): schedule() and run_cycle() (and evaluate/filter/score) see only the named nodes, as
+        if the others did not exist; a pod that fits none of them is unschedulable and its message counts only
+        them. Soft: schedule() and run_cycle() try the named nodes first and place on the others only what fits
+        none of them. Names need not be nodes yet: a node added later under a named name joins the scope. None
+        clears the scope. The other nodes still hold what is bound to them."""
+        if nodes is None:
+            self._engine.set_scope(None)
+            self._scope = None
+            return
+        if isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
+            raise TypeError(f"Scheduler.set_node_scope: nodes must be an iterable of node names, not "
+                            f"{type(nodes).__name__}")
+        names = frozenset(nodes)
+        bad = next((n for n in names if not isinstance(n, str)), None)
+        if bad is not None:
+            raise TypeError(f"Scheduler.set_node_scope: node names must be strings, got {bad!r}")
+        if not isinstance(soft, bool):
+            raise TypeError(f"Scheduler.set_node_scope: soft must be True or False, got {soft!r}")
+        self._engine.set_scope(sorted(names), soft)
+        self._scope = NodeScope(names, soft)
+
+    @property
+    def node_scope(self) -> NodeScope | None:
+        """The scope set by set_node_scope (None: every node)."""
+        return self._scope
+
+    def _n_visible(self) -> int:
+        # A hard scope is the scheduler's whole world: "0/3 nodes are available" counts the shard's nodes.
+        return self._engine.scope_size if self._scope is not None and not self._scope.soft else self._state.n_nodes
 
     def run_cycle(self, *, eligible: Iterable[str] | None = None) -> CycleResult:
         """One scheduling cycle over the cluster's pending pods, PodGroups and queues: the configured actions
