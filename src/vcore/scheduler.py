@@ -11,7 +11,7 @@ import contextlib
 import gc
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -220,16 +220,24 @@ class Scheduler:
         # A hard scope is the scheduler's whole world: "0/3 nodes are available" counts the shard's nodes.
         return self._engine.scope_size if self._scope is not None and not self._scope.soft else self._state.n_nodes
 
-    def run_cycle(self, *, eligible: Iterable[str] | None = None) -> CycleResult:
+    def run_cycle(self, *, eligible: Iterable[str] | None = None,
+                  between_jobs: Callable[[], None] | None = None) -> CycleResult:
         """One scheduling cycle over the cluster's pending pods, PodGroups and queues: the configured actions
         (enqueue, allocate, backfill, preempt, reclaim) in order. Placements are bound in the cluster when it
         returns; evicted pods stay accounted (Releasing) until ``cluster.remove_pod`` takes them away.
 
         ``eligible`` (pod keys) limits the jobs tried to those with an eligible pending pod, as a scheduler's
         queue keeps pods that are backing off or waiting for a cluster change out of a cycle; the others keep
-        their status and still count in their queues."""
+        their status and still count in their queues.
+
+        ``between_jobs`` is called after each job's placement (or eviction) is committed or undone, in the calling
+        thread: a caller that must not wait for the whole cycle (an adapter placing latency-sensitive pods with
+        ``schedule()`` on the same cluster) does its work there. It may bind and unbind pods; it must not add or
+        remove nodes or the cycle's pods and groups. The cycle's later jobs see what it bound."""
+        if between_jobs is not None and not callable(between_jobs):
+            raise TypeError(f"run_cycle: between_jobs must be callable, not {type(between_jobs).__name__}")
         with _gc_paused():
-            return run_cycle(self.cluster, self._engine, self.cycle, self._share, eligible)
+            return run_cycle(self.cluster, self._engine, self.cycle, self._share, eligible, between_jobs)
 
     def observe(self, pods: Iterable[Any]) -> None:
         """Count pods toward GPUPlacement's learned target workload without placing them (e.g. the pods already

@@ -54,6 +54,7 @@ def _serve(ssn: Session, wanted, *, check_overused: bool) -> None:
         if not heaps[queue]:
             del heaps[queue]
         place_job(ssn, job)
+        ssn.interleave()
 
 
 def task_order(job: Job) -> tuple[list, list[int], list[int]]:
