@@ -74,6 +74,7 @@ class NodeScope(NamedTuple):
 
     nodes: frozenset[str]
     soft: bool
+    avoid: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -187,14 +188,16 @@ class Scheduler:
                 placements.append(Placement(key, None, counts, fit_error_message(n_nodes, counts)))
         return placements
 
-    def set_node_scope(self, nodes: Iterable[str] | None, *, soft: bool = False) -> None:
+    def set_node_scope(self, nodes: Iterable[str] | None, *, soft: bool = False,
+                       avoid: Iterable[str] = ()) -> None:
         """Confine this scheduler's decisions to a set of nodes (a shard of the cluster), or prefer them.
 
         Hard (``soft=False``): schedule() and run_cycle() (and evaluate/filter/score) see only the named nodes, as
         if the others did not exist; a pod that fits none of them is unschedulable and its message counts only
         them. Soft: schedule() and run_cycle() try the named nodes first and place on the others only what fits
-        none of them. Names need not be nodes yet: a node added later under a named name joins the scope. None
-        clears the scope. The other nodes still hold what is bound to them."""
+        none of them, never on the ``avoid`` nodes (say, other schedulers' shards). Names need not be nodes yet: a
+        node added later under a named name joins the scope. None clears the scope. The other nodes still hold
+        what is bound to them."""
         if nodes is None:
             self._engine.set_scope(None)
             self._scope = None
@@ -203,13 +206,17 @@ class Scheduler:
             raise TypeError(f"Scheduler.set_node_scope: nodes must be an iterable of node names, not "
                             f"{type(nodes).__name__}")
         names = frozenset(nodes)
-        bad = next((n for n in names if not isinstance(n, str)), None)
+        if isinstance(avoid, (str, bytes)) or not isinstance(avoid, Iterable):
+            raise TypeError(f"Scheduler.set_node_scope: avoid must be an iterable of node names, not "
+                            f"{type(avoid).__name__}")
+        avoided = frozenset(avoid)
+        bad = next((n for n in names | avoided if not isinstance(n, str)), None)
         if bad is not None:
             raise TypeError(f"Scheduler.set_node_scope: node names must be strings, got {bad!r}")
         if not isinstance(soft, bool):
             raise TypeError(f"Scheduler.set_node_scope: soft must be True or False, got {soft!r}")
-        self._engine.set_scope(sorted(names), soft)
-        self._scope = NodeScope(names, soft)
+        self._engine.set_scope(sorted(names), soft, sorted(avoided - names))
+        self._scope = NodeScope(names, soft, avoided - names)
 
     @property
     def node_scope(self) -> NodeScope | None:

@@ -57,6 +57,18 @@ def test_soft_scope_prefers_its_nodes_then_uses_the_others():
     assert big.message.startswith("0/6 nodes are available")
 
 
+def test_soft_scope_never_falls_back_on_avoided_nodes():
+    c = cluster_of(4, cpu="1")
+    s = vcore.Scheduler(c)
+    s.set_node_scope(["n0"], soft=True, avoid=["n1", "n2"])
+    result = placed(s.schedule([plain(f"p{i}") for i in range(3)]))
+    assert sorted(map(str, result.values())) == ["None", "n0", "n3"]
+    p = s.schedule([plain("x")])[0]
+    # The reasons cover every node, as kube-scheduler counts them: n1 and n2 would fit, so they count under none.
+    assert p.node is None and p.reasons == {"Insufficient cpu": 2}
+    assert s.node_scope.avoid == frozenset({"n1", "n2"})
+
+
 def test_scope_follows_nodes_added_and_removed():
     c = cluster_of(2)
     s = vcore.Scheduler(c)
@@ -68,7 +80,7 @@ def test_scope_follows_nodes_added_and_removed():
     c.remove_node("later")
     c.add_node(node("other", "4"))  # takes the freed slot: a slot is not a name
     assert s.schedule([plain("c")])[0].node is None
-    assert s.node_scope == vcore.NodeScope(frozenset({"later"}), False)
+    assert s.node_scope == vcore.NodeScope(frozenset({"later"}), False, frozenset())
 
 
 def test_clearing_the_scope_restores_every_node():
@@ -102,7 +114,7 @@ def test_bad_scope_is_rejected_and_changes_nothing(bad, error):
         s.set_node_scope(bad)
     with pytest.raises(TypeError):
         s.set_node_scope(["n0"], soft="yes")
-    assert s.node_scope == vcore.NodeScope(frozenset({"n0"}), False)
+    assert s.node_scope == vcore.NodeScope(frozenset({"n0"}), False, frozenset())
     assert s.schedule([plain("a")])[0].node == "n0"
 
 

@@ -209,8 +209,9 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
   return result;
 }
 
-void Engine::set_scope(const std::vector<std::string>& names, bool soft) {
+void Engine::set_scope(const std::vector<std::string>& names, bool soft, const std::vector<std::string>& avoid) {
   scope_names_ = std::unordered_set<std::string>(names.begin(), names.end());
+  scope_avoid_ = std::unordered_set<std::string>(avoid.begin(), avoid.end());
   has_scope_ = true;
   scope_soft_ = soft;
   std::lock_guard guard(scope_mutex_);
@@ -219,6 +220,7 @@ void Engine::set_scope(const std::vector<std::string>& names, bool soft) {
 
 void Engine::clear_scope() {
   scope_names_.clear();
+  scope_avoid_.clear();
   has_scope_ = scope_soft_ = false;
   std::lock_guard guard(scope_mutex_);
   scope_resolved_ = false;
@@ -238,9 +240,14 @@ Engine::ScopeMasks Engine::scope_masks() const {
     scope_n_inside_ = scope_n_outside_ = 0;
     for (size_t slot = 0; slot < n; ++slot) {
       if (!s.is_live(static_cast<int32_t>(slot))) continue;
-      const bool inside = scope_names_.count(s.names()[slot]) != 0;
-      (inside ? scope_inside_ : scope_outside_)[slot] = 1;
-      ++(inside ? scope_n_inside_ : scope_n_outside_);
+      const std::string& name = s.names()[slot];
+      if (scope_names_.count(name) != 0) {
+        scope_inside_[slot] = 1;
+        ++scope_n_inside_;
+      } else if (scope_avoid_.count(name) == 0) {
+        scope_outside_[slot] = 1;
+        ++scope_n_outside_;
+      }
     }
     scope_membership_ = s.membership();
     scope_resolved_ = true;

@@ -51,9 +51,10 @@ class Engine {
 
   // The node scope, a scheduler's shard. Hard: every decision (evaluate, schedule, place_gang, fit_counts,
   // find_victims) sees only the named nodes, as if the others did not exist (they count under no reason). Soft:
-  // schedule and place_gang try the named nodes first and the others only for what fits none of them. Names not
-  // (yet) in the cluster join when a node of that name is added. Exclusive lock.
-  void set_scope(const std::vector<std::string>& names, bool soft);
+  // schedule and place_gang try the named nodes first and the others only for what fits none of them, never the
+  // `avoid` ones (another scheduler's shard). Names not (yet) in the cluster join when a node of that name is
+  // added. Exclusive lock.
+  void set_scope(const std::vector<std::string>& names, bool soft, const std::vector<std::string>& avoid = {});
   void clear_scope();
   bool has_scope() const { return has_scope_; }
   bool scope_soft() const { return scope_soft_; }
@@ -75,7 +76,7 @@ class Engine {
   // caller's state lock, shared or exclusive; membership cannot change under either).
   struct ScopeMasks {
     const uint8_t* inside = nullptr;   // nullptr without a scope
-    const uint8_t* outside = nullptr;  // live slots not in the scope
+    const uint8_t* outside = nullptr;  // live slots not in the scope (soft: nor avoided)
     int32_t n_inside = 0, n_outside = 0;
   };
   ScopeMasks scope_masks() const;
@@ -99,7 +100,7 @@ class Engine {
   // place_gang's slot -> candidate map, all -1 between runs (kept to spare an n_slots allocation per run).
   std::vector<int32_t> candidate_index_;
   bool has_scope_ = false, scope_soft_ = false;
-  std::unordered_set<std::string> scope_names_;
+  std::unordered_set<std::string> scope_names_, scope_avoid_;
   mutable std::mutex scope_mutex_;  // resolution from shared-lock readers
   mutable bool scope_resolved_ = false;
   mutable uint64_t scope_membership_ = 0;
