@@ -35,7 +35,11 @@ CASES = {
                       {"job": 4}, {"job": "Running"}),
     "gang-too-big-holds-nothing": Case(
         flatten(node("n1", "2"), node("n2", "2"), gang("job", 5)), {}, {"job": "Inqueue"},
-        message={"job": "5/5 tasks in gang unschedulable: 0/2 nodes are available: the cluster's free resources"}),
+        message={"job": "5/5 tasks in gang unschedulable: 0/2 nodes are available for the whole gang: the "
+                        "cluster's free resources cannot hold its minimum (cpu 5000 > 4000 free)."}),
+    "gang-first-task-fits-nowhere": Case(  # kube-scheduler's words when no node takes even one task
+        flatten(node("n1", "2"), node("n2", "2"), gang("job", 2, cpu="3")), {}, {"job": "Inqueue"},
+        message={"job": "2/2 tasks in gang unschedulable: 0/2 nodes are available: 2 Insufficient cpu."}),
     "gang-partial-minimum": Case(flatten(node("n1", "2"), node("n2", "2"), gang("job", 6, min_member=3)),
                                  {"job": 4}, {"job": "Running"}),
     "partial-gang-fit-error-kube-words": Case(  # fits the free total, not the nodes: the 4th task has no node

@@ -148,7 +148,7 @@ def test_soft_gang_larger_than_the_cluster_gets_kube_scheduler_reasons():
     c = busy_tree()
     add_gang(c, "job", 60, SOFT)
     result = vcore.Scheduler(c).run_cycle()
-    assert "the cluster's free resources cannot hold the gang's minimum" in result.podgroups[f"{NS}/job"].message
+    assert "the cluster's free resources cannot hold its minimum" in result.podgroups[f"{NS}/job"].message
 
 
 # -- sub-groups --------------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ spec: {weight: 3, capability: {cpu: "64", nvidia.com/gpu: 8}, reclaimable: true}
 apiVersion: scheduling.volcano.sh/v1beta1
 kind: PodGroup
 metadata: {name: train, namespace: NAMESPACE}
-spec: {minMember: 2, queue: kubectl-research, minResources: {cpu: "4"}}
+spec: {minMember: 1, queue: kubectl-research, minResources: {cpu: "4"}}
 ---
 apiVersion: v1
 kind: Pod
@@ -56,5 +56,11 @@ def test_apply_volcano_objects_and_describe_the_reason(control_plane, admin, nam
         wait_for(lambda: events(admin, namespace, "FailedScheduling"), 30, "FailedScheduling", run)
         described = kubectl(control_plane, "describe", "pod", "big", "-n", namespace)
         assert "FailedScheduling" in described and "Insufficient cpu" in described
+        # The PodGroup says it too, as Volcano writes it: admitted (Inqueue), unschedulable for lack of cpu.
+        wait_for(lambda: "Insufficient cpu" in kubectl(control_plane, "get", "pg", "train", "-n", namespace, "-o",
+                                                       "jsonpath={.status.conditions[*].message}"), 30,
+                 "the PodGroup's Unschedulable condition", run)
+        assert kubectl(control_plane, "get", "pg", "train", "-n", namespace, "-o",
+                       "jsonpath={.status.phase}") == "Inqueue"
     finally:
         assert run.stop() == 0

@@ -8,7 +8,8 @@ import pytest
 from vcore_kube import binder as bind
 from vcore_kube.config import load_config
 from vcore_kube.convert import Converter
-from vcore_kube.cycle import Cycle, CycleConfigError
+import vcore
+from vcore_kube.cycle import Cycle
 from vcore_kube.loop import SchedulingLoop
 from vcore_kube.metrics import Metrics
 from vcore_kube.testenv.objects import node, pod
@@ -142,9 +143,10 @@ def test_a_pod_vcore_cannot_read_is_reported_alone(loop):
     assert "vcore cannot read the pod" in loop.recorder.last
 
 
-def test_cycle_configuration_needs_the_gang_cycle():
-    with pytest.raises(CycleConfigError, match="run_cycle"):
-        Cycle(Converter(), cycle={"actions": "enqueue, allocate"})
+def test_cycle_configuration_is_volcanos():
+    assert Cycle(Converter(), cycle={"actions": "enqueue, allocate", "tiers": [{"plugins": [{"name": "gang"}]}]})
+    with pytest.raises(vcore.ProfileError, match="unknown action"):
+        Cycle(Converter(), cycle={"actions": "enqueue, shuffle", "tiers": []})
 
 
 def test_node_heartbeats_do_not_wake_unschedulable_pods(loop):

@@ -1,12 +1,11 @@
 """Kubernetes objects into vcore's cluster state: the one module (with its seam, cycle.py) that knows both.
 
-Nodes become vcore nodes; every bound, non-terminal pod (any scheduler's) is accounted on its node, with the
-GPUs of its ``volcano.sh/gpu-index`` annotation; a pod that leaves (deleted, finished) releases them. Objects are
-the API server's JSON dicts, which vcore's converter takes as they are.
-
-PodGroups, Queues, HyperNodes and PriorityClasses are listed and watched into the adapter's cache, and stay
-there until the adapter switches to vcore's gang API (``cluster.add_podgroup``, ``add_queue``,
-``add_priority_class``, ``add_hypernode``): `volcano_object` is where they will be handed to vcore.
+Nodes become vcore nodes. Pods go to vcore with ``add_pod``/``update_pod``/``remove_pod``: every bound,
+non-terminal pod (any scheduler's) is accounted on its node, with the GPUs of its ``volcano.sh/gpu-index``
+annotation, and joins its PodGroup's count; this scheduler's pending pods wait in vcore for a cycle; a pod that
+leaves (deleted, finished) releases what it held. PodGroups, Queues (Volcano, KAI, Kueue), PriorityClasses and
+HyperNodes go to vcore as they are. Objects are the API server's JSON dicts, which vcore's converter takes as they
+are. An object vcore rejects is logged and counted; the rest of the cluster goes on.
 """
 
 from __future__ import annotations
@@ -60,7 +59,7 @@ class Converter:
 
     def __init__(self) -> None:
         self.cluster = vcore.Cluster()
-        self._bound: dict[str, tuple[str, dict]] = {}  # pod key -> (node, pod) accounted in the cluster
+        self._accounted: dict[str, dict] = {}  # pod key -> the pod bound (or assumed) in vcore
         self._orphans: dict[str, dict[str, dict]] = {}  # node name -> pods bound to it before it was seen
         self.errors = 0  # objects vcore rejected (logged; the rest of the cluster goes on)
 
@@ -74,8 +73,11 @@ class Converter:
                     for key in self.cluster.remove_node(name, evict=True):
                         # The pods stay bound to the vanished node (as in Kubernetes, until they are deleted):
                         # should it come back, they are accounted on it again.
-                        _, pod = self._bound.pop(key)
-                        self._orphans.setdefault(name, {})[key] = pod
+                        pod = self._accounted.pop(key, None)
+                        if self.cluster.has_pod(key):
+                            self.cluster.remove_pod(key)
+                        if pod is not None:
+                            self._orphans.setdefault(name, {})[key] = pod
                 return False
             if self.cluster.has_node(name):
                 if old is not None and _node_inputs(old) == _node_inputs(new):
@@ -93,45 +95,76 @@ class Converter:
 
     # -- pods --------------------------------------------------------------------------------------------
     def pod_bound(self, pod: dict) -> None:
-        """Account a pod that is bound to a node (by us or anyone), unless it is already accounted there."""
+        """A pod bound to a node (by us or anyone): account it there, unless it is already."""
         key, node = pod_key(pod), node_name_of(pod)
         current = self.cluster.node_of(key)
-        if current == node:
-            self._bound[key] = (node, pod)
+        known = self._accounted.get(key)
+        if current == node and known is not None and _accounting_inputs(known) == _accounting_inputs(pod):
+            self._accounted[key] = pod  # a status update that changes nothing vcore counts
             return
-        if current is not None:  # accounted elsewhere (our assumption lost a race): the API server is the truth
-            self.cluster.unbind(key)
-            self._bound.pop(key, None)
+        if current is not None and current != node:  # our assumption lost a race: the API server is the truth
+            self.cluster.remove_pod(key)
         self._drop_orphan(key)
         if not self.cluster.has_node(node):
+            if self.cluster.has_pod(key):
+                self.cluster.remove_pod(key)
             self._orphans.setdefault(node, {})[key] = pod
             return
         try:
             try:
-                self.cluster.bind(pod, node, gpus=gpu_index(pod))
+                self._put(pod)
             except ValueError:
                 if gpu_index(pod) is None:
                     raise
                 # The annotation names GPUs the table cannot give it (another pod holds them, or they vanished):
                 # account the pod by its resources and let the fit rule choose its GPUs.
-                self.cluster.bind(pod, node)
-            self._bound[key] = (node, pod)
+                self._put(_without_gpu_index(pod))
+            self._accounted[key] = pod
         except (ValueError, TypeError, KeyError, vcore.VCoreError) as e:
             self.errors += 1
             log.error("pod %s on node %s: not accountable by vcore: %s", key, node, e)
 
-    def assumed(self, key: str, node: str, pod: dict) -> None:
-        """A placement the scheduler made (already bound in the cluster by vcore): remember it as bound."""
-        self._bound[key] = (node, pod)
+    def assumed(self, key: str, pod: dict) -> None:
+        """A placement the scheduler made (already bound in vcore by the cycle): remember the pod."""
+        self._accounted[key] = pod
+
+    def bound_uid(self, key: str) -> str | None:
+        """UID of the pod accounted (bound or assumed) under this key, or None."""
+        pod = self._accounted.get(key)
+        return pod["metadata"].get("uid", "") if pod is not None else None
+
+    def pod_pending(self, pod: dict) -> str | None:
+        """One of this scheduler's pods waits for a node: vcore holds it for the next cycle. Returns why vcore
+        cannot read it, or None."""
+        try:
+            self._put(pod)
+        except (ValueError, TypeError, KeyError, vcore.VCoreError) as e:
+            if self.cluster.has_pod(pod_key(pod)) and self.cluster.node_of(pod_key(pod)) is None:
+                self.cluster.remove_pod(pod_key(pod))  # no stale version waits in its place
+            return str(e)
+        return None
+
+    def _put(self, pod: dict) -> None:
+        if self.cluster.has_pod(pod_key(pod)):
+            self.cluster.update_pod(pod)
+        else:
+            self.cluster.add_pod(pod)
 
     def pod_released(self, key: str) -> bool:
-        """A pod left its node (deleted, finished, or an assumption forgotten); True when it held resources."""
+        """A pod is gone (deleted, finished, replaced): vcore forgets it; True when it held resources."""
         self._drop_orphan(key)
-        if self._bound.pop(key, None) is None and self.cluster.node_of(key) is None:
+        self._accounted.pop(key, None)
+        if not self.cluster.has_pod(key):
             return False
+        held = self.cluster.node_of(key) is not None
+        self.cluster.remove_pod(key)
+        return held
+
+    def unassume(self, key: str) -> None:
+        """A placement whose binding failed: the pod is pending in vcore again, its resources free."""
+        self._accounted.pop(key, None)
         if self.cluster.node_of(key) is not None:
             self.cluster.unbind(key)
-        return True
 
     def _drop_orphan(self, key: str) -> None:
         for node, pods in list(self._orphans.items()):
@@ -141,16 +174,69 @@ class Converter:
     def node_of(self, key: str) -> str | None:
         return self.cluster.node_of(key)
 
-    def bound_uid(self, key: str) -> str | None:
-        """UID of the pod accounted (bound or assumed) under this key, or None."""
-        entry = self._bound.get(key)
-        return entry[1]["metadata"].get("uid", "") if entry is not None else None
-
     # -- Volcano objects ---------------------------------------------------------------------------------
-    def volcano_object(self, kind: str, old: dict | None, new: dict | None) -> None:
-        """PodGroup, Queue, HyperNode, PriorityClass deltas. They live in the adapter's cache until the adapter
-        switches to vcore's gang API; then this calls cluster.add_/update_/remove_podgroup (queue, priority_class,
-        hypernode)."""
+    def volcano_object(self, kind: str, old: dict | None, new: dict | None) -> bool:
+        """A PodGroup, Queue, HyperNode or PriorityClass delta; True when pending pods might fit now."""
+        c = self.cluster
+        name = (new or old)["metadata"].get("name", "")
+        try:
+            if kind == "PodGroup":
+                key = f"{(new or old)['metadata'].get('namespace', '')}/{name}"
+                if new is None:
+                    if key in c.podgroups:
+                        c.remove_podgroup(key)
+                elif key in c.podgroups:
+                    if old is None or (old.get("spec"), old["metadata"].get("annotations")) != (
+                            new.get("spec"), new["metadata"].get("annotations")):
+                        c.update_podgroup(new)  # our own status writes come back here: nothing to redo
+                else:
+                    c.add_podgroup(new)
+            elif kind in ("Queue", "ClusterQueue"):
+                if new is None:
+                    c.remove_queue(name)
+                elif name in c.queues and (old is not None or name == "default"):
+                    c.update_queue(new)
+                else:
+                    c.add_queue(new)
+            elif kind == "PriorityClass":
+                if new is None:
+                    c.remove_priority_class(name)
+                elif old is None:
+                    c.add_priority_class(new)
+                else:
+                    c.update_priority_class(new)
+            elif kind == "HyperNode":
+                if new is None:
+                    c.remove_hypernode(name)
+                elif old is None:
+                    c.add_hypernode(new)
+                else:
+                    c.update_hypernode(new)
+            return new is not None
+        except (ValueError, TypeError, KeyError, vcore.VCoreError) as e:
+            self.errors += 1
+            log.error("%s %s: not usable by vcore: %s", kind, name, e)
+            return False
+
+    def replace_hypernodes(self, hypernodes: list[dict]) -> None:
+        """A relist of HyperNodes: install them as a whole (members may arrive in any order)."""
+        try:
+            self.cluster.set_hypernodes(hypernodes)
+        except (ValueError, TypeError, KeyError, vcore.VCoreError) as e:
+            self.errors += 1
+            log.error("HyperNodes: the tree is not usable by vcore: %s", e)
+
+
+def _accounting_inputs(pod: dict) -> tuple:
+    """What vcore reads of a bound pod: its requests, annotations (gang, GPUs), labels and phase."""
+    meta = pod["metadata"]
+    return (pod.get("spec"), meta.get("annotations"), meta.get("labels"), (pod.get("status") or {}).get("phase"))
+
+
+def _without_gpu_index(pod: dict) -> dict:
+    annotations = dict(pod["metadata"].get("annotations") or {})
+    annotations.pop(GPU_INDEX_ANNOTATION, None)
+    return {**pod, "metadata": {**pod["metadata"], "annotations": annotations}}
 
 
 def usable_profile(profile: Any) -> None:

@@ -1,9 +1,11 @@
 """The decision seam: the only module that asks vcore where pods go.
 
-Today a cycle is ``vcore.Scheduler.schedule()`` over the pending pods that are due (each compiled once, when
-it arrives or changes, so one malformed pod is reported alone and never fails a batch). Switching to vcore's gang
-API (``cluster.add_pod``/``update_pod``/``remove_pod`` and ``Scheduler.run_cycle()``) changes this module alone: `add`/`update`/`remove` feed the cluster's pending pods, `run` calls ``run_cycle()`` and copies
-its bindings, unschedulable pods, PodGroup statuses and evictions into the same `Outcome`.
+A cycle is ``vcore.Scheduler.run_cycle()``: vcore's gang cycle over the pending pods it holds (the converter puts
+this scheduler's pending pods there as they arrive and change), their PodGroups and queues, with the configured
+actions (Volcano's configuration shape; Volcano's default without one). The loop names the pods that are due
+(not backing off, not waiting for a cluster change): a job is tried when one of its pending pods is due. The
+outcome is what the loop acts on: the bindings to make, why the others stay pending, each PodGroup's status and
+the pods to evict for preemption.
 """
 
 from __future__ import annotations
@@ -13,10 +15,6 @@ from dataclasses import dataclass, field
 import vcore
 
 from vcore_kube.convert import Converter
-
-
-class CycleConfigError(ValueError):
-    """A configuration this vcore cannot run."""
 
 
 @dataclass(frozen=True)
@@ -32,49 +30,39 @@ class Binding:
 class Outcome:
     bindings: list[Binding] = field(default_factory=list)
     unschedulable: dict[str, tuple[dict[str, int], str]] = field(default_factory=dict)  # key -> (reasons, message)
-    podgroups: dict[str, object] = field(default_factory=dict)  # "ns/name" -> status (with the gang API)
-    evictions: list[object] = field(default_factory=list)  # with the gang API's preemption
+    podgroups: dict[str, vcore.PodGroupStatus] = field(default_factory=dict)  # "ns/name" -> status after the cycle
+    evictions: list[vcore.Eviction] = field(default_factory=list)  # victims of preemption and reclaim
 
 
 class Cycle:
     def __init__(self, converter: Converter, profile: dict | None = None, cycle: dict | None = None,
                  seed: int = 0) -> None:
-        if cycle is not None:
-            raise CycleConfigError("cycle: the adapter does not run vcore's gang cycle (Scheduler.run_cycle) yet; "
-                                   "remove the key to schedule pod by pod")
         self.converter = converter
-        self.scheduler = vcore.Scheduler(converter.cluster, profile, seed=seed)
-        self._compiled: dict[str, object] = {}
+        self.scheduler = vcore.Scheduler(converter.cluster, profile, cycle=cycle, seed=seed)
 
     def add(self, key: str, pod: dict) -> str | None:
         """A pending pod arrived or changed; returns why vcore cannot read it, or None."""
-        try:
-            self._compiled[key] = self.scheduler.compile(pod)
-        except (ValueError, TypeError, KeyError, vcore.VCoreError) as e:
-            self._compiled.pop(key, None)
-            return str(e)
-        return None
+        return self.converter.pod_pending(pod)
 
     update = add
 
     def remove(self, key: str) -> None:
-        self._compiled.pop(key, None)
+        """A pending pod left the queue (deleted, going, or bound by someone): vcore stops placing it."""
+        cluster = self.converter.cluster
+        if cluster.has_pod(key) and cluster.node_of(key) is None:
+            cluster.remove_pod(key)
 
     def run(self, due: list[str]) -> Outcome:
-        """Place the due pending pods (highest priority first, then in the given order); each placed pod is
-        assumed (bound in vcore's cluster) until `forget`."""
-        batch = [self._compiled[k] for k in due if k in self._compiled]
-        batch.sort(key=lambda p: -p.priority)  # stable: equal priorities keep the caller's (arrival) order
-        outcome = Outcome()
-        for placement in self.scheduler.schedule(batch):
-            if placement.node is None:
-                outcome.unschedulable[placement.pod] = (placement.reasons, placement.message)
-            else:
-                gpus = placement.gpus.gpu_index_annotation() if placement.gpus is not None else None
-                outcome.bindings.append(Binding(placement.pod, placement.node, gpus))
-                self._compiled.pop(placement.pod, None)
+        """One gang cycle trying the jobs of the due pods; each placed pod is assumed (bound in vcore's cluster)
+        until `forget`."""
+        result = self.scheduler.run_cycle(eligible=due)
+        outcome = Outcome(unschedulable=result.unschedulable, podgroups=result.podgroups,
+                          evictions=result.evictions)
+        for placement in result.bindings:
+            gpus = placement.gpus.gpu_index_annotation() if placement.gpus is not None else None
+            outcome.bindings.append(Binding(placement.pod, placement.node, gpus))
         return outcome
 
     def forget(self, key: str) -> None:
-        """Undo an assumption whose bind failed; the pod's resources are free again."""
-        self.converter.pod_released(key)
+        """Undo an assumption whose bind failed; the pod's resources are free again and it waits in vcore."""
+        self.converter.unassume(key)

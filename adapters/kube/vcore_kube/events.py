@@ -1,8 +1,13 @@
-"""What a Kubernetes user sees of a scheduling decision: Events through events.k8s.io/v1 (`Scheduled`,
-`FailedScheduling` with the reason summary, as kube-scheduler words them) and the pod's PodScheduled condition.
+"""What a Kubernetes user sees of a scheduling decision, and the writes a decision implies besides bindings:
+Events through events.k8s.io/v1 (`Scheduled`, `FailedScheduling` with the reason summary, `Preempted`, as
+kube-scheduler words them), the pod's PodScheduled condition and nominatedNodeName, each PodGroup's status
+(phase, conditions, counts, as Volcano writes it), and the deletion of the pods a preemption evicts.
 
 Writes go through one background thread and a bounded queue, so they never delay a binding; when the queue is
-full a write is dropped and counted (a FailedScheduling event repeats on the pod's next attempt anyway).
+full a write is dropped and counted (a FailedScheduling event repeats on the pod's next attempt anyway, and a
+PodGroup status is written again by the next cycle that finds it different). An eviction is never dropped: it
+waits for room, and a failed deletion is tried again a few times (a victim that stays keeps its preemptor
+waiting).
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from vcore_kube.kubeclient import Api, ApiException, pod_path
 log = logging.getLogger(__name__)
 
 NOTE_LIMIT = 1024  # events.k8s.io/v1 rejects longer notes
+PODGROUPS = "/apis/scheduling.volcano.sh/v1beta1/namespaces/{namespace}/podgroups/{name}"
+EVICTION_ATTEMPTS = 3
 
 
 def micro_time() -> str:
@@ -50,6 +57,20 @@ class Recorder:
         if _pod_scheduled_condition(pod) != ("False", "Unschedulable", message):
             self._put(("condition", pod, message))
 
+    def podgroup_status(self, podgroup: dict, status: dict) -> None:
+        self._put(("podgroup", podgroup, status))
+
+    def nominate(self, pod: dict, node: str) -> None:
+        """The preemptor waits for `node` (kube-scheduler's status.nominatedNodeName)."""
+        if (pod.get("status") or {}).get("nominatedNodeName") != node:
+            self._put(("nominate", pod, node))
+
+    def evict(self, victim: dict, preemptor: str, node: str, reason: str) -> None:
+        """Delete a victim (graceful, for this UID only) and tell it why."""
+        self._put(("event", victim, "Normal", "Preempted", "Preempting",
+                   f"Preempted by {preemptor} on node {node} ({reason})"))
+        self._queue.put(("evict", victim, EVICTION_ATTEMPTS))  # blocks rather than drops
+
     def _put(self, item: tuple) -> None:
         if not self.enabled:
             return
@@ -73,10 +94,7 @@ class Recorder:
             if item is None:
                 return
             try:
-                if item[0] == "event":
-                    self._event(*item[1:])
-                else:
-                    self._condition(*item[1:])
+                getattr(self, "_" + item[0])(*item[1:])  # _event, _condition, _podgroup, _nominate, _evict
             except ApiException as e:
                 if e.status != 404:  # the pod (or its namespace) is gone: nothing to tell
                     log.warning("writing %s for pod %s: HTTP %s", item[0], item[1]["metadata"].get("name"), e.status)
@@ -102,6 +120,35 @@ class Recorder:
             "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
                                        "message": message, "lastProbeTime": None,
                                        "lastTransitionTime": now_time()}]}}, patch_type="strategic")
+
+
+    def _podgroup(self, podgroup: dict, status: dict) -> None:
+        meta = podgroup["metadata"]
+        self.api.patch(PODGROUPS.format(namespace=meta.get("namespace", ""), name=meta["name"]),
+                       {"metadata": {"uid": meta.get("uid")}, "status": status})
+
+    def _nominate(self, pod: dict, node: str) -> None:
+        meta = pod["metadata"]
+        self.api.patch(pod_path(meta.get("namespace", ""), meta["name"], "status"),
+                       {"metadata": {"uid": meta.get("uid")}, "status": {"nominatedNodeName": node}})
+
+    def _evict(self, victim: dict, attempts: int) -> None:
+        meta = victim["metadata"]
+        try:
+            self.api.delete(pod_path(meta.get("namespace", ""), meta["name"]),
+                            {"preconditions": {"uid": meta.get("uid")}})
+        except ApiException as e:
+            if e.status in (404, 409):  # already gone, or a new pod of that name: nothing of the victim is left
+                return
+            if attempts <= 1:
+                raise
+            time.sleep(0.5)
+            self._queue.put(("evict", victim, attempts - 1))
+        except Exception:
+            if attempts <= 1:
+                raise
+            time.sleep(0.5)
+            self._queue.put(("evict", victim, attempts - 1))
 
 
 def _pod_scheduled_condition(pod: dict) -> tuple[str, str, str] | None:

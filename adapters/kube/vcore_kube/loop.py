@@ -5,8 +5,11 @@ Reflector threads and bind workers talk to it only through its inbox. Between cy
 (cycle.py) to place the pending pods that are due, assumes each placement, and hands it to the binder.
 
 The queue follows kube-scheduler's: a pod that did not fit waits, unschedulable, until something that could
-make it fit happens (a node added or changed, a pod's resources freed, the pod itself changed) or five minutes
-pass; every failed attempt backs it off exponentially (1 s doubling to 10 s by default). A failed binding is
+make it fit happens (a node added or changed, a pod's resources freed, the pod itself changed, a PodGroup, Queue
+or PriorityClass changed) or five minutes pass; every failed attempt backs it off exponentially (1 s doubling to
+10 s by default). A gang is tried when one of its pods is due; its pods share one fate, so they back off together.
+After a cycle the loop writes what changed in each PodGroup's status, evicts the pods a preemption chose (and tells
+the preemptor's status which node it waits for). A failed binding is
 forgotten (the pod's resources are released in vcore) and retried after its backoff, unless the pod is gone or
 the watch has meanwhile shown it bound; a 409 or a 404 is never retried blindly, so a pod bound by someone else
 or deleted between decision and binding costs one request, not a storm.
@@ -128,21 +131,31 @@ class SchedulingLoop(threading.Thread):
             _, kind, items = msg
             with paused_gc():
                 for delta in self.cache.replace(kind, items):
-                    self._on_delta(delta)
+                    self._on_delta(delta, relist=True)
+                if kind == "HyperNode":
+                    self._hypernodes_changed()
             # The cache's objects live until they change: keep later collections from walking them all again.
             gc.freeze()
         elif msg[0] == "bound":
             self._on_bound(msg[1])
 
     # -- deltas -------------------------------------------------------------------------------------------
-    def _on_delta(self, d: Delta) -> None:
+    def _on_delta(self, d: Delta, relist: bool = False) -> None:
         if d.kind == "Node":
             if self.converter.node_changed(d.old, d.new):
                 self._wake_unschedulable()
         elif d.kind == "Pod":
             self._on_pod(d)
-        else:
-            self.converter.volcano_object(d.kind, d.old, d.new)
+        elif d.kind == "HyperNode":
+            if not relist:  # a relist installs the whole tree once it is applied
+                self._hypernodes_changed()
+        elif self.converter.volcano_object(d.kind, d.old, d.new):
+            self._wake_unschedulable()
+
+    def _hypernodes_changed(self) -> None:
+        # The tree as a whole: members may arrive before or after the HyperNodes that hold them.
+        self.converter.replace_hypernodes([obj for _, obj in self.cache.items("HyperNode")])
+        self._wake_unschedulable()
 
     def _on_pod(self, d: Delta) -> None:
         key, pod = d.key, d.new
@@ -221,9 +234,12 @@ class SchedulingLoop(threading.Thread):
         self.cycles += 1
         now = self.clock()
         for b in outcome.bindings:
-            entry = self.pending.pop(b.key)
+            entry = self.pending.pop(b.key, None)
+            if entry is None:  # vcore placed a pod this loop no longer waits for: take the decision back
+                self.cycle.forget(b.key)
+                continue
             entry.state, entry.node, entry.confirmed, entry.deleted = "binding", b.node, False, False
-            self.converter.assumed(b.key, b.node, entry.pod)
+            self.converter.assumed(b.key, entry.pod)
             self.in_flight[b.key] = entry
             if self.binder is None or not self.binder.submit(entry.pod, b.node, b.gpu_index):
                 self._requeue(self.in_flight.pop(b.key), forget=True, backoff=False)
@@ -235,7 +251,28 @@ class SchedulingLoop(threading.Thread):
             entry.state, entry.unschedulable_since = "unschedulable", now
             self._back_off(entry)
             self._failed(entry, message)
+        self._write_podgroups(outcome)
+        for e in outcome.evictions:
+            victim = self.cache.get("Pod", e.victim)
+            if victim is not None:
+                self.metrics.evictions.labels(e.reason).inc()
+                self.recorder.evict(victim, e.preemptor, e.node, e.reason)
+        for e in outcome.evictions:
+            waiting = self.pending.get(e.preemptor)
+            if waiting is not None:
+                self.recorder.nominate(waiting.pod, e.node)
         return len(outcome.bindings)
+
+    def _write_podgroups(self, outcome) -> None:
+        """Each PodGroup's status, where the cycle changed it (the cache holds what the API server has)."""
+        for key, status in outcome.podgroups.items():
+            current = self.cache.get("PodGroup", key)
+            if current is None:
+                continue
+            wanted = status.to_dict()
+            have = current.get("status") or {}
+            if any(have.get(k) != v for k, v in wanted.items()):
+                self.recorder.podgroup_status(current, wanted)
 
     def _back_off(self, entry: PendingPod) -> None:
         entry.attempts += 1

@@ -34,6 +34,8 @@ class Metrics:
         self.relists = Counter("vcore_scheduler_relists", "Full lists of a resource by reason (start, expired "
                                "= 410 Gone, not-served)", ["kind", "reason"], registry=r)
         self.watch_events = Counter("vcore_scheduler_watch_events", "Watch events received", ["kind"], registry=r)
+        self.evictions = Counter("vcore_scheduler_evictions", "Pods evicted to make room, by reason (preempt, "
+                                 "reclaim)", ["reason"], registry=r)
         self.leader = Gauge("vcore_scheduler_is_leader", "1 while this replica holds the Lease", registry=r)
         self.api_writes_dropped = Counter("vcore_scheduler_api_writes_dropped", "Events and pod conditions "
                                           "dropped because the writer queue was full", registry=r)

@@ -132,13 +132,19 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
 
 
 def _fits_in_total(ssn: Session, job: Job, tasks: list, need: int) -> bool:
-    """The cheapest test first: can the cluster's free totals hold the tasks the minimum needs at all?"""
+    """The cheapest test first: can the cluster's free totals hold the tasks the minimum needs at all? When they
+    cannot, the message is kube-scheduler's for the first task if no node fits it, else the gang's shortfall."""
     minimum = ssn.total_of(ssn.shapes(tasks[:need]))
     short = np.flatnonzero(minimum > ssn.free)
     if short.size == 0:
         return True
+    feasible, _, codes = ssn.engine.evaluate(tasks[0].compiled)
+    if not feasible.any():
+        counts = reason_counts(codes, ssn.state.resource_names())
+        ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
+        return False
     parts = ", ".join(f"{ssn.resources[a]} {int(minimum[a])} > {max(int(ssn.free[a]), 0)} free"
                       for a in short)
-    ssn.fail(job, f"0/{ssn.state.n_nodes} nodes are available: the cluster's free resources cannot hold the gang's "
-                  f"minimum ({parts}).")
+    ssn.fail(job, f"0/{ssn.state.n_nodes} nodes are available for the whole gang: the cluster's free resources "
+                  f"cannot hold its minimum ({parts}).")
     return False
