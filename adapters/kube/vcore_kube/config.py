@@ -167,11 +167,12 @@ def load_config(source: str | os.PathLike | dict | None) -> Config:
             raise ConfigError(f"{source}: not valid YAML: {e}") from None
         data = data if data is not None else {}
     config = Config(**_section(data, _KEYS, Config, ""))
-    _validate(config)
+    validate(config)
     return config
 
 
-def _validate(c: Config) -> None:
+def validate(c: Config) -> None:
+    """Raise ConfigError for values that are each fine alone but wrong together (or out of range)."""
     if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", c.scheduler_name):
         raise ConfigError(f"schedulerName: {c.scheduler_name!r} is not a valid scheduler name")
     if not 1 <= c.bind_concurrency <= 1024:

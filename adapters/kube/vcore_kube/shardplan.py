@@ -22,6 +22,8 @@ Each entry of ``schedulerConfigs`` is one shard (one Volcano NodeShard, one ``vc
     minMoveInterval: 30s             # a node that moved stays where it is at least this long
     warmupLabel: node.volcano.sh/warmup
     warmupLabelValue: "true"
+    leaderElect: true                # replicas of the controller elect a leader (Lease vcore-system/vcore-sharder)
+    metricsAddress: 0.0.0.0:10262
 
 The rule (``assign``), deterministic (ties by node order, the table's name order):
 1. keep: a node stays with its shard while it is in the shard's pool and, for a utilization shard, its
@@ -78,6 +80,8 @@ class ShardingConfig:
     min_move_interval: float = 30.0
     warmup_label: str = WARMUP_LABEL
     warmup_label_value: str = "true"
+    leader_elect: bool = True  # the controller's replicas elect a leader on the Lease vcore-system/vcore-sharder
+    metrics_address: str = "0.0.0.0:10262"  # /metrics /healthz /readyz; "" disables
 
     def index(self, name: str) -> int:
         for i, spec in enumerate(self.scheduler_configs):
@@ -120,9 +124,9 @@ def load_sharding_config(source: str | Path | dict) -> ShardingConfig:
             out[name] = tuple(_spec(v, f"schedulerConfigs[{i}]") for i, v in enumerate(value))
         elif name in ("shard_sync_period", "min_move_interval"):
             out[name] = parse_duration(value, key)
-        elif name == "enable_node_event_trigger":
+        elif name in ("enable_node_event_trigger", "leader_elect"):
             out[name] = _typed(value, bool, key)
-        elif name in ("warmup_label", "warmup_label_value"):
+        elif name in ("warmup_label", "warmup_label_value", "metrics_address"):
             out[name] = _typed(value, str, key)
         else:
             out[name] = _fraction(value, key)
