@@ -44,7 +44,7 @@ def setup():
     for i in range(3):
         cluster.add_node(node(f"n{i}"))
     clock = Clock()
-    pools = WarmPools(WarmPoolsConfig(), {"vcore-agent"}, cluster, None, clock=clock)
+    pools = WarmPools(WarmPoolsConfig(), "vcore", {"vcore-agent"}, cluster, None, clock=clock)
     scheduler = vcore.Scheduler(cluster)
     return cluster, pools, scheduler, clock
 

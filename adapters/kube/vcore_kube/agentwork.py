@@ -74,7 +74,7 @@ class AgentWork:
     def placeholder(self, pod: dict) -> bool:
         """One of this scheduler's warm-pool placeholders (kept out of the cluster state)."""
         return self.warm is not None and is_placeholder(pod) and \
-            (pod.get("spec") or {}).get("schedulerName") in self.warm.scheduler_names
+            (pod.get("spec") or {}).get("schedulerName") == self.warm.scheduler_name
 
     def takes(self, pod: dict) -> bool:
         """A pending pod for the fast path or the warm pools."""

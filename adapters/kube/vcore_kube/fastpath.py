@@ -95,6 +95,7 @@ class FastPath:
     # -- micro-batches --------------------------------------------------------------------------------------
     def due(self) -> bool:
         """A micro-batch should run now: its window has passed, or it is full."""
+        self.queue.flush(self.clock())
         if not self.queue.n_active:
             self._opened = None
             return False

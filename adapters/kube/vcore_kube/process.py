@@ -92,13 +92,16 @@ class SchedulerProcess:
                         clock=loop.clock)
         warm = writer = None
         if config.warm_pools.enabled:
-            names = {config.scheduler_name} | ({config.fast_path.scheduler_name} - {""})
+            names = {config.fast_path.scheduler_name} - {""}
             profile = config.fast_path.profile if config.fast_path.profile is not None else config.profile
-            warm = WarmPools(config.warm_pools, names, cluster, profile, seed=config.seed, clock=loop.clock)
+            warm = WarmPools(config.warm_pools, config.scheduler_name, names, cluster, profile, seed=config.seed,
+                             clock=loop.clock)
             writer = PlaceholderWriter(self.api, lambda pool: loop.inbox.put(("placeholder-created", pool)))
             self.writers.append(writer)
             resources.append(WARMPOOLS)
         loop.agents = AgentWork(loop, fast, warm, writer)
+        if config.fast_path.scheduler_name:
+            self.recorder.reports_for = frozenset({config.fast_path.scheduler_name})
         # The loop hands the GIL to binders and reflectors at least this often: a micro-batch waits less for it.
         sys.setswitchinterval(0.001)
 

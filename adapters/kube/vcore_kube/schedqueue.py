@@ -68,6 +68,7 @@ class SchedulingQueue:
         self.n_active = 0
         self.scheduling_cycle = 0  # bumped by every pop
         self.move_request_cycle = -1  # the scheduling cycle of the last move request
+        self._scanned = -1e18  # when the pool was last looked at for pods stuck too long
 
     # -- entering and leaving ----------------------------------------------------------------------------------
     def add(self, key: str, priority: int, now: float) -> None:
@@ -167,6 +168,9 @@ class SchedulingQueue:
             pod = self.pods.get(key)
             if pod is not None and pod.where == "backoff" and pod.token == token:
                 self._to_active(pod)
+        if now - self._scanned < 1.0:  # the pool's leftovers are looked for once a second (kube-scheduler: 30 s)
+            return
+        self._scanned = now
         for pod in self.pods.values():
             if pod.where == "unschedulable" and now - pod.unschedulable_since >= self.max_in_unschedulable:
                 if pod.backoff_until > now:

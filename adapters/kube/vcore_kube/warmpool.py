@@ -147,9 +147,11 @@ class Hit:
 class WarmPools:
     """The pools of this scheduler and their placeholders (owned by the scheduling loop's thread)."""
 
-    def __init__(self, config: WarmPoolsConfig, scheduler_names: set[str], cluster: vcore.Cluster,
-                 profile: dict | None, *, seed: int = 0, clock: Callable[[], float]) -> None:
-        self.config, self.scheduler_names, self.cluster, self.clock = config, scheduler_names, cluster, clock
+    def __init__(self, config: WarmPoolsConfig, scheduler_name: str, scheduler_names: set[str],
+                 cluster: vcore.Cluster, profile: dict | None, *, seed: int = 0, clock: Callable[[], float]) -> None:
+        """scheduler_name: the placeholders' schedulerName; scheduler_names: the pools this scheduler keeps."""
+        self.config, self.scheduler_name, self.cluster, self.clock = config, scheduler_name, cluster, clock
+        self.scheduler_names = scheduler_names | {scheduler_name}
         self.pools: dict[str, PoolSpec] = {}
         self.placeholders: dict[str, Placeholder] = {}
         self.on_node: dict[str, set[str]] = {}  # node -> placeholders decided or bound there
@@ -192,7 +194,7 @@ class WarmPools:
         for key, spec in self.pools.items():
             _, have = self.counts(key)
             for _ in range(max(0, spec.size - have)):
-                out.append(placeholder_pod(spec, next(iter(sorted(self.scheduler_names))), self.config))
+                out.append(placeholder_pod(spec, self.scheduler_name, self.config))
                 self.creating[key] = self.creating.get(key, 0) + 1
         return out
 
