@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from typing import TYPE_CHECKING, Callable
 
 from vcore_kube import binder as bind
@@ -196,6 +197,7 @@ class AgentWork:
 
     def _decided(self, key: str, node: str, gpus: str | None, evict: list[dict] | None) -> None:
         entry = self.entries.pop(key)
+        self.loop.metrics.sample("fast_event_to_decision", time.perf_counter() - entry.received)
         self.fast.remove(key)
         entry.state, entry.node, entry.confirmed, entry.deleted = "binding", node, False, False
         self.loop.converter.assumed(key, entry.pod)

@@ -41,6 +41,7 @@ class FastPath:
     priority_class_names: tuple[str, ...] = ()
     window: float = 0.001  # a micro-batch takes the pods that arrive within this of its first
     max_batch: int = 256
+    bind_concurrency: int = 32  # bindings in flight for agent pods and placeholders (their own workers)
     profile: dict | None = None  # the agent profile (None: the scheduler's profile)
 
 
@@ -188,6 +189,8 @@ def validate(c: Config) -> None:
     if fp.enabled and fp.scheduler_name and fp.scheduler_name == c.scheduler_name:
         raise ConfigError("fastPath.schedulerName: must differ from schedulerName (use priorityClassNames or "
                           "the vcore.io/fast-path annotation for the scheduler's own pods)")
+    if not 1 <= fp.bind_concurrency <= 1024:
+        raise ConfigError(f"fastPath.bindConcurrency: must be in [1, 1024], got {fp.bind_concurrency}")
     if not 1 <= fp.max_batch <= 100_000:
         raise ConfigError(f"fastPath.maxBatch: must be in [1, 100000], got {fp.max_batch}")
     if c.sharding.mode not in ("none", "soft", "hard"):

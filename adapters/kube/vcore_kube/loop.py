@@ -91,6 +91,7 @@ class SchedulingLoop(threading.Thread):
         self._deferred: deque = deque()  # what arrived during a cycle and waits for its end
         self._deferred_keys: set[str] = set()  # pods with a deferred event (their later events wait too)
         self._in_flight_nodes: Counter = Counter()  # node -> our bindings in flight to it
+        self.agent_binder: "bind.Binder | None" = None  # agent pods' and placeholders' own (None: the binder)
 
     # -- inputs (any thread) -------------------------------------------------------------------------------
     def replace(self, kind: str, items: list[dict], resource_version: str) -> None:
@@ -342,7 +343,8 @@ class SchedulingLoop(threading.Thread):
             evict = (evict or []) + self.agents.room(entry.node)
         self.in_flight[entry.key] = entry
         self._in_flight_nodes[entry.node] += 1
-        if self.binder is None or not self.binder.submit(entry.pod, entry.node, gpu_index, evict or ()):
+        binder = self.agent_binder if entry.kind != "batch" and self.agent_binder is not None else self.binder
+        if binder is None or not binder.submit(entry.pod, entry.node, gpu_index, evict or ()):
             self._binding_finished(entry)
             if entry.kind == "batch":
                 self._requeue(entry, forget=True, backoff=False)
@@ -379,6 +381,7 @@ class SchedulingLoop(threading.Thread):
         started = time.perf_counter()
         outcome = self.cycle.run(due, between_jobs=self._interleave if self.agents is not None else None)
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
+        self.metrics.sample("cycle", time.perf_counter() - started)
         self.cycles += 1
         now = self.clock()
         for b in outcome.bindings:

@@ -55,7 +55,8 @@ class SchedulerProcess:
         self.cycle = Cycle(self.converter, config.profile, config.cycle, config.seed)  # validates profile, cycle
         # Writes (bindings, events, the lease) and watches use separate pools: a watch holds its connection for
         # minutes and must never make a binding wait for a socket.
-        self.api = load_api(kubeconfig, pool_size=config.bind_concurrency + 4)
+        agents = config.fast_path.bind_concurrency if config.fast_path.enabled else 0
+        self.api = load_api(kubeconfig, pool_size=config.bind_concurrency + agents + 4)
         self.watch_api = load_api(kubeconfig, pool_size=len(RESOURCES) + 2)
         self.recorder = Recorder(self.api, config.scheduler_name, enabled=config.emit_events,
                                  dropped=self.metrics.api_writes_dropped.inc)
@@ -67,6 +68,7 @@ class SchedulerProcess:
         self.exit_code = 0
         resources = list(RESOURCES)
         self.writers: list[threading.Thread] = []
+        self.agent_binder: Binder | None = None
         self._wire_agents(config, resources)
         self._wire_sharding(config, resources)
         self.reflectors = [Reflector(self.watch_api.api_client, r, self.loop, self.stop_event,
@@ -100,6 +102,9 @@ class SchedulerProcess:
             self.writers.append(writer)
             resources.append(WARMPOOLS)
         loop.agents = AgentWork(loop, fast, warm, writer)
+        # Agent pods and placeholders bind through workers of their own: a batch cycle's bindings never queue
+        # ahead of them (nor theirs ahead of the cycle's).
+        self.agent_binder = loop.agent_binder = Binder(self.api, config.fast_path.bind_concurrency, loop.bind_done)
         if config.fast_path.scheduler_name:
             self.recorder.reports_for = frozenset({config.fast_path.scheduler_name})
         # The loop hands the GIL to binders and reflectors at least this often: a micro-batch waits less for it.
@@ -151,9 +156,13 @@ class SchedulerProcess:
         self.loop.stop_event.set()
         self.loop.join(timeout=30)
         self.binder.shutdown()
+        if self.agent_binder is not None:
+            self.agent_binder.shutdown()
         for writer in self.writers:
             writer.stop()
         log.info("shutdown: bindings in flight finished after %.2f s", time.monotonic() - started)
+        if self.loop.shards is not None:
+            self.loop.shards.release_all(self.api)
         self.stop_event.set()
         if self.elector:
             self.elector.release()

@@ -1,7 +1,8 @@
 """Sharding in the scheduling loop (``sharding.mode`` soft or hard): the instance's membership (membership.py)
 fed with NodeShard and pod events and with its own bindings in flight, its scope applied to every vcore scheduler
 of the process (the batch cycle's, the fast path's) as soon as it changes, without a restart, and its status
-writes handed to the ShardWriter thread. A failed write is tried again after RETRY seconds.
+writes handed to the ShardWriter thread. A failed write is tried again after RETRY seconds. A graceful shutdown
+gives every node back once the last binding finished.
 """
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from vcore_kube.membership import Membership, Published
-from vcore_kube.shardwriter import ShardWriter
+from vcore_kube.membership import Membership, Publish, Published
+from vcore_kube.shardwriter import ShardWriter, publish
 
 if TYPE_CHECKING:
     from vcore_kube.loop import SchedulingLoop
@@ -95,6 +96,18 @@ class ShardControl:
         metrics.labels("in_use").set(len(m.in_use))
         metrics.labels("to_add").set(len(m.desired - m.in_use))
         metrics.labels("to_remove").set(len(m.releasing()))
+
+    def release_all(self, api) -> None:
+        """At shutdown, once no binding of ours is in flight: give every node back (an empty nodesInUse), so the
+        instances the controller gives them to need not wait for this one to return."""
+        if self.membership.own is None:
+            return
+        result = publish(api, self.membership.shard, Publish(frozenset(), frozenset()))
+        if result.ok:
+            log.info("NodeShard %s: released every node at shutdown", self.membership.shard)
+        else:
+            log.warning("NodeShard %s: could not release its nodes at shutdown (%s); they wait for this instance",
+                        self.membership.shard, result.error)
 
     def _accounted(self, key: str) -> str | None:
         """Where our state has a pod: vcore's cluster, or the warm pools' ledger for our placeholders."""
