@@ -304,7 +304,9 @@ def warm_pool(plane: ControlPlane, workdir: Path, size: int, rate: float) -> dic
             labels = {POOL_LABEL: "sessions"} if with_pool else None
             sent = paced(plane, bodies([pod(n, namespace, scheduler=AGENT, cpu="100m", memory="64Mi", labels=labels)
                                         for n in names]), rate)
-            watcher.wait(size, 300)
+            deadline = time.monotonic() + 300  # the namespace's placeholders are bound too: wait for the sessions
+            while not set(names) <= watcher.bound_at.keys() and time.monotonic() < deadline:
+                time.sleep(0.05)
             watcher.stop = True
             lat = _latencies(sent, names, watcher)
             hits = metric(port, "vcore_scheduler_warm_pool_hits_total")

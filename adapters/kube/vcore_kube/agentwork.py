@@ -154,7 +154,10 @@ class AgentWork:
         """Run what is due: a micro-batch; outside cycles also the warm pools' upkeep."""
         if self.fast is not None and self.fast.due():
             self.run_batch()
-        if self.warm is not None and not in_cycle and self.loop.clock() - self._refilled >= REFILL_PERIOD:
+        # Refills are background work: not during a cycle, and not while agent pods wait for the fast path.
+        busy = self.fast is not None and self.fast.queue.n_active > 0
+        if self.warm is not None and not in_cycle and not busy and \
+                self.loop.clock() - self._refilled >= REFILL_PERIOD:
             self._refilled = self.loop.clock()
             self.refill()
 
