@@ -114,7 +114,8 @@ _DURATIONS = {"cycle_period", "pod_initial_backoff_seconds", "pod_max_backoff_se
               "pod_max_in_unschedulable_seconds", "lease_duration", "renew_deadline", "retry_period", "window"}
 
 
-def _check_type(value: Any, kind: type, where: str) -> Any:
+def check_type(value: Any, kind: type, where: str) -> Any:
+    """The value, if it is of the kind (bool, int, str, dict); else ConfigError naming `where`."""
     if kind is bool and not isinstance(value, bool):
         raise ConfigError(f"{where}: expected true or false, got {value!r}")
     if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
@@ -149,7 +150,7 @@ def _section(data: Any, keys: dict[str, str], cls: type, where: str) -> dict[str
             out[name] = tuple(value)
         else:
             kind = {"bool": bool, "int": int, "str": str, "dict | None": dict}[types[name]]
-            out[name] = _check_type(value, kind, path)
+            out[name] = check_type(value, kind, path)
     return out
 
 

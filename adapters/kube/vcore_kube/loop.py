@@ -446,12 +446,7 @@ class SchedulingLoop(threading.Thread):
             self._agent_bound(entry, r)
             return
         if r.outcome == bind.OK:
-            self.metrics.attempts.labels("scheduled").inc()
-            self.metrics.queue_to_bind.observe(self.clock() - entry.first_seen)
-            created = _creation_epoch(entry.pod)
-            if created is not None:
-                self.metrics.creation_to_bind.observe(max(0.0, r.finished - created))
-            self.recorder.scheduled(entry.pod, r.node)
+            self._scheduled(entry, r)
             return
         self.metrics.bind_errors.labels(r.reason or r.outcome).inc()
         self.metrics.attempts.labels("error").inc()
@@ -464,18 +459,21 @@ class SchedulingLoop(threading.Thread):
             return
         self._requeue(entry, forget=True, backoff=True)
 
+    def _scheduled(self, entry: PendingPod, r: "bind.BindResult") -> None:
+        self.metrics.attempts.labels("scheduled").inc()
+        self.metrics.queue_to_bind.observe(self.clock() - entry.first_seen)
+        created = _creation_epoch(entry.pod)
+        if created is not None:
+            self.metrics.creation_to_bind.observe(max(0.0, r.finished - created))
+        self.recorder.scheduled(entry.pod, r.node)
+
     def _agent_bound(self, entry: PendingPod, r: "bind.BindResult") -> None:
         """A fast-path pod's or a placeholder's binding finished."""
         if r.outcome == bind.OK:
             if entry.kind == "fast":
-                self.metrics.attempts.labels("scheduled").inc()
                 self.metrics.fast_event_to_bind.observe(r.requested - entry.received)
                 self.metrics.sample("fast_event_to_bind_request", r.requested - entry.received)
-                self.metrics.queue_to_bind.observe(self.clock() - entry.first_seen)
-                created = _creation_epoch(entry.pod)
-                if created is not None:
-                    self.metrics.creation_to_bind.observe(max(0.0, r.finished - created))
-                self.recorder.scheduled(entry.pod, r.node)
+                self._scheduled(entry, r)
             return
         self.metrics.bind_errors.labels(r.reason or r.outcome).inc()
         if entry.confirmed:

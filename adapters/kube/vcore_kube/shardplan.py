@@ -49,7 +49,7 @@ from typing import Any, Iterable
 import numpy as np
 import yaml
 
-from vcore_kube.config import ConfigError, parse_duration
+from vcore_kube.config import ConfigError, check_type, parse_duration
 
 UTILIZATION, CAPACITY = "utilization", "capacity"
 WARMUP_LABEL = "node.volcano.sh/warmup"  # Volcano's warm node label
@@ -125,9 +125,9 @@ def load_sharding_config(source: str | Path | dict) -> ShardingConfig:
         elif name in ("shard_sync_period", "min_move_interval"):
             out[name] = parse_duration(value, key)
         elif name in ("enable_node_event_trigger", "leader_elect"):
-            out[name] = _typed(value, bool, key)
+            out[name] = check_type(value, bool, key)
         elif name in ("warmup_label", "warmup_label_value", "metrics_address"):
-            out[name] = _typed(value, str, key)
+            out[name] = check_type(value, str, key)
         else:
             out[name] = _fraction(value, key)
     if "scheduler_configs" not in out:
@@ -139,16 +139,6 @@ def load_sharding_config(source: str | Path | dict) -> ShardingConfig:
     if not out.get("warmup_label", WARMUP_LABEL):
         raise ConfigError("warmupLabel: must not be empty")
     return ShardingConfig(**out)
-
-
-def _typed(value: Any, kind: type, where: str) -> Any:
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise ConfigError(f"{where}: expected an integer, got {value!r}")
-    if kind is bool and not isinstance(value, bool):
-        raise ConfigError(f"{where}: expected true or false, got {value!r}")
-    if kind is str and not isinstance(value, str):
-        raise ConfigError(f"{where}: expected a string, got {value!r}")
-    return value
 
 
 def _fraction(value: Any, where: str) -> float:
@@ -167,7 +157,7 @@ def _spec(data: Any, where: str) -> ShardSpec:
             raise ConfigError(f"{path}: unknown key (known: {', '.join(sorted(_SPEC_KEYS))})")
         name = _SPEC_KEYS[key]
         if name in ("name", "type"):
-            out[name] = _typed(value, str, path)
+            out[name] = check_type(value, str, path)
         elif name == "strategy":
             if value not in (UTILIZATION, CAPACITY):
                 raise ConfigError(f"{path}: expected {UTILIZATION} or {CAPACITY}, got {value!r}")
@@ -175,9 +165,9 @@ def _spec(data: Any, where: str) -> ShardSpec:
         elif name in ("cpu_utilization_min", "cpu_utilization_max"):
             out[name] = _fraction(value, path)
         elif name == "prefer_warmup_nodes":
-            out[name] = _typed(value, bool, path)
+            out[name] = check_type(value, bool, path)
         elif name in ("min_nodes", "max_nodes", "weight"):
-            out[name] = _typed(value, int, path)
+            out[name] = check_type(value, int, path)
         else:  # node_selector
             if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                       for k, v in value.items()):
