@@ -148,3 +148,22 @@ def test_sharder_publishes_and_follows_node_changes(control_plane, admin, tmp_pa
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0, (tmp_path / "sharder.log").read_text()[-3000:]
+
+
+def test_sharder_identity_has_exactly_its_cluster_role(control_plane, namespace):
+    from vcore_kube.kubeclient import ApiException, load_api
+    api = load_api(control_plane.sharder_kubeconfig)
+    try:
+        assert api.get("/api/v1/nodes") is not None and api.get("/api/v1/pods", limit=1) is not None
+        nodeshard.apply_assignment(api, {f"{namespace}-rbac": []})  # NodeShards: create and update
+        with pytest.raises(ApiException) as err:  # never a binding, nor an instance's status
+            api.create(f"/api/v1/namespaces/{namespace}/pods/p/binding", {
+                "apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
+                "target": {"kind": "Node", "name": "n"}})
+        assert err.value.status == 403
+        obj = api.get(nodeshard.path(f"{namespace}-rbac"))
+        with pytest.raises(ApiException) as err:
+            nodeshard.put_status(api, obj, nodeshard.status_body([], []))
+        assert err.value.status == 403
+    finally:
+        api.close()
