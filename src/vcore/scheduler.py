@@ -175,7 +175,7 @@ class Scheduler:
             batch = [p if compiled else next(remaining_pods) for p, compiled in zip(pods, given)]
         else:
             batch = converted
-        nodes, reasons, gpus = self._engine.schedule(batch)
+        nodes, reasons, gpus, _ = self._engine.schedule(batch)
         names = self._state.node_names()
         resources = self._state.resource_names()
         n_nodes = self._n_visible()

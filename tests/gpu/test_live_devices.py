@@ -77,7 +77,8 @@ def _use_after(node: NodeGpus, used: list[GpuUse], req: GpuRequest, choice: GpuC
         if req.kind == "whole":
             used[i] = GpuUse(exclusive=True)
         elif req.kind == "shared":
-            used[i] = GpuUse(u.milli + req.milli_on(g.memory_mib), u.memory_mib + req.memory_on(g.memory_mib))
+            used[i] = GpuUse(u.milli + req.milli_on(g.memory_mib), u.memory_mib + req.memory_on(g.memory_mib),
+                             shared_pods=u.shared_pods + 1)
         else:
             used[i] = GpuUse(mig_instances=u.mig_instances + (MigInstance(req.mig_profile, choice.mig_starts[k]),))
 
@@ -99,7 +100,7 @@ def test_native_fit_matches_reference(node, reqs):
         gpu = native_request(req)
         if gpu is not None:
             spec["gpu"] = gpu
-        placed, _, held = engine.schedule([state.compile_pod(spec)])
+        placed, _, held, _ = engine.schedule([state.compile_pod(spec)])
         got = vcore.cluster.gpu_choice(held[0]) if placed[0] >= 0 else None
         if gpu is None:
             assert placed[0] == 0

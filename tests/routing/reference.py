@@ -1,8 +1,8 @@
 """Pure-Python reference of the native router core (prefix index, scorers, ranking), for property tests.
 
 Written from the formulas in vcore/routing/scorers.h and router.h, not from the C++: per-endpoint LRU as an
-OrderedDict, longest prefix match block by block, Kthena's scorers with int() truncation, the prefill-cost and
-Dynamo costs, the seeded tie key.
+OrderedDict, longest prefix match block by block, Kthena's scorers with int() truncation, the prefill-cost (with the
+router's prefill backlog and the progress of the head of each endpoint's queue) and Dynamo costs, the seeded tie key.
 """
 from __future__ import annotations
 
@@ -68,8 +68,34 @@ class RefEndpoint:
     pending_prefill_tokens: int = 0
     active_blocks: int = 0
     rate: float = 1.0
+    overhead_s: float = 0.0
+    attention: float = 0.0
     max_loras: int = 0
     loras: set = field(default_factory=set)
+    queue: list = field(default_factory=list)  # (request id, estimated prefill seconds) not yet answered, FIFO
+    backlog_s: float = 0.0
+    busy_until_s: float = 0.0
+
+    def prefill_seconds(self, cached: int, new: int) -> float:
+        return self.overhead_s + new * (1.0 / self.rate + self.attention * (cached + new / 2.0))
+
+    def dispatch(self, rid: int, est: float, now: float) -> None:
+        self.queue.append((rid, est))
+        self.backlog_s += est
+        self.busy_until_s = max(self.busy_until_s, now) + est
+
+    def settle(self, rid: int, now: float) -> None:
+        """The prefill of ``rid`` is answered (or abandoned) at ``now``."""
+        was_head = self.queue[0][0] == rid
+        est = dict(self.queue)[rid]
+        self.queue = [q for q in self.queue if q[0] != rid]
+        self.backlog_s = max(self.backlog_s - est, 0.0) if self.queue else 0.0
+        self.busy_until_s = now + self.backlog_s if was_head else self.busy_until_s - est
+
+    def expected_wait(self, now: float) -> float:
+        if not self.queue:
+            return 0.0
+        return max(self.busy_until_s - now, self.backlog_s - self.queue[0][1], 0.0)
 
 
 def least_request(eps: list[RefEndpoint], queue_weight: float) -> list[float]:
@@ -115,8 +141,10 @@ def lora_score(eps: list[RefEndpoint], lora: int) -> list[float]:
     return [100.0 if lora in e.loras else 50.0 if len(e.loras) < e.max_loras else 0.0 for e in eps]
 
 
-def prefill_cost(eps, match, prompt_tokens, block_tokens) -> list[float]:
-    return [(e.pending_prefill_tokens + max(prompt_tokens - m * block_tokens, 1)) / e.rate for e, m in zip(eps, match)]
+def prefill_cost(eps, match, prompt_tokens, block_tokens, now) -> list[float]:
+    return [e.expected_wait(now) + e.prefill_seconds(min(m * block_tokens, prompt_tokens),
+                                                     max(prompt_tokens - m * block_tokens, 1))
+            for e, m in zip(eps, match)]
 
 
 def inverse(cost: list[float]) -> list[float]:
@@ -131,7 +159,8 @@ def dynamo(eps, match, prompt_tokens, block_tokens, w) -> list[float]:
 
 
 def rank(policy: dict, eps: dict[int, RefEndpoint], index: RefPrefixIndex, hashes: list[int], prompt_tokens: int,
-         block_tokens: int, seed: int, decision: int, lora: int = -1) -> tuple[list[int], list[int], list[float]]:
+         block_tokens: int, seed: int, decision: int, lora: int = -1, now: float = 0.0
+         ) -> tuple[list[int], list[int], list[float]]:
     """(ranked slots, their matches, their totals) for the scored and dynamo kinds of a non-PD route."""
     cand, over = [], []
     for s in sorted(eps):
@@ -170,7 +199,7 @@ def rank(policy: dict, eps: dict[int, RefEndpoint], index: RefPrefixIndex, hashe
         if policy.get("w_lora", 0) > 0:
             add(policy["w_lora"], lora_score(sub, lora))
         if policy.get("w_prefill_cost", 0) > 0 and cand:
-            add(policy["w_prefill_cost"], inverse(prefill_cost(sub, match, prompt_tokens, block_tokens)))
+            add(policy["w_prefill_cost"], inverse(prefill_cost(sub, match, prompt_tokens, block_tokens, now)))
     key = [mix64(seed ^ mix64(decision) ^ s) for s in cand]
     order = sorted(range(len(cand)), key=lambda j: (-total[j], key[j]))
     top = order[: policy.get("top_n", 5)]

@@ -65,10 +65,14 @@ def router_states(draw):
             ttft_us=draw(st.sampled_from([0, 1, 1000, 250_000, 10**9])),
             itl_us=draw(st.sampled_from([0, 5, 20_000, 40_000])),
             rate=draw(st.sampled_from([1.0, 2.5, 10000.0])),
+            overhead_s=draw(st.sampled_from([0.0, 0.015])),
+            attention=draw(st.sampled_from([0.0, 2.3e-9, 1e-4])),
             max_loras=draw(st.integers(0, 2)),
             loras=set(draw(st.lists(st.integers(0, 2), max_size=2))),
         )
-    served = draw(st.lists(st.tuples(st.integers(0, n - 1), chains, st.integers(1, 3000), st.integers(0, 50)),
+    # (endpoint, prompt blocks, prompt tokens, output tokens, seconds since the previous event, answered how)
+    served = draw(st.lists(st.tuples(st.integers(0, n - 1), chains, st.integers(1, 3000), st.integers(0, 50),
+                                     st.sampled_from([0.0, 0.001, 0.5, 30.0]), st.sampled_from(["no", "first", "finish"])),
                            max_size=8))
     return eps, served
 
@@ -87,15 +91,18 @@ policies = st.one_of(
 
 
 @SETTINGS
-@given(router_states(), policies, chains, st.integers(0, 6000), st.integers(0, 2**64 - 1), st.integers(-1, 2))
-def test_route_matches_reference(state, policy, query, prompt_tokens, seed, lora):
+@given(router_states(), policies, chains, st.integers(0, 6000), st.integers(0, 2**64 - 1), st.integers(-1, 2),
+       st.sampled_from([0.0, 0.2, 100.0]))
+def test_route_matches_reference(state, policy, query, prompt_tokens, seed, lora, route_delay):
     eps, served = state
     block_tokens = 16
     native = _core.routing.Router(block_tokens=block_tokens, prefix_capacity_blocks=6, seed=seed)
     for x in range(3):
         assert native.lora_id(f"lora{x}") == x  # interned in order of first use
+    pending: dict[int, int] = {}
     for s, e in eps.items():
-        native.add_endpoint(f"e{s}", max_loras=e.max_loras, prefill_tokens_per_s=e.rate)
+        native.add_endpoint(f"e{s}", max_loras=e.max_loras, prefill_tokens_per_s=e.rate,
+                            prefill_overhead_s=e.overhead_s, prefill_attention_s_per_token_pair=e.attention)
         native.set_health(s, e.healthy)
         native.set_loras(s, [f"lora{x}" for x in sorted(e.loras)])
     slots = np.arange(len(eps), dtype=np.int32)
@@ -103,22 +110,34 @@ def test_route_matches_reference(state, policy, query, prompt_tokens, seed, lora
                           np.array([e.kv_usage for e in eps.values()]), [e.ttft_us for e in eps.values()],
                           [e.itl_us for e in eps.values()])
     index = ref.RefPrefixIndex(6)
-    for rid, (s, hashes, tokens, out) in enumerate(served):
+    now = 0.0
+    answered = []  # (rid, how): answered out of order, one event later
+    for rid, (s, hashes, tokens, out, dt, how) in enumerate(served):
+        now += dt
+        for old, old_how in answered:  # the previous request's answer comes dt after it was sent
+            native.first_token(old, now) if old_how == "first" else native.finish(old, now)
+            e_old = eps[served[old][0]]
+            e_old.settle(old, now)
+            if old_how == "finish":
+                e_old.in_flight -= 1
+                e_old.active_blocks -= -(-(served[old][2] + served[old][3]) // block_tokens)
+            e_old.pending_prefill_tokens -= pending[old]
+        answered = [(rid, how)] if how != "no" else []
         arr = np.array(hashes, dtype=np.uint64)
         matched = int(native.match(arr, np.array([s], dtype=np.int32))[0])
         assert matched == index.match(hashes, [s])[0]
-        native.dispatch(rid, s, arr, tokens, matched, out)
+        native.dispatch(rid, s, arr, tokens, matched, out, now_s=now)
         index.insert(s, hashes)
         e = eps[s]
         e.in_flight += 1
-        e.pending_prefill_tokens += max(tokens - matched * block_tokens, 1)
+        pending[rid] = max(tokens - matched * block_tokens, 1)
+        e.pending_prefill_tokens += pending[rid]
         e.active_blocks += -(-(tokens + out) // block_tokens)
-        if rid % 3 == 1:  # some answered their first token, some finished
-            native.first_token(rid)
-            e.pending_prefill_tokens -= max(tokens - matched * block_tokens, 1)
+        e.dispatch(rid, e.prefill_seconds(min(matched * block_tokens, tokens), pending[rid]), now)
+    now += route_delay
     native_policy = _core.routing.Policy(**policy)
-    got = native.route(native_policy, np.array(query, dtype=np.uint64), prompt_tokens, lora)
-    want = ref.rank(policy, eps, index, query, prompt_tokens, block_tokens, seed, native.decisions - 1, lora)
+    got = native.route(native_policy, np.array(query, dtype=np.uint64), prompt_tokens, lora, now_s=now)
+    want = ref.rank(policy, eps, index, query, prompt_tokens, block_tokens, seed, native.decisions - 1, lora, now)
     assert list(got[0]) == want[0]
     assert list(got[1]) == want[1]
     assert np.allclose(got[2], want[2], rtol=0, atol=0)
@@ -126,6 +145,8 @@ def test_route_matches_reference(state, policy, query, prompt_tokens, seed, lora
     assert state_now["in_flight"].tolist() == [e.in_flight for e in eps.values()]
     assert state_now["pending_prefill_tokens"].tolist() == [e.pending_prefill_tokens for e in eps.values()]
     assert state_now["active_blocks"].tolist() == [e.active_blocks for e in eps.values()]
+    assert state_now["prefill_backlog_s"].tolist() == [e.backlog_s for e in eps.values()]
+    assert state_now["prefill_busy_until_s"].tolist() == [e.busy_until_s for e in eps.values()]
 
 
 @SETTINGS

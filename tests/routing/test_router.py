@@ -40,6 +40,42 @@ def test_load_moves_requests_away_from_a_busy_endpoint():
     assert r.route([], 100).best == "e1"
 
 
+def test_expected_wait_counts_the_head_progress():
+    """1000 tokens/s, no overhead: each 1000-token prefill is estimated at 1 s; the router's clock tells how far the
+    head of an endpoint's queue has gone (at most its estimate), the rest of the queue counts in full."""
+    r = Router(vr.named_policy("vcore", w_lora=0.0))  # the prefill cost alone: score = 100 x best cost / cost
+    for name in ("a", "b"):
+        r.add_endpoint(Endpoint(name, prefill_tokens_per_s=1000.0))
+    r.dispatch(1, "a", [], 1000, 0, now_s=0.0)
+    r.dispatch(2, "b", [], 1000, 0, now_s=0.0)
+    r.dispatch(3, "b", [], 1000, 0, now_s=0.0)
+    state = r.state()
+    assert state["prefill_backlog_s"][:2].tolist() == [1.0, 2.0]
+    assert state["prefill_busy_until_s"][:2].tolist() == [1.0, 2.0]
+    d = r.route([], 500, now_s=0.6)  # cost a: 0.4 s wait + 0.5 s, b: 1.4 s + 0.5 s
+    assert d.endpoints == ("a", "b") and d.scores[1] == pytest.approx(100 * 0.9 / 1.9)
+    d = r.route([], 500, now_s=7.0)  # both heads overdue: a is free, b still has request 3 to prefill
+    assert d.endpoints == ("a", "b") and d.scores[1] == pytest.approx(100 * 0.5 / 1.5)
+    r.first_token(2, now_s=1.5)  # b's head answered late: request 3 starts now
+    assert r.state()["prefill_busy_until_s"][1] == 2.5
+    r.finish(3, now_s=1.6)  # abandoned before its first token: b has nothing left to prefill
+    state = r.state()
+    assert state["prefill_backlog_s"][1] == 0 and state["pending_prefill_tokens"][1] == 0
+
+
+def test_a_cached_prefix_is_worth_a_wait_shorter_than_its_prefill():
+    r = Router("vcore", block_tokens=512)
+    for name in ("holder", "idle"):  # about a 70B model on 8 GPUs: 8 k tokens/s, 15 ms per prefill, attention
+        r.add_endpoint(Endpoint(name, prefill_tokens_per_s=8000.0, prefill_overhead_s=0.015,
+                                prefill_attention_s_per_token_pair=2.3e-9))
+    prefix = np.arange(1, 33, dtype=np.uint64)  # 32 blocks = 16 k tokens: ~2.4 s to prefill
+    r.dispatch(1, "holder", prefix, 16384, 0, now_s=0.0)
+    r.dispatch(2, "holder", [], 8000, 0, now_s=0.0)  # ~1.2 s more
+    request = np.append(prefix, np.uint64(99))
+    assert r.route(request, 16384 + 512, now_s=0.0).best == "idle"  # 3.6 s of wait > 2.5 s of prefill
+    assert r.route(request, 16384 + 512, now_s=3.0).best == "holder"  # 1.2 s left + 0.1 s for the new block
+
+
 def test_session_sticks_while_healthy():
     r = router_with(3, policy="least-request")
     r.dispatch(1, "e2", [], 10, 0, session="chat-1")

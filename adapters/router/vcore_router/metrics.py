@@ -15,6 +15,29 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 
 
+class _TokenWindow:
+    """Requests' (time, input tokens, output tokens) with running totals: a scrape costs what expired since the
+    last one, not the whole window (15,000 requests at 500 per second over 30 s)."""
+
+    def __init__(self) -> None:
+        self.entries: deque[tuple[float, int, int]] = deque()
+        self.input_tokens = 0
+        self.output_tokens = 0
+
+    def add(self, t: float, input_tokens: int, output_tokens: int) -> None:
+        self.entries.append((t, input_tokens, output_tokens))
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+
+    def totals(self, since: float) -> tuple[int, int]:
+        q = self.entries
+        while q and q[0][0] < since:
+            _, tin, tout = q.popleft()
+            self.input_tokens -= tin
+            self.output_tokens -= tout
+        return self.input_tokens, self.output_tokens
+
+
 class RouterMetrics:
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry()
@@ -43,19 +66,20 @@ class RouterMetrics:
         self.replicas = Gauge("vcore_router_recommended_replicas",
                               "ceil(token throughput / configured per-replica throughput).", ["model_server"],
                               registry=r)
-        self._tokens: dict[str, deque] = {}
+        self._tokens: dict[str, _TokenWindow] = {}
 
     def record_tokens(self, model: str, input_tokens: int, output_tokens: int) -> None:
-        self._tokens.setdefault(model, deque()).append((time.monotonic(), input_tokens, output_tokens))
+        window = self._tokens.get(model)
+        if window is None:
+            window = self._tokens[model] = _TokenWindow()
+        window.add(time.monotonic(), input_tokens, output_tokens)
 
     def throughput(self, model: str, window_s: float = 30.0) -> tuple[float, float]:
-        q = self._tokens.get(model)
-        if not q:
+        window = self._tokens.get(model)
+        if window is None:
             return 0.0, 0.0
-        now = time.monotonic()
-        while q and q[0][0] < now - window_s:
-            q.popleft()
-        return sum(x[1] for x in q) / window_s, sum(x[2] for x in q) / window_s
+        tin, tout = window.totals(time.monotonic() - window_s)
+        return tin / window_s, tout / window_s
 
     def update_autoscaling(self, model: str, queue_depth: int, servers: list[tuple[str, float, float]]) -> None:
         """servers: (name, share of the model's traffic, tokens per second per replica)."""

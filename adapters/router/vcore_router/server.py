@@ -17,6 +17,7 @@ import json
 import logging
 import math
 import random
+import re
 import time
 from dataclasses import dataclass
 
@@ -27,7 +28,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from vcore.routing import Endpoint, Router, estimate_tokens, hash_prompt
 
-from vcore_router.config import ModelServer, RouterConfig, StaticEndpoint
+from vcore_router.config import ModelServer, RateLimit, RouterConfig, StaticEndpoint
 from vcore_router.metrics import RouterMetrics
 from vcore_router.prompt import prompt_text
 from vcore_router.ratelimit import RateLimiter
@@ -45,6 +46,25 @@ class Upstream:
     role: str
 
 
+_COMPLETION_TOKENS = re.compile(rb'"completion_tokens"\s*:\s*(\d+)')
+
+
+def completion_tokens(body: bytes) -> int:
+    """usage.completion_tokens of an OpenAI response body, 0 when absent: found from the end (engines put
+    ``usage`` after the choices) without parsing the whole answer on the event loop, else parsed."""
+    at = body.rfind(b'"completion_tokens"')
+    if at < 0:
+        return 0
+    m = _COMPLETION_TOKENS.match(body, at)
+    if m:
+        return int(m.group(1))
+    try:
+        usage = json.loads(body).get("usage") or {}
+        return int(usage.get("completion_tokens", 0))
+    except (ValueError, AttributeError, TypeError):
+        return 0
+
+
 def error_response(status: int, message: str, kind: str, headers: dict | None = None) -> web.Response:
     return web.json_response({"error": {"message": message, "type": kind, "code": status}}, status=status,
                              headers=headers)
@@ -59,6 +79,7 @@ class RouterApp:
         self.limiter = RateLimiter(redis)
         self.upstreams: dict[str, Upstream] = {}
         self.pools: dict[str, list[str]] = {name: [] for name in config.servers}
+        self._pool_slots: dict[str, tuple[object, bool]] = {}  # server -> (candidate slots, has PD roles)
         self.scrape: dict[str, ScrapeState] = {}
         self.rng = random.Random(config.seed)
         self.ids = itertools.count(1)
@@ -71,9 +92,11 @@ class RouterApp:
     # ----------------------------------------------------------------------------------------- endpoints
     def add_endpoint(self, server: str, e: StaticEndpoint) -> None:
         ms = self.config.servers[server]
-        self.router.add_endpoint(Endpoint(e.name, e.role, e.pd_group, e.domain, e.max_loras))
+        self.router.add_endpoint(Endpoint(e.name, e.role, e.pd_group, e.domain, e.max_loras,
+                                          ms.prefill_tokens_per_s, ms.prefill_overhead_s))
         self.upstreams[e.name] = Upstream(e.name, e.url, server, e.role)
         self.pools[server].append(e.name)
+        self._pool_slots.pop(server, None)
         self.scrape[e.name] = ScrapeState()
         self.metrics.healthy.labels(e.name).set(1)
         log.info("endpoint %s (%s, %s) added to %s", e.name, e.url, e.role, ms.name)
@@ -81,6 +104,7 @@ class RouterApp:
     def remove_endpoint(self, name: str) -> None:
         up = self.upstreams.pop(name)
         self.pools[up.server].remove(name)
+        self._pool_slots.pop(up.server, None)
         self.scrape.pop(name, None)
         self.router.remove_endpoint(name)
         self.metrics.healthy.remove(name)
@@ -146,8 +170,10 @@ class RouterApp:
             await asyncio.sleep(self.config.scrape_interval_s)
 
     async def start(self, app: web.Application) -> None:
+        # No cookie jar: a proxy must not carry one client's engine cookies to another (and it saves the work).
         self.http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.config.request_timeout_s),
-                                          connector=aiohttp.TCPConnector(limit=0))
+                                          connector=aiohttp.TCPConnector(limit=0),
+                                          cookie_jar=aiohttp.DummyCookieJar())
         self._tasks.append(asyncio.get_running_loop().create_task(self._scrape_loop()))
 
     async def stop(self, app: web.Application) -> None:
@@ -208,20 +234,21 @@ class RouterApp:
         route, lora = found
         tokens = estimate_tokens(text)
         verdict = await self.limiter.admit(route.model_name, route.rate_limit, tokens)
-        self.metrics.redis_fallback.set(1 if self.limiter.fallback else 0)
+        if self.limiter.redis is not None:
+            self.metrics.redis_fallback.set(1 if self.limiter.fallback else 0)
         if not verdict.allowed:
             self.metrics.rate_limited.labels(route.model_name).inc()
             self.metrics.requests.labels(route.model_name, "429").inc()
             headers = {} if math.isinf(verdict.retry_after_s) else {"Retry-After": str(max(1, math.ceil(verdict.retry_after_s)))}
             return error_response(429, f"rate limit exceeded: {verdict.reason}", "rate_limit_error", headers)
-        target = self.rng.choices(route.targets, [t.weight for t in route.targets])[0]
+        target = (route.targets[0] if len(route.targets) == 1
+                  else self.rng.choices(route.targets, [t.weight for t in route.targets])[0])
         server = self.config.servers[target.server]
         upstream_body = dict(body)
         upstream_body["model"] = lora or server.model
         hashes = hash_prompt(text, self.config.block_bytes, salt=lora or server.model)
         session = request.headers.get(SESSION_HEADER)
-        candidates = self.router.slots(self.pools[server.name])
-        pd = any(self.upstreams[n].role != "both" for n in self.pools[server.name])
+        candidates, pd = self._candidates(server.name)
         t0 = time.perf_counter()
         if pd:
             decision = self.router.route_pd(hashes, tokens, lora=lora, session=session, candidates=candidates,
@@ -237,7 +264,7 @@ class RouterApp:
                                   "service_unavailable")
         if hashes.size:
             self.metrics.prefix_hit.observe(attempts[0][2] / hashes.size)
-        ctx = _Ctx(route.model_name, server, hashes, tokens, session, started, chat, path)
+        ctx = _Ctx(route.model_name, route.rate_limit, server, hashes, tokens, session, started, chat, path)
         for i, (name, prefill, matched) in enumerate(attempts[: self.config.retries]):
             if i:
                 self.metrics.retries.labels(route.model_name).inc()
@@ -246,6 +273,15 @@ class RouterApp:
                 return result
         self.metrics.requests.labels(route.model_name, "502").inc()
         return error_response(502, f"every candidate endpoint failed for {model!r}", "upstream_error")
+
+    def _candidates(self, server: str) -> tuple[object, bool]:
+        """The pool's slots and whether it has prefill/decode roles (cached until the pool changes)."""
+        found = self._pool_slots.get(server)
+        if found is None:
+            names = self.pools[server]
+            found = self._pool_slots[server] = (self.router.slots(names),
+                                                any(self.upstreams[n].role != "both" for n in names))
+        return found
 
     def _pd_policy(self, server: ModelServer):
         if not server.pd_min_prompt_tokens:
@@ -324,12 +360,7 @@ class RouterApp:
                     self._success(name)
                     self.metrics.upstream.labels(name, "ok").inc()
                     self.metrics.ttft.labels(ctx.model).observe(time.perf_counter() - ctx.started)
-                    out_tokens = 0
-                    if upstream.status == 200:
-                        try:
-                            out_tokens = int(json.loads(data).get("usage", {}).get("completion_tokens", 0))
-                        except (ValueError, AttributeError):
-                            out_tokens = 0
+                    out_tokens = completion_tokens(data) if upstream.status == 200 else 0
                     await self._done(ctx, out_tokens, upstream.status)
                     return web.Response(body=data, status=upstream.status,
                                         content_type=upstream.content_type or "application/json")
@@ -392,14 +423,13 @@ class RouterApp:
     async def _done(self, ctx: "_Ctx", out_tokens: int, status: int) -> None:
         self.metrics.requests.labels(ctx.model, str(status)).inc()
         self.metrics.record_tokens(ctx.model, ctx.tokens, out_tokens)
-        route = self.config.route_for(ctx.model)
-        if route is not None:
-            await self.limiter.charge_output(ctx.model, route[0].rate_limit, out_tokens)
+        await self.limiter.charge_output(ctx.model, ctx.rate_limit, out_tokens)
 
 
 @dataclass
 class _Ctx:
     model: str
+    rate_limit: RateLimit | None
     server: ModelServer
     hashes: object
     tokens: int

@@ -175,11 +175,12 @@ class Engine:
     def evaluate(self, pod: CompiledPod, /) -> tuple[NDArray[np.bool_], NDArray[np.int64], NDArray[np.int64]]:
         """One pass over all slots: (feasible_mask bool[n_slots], scores int64[n_slots] (0 where infeasible),
         reason_counts int64[n_reasons])."""
-    def schedule(self, pods: Sequence[CompiledPod], /) -> tuple[NDArray[np.int32], NDArray[np.int64], list[tuple[tuple[int, int], ...]]]:
+    def schedule(self, pods: Sequence[CompiledPod], headroom: Sequence[_Int] | None = None) -> tuple[NDArray[np.int32], NDArray[np.int64], list[tuple[tuple[int, int], ...]], NDArray[np.bool_]]:
         """Place and bind pods in order with percentageOfNodesToScore sampling and a rotating start:
         (slot int32[n] (-1 = unschedulable), reason_counts int64[n, n_reasons] (zero rows for placed pods),
-        per pod the ((gpu, mig_start), ...) it took).
-        A pod already bound, a key twice in the batch or a foreign pod -> ValueError and nothing is bound."""
+        per pod the ((gpu, mig_start), ...) it took, per pod whether the queue's ``headroom`` (per resource axis,
+        as place_gang's) refused it untried). A pod already bound, a key twice in the batch or a foreign pod ->
+        ValueError and nothing is bound."""
     def place_gang(self, tasks: Sequence[CompiledPod], role: Sequence[_Int], role_need: Sequence[_Int], need: _Int,
                    headroom: Sequence[_Int] | None = None, allowed: ArrayLike | None = None,
                    all_or_nothing: bool = True, cap: NDArray[np.int32] | None = None,
@@ -428,7 +429,8 @@ class routing:
         @property
         def decisions(self) -> int: ...
         def add_endpoint(self, name: str, role: _Role = 'both', pd_group: _Int = -1, domain: _Int = -1,
-                         max_loras: _Int = 0, prefill_tokens_per_s: _Float = 1.0) -> int: ...
+                         max_loras: _Int = 0, prefill_tokens_per_s: _Float = 1.0, prefill_overhead_s: _Float = 0.0,
+                         prefill_attention_s_per_token_pair: _Float = 0.0) -> int: ...
         def remove_endpoint(self, slot: _Int) -> None: ...
         def slot_of(self, name: str) -> int: ...
         def names(self) -> list[str]:
@@ -440,19 +442,20 @@ class routing:
                            ttft_us: ArrayLike, itl_us: ArrayLike) -> None:
             """Engine-reported metrics of several endpoints at once (all validated first)."""
         def route(self, policy: routing.Policy, hashes: ArrayLike, prompt_tokens: _Int, lora: _Int = -1,
-                  session_slot: _Int = -1, candidates: ArrayLike | None = None
+                  session_slot: _Int = -1, candidates: ArrayLike | None = None, now_s: _Float = 0.0
                   ) -> tuple[list[int], list[int], list[float], int, _FilterCounts, bool]:
             """(slots, matched_blocks, scores, n_candidates, (unhealthy, role, lora, waiting), waiting_relaxed)"""
         def route_pd(self, policy: routing.Policy, hashes: ArrayLike, prompt_tokens: _Int, lora: _Int = -1,
-                     session_slot: _Int = -1, candidates: ArrayLike | None = None
+                     session_slot: _Int = -1, candidates: ArrayLike | None = None, now_s: _Float = 0.0
                      ) -> tuple[list[int], list[int], list[int], int, _FilterCounts]:
             """(decode_slots, prefill_slots (-1 = no prefill leg), prefill_matched_blocks, n_candidates, counts)"""
         def match(self, hashes: ArrayLike, candidates: ArrayLike | None = None) -> NDArray[np.int32]:
             """Leading blocks of `hashes` each candidate holds (int32, candidate order; all live slots by default)."""
         def dispatch(self, request_id: _Int, slot: _Int, hashes: ArrayLike, prompt_tokens: _Int,
-                     matched_blocks: _Int, output_tokens: _Int = 0, record_prefix: bool = True) -> None: ...
-        def first_token(self, request_id: _Int) -> None: ...
-        def finish(self, request_id: _Int) -> None: ...
+                     matched_blocks: _Int, output_tokens: _Int = 0, record_prefix: bool = True,
+                     now_s: _Float = 0.0) -> None: ...
+        def first_token(self, request_id: _Int, now_s: _Float = 0.0) -> None: ...
+        def finish(self, request_id: _Int, now_s: _Float = 0.0) -> None: ...
         def record_blocks(self, slot: _Int, hashes: ArrayLike) -> None:
             """KV event: the endpoint stored these blocks."""
         def remove_blocks(self, slot: _Int, hashes: ArrayLike) -> None:

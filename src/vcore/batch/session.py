@@ -49,7 +49,7 @@ class Job:
     releasing: int
     succeeded: int
     failed: int
-    role_ready: Counter  # role -> running + succeeded
+    role_ready: Counter  # role with a minimum -> running + succeeded
     allocated: np.ndarray
     request: np.ndarray
     phase: str
@@ -128,7 +128,7 @@ class Session:
         self._class_priority: dict[str, int] = {}
         self.jobs: dict[str, Job] = {}
         for key, pg in batch.podgroups.items():
-            self.jobs[key] = self._job(key, pg, [batch.pods[k] for k in batch.members.get(key, ())])
+            self.jobs[key] = self._job(key, pg, list(batch.members.get(key, {}).values()))
         # Pods without a group: the pending ones are jobs; the running ones only count toward their queue's usage
         # (jobs of one are made for them only when preempt or reclaim look for victims).
         self._running_singles: list[PodInfo] = []
@@ -145,10 +145,10 @@ class Session:
                 for axis, amount in self.batch.shapes[self.shape(info)]:
                     usage[axis] += amount
         # Pods that name a PodGroup the cluster does not have wait for it.
-        for group, keys in batch.members.items():
+        for group, members in batch.members.items():
             if group not in batch.podgroups:
-                for k in keys:
-                    if not batch.pods[k].terminated and state.pod_node(k) < 0:
+                for k, info in members.items():
+                    if not info.terminated and state.pod_node(k) < 0:
                         self.result.unschedulable[k] = ({}, f"podgroup {group} not found")
         self.queue_jobs: dict[str, list[Job]] = {}
         for job in self.jobs.values():
@@ -159,33 +159,6 @@ class Session:
         self._open_shares()
 
     def _job(self, key: str, pg: PodGroupSpec | None, members: list[PodInfo]) -> Job:
-        pod_node = self.state.pod_node
-        releasing_pods = self.batch.releasing
-        pending, running = [], []
-        releasing = succeeded = failed = 0
-        role_ready: Counter = Counter()
-        # Pods of a PodGroup share a few request shapes: count shapes, sum once per shape.
-        requested: Counter = Counter()
-        held: Counter = Counter()
-        for info in members:
-            phase = info.phase
-            if phase == "Succeeded":
-                succeeded += 1
-                role_ready[info.role] += 1
-                continue
-            if phase == "Failed":
-                failed += 1
-                continue
-            shape = info.shape if info.shape >= 0 else self.shape(info)
-            requested[shape] += 1
-            if pod_node(info.key) < 0:
-                pending.append(info)
-            elif info.key in releasing_pods:
-                releasing += 1
-            else:
-                running.append(info.key)
-                role_ready[info.role] += 1
-                held[shape] += 1
         classes = self.batch.priority_classes
         if pg is not None:
             priority = classes.value_of(pg.priority_class_name)
@@ -199,6 +172,37 @@ class Session:
             can_preempt = classes.preemption_policy(info.priority_class) != PREEMPT_NEVER
             queue, min_member, min_task, creation = info.queue_hint or DEFAULT_QUEUE, 1, {}, info.creation
             min_resources, phase = None, PENDING
+        pod_node = self.state.pod_node
+        releasing_pods = self.batch.releasing
+        pending, running = [], []
+        releasing = succeeded = failed = 0
+        # Per role, running and succeeded pods; only the roles with a minimum are ever asked about.
+        role_ready: Counter = Counter()
+        counted_roles = min_task.keys()
+        # Pods of a PodGroup share a few request shapes: count shapes, sum once per shape.
+        requested: Counter = Counter()
+        held: Counter = Counter()
+        for info in members:
+            phase_of = info.phase
+            if phase_of == "Succeeded":
+                succeeded += 1
+                if info.role in counted_roles:
+                    role_ready[info.role] += 1
+                continue
+            if phase_of == "Failed":
+                failed += 1
+                continue
+            shape = info.shape if info.shape >= 0 else self.shape(info)
+            requested[shape] += 1
+            if pod_node(info.key) < 0:
+                pending.append(info)
+            elif info.key in releasing_pods:
+                releasing += 1
+            else:
+                running.append(info.key)
+                if info.role in counted_roles:
+                    role_ready[info.role] += 1
+                held[shape] += 1
         # Task order: priority, then the order pods arrived (Volcano: priority, creation, UID).
         if len(pending) > 1 and len({self.pod_priority(t) for t in pending}) > 1:
             pending.sort(key=lambda t: -self.pod_priority(t))
@@ -248,12 +252,12 @@ class Session:
     def _check_job(self, job: Job) -> None:
         """Volcano's JobValid (gang) and the queue's existence and state: an invalid job is not scheduled."""
         if job.podgroup is not None:
-            valid = Counter(t.role for t in job.pending)
-            valid.update(self.batch.pods[k].role for k in job.running)
-            succeeded = job.role_ready - Counter(self.batch.pods[k].role for k in job.running)
-            valid.update(succeeded)
-            if any(valid[role] < n for role, n in job.min_task.items()):
-                job.invalid = (NOT_ENOUGH_PODS_OF_TASK, "Not enough valid pods of each task for gang-scheduling")
+            if job.min_task:
+                # Pending, running and succeeded pods of each role (role_ready counts the last two).
+                valid = Counter(t.role for t in job.pending)
+                valid.update(job.role_ready)
+                if any(valid[role] < n for role, n in job.min_task.items()):
+                    job.invalid = (NOT_ENOUGH_PODS_OF_TASK, "Not enough valid pods of each task for gang-scheduling")
             n_valid = len(job.pending) + len(job.running) + job.succeeded
             if job.invalid is None and n_valid < job.min_member:
                 job.invalid = (NOT_ENOUGH_PODS, f"Not enough valid tasks for gang-scheduling, valid: {n_valid}, "
@@ -313,6 +317,8 @@ class Session:
 
     def dominant_share(self, job: Job) -> float:
         """DRF: the job's largest share of any resource the cluster has."""
+        if not job.running and not job.placed:
+            return 0.0
         mask = self.total > 0
         if not mask.any():
             return 0.0
@@ -342,7 +348,8 @@ class Session:
 
         bindings = self.result.bindings
         nominated = self.batch.nominated
-        job.role_ready.update(info.role for info in infos)
+        if job.min_task:
+            job.role_ready.update(info.role for info in infos if info.role in job.min_task)
         for info, node, held in zip(infos, nodes, gpus):
             bindings.append(Placement(info.key, node, {}, "", gpu_choice(held) if held else None))
             if nominated:
@@ -354,6 +361,31 @@ class Session:
             self.share.on_allocate(job.queue, vec)
         job.placed += len(infos)
         job.pending = still_pending
+
+    def allocated_singles(self, jobs: list[Job], nodes: list[str], gpus: list[Any]) -> None:
+        """Jobs of one pod each (one queue) bound by the cycle: allocated() for many at a time."""
+        from vcore.cluster import gpu_choice
+        from vcore.scheduler import Placement
+
+        if not jobs:
+            return
+        bindings = self.result.bindings
+        nominated = self.batch.nominated
+        shapes: Counter = Counter()
+        for job, node, held in zip(jobs, nodes, gpus):
+            info = job.pending[0]
+            bindings.append(Placement(info.key, node, {}, "", gpu_choice(held) if held else None))
+            if nominated:
+                nominated.pop(info.key, None)
+            shape = info.shape if info.shape >= 0 else self.shape(info)
+            shapes[shape] += 1
+            vec = self.total_of({shape: 1})
+            job.allocated += vec
+            job.placed, job.pending = 1, []
+        total = self.total_of(shapes)
+        self.free -= total
+        if self.share is not None:
+            self.share.on_allocate(jobs[0].queue, total)
 
     def fail(self, job: Job, message: str, reasons: dict[str, int] | None = None) -> None:
         """Record why a job's tasks stay pending this cycle."""

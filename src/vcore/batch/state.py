@@ -32,7 +32,7 @@ class BatchState:
         self.queues = QueueTree()
         self.priority_classes = PriorityClasses()
         # Insertion-ordered (dicts as ordered sets): the cycle's order never depends on string hashing.
-        self.members: dict[str, dict[str, None]] = {}  # group key -> pod keys that name it (group may not exist)
+        self.members: dict[str, dict[str, PodInfo]] = {}  # group key -> its pods by key (group may not exist)
         self.singles: dict[str, None] = {}  # pods without a group: each a gang of one
         self.releasing: dict[str, str] = {}  # evicted pod -> the preemptor it makes room for
         self.nominated: dict[str, str] = {}  # preemptor pod -> node name it waits for
@@ -55,7 +55,7 @@ class BatchState:
         if info.group is None:
             self.singles[info.key] = None
         else:
-            self.members.setdefault(info.group, {})[info.key] = None
+            self.members.setdefault(info.group, {})[info.key] = info
 
     def remove_pod(self, key: str) -> PodInfo:
         info = self.pods.pop(key)

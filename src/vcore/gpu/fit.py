@@ -9,7 +9,8 @@ Rules:
 - Whole GPUs and shared slices only go to GPUs without MIG mode; MIG instances only to MIG-enabled GPUs
   (a MIG-mode GPU is not offered as ``nvidia.com/gpu`` by the device plugin).
 - Exclusive and shared use never mix on one GPU: an ``n``-GPU pod needs ``n`` wholly free GPUs (no used milli,
-  no used memory, not exclusive); a shared slice never lands on a GPU held exclusively.
+  no used memory, no shared pod, not exclusive: a slice of nothing still holds its GPU); a shared slice never
+  lands on a GPU held exclusively.
 - A shared slice needs, on each of its ``count`` distinct GPUs, ``milli`` free compute share (out of 1000)
   and its device memory free.
 - Among the GPU sets that fit, the choice prefers a set inside one NVLink domain, then inside one NUMA node,
@@ -47,13 +48,14 @@ class GpuUse:
 
     ``milli``: compute share held by shared pods (0..1000); ``memory_mib``: device memory they hold;
     ``exclusive``: a whole-GPU pod holds the GPU (then milli/memory are not consulted);
-    ``mig_instances``: MIG instances in use (MIG-mode GPUs only).
+    ``mig_instances``: MIG instances in use (MIG-mode GPUs only); ``shared_pods``: how many shared pods hold it.
     """
 
     milli: int = 0
     memory_mib: int = 0
     exclusive: bool = False
     mig_instances: tuple[MigInstance, ...] = ()
+    shared_pods: int = 0
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,8 @@ def free_state(node: NodeGpus) -> tuple[GpuUse, ...]:
 
 
 def is_wholly_free(use: GpuUse) -> bool:
-    return use.milli == 0 and use.memory_mib == 0 and not use.exclusive and not use.mig_instances
+    return (use.milli == 0 and use.memory_mib == 0 and not use.exclusive and not use.mig_instances
+            and use.shared_pods == 0)
 
 
 def _validate(node: NodeGpus, used: Sequence[GpuUse] | None, request: GpuRequest) -> tuple[GpuUse, ...]:

@@ -11,9 +11,11 @@ scorers (see the C++ header ``vcore/routing/scorers.h`` for every formula). The 
   (blockSizeToHash 64 bytes, maxBlocksToMatch 128, topKMatches 5), weight 1 each; best total wins, top 5 kept.
 - ``dynamo``: NVIDIA Dynamo's KV-router cost, overlap_score_weight x prefill blocks + decode blocks (its router
   docs), lowest cost wins.
-- ``vcore``: vcore's default: the expected time to this request's first token on each endpoint, from the
-  prefill work already sent there and not yet answered plus this request's uncached tokens at that endpoint's
-  prefill speed (the prefix match decides the uncached part), with LoRA affinity and session stickiness.
+- ``vcore``: vcore's default: the expected time to this request's first token on each endpoint: the prefills
+  already sent there and not yet answered (estimated at dispatch), less the progress of the one at the head of
+  its queue (the router's clock), plus this request's own prefill there, of what the endpoint does not hold, by
+  the endpoint's prefill time model (overhead, per-token time, attention over the context); with LoRA affinity
+  and session stickiness.
   Why this beats a sum of normalised signals: a sum of 0..100 scores cannot trade "4 more cached blocks" against
   "2 more queued requests" in the one unit that matters, seconds of prefill, and Kthena's prefix score sees only
   the first 8 KiB of a prompt and saturates there.

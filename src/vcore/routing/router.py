@@ -3,10 +3,12 @@
 Everything that loops over endpoints runs in C++ (``vcore._native._core.routing.Router``): one native call per
 decision. This module keeps the name <-> slot maps, interns PD group and domain names, remembers which endpoint
 served each agent session (bounded, least recently used sessions forgotten first) and validates input at the
-boundary.
+boundary. Decisions and bookkeeping take the caller's clock ``now_s`` (``time.monotonic()`` by default; a replay
+passes its virtual time): the router uses it to tell how far each endpoint's current prefill has gone.
 """
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +35,11 @@ class Endpoint:
     pd_group: str | None = None  # prefill/decode pairing group
     domain: str | None = None  # network domain (node topology label or HyperNode), for PD pairing
     max_loras: int = 0  # LoRA adapter slots
-    prefill_tokens_per_s: float = 1.0  # relative prefill speed (heterogeneous GPUs)
+    # Prefill time model: new tokens after cached ones take
+    # overhead + new x (1 / tokens_per_s + attention x (cached + new / 2)) seconds (vcore.sim.llm.EngineParams).
+    prefill_tokens_per_s: float = 1.0
+    prefill_overhead_s: float = 0.0
+    prefill_attention_s_per_token_pair: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,10 @@ class PdDecision:
 _REASONS = ("unhealthy", "role", "lora", "waiting")
 
 
+def _now(now_s: float | None) -> float:
+    return time.monotonic() if now_s is None else float(now_s)
+
+
 class Router:
     """Endpoints, prefix index, policy and request bookkeeping of one router.
 
@@ -118,7 +128,8 @@ class Router:
         group = -1 if endpoint.pd_group is None else self._groups.setdefault(endpoint.pd_group, len(self._groups))
         domain = -1 if endpoint.domain is None else self._domains.setdefault(endpoint.domain, len(self._domains))
         slot = self._native.add_endpoint(endpoint.name, endpoint.role, group, domain, endpoint.max_loras,
-                                         float(endpoint.prefill_tokens_per_s))
+                                         float(endpoint.prefill_tokens_per_s), float(endpoint.prefill_overhead_s),
+                                         float(endpoint.prefill_attention_s_per_token_pair))
         self._slots[endpoint.name] = slot
         self._names[slot] = endpoint.name
         return slot
@@ -174,20 +185,22 @@ class Router:
 
     def route(self, hashes: np.ndarray | Sequence[int], prompt_tokens: int, *, lora: str | None = None,
               session: str | None = None, candidates: np.ndarray | None = None,
-              policy: Policy | None = None) -> Decision:
+              policy: Policy | None = None, now_s: float | None = None) -> Decision:
         """Rank the candidate endpoints (every endpoint by default) for one request."""
         slots, match, scores, n, counts, relaxed = self._native.route(
-            policy or self.policy, hashes, prompt_tokens, self._lora(lora), self._session_slot(session), candidates)
+            policy or self.policy, hashes, prompt_tokens, self._lora(lora), self._session_slot(session), candidates,
+            _now(now_s))
         return Decision(tuple(self._names[s] for s in slots), tuple(slots), tuple(match), tuple(scores), n,
                         dict(zip(_REASONS, counts)), relaxed)
 
     def route_pd(self, hashes: np.ndarray | Sequence[int], prompt_tokens: int, *, lora: str | None = None,
                  session: str | None = None, candidates: np.ndarray | None = None,
-                 policy: Policy | None = None) -> PdDecision:
+                 policy: Policy | None = None, now_s: float | None = None) -> PdDecision:
         """Rank (decode, prefill) pairs: decode endpoints by the policy, then per decode endpoint the best
         prefill endpoint of its PD group, preferring one in the same network domain."""
         decode, prefill, match, n, counts = self._native.route_pd(
-            policy or self.policy, hashes, prompt_tokens, self._lora(lora), self._session_slot(session), candidates)
+            policy or self.policy, hashes, prompt_tokens, self._lora(lora), self._session_slot(session), candidates,
+            _now(now_s))
         pairs = tuple((self._names[d], None if p < 0 else self._names[p]) for d, p in zip(decode, prefill))
         return PdDecision(pairs, tuple(decode), tuple(prefill), tuple(match), n, dict(zip(_REASONS, counts)))
 
@@ -198,21 +211,21 @@ class Router:
     # ------------------------------------------------------------------------------------------- bookkeeping
     def dispatch(self, request_id: int, endpoint: str, hashes: np.ndarray | Sequence[int], prompt_tokens: int,
                  matched_blocks: int, output_tokens: int = 0, *, session: str | None = None,
-                 record_prefix: bool = True) -> None:
+                 record_prefix: bool = True, now_s: float | None = None) -> None:
         """A request was sent to ``endpoint``: count it in flight, record its prefix there, pin its session."""
         self._native.dispatch(request_id, self.slot(endpoint), hashes, prompt_tokens, matched_blocks, output_tokens,
-                              record_prefix)
+                              record_prefix, _now(now_s))
         if session is not None:
             self._sessions[session] = endpoint
             self._sessions.move_to_end(session)
             while len(self._sessions) > self._session_capacity:
                 self._sessions.popitem(last=False)
 
-    def first_token(self, request_id: int) -> None:
-        self._native.first_token(request_id)
+    def first_token(self, request_id: int, now_s: float | None = None) -> None:
+        self._native.first_token(request_id, _now(now_s))
 
-    def finish(self, request_id: int) -> None:
-        self._native.finish(request_id)
+    def finish(self, request_id: int, now_s: float | None = None) -> None:
+        self._native.finish(request_id, _now(now_s))
 
     def session_endpoint(self, session: str) -> str | None:
         return self._sessions.get(session)

@@ -116,7 +116,8 @@ void register_engine(py::module_& m) {
              }
            })
       .def("schedule",
-           [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& pods) {
+           [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& pods,
+              std::optional<std::vector<int64_t>> headroom) {
              std::vector<const vcore::CompiledPod*> ptrs;
              ptrs.reserve(pods.size());
              for (const auto& p : pods) {
@@ -129,15 +130,18 @@ void register_engine(py::module_& m) {
                // under the exclusive lock, which is released before the GIL is retaken.
                py::gil_scoped_release release;
                std::unique_lock lock(e.state()->mutex());
-               r = e.schedule(ptrs);
+               r = e.schedule(ptrs, headroom ? &*headroom : nullptr);
              }
              py::array_t<int32_t> nodes(static_cast<py::ssize_t>(r.node.size()), r.node.data());
              py::array_t<int64_t> reasons({static_cast<py::ssize_t>(r.node.size()), static_cast<py::ssize_t>(r.n_reasons)});
              std::copy(r.reasons.begin(), r.reasons.end(), reasons.mutable_data());
              py::list gpus;
              for (const auto& a : r.gpus) gpus.append(assignment_tuple(a));
-             return py::make_tuple(nodes, reasons, gpus);
-           })
+             py::array_t<bool> over(static_cast<py::ssize_t>(r.over_headroom.size()));
+             std::copy(r.over_headroom.begin(), r.over_headroom.end(), over.mutable_data());
+             return py::make_tuple(nodes, reasons, gpus, over);
+           },
+           py::arg("pods"), py::arg("headroom") = py::none())
       .def("place_gang",
            [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& tasks, std::vector<int32_t> role,
               std::vector<int32_t> role_need, int32_t need, std::optional<std::vector<int64_t>> headroom,

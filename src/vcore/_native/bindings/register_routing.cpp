@@ -6,6 +6,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -56,14 +57,16 @@ py::array_t<T> to_array(const std::vector<T>& v) {
 py::tuple counts_tuple(const vr::FilterCounts& c) { return py::make_tuple(c.unhealthy, c.role, c.lora, c.waiting); }
 
 vr::RouteRequest make_request(const std::vector<uint64_t>& hashes, int64_t prompt_tokens, int32_t lora,
-                              int32_t session_slot, const std::vector<int32_t>& cand, bool has_cand) {
+                              int32_t session_slot, const std::vector<int32_t>& cand, bool has_cand, double now_s) {
     if (prompt_tokens < 0) throw py::value_error("prompt_tokens: must be >= 0");
+    if (!std::isfinite(now_s)) throw py::value_error("now_s: must be a finite number");
     vr::RouteRequest r;
     r.hashes = hashes.data();
     r.n_hashes = hashes.size();
     r.prompt_tokens = prompt_tokens;
     r.lora = lora;
     r.session_slot = session_slot;
+    r.now_s = now_s;
     if (has_cand) {
         r.candidates = cand.data();
         r.n_candidates = cand.size();
@@ -164,13 +167,16 @@ void register_routing(py::module_& m) {
         .def(
             "add_endpoint",
             [](vr::Router& r, const std::string& name, const std::string& role, int32_t pd_group, int32_t domain,
-               int32_t max_loras, double prefill_tokens_per_s) {
-                vr::EndpointSpec s{name, vr::parse_role(role), pd_group, domain, max_loras, prefill_tokens_per_s};
+               int32_t max_loras, double prefill_tokens_per_s, double prefill_overhead_s,
+               double prefill_attention_s_per_token_pair) {
+                vr::EndpointSpec s{name,      vr::parse_role(role), pd_group,           domain,
+                                   max_loras, prefill_tokens_per_s, prefill_overhead_s, prefill_attention_s_per_token_pair};
                 std::lock_guard<std::mutex> lock(r.mutex());
                 return r.add_endpoint(s);
             },
             py::arg("name"), py::arg("role") = "both", py::arg("pd_group") = -1, py::arg("domain") = -1,
-            py::arg("max_loras") = 0, py::arg("prefill_tokens_per_s") = 1.0)
+            py::arg("max_loras") = 0, py::arg("prefill_tokens_per_s") = 1.0, py::arg("prefill_overhead_s") = 0.0,
+            py::arg("prefill_attention_s_per_token_pair") = 0.0)
         .def("remove_endpoint",
              [](vr::Router& r, int32_t slot) {
                  std::lock_guard<std::mutex> lock(r.mutex());
@@ -243,10 +249,10 @@ void register_routing(py::module_& m) {
         .def(
             "route",
             [](vr::Router& r, const vr::RoutingPolicy& p, py::handle hashes, int64_t prompt_tokens, int32_t lora,
-               int32_t session_slot, py::handle candidates) {
+               int32_t session_slot, py::handle candidates, double now_s) {
                 auto h = int_vector<uint64_t>(hashes, "hashes");
                 auto c = int_vector<int32_t>(candidates, "candidates", true);
-                auto req = make_request(h, prompt_tokens, lora, session_slot, c, !candidates.is_none());
+                auto req = make_request(h, prompt_tokens, lora, session_slot, c, !candidates.is_none(), now_s);
                 vr::Decision d;
                 {
                     py::gil_scoped_release nogil;  // the router's own arrays under its mutex; inputs are copies
@@ -257,15 +263,15 @@ void register_routing(py::module_& m) {
                                       d.waiting_filter_relaxed);
             },
             py::arg("policy"), py::arg("hashes"), py::arg("prompt_tokens"), py::arg("lora") = -1,
-            py::arg("session_slot") = -1, py::arg("candidates") = py::none(),
+            py::arg("session_slot") = -1, py::arg("candidates") = py::none(), py::arg("now_s") = 0.0,
             "(slots, matched_blocks, scores, n_candidates, (unhealthy, role, lora, waiting), waiting_relaxed)")
         .def(
             "route_pd",
             [](vr::Router& r, const vr::RoutingPolicy& p, py::handle hashes, int64_t prompt_tokens, int32_t lora,
-               int32_t session_slot, py::handle candidates) {
+               int32_t session_slot, py::handle candidates, double now_s) {
                 auto h = int_vector<uint64_t>(hashes, "hashes");
                 auto c = int_vector<int32_t>(candidates, "candidates", true);
-                auto req = make_request(h, prompt_tokens, lora, session_slot, c, !candidates.is_none());
+                auto req = make_request(h, prompt_tokens, lora, session_slot, c, !candidates.is_none(), now_s);
                 vr::PdDecision d;
                 {
                     py::gil_scoped_release nogil;  // as route()
@@ -275,7 +281,7 @@ void register_routing(py::module_& m) {
                 return py::make_tuple(d.decode, d.prefill, d.prefill_match, d.n_candidates, counts_tuple(d.filtered));
             },
             py::arg("policy"), py::arg("hashes"), py::arg("prompt_tokens"), py::arg("lora") = -1,
-            py::arg("session_slot") = -1, py::arg("candidates") = py::none(),
+            py::arg("session_slot") = -1, py::arg("candidates") = py::none(), py::arg("now_s") = 0.0,
             "(decode_slots, prefill_slots (-1 = no prefill leg), prefill_matched_blocks, n_candidates, counts)")
         .def(
             "match",
@@ -304,27 +310,28 @@ void register_routing(py::module_& m) {
         .def(
             "dispatch",
             [](vr::Router& r, uint64_t request_id, int32_t slot, py::handle hashes, int64_t prompt_tokens,
-               int32_t matched_blocks, int64_t output_tokens, bool record_prefix) {
+               int32_t matched_blocks, int64_t output_tokens, bool record_prefix, double now_s) {
                 auto h = int_vector<uint64_t>(hashes, "hashes");
                 py::gil_scoped_release nogil;  // as route()
                 std::lock_guard<std::mutex> lock(r.mutex());
                 r.dispatch(request_id, slot, h.data(), h.size(), prompt_tokens, matched_blocks, output_tokens,
-                           record_prefix);
+                           record_prefix, now_s);
             },
             py::arg("request_id"), py::arg("slot"), py::arg("hashes"), py::arg("prompt_tokens"),
-            py::arg("matched_blocks"), py::arg("output_tokens") = 0, py::arg("record_prefix") = true)
+            py::arg("matched_blocks"), py::arg("output_tokens") = 0, py::arg("record_prefix") = true,
+            py::arg("now_s") = 0.0)
         .def("first_token",
-             [](vr::Router& r, uint64_t request_id) {
+             [](vr::Router& r, uint64_t request_id, double now_s) {
                  std::lock_guard<std::mutex> lock(r.mutex());
-                 r.first_token(request_id);
+                 r.first_token(request_id, now_s);
              },
-             py::arg("request_id"))
+             py::arg("request_id"), py::arg("now_s") = 0.0)
         .def("finish",
-             [](vr::Router& r, uint64_t request_id) {
+             [](vr::Router& r, uint64_t request_id, double now_s) {
                  std::lock_guard<std::mutex> lock(r.mutex());
-                 r.finish(request_id);
+                 r.finish(request_id, now_s);
              },
-             py::arg("request_id"))
+             py::arg("request_id"), py::arg("now_s") = 0.0)
         .def("record_blocks",
              [](vr::Router& r, int32_t slot, py::handle hashes) {
                  auto h = int_vector<uint64_t>(hashes, "hashes");
@@ -379,6 +386,8 @@ void register_routing(py::module_& m) {
                 d["in_flight"] = to_array(t.in_flight_);
                 d["pending_prefill_tokens"] = to_array(t.pending_prefill_tokens_);
                 d["active_blocks"] = to_array(t.active_blocks_);
+                d["prefill_backlog_s"] = to_array(t.prefill_backlog_s_);
+                d["prefill_busy_until_s"] = to_array(t.prefill_busy_until_s_);
                 d["prefix_blocks"] = to_array(blocks);
                 return d;
             },

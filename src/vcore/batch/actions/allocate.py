@@ -22,6 +22,7 @@ from vcore.batch.session import Job, Session
 from vcore.reasons import fit_error_message, reason_counts
 
 KPLACED, KNOFIT, KHEADROOM = 1, 2, 3  # native TaskOutcome
+SINGLES_PER_CALL = 4096  # pods without a group per native call (bounds one call's hold on the cluster's lock)
 
 
 def allocate(ssn: Session) -> None:
@@ -50,11 +51,46 @@ def _serve(ssn: Session, wanted, *, check_overused: bool) -> None:
             for _, _, job in heaps.pop(queue):
                 ssn.fail(job, f"queue {queue} is overused (at or above its deserved share)")
             continue
-        _, _, job = heapq.heappop(heaps[queue])
-        if not heaps[queue]:
-            del heaps[queue]
-        place_job(ssn, job)
+        heap = heaps[queue]
+        _, _, job = heapq.heappop(heap)
+        if len(heaps) == 1 and _plain(ssn, job):
+            # One queue left: a run of pods without a group is placed in one native call, in job order. It is
+            # what one call per pod would do: no other queue's turn comes between them, and the queue's headroom,
+            # checked per pod, refuses exactly what an overused queue would.
+            run = [job]
+            while heap and len(run) < SINGLES_PER_CALL and _plain(ssn, heap[0][2]):
+                run.append(heapq.heappop(heap)[2])
+            place_singles(ssn, run)
+        else:
+            place_job(ssn, job)
         ssn.interleave()
+        if not heap:
+            del heaps[queue]
+
+
+def _plain(ssn: Session, job: Job) -> bool:
+    """A pod without a group and without a topology placement: kube-scheduler's pod-by-pod case."""
+    return job.podgroup is None and len(job.pending) == 1 and ssn.topology.plan(job, job.pending, 1) is None
+
+
+def place_singles(ssn: Session, jobs: list[Job]) -> None:
+    """Pods without a group, in order, with kube-scheduler's per-pod sampling (Engine.schedule). A pod the
+    cluster's free totals cannot hold is reported as a gang would be (_fits_in_total) and not tried."""
+    jobs = [job for job in jobs if _fits_in_total(ssn, job, job.pending, 1)]
+    if not jobs:
+        return
+    tasks = [job.pending[0] for job in jobs]
+    headroom = ssn.share.headroom(jobs[0].queue) if ssn.share is not None else None
+    nodes, reasons, gpus, over = ssn.engine.schedule([t.compiled for t in tasks], headroom)
+    names, resources, n_nodes = ssn.names, ssn.state.resource_names(), ssn.state.n_nodes
+    placed = [i for i, n in enumerate(nodes.tolist()) if n >= 0]
+    ssn.allocated_singles([jobs[i] for i in placed], [names[nodes[i]] for i in placed], [gpus[i] for i in placed])
+    for i in np.flatnonzero(nodes < 0):
+        if over[i]:
+            ssn.fail(jobs[i], f"queue {jobs[i].queue} has no room left for the pod: {_shortfall(ssn, tasks[i], headroom)}")
+        else:
+            counts = reason_counts(reasons[i], resources)
+            ssn.fail(jobs[i], fit_error_message(n_nodes, counts), counts)
 
 
 def task_order(job: Job) -> tuple[list, list[int], list[int]]:
@@ -129,6 +165,12 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
         else:
             ssn.fail(job, "the gang's minimum could not be met")
     return job.ready
+
+
+def _shortfall(ssn: Session, task, headroom) -> str:
+    vec = ssn.pod_vector(task)
+    return ", ".join(f"{ssn.resources[a]} {int(vec[a])} asked, {int(headroom[a])} left" for a in range(len(vec))
+                     if a < len(headroom) and vec[a] > headroom[a]) or "its requests exceed the queue's share"
 
 
 def _fits_in_total(ssn: Session, job: Job, tasks: list, need: int) -> bool:

@@ -246,7 +246,7 @@ def as_vector(v: Any, n: int, obj: str, what: str) -> np.ndarray:
     """An integer vector of length ``n`` with no negative entry, as int64 (TypeError / ValueError naming it).
     An int64 array of the right shape is returned as is (the plugins never write into their inputs)."""
     if type(v) is np.ndarray and v.dtype == np.int64 and v.shape == (n,):
-        if n and v.min() < 0:
+        if n and min(v.tolist()) < 0:  # a handful of axes: cheaper in Python than a numpy reduction
             raise ValueError(f"{obj}: {what}: entries must not be negative, got {v.tolist()}")
         return v
     a = np.asarray(v)

@@ -16,7 +16,7 @@ from vcore.sim.llm.params import (
     TRACE_PRESET,
     EngineParams,
 )
-from vcore.sim.llm.replay import ReplayResult, format_table, replay
+from vcore.sim.llm.replay import ReplayResult, format_table, prompt_load, replay, ttft_lower_bound
 from vcore.sim.llm.trace import (
     TRACE_BLOCK_TOKENS,
     TraceRequest,
@@ -46,7 +46,9 @@ __all__ = [
     "format_table",
     "load_trace",
     "parse_trace",
+    "prompt_load",
     "replay",
     "synthetic_trace",
+    "ttft_lower_bound",
     "write_trace",
 ]

@@ -29,8 +29,9 @@ from vcore.sim.llm.params import EngineParams
 FIRST_TOKEN = "first_token"
 FINISHED = "finished"
 _EPS = 1e-12
-# Work left below this many tokens counts as done: keeps the next event strictly in the future of a clock of
-# ~1e6 s, where one float ulp is ~1e-10 s.
+# Work left below this many tokens counts as done, and so does work too short to move the clock (the HTTP simulator's
+# clock, wall time / time scale, reaches 1e7 s and more, where one float ulp is ~2e-9 s): the next event is always
+# strictly in the future.
 _EPS_TOKENS = 1e-6
 
 
@@ -159,8 +160,11 @@ class Engine:
         if self._running:
             self._clock += decode_rate * dt
 
+    def _due(self, tokens_left: float, rate: float) -> bool:
+        return tokens_left <= _EPS_TOKENS or (rate > 0 and self.t + tokens_left / rate <= self.t)
+
     def _complete(self, events: list[EngineEvent]) -> None:
-        if self.prefill is not None and self._prefill_left <= _EPS_TOKENS:
+        if self.prefill is not None and self._due(self._prefill_left, self._rates()[0]):
             r = self.prefill
             self.prefill = None
             r.first_token = self.t
@@ -171,7 +175,8 @@ class Engine:
             else:
                 heapq.heappush(self._running, (self._clock + r.output_tokens - 1, r.rid, r))
                 self._kv_tokens += r.prompt_tokens + r.output_tokens // 2
-        while self._running and self._running[0][0] - self._clock <= _EPS_TOKENS:
+        decode_rate = self._rates()[1]
+        while self._running and self._due(self._running[0][0] - self._clock, decode_rate):
             _, _, r = heapq.heappop(self._running)
             self._kv_tokens -= r.prompt_tokens + r.output_tokens // 2
             self._finish(r, events)

@@ -78,7 +78,9 @@ def replay(trace: Sequence[TraceRequest], policy: str | Policy, *, engines: int 
     router = Router(pol, block_tokens=bt, seed=seed,
                     prefix_capacity_blocks=router_record_blocks(name, bt, sims[0].kv.capacity_blocks))
     for e in sims:
-        router.add_endpoint(Endpoint(e.name, prefill_tokens_per_s=params.prefill_tokens_per_s()))
+        router.add_endpoint(Endpoint(e.name, prefill_tokens_per_s=params.prefill_tokens_per_s(),
+                                     prefill_overhead_s=params.prefill_overhead_s,
+                                     prefill_attention_s_per_token_pair=params.attention_s_per_token_pair))
     names = [e.name for e in sims]
     period_ttft: list[list[float]] = [[] for _ in sims]
     period_itl: list[list[float]] = [[] for _ in sims]
@@ -89,10 +91,10 @@ def replay(trace: Sequence[TraceRequest], policy: str | Policy, *, engines: int 
         for ev in events:
             r = ev.request
             if ev.kind == FIRST_TOKEN:
-                router.first_token(r.rid)
+                router.first_token(r.rid, ev.time)
                 period_ttft[k].append(r.ttft)
             else:
-                router.finish(r.rid)
+                router.finish(r.rid, ev.time)
                 if r.output_tokens > 1:
                     period_itl[k].append((r.finished - r.first_token) / (r.output_tokens - 1))
         if kv_events:
@@ -138,10 +140,10 @@ def replay(trace: Sequence[TraceRequest], policy: str | Policy, *, engines: int 
             next_scrape += metrics_interval_s
         else:
             tr = arrivals[i][1]
-            d = router.route(hashes[i], tr.input_length)
+            d = router.route(hashes[i], tr.input_length, now_s=t)
             relaxed += d.waiting_relaxed
             k = router.slot(d.best)
-            router.dispatch(i, d.best, hashes[i], tr.input_length, d.matched_blocks[0], tr.output_length)
+            router.dispatch(i, d.best, hashes[i], tr.input_length, d.matched_blocks[0], tr.output_length, now_s=t)
             req = SimRequest(i, t, tr.input_length, tr.output_length, tr.hash_ids)
             requests.append(req)
             handle(k, sims[k].submit(req, t))
@@ -158,6 +160,33 @@ def replay(trace: Sequence[TraceRequest], policy: str | Policy, *, engines: int 
         mean_itl_s=statistics.fmean(itl) if itl else 0.0,
         mean_e2e_s=statistics.fmean(r.finished - r.arrival for r in requests),
         waiting_filter_relaxed=relaxed, makespan_s=max(r.finished for r in requests) if requests else 0.0)
+
+
+def ttft_lower_bound(trace: Sequence[TraceRequest], params: EngineParams | str = TRACE_PRESET) -> float:
+    """The mean TTFT no router can beat on ``trace``: every request served at once (no queueing, no decode batch)
+    by an engine that holds every block any earlier request had (an unbounded cache shared by all engines), so
+    only its prompt's never-seen part is prefilled. How far a policy is from it shows how much is left to gain."""
+    if isinstance(params, str):
+        params = PRESETS[params]
+    seen: set[int] = set()
+    total = 0.0
+    for r in trace:
+        held = 0
+        for h in r.hash_ids:
+            if h not in seen:
+                break
+            held += 1
+        cached = min(held * TRACE_BLOCK_TOKENS, r.input_length)
+        total += params.prefill_seconds(cached, max(r.input_length - cached, 1))
+        seen.update(r.hash_ids)
+    return total / len(trace) if trace else math.nan
+
+
+def prompt_load(trace: Sequence[TraceRequest], engines: int) -> float:
+    """Prompt tokens per second per engine over the trace's span (the load that decides how much queueing there
+    is to avoid)."""
+    span_s = (trace[-1].timestamp_ms - trace[0].timestamp_ms) / 1000.0 if len(trace) > 1 else 0.0
+    return sum(r.input_length for r in trace) / span_s / engines if span_s > 0 else math.nan
 
 
 def format_table(results: Sequence[ReplayResult]) -> str:

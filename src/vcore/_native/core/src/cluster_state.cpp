@@ -217,7 +217,7 @@ std::vector<std::string> ClusterState::remove_node(const std::string& name, bool
   auto it = slot_of_.find(name);
   if (it == slot_of_.end()) throw NotFound("node " + name + ": not found");
   const int32_t slot = it->second;
-  std::vector<std::string> evicted = pods_on_[slot];
+  std::vector<std::string> evicted = pods_on(slot);
   if (!evicted.empty() && !evict)
     throw Invalid("node " + name + ": has " + std::to_string(evicted.size()) +
                   " bound pod(s); unbind them first or pass evict=True");
@@ -415,8 +415,7 @@ void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAs
     bound.gpu = GpuAssignment{};
   }
   apply_pod(bound, +1);
-  pods_on_[slot].push_back(pod.key);
-  pods_.emplace(pod.key, std::move(bound));
+  pods_on_[slot].push_back(&pods_.emplace(pod.key, std::move(bound)).first->first);
 }
 
 BoundPod ClusterState::detach(const std::string& key) {
@@ -431,8 +430,14 @@ void ClusterState::attach(const std::string& key, BoundPod pod) {
   if (pods_.count(key) != 0) throw Invalid("pod " + key + ": already bound to node " + names_[pods_.at(key).node]);
   if (pod.node < 0 || pod.node >= n_slots() || !is_live(pod.node)) throw NotFound("pod " + key + ": its node is gone");
   apply_pod(pod, +1);
-  pods_on_[static_cast<size_t>(pod.node)].push_back(key);
-  pods_.emplace(key, std::move(pod));
+  const size_t slot = static_cast<size_t>(pod.node);
+  pods_on_[slot].push_back(&pods_.emplace(key, std::move(pod)).first->first);
+}
+
+std::vector<std::string> ClusterState::pods_on(int32_t slot) const {
+  std::vector<std::string> keys;
+  for (const std::string* key : pods_on_.at(static_cast<size_t>(slot))) keys.push_back(*key);
+  return keys;
 }
 
 const BoundPod* ClusterState::bound_pod(const std::string& key) const {
@@ -446,7 +451,7 @@ int32_t ClusterState::unbind(const std::string& key) {
   const int32_t slot = it->second.node;
   apply_pod(it->second, -1);
   auto& on = pods_on_[slot];
-  on.erase(std::find(on.begin(), on.end(), key));
+  on.erase(std::find(on.begin(), on.end(), &it->first));
   pods_.erase(it);
   return slot;
 }
@@ -456,8 +461,8 @@ int32_t ClusterState::unbind(const std::string& key) {
 void ClusterState::reconcile_gpus(int32_t slot) {
   gpus_.reset_usage(slot);
   gpu_classes_[slot].clear();
-  for (const auto& key : pods_on_[slot]) {
-    GpuAssignment& a = pods_.at(key).gpu;
+  for (const std::string* key : pods_on_[slot]) {
+    GpuAssignment& a = pods_.at(*key).gpu;
     auto& holds = a.holds;
     holds.erase(std::remove_if(holds.begin(), holds.end(),
                                [&](const GpuHold& h) { return !gpus_.holdable(slot, h.gpu, a.kind == GpuKind::kMig); }),

@@ -85,7 +85,7 @@ void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, st
   }
 }
 
-ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
+ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, const std::vector<int64_t>* headroom) {
   ClusterState& s = *state_;
   // Validate the whole batch before binding anything, so a bad batch leaves the state unchanged.
   {
@@ -105,6 +105,8 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
   result.node.assign(pods.size(), -1);
   result.gpus.assign(pods.size(), GpuAssignment{});
   result.reasons.assign(pods.size() * static_cast<size_t>(result.n_reasons), 0);
+  result.over_headroom.assign(pods.size(), 0);
+  std::vector<int64_t> room = headroom != nullptr ? *headroom : std::vector<int64_t>{};
   const std::vector<uint8_t> ignored = ignored_axes(s, config_);
 
   struct Candidate {
@@ -120,6 +122,10 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
   int64_t scores[kBlock], taints[kBlock] = {0}, affinity[kBlock] = {0};
   for (size_t p = 0; p < pods.size(); ++p) {
     const CompiledPod& pod = *pods[p];
+    if (!room.empty() && !within_headroom(pod, room)) {
+      result.over_headroom[p] = 1;
+      continue;
+    }
     const uint64_t sequence = sequence_++;
     const TargetWorkload& gpu_target = refresh_gpu_target(pod);
     BlockRunner runner(s, config_, ignored, pod, gpu_target, vcore_knobs_, &fragment_, &fragment_node_version_,
@@ -205,6 +211,7 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods) {
     }
     s.bind_locked(pod, best, &gpus);
     result.node[p] = best;
+    if (!room.empty()) take_headroom(pod, room);
   }
   return result;
 }

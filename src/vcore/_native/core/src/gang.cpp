@@ -108,6 +108,10 @@ class Candidates {
     if (!feasible) {
       n.live = false;
       --live_;
+      if (heaped_ && !heap_.empty() && heap_.front().slot == slot && heap_.front().version + 1 == n.version) {
+        std::pop_heap(heap_.begin(), heap_.end());
+        heap_.pop_back();
+      }
       if (normalize_ && (n.taints == max_taints_ || n.affinity == max_affinity_)) {
         const int64_t old_taints = max_taints_, old_affinity = max_affinity_;
         max_taints_ = max_affinity_ = 0;
@@ -119,6 +123,12 @@ class Candidates {
     }
     n.base = base;
     if (stale_) return;
+    if (heaped_ && !heap_.empty() && heap_.front().slot == slot && heap_.front().version + 1 == n.version) {
+      // The usual case: the node best() returned took the task. Its entry is the top; replace it in place
+      // (one sift down) instead of leaving a stale entry behind to pop later.
+      replace_top(entry(n));
+      return;
+    }
     heap_.push_back(entry(n));
     if (heaped_) std::push_heap(heap_.begin(), heap_.end());
   }
@@ -138,6 +148,22 @@ class Candidates {
     // Highest total first; among equal totals the smallest tie key (as Engine::schedule breaks ties).
     bool operator<(const Entry& o) const { return total != o.total ? total < o.total : tie > o.tie; }
   };
+
+  // The top entry takes a new value and sinks to its place: no move at all when the node stays best (binpack
+  // makes a node that took a task more attractive), log n when it falls behind.
+  void replace_top(const Entry& e) {
+    const size_t n = heap_.size();
+    size_t i = 0;
+    for (;;) {
+      size_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && heap_[child] < heap_[child + 1]) ++child;
+      if (!(e < heap_[child])) break;
+      heap_[i] = heap_[child];
+      i = child;
+    }
+    heap_[i] = e;
+  }
 
   int64_t total(const Node& n) const {
     int64_t t = n.base;
@@ -170,18 +196,6 @@ class Candidates {
   const uint64_t pod_mix_;
   const std::vector<uint64_t>& name_rank_;
 };
-
-bool within_headroom(const CompiledPod& pod, const std::vector<int64_t>& headroom) {
-  for (const auto& [axis, amount] : pod.requests)
-    if (static_cast<size_t>(axis) < headroom.size() && amount > headroom[static_cast<size_t>(axis)]) return false;
-  return true;
-}
-
-void take_headroom(const CompiledPod& pod, std::vector<int64_t>& headroom) {
-  for (const auto& [axis, amount] : pod.requests)
-    if (static_cast<size_t>(axis) < headroom.size() && headroom[static_cast<size_t>(axis)] != kUnlimited)
-      headroom[static_cast<size_t>(axis)] -= amount;
-}
 
 }  // namespace
 

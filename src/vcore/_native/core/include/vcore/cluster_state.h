@@ -84,6 +84,8 @@ struct BoundPod {
 class ClusterState {
  public:
   ClusterState();
+  ClusterState(const ClusterState&) = delete;  // pods_on_ points into pods_: a copy would point into the original
+  ClusterState& operator=(const ClusterState&) = delete;
 
   // Resource axes.
   int32_t resource_axis(const std::string& name);  // interns; adds a zero row for a new resource
@@ -117,7 +119,7 @@ class ClusterState {
   const BoundPod* bound_pod(const std::string& key) const;  // nullptr when not bound
   int32_t pod_node(const std::string& key) const;
   int64_t n_pods() const { return static_cast<int64_t>(pods_.size()); }
-  std::vector<std::string> pods_on(int32_t slot) const { return pods_on_.at(static_cast<size_t>(slot)); }
+  std::vector<std::string> pods_on(int32_t slot) const;
   const GpuAssignment* pod_gpus(const std::string& key) const;  // nullptr when not bound
 
   // GPU devices, and per slot a version bumped by every change to the node or its pods (policy caches key on it).
@@ -212,7 +214,8 @@ class ClusterState {
   std::map<std::vector<int32_t>, int32_t> taint_set_index_;
   std::vector<std::vector<std::pair<int32_t, int32_t>>> labels_;
   std::vector<std::string> names_;
-  std::vector<std::vector<std::string>> pods_on_;
+  // Per slot: its pods, as pointers to their keys in pods_ (a map's keys never move while they are in it).
+  std::vector<std::vector<const std::string*>> pods_on_;
   std::vector<int32_t> free_slots_;
   std::unordered_map<std::string, int32_t> slot_of_;
   std::unordered_map<std::string, BoundPod> pods_;

@@ -23,6 +23,7 @@ struct ScheduleResult {
   std::vector<int32_t> node;     // slot per pod, -1 when unschedulable
   std::vector<GpuAssignment> gpus;  // per pod: the devices it took (empty holds for pods without GPUs)
   std::vector<int64_t> reasons;  // [n_pods][n_reasons], zero rows for placed pods
+  std::vector<uint8_t> over_headroom;  // per pod: 1 when its queue's headroom refused it (not tried)
   int32_t n_reasons = 0;
 };
 
@@ -33,7 +34,8 @@ class Engine {
   // Callers hold the state's mutex: shared for evaluate, exclusive for schedule (it binds).
   // Writes mask/scores for slots [0, n_slots) (scores 0 for infeasible) and reason counts (size n_reasons()).
   void evaluate(const CompiledPod& pod, uint8_t* feasible_mask, int64_t* scores, std::vector<int64_t>& reasons) const;
-  ScheduleResult schedule(const std::vector<const CompiledPod*>& pods);
+  // `headroom` (optional, per resource axis as in GangRequest): pods asking more than is left are skipped.
+  ScheduleResult schedule(const std::vector<const CompiledPod*>& pods, const std::vector<int64_t>* headroom = nullptr);
   // Places a gang (gang.h); exclusive lock. Throws Invalid before binding anything when the request is malformed.
   GangResult place_gang(const GangRequest& request);
   // Where the pod fits once some candidates are evicted, and which: kube-scheduler's DefaultPreemption rule

@@ -37,6 +37,19 @@ struct GangRequest {
   bool all_or_nothing = true;             // undo every placement unless the gang ends ready
 };
 
+// Whether a pod's requests fit a queue's headroom (per axis; axes past the end are unlimited), and taking them.
+inline bool within_headroom(const CompiledPod& pod, const std::vector<int64_t>& headroom) {
+  for (const auto& [axis, amount] : pod.requests)
+    if (static_cast<size_t>(axis) < headroom.size() && amount > headroom[static_cast<size_t>(axis)]) return false;
+  return true;
+}
+
+inline void take_headroom(const CompiledPod& pod, std::vector<int64_t>& headroom) {
+  for (const auto& [axis, amount] : pod.requests)
+    if (static_cast<size_t>(axis) < headroom.size() && headroom[static_cast<size_t>(axis)] != kUnlimited)
+      headroom[static_cast<size_t>(axis)] -= amount;
+}
+
 enum class TaskOutcome : uint8_t { kNotTried = 0, kPlaced = 1, kNoFit = 2, kHeadroom = 3 };
 
 struct GangResult {

@@ -28,6 +28,10 @@ int32_t EndpointTable::add(const EndpointSpec& spec) {
     if (spec.max_loras < 0) throw Invalid("endpoint '" + spec.name + "': max_loras must be >= 0");
     if (!(spec.prefill_tokens_per_s > 0) || !std::isfinite(spec.prefill_tokens_per_s))
         throw Invalid("endpoint '" + spec.name + "': prefill_tokens_per_s must be a finite number > 0");
+    if (!(spec.prefill_overhead_s >= 0) || !std::isfinite(spec.prefill_overhead_s))
+        throw Invalid("endpoint '" + spec.name + "': prefill_overhead_s must be a finite number >= 0");
+    if (!(spec.prefill_attention_s_per_token_pair >= 0) || !std::isfinite(spec.prefill_attention_s_per_token_pair))
+        throw Invalid("endpoint '" + spec.name + "': prefill_attention_s_per_token_pair must be a finite number >= 0");
     if (spec.pd_group < -1 || spec.domain < -1)
         throw Invalid("endpoint '" + spec.name + "': pd_group and domain must be >= -1");
     int32_t slot;
@@ -40,7 +44,9 @@ int32_t EndpointTable::add(const EndpointSpec& spec) {
         name_.emplace_back();
         role_.push_back(Role::kBoth);
         for (auto* v : {&pd_group_, &domain_, &max_loras_, &waiting_, &running_, &in_flight_}) v->push_back(0);
-        for (auto* v : {&prefill_rate_, &kv_usage_}) v->push_back(0);
+        for (auto* v : {&prefill_rate_, &prefill_overhead_s_, &prefill_attention_, &kv_usage_, &prefill_backlog_s_,
+                        &prefill_busy_until_s_})
+            v->push_back(0);
         for (auto* v : {&ttft_us_, &itl_us_, &pending_prefill_tokens_, &active_blocks_}) v->push_back(0);
         loras_.emplace_back();
     }
@@ -52,6 +58,9 @@ int32_t EndpointTable::add(const EndpointSpec& spec) {
     domain_[slot] = spec.domain;
     max_loras_[slot] = spec.max_loras;
     prefill_rate_[slot] = spec.prefill_tokens_per_s;
+    prefill_overhead_s_[slot] = spec.prefill_overhead_s;
+    prefill_attention_[slot] = spec.prefill_attention_s_per_token_pair;
+    prefill_backlog_s_[slot] = prefill_busy_until_s_[slot] = 0;
     loras_[slot].clear();
     waiting_[slot] = running_[slot] = in_flight_[slot] = 0;
     kv_usage_[slot] = 0;
@@ -59,6 +68,12 @@ int32_t EndpointTable::add(const EndpointSpec& spec) {
     by_name_[spec.name] = slot;
     ++n_live_;
     return slot;
+}
+
+double prefill_seconds(const EndpointTable& t, int32_t slot, int64_t cached_tokens, int64_t new_tokens) {
+    const double cached = static_cast<double>(cached_tokens), fresh = static_cast<double>(new_tokens);
+    return t.prefill_overhead_s_[slot] +
+           fresh * (1.0 / t.prefill_rate_[slot] + t.prefill_attention_[slot] * (cached + fresh / 2.0));
 }
 
 void EndpointTable::check(int32_t slot) const {

@@ -58,6 +58,8 @@ int32_t Router::add_endpoint(const EndpointSpec& spec) {
     const int32_t slot = table_.add(spec);
     index_.reserve_endpoint(slot);
     index_.clear_endpoint(slot);
+    if (prefill_queue_.size() < static_cast<size_t>(table_.n_slots())) prefill_queue_.resize(table_.n_slots());
+    prefill_queue_[slot].clear();
     return slot;
 }
 
@@ -68,6 +70,7 @@ void Router::remove_endpoint(int32_t slot) {
         else ++it;
     }
     index_.clear_endpoint(slot);
+    prefill_queue_[slot].clear();
     table_.remove(slot);
 }
 
@@ -189,9 +192,10 @@ std::vector<int32_t> Router::rank(const RoutingPolicy& p, const RouteRequest& r,
                 add(p.w_lora);
             }
             if (p.w_prefill_cost > 0) {
-                std::vector<double> cost(n);
+                std::vector<double> wait(n), cost(n);
+                for (size_t j = 0; j < n; ++j) wait[j] = expected_wait_s(cand[j], r.now_s);
                 prefill_cost_seconds(table_, cand.data(), n, match->data(), r.prompt_tokens, opt_.block_tokens,
-                                     cost.data());
+                                     wait.data(), cost.data());
                 score_inverse_cost(cost.data(), n, part.data());
                 add(p.w_prefill_cost);
             }
@@ -276,38 +280,71 @@ PdDecision Router::route_pd(const RoutingPolicy& p, const RouteRequest& r) {
     return d;
 }
 
+double Router::expected_wait_s(int32_t slot, double now_s) const {
+    const auto& queue = prefill_queue_[slot];
+    if (queue.empty()) return 0.0;
+    const double head = requests_.at(queue.front().first).prefill_s;  // the front is always pending
+    const double backlog = table_.prefill_backlog_s_[slot];
+    return std::max({table_.prefill_busy_until_s_[slot] - now_s, backlog - head, 0.0});
+}
+
 void Router::dispatch(uint64_t request_id, int32_t slot, const uint64_t* hashes, size_t n_hashes,
-                      int64_t prompt_tokens, int32_t matched_blocks, int64_t output_tokens, bool record_prefix) {
+                      int64_t prompt_tokens, int32_t matched_blocks, int64_t output_tokens, bool record_prefix,
+                      double now_s) {
     table_.check(slot);
     if (prompt_tokens < 0 || output_tokens < 0 || matched_blocks < 0)
         throw Invalid("dispatch: prompt_tokens, output_tokens and matched_blocks must be >= 0");
+    if (!std::isfinite(now_s)) throw Invalid("dispatch: now_s must be a finite number");
     if (requests_.count(request_id))
         throw Invalid("dispatch: request id " + std::to_string(request_id) + " is already in flight");
     const int64_t bt = opt_.block_tokens;
+    const int64_t held = static_cast<int64_t>(matched_blocks) * bt;
     InFlight f;
     f.slot = slot;
-    f.uncached_tokens = std::max<int64_t>(prompt_tokens - static_cast<int64_t>(matched_blocks) * bt, 1);
+    f.uncached_tokens = std::max<int64_t>(prompt_tokens - held, 1);
     f.blocks = (prompt_tokens + output_tokens + bt - 1) / bt;
+    f.prefill_s = prefill_seconds(table_, slot, std::min(held, prompt_tokens), f.uncached_tokens);
+    f.seq = dispatches_++;
     f.prefill_pending = true;
     requests_.emplace(request_id, f);
+    prefill_queue_[slot].emplace_back(request_id, f.seq);
     table_.in_flight_[slot] += 1;
     table_.pending_prefill_tokens_[slot] += f.uncached_tokens;
     table_.active_blocks_[slot] += f.blocks;
+    table_.prefill_backlog_s_[slot] += f.prefill_s;
+    table_.prefill_busy_until_s_[slot] = std::max(table_.prefill_busy_until_s_[slot], now_s) + f.prefill_s;
     if (record_prefix) index_.insert(slot, hashes, n_hashes);
 }
 
-void Router::first_token(uint64_t request_id) {
-    auto it = requests_.find(request_id);
-    if (it == requests_.end() || !it->second.prefill_pending) return;
-    it->second.prefill_pending = false;
-    table_.pending_prefill_tokens_[it->second.slot] -= it->second.uncached_tokens;
+void Router::settle_prefill(InFlight& f, double now_s) {
+    f.prefill_pending = false;
+    table_.pending_prefill_tokens_[f.slot] -= f.uncached_tokens;
+    auto& queue = prefill_queue_[f.slot];
+    const bool was_head = queue.front().second == f.seq;
+    // Drop the settled entries at the front (those behind the head are dropped when they reach it).
+    auto pending = [&](const std::pair<uint64_t, uint64_t>& e) {
+        auto it = requests_.find(e.first);
+        return it != requests_.end() && it->second.seq == e.second && it->second.prefill_pending;
+    };
+    while (!queue.empty() && !pending(queue.front())) queue.pop_front();
+    double& backlog = table_.prefill_backlog_s_[f.slot];
+    double& busy_until = table_.prefill_busy_until_s_[f.slot];
+    backlog = queue.empty() ? 0.0 : std::max(backlog - f.prefill_s, 0.0);  // no float drift on an idle endpoint
+    // The next request starts now when the head is answered; another one answered early just takes its work away.
+    busy_until = was_head ? now_s + backlog : busy_until - f.prefill_s;
 }
 
-void Router::finish(uint64_t request_id) {
+void Router::first_token(uint64_t request_id, double now_s) {
+    auto it = requests_.find(request_id);
+    if (it == requests_.end() || !it->second.prefill_pending) return;
+    settle_prefill(it->second, now_s);
+}
+
+void Router::finish(uint64_t request_id, double now_s) {
     auto it = requests_.find(request_id);
     if (it == requests_.end()) throw NotFound("finish: request id " + std::to_string(request_id) + " is not in flight");
+    if (it->second.prefill_pending) settle_prefill(it->second, now_s);
     const InFlight& f = it->second;
-    if (f.prefill_pending) table_.pending_prefill_tokens_[f.slot] -= f.uncached_tokens;
     table_.in_flight_[f.slot] -= 1;
     table_.active_blocks_[f.slot] -= f.blocks;
     requests_.erase(it);

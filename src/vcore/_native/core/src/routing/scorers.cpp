@@ -78,11 +78,11 @@ void score_lora(const EndpointTable& t, const int32_t* cand, size_t n, int32_t l
 }
 
 void prefill_cost_seconds(const EndpointTable& t, const int32_t* cand, size_t n, const int32_t* match,
-                          int64_t prompt_tokens, int64_t block_tokens, double* out) {
+                          int64_t prompt_tokens, int64_t block_tokens, const double* wait_s, double* out) {
     for (size_t j = 0; j < n; ++j) {
-        const int32_t s = cand[j];
-        const int64_t uncached = std::max<int64_t>(prompt_tokens - static_cast<int64_t>(match[j]) * block_tokens, 1);
-        out[j] = static_cast<double>(t.pending_prefill_tokens_[s] + uncached) / t.prefill_rate_[s];
+        const int64_t held = static_cast<int64_t>(match[j]) * block_tokens;
+        const int64_t uncached = std::max<int64_t>(prompt_tokens - held, 1);
+        out[j] = wait_s[j] + prefill_seconds(t, cand[j], std::min(held, prompt_tokens), uncached);
     }
 }
 

@@ -2,9 +2,10 @@
 //
 // Two kinds of state per endpoint: what the engine reports (scraped metrics: waiting and running requests, KV
 // cache use, last-period TTFT and inter-token latency) and what the router itself tracks as it dispatches
-// (in-flight requests, prefill tokens sent but not yet answered with a first token, KV blocks of in-flight
-// requests). Plus the static description: role (prefill, decode, both), PD group, network domain, LoRA slots and
-// loaded adapters, relative prefill speed. Slots of removed endpoints are reused (free list).
+// (in-flight requests, prefill tokens and estimated prefill seconds sent but not yet answered with a first token,
+// when the endpoint is expected to have finished those prefills, KV blocks of in-flight requests). Plus the static
+// description: role (prefill, decode, both), PD group, network domain, LoRA slots and loaded adapters, and the
+// prefill time model. Slots of removed endpoints are reused (free list).
 #pragma once
 
 #include <cstdint>
@@ -25,8 +26,14 @@ struct EndpointSpec {
     int32_t pd_group = -1;             // -1: not in a PD group
     int32_t domain = -1;               // network domain id (node topology / HyperNode), -1: unknown
     int32_t max_loras = 0;             // LoRA adapter slots
-    double prefill_tokens_per_s = 1.0; // relative prefill speed (used by the prefill-cost estimate)
+    // Prefill time model (the roofline one of vcore.sim.llm.EngineParams): a prefill of `new` tokens after
+    // `cached` ones takes overhead + new * (1 / tokens_per_s + attention * (cached + new / 2)) seconds. The
+    // defaults (1 token/s, no overhead, no attention) rank by tokens, in relative units.
+    double prefill_tokens_per_s = 1.0;
+    double prefill_overhead_s = 0.0;
+    double prefill_attention_s_per_token_pair = 0.0;
 };
+
 
 class EndpointTable {
  public:
@@ -43,7 +50,7 @@ class EndpointTable {
     std::vector<uint8_t> live_;
     std::vector<Role> role_;
     std::vector<int32_t> pd_group_, domain_, max_loras_;
-    std::vector<double> prefill_rate_;
+    std::vector<double> prefill_rate_, prefill_overhead_s_, prefill_attention_;
     std::vector<std::vector<int32_t>> loras_;  // loaded adapter ids per slot (sorted)
     // engine-reported (scraped)
     std::vector<uint8_t> healthy_;
@@ -53,11 +60,16 @@ class EndpointTable {
     // router-tracked
     std::vector<int32_t> in_flight_;
     std::vector<int64_t> pending_prefill_tokens_, active_blocks_;
+    std::vector<double> prefill_backlog_s_;     // estimated seconds of the prefills sent and not yet answered
+    std::vector<double> prefill_busy_until_s_;  // when those prefills should be done (the router's clock)
 
  private:
     std::unordered_map<std::string, int32_t> by_name_;
     std::vector<int32_t> free_;
     int32_t n_live_ = 0;
 };
+
+// Seconds a prefill of `new_tokens` after `cached_tokens` takes on `slot` (EndpointSpec's time model).
+double prefill_seconds(const EndpointTable& t, int32_t slot, int64_t cached_tokens, int64_t new_tokens);
 
 }  // namespace vcore::routing

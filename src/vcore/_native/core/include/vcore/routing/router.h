@@ -4,11 +4,14 @@
 // computes every enabled score for all of them in one pass each, and returns the best top_n (the fallbacks a
 // proxy retries in order). route_pd() pairs a decode endpoint with the best prefill endpoint of its PD group.
 // dispatch / first_token / finish keep the router-tracked load and the prefix index in step with what was sent.
+// Times (now_s) are the caller's clock in seconds (monotonic; virtual time in a replay): with them the router
+// knows how far the prefill at the head of each endpoint's queue has gone (see expected_wait_s).
 // Ties are broken by a seeded per-decision key, so equal inputs give equal decisions.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -67,6 +70,7 @@ struct RouteRequest {
     int32_t session_slot = -1;  // endpoint that served this session before, -1 = none
     const int32_t* candidates = nullptr;  // nullptr: every live endpoint
     size_t n_candidates = 0;
+    double now_s = 0;  // the caller's clock
 };
 
 struct RouterOptions {
@@ -96,9 +100,15 @@ class Router {
 
     // Request bookkeeping (request ids are the caller's, unique while in flight).
     void dispatch(uint64_t request_id, int32_t slot, const uint64_t* hashes, size_t n_hashes, int64_t prompt_tokens,
-                  int32_t matched_blocks, int64_t output_tokens, bool record_prefix);
-    void first_token(uint64_t request_id);  // idempotent
-    void finish(uint64_t request_id);       // NotFound for an unknown id
+                  int32_t matched_blocks, int64_t output_tokens, bool record_prefix, double now_s);
+    void first_token(uint64_t request_id, double now_s);  // idempotent
+    void finish(uint64_t request_id, double now_s);       // NotFound for an unknown id
+
+    // Expected seconds from now_s until `slot` starts a new request's prefill: its prefills sent and not yet
+    // answered, as estimated at dispatch, less the progress of the one at the head of its queue (engines prefill
+    // first come, first served). The head's progress is now_s - when it started (its dispatch on an idle endpoint,
+    // or the previous first token), at most its estimate: an overdue head leaves the others' work in full.
+    double expected_wait_s(int32_t slot, double now_s) const;
     int64_t n_in_flight() const { return static_cast<int64_t>(requests_.size()); }
     uint64_t decisions() const { return decisions_; }
 
@@ -107,8 +117,12 @@ class Router {
         int32_t slot;
         int64_t uncached_tokens;
         int64_t blocks;
+        double prefill_s;  // estimated at dispatch
+        uint64_t seq;      // dispatch sequence number (request ids may be reused once finished)
         bool prefill_pending;
     };
+    // The prefill of `f` is answered (first token) or abandoned (finished before it): update the backlog.
+    void settle_prefill(InFlight& f, double now_s);
     // Candidate slots after the filters; fills counts. waiting filter relaxed when it alone empties the set.
     std::vector<int32_t> filter(const RoutingPolicy& p, const RouteRequest& r, Role wanted, bool pd,
                                 FilterCounts* counts, bool* relaxed) const;
@@ -121,6 +135,8 @@ class Router {
     PrefixIndex index_;
     std::unordered_map<std::string, int32_t> lora_ids_;
     std::unordered_map<uint64_t, InFlight> requests_;
+    std::vector<std::deque<std::pair<uint64_t, uint64_t>>> prefill_queue_;  // per slot: (request id, seq), FIFO
+    uint64_t dispatches_ = 0;
     uint64_t decisions_ = 0;
     uint64_t round_robin_ = 0;
     mutable std::mutex mutex_;

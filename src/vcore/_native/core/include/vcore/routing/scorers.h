@@ -34,11 +34,12 @@ void score_prefix(const int32_t* match, size_t n, int64_t n_blocks, int32_t top_
 // are filtered out before scoring). No adapter requested: 100 everywhere.
 void score_lora(const EndpointTable& t, const int32_t* cand, size_t n, int32_t lora, double* out);
 
-// vcore prefill cost: the seconds until this request's first token if sent to the endpoint, estimated from what
-// the router knows now: (prefill tokens already sent there and not yet answered + this request's uncached
-// tokens) / the endpoint's prefill speed. uncached = max(prompt_tokens - match * block_tokens, 1).
+// vcore prefill cost: the expected seconds until this request's first token on each endpoint: the wait for the
+// prefills already sent there (wait_s, from the router's bookkeeping: see Router::expected_wait_s) plus this
+// request's own prefill there, whose cached part is the prefix the endpoint holds: prefill_seconds(cached =
+// min(match * block_tokens, prompt_tokens), new = max(prompt_tokens - match * block_tokens, 1)).
 void prefill_cost_seconds(const EndpointTable& t, const int32_t* cand, size_t n, const int32_t* match,
-                          int64_t prompt_tokens, int64_t block_tokens, double* out);
+                          int64_t prompt_tokens, int64_t block_tokens, const double* wait_s, double* out);
 // Score of a cost: 100 * min_cost / cost (100 for the cheapest; 100 everywhere when every cost is 0).
 void score_inverse_cost(const double* cost, size_t n, double* out);
 
