@@ -31,7 +31,7 @@ from vcore.errors import (
     VCoreError,
 )
 from vcore.profile import Profile
-from vcore.scheduler import Evaluation, FilterResult, Placement, Scheduler
+from vcore.scheduler import Evaluation, FilterResult, NodeScope, Placement, Scheduler
 
 __version__ = "0.1.0"
 
@@ -46,6 +46,7 @@ __all__ = [
     "NodeExistsError",
     "NodeInUseError",
     "NodeNotFoundError",
+    "NodeScope",
     "Placement",
     "PodAlreadyBoundError",
     "PodExistsError",

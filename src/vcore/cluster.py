@@ -193,7 +193,8 @@ class Cluster:
         """Add a pod: pending when ``spec.nodeName`` is empty, accounted as running there when it is set (its
         ``volcano.sh/gpu-index`` annotation names the GPUs it holds), holding nothing once Succeeded or Failed.
         It joins the PodGroup its ``scheduling.k8s.io/group-name`` annotation names; without one it is a gang of
-        one. A key already present raises PodExistsError; an unknown node NodeNotFoundError."""
+        one. A running pod that ``schedule()`` or ``bind()`` already accounted on that node keeps that accounting
+        (its devices included). A key already present raises PodExistsError; an unknown node NodeNotFoundError."""
         spec = pod_spec(pod)
         info = pod_info(pod, spec)
         if info.key in self._batch.pods:
@@ -204,6 +205,9 @@ class Cluster:
     def _track(self, info: Any) -> None:
         """Bind a running pod, compile a pending one (once, at ingest: a cycle then only places it)."""
         if info.node_name and not info.terminated:
+            if self.node_of(info.key) == info.node_name:  # placed by schedule() or bind(): adopt that binding
+                info.shape = self._batch.shape_of(self._state.compile_pod(info.spec).requests)
+                return
             info.shape = self._batch.shape_of(self._bind_spec(info.spec, info.node_name, info.gpu_index).requests)
         elif info.terminated:
             self.check_unbound(info.key)

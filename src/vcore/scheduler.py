@@ -11,7 +11,7 @@ import contextlib
 import gc
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -69,6 +69,14 @@ class Placement(NamedTuple):
     gpus: GpuChoice | None = None
 
 
+class NodeScope(NamedTuple):
+    """The nodes a scheduler is confined to (soft=False) or prefers (soft=True); see Scheduler.set_node_scope."""
+
+    nodes: frozenset[str]
+    soft: bool
+    avoid: frozenset[str] = frozenset()
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """Raw result of one native filter+score pass, indexed by node index (Cluster.node_index)."""
@@ -105,6 +113,7 @@ class Scheduler:
         self._share = share_plugin(self.cycle)
         self._state = cluster._state
         self._engine = _core.Engine(self._state, self.profile.native(), seed)
+        self._scope: NodeScope | None = None
 
     def compile(self, pod: Any) -> _core.CompiledPod:
         """Convert a pod once for repeated evaluation (benchmarks, what-if loops)."""
@@ -122,7 +131,7 @@ class Scheduler:
         ev = self.evaluate(pod)
         names = self._state.node_names()
         feasible = [names[i] for i in np.flatnonzero(ev.feasible_mask)]
-        message = "" if feasible else fit_error_message(self._state.n_nodes, ev.reasons)
+        message = "" if feasible else fit_error_message(self._n_visible(), ev.reasons)
         return FilterResult(feasible, ev.reasons, message)
 
     def score(self, pod: Any) -> dict[str, int]:
@@ -169,7 +178,7 @@ class Scheduler:
         nodes, reasons, gpus, _ = self._engine.schedule(batch)
         names = self._state.node_names()
         resources = self._state.resource_names()
-        n_nodes = self._state.n_nodes
+        n_nodes = self._n_visible()
         placements = []
         for i, (key, node) in enumerate(zip(keys, nodes.tolist())):
             if node >= 0:
@@ -179,16 +188,63 @@ class Scheduler:
                 placements.append(Placement(key, None, counts, fit_error_message(n_nodes, counts)))
         return placements
 
-    def run_cycle(self, *, eligible: Iterable[str] | None = None) -> CycleResult:
+    def set_node_scope(self, nodes: Iterable[str] | None, *, soft: bool = False,
+                       avoid: Iterable[str] = ()) -> None:
+        """Confine this scheduler's decisions to a set of nodes (a shard of the cluster), or prefer them.
+
+        Hard (``soft=False``): schedule() and run_cycle() (and evaluate/filter/score) see only the named nodes, as
+        if the others did not exist; a pod that fits none of them is unschedulable and its message counts only
+        them. Soft: schedule() and run_cycle() try the named nodes first and place on the others only what fits
+        none of them, never on the ``avoid`` nodes (say, other schedulers' shards). Names need not be nodes yet: a
+        node added later under a named name joins the scope. None clears the scope. The other nodes still hold
+        what is bound to them."""
+        if nodes is None:
+            self._engine.set_scope(None)
+            self._scope = None
+            return
+        if isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
+            raise TypeError(f"Scheduler.set_node_scope: nodes must be an iterable of node names, not "
+                            f"{type(nodes).__name__}")
+        names = frozenset(nodes)
+        if isinstance(avoid, (str, bytes)) or not isinstance(avoid, Iterable):
+            raise TypeError(f"Scheduler.set_node_scope: avoid must be an iterable of node names, not "
+                            f"{type(avoid).__name__}")
+        avoided = frozenset(avoid)
+        bad = next((n for n in names | avoided if not isinstance(n, str)), None)
+        if bad is not None:
+            raise TypeError(f"Scheduler.set_node_scope: node names must be strings, got {bad!r}")
+        if not isinstance(soft, bool):
+            raise TypeError(f"Scheduler.set_node_scope: soft must be True or False, got {soft!r}")
+        self._engine.set_scope(sorted(names), soft, sorted(avoided - names))
+        self._scope = NodeScope(names, soft, avoided - names)
+
+    @property
+    def node_scope(self) -> NodeScope | None:
+        """The scope set by set_node_scope (None: every node)."""
+        return self._scope
+
+    def _n_visible(self) -> int:
+        # A hard scope is the scheduler's whole world: "0/3 nodes are available" counts the shard's nodes.
+        return self._engine.scope_size if self._scope is not None and not self._scope.soft else self._state.n_nodes
+
+    def run_cycle(self, *, eligible: Iterable[str] | None = None,
+                  between_jobs: Callable[[], None] | None = None) -> CycleResult:
         """One scheduling cycle over the cluster's pending pods, PodGroups and queues: the configured actions
         (enqueue, allocate, backfill, preempt, reclaim) in order. Placements are bound in the cluster when it
         returns; evicted pods stay accounted (Releasing) until ``cluster.remove_pod`` takes them away.
 
         ``eligible`` (pod keys) limits the jobs tried to those with an eligible pending pod, as a scheduler's
         queue keeps pods that are backing off or waiting for a cluster change out of a cycle; the others keep
-        their status and still count in their queues."""
+        their status and still count in their queues.
+
+        ``between_jobs`` is called after each job's placement (or eviction) is committed or undone, in the calling
+        thread: a caller that must not wait for the whole cycle (an adapter placing latency-sensitive pods with
+        ``schedule()`` on the same cluster) does its work there. It may bind and unbind pods; it must not add or
+        remove nodes or the cycle's pods and groups. The cycle's later jobs see what it bound."""
+        if between_jobs is not None and not callable(between_jobs):
+            raise TypeError(f"run_cycle: between_jobs must be callable, not {type(between_jobs).__name__}")
         with _gc_paused():
-            return run_cycle(self.cluster, self._engine, self.cycle, self._share, eligible)
+            return run_cycle(self.cluster, self._engine, self.cycle, self._share, eligible, between_jobs)
 
     def observe(self, pods: Iterable[Any]) -> None:
         """Count pods toward GPUPlacement's learned target workload without placing them (e.g. the pods already

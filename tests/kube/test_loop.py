@@ -19,7 +19,7 @@ class RecordingBinder:
     def __init__(self):
         self.submitted = []
 
-    def submit(self, pod, node, gpu_index=None):
+    def submit(self, pod, node, gpu_index=None, evict=()):
         self.submitted.append((pod["metadata"]["name"], node, gpu_index))
         return True
 

@@ -101,9 +101,15 @@ def test_scheduler_identity_has_exactly_the_cluster_role(control_plane, namespac
     api = load_api(control_plane.scheduler_kubeconfig)
     try:
         assert api.get("/api/v1/nodes") is not None
-        with pytest.raises(ApiException) as err:
-            api.create(f"/api/v1/namespaces/{namespace}/pods", pod("p", namespace))
+        with pytest.raises(ApiException) as err:  # pods it may create (warm-pool placeholders); nothing else
+            api.create(f"/api/v1/namespaces/{namespace}/configmaps", {
+                "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": namespace}})
         assert err.value.status == 403
+        with pytest.raises(ApiException) as err:
+            api.put(f"/apis/shard.volcano.sh/v1alpha1/nodeshards/x", {
+                "apiVersion": "shard.volcano.sh/v1alpha1", "kind": "NodeShard", "metadata": {"name": "x"},
+                "spec": {"nodesDesired": []}})
+        assert err.value.status == 403  # a NodeShard's spec is the sharding controller's
         with pytest.raises(ApiException) as err:
             api.get("/api/v1/secrets")
         assert err.value.status == 403

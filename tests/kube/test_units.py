@@ -118,7 +118,8 @@ def _vcore_importers() -> set[str]:
 
 
 def test_only_the_conversion_seam_imports_vcore():
-    assert _vcore_importers() == {"convert.py", "cycle.py"}
+    # The conversion, and the decision seams: the batch cycle, the fast path, the warm pools' hits and refills.
+    assert _vcore_importers() == {"convert.py", "cycle.py", "fastpath.py", "warmpool.py"}
 
 
 def test_command_line_rejects_a_bad_configuration(tmp_path, capsys):

@@ -6,9 +6,19 @@ Modules, by job:
     reflector   list+watch of one resource per thread (relist on 410, bookmarks, backoff with jitter)
     cache       the latest objects by kind and key, and the deltas between states
     convert     Kubernetes objects into vcore's cluster state (the one module that knows both)
-    cycle       the decision seam: vcore.Scheduler.schedule() today, run_cycle() with the gang API
+    cycle       the decision seam of the batch: vcore.Scheduler.run_cycle() (the gang API)
     loop        the scheduling loop and its queue (backoff, unschedulable pods, assume/forget)
-    binder      pods/binding with bounded concurrency (and the volcano.sh/gpu-index annotation)
+    fastpath    agent pods placed on arrival in micro-batches (the fast path's decision seam)
+    schedqueue  kube-scheduler's scheduling queue for the fast path (active, backoff, unschedulable, hints)
+    warmpool    warm pools: placeholders kept out of vcore's state, hits, room, refill (their decision seam)
+    agentwork   the fast path and warm pools wired to the loop's events and bindings
+    shardplan   the sharding controller's configuration and assignment rule (numpy)
+    sharder     the sharding controller process (vcore-scheduler --role sharder)
+    nodeshard   Volcano's NodeShard reads and writes
+    membership  an instance's share of the nodes and its hand-over protocol
+    shardwriter an instance's NodeShard status writes (a thread of their own)
+    shardcontrol  sharding in the scheduling loop: scopes applied to every scheduler, writes handed over
+    binder      pods/binding with bounded concurrency (and the volcano.sh/gpu-index annotation, evictions first)
     events      Scheduled / FailedScheduling events and the PodScheduled condition
     leader      leader election on a coordination.k8s.io Lease
     metrics     Prometheus metrics, /metrics /healthz /readyz

@@ -2,8 +2,10 @@
 
 A GPU pod first gets its ``volcano.sh/gpu-index`` annotation (a merge patch), then the binding. Both requests
 carry the pod's UID as a precondition, so a pod deleted and re-created under the same name is never bound by a
-decision made for its predecessor. The result is classified, never retried here: the scheduling loop decides
-(a 409 means someone else bound it or it was replaced; a 404 that it is gone; anything else backs off).
+decision made for its predecessor. A binding may first delete pods that give it their place (a warm pool's
+placeholders; UID preconditions too, and one already gone is fine): the node is never over-committed. The result
+is classified, never retried here: the scheduling loop decides (a 409 means someone else bound it or it was
+replaced; a 404 that it is gone; anything else backs off).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class BindResult:
     outcome: str  # OK, CONFLICT, NOT_FOUND or ERROR
     reason: str = ""  # for errors: server_error, timeout, connection, forbidden, ...
     finished: float = 0.0  # wall clock (time.time) when the API server answered
+    requested: float = 0.0  # perf_counter when the binding request was sent
 
 
 class Binder:
@@ -43,12 +46,13 @@ class Binder:
         self._lock = threading.Lock()
         self._closed = False
 
-    def submit(self, pod: dict, node: str, gpu_index: str | None = None) -> bool:
-        """Queue a binding; False once the binder is shut down (the caller forgets the decision)."""
+    def submit(self, pod: dict, node: str, gpu_index: str | None = None, evict: list[dict] = ()) -> bool:
+        """Queue a binding (after deleting the `evict` pods); False once the binder is shut down (the caller
+        forgets the decision)."""
         with self._lock:
             if self._closed:
                 return False
-            self._pool.submit(self._bind, pod, node, gpu_index)
+            self._pool.submit(self._bind, pod, node, gpu_index, list(evict))
             return True
 
     def shutdown(self) -> None:
@@ -58,17 +62,21 @@ class Binder:
             self._closed = True
         self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def _bind(self, pod: dict, node: str, gpu_index: str | None) -> None:
+    def _bind(self, pod: dict, node: str, gpu_index: str | None, evict: list[dict]) -> None:
         meta = pod["metadata"]
         namespace, name, uid = meta.get("namespace", ""), meta["name"], meta.get("uid", "")
+        requested = 0.0
         try:
+            for victim in evict:
+                delete_pod(self.api, victim, self.request_timeout)
             if gpu_index is not None:
                 self.api.patch(pod_path(namespace, name), {"metadata": {
                     "uid": uid, "annotations": {GPU_INDEX_ANNOTATION: gpu_index}}}, timeout=self.request_timeout)
+            requested = time.perf_counter()
             self.api.request("POST", pod_path(namespace, name, "binding"), timeout=self.request_timeout, body={
                 "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": namespace, "uid": uid},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
-            result = BindResult(f"{namespace}/{name}", uid, node, OK, finished=time.time())
+            result = BindResult(f"{namespace}/{name}", uid, node, OK, finished=time.time(), requested=requested)
         except ApiException as e:
             outcome = {409: CONFLICT, 404: NOT_FOUND}.get(e.status, ERROR)
             reason = {403: "forbidden", 429: "throttled"}.get(e.status, "server_error" if (e.status or 0) >= 500
@@ -76,7 +84,7 @@ class Binder:
             if outcome == ERROR:
                 log.warning("binding %s/%s to %s: HTTP %s %s", namespace, name, node, e.status, (e.body or "")[:300])
             result = BindResult(f"{namespace}/{name}", uid, node, outcome,
-                                "" if outcome != ERROR else reason, time.time())
+                                "" if outcome != ERROR else reason, time.time(), requested)
         except (urllib3.exceptions.TimeoutError, TimeoutError):
             result = BindResult(f"{namespace}/{name}", uid, node, ERROR, "timeout", time.time())
         except (urllib3.exceptions.HTTPError, OSError):
@@ -85,3 +93,14 @@ class Binder:
             log.exception("binding %s/%s to %s", namespace, name, node)
             result = BindResult(f"{namespace}/{name}", uid, node, ERROR, "internal", time.time())
         self.done(result)
+
+
+def delete_pod(api: Api, pod: dict, timeout: float = 30.0) -> None:
+    """Delete a pod at once (grace period 0), only the one of this UID; one already gone is fine."""
+    meta = pod["metadata"]
+    try:
+        api.delete(pod_path(meta.get("namespace", ""), meta["name"]),
+                   {"gracePeriodSeconds": 0, "preconditions": {"uid": meta.get("uid")}}, timeout=timeout)
+    except ApiException as e:
+        if e.status not in (404, 409):  # gone, or a new pod of that name: nothing of this one is left
+            raise

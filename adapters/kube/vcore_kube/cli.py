@@ -7,10 +7,11 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import sys
 
-from vcore_kube.config import ConfigError, load_config
+from vcore_kube.config import ConfigError, load_config, validate
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -19,6 +20,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", help="YAML configuration (schedulerName, profile, cyclePeriod, "
                                          "bindConcurrency, leaderElection, metricsAddress, ...)")
     parser.add_argument("--identity", help="leader-election identity (default: hostname_random)")
+    parser.add_argument("--sharding-mode", choices=["none", "soft", "hard"],
+                        help="place only on this instance's NodeShard (hard), prefer it (soft), or everywhere "
+                             "(none); overrides the configuration's sharding.mode")
+    parser.add_argument("--shard", help="this instance's NodeShard name (sharding.shard)")
+    parser.add_argument("--role", choices=["scheduler", "sharder"], default="scheduler",
+                        help="sharder: run the sharding controller instead (--sharding-config)")
+    parser.add_argument("--sharding-config", help="--role sharder: its YAML (schedulerConfigs, shardSyncPeriod, ...)")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     parser.add_argument("--demo", action="store_true",
                         help="start a test control plane with synthetic nodes, schedule a mixed workload on it "
@@ -33,8 +41,16 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--nodes and --pods must be >= 1")
         from vcore_kube.demo import run_demo
         return run_demo(nodes=args.nodes, pods=args.pods, directory=args.dir)
+    if args.role == "sharder":
+        from vcore_kube.sharder import run_sharder
+        return run_sharder(args.kubeconfig, args.sharding_config, identity=args.identity)
     try:
         config = load_config(args.config)
+        if args.sharding_mode or args.shard:
+            sharding = dataclasses.replace(config.sharding, **{k: v for k, v in (
+                ("mode", args.sharding_mode), ("shard", args.shard)) if v})
+            config = dataclasses.replace(config, sharding=sharding)
+            validate(config)
         from vcore_kube.process import SchedulerProcess
         process = SchedulerProcess(config, args.kubeconfig, identity=args.identity)
     except (ConfigError, ValueError, TypeError) as e:  # vcore.ProfileError is a ValueError

@@ -32,6 +32,37 @@ class LeaderElection:
 
 
 @dataclass(frozen=True)
+class FastPath:
+    """Agent pods placed on arrival (see fastpath.py): those of `schedulerName`, and this scheduler's pods of the
+    `priorityClassNames` or with the annotation vcore.io/fast-path: "true"."""
+
+    enabled: bool = False
+    scheduler_name: str = ""
+    priority_class_names: tuple[str, ...] = ()
+    window: float = 0.001  # a micro-batch takes the pods that arrive within this of its first
+    max_batch: int = 256
+    bind_concurrency: int = 32  # bindings in flight for agent pods and placeholders (their own workers)
+    profile: dict | None = None  # the agent profile (None: the scheduler's profile)
+
+
+@dataclass(frozen=True)
+class Sharding:
+    """Which of a sharded cluster's nodes this instance places on (Volcano's NodeShard; see membership.py)."""
+
+    mode: str = "none"  # none | soft | hard
+    shard: str = ""  # the NodeShard's name
+
+
+@dataclass(frozen=True)
+class WarmPools:
+    """Warm pools (vcore.io/v1alpha1 WarmPool objects naming this scheduler; see warmpool.py)."""
+
+    enabled: bool = True
+    placeholder_priority_class: str = "vcore-warm-placeholder"
+    placeholder_image: str = "registry.k8s.io/pause:3.10"
+
+
+@dataclass(frozen=True)
 class Config:
     scheduler_name: str = "vcore"
     profile: dict | None = None  # one KubeSchedulerConfiguration profile (vcore.Profile validates it)
@@ -46,6 +77,9 @@ class Config:
     leader_election: LeaderElection = field(default_factory=LeaderElection)
     metrics_address: str = "0.0.0.0:10261"  # "" disables the HTTP endpoint (/metrics, /healthz, /readyz)
     seed: int = 0
+    fast_path: FastPath = field(default_factory=FastPath)
+    sharding: Sharding = field(default_factory=Sharding)
+    warm_pools: WarmPools = field(default_factory=WarmPools)
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -73,12 +107,15 @@ def _camel(name: str) -> str:
 
 
 _KEYS = {_camel(f.name): f.name for f in fields(Config)}
-_LEADER_KEYS = {_camel(f.name): f.name for f in fields(LeaderElection)}
+_SECTIONS = {"leader_election": LeaderElection, "fast_path": FastPath, "sharding": Sharding,
+             "warm_pools": WarmPools}
+_SECTION_KEYS = {cls: {_camel(f.name): f.name for f in fields(cls)} for cls in _SECTIONS.values()}
 _DURATIONS = {"cycle_period", "pod_initial_backoff_seconds", "pod_max_backoff_seconds",
-              "pod_max_in_unschedulable_seconds", "lease_duration", "renew_deadline", "retry_period"}
+              "pod_max_in_unschedulable_seconds", "lease_duration", "renew_deadline", "retry_period", "window"}
 
 
-def _check_type(value: Any, kind: type, where: str) -> Any:
+def check_type(value: Any, kind: type, where: str) -> Any:
+    """The value, if it is of the kind (bool, int, str, dict); else ConfigError naming `where`."""
     if kind is bool and not isinstance(value, bool):
         raise ConfigError(f"{where}: expected true or false, got {value!r}")
     if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
@@ -102,13 +139,18 @@ def _section(data: Any, keys: dict[str, str], cls: type, where: str) -> dict[str
         name = keys[key]
         if name in _DURATIONS:
             out[name] = parse_duration(value, path)
-        elif name == "leader_election":
-            out[name] = LeaderElection(**_section(value, _LEADER_KEYS, LeaderElection, path))
+        elif name in _SECTIONS and cls is Config:
+            section = _SECTIONS[name]
+            out[name] = section(**_section(value, _SECTION_KEYS[section], section, path))
         elif value is None and types[name] == "dict | None":
             out[name] = None
+        elif types[name] == "tuple[str, ...]":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{path}: expected a list of strings, got {value!r}")
+            out[name] = tuple(value)
         else:
             kind = {"bool": bool, "int": int, "str": str, "dict | None": dict}[types[name]]
-            out[name] = _check_type(value, kind, path)
+            out[name] = check_type(value, kind, path)
     return out
 
 
@@ -127,11 +169,12 @@ def load_config(source: str | os.PathLike | dict | None) -> Config:
             raise ConfigError(f"{source}: not valid YAML: {e}") from None
         data = data if data is not None else {}
     config = Config(**_section(data, _KEYS, Config, ""))
-    _validate(config)
+    validate(config)
     return config
 
 
-def _validate(c: Config) -> None:
+def validate(c: Config) -> None:
+    """Raise ConfigError for values that are each fine alone but wrong together (or out of range)."""
     if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", c.scheduler_name):
         raise ConfigError(f"schedulerName: {c.scheduler_name!r} is not a valid scheduler name")
     if not 1 <= c.bind_concurrency <= 1024:
@@ -143,6 +186,18 @@ def _validate(c: Config) -> None:
     le = c.leader_election
     if le.leader_elect and not le.lease_duration > le.renew_deadline > le.retry_period:
         raise ConfigError("leaderElection: needs leaseDuration > renewDeadline > retryPeriod")
+    fp = c.fast_path
+    if fp.enabled and fp.scheduler_name and fp.scheduler_name == c.scheduler_name:
+        raise ConfigError("fastPath.schedulerName: must differ from schedulerName (use priorityClassNames or "
+                          "the vcore.io/fast-path annotation for the scheduler's own pods)")
+    if not 1 <= fp.bind_concurrency <= 1024:
+        raise ConfigError(f"fastPath.bindConcurrency: must be in [1, 1024], got {fp.bind_concurrency}")
+    if not 1 <= fp.max_batch <= 100_000:
+        raise ConfigError(f"fastPath.maxBatch: must be in [1, 100000], got {fp.max_batch}")
+    if c.sharding.mode not in ("none", "soft", "hard"):
+        raise ConfigError(f"sharding.mode: expected none, soft or hard, got {c.sharding.mode!r}")
+    if c.sharding.mode != "none" and not c.sharding.shard:
+        raise ConfigError("sharding.shard: required with sharding.mode soft or hard (the NodeShard's name)")
     if c.metrics_address:
         host, sep, port = c.metrics_address.rpartition(":")
         if not sep or not port.isdigit() or not 0 <= int(port) < 65536:

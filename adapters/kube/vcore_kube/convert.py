@@ -155,7 +155,10 @@ class Converter:
         self._drop_orphan(key)
         self._accounted.pop(key, None)
         if not self.cluster.has_pod(key):
-            return False
+            if self.cluster.node_of(key) is None:
+                return False
+            self.cluster.unbind(key)  # placed by the fast path, not yet seen bound
+            return True
         held = self.cluster.node_of(key) is not None
         self.cluster.remove_pod(key)
         return held

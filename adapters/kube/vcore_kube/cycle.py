@@ -11,6 +11,7 @@ the pods to evict for preemption.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import vcore
 
@@ -52,10 +53,10 @@ class Cycle:
         if cluster.has_pod(key) and cluster.node_of(key) is None:
             cluster.remove_pod(key)
 
-    def run(self, due: list[str]) -> Outcome:
+    def run(self, due: list[str], between_jobs: Callable[[], None] | None = None) -> Outcome:
         """One gang cycle trying the jobs of the due pods; each placed pod is assumed (bound in vcore's cluster)
-        until `forget`."""
-        result = self.scheduler.run_cycle(eligible=due)
+        until `forget`. `between_jobs` runs after each job (the fast path's turn)."""
+        result = self.scheduler.run_cycle(eligible=due, between_jobs=between_jobs)
         outcome = Outcome(unschedulable=result.unschedulable, podgroups=result.podgroups,
                           evictions=result.evictions)
         for placement in result.bindings:

@@ -38,6 +38,9 @@ def now_time() -> str:
 
 
 class Recorder:
+    # Pods of these scheduler names (the fast path's) are reported under their own name, not scheduler_name.
+    reports_for: frozenset[str] = frozenset()
+
     def __init__(self, api: Api, scheduler_name: str, *, enabled: bool = True, capacity: int = 20000,
                  dropped: Callable[[], None] = lambda: None) -> None:
         self.api, self.scheduler_name, self.enabled, self.dropped = api, scheduler_name, enabled, dropped
@@ -70,6 +73,10 @@ class Recorder:
         self._put(("event", victim, "Normal", "Preempted", "Preempting",
                    f"Preempted by {preemptor} on node {node} ({reason})"))
         self._queue.put(("evict", victim, EVICTION_ATTEMPTS))  # blocks rather than drops
+
+    def _controller(self, pod: dict) -> str:
+        name = (pod.get("spec") or {}).get("schedulerName")
+        return name if name in self.reports_for else self.scheduler_name
 
     def _put(self, item: tuple) -> None:
         if not self.enabled:
@@ -107,7 +114,7 @@ class Recorder:
         self.api.create(f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", {
             "apiVersion": "events.k8s.io/v1", "kind": "Event",
             "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": namespace},
-            "eventTime": micro_time(), "reportingController": self.scheduler_name,
+            "eventTime": micro_time(), "reportingController": self._controller(pod),
             "reportingInstance": self.instance, "action": action, "reason": reason, "type": kind,
             "note": note[:NOTE_LIMIT],
             "regarding": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": meta["name"],

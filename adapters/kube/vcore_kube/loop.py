@@ -13,6 +13,11 @@ the preemptor's status which node it waits for). A failed binding is
 forgotten (the pod's resources are released in vcore) and retried after its backoff, unless the pod is gone or
 the watch has meanwhile shown it bound; a 409 or a 404 is never retried blindly, so a pod bound by someone else
 or deleted between decision and binding costs one request, not a storm.
+
+Agent pods (the fast path) and warm-pool placeholders are handled by agentwork.py, which the loop calls for their
+events, between its other work and between two jobs of a running cycle; sharding (shardcontrol.py) confines every
+decision to the instance's nodes. Every binding, whoever decided it, first deletes the placeholders its node can no
+longer hold beside it.
 """
 
 from __future__ import annotations
@@ -23,8 +28,9 @@ import logging
 import queue
 import threading
 import time
+from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from vcore_kube import binder as bind
 from vcore_kube.cache import Cache, Delta
@@ -34,6 +40,10 @@ from vcore_kube.cycle import Cycle
 from vcore_kube.events import Recorder
 from vcore_kube.metrics import Metrics
 from vcore_kube.reflector import paused_gc
+
+if TYPE_CHECKING:
+    from vcore_kube.agentwork import AgentWork
+    from vcore_kube.shardcontrol import ShardControl
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +65,8 @@ class PendingPod:
     deleted: bool = False  # while binding: the watch has shown the pod deleted
     event_message: str = ""
     event_at: float = field(default=-1e9)
+    kind: str = "batch"  # batch (the cycle's) | fast (the fast path's) | placeholder (a warm pool's)
+    received: float = 0.0  # perf_counter of the watch event that brought it (fast path)
 
 
 class SchedulingLoop(threading.Thread):
@@ -74,13 +86,19 @@ class SchedulingLoop(threading.Thread):
         self.cycles = 0
         self._queues_seen: set[str] = set()
         self._announced = False  # "caches synced" logged
+        self.agents: "AgentWork | None" = None  # the fast path and warm pools (process.py wires them)
+        self.shards: "ShardControl | None" = None  # sharding
+        self._deferred: deque = deque()  # what arrived during a cycle and waits for its end
+        self._deferred_keys: set[str] = set()  # pods with a deferred event (their later events wait too)
+        self._in_flight_nodes: Counter = Counter()  # node -> our bindings in flight to it
+        self.agent_binder: "bind.Binder | None" = None  # agent pods' and placeholders' own (None: the binder)
 
     # -- inputs (any thread) -------------------------------------------------------------------------------
     def replace(self, kind: str, items: list[dict], resource_version: str) -> None:
         self.inbox.put(("replace", kind, items))
 
     def event(self, kind: str, event_type: str, obj: dict) -> None:
-        self.inbox.put(("event", kind, event_type, obj))
+        self.inbox.put(("event", kind, event_type, obj, time.perf_counter()))
 
     def bind_done(self, result: "bind.BindResult") -> None:
         self.inbox.put(("bound", result))
@@ -92,13 +110,22 @@ class SchedulingLoop(threading.Thread):
         while not self.stop_event.is_set():
             self.heartbeat = self.clock()
             try:
-                self._handle(self.inbox.get(timeout=max(0.0, min(next_cycle - self.clock(), 1.0))))
+                self._replay_deferred()
+                wake = min(t for t in (next_cycle, self._next_wakeup()) if t is not None)
+                self._handle(self.inbox.get(timeout=max(0.0, min(wake - self.clock(), 1.0))))
                 while self.clock() < next_cycle:  # drain what else arrived, but never starve the cycle
                     self._handle(self.inbox.get_nowait())
+                    if self.agents is not None and self.agents.fast is not None and self.agents.fast.due():
+                        break  # a micro-batch waits for nothing else
             except queue.Empty:
                 pass
             except Exception:
                 log.exception("applying a change failed")
+            try:
+                if self.leading.is_set() and self.synced():
+                    self._tick()
+            except Exception:
+                log.exception("fast path or shard upkeep failed")
             if self.clock() >= next_cycle:
                 next_cycle = self.clock() + period
                 try:
@@ -114,19 +141,67 @@ class SchedulingLoop(threading.Thread):
 
     def drain(self) -> None:
         """Apply everything queued in the inbox (tests and shutdown)."""
+        self._replay_deferred()
         try:
             while True:
                 self._handle(self.inbox.get_nowait())
         except queue.Empty:
             pass
 
+    def _next_wakeup(self) -> float | None:
+        times = [t for t in (self.agents.next_wakeup() if self.agents is not None else None,
+                             self.shards.next_wakeup() if self.shards is not None else None) if t is not None]
+        return min(times) if times else None
+
+    def _tick(self) -> None:
+        if self.shards is not None:
+            self.shards.tick()
+        if self.agents is not None:
+            self.agents.tick()
+
+    def _interleave(self) -> None:
+        """Between two jobs of a running cycle: fast-path arrivals and bindings, and a due micro-batch; the rest
+        waits for the cycle's end (the cycle's pods, groups and nodes must not change under it)."""
+        self.heartbeat = self.clock()
+        try:
+            while True:
+                msg = self.inbox.get_nowait()
+                if self._fast_message(msg):
+                    self._handle(msg)
+                else:
+                    self._deferred.append(msg)
+                    if msg[0] == "event" and msg[1] == "Pod":
+                        meta = msg[3].get("metadata") or {}
+                        self._deferred_keys.add(f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+        except queue.Empty:
+            pass
+        self.agents.tick(in_cycle=True)
+
+    def _fast_message(self, msg: tuple) -> bool:
+        if msg[0] == "bound":
+            entry = self.in_flight.get(msg[1].key)
+            return entry is not None and entry.kind == "fast"
+        if msg[0] != "event" or msg[1] != "Pod" or msg[2] == "DELETED":
+            return False
+        pod = msg[3]
+        meta = pod.get("metadata") or {}
+        key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        return (not node_name_of(pod) and not is_terminating(pod) and key not in self._deferred_keys
+                and self.converter.bound_uid(key) is None and self.agents.fast is not None
+                and self.agents.fast.selects(pod))
+
+    def _replay_deferred(self) -> None:
+        self._deferred_keys.clear()
+        while self._deferred:
+            self._handle(self._deferred.popleft())
+
     def _handle(self, msg: tuple) -> None:
         if msg[0] == "event":
-            _, kind, event_type, obj = msg
+            _, kind, event_type, obj, received = msg
             self.metrics.watch_events.labels(kind).inc()
             delta = self.cache.apply(kind, event_type, obj)
             if delta is not None:
-                self._on_delta(delta)
+                self._on_delta(delta, received=received)
         elif msg[0] == "replace":
             _, kind, items = msg
             with paused_gc():
@@ -138,14 +213,28 @@ class SchedulingLoop(threading.Thread):
             gc.freeze()
         elif msg[0] == "bound":
             self._on_bound(msg[1])
+        elif msg[0] == "placeholder-created":
+            self.agents.warm.created(msg[1])
+        elif msg[0] == "shard-published":
+            self.shards.published(msg[1])
 
     # -- deltas -------------------------------------------------------------------------------------------
-    def _on_delta(self, d: Delta, relist: bool = False) -> None:
+    def _on_delta(self, d: Delta, relist: bool = False, received: float = 0.0) -> None:
         if d.kind == "Node":
             if self.converter.node_changed(d.old, d.new):
                 self._wake_unschedulable()
+                if self.agents is not None:
+                    self.agents.node_event(added=d.old is None)
+            if d.new is None and self.agents is not None:
+                self.agents.node_left(d.key)
         elif d.kind == "Pod":
-            self._on_pod(d)
+            self._on_pod(d, received or time.perf_counter())
+        elif d.kind == "NodeShard":
+            if self.shards is not None:
+                self.shards.shard_event(d.key, d.new)
+        elif d.kind == "WarmPool":
+            if self.agents is not None:
+                self.agents.pool_event(d.key, d.new)
         elif d.kind == "HyperNode":
             if not relist:  # a relist installs the whole tree once it is applied
                 self._hypernodes_changed()
@@ -157,26 +246,39 @@ class SchedulingLoop(threading.Thread):
         self.converter.replace_hypernodes([obj for _, obj in self.cache.items("HyperNode")])
         self._wake_unschedulable()
 
-    def _on_pod(self, d: Delta) -> None:
+    def _on_pod(self, d: Delta, received: float = 0.0) -> None:
         key, pod = d.key, d.new
         flying = self.in_flight.get(key)
+        agents = self.agents
         if pod is None or (not node_name_of(pod) and is_terminating(pod)):  # deleted, finished or going
             if flying is not None:
                 flying.deleted = True
             entry = self.pending.pop(key, None)
             if entry is not None:
                 self.cycle.remove(key)
+            if agents is not None:
+                agents.gone(key)
+            if self.shards is not None:
+                self.shards.pod_seen(key, None)
             if pod is None and self.converter.pod_released(key):
                 self._wake_unschedulable()
+                if agents is not None:
+                    agents.pod_freed()
             return
         if node_name_of(pod):  # bound: by our binding (confirmation) or by anyone else
             if flying is not None:
                 flying.confirmed = True
             if self.pending.pop(key, None) is not None:
                 self.cycle.remove(key)
-            self.converter.pod_bound(pod)
+            if agents is not None:
+                agents.bound(key, pod)
+            if agents is None or not agents.placeholder(pod):  # our placeholders stay out of vcore's state
+                self.converter.pod_bound(pod)
+            if self.shards is not None:
+                self.shards.pod_seen(key, node_name_of(pod))
             return
-        if scheduler_name_of(pod) != self.config.scheduler_name:
+        takes = agents is not None and agents.takes(pod)
+        if not takes and scheduler_name_of(pod) != self.config.scheduler_name:
             return
         uid = pod["metadata"].get("uid", "")
         if flying is not None and flying.uid == uid:
@@ -187,6 +289,9 @@ class SchedulingLoop(threading.Thread):
             return  # an older, unbound version arriving after our binding succeeded: the pod is bound
         if assumed is not None:  # a pod of the same name replaced the one we bound: that one is gone
             self.converter.pod_released(key)
+        if takes:
+            agents.pending(key, pod, received)
+            return
         entry = self.pending.get(key)
         if entry is not None and entry.uid == uid:
             entry.pod = pod
@@ -211,6 +316,51 @@ class SchedulingLoop(threading.Thread):
             if entry.state == "unschedulable":
                 entry.state = "active"  # its backoff (not_before) still holds
 
+    # -- what sharding and the agent side ask of the loop ---------------------------------------------------
+    def schedulers(self) -> list:
+        """Every vcore scheduler deciding for this process (the scope applies to all of them)."""
+        out = [self.cycle.scheduler]
+        if self.agents is not None and self.agents.fast is not None:
+            out.append(self.agents.fast.scheduler)
+        return out
+
+    def in_flight_on(self, node: str) -> int:
+        return self._in_flight_nodes[node]
+
+    def node_left_scope(self, node: str) -> None:
+        if self.agents is not None:
+            self.agents.node_left(node)
+
+    def scope_grew(self) -> None:
+        self._wake_unschedulable()
+        if self.agents is not None:
+            self.agents.shard_grew()
+
+    def start_binding(self, entry: PendingPod, gpu_index: str | None, evict: list[dict] | None = None) -> None:
+        """Hand a decided pod (entry.node set, assumed in vcore unless a placeholder) to the binder; a real pod
+        first has the placeholders its node can no longer hold deleted."""
+        if entry.kind != "placeholder" and self.agents is not None:
+            evict = (evict or []) + self.agents.room(entry.node)
+        self.in_flight[entry.key] = entry
+        self._in_flight_nodes[entry.node] += 1
+        binder = self.agent_binder if entry.kind != "batch" and self.agent_binder is not None else self.binder
+        if binder is None or not binder.submit(entry.pod, entry.node, gpu_index, evict or ()):
+            self._binding_finished(entry)
+            if entry.kind == "batch":
+                self._requeue(entry, forget=True, backoff=False)
+            else:
+                if entry.kind == "fast":
+                    self.cycle.forget(entry.key)
+                self.agents.binding_failed(entry, gone=False)
+
+    def _binding_finished(self, entry: PendingPod) -> None:
+        self.in_flight.pop(entry.key, None)
+        self._in_flight_nodes[entry.node] -= 1
+        if self._in_flight_nodes[entry.node] <= 0:
+            del self._in_flight_nodes[entry.node]
+        if self.shards is not None:
+            self.shards.binding_done(entry.node)
+
     # -- the cycle ----------------------------------------------------------------------------------------
     def due(self) -> list[str]:
         now = self.clock()
@@ -229,8 +379,9 @@ class SchedulingLoop(threading.Thread):
         if not due:
             return 0
         started = time.perf_counter()
-        outcome = self.cycle.run(due)
+        outcome = self.cycle.run(due, between_jobs=self._interleave if self.agents is not None else None)
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
+        self.metrics.sample("cycle", time.perf_counter() - started)
         self.cycles += 1
         now = self.clock()
         for b in outcome.bindings:
@@ -240,9 +391,7 @@ class SchedulingLoop(threading.Thread):
                 continue
             entry.state, entry.node, entry.confirmed, entry.deleted = "binding", b.node, False, False
             self.converter.assumed(b.key, entry.pod)
-            self.in_flight[b.key] = entry
-            if self.binder is None or not self.binder.submit(entry.pod, b.node, b.gpu_index):
-                self._requeue(self.in_flight.pop(b.key), forget=True, backoff=False)
+            self.start_binding(entry, b.gpu_index)
         for key, (reasons, message) in outcome.unschedulable.items():
             entry = self.pending.get(key)
             if entry is None:
@@ -292,14 +441,12 @@ class SchedulingLoop(threading.Thread):
         entry = self.in_flight.get(r.key)
         if entry is None or entry.uid != r.uid:
             return
-        del self.in_flight[r.key]
+        self._binding_finished(entry)
+        if entry.kind != "batch":
+            self._agent_bound(entry, r)
+            return
         if r.outcome == bind.OK:
-            self.metrics.attempts.labels("scheduled").inc()
-            self.metrics.queue_to_bind.observe(self.clock() - entry.first_seen)
-            created = _creation_epoch(entry.pod)
-            if created is not None:
-                self.metrics.creation_to_bind.observe(max(0.0, r.finished - created))
-            self.recorder.scheduled(entry.pod, r.node)
+            self._scheduled(entry, r)
             return
         self.metrics.bind_errors.labels(r.reason or r.outcome).inc()
         self.metrics.attempts.labels("error").inc()
@@ -311,6 +458,30 @@ class SchedulingLoop(threading.Thread):
                 self.cycle.forget(r.key)
             return
         self._requeue(entry, forget=True, backoff=True)
+
+    def _scheduled(self, entry: PendingPod, r: "bind.BindResult") -> None:
+        self.metrics.attempts.labels("scheduled").inc()
+        self.metrics.queue_to_bind.observe(self.clock() - entry.first_seen)
+        created = _creation_epoch(entry.pod)
+        if created is not None:
+            self.metrics.creation_to_bind.observe(max(0.0, r.finished - created))
+        self.recorder.scheduled(entry.pod, r.node)
+
+    def _agent_bound(self, entry: PendingPod, r: "bind.BindResult") -> None:
+        """A fast-path pod's or a placeholder's binding finished."""
+        if r.outcome == bind.OK:
+            if entry.kind == "fast":
+                self.metrics.fast_event_to_bind.observe(r.requested - entry.received)
+                self.metrics.sample("fast_event_to_bind_request", r.requested - entry.received)
+                self._scheduled(entry, r)
+            return
+        self.metrics.bind_errors.labels(r.reason or r.outcome).inc()
+        if entry.confirmed:
+            return
+        gone = entry.deleted or r.outcome == bind.NOT_FOUND
+        if entry.kind == "fast" and self.converter.node_of(r.key) == entry.node:
+            self.cycle.forget(r.key)
+        self.agents.binding_failed(entry, gone=gone)
 
     def _requeue(self, entry: PendingPod, *, forget: bool, backoff: bool) -> None:
         if forget and self.converter.node_of(entry.key) == entry.node:

@@ -13,20 +13,35 @@ import logging
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 import uuid
 
+from kubernetes import client
+
+from vcore_kube import nodeshard, warmpool
+from vcore_kube.agentwork import AgentWork, PlaceholderWriter
 from vcore_kube.binder import Binder
 from vcore_kube.config import Config
 from vcore_kube.convert import Converter
 from vcore_kube.cycle import Cycle
 from vcore_kube.events import Recorder
+from vcore_kube.fastpath import FastPath
 from vcore_kube.kubeclient import load_api
 from vcore_kube.leader import LeaderElector
 from vcore_kube.loop import SchedulingLoop
 from vcore_kube.metrics import HealthServer, Metrics
-from vcore_kube.reflector import RESOURCES, Reflector
+from vcore_kube.reflector import RESOURCES, Reflector, Resource
+from vcore_kube.schedqueue import SchedulingQueue
+from vcore_kube.shardcontrol import ShardControl
+from vcore_kube.shardwriter import ShardWriter
+from vcore_kube.warmpool import WarmPools
+
+NODESHARDS = Resource("NodeShard", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
+                      (nodeshard.GROUP, nodeshard.VERSION, nodeshard.PLURAL), optional=True)
+WARMPOOLS = Resource("WarmPool", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
+                     (warmpool.GROUP, warmpool.VERSION, warmpool.PLURAL), optional=True)
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +55,8 @@ class SchedulerProcess:
         self.cycle = Cycle(self.converter, config.profile, config.cycle, config.seed)  # validates profile, cycle
         # Writes (bindings, events, the lease) and watches use separate pools: a watch holds its connection for
         # minutes and must never make a binding wait for a socket.
-        self.api = load_api(kubeconfig, pool_size=config.bind_concurrency + 4)
+        agents = config.fast_path.bind_concurrency if config.fast_path.enabled else 0
+        self.api = load_api(kubeconfig, pool_size=config.bind_concurrency + agents + 4)
         self.watch_api = load_api(kubeconfig, pool_size=len(RESOURCES) + 2)
         self.recorder = Recorder(self.api, config.scheduler_name, enabled=config.emit_events,
                                  dropped=self.metrics.api_writes_dropped.inc)
@@ -50,9 +66,14 @@ class SchedulerProcess:
         self.stop_event = threading.Event()  # reflectors and the elector
         self.finished = threading.Event()  # the process should exit (signal, or leadership lost)
         self.exit_code = 0
+        resources = list(RESOURCES)
+        self.writers: list[threading.Thread] = []
+        self.agent_binder: Binder | None = None
+        self._wire_agents(config, resources)
+        self._wire_sharding(config, resources)
         self.reflectors = [Reflector(self.watch_api.api_client, r, self.loop, self.stop_event,
                                      on_relist=lambda kind, why: self.metrics.relists.labels(kind, why).inc())
-                           for r in RESOURCES]
+                           for r in resources]
         self.loop.synced = self.synced
         le = config.leader_election
         self.elector = LeaderElector(
@@ -61,6 +82,42 @@ class SchedulerProcess:
             on_stopped=self._lost, stop=self.stop_event) if le.leader_elect else None
         self.health = HealthServer(config.metrics_address, self.metrics, self.healthy, self.synced) \
             if config.metrics_address else None
+
+    def _wire_agents(self, config: Config, resources: list) -> None:
+        """The fast path and, through it, warm pools (vcore.io WarmPool objects)."""
+        if not config.fast_path.enabled:
+            return
+        loop, cluster = self.loop, self.converter.cluster
+        queue = SchedulingQueue(config.pod_initial_backoff_seconds, config.pod_max_backoff_seconds,
+                                config.pod_max_in_unschedulable_seconds)
+        fast = FastPath(config.fast_path, config.scheduler_name, cluster, config.profile, queue, seed=config.seed,
+                        clock=loop.clock)
+        warm = writer = None
+        if config.warm_pools.enabled:
+            names = {config.fast_path.scheduler_name} - {""}
+            profile = config.fast_path.profile if config.fast_path.profile is not None else config.profile
+            warm = WarmPools(config.warm_pools, config.scheduler_name, names, cluster, profile, seed=config.seed,
+                             clock=loop.clock)
+            writer = PlaceholderWriter(self.api, lambda pool: loop.inbox.put(("placeholder-created", pool)))
+            self.writers.append(writer)
+            resources.append(WARMPOOLS)
+        loop.agents = AgentWork(loop, fast, warm, writer)
+        # Agent pods and placeholders bind through workers of their own: a batch cycle's bindings never queue
+        # ahead of them (nor theirs ahead of the cycle's).
+        self.agent_binder = loop.agent_binder = Binder(self.api, config.fast_path.bind_concurrency, loop.bind_done)
+        if config.fast_path.scheduler_name:
+            self.recorder.reports_for = frozenset({config.fast_path.scheduler_name})
+        # The loop hands the GIL to binders and reflectors at least this often: a micro-batch waits less for it.
+        sys.setswitchinterval(0.001)
+
+    def _wire_sharding(self, config: Config, resources: list) -> None:
+        sharding = config.sharding
+        if sharding.mode == "none":
+            return
+        writer = ShardWriter(self.api, sharding.shard, lambda result: self.loop.inbox.put(("shard-published", result)))
+        self.writers.append(writer)
+        self.loop.shards = ShardControl(self.loop, sharding.shard, sharding.mode == "soft", writer)
+        resources.append(NODESHARDS)
 
     def synced(self) -> bool:
         return all(r.synced.is_set() for r in self.reflectors)
@@ -72,6 +129,8 @@ class SchedulerProcess:
     def start(self) -> None:
         if self.health:
             self.health.start()
+        for writer in self.writers:
+            writer.start()
         self.loop.start()
         for r in self.reflectors:
             r.start()
@@ -97,7 +156,13 @@ class SchedulerProcess:
         self.loop.stop_event.set()
         self.loop.join(timeout=30)
         self.binder.shutdown()
+        if self.agent_binder is not None:
+            self.agent_binder.shutdown()
+        for writer in self.writers:
+            writer.stop()
         log.info("shutdown: bindings in flight finished after %.2f s", time.monotonic() - started)
+        if self.loop.shards is not None:
+            self.loop.shards.release_all(self.api)
         self.stop_event.set()
         if self.elector:
             self.elector.release()

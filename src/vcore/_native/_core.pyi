@@ -201,6 +201,11 @@ class Engine:
         """Count pods toward GPUPlacement's learned target workload without placing them."""
     def gpu_target(self) -> dict[str, NDArray[Any]]:
         """GPUPlacement's target workload (cpu_milli, gpu_milli, num_gpu, model_mask, weight per spec)."""
+    def set_scope(self, names: Sequence[str] | None, soft: bool = False, avoid: Sequence[str] = []) -> None:
+        """Confine (hard) or steer (soft) decisions to the named nodes (soft: never the avoided ones); None clears."""
+    @property
+    def scope_size(self) -> int:
+        """Live nodes in the scope (every live node without one)."""
     @property
     def n_reasons(self) -> int:
         """5 fixed reasons + one "Insufficient <resource>" per resource axis of the state (now)."""

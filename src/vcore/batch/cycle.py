@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from vcore.batch.actions import ACTIONS
 from vcore.batch.result import CycleResult
 from vcore.batch.session import Session
 
 
-def run_cycle(cluster: Any, engine: Any, config: Any, share: Any, eligible: Any = None) -> CycleResult:
+def run_cycle(cluster: Any, engine: Any, config: Any, share: Any, eligible: Any = None,
+              between_jobs: Callable[[], None] | None = None) -> CycleResult:
     session = Session(cluster, engine, config, share, eligible)
+    session.between_jobs = between_jobs
     for action in config.actions:
         ACTIONS[action](session)
     return session.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -86,6 +86,9 @@ class Job:
 
 
 class Session:
+    # Called after each job's placement or eviction is committed or undone (run_cycle's `between_jobs`).
+    between_jobs: Callable[[], None] | None = None
+
     def __init__(self, cluster: Any, engine: Any, config: C.CycleConfig, share: Any,
                  eligible: Any = None) -> None:
         self.cluster = cluster
@@ -101,6 +104,11 @@ class Session:
         self.eligible = None if eligible is None else set(eligible)
         self._open()
         self.topology = TopologyPlanner(self)
+
+    def interleave(self) -> None:
+        """Between two jobs: let the caller's `between_jobs` run (e.g. place latency-sensitive pods)."""
+        if self.between_jobs is not None:
+            self.between_jobs()
 
     # -- open ----------------------------------------------------------------------------------------------
     def _open(self) -> None:

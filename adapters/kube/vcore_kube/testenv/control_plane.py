@@ -43,6 +43,7 @@ from vcore_kube.testenv import build, certs
 
 ADMIN_USER = "vcore-admin"
 SCHEDULER_USER = "vcore-scheduler"
+SHARDER_USER = "vcore-sharder"
 KUBE_SCHEDULER_USER = "system:kube-scheduler"  # kube-scheduler's own identity, bound by the API server's bootstrap RBAC
 SYSTEM_NAMESPACE = "vcore-system"
 DISABLED_ADMISSION = "ServiceAccount,TaintNodesByCondition"
@@ -173,6 +174,11 @@ class ControlPlane:
         return str(self.path / "scheduler.kubeconfig")
 
     @property
+    def sharder_kubeconfig(self) -> str:
+        """The sharding controller's identity: bound to exactly deploy/'s vcore-sharder ClusterRole."""
+        return str(self.path / "sharder.kubeconfig")
+
+    @property
     def kube_scheduler_kubeconfig(self) -> str:
         """kube-scheduler's identity (system:kube-scheduler), for running the real kube-scheduler side by side."""
         return str(self.path / "kube-scheduler.kubeconfig")
@@ -210,8 +216,9 @@ class ControlPlane:
         binaries = build.binaries_dir(out=out)
         cert, key = certs.serving_certificate(path)
         sa_private, sa_public = certs.service_account_keys(path)
-        tokens = {user: secrets.token_hex(24) for user in (ADMIN_USER, SCHEDULER_USER, KUBE_SCHEDULER_USER)}
-        groups = {ADMIN_USER: "system:masters", SCHEDULER_USER: "", KUBE_SCHEDULER_USER: ""}
+        tokens = {user: secrets.token_hex(24)
+                  for user in (ADMIN_USER, SCHEDULER_USER, KUBE_SCHEDULER_USER, SHARDER_USER)}
+        groups = {ADMIN_USER: "system:masters", SCHEDULER_USER: "", KUBE_SCHEDULER_USER: "", SHARDER_USER: ""}
         (path / "tokens.csv").write_text("".join(f'{tokens[u]},{u},{u},"{groups[u]}"\n' for u in tokens))
         (path / "tokens.csv").chmod(0o600)
 
@@ -341,8 +348,10 @@ class ControlPlane:
     def _write_kubeconfigs(self) -> None:
         ca = base64.b64encode(Path(self.ca_file).read_bytes()).decode()
         for path, user in ((self.kubeconfig, ADMIN_USER), (self.scheduler_kubeconfig, SCHEDULER_USER),
-                           (self.kube_scheduler_kubeconfig, KUBE_SCHEDULER_USER)):
-            write_kubeconfig(path, self.apiserver_url, ca, user, self.tokens[user])
+                           (self.kube_scheduler_kubeconfig, KUBE_SCHEDULER_USER),
+                           (self.sharder_kubeconfig, SHARDER_USER)):
+            if user in self.tokens:  # a control plane made before the sharder's identity existed has none
+                write_kubeconfig(path, self.apiserver_url, ca, user, self.tokens[user])
 
     # -- what vcore-scheduler needs from a cluster -------------------------------------------------------
     def _install(self) -> None:
@@ -352,17 +361,19 @@ class ControlPlane:
                 _create(api, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
             manifests = {(m["kind"], m["metadata"]["name"]): m for m in deploy_manifests()}
             _create(api, "/api/v1/namespaces", manifests[("Namespace", SYSTEM_NAMESPACE)])
-            role = manifests[("ClusterRole", "vcore-scheduler")]
-            _create(api, "/apis/rbac.authorization.k8s.io/v1/clusterroles", role)
-            # The testenv's scheduler is a user with a static token, not the ServiceAccount: bind it to exactly
-            # the same ClusterRole and API priority.
-            binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                       "metadata": {"name": "vcore-scheduler-testenv-user"},
-                       "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                                   "name": role["metadata"]["name"]},
-                       "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
-                                     "name": SCHEDULER_USER}]}
-            _create(api, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding)
+            # The testenv's scheduler and sharder are users with static tokens, not the ServiceAccounts: bind them
+            # to exactly the same ClusterRoles (and the scheduler to the same API priority).
+            for role_name, user in (("vcore-scheduler", SCHEDULER_USER), ("vcore-sharder", SHARDER_USER)):
+                role = manifests[("ClusterRole", role_name)]
+                _create(api, "/apis/rbac.authorization.k8s.io/v1/clusterroles", role)
+                binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                           "metadata": {"name": f"{role_name}-testenv-user"},
+                           "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                       "name": role_name},
+                           "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}
+                _create(api, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding)
+            _create(api, "/apis/scheduling.k8s.io/v1/priorityclasses",
+                    manifests[("PriorityClass", "vcore-warm-placeholder")])
             flow = manifests[("FlowSchema", "vcore-scheduler")]
             for rule in flow["spec"]["rules"]:
                 rule["subjects"].append({"kind": "User", "user": {"name": SCHEDULER_USER}})

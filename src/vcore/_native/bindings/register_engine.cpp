@@ -241,6 +241,21 @@ void register_engine(py::module_& m) {
              return out;
            },
            "GPUPlacement's current target workload (learned ones are rebuilt first when due)")
+      .def("set_scope",
+           [](Engine& e, std::optional<std::vector<std::string>> names, bool soft, std::vector<std::string> avoid) {
+             py::gil_scoped_release release;  // only C++ copies are touched; waits for the exclusive lock
+             std::unique_lock lock(e.state()->mutex());
+             if (names) e.set_scope(*names, soft, avoid);
+             else e.clear_scope();
+           },
+           py::arg("names"), py::arg("soft") = false, py::arg("avoid") = std::vector<std::string>{},
+           "confine (hard) or steer (soft) decisions to the named nodes (soft: never the avoided ones); None clears")
+      .def_property_readonly("scope_size",
+                             [](const Engine& e) {
+                               std::shared_lock lock(e.state()->mutex());
+                               return e.scope_size();
+                             },
+                             "live nodes in the scope (every live node without one)")
       .def_property_readonly("n_reasons", &Engine::n_reasons)
       .def_property_readonly("pods_seen", &Engine::pods_seen);
 }

@@ -63,6 +63,7 @@ def _serve(ssn: Session, wanted, *, check_overused: bool) -> None:
             place_singles(ssn, run)
         else:
             place_job(ssn, job)
+        ssn.interleave()
         if not heap:
             del heaps[queue]
 

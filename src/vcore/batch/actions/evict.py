@@ -32,6 +32,7 @@ def preempt(ssn: Session) -> None:
     for job in _starving(ssn):
         _evict_for(ssn, job, PREEMPT_REASON,
                    lambda victim_job: victim_job.queue == job.queue and victim_job.priority < job.priority)
+        ssn.interleave()
 
 
 def reclaim(ssn: Session) -> None:
@@ -40,6 +41,7 @@ def reclaim(ssn: Session) -> None:
             continue
         _evict_for(ssn, job, RECLAIM_REASON, lambda victim_job: victim_job.queue != job.queue
                    and ssn.batch.queues.get(victim_job.queue).reclaimable)
+        ssn.interleave()
 
 
 def _starving(ssn: Session) -> list[Job]:

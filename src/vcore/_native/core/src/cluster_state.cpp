@@ -196,6 +196,7 @@ int32_t ClusterState::add_node(const NodeInput& node) {
   (*live_)[slot] = 1;
   slot_of_.emplace(node.name, slot);
   ++n_live_;
+  ++membership_;
   topology_.commit_node(*this, slot, std::move(topo));
   return slot;
 }
@@ -230,6 +231,7 @@ std::vector<std::string> ClusterState::remove_node(const std::string& name, bool
   slot_of_.erase(it);
   free_slots_.push_back(slot);
   --n_live_;
+  ++membership_;
   return evicted;
 }
 

@@ -36,7 +36,8 @@ int32_t Engine::n_reasons() const { return kInsufficientBase + state_->n_resourc
 
 void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, std::vector<int64_t>& reasons) const {
   const ClusterState& s = *state_;
-  const BlockRunner runner(s, config_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
+  BlockRunner runner(s, config_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
+  runner.restrict_to(hard_scope());
   const PodKernel& kernel = runner.kernel();
   const int32_t n = s.n_slots();
   const int32_t n_reason = n_reasons();
@@ -114,6 +115,8 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
   };
   // GPUPlacement's tieBreak NodeName: a slot's rank in name order replaces the seeded hash.
   const std::vector<uint64_t> name_rank = name_ranks();
+  // With a scope, the first search covers its nodes; a soft scope searches the others for a pod none of them fits.
+  const ScopeMasks scope = has_scope_ ? scope_masks() : ScopeMasks{};
   std::vector<Candidate> feasible;
   uint8_t mask[kBlock];
   int64_t scores[kBlock], taints[kBlock] = {0}, affinity[kBlock] = {0};
@@ -125,12 +128,10 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
     }
     const uint64_t sequence = sequence_++;
     const TargetWorkload& gpu_target = refresh_gpu_target(pod);
-    const BlockRunner runner(s, config_, ignored, pod, gpu_target, vcore_knobs_, &fragment_, &fragment_node_version_,
-                             gpu_score_row(pod));
+    BlockRunner runner(s, config_, ignored, pod, gpu_target, vcore_knobs_, &fragment_, &fragment_node_version_,
+                       gpu_score_row(pod));
     const int32_t n_slots = s.n_slots();
-    const int32_t want = nodes_to_find(s.n_nodes(), config_.percentage_of_nodes_to_score);
     int64_t* reasons = result.reasons.data() + p * result.n_reasons;
-    feasible.clear();
     const PodKernel& kernel = runner.kernel();
     // Without normalized plugins a block's scores are final, so the best node is tracked while streaming;
     // otherwise candidates are kept until the maxima over the feasible set are known.
@@ -148,33 +149,48 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
     };
     // kube-scheduler's search: slots in order from the rotating start, wrapping once, until `want` feasible
     // nodes are found; `examined` counts the slots looked at, which advances the start for the next pod.
-    if (next_start_ >= n_slots) next_start_ = 0;
-    int32_t examined = 0;
-    while (examined < n_slots && found < want) {
-      const int32_t begin = (next_start_ + examined) % n_slots;
-      const int32_t end = std::min({n_slots, begin + kBlock, begin + (n_slots - examined)});
-      runner.run(begin, end, mask, scores, taints, affinity, reasons);
-      const int32_t len = end - begin;
-      int32_t j = 0;
-      if (stream) {
-        for (; j < len && found < want; ++j) {
-          if (!mask[j] || scores[j] < best_score) {
-            found += mask[j];
-            continue;
+    const auto search = [&](int32_t want) {
+      feasible.clear();
+      if (next_start_ >= n_slots) next_start_ = 0;
+      int32_t examined = 0;
+      while (examined < n_slots && found < want) {
+        const int32_t begin = (next_start_ + examined) % n_slots;
+        const int32_t end = std::min({n_slots, begin + kBlock, begin + (n_slots - examined)});
+        runner.run(begin, end, mask, scores, taints, affinity, reasons);
+        const int32_t len = end - begin;
+        int32_t j = 0;
+        if (stream) {
+          for (; j < len && found < want; ++j) {
+            if (!mask[j] || scores[j] < best_score) {
+              found += mask[j];
+              continue;
+            }
+            ++found;
+            offer(begin + j, scores[j]);
           }
-          ++found;
-          offer(begin + j, scores[j]);
+        } else {
+          for (; j < len && found < want; ++j) {
+            if (!mask[j]) continue;
+            ++found;
+            feasible.push_back({begin + j, scores[j], taints[j], affinity[j]});
+          }
         }
-      } else {
-        for (; j < len && found < want; ++j) {
-          if (!mask[j]) continue;
-          ++found;
-          feasible.push_back({begin + j, scores[j], taints[j], affinity[j]});
-        }
+        examined += j;
       }
-      examined += j;
+      if (n_slots > 0) next_start_ = static_cast<int32_t>((next_start_ + examined) % n_slots);
+    };
+    runner.restrict_to(scope.inside);
+    search(nodes_to_find(scope.inside ? scope.n_inside : s.n_nodes(), config_.percentage_of_nodes_to_score));
+    if (found == 0 && scope.inside && scope_soft_) {
+      runner.restrict_to(scope.outside);
+      search(nodes_to_find(scope.n_outside, config_.percentage_of_nodes_to_score));
+      if (found == 0) {  // why it fits nowhere, counted over every node (the scope's and the others)
+        std::fill(reasons, reasons + result.n_reasons, 0);
+        runner.restrict_to(nullptr);
+        for (int32_t begin = 0; begin < n_slots; begin += kBlock)
+          runner.run(begin, std::min(n_slots, begin + kBlock), mask, scores, taints, affinity, reasons);
+      }
     }
-    if (n_slots > 0) next_start_ = static_cast<int32_t>((next_start_ + examined) % n_slots);
     if (found == 0) continue;
     std::fill(reasons, reasons + result.n_reasons, 0);  // placed pods report no reasons
 
@@ -198,6 +214,52 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
     if (!room.empty()) take_headroom(pod, room);
   }
   return result;
+}
+
+void Engine::set_scope(const std::vector<std::string>& names, bool soft, const std::vector<std::string>& avoid) {
+  scope_names_ = std::unordered_set<std::string>(names.begin(), names.end());
+  scope_avoid_ = std::unordered_set<std::string>(avoid.begin(), avoid.end());
+  has_scope_ = true;
+  scope_soft_ = soft;
+  std::lock_guard guard(scope_mutex_);
+  scope_resolved_ = false;
+}
+
+void Engine::clear_scope() {
+  scope_names_.clear();
+  scope_avoid_.clear();
+  has_scope_ = scope_soft_ = false;
+  std::lock_guard guard(scope_mutex_);
+  scope_resolved_ = false;
+}
+
+int32_t Engine::scope_size() const { return has_scope_ ? scope_masks().n_inside : state_->n_nodes(); }
+
+Engine::ScopeMasks Engine::scope_masks() const {
+  if (!has_scope_) return {};
+  const ClusterState& s = *state_;
+  std::lock_guard guard(scope_mutex_);
+  if (!scope_resolved_ || scope_membership_ != s.membership()) {
+    const size_t n = static_cast<size_t>(s.n_slots());
+    // At least one entry: the masks' data() must never be null while a scope is set.
+    scope_inside_.assign(std::max<size_t>(n, 1), 0);
+    scope_outside_.assign(std::max<size_t>(n, 1), 0);
+    scope_n_inside_ = scope_n_outside_ = 0;
+    for (size_t slot = 0; slot < n; ++slot) {
+      if (!s.is_live(static_cast<int32_t>(slot))) continue;
+      const std::string& name = s.names()[slot];
+      if (scope_names_.count(name) != 0) {
+        scope_inside_[slot] = 1;
+        ++scope_n_inside_;
+      } else if (scope_avoid_.count(name) == 0) {
+        scope_outside_[slot] = 1;
+        ++scope_n_outside_;
+      }
+    }
+    scope_membership_ = s.membership();
+    scope_resolved_ = true;
+  }
+  return {scope_inside_.data(), scope_outside_.data(), scope_n_inside_, scope_n_outside_};
 }
 
 std::vector<uint64_t> Engine::name_ranks() const {

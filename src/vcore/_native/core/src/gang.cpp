@@ -205,7 +205,8 @@ std::vector<int32_t> Engine::fit_counts(const CompiledPod& pod, const std::vecto
   if (!allowed.empty() && static_cast<int32_t>(allowed.size()) != n)
     throw Invalid("fit_counts: allowed has " + std::to_string(allowed.size()) + " entries, the cluster " +
                   std::to_string(n) + " slots");
-  const BlockRunner runner(s, config_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
+  BlockRunner runner(s, config_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
+  runner.restrict_to(hard_scope());
   std::vector<int32_t> counts(static_cast<size_t>(n), 0);
   std::vector<int64_t> reasons(static_cast<size_t>(n_reasons()), 0);
   uint8_t mask[kBlock];
@@ -279,7 +280,11 @@ GangResult Engine::place_gang(const GangRequest& r) {
 
   const std::vector<uint8_t> ignored = ignored_axes(s, config_);
   const std::vector<uint64_t> name_rank = name_ranks();
-  const int32_t want = nodes_to_find(s.n_nodes(), config_.percentage_of_nodes_to_score);
+  // With a scope, discovery covers its nodes; a soft scope goes on to the others once they are exhausted.
+  const ScopeMasks scope = has_scope_ ? scope_masks() : ScopeMasks{};
+  const bool soft = scope.inside != nullptr && scope_soft_;
+  const int32_t want_inside =
+      nodes_to_find(scope.inside ? scope.n_inside : s.n_nodes(), config_.percentage_of_nodes_to_score);
   // Zeroed: the kernel writes the raw values of the normalized plugins only for pods that need them.
   uint8_t mask[kBlock];
   int64_t scores[kBlock], taints[kBlock] = {0}, affinity[kBlock] = {0};
@@ -303,8 +308,11 @@ GangResult Engine::place_gang(const GangRequest& r) {
     while (e < n_tasks && same_placement_spec(*r.tasks[e], *r.tasks[t])) ++e;
     const CompiledPod& pod = *r.tasks[t];
     for (size_t k = t; k < e; ++k) refresh_gpu_target(*r.tasks[k]);
-    const BlockRunner runner(s, config_, ignored, pod, target_.current(), vcore_knobs_, &fragment_,
-                             &fragment_node_version_, gpu_score_row(pod));
+    BlockRunner runner(s, config_, ignored, pod, target_.current(), vcore_knobs_, &fragment_,
+                       &fragment_node_version_, gpu_score_row(pod));
+    const uint8_t* phase = scope.inside;  // the slots discovery looks at: the scope's, then (soft) the others
+    runner.restrict_to(phase);
+    int32_t want = want_inside;
     const PodKernel& kernel = runner.kernel();
     // One tie order per run: its tasks are interchangeable, so the heap keeps one order for all of them.
     const uint64_t pod_mix = mix64(seed_ ^ mix64(sequence_));
@@ -348,13 +356,25 @@ GangResult Engine::place_gang(const GangRequest& r) {
         discover(static_cast<int64_t>(e - k));
         best = candidates.best();
       }
+      if (best < 0 && soft && phase == scope.inside) {  // the scope is full: go on to the other nodes
+        phase = scope.outside;
+        runner.restrict_to(phase);
+        want = nodes_to_find(scope.n_outside, config_.percentage_of_nodes_to_score);
+        if (n_slots > 0) next_start_ = static_cast<int32_t>((next_start_ + examined) % n_slots);
+        examined = found = 0;
+        capacity = 0;
+        discover(static_cast<int64_t>(e - k));
+        best = candidates.best();
+      }
       if (best < 0) {
         out.outcome[k] = TaskOutcome::kNoFit;
         if (out.first_unfit < 0) {
-          // Why it fits nowhere, counted over every node as kube-scheduler reports it.
+          // Why it fits nowhere, counted over every node as kube-scheduler reports it (a hard scope's nodes).
           out.first_unfit = static_cast<int32_t>(k);
+          runner.restrict_to(soft ? nullptr : scope.inside);
           for (int32_t begin = 0; begin < n_slots; begin += kBlock)
             runner.run(begin, std::min(n_slots, begin + kBlock), mask, scores, taints, affinity, out.reasons.data());
+          runner.restrict_to(phase);
         }
         continue;
       }
@@ -369,7 +389,9 @@ GangResult Engine::place_gang(const GangRequest& r) {
       ++placed, --need, --role_need[static_cast<size_t>(r.role[k])];
       take_headroom(task, headroom);
       if (!room.empty()) --room[static_cast<size_t>(best)];
+      runner.restrict_to(nullptr);  // a candidate of either phase: re-scored whatever the phase now
       runner.run(best, best + 1, mask, scores, taints, affinity, scratch.data());
+      runner.restrict_to(phase);
       ++out.evaluations;
       candidates.rescore(best, mask[0] != 0 && open(best), with_bonus(best, scores[0]));
     }
@@ -409,7 +431,8 @@ PreemptionChoice Engine::find_victims(const CompiledPod& pod, const std::vector<
     if (a.second->priority != b.second->priority) return a.second->priority < b.second->priority;
     return a.second->key < b.second->key;
   });
-  const BlockRunner runner(s, config_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
+  BlockRunner runner(s, config_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
+  runner.restrict_to(hard_scope());
   std::vector<int64_t> scratch(static_cast<size_t>(n_reasons()), 0);
   const auto fits = [&](int32_t slot) {
     uint8_t mask[1];

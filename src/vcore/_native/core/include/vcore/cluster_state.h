@@ -166,6 +166,8 @@ class ClusterState {
   Topology& topology() { return topology_; }
 
   uint64_t generation() const { return generation_; }
+  // Bumped when a node is added or removed (which names hold which slots changed).
+  uint64_t membership() const { return membership_; }
   uint64_t id() const { return id_; }
   size_t native_bytes() const;  // heap bytes of the per-node arrays (for memory reports)
 
@@ -220,6 +222,7 @@ class ClusterState {
   int32_t n_live_ = 0;
   int64_t n_prefer_taints_ = 0;
   uint64_t generation_ = 0;
+  uint64_t membership_ = 0;
   uint64_t id_;
   mutable std::shared_mutex mutex_;
 };

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "vcore/cluster_state.h"
@@ -49,6 +51,17 @@ class Engine {
   void observe(const std::vector<const CompiledPod*>& pods);
   const TargetWorkload& gpu_target();  // exclusive lock
 
+  // The node scope, a scheduler's shard. Hard: every decision (evaluate, schedule, place_gang, fit_counts,
+  // find_victims) sees only the named nodes, as if the others did not exist (they count under no reason). Soft:
+  // schedule and place_gang try the named nodes first and the others only for what fits none of them, never the
+  // `avoid` ones (another scheduler's shard). Names not (yet) in the cluster join when a node of that name is
+  // added. Exclusive lock.
+  void set_scope(const std::vector<std::string>& names, bool soft, const std::vector<std::string>& avoid = {});
+  void clear_scope();
+  bool has_scope() const { return has_scope_; }
+  bool scope_soft() const { return scope_soft_; }
+  int32_t scope_size() const;  // live nodes in the scope (all live nodes without one); a lock held
+
   int32_t n_reasons() const;
   const ProfileConfig& config() const { return config_; }
   const std::shared_ptr<ClusterState>& state() const { return state_; }
@@ -61,6 +74,15 @@ class Engine {
   double cluster_cpu_pressure(const TargetWorkload& tw) const;  // of the live nodes (see cpu_pressure)
   // GPUPlacement's tieBreak NodeName: each live slot's rank in name order (empty when ties are seeded).
   std::vector<uint64_t> name_ranks() const;
+  // Per slot masks of the scope, resolved from the names when nodes were added or removed since (under the
+  // caller's state lock, shared or exclusive; membership cannot change under either).
+  struct ScopeMasks {
+    const uint8_t* inside = nullptr;   // nullptr without a scope
+    const uint8_t* outside = nullptr;  // live slots not in the scope (soft: nor avoided)
+    int32_t n_inside = 0, n_outside = 0;
+  };
+  ScopeMasks scope_masks() const;
+  const uint8_t* hard_scope() const { return has_scope_ && !scope_soft_ ? scope_masks().inside : nullptr; }
 
   std::shared_ptr<ClusterState> state_;
   ProfileConfig config_;
@@ -79,6 +101,13 @@ class Engine {
   std::vector<int64_t> score_value_;
   // place_gang's slot -> candidate map, all -1 between runs (kept to spare an n_slots allocation per run).
   std::vector<int32_t> candidate_index_;
+  bool has_scope_ = false, scope_soft_ = false;
+  std::unordered_set<std::string> scope_names_, scope_avoid_;
+  mutable std::mutex scope_mutex_;  // resolution from shared-lock readers
+  mutable bool scope_resolved_ = false;
+  mutable uint64_t scope_membership_ = 0;
+  mutable std::vector<uint8_t> scope_inside_, scope_outside_;
+  mutable int32_t scope_n_inside_ = 0, scope_n_outside_ = 0;
 };
 
 }  // namespace vcore

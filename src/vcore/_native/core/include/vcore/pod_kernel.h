@@ -315,12 +315,15 @@ class PodKernel {
 
   // The exact filter over a block: ok[j] = feasible, reasons counted as filter() counts them (the first failing
   // plugin's reasons; all insufficient resources). Only nodes with a NoSchedule/NoExecute taint take a scalar look.
+  // `scope` (per slot, or nullptr) leaves out the slots where it is 0 as if they were free: not counted anywhere.
   void filter_block(int32_t begin, int32_t end, const std::vector<blocks::ResourceRow>& fit_rows, uint8_t* ok,
-                    int64_t* reasons) const {
+                    int64_t* reasons, const uint8_t* scope = nullptr) const {
     const int32_t n = end - begin;
     const uint8_t* live = s_.live()->data() + begin;
     uint8_t failed[512];
     for (int32_t j = 0; j < n; ++j) failed[j] = !live[j];  // free slots are not counted under any reason
+    if (scope != nullptr)
+      for (int32_t j = 0; j < n; ++j) failed[j] |= !scope[begin + j];
     if (c_.filter_unschedulable && !pod_.tolerates_unschedulable) {
       const uint8_t* unschedulable = s_.unschedulable().data() + begin;
       int64_t count = 0;
@@ -535,6 +538,8 @@ class BlockRunner {
 
   const PodKernel& kernel() const { return kernel_; }
   const GpuScorer& gpu() const { return gpu_; }
+  // Slots where `scope` is 0 are left out of every run (infeasible, no reason counted); nullptr: none left out.
+  void restrict_to(const uint8_t* scope) { scope_ = scope; }
 
   void run(int32_t begin, int32_t end, uint8_t* mask, int64_t* scores, int64_t* taints, int64_t* affinity,
            int64_t* reasons) const {
@@ -542,7 +547,7 @@ class BlockRunner {
     int64_t fit[kBlock], balanced[kBlock];
     const int32_t n = end - begin;
     // 1. Filters, exact, with reasons counted.
-    kernel_.filter_block(begin, end, fit_rows_, ok, reasons);
+    kernel_.filter_block(begin, end, fit_rows_, ok, reasons, scope_);
     // 2. Vector scores, computed for every slot of the block and masked by combine.
     if (vector_fit_)
       blocks::allocated_score(begin, end, c_.strategy == FitStrategy::kMostAllocated, fit_score_rows_.data(),
@@ -586,6 +591,7 @@ class BlockRunner {
   const std::vector<blocks::ResourceRow> fit_rows_, fit_score_rows_, balanced_rows_;
   const bool vector_fit_, vector_balanced_, scalar_scores_;
   const int64_t taint_constant_;
+  const uint8_t* scope_ = nullptr;
 };
 
 

@@ -1,0 +1,249 @@
+"""The agent side of the scheduling loop: the fast path (fastpath.py) and warm pools (warmpool.py) wired to the
+loop's pods, bindings and cluster events. The loop calls in from its thread; placeholder pods are created and
+deleted by a writer thread of their own (PlaceholderWriter), which reports back through the loop's inbox.
+
+Between two jobs of a running batch cycle the loop lets this module run a due micro-batch (`interleave`): only
+fast-path pods arriving and fast-path bindings finishing are handled then; every other change waits for the cycle
+to end, so the cycle's view of the cluster moves only by what the fast path binds.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from typing import TYPE_CHECKING, Callable
+
+from vcore_kube import binder as bind
+from vcore_kube.fastpath import FastPath
+from vcore_kube.kubeclient import Api, ApiException
+from vcore_kube.schedqueue import NODE_ADDED, NODE_UPDATED, POD_DELETED, SHARD_CHANGED
+from vcore_kube.warmpool import WarmPools, is_placeholder, pool_of
+
+if TYPE_CHECKING:
+    from vcore_kube.loop import PendingPod, SchedulingLoop
+
+log = logging.getLogger(__name__)
+
+REFILL_PERIOD = 0.05  # placeholders are created and placed at most this often (seconds)
+
+
+class PlaceholderWriter(threading.Thread):
+    """Creates and deletes placeholder pods; `created(pool)` is called (from this thread) after each creation."""
+
+    def __init__(self, api: Api, created: Callable[[str], None]) -> None:
+        super().__init__(name="placeholder-writer", daemon=True)
+        self.api, self.created = api, created
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+
+    def create(self, pod: dict) -> None:
+        self._jobs.put(("create", pod))
+
+    def delete(self, pod: dict) -> None:
+        self._jobs.put(("delete", pod))
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+
+    def run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            kind, pod = job
+            meta = pod["metadata"]
+            try:
+                if kind == "create":
+                    self.api.create(f"/api/v1/namespaces/{meta['namespace']}/pods", pod)
+                else:
+                    bind.delete_pod(self.api, pod)
+            except ApiException as e:
+                log.warning("placeholder %s/%s: %s failed: HTTP %s", meta["namespace"], meta["name"], kind, e.status)
+            except Exception as e:  # the API server is away: the pool is refilled on a later round
+                log.warning("placeholder %s/%s: %s failed: %s", meta["namespace"], meta["name"], kind, e)
+            finally:
+                if kind == "create":
+                    self.created(pool_of(pod))
+
+
+class AgentWork:
+    def __init__(self, loop: "SchedulingLoop", fast: FastPath | None, warm: WarmPools | None,
+                 writer: PlaceholderWriter | None) -> None:
+        self.loop, self.fast, self.warm, self.writer = loop, fast, warm, writer
+        self.entries: dict[str, "PendingPod"] = {}  # fast-path pods waiting (their events' bookkeeping)
+        self._refilled = -1e9
+
+    # -- which pods are ours to handle ----------------------------------------------------------------------
+    def placeholder(self, pod: dict) -> bool:
+        """One of this scheduler's warm-pool placeholders (kept out of the cluster state)."""
+        return self.warm is not None and is_placeholder(pod) and \
+            (pod.get("spec") or {}).get("schedulerName") == self.warm.scheduler_name
+
+    def takes(self, pod: dict) -> bool:
+        """A pending pod for the fast path or the warm pools."""
+        return self.placeholder(pod) or (self.fast is not None and self.fast.selects(pod))
+
+    # -- pod events (the loop's thread) ---------------------------------------------------------------------
+    def pending(self, key: str, pod: dict, received: float) -> None:
+        if self.placeholder(pod):
+            self.warm.placeholder_seen(pod)
+            return
+        from vcore_kube.loop import PendingPod
+        entry = self.entries.get(key)
+        uid = pod["metadata"].get("uid", "")
+        if entry is None or entry.uid != uid:
+            entry = self.entries[key] = PendingPod(key, uid, pod, self.loop.clock(), kind="fast", received=received)
+        entry.pod = pod
+        self.fast.add(key, pod, entry.received)
+
+    def bound(self, key: str, pod: dict) -> None:
+        """The watch shows a pod bound (ours or anyone's)."""
+        if self.placeholder(pod):
+            self.warm.placeholder_seen(pod)
+        self.left_queue(key)
+
+    def gone(self, key: str) -> None:
+        """A pod was deleted or is going."""
+        self.left_queue(key)
+        if self.warm is not None and key in self.warm.placeholders:
+            self.warm.placeholder_gone(key)
+
+    def left_queue(self, key: str) -> None:
+        if self.fast is not None and key in self.fast:
+            self.fast.remove(key)
+        self.entries.pop(key, None)
+
+    # -- cluster events -------------------------------------------------------------------------------------
+    def cluster_event(self, event: str) -> None:
+        if self.fast is not None:
+            self.fast.queue.move(event, self.loop.clock())
+
+    def node_event(self, added: bool, removed_name: str | None = None) -> None:
+        if removed_name is not None:
+            self.node_left(removed_name)
+            return
+        self.cluster_event(NODE_ADDED if added else NODE_UPDATED)
+
+    def pod_freed(self) -> None:
+        self.cluster_event(POD_DELETED)
+
+    def shard_grew(self) -> None:
+        self.cluster_event(SHARD_CHANGED)
+
+    def node_left(self, node: str) -> None:
+        """A node left the cluster or our shard: its placeholders go (they are made again elsewhere)."""
+        if self.warm is not None:
+            for pod in self.warm.node_gone(node):
+                self.writer.delete(pod)
+
+    def pool_event(self, key: str, obj: dict | None) -> None:
+        if self.warm is None:
+            return
+        problem = self.warm.pool_changed(key, obj)
+        if problem:
+            log.error("%s; the pool is ignored until it is fixed", problem)
+
+    # -- work -----------------------------------------------------------------------------------------------
+    def next_wakeup(self) -> float | None:
+        times = []
+        if self.fast is not None and (t := self.fast.next_wakeup()) is not None:
+            times.append(t)
+        if self.warm is not None and self.warm.pools:
+            times.append(self._refilled + REFILL_PERIOD)
+        return min(times) if times else None
+
+    def tick(self, in_cycle: bool = False) -> None:
+        """Run what is due: a micro-batch; outside cycles also the warm pools' upkeep."""
+        if self.fast is not None and self.fast.due():
+            self.run_batch()
+        # Refills are background work: not during a cycle, and not while agent pods wait for the fast path.
+        busy = self.fast is not None and self.fast.queue.n_active > 0
+        if self.warm is not None and not in_cycle and not busy and \
+                self.loop.clock() - self._refilled >= REFILL_PERIOD:
+            self._refilled = self.loop.clock()
+            self.refill()
+
+    def run_batch(self) -> None:
+        loop = self.loop
+        batch = self.fast.run(hit=self._hit if self.warm is not None else None)
+        size = len(batch.placed) + len(batch.unschedulable) + len(batch.invalid)
+        if size:
+            loop.metrics.fast_batch.observe(size)
+        now = loop.clock()
+        for key, placement in batch.placed:
+            gpus = placement.gpus.gpu_index_annotation() if placement.gpus is not None else None
+            self._decided(key, placement.node, gpus, None)
+        for key, placement in batch.unschedulable:
+            entry = self.entries.get(key)
+            self.fast.queue.unschedulable(key, placement.reasons, now)
+            loop.metrics.attempts.labels("unschedulable").inc()
+            if entry is not None:
+                loop._failed(entry, placement.message)
+        for key, why in batch.invalid:
+            entry = self.entries.get(key)
+            self.fast.queue.failed(key, now)
+            loop.metrics.attempts.labels("error").inc()
+            if entry is not None:
+                loop._failed(entry, f"vcore cannot read the pod: {why}")
+
+    def _hit(self, key: str, pod: dict) -> bool:
+        """A warm pool's placeholder for a session pod: placed and bound (after the placeholder's deletion)."""
+        pool = pool_of(pod)
+        misses = self.warm.misses
+        hit = self.warm.hit(pod)
+        if hit is None:
+            if self.warm.misses > misses:
+                self.loop.metrics.warm_misses.labels(pool).inc()
+            return False
+        self.loop.metrics.warm_hits.labels(pool).inc()
+        gpus = hit.placement.gpus.gpu_index_annotation() if hit.placement.gpus is not None else None
+        self._decided(key, hit.placement.node, gpus, hit.evict)
+        return True
+
+    def _decided(self, key: str, node: str, gpus: str | None, evict: list[dict] | None) -> None:
+        entry = self.entries.pop(key)
+        self.loop.metrics.sample("fast_event_to_decision", time.perf_counter() - entry.received)
+        self.fast.remove(key)
+        entry.state, entry.node, entry.confirmed, entry.deleted = "binding", node, False, False
+        self.loop.converter.assumed(key, entry.pod)
+        self.loop.start_binding(entry, gpus, evict)
+
+    def binding_failed(self, entry: "PendingPod", gone: bool) -> None:
+        """A fast-path or placeholder binding failed (the loop already took the decision back)."""
+        if entry.kind == "placeholder":
+            if self.warm is not None:
+                self.warm.binding_failed(entry.key)
+            return
+        if gone:
+            return
+        # Lost on the way (a conflict, the API server away): retried first, without backoff.
+        self.entries[entry.key] = entry
+        entry.state, entry.node = "active", ""
+        self.fast.add(entry.key, entry.pod, entry.received)
+        self.fast.queue.conflict(entry.key)
+
+    def refill(self) -> None:
+        """Warm pools: delete the surplus, create what is missing, place the pending placeholders."""
+        warm, loop = self.warm, self.loop
+        for pod in warm.surplus():
+            self.writer.delete(pod)
+        for pod in warm.to_create():
+            self.writer.create(pod)
+        if warm.pending() and self.fast is not None:
+            from vcore_kube.loop import PendingPod
+            for p, placement in warm.place(self.fast.scheduler):
+                meta = p.pod["metadata"]
+                entry = PendingPod(p.key, meta.get("uid", ""), p.pod, loop.clock(), kind="placeholder")
+                entry.state, entry.node = "binding", placement.node
+                loop.start_binding(entry, None)
+        for latency in warm.refill_latencies:
+            loop.metrics.warm_refill.observe(latency)
+            loop.metrics.sample("warm_refill", latency)
+        warm.refill_latencies.clear()
+        for key, spec in warm.pools.items():
+            ready, _ = warm.counts(key)
+            loop.metrics.warm_size.labels(key).set(spec.size)
+            loop.metrics.warm_ready.labels(key).set(ready)
+
+    def room(self, node: str) -> list[dict]:
+        """Placeholders to delete before a real pod is bound to `node`."""
+        return self.warm.room(node) if self.warm is not None else []
+

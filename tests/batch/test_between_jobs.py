@@ -1,0 +1,64 @@
+"""run_cycle(between_jobs=...): a caller's work between two jobs of a cycle on the same cluster (an adapter's fast
+path placing pods with schedule()), and add_pod adopting a pod schedule() already bound."""
+from __future__ import annotations
+
+import pytest
+
+import vcore
+
+from .builders import NS, build, gang, node, pod
+
+
+def test_between_jobs_runs_after_each_job_and_the_cycle_sees_its_binds():
+    # 3 nodes x 2 cpu; three 2-pod gangs of 1 cpu pods fill them. Between jobs the caller binds a 2-cpu pod with
+    # schedule(): the cycle's later jobs see that node taken, so the last gang no longer fits.
+    c = build([node(f"n{i}", "2") for i in range(3)], gang("a", 2), gang("b", 2), gang("c", 2))
+    s = vcore.Scheduler(c)
+    fast = vcore.Scheduler(c, {"pluginConfig": [{"name": "NodeResourcesFit", "args": {
+        "scoringStrategy": {"type": "MostAllocated"}}}]})
+    calls = []
+
+    def between():
+        calls.append(len(c.pending_pods))
+        if len(calls) == 1:
+            (p,) = fast.schedule([pod("agent", cpu="2")])
+            assert p.node is not None
+
+    result = s.run_cycle(between_jobs=between)
+    assert len(calls) == 3  # once per job tried by allocate
+    assert calls[0] == 4  # after the first gang: two gangs' pods still pending
+    placed = {b.pod.split("/")[1].rsplit("-", 1)[0] for b in result.bindings}
+    assert len(placed) == 2 and not result.podgroups[f"{NS}/{({'a', 'b', 'c'} - placed).pop()}"].phase == "Running"
+    assert c.n_pods == 2 * 2 + 1
+    assert all(int(c.requested("cpu")[c.node_index(n)]) <= 2000 for n in c.node_names)
+
+
+def test_between_jobs_must_be_callable():
+    c = build(node("n0"), gang("a", 1))
+    with pytest.raises(TypeError, match="between_jobs"):
+        vcore.Scheduler(c).run_cycle(between_jobs=5)
+    assert c.pending_pods == [f"{NS}/a-0"]
+
+
+def test_add_pod_adopts_a_pod_schedule_bound_on_the_same_node():
+    c = build(node("n0", "4"), node("n1", "4"))
+    s = vcore.Scheduler(c)
+    agent = pod("agent", cpu="3")
+    (p,) = s.schedule([agent])
+    running = dict(agent, spec={**agent["spec"], "nodeName": p.node})
+    c.add_pod(running)  # the watch shows it bound: the batch layer learns it without a second accounting
+    assert c.node_of(f"{NS}/agent") == p.node
+    assert int(c.requested("cpu")[c.node_index(p.node)]) == 3000
+    c.remove_pod(f"{NS}/agent")
+    assert int(c.requested("cpu")[c.node_index(p.node)]) == 0
+
+
+def test_add_pod_bound_elsewhere_than_schedule_put_it_is_refused():
+    c = build(node("n0", "4"), node("n1", "4"))
+    s = vcore.Scheduler(c)
+    agent = pod("agent", cpu="3")
+    (p,) = s.schedule([agent])
+    other = "n1" if p.node == "n0" else "n0"
+    with pytest.raises(vcore.PodAlreadyBoundError):
+        c.add_pod(dict(agent, spec={**agent["spec"], "nodeName": other}))
+    assert c.node_of(f"{NS}/agent") == p.node and not c.has_pod(f"{NS}/agent")
