@@ -73,28 +73,31 @@ class Loop:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.runners: list[web.AppRunner] = []
+        self.runners: dict[str, web.AppRunner] = {}  # router url -> its runner
 
     def run(self, coro, timeout: float = 60):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
-    def start_router(self, raw_config: dict, redis=None):
+    def start_router(self, raw_config: dict, redis=None, kubeconfig: str | None = None):
         config = parse_config(raw_config)
         port = free_port()
 
         async def go():
-            app, core = make_app(config, redis() if callable(redis) else redis)
+            app, core = make_app(config, redis() if callable(redis) else redis, kubeconfig)
             runner = web.AppRunner(app)
             await runner.setup()
             await web.TCPSite(runner, "127.0.0.1", port).start()
-            self.runners.append(runner)
+            self.runners[f"http://127.0.0.1:{port}"] = runner
             return core
 
         core = self.run(go())
         return f"http://127.0.0.1:{port}", core
 
+    def stop_router(self, url: str) -> None:
+        self.run(self.runners.pop(url).cleanup())
+
     def close(self):
-        for r in self.runners:
+        for r in self.runners.values():
             self.run(r.cleanup())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
