@@ -42,11 +42,11 @@ class Engines:
         self.procs: dict[str, subprocess.Popen] = {}
         self.ports: dict[str, int] = {}
 
-    def start(self, name: str, role: str = "both", max_loras: int = 2) -> str:
+    def start(self, name: str, role: str = "both", max_loras: int = 2, time_scale: float = 0.01) -> str:
         port = free_port()
         self.procs[name] = subprocess.Popen(
             [sys.executable, "-m", "vcore_router.engine_sim", "--port", str(port), "--model", "sim-model",
-             "--time-scale", "0.01", "--role", role, "--max-loras", str(max_loras), "--lora-load-ms", "10",
+             "--time-scale", str(time_scale), "--role", role, "--max-loras", str(max_loras), "--lora-load-ms", "10",
              "--name", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.ports[name] = port
         wait_port(port)

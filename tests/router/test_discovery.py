@@ -3,6 +3,8 @@ changes for events and relists, and the workloadSelector's configuration. The li
 server is in test_discovery_e2e.py."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from vcore_router.config import ConfigError, PdGroupSelector, WorkloadSelector, parse_config
@@ -132,3 +134,51 @@ def test_missing_credentials_are_a_config_error(tmp_path):
         make_app(config, kubeconfig=str(tmp_path / "missing.kubeconfig"))
     with pytest.raises(ConfigError, match="in-cluster service account"):
         make_app(config)  # not in a pod: no service account token
+
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+def test_an_endpoint_that_leaves_mid_request_finishes_it(engines, loop, stream):
+    """Discovery may remove an endpoint while a request to it is answered: the answer arrives whole (the pod's
+    engine still serves it), the request is no longer counted, and the next one goes to the endpoint that joined."""
+    import concurrent.futures
+
+    import openai
+
+    from vcore_router.config import StaticEndpoint
+
+    leaving = engines.start(f"leaving-{stream}", time_scale=1.0)  # real-time decoding: the answer takes a while
+    joining = engines.start(f"joining-{stream}")
+    url, core = loop.start_router({
+        "router": {"scrapeIntervalSeconds": 0.1},
+        "modelServers": [{"name": "pool", "model": "sim-model", "endpoints": [{"name": "leaving", "url": leaving}]}],
+        "modelRoutes": [{"modelName": "llama", "rules": [{"targetModels": [{"modelServerName": "pool"}]}]}]})
+    client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+
+    def tokens() -> int:
+        answer = client.completions.create(model="llama", prompt="a long answer", max_tokens=40, stream=stream)
+        if not stream:
+            return answer.usage.completion_tokens
+        return sum(1 for c in answer if c.choices and c.choices[0].text)
+
+    async def in_flight():
+        return core.router.n_in_flight
+
+    async def swap():
+        core.apply_discovered("pool", ["leaving"], [StaticEndpoint("joining", joining)])
+
+    try:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            answer = pool.submit(tokens)
+            deadline = time.monotonic() + 10
+            while loop.run(in_flight()) == 0:
+                assert time.monotonic() < deadline and not answer.done(), "the request never went out"
+                time.sleep(0.01)
+            loop.run(swap())
+            assert not answer.done()  # still being answered when its endpoint left
+            assert answer.result(30) == 40
+        assert loop.run(in_flight()) == 0
+        assert client.completions.create(model="llama", prompt="next", max_tokens=2).usage.completion_tokens == 2
+        assert set(core.upstreams) == {"joining"}
+    finally:
+        loop.stop_router(url)
