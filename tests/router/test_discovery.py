@@ -3,6 +3,7 @@ changes for events and relists, and the workloadSelector's configuration. The li
 server is in test_discovery_e2e.py."""
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -180,5 +181,28 @@ def test_an_endpoint_that_leaves_mid_request_finishes_it(engines, loop, stream):
         assert loop.run(in_flight()) == 0
         assert client.completions.create(model="llama", prompt="next", max_tokens=2).usage.completion_tokens == 2
         assert set(core.upstreams) == {"joining"}
+    finally:
+        loop.stop_router(url)
+
+
+@pytest.mark.parametrize("delay", [0, 0.001], ids=["before-its-scrape", "during-its-scrape"])
+def test_an_endpoint_that_leaves_mid_scrape(engines, loop, delay):
+    """Discovery may remove an endpoint while a scrape round runs: the round completes for the others."""
+    urls = [engines.start(f"scraped-{delay}-{i}") for i in range(2)]
+    url, core = loop.start_router({
+        "router": {"scrapeIntervalSeconds": 60},  # only the rounds this test runs
+        "modelServers": [{"name": "pool", "model": "sim-model",
+                          "endpoints": [{"name": f"s{i}", "url": u} for i, u in enumerate(urls)]}],
+        "modelRoutes": [{"modelName": "llama", "rules": [{"targetModels": [{"modelServerName": "pool"}]}]}]})
+
+    async def race():
+        round_ = asyncio.ensure_future(core.scrape_once())
+        await asyncio.sleep(delay)  # 0: the round has begun, its scrapes not yet; 1 ms: they are on the wire
+        core.apply_discovered("pool", ["s0"], [])
+        await round_
+        return core.scrape["s1"].failures, core.router.endpoints
+
+    try:
+        assert loop.run(race()) == (0, ["s1"])
     finally:
         loop.stop_router(url)

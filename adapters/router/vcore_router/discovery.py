@@ -139,8 +139,8 @@ class Discovery:
     def __init__(self, selectors: Mapping[str, WorkloadSelector], kubeconfig: str | None = None, *,
                  on_relist: Callable[[str, str], None] | None = None) -> None:
         try:
-            # A watch holds its connection: one per ModelServer, and one to spare for a relist's overlap.
-            self.api = load_api(kubeconfig, pool_size=len(selectors) + 1)
+            # One connection per ModelServer: its reflector's lists and watches take turns on it.
+            self.api = load_api(kubeconfig, pool_size=len(selectors))
         except (ConfigException, OSError) as e:
             where = kubeconfig or "the in-cluster service account (no --kubeconfig)"
             raise ConfigError(f"modelServers {', '.join(selectors)}: workloadSelector needs Kubernetes "
@@ -157,15 +157,13 @@ class Discovery:
                       self.sinks[server], self.stop_event,
                       on_relist=lambda kind, reason, server=server: relist(server, reason))
             for server, selector in selectors.items()]
+        for server, r in zip(selectors, self.reflectors):
+            r.name = f"discovery-{server}"
 
     def start(self, loop: asyncio.AbstractEventLoop, apply: Change) -> None:
         self.loop, self.apply = loop, apply
         for r in self.reflectors:
             r.start()
-
-    def synced(self) -> bool:
-        """Every ModelServer's pods have been listed once."""
-        return all(r.synced.is_set() for r in self.reflectors)
 
     def stop(self) -> None:
         self.stop_event.set()

@@ -124,7 +124,8 @@ class RouterApp:
             self.remove_endpoint(name)
         for e in added:
             self.add_endpoint(server, e)
-        self.metrics.discovered.labels(server).set(len(self.pools[server]) - len(self.config.servers[server].endpoints))
+        static = len(self.config.servers[server].endpoints)
+        self.metrics.discovered.labels(server).set(len(self.pools[server]) - static)
 
     def _failure(self, name: str) -> None:
         state = self.scrape.get(name)
@@ -146,7 +147,9 @@ class RouterApp:
     async def scrape_once(self) -> None:
         async def one(name: str, up: Upstream) -> None:
             engine = self.config.servers[up.server].engine
-            state = self.scrape[name]
+            state = self.scrape.get(name)
+            if state is None or self.upstreams.get(name) is not up:
+                return  # the endpoint left (discovery) before its scrape began
             try:
                 async with self.http.get(up.url + "/metrics", timeout=aiohttp.ClientTimeout(total=2)) as resp:
                     if resp.status != 200:
