@@ -129,7 +129,8 @@ def test_bad_selector_config(selector, field):
         parse_config(selector_config(**selector))
 
 
-def test_missing_credentials_are_a_config_error(tmp_path):
+def test_missing_credentials_are_a_config_error(tmp_path, monkeypatch):
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)  # as if outside a pod, wherever the tests run
     config = parse_config(selector_config())
     with pytest.raises(ConfigError, match=r"modelServers p: workloadSelector needs Kubernetes credentials"):
         make_app(config, kubeconfig=str(tmp_path / "missing.kubeconfig"))
@@ -206,3 +207,14 @@ def test_an_endpoint_that_leaves_mid_scrape(engines, loop, delay):
         assert loop.run(race()) == (0, ["s1"])
     finally:
         loop.stop_router(url)
+
+
+def test_cli_refuses_a_selector_without_credentials(tmp_path, capsys):
+    import yaml
+
+    from vcore_router.cli import main
+
+    path = tmp_path / "router.yaml"
+    path.write_text(yaml.safe_dump(selector_config()))
+    assert main(["--config", str(path), "--kubeconfig", str(tmp_path / "missing")]) == 2
+    assert "modelServers p: workloadSelector needs Kubernetes credentials" in capsys.readouterr().err
