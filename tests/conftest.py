@@ -357,7 +357,7 @@ def profiles(draw, *, with_pct: bool = False) -> dict:
 # The real control plane: one etcd + kube-apiserver for the whole session (built from the pinned Go module the
 # first time, then reused from the cache), per-test namespaces on it. Used by tests/kube and tests/router.
 # ---------------------------------------------------------------------------------------------------------------
-def _control_plane_available() -> str | None:
+def control_plane_unavailable() -> str | None:
     """Why the control plane cannot be had here, or None."""
     from vcore_kube.testenv import build
     try:
@@ -374,7 +374,7 @@ def _control_plane_available() -> str | None:
 def control_plane(tmp_path_factory):
     """etcd + kube-apiserver with vcore's CRDs and RBAC, started once for the suite."""
     from vcore_kube.testenv import ControlPlane, build
-    why = _control_plane_available()
+    why = control_plane_unavailable()
     if why:
         pytest.skip(why)
     # The first build takes minutes: show its progress line through pytest's output capture.
