@@ -19,7 +19,7 @@ A YAML file (or dict) with a ``router`` section and lists of ModelServer and Mod
           matchLabels: {app: llama}
           port: http                                   # a number, or the name of a container port of the pod
           pdGroup: {groupKey: pd-group, prefillLabels: {role: prefill}, decodeLabels: {role: decode}}
-        workloadPort: {port: 8000, protocol: http}     # Kthena's spelling of the port (give it once)
+        # or, instead of workloadSelector.port, Kthena's: workloadPort: {port: 8000, protocol: http}
     modelRoutes:
       - modelName: llama                               # what clients ask for
         loraAdapters: [sql-lora]
