@@ -1,13 +1,17 @@
-"""Shared test helpers: Kubernetes-shaped object builders, profile builders and hypothesis strategies.
+"""Shared test helpers: Kubernetes-shaped object builders, profile builders and hypothesis strategies, and the
+real control plane (etcd + kube-apiserver) that the kube adapter's and the router's tests share.
 
 Hypothesis profile "ci" (derandomized, no deadline) is registered and loaded unless HYPOTHESIS_PROFILE names
 another one, so the property tests are reproducible and never flaky on a slow shared machine.
 """
 from __future__ import annotations
 
+import itertools
 import os
+import shutil
 import sys
 
+import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
@@ -347,3 +351,56 @@ def profiles(draw, *, with_pct: bool = False) -> dict:
                           min_size=1, max_size=5, unique=True))
     scores = [(n, draw(st.integers(1, 10))) for n in names]
     return make_profile(scores, fit=fit, balanced=bal, binpack=binpack, pct=100 if with_pct else None)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The real control plane: one etcd + kube-apiserver for the whole session (built from the pinned Go module the
+# first time, then reused from the cache), per-test namespaces on it. Used by tests/kube and tests/router.
+# ---------------------------------------------------------------------------------------------------------------
+def control_plane_unavailable() -> str | None:
+    """Why the control plane cannot be had here, or None."""
+    from vcore_kube.testenv import build
+    try:
+        build.binaries_dir(build=False)
+        return None
+    except build.BuildError:
+        pass
+    if shutil.which("go") is None:
+        return "no Go toolchain to build kube-apiserver and etcd (and no cached build)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def control_plane(tmp_path_factory):
+    """etcd + kube-apiserver with vcore's CRDs and RBAC, started once for the suite."""
+    from vcore_kube.testenv import ControlPlane, build
+    why = control_plane_unavailable()
+    if why:
+        pytest.skip(why)
+    # The first build takes minutes: show its progress line through pytest's output capture.
+    build.binaries_dir(out=sys.__stderr__)
+    plane = ControlPlane.up(tmp_path_factory.mktemp("kube-testenv"))
+    try:
+        yield plane
+    finally:
+        plane.down()
+
+
+@pytest.fixture(scope="session")
+def admin(control_plane):
+    """The admin's raw-JSON Api (system:masters)."""
+    api = control_plane.admin_api()
+    yield api
+    api.close()
+
+
+_namespaces = itertools.count()
+
+
+@pytest.fixture
+def namespace(admin, request):
+    """A fresh namespace per test (namespaces are never deleted: no namespace controller runs)."""
+    from vcore_kube.testenv.objects import ensure_namespace
+    name = f"t{next(_namespaces)}-{request.node.name.lower().replace('_', '-')}"[:63].rstrip("-")
+    ensure_namespace(admin, name)
+    return name

@@ -8,7 +8,10 @@
   literal name) never imports vcore_kube or vcore_router;
 - the adapters (adapters/kube, adapters/router) import only the public vcore API: no private module
   (a dotted component starting with "_", e.g. vcore._native) and no private name (from vcore.cluster import
-  _helper, vcore.cluster._helper).
+  _helper, vcore.cluster._helper);
+- adapters share machinery one way only: vcore_router may use vcore_kube's public modules (its Kubernetes
+  client and reflector, for pod discovery), vcore_kube never imports vcore_router; neither reaches into the
+  other's private modules or names, nor into vcore_kube.testenv (the test control plane, not a runtime part).
 
 The checker itself is tested on small synthetic sources, so the rules are known to bite even while the adapter
 packages are still nearly empty.
@@ -167,6 +170,27 @@ def adapter_violations(imports: list[Import], source: str = "") -> list[str]:
     return bad
 
 
+# adapter -> the adapters whose public modules it may import
+ADAPTER_USES = {"vcore_router": {"vcore_kube"}, "vcore_kube": set()}
+TEST_ONLY = ("vcore_kube.testenv",)
+
+
+def cross_adapter_violations(adapter: str, imports: list[Import]) -> list[str]:
+    """An adapter imports another only where ADAPTER_USES allows, and then only its public, non-test modules."""
+    bad = []
+    for imp in imports:
+        other = next((a for a in ADAPTERS if a != adapter and _in(imp.module, a)), None)
+        if other is None:
+            continue
+        if other not in ADAPTER_USES[adapter]:
+            bad.append(f"line {imp.line}: imports {imp.module} ({adapter} may not use {other})")
+        elif any(_private(part) for part in imp.module.split(".")) or any(_private(n) for n in imp.names):
+            bad.append(f"line {imp.line}: imports a private part of {imp.module}")
+        elif any(_in(m, t) for m in (imp.module, *(f"{imp.module}.{n}" for n in imp.names)) for t in TEST_ONLY):
+            bad.append(f"line {imp.line}: imports test infrastructure {imp.module}")
+    return bad
+
+
 def _chain_is_module(node: ast.expr) -> bool:
     """vcore.x.y (names and attributes only, no calls or subscripts): a reference into a module, not an object."""
     while isinstance(node, ast.Attribute):
@@ -208,12 +232,11 @@ def test_adapters_use_only_the_public_vcore_api(adapter, root, path):
     assert not bad, (path, bad)
 
 
-def test_adapters_do_not_import_each_other():
-    for name, root in ADAPTERS.items():
-        others = [a for a in ADAPTERS if a != name]
-        for path in sources(root, (".py", ".pyi")):
-            for imp in file_imports(path, root.parent):
-                assert not any(_in(imp.module, o) for o in others), (path, imp)
+@pytest.mark.parametrize("adapter, root, path", ADAPTER_SOURCES,
+                         ids=[str(p.relative_to(ROOT)) for _, _, p in ADAPTER_SOURCES])
+def test_adapters_use_each_other_only_one_way_and_publicly(adapter, root, path):
+    bad = cross_adapter_violations(adapter, file_imports(path, root.parent))
+    assert not bad, (path, bad)
 
 
 # -------------------------------------------------------------------------------------------------------------
@@ -282,6 +305,23 @@ def test_checker_flags_vcore_importing_an_adapter(source):
 def test_checker_flags_adapters_reaching_into_private_vcore(source, expected):
     imports = _py(source, "vcore_kube.loop")
     assert bool(adapter_violations(imports, source)) == bool(expected), adapter_violations(imports, source)
+
+
+@pytest.mark.parametrize("adapter, source, expected", [  # expected: 1 = flagged, 0 = allowed
+    ("vcore_router", "from vcore_kube.reflector import Reflector, Resource", 0),
+    ("vcore_router", "from vcore_kube.kubeclient import load_api", 0),
+    ("vcore_router", "import vcore_kube.reflector", 0),
+    ("vcore_router", "from vcore_kube.reflector import _slim", 1),
+    ("vcore_router", "from vcore_kube._private import x", 1),
+    ("vcore_router", "from vcore_kube.testenv import ControlPlane", 1),
+    ("vcore_router", "from vcore_kube import testenv", 1),
+    ("vcore_router", "def f():\n    from vcore_kube.testenv.faultproxy import FaultProxy\n", 1),
+    ("vcore_kube", "from vcore_router.config import parse_config", 1),
+    ("vcore_kube", "def f():\n    import vcore_router.server\n", 1),
+])
+def test_checker_flags_cross_adapter_imports(adapter, source, expected):
+    bad = cross_adapter_violations(adapter, _py(source, f"{adapter}.mod"))
+    assert bool(bad) == bool(expected), bad
 
 
 def test_relative_import_resolution():

@@ -5,13 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from .conftest import _control_plane_available
+from conftest import control_plane_unavailable
 
 import pytest
 
 
 def test_demo_prints_a_summary(tmp_path):
-    why = _control_plane_available()
+    why = control_plane_unavailable()
     if why:
         pytest.skip(why)
     res = subprocess.run([sys.executable, "-m", "vcore_kube", "--demo", "--nodes", "20", "--pods", "120",

@@ -42,11 +42,11 @@ class Engines:
         self.procs: dict[str, subprocess.Popen] = {}
         self.ports: dict[str, int] = {}
 
-    def start(self, name: str, role: str = "both", max_loras: int = 2) -> str:
+    def start(self, name: str, role: str = "both", max_loras: int = 2, time_scale: float = 0.01) -> str:
         port = free_port()
         self.procs[name] = subprocess.Popen(
             [sys.executable, "-m", "vcore_router.engine_sim", "--port", str(port), "--model", "sim-model",
-             "--time-scale", "0.01", "--role", role, "--max-loras", str(max_loras), "--lora-load-ms", "10",
+             "--time-scale", str(time_scale), "--role", role, "--max-loras", str(max_loras), "--lora-load-ms", "10",
              "--name", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.ports[name] = port
         wait_port(port)
@@ -73,28 +73,31 @@ class Loop:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.runners: list[web.AppRunner] = []
+        self.runners: dict[str, web.AppRunner] = {}  # router url -> its runner
 
     def run(self, coro, timeout: float = 60):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
-    def start_router(self, raw_config: dict, redis=None):
+    def start_router(self, raw_config: dict, redis=None, kubeconfig: str | None = None):
         config = parse_config(raw_config)
         port = free_port()
 
         async def go():
-            app, core = make_app(config, redis() if callable(redis) else redis)
+            app, core = make_app(config, redis() if callable(redis) else redis, kubeconfig)
             runner = web.AppRunner(app)
             await runner.setup()
             await web.TCPSite(runner, "127.0.0.1", port).start()
-            self.runners.append(runner)
+            self.runners[f"http://127.0.0.1:{port}"] = runner
             return core
 
         core = self.run(go())
         return f"http://127.0.0.1:{port}", core
 
+    def stop_router(self, url: str) -> None:
+        self.run(self.runners.pop(url).cleanup())
+
     def close(self):
-        for r in self.runners:
+        for r in self.runners.values():
             self.run(r.cleanup())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)

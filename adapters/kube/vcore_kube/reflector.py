@@ -29,12 +29,14 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Resource:
-    """One watched resource: its kind (the cache's key) and how to list it with the official client."""
+    """One watched resource: its kind (the sink's key) and how to list it with the official client (the
+    generated list function's positional args, e.g. a namespace, and the server-side selectors)."""
 
     kind: str
     list_call: Callable[[client.ApiClient], Callable[..., Any]]  # -> the generated list function
     args: tuple = ()
     field_selector: str | None = None
+    label_selector: str | None = None
     optional: bool = False  # a CRD that may not be installed
 
 
@@ -162,6 +164,8 @@ class Reflector(threading.Thread):
     def _call(self, **kwargs):
         if self.resource.field_selector:
             kwargs["field_selector"] = self.resource.field_selector
+        if self.resource.label_selector:
+            kwargs["label_selector"] = self.resource.label_selector
         try:
             return self.list_fn(*self.resource.args, _preload_content=False, **kwargs)
         except ApiException as e:

@@ -2,5 +2,6 @@
 
 Modules: ``server`` (aiohttp proxy), ``config`` (Kthena ModelRoute/ModelServer shape), ``scraper`` (engine
 metrics), ``ratelimit`` (local and Redis token buckets), ``metrics`` (Prometheus, autoscaling signal),
-``discovery`` (pods by label selector), ``engine_sim`` (OpenAI-compatible engine simulator), ``demo``, ``cli``.
+``discovery`` (pods by label selector, watched with vcore_kube's reflector), ``engine_sim`` (OpenAI-compatible
+engine simulator), ``demo``, ``cli``.
 """

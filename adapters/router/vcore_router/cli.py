@@ -1,6 +1,6 @@
 """``vcore-router``: the router server, the trace replay, a trace generator and the demo.
 
-    vcore-router --config router.yaml --port 8080
+    vcore-router --config router.yaml --port 8080 [--kubeconfig FILE]
     vcore-router replay --trace FILE.jsonl --engines 8 --policy vcore --policy kthena [--json]
     vcore-router trace --out FILE.jsonl --requests 3000 --rate 4 --share 0.6 --seed 1
     vcore-router --demo
@@ -76,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config")
     ap.add_argument("--port", type=int, default=8080)
     ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--kubeconfig", help="for ModelServers with a workloadSelector (default: the in-cluster "
+                                         "service account)")
     ap.add_argument("--demo", action="store_true", help="start simulated engines and route a synthetic workload")
     ap.add_argument("--loop", choices=["auto", "uvloop", "asyncio"], default="auto",
                     help="event loop: uvloop when installed (auto), or the one named")
@@ -93,14 +95,14 @@ def main(argv: list[str] | None = None) -> int:
     from vcore_router.server import make_app
     try:
         config = load_config(args.config)
+        redis = None
+        if config.redis_url:
+            import redis.asyncio as aioredis
+            redis = aioredis.from_url(config.redis_url, socket_timeout=0.5, socket_connect_timeout=0.5)
+        app, core = make_app(config, redis, args.kubeconfig)
     except (OSError, ConfigError) as e:
         print(f"vcore-router: {e}", file=sys.stderr)
         return 2
-    redis = None
-    if config.redis_url:
-        import redis.asyncio as aioredis
-        redis = aioredis.from_url(config.redis_url, socket_timeout=0.5, socket_connect_timeout=0.5)
-    app, core = make_app(config, redis)
     loop = _event_loop(args.loop)
     # What exists now (modules, configuration, the routing core) lives as long as the process: keep it out of the
     # cyclic collector's generations, so a full collection does not walk it (measured: 7 ms per full collection

@@ -14,11 +14,12 @@ A YAML file (or dict) with a ``router`` section and lists of ModelServer and Mod
         prefillOverheadSeconds: 0.01                   # cost in seconds (unset: ranked by prompt tokens)
         endpoints:                                     # static endpoints ...
           - {name: e0, url: "http://10.0.0.1:8000", role: both, maxLoras: 4}
-        workloadSelector:                              # ... or pods found by label selector
+        workloadSelector:                              # ... or pods found by label selector (discovery)
           namespace: default
           matchLabels: {app: llama}
-          port: 8000
+          port: http                                   # a number, or the name of a container port of the pod
           pdGroup: {groupKey: pd-group, prefillLabels: {role: prefill}, decodeLabels: {role: decode}}
+        # or, instead of workloadSelector.port, Kthena's: workloadPort: {port: 8000, protocol: http}
     modelRoutes:
       - modelName: llama                               # what clients ask for
         loraAdapters: [sql-lora]
@@ -29,6 +30,7 @@ Unknown keys are errors naming the path; so are missing or out-of-range values.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,10 +70,16 @@ class PdGroupSelector:
 class WorkloadSelector:
     namespace: str
     match_labels: Mapping[str, str]
-    port: int
+    port: int | str  # a port number, or the name of a container port (as a Service's targetPort)
     pd_group: PdGroupSelector | None = None
     domain_label: str = "topology.kubernetes.io/zone"
     max_loras: int = 0
+    protocol: str = "http"  # http | https
+
+    @property
+    def label_selector(self) -> str:
+        """matchLabels as the API server's labelSelector query ("k1=v1,k2=v2"; empty selects every pod)."""
+        return ",".join(f"{k}={v}" for k, v in sorted(self.match_labels.items()))
 
 
 @dataclass(frozen=True)
@@ -172,6 +180,39 @@ def _labels(v: Any, path: str) -> dict[str, str]:
     return dict(v)
 
 
+# Kubernetes' syntax (k8s.io/apimachinery validation): label keys and values, namespaces, container port names.
+_LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_PORT_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?")  # IANA_SVC_NAME
+
+
+def _selector_labels(v: Any, path: str) -> dict[str, str]:
+    """Labels that go into a labelSelector query: keys and values must be valid Kubernetes label syntax (a
+    comma or "=" in a value would change the query)."""
+    labels = _labels(v, path)
+    for key, value in labels.items():
+        prefix, _, name = key.rpartition("/")
+        if not _LABEL_NAME.fullmatch(name) or (prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix))):
+            raise ConfigError(f"{path}: {key!r} is not a valid label key")
+        if value and not _LABEL_NAME.fullmatch(value):
+            raise ConfigError(f"{path}.{key}: {value!r} is not a valid label value")
+    return labels
+
+
+def _workload_port(v: Any, path: str) -> int | str:
+    """A port number (1-65535) or a container port name."""
+    if isinstance(v, str):
+        if not _PORT_NAME.fullmatch(v) or "--" in v or not re.search("[a-z]", v):
+            raise ConfigError(f"{path}: {v!r} is not a container port name (lowercase letters, digits and '-', "
+                              f"at most 15, at least one letter)")
+        return v
+    port = _int(v, path, 1)
+    if port > 65535:
+        raise ConfigError(f"{path}: expected a port number 1-65535 or a container port name, got {v!r}")
+    return port
+
+
 def _spec(doc: Any, kind: str, path: str) -> Mapping[str, Any]:
     """A bare spec, or a whole Kubernetes-style document whose spec (with metadata.name) is taken."""
     if isinstance(doc, Mapping) and "kind" in doc:
@@ -222,10 +263,20 @@ def _server(doc: Any, path: str) -> ModelServer:
             pd = PdGroupSelector(_str(g["groupKey"], f"{p}.pdGroup.groupKey"),
                                  _labels(g["prefillLabels"], f"{p}.pdGroup.prefillLabels"),
                                  _labels(g["decodeLabels"], f"{p}.pdGroup.decodeLabels"))
-        port = w.get("port", (s.get("workloadPort") or {}).get("port", 8000))
-        selector = WorkloadSelector(w.get("namespace", "default"), _labels(w["matchLabels"], f"{p}.matchLabels"),
-                                    _int(port, f"{p}.port", 1), pd, w.get("domainLabel", "topology.kubernetes.io/zone"),
-                                    _int(w.get("maxLoras", 0), f"{p}.maxLoras"))
+        wp = _check_keys(s.get("workloadPort") or {}, f"{path}.workloadPort", {"port", "protocol"})
+        if "port" in w and "port" in wp:
+            raise ConfigError(f"{p}.port: the port is also given as {path}.workloadPort.port; give it once")
+        port = _workload_port(w["port"], f"{p}.port") if "port" in w else \
+            _workload_port(wp.get("port", 8000), f"{path}.workloadPort.port")
+        protocol = wp.get("protocol", "http")
+        if protocol not in ("http", "https"):
+            raise ConfigError(f"{path}.workloadPort.protocol: expected http or https, got {protocol!r}")
+        namespace = w.get("namespace", "default")
+        if not isinstance(namespace, str) or not _DNS_LABEL.fullmatch(namespace):
+            raise ConfigError(f"{p}.namespace: {namespace!r} is not a valid namespace name")
+        selector = WorkloadSelector(namespace, _selector_labels(w["matchLabels"], f"{p}.matchLabels"), port, pd,
+                                    _str(w.get("domainLabel", "topology.kubernetes.io/zone"), f"{p}.domainLabel"),
+                                    _int(w.get("maxLoras", 0), f"{p}.maxLoras"), protocol)
     if not endpoints and selector is None:
         raise ConfigError(f"{path}: needs endpoints or a workloadSelector")
     names = [e.name for e in endpoints]

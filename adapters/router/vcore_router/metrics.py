@@ -55,6 +55,11 @@ class RouterMetrics:
                               ["model"], buckets=LATENCY_BUCKETS, registry=r)
         self.healthy = Gauge("vcore_router_endpoint_healthy", "1 when the endpoint is healthy.", ["endpoint"],
                              registry=r)
+        self.discovered = Gauge("vcore_router_discovered_endpoints", "Ready pods of a ModelServer's "
+                                "workloadSelector in the endpoint table.", ["server"], registry=r)
+        self.discovery_relists = Counter("vcore_router_discovery_relists", "Pod lists of Kubernetes discovery, "
+                                         "by ModelServer and reason (start; expired: after 410 Gone).",
+                                         ["server", "reason"], registry=r)
         self.prefix_hit = Histogram("vcore_router_prefix_match_ratio", "Share of the prompt's blocks the chosen "
                                     "endpoint is believed to hold.", buckets=(0, .1, .25, .5, .75, .9, 1), registry=r)
         self.in_tps = Gauge("vcore_router_input_tokens_per_second", "Prompt tokens per second (autoscaling).",

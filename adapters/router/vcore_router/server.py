@@ -71,7 +71,7 @@ def error_response(status: int, message: str, kind: str, headers: dict | None = 
 
 
 class RouterApp:
-    def __init__(self, config: RouterConfig, redis=None):
+    def __init__(self, config: RouterConfig, redis=None, kubeconfig: str | None = None):
         self.config = config
         self.router = Router(config.policy, block_tokens=max(1, config.block_bytes // 4),
                              prefix_capacity_blocks=config.prefix_capacity_blocks, seed=config.seed)
@@ -88,6 +88,14 @@ class RouterApp:
         for server in config.servers.values():
             for e in server.endpoints:
                 self.add_endpoint(server.name, e)
+        self.discovery = None
+        selectors = {s.name: s.selector for s in config.servers.values() if s.selector is not None}
+        if selectors:
+            # Imported here: a router with static endpoints only never loads the Kubernetes client.
+            from vcore_router.discovery import Discovery
+            self.discovery = Discovery(selectors, kubeconfig,
+                                       on_relist=lambda server, reason:
+                                       self.metrics.discovery_relists.labels(server, reason).inc())
 
     # ----------------------------------------------------------------------------------------- endpoints
     def add_endpoint(self, server: str, e: StaticEndpoint) -> None:
@@ -109,6 +117,16 @@ class RouterApp:
         self.router.remove_endpoint(name)
         self.metrics.healthy.remove(name)
 
+    def apply_discovered(self, server: str, removed: list[str], added: list[StaticEndpoint]) -> None:
+        """One change from Kubernetes discovery (on the event loop): endpoints that left, then those that joined.
+        Requests in flight to an endpoint that left finish on their connection; they are no longer counted."""
+        for name in removed:
+            self.remove_endpoint(name)
+        for e in added:
+            self.add_endpoint(server, e)
+        static = len(self.config.servers[server].endpoints)
+        self.metrics.discovered.labels(server).set(len(self.pools[server]) - static)
+
     def _failure(self, name: str) -> None:
         state = self.scrape.get(name)
         if state is None:
@@ -129,18 +147,22 @@ class RouterApp:
     async def scrape_once(self) -> None:
         async def one(name: str, up: Upstream) -> None:
             engine = self.config.servers[up.server].engine
+            state = self.scrape.get(name)
+            if state is None or self.upstreams.get(name) is not up:
+                return  # the endpoint left (discovery) before its scrape began
             try:
                 async with self.http.get(up.url + "/metrics", timeout=aiohttp.ClientTimeout(total=2)) as resp:
                     if resp.status != 200:
                         raise aiohttp.ClientResponseError(resp.request_info, (), status=resp.status)
                     text = await resp.text()
-                metrics, loras = parse_engine_metrics(text, engine, self.scrape[name])
+                metrics, loras = parse_engine_metrics(text, engine, state)
             except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as e:
                 log.debug("scrape %s failed: %s", name, e)
-                self._failure(name)
+                if self.upstreams.get(name) is up:
+                    self._failure(name)
                 return
-            if name not in self.upstreams:
-                return
+            if self.upstreams.get(name) is not up:
+                return  # the endpoint left (or left and came back) while it was scraped
             self._success(name)
             self.router.update_metrics({name: metrics})
             if loras is not None:
@@ -175,8 +197,12 @@ class RouterApp:
                                           connector=aiohttp.TCPConnector(limit=0),
                                           cookie_jar=aiohttp.DummyCookieJar())
         self._tasks.append(asyncio.get_running_loop().create_task(self._scrape_loop()))
+        if self.discovery is not None:
+            self.discovery.start(asyncio.get_running_loop(), self.apply_discovered)
 
     async def stop(self, app: web.Application) -> None:
+        if self.discovery is not None:
+            self.discovery.stop()
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -317,18 +343,23 @@ class RouterApp:
             self._failure(name)
             return None
         finally:
-            self.router.finish(rid)
+            self._finish(rid)
 
     async def _attempt(self, request: web.Request, ctx: "_Ctx", body: dict, name: str, prefill: str | None,
                        matched: int) -> web.StreamResponse | None:
-        """One try on one endpoint (or PD pair). None when it failed before the first byte (try the next)."""
+        """One try on one endpoint (or PD pair). None when it failed before the first byte, or when the endpoint
+        left the table (discovery) since the decision: try the next."""
         body = dict(body)
         if prefill is not None:
+            if prefill not in self.upstreams:
+                return None
             params = await self._prefill(ctx, body, prefill, matched)
             if params is None:
                 return None
             body["kv_transfer_params"] = params
             matched = int(ctx.hashes.size)  # the decode engine receives the whole prompt's KV
+        if name not in self.upstreams:
+            return None
         rid = next(self.ids)
         max_out = body.get("max_tokens") or body.get("max_completion_tokens") or 16
         self.router.dispatch(rid, name, ctx.hashes, ctx.tokens, matched, max_out if isinstance(max_out, int) else 16,
@@ -368,7 +399,13 @@ class RouterApp:
             finally:
                 await resp_cm.__aexit__(None, None, None)
         finally:
+            self._finish(rid)
+
+    def _finish(self, rid: int) -> None:
+        try:
             self.router.finish(rid)
+        except KeyError:
+            pass  # its endpoint left the table (discovery) while the request was in flight: nothing to count
 
     async def _stream(self, request: web.Request, ctx: "_Ctx", upstream: aiohttp.ClientResponse, rid: int,
                       name: str) -> web.StreamResponse | None:
@@ -439,8 +476,10 @@ class _Ctx:
     path: str
 
 
-def make_app(config: RouterConfig, redis=None) -> tuple[web.Application, RouterApp]:
-    core = RouterApp(config, redis)
+def make_app(config: RouterConfig, redis=None, kubeconfig: str | None = None) -> tuple[web.Application, RouterApp]:
+    """The aiohttp application and its router; ``kubeconfig`` (None: the in-cluster service account) is read only
+    when a ModelServer has a workloadSelector."""
+    core = RouterApp(config, redis, kubeconfig)
     app = web.Application(client_max_size=config.max_body_bytes)
     app.router.add_post("/v1/chat/completions", core.chat)
     app.router.add_post("/v1/completions", core.completions)
