@@ -16,6 +16,11 @@ Commands:
       (native, cpsat-0.1, cpsat-1, unaware by default): gangs placed, leaves and spines spanned per gang, GPUs
       stranded on partly used nodes; --plot draws both.
 
+  vcore simulate --scenario agent [--nodes N] [--jobs J] [--agents A] [--rate R] [--seed S] [--json]
+      The gang cycle with a burst of A agent pods arriving at R pods/s (vcore.sim.agent), placed between the
+      cycle's jobs as the adapter's fast path places them: wait from arrival to placement (p50/p99/max), the
+      cycle's time beside the cycle alone, and the checks (no node over-committed, no partial gang).
+
 Trace replay (``vcore simulate --trace-dir DIR ...``) is provided by ``vcore.gpu.cli`` when that module exists;
 this module only wires its arguments in and dispatches to it.
 
@@ -48,6 +53,16 @@ def _int_at_least(minimum: int, what: str):
         return value
 
     return parse
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
+    return value
 
 
 def _existing_file(text: str) -> str:
@@ -90,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Scheduler.schedule() call, and report pods/s and why pending pods did not fit.",
     )
     sim.add_argument("--nodes", type=_int_at_least(1, "a positive integer"),
-                     help="number of nodes (default: 1000; 5000 with --scenario gang)")
+                     help="number of nodes (default: 1000; 5000 with --scenario gang or agent)")
     sim.add_argument("--pods", type=_int_at_least(0, "a non-negative integer"), default=5000,
                      help="number of pods to schedule (default: %(default)s)")
     sim.add_argument("--seed", type=_int_at_least(0, "a non-negative integer"), default=0,
@@ -98,10 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--profile", type=_existing_file, metavar="PATH",
                      help="scheduler profile (YAML, one KubeSchedulerConfiguration profile); default profile if omitted")
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
-    sim.add_argument("--scenario", choices=("pods", "gang", "topology"), default="pods",
+    sim.add_argument("--scenario", choices=("pods", "gang", "topology", "agent"), default="pods",
                      help="pods: one schedule() call over synthetic pods (default); gang: one run_cycle() over "
                           "synthetic PodGroups and queues; topology: a stream of gangs on a 4096-node network tree, "
-                          "per placement policy")
+                          "per placement policy; agent: the gang cycle with a burst of agent pods placed between "
+                          "its jobs")
     sim.add_argument("--gangs", type=_int_at_least(1, "a positive integer"), default=100,
                      help="--scenario topology: number of gangs in the stream (default: %(default)s)")
     sim.add_argument("--policy", action="append", default=None,
@@ -111,12 +127,16 @@ def build_parser() -> argparse.ArgumentParser:
                      help="--scenario topology: plot domains spanned per gang and GPUs stranded; trace replay: the "
                           "allocation curves")
     sim.add_argument("--jobs", type=_int_at_least(0, "a non-negative integer"), default=2000,
-                     help="--scenario gang: number of PodGroups (default: %(default)s)")
+                     help="--scenario gang or agent: number of PodGroups (default: %(default)s)")
     sim.add_argument("--queues", type=_int_at_least(1, "a positive integer"), default=4,
                      help="--scenario gang: number of weighted queues (default: %(default)s)")
     sim.add_argument("--cycle", type=_existing_file, metavar="PATH",
                      help="--scenario gang: the cycle configuration (volcano-scheduler.conf YAML); Volcano's default "
                           "if omitted")
+    sim.add_argument("--agents", type=_int_at_least(1, "a positive integer"), default=500,
+                     help="--scenario agent: number of agent pods in the burst (default: %(default)s)")
+    sim.add_argument("--rate", type=_positive_float, default=1000.0,
+                     help="--scenario agent: agent pods arriving per second (default: %(default)s)")
 
     gpu_cli = _gpu_cli()
     if gpu_cli is not None:
@@ -155,6 +175,8 @@ def _run_simulate(args: argparse.Namespace) -> int:
         return _run_gang(args)
     if args.scenario == "topology":
         return _run_topology(args)
+    if args.scenario == "agent":
+        return _run_agent(args)
     try:
         result = simulate(n_nodes=args.nodes or 1000, n_pods=args.pods, seed=args.seed, profile=args.profile)
     except (VCoreError, ValueError, TypeError) as exc:
@@ -192,6 +214,31 @@ def _run_gang(args: argparse.Namespace) -> int:
         print(f"  {name:<6} {q['share']:5.2f}  {q['jobs_running']:>5}/{q['jobs_pending']:<5}          "
               f"{q['allocated'].get('cpu', 0) / 1000:,.0f} / {q['deserved'].get('cpu', 0) / 1000:,.0f}")
     return 0
+
+
+def _run_agent(args: argparse.Namespace) -> int:
+    from vcore.errors import VCoreError
+    from vcore.sim.agent import run_agent_scenario
+
+    try:
+        r = run_agent_scenario(n_nodes=args.nodes or 5000, n_jobs=args.jobs, n_agents=args.agents, rate=args.rate,
+                               seed=args.seed, cycle=args.cycle)
+    except (VCoreError, ValueError, TypeError) as exc:
+        print(f"{PROG} simulate: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(r.to_dict()))
+        return 0
+    print(f"vcore simulate --scenario agent: {r.nodes:,} nodes, {r.jobs:,} jobs, {r.agents:,} agent pods at "
+          f"{r.rate:,.0f}/s (seed {args.seed})")
+    print(f"  agents      {r.agents_placed:,} placed in {r.micro_batches} micro-batches "
+          f"({r.in_cycle_batches} between the cycle's jobs)")
+    print(f"  wait        arrival to placement p50 {r.wait_p50_ms:.2f} ms, p99 {r.wait_p99_ms:.2f} ms, "
+          f"max {r.wait_max_ms:.2f} ms")
+    print(f"  cycle       {r.cycle_seconds * 1e3:,.1f} ms with the burst, {r.cycle_alone_seconds * 1e3:,.1f} ms alone; "
+          f"{r.pods_placed:,} pods placed ({r.pods_placed_alone:,} alone), {r.jobs_running:,} jobs Running")
+    print(f"  checks      {r.overcommitted_nodes} nodes over-committed, {r.partial_gangs} gangs below minMember")
+    return 0 if r.overcommitted_nodes == 0 and r.partial_gangs == 0 and r.agents_placed == r.agents else 1
 
 
 def _run_topology(args: argparse.Namespace) -> int:

@@ -237,8 +237,8 @@ class Scheduler:
         queue keeps pods that are backing off or waiting for a cluster change out of a cycle; the others keep
         their status and still count in their queues.
 
-        ``between_jobs`` is called after each job's placement (or eviction) is committed or undone, in the calling
-        thread: a caller that must not wait for the whole cycle (an adapter placing latency-sensitive pods with
+        ``between_jobs`` is called after each job's placement (or eviction) is committed or undone (pods without a
+        group, placed in runs by one native call, after each run of at most 128), in the calling thread: a caller that must not wait for the whole cycle (an adapter placing latency-sensitive pods with
         ``schedule()`` on the same cluster) does its work there. It may bind and unbind pods; it must not add or
         remove nodes or the cycle's pods and groups. The cycle's later jobs see what it bound."""
         if between_jobs is not None and not callable(between_jobs):

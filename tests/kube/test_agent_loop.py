@@ -103,9 +103,14 @@ def test_fast_path_pods_wait_for_the_window_then_go_in_one_batch(loop):
 
 
 def test_a_micro_batch_runs_between_two_jobs_of_a_cycle(loop):
-    # Three one-pod jobs for the cycle; an agent pod arrives; its micro-batch must run inside the cycle.
+    # Three one-pod gangs for the cycle (PodGroups: plain pods would go in one native call, with no boundary
+    # between them); an agent pod arrives; its micro-batch must run inside the cycle.
     for i in range(3):
-        loop.event("Pod", "ADDED", _pod(f"b{i}"))
+        loop.event("PodGroup", "ADDED", {
+            "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": f"g{i}", "namespace": "ns", "uid": f"pg{i}", "resourceVersion": "1",
+                         "creationTimestamp": "2025-01-01T00:00:00Z"}, "spec": {"minMember": 1}})
+        loop.event("Pod", "ADDED", _pod(f"b{i}", annotations={"scheduling.k8s.io/group-name": f"g{i}"}))
     loop.drain()
     advance(loop)
     arrivals = iter([_pod("agent", scheduler=AGENT)])

@@ -14,5 +14,6 @@ def run_cycle(cluster: Any, engine: Any, config: Any, share: Any, eligible: Any 
     session = Session(cluster, engine, config, share, eligible)
     session.between_jobs = between_jobs
     for action in config.actions:
+        session.interleave()  # opening the session and each action's set-up hold the caller too
         ACTIONS[action](session)
     return session.close()
