@@ -128,8 +128,8 @@ def test_a_micro_batch_runs_between_two_jobs_of_a_cycle(loop):
     # The agent's binding was submitted during the cycle, before any of the cycle's own.
     assert [n for n, *_ in loop.binder.submitted] == ["agent"]
     assert len(outcome.bindings) == 3
-    assert "ns/late-batch" not in loop.pending and len(loop._deferred) == 1
-    loop._replay_deferred()
+    assert "ns/late-batch" not in loop.pending and len(loop.inbox) == 1  # queued behind the cycle, in order
+    loop.drain()
     assert "ns/late-batch" in loop.pending
 
 

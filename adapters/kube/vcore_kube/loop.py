@@ -1,8 +1,9 @@
 """The scheduling loop: one thread that owns the cache, vcore's state and the queue of pending pods.
 
-Reflector threads and bind workers talk to it only through its inbox. Between cycles it applies what arrived
-(object deltas, bind results); every cyclePeriod, while it leads and every cache has synced, it asks vcore
-(cycle.py) to place the pending pods that are due, assumes each placement, and hands it to the binder.
+Reflector threads and bind workers talk to it only through its inbox (inbox.py: fast-path pods in a lane of their
+own, taken first). Between cycles it applies what arrived (object deltas, bind results); every cyclePeriod, while
+it leads and every cache has synced, it asks vcore (cycle.py) to place the pending pods that are due, assumes each
+placement, and hands it to the binder.
 
 The queue follows kube-scheduler's: a pod that did not fit waits, unschedulable, until something that could
 make it fit happens (a node added or changed, a pod's resources freed, the pod itself changed, a PodGroup, Queue
@@ -38,6 +39,7 @@ from vcore_kube.config import Config
 from vcore_kube.convert import Converter, is_terminating, node_name_of, scheduler_name_of
 from vcore_kube.cycle import Cycle
 from vcore_kube.events import Recorder
+from vcore_kube.inbox import Inbox
 from vcore_kube.metrics import Metrics
 from vcore_kube.reflector import paused_gc
 
@@ -75,7 +77,8 @@ class SchedulingLoop(threading.Thread):
         super().__init__(name="scheduling-loop", daemon=True)
         self.config, self.converter, self.cycle, self.binder = config, converter, cycle, binder
         self.recorder, self.metrics, self.clock = recorder, metrics, clock
-        self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.inbox = Inbox()
+        self._fast_keys: set[str] = set()  # pods whose messages take the fast lane (the Pod reflector's)
         self.cache = Cache()
         self.pending: dict[str, PendingPod] = {}
         self.in_flight: dict[str, PendingPod] = {}
@@ -95,13 +98,35 @@ class SchedulingLoop(threading.Thread):
 
     # -- inputs (any thread) -------------------------------------------------------------------------------
     def replace(self, kind: str, items: list[dict], resource_version: str) -> None:
-        self.inbox.put(("replace", kind, items))
+        if kind == "Pod" and self.agents is not None:
+            self._fast_keys = {_pod_key(p) for p in items if self.agents.takes(p)}
+        self.inbox.put(("replace", kind, items), barrier=kind == "Pod")
 
     def event(self, kind: str, event_type: str, obj: dict) -> None:
-        self.inbox.put(("event", kind, event_type, obj, time.perf_counter()))
+        self.inbox.put(("event", kind, event_type, obj, time.perf_counter()),
+                       fast=kind == "Pod" and self._fast_lane(event_type, obj))
 
     def bind_done(self, result: "bind.BindResult") -> None:
         self.inbox.put(("bound", result))
+
+    def fast_bind_done(self, result: "bind.BindResult") -> None:
+        """A binding of the agent binder (fast-path pods, placeholders): in the lane of their pods' events."""
+        self.inbox.put(("bound", result), fast=True)
+
+    def _fast_lane(self, event_type: str, pod: dict) -> bool:
+        """Whether a pod's event goes in the fast lane: decided once, when the pod is first seen, so that one
+        pod's events all go in one lane (a later change of its annotations does not move them)."""
+        if self.agents is None:
+            return False
+        key = _pod_key(pod)
+        if key in self._fast_keys:
+            if event_type == "DELETED":
+                self._fast_keys.discard(key)
+            return True
+        if event_type == "ADDED" and self.agents.takes(pod):
+            self._fast_keys.add(key)
+            return True
+        return False
 
     # -- the thread ---------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -165,14 +190,13 @@ class SchedulingLoop(threading.Thread):
         self.heartbeat = self.clock()
         try:
             while True:
-                msg = self.inbox.get_nowait()
+                msg = self.inbox.get_fast_nowait()  # the batch side's messages stay queued in order
                 if self._fast_message(msg):
                     self._handle(msg)
                 else:
                     self._deferred.append(msg)
                     if msg[0] == "event" and msg[1] == "Pod":
-                        meta = msg[3].get("metadata") or {}
-                        self._deferred_keys.add(f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+                        self._deferred_keys.add(_pod_key(msg[3]))
         except queue.Empty:
             pass
         self.agents.tick(in_cycle=True)
@@ -184,8 +208,7 @@ class SchedulingLoop(threading.Thread):
         if msg[0] != "event" or msg[1] != "Pod" or msg[2] == "DELETED":
             return False
         pod = msg[3]
-        meta = pod.get("metadata") or {}
-        key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        key = _pod_key(pod)
         return (not node_name_of(pod) and not is_terminating(pod) and key not in self._deferred_keys
                 and self.converter.bound_uid(key) is None and self.agents.fast is not None
                 and self.agents.fast.selects(pod))
@@ -384,7 +407,10 @@ class SchedulingLoop(threading.Thread):
         self.metrics.sample("cycle", time.perf_counter() - started)
         self.cycles += 1
         now = self.clock()
-        for b in outcome.bindings:
+        interleave = self._interleave if self.agents is not None else None
+        for i, b in enumerate(outcome.bindings):
+            if interleave is not None and i % 256 == 255:  # a big cycle's hand-over holds the fast path up too
+                interleave()
             entry = self.pending.pop(b.key, None)
             if entry is None:  # vcore placed a pod this loop no longer waits for: take the decision back
                 self.cycle.forget(b.key)
@@ -532,3 +558,8 @@ def _creation_epoch(pod: dict) -> float | None:
         return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
     except ValueError:
         return None
+
+
+def _pod_key(pod: dict) -> str:
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"

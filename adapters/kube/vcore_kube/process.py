@@ -104,7 +104,7 @@ class SchedulerProcess:
         loop.agents = AgentWork(loop, fast, warm, writer)
         # Agent pods and placeholders bind through workers of their own: a batch cycle's bindings never queue
         # ahead of them (nor theirs ahead of the cycle's).
-        self.agent_binder = loop.agent_binder = Binder(self.api, config.fast_path.bind_concurrency, loop.bind_done)
+        self.agent_binder = loop.agent_binder = Binder(self.api, config.fast_path.bind_concurrency, loop.fast_bind_done)
         if config.fast_path.scheduler_name:
             self.recorder.reports_for = frozenset({config.fast_path.scheduler_name})
         # The loop hands the GIL to binders and reflectors at least this often: a micro-batch waits less for it.
