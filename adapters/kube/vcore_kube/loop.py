@@ -94,12 +94,12 @@ class SchedulingLoop(threading.Thread):
         self._deferred: deque = deque()  # what arrived during a cycle and waits for its end
         self._deferred_keys: set[str] = set()  # pods with a deferred event (their later events wait too)
         self._in_flight_nodes: Counter = Counter()  # node -> our bindings in flight to it
-        self.agent_binder: "bind.Binder | None" = None  # agent pods' and placeholders' own (None: the binder)
+        self.agent_binder: "bind.Binder | None" = None  # fast-path pods' own (None: the binder)
 
     # -- inputs (any thread) -------------------------------------------------------------------------------
     def replace(self, kind: str, items: list[dict], resource_version: str) -> None:
         if kind == "Pod" and self.agents is not None:
-            self._fast_keys = {_pod_key(p) for p in items if self.agents.takes(p)}
+            self._fast_keys = {_pod_key(p) for p in items if self._fast_pod(p)}
         self.inbox.put(("replace", kind, items), barrier=kind == "Pod")
 
     def event(self, kind: str, event_type: str, obj: dict) -> None:
@@ -110,8 +110,11 @@ class SchedulingLoop(threading.Thread):
         self.inbox.put(("bound", result))
 
     def fast_bind_done(self, result: "bind.BindResult") -> None:
-        """A binding of the agent binder (fast-path pods, placeholders): in the lane of their pods' events."""
+        """A binding of the agent binder (fast-path pods): in the lane of their pods' events."""
         self.inbox.put(("bound", result), fast=True)
+
+    def _fast_pod(self, pod: dict) -> bool:
+        return self.agents is not None and self.agents.fast is not None and self.agents.fast.selects(pod)
 
     def _fast_lane(self, event_type: str, pod: dict) -> bool:
         """Whether a pod's event goes in the fast lane: decided once, when the pod is first seen, so that one
@@ -123,7 +126,7 @@ class SchedulingLoop(threading.Thread):
             if event_type == "DELETED":
                 self._fast_keys.discard(key)
             return True
-        if event_type == "ADDED" and self.agents.takes(pod):
+        if event_type == "ADDED" and self._fast_pod(pod):
             self._fast_keys.add(key)
             return True
         return False
@@ -366,7 +369,8 @@ class SchedulingLoop(threading.Thread):
             evict = (evict or []) + self.agents.room(entry.node)
         self.in_flight[entry.key] = entry
         self._in_flight_nodes[entry.node] += 1
-        binder = self.agent_binder if entry.kind != "batch" and self.agent_binder is not None else self.binder
+        # Fast-path pods bind through workers of their own; placeholders (background work) with the batch's.
+        binder = self.agent_binder if entry.kind == "fast" and self.agent_binder is not None else self.binder
         if binder is None or not binder.submit(entry.pod, entry.node, gpu_index, evict or ()):
             self._binding_finished(entry)
             if entry.kind == "batch":

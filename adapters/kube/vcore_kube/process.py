@@ -102,8 +102,8 @@ class SchedulerProcess:
             self.writers.append(writer)
             resources.append(WARMPOOLS)
         loop.agents = AgentWork(loop, fast, warm, writer)
-        # Agent pods and placeholders bind through workers of their own: a batch cycle's bindings never queue
-        # ahead of them (nor theirs ahead of the cycle's).
+        # Fast-path pods bind through workers of their own: neither a batch cycle's bindings nor a warm pool's
+        # refill (placeholders bind with the batch) ever queue ahead of them.
         self.agent_binder = loop.agent_binder = Binder(self.api, config.fast_path.bind_concurrency, loop.fast_bind_done)
         if config.fast_path.scheduler_name:
             self.recorder.reports_for = frozenset({config.fast_path.scheduler_name})

@@ -11,8 +11,7 @@ from vcore.batch.session import Session
 
 def run_cycle(cluster: Any, engine: Any, config: Any, share: Any, eligible: Any = None,
               between_jobs: Callable[[], None] | None = None) -> CycleResult:
-    session = Session(cluster, engine, config, share, eligible)
-    session.between_jobs = between_jobs
+    session = Session(cluster, engine, config, share, eligible, between_jobs)
     for action in config.actions:
         session.interleave()  # opening the session and each action's set-up hold the caller too
         ACTIONS[action](session)

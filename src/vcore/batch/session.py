@@ -29,6 +29,8 @@ UNSCHEDULABLE_TYPE, SCHEDULED_TYPE = "Unschedulable", "Scheduled"
 NOT_ENOUGH_RESOURCES, NOT_ENOUGH_PODS, NOT_ENOUGH_PODS_OF_TASK = (
     "NotEnoughResources", "NotEnoughPods", "NotEnoughPodsOfTask")
 SCHEDULED_REASON = "tasks in gang are ready to be scheduled"
+# Opening and closing a session walk every job: a run_cycle caller waiting between jobs gets a turn this often.
+INTERLEAVE_EVERY = 256
 
 
 @dataclass(eq=False)
@@ -86,11 +88,10 @@ class Job:
 
 
 class Session:
-    # Called after each job's placement or eviction is committed or undone (run_cycle's `between_jobs`).
-    between_jobs: Callable[[], None] | None = None
-
     def __init__(self, cluster: Any, engine: Any, config: C.CycleConfig, share: Any,
-                 eligible: Any = None) -> None:
+                 eligible: Any = None, between_jobs: Callable[[], None] | None = None) -> None:
+        # run_cycle's caller, called after each job's placement or eviction is committed or undone.
+        self.between_jobs = between_jobs
         self.cluster = cluster
         self.batch = cluster._batch
         self.state = cluster._state
@@ -127,8 +128,10 @@ class Session:
         self.free = self.total - self.cluster.requested_matrix[:, live].sum(axis=1)
         self._class_priority: dict[str, int] = {}
         self.jobs: dict[str, Job] = {}
-        for key, pg in batch.podgroups.items():
+        for i, (key, pg) in enumerate(batch.podgroups.items()):
             self.jobs[key] = self._job(key, pg, list(batch.members.get(key, {}).values()))
+            if i % INTERLEAVE_EVERY == INTERLEAVE_EVERY - 1:  # thousands of groups: the caller's turn in between
+                self.interleave()
         # Pods without a group: the pending ones are jobs; the running ones only count toward their queue's usage
         # (jobs of one are made for them only when preempt or reclaim look for victims).
         self._running_singles: list[PodInfo] = []
@@ -397,7 +400,9 @@ class Session:
     # -- close ---------------------------------------------------------------------------------------------
     def close(self) -> CycleResult:
         result = self.result
-        for key, job in self.jobs.items():
+        for i, (key, job) in enumerate(self.jobs.items()):
+            if i % INTERLEAVE_EVERY == INTERLEAVE_EVERY - 1:
+                self.interleave()
             if job.pending and not job.ready and not job.skipped:
                 self.fail(job, job.fit_error or self._not_tried_reason(job))
             if job.podgroup is not None:
