@@ -30,7 +30,7 @@ NOT_ENOUGH_RESOURCES, NOT_ENOUGH_PODS, NOT_ENOUGH_PODS_OF_TASK = (
     "NotEnoughResources", "NotEnoughPods", "NotEnoughPodsOfTask")
 SCHEDULED_REASON = "tasks in gang are ready to be scheduled"
 # Opening and closing a session walk every job: a run_cycle caller waiting between jobs gets a turn this often.
-INTERLEAVE_EVERY = 256
+INTERLEAVE_EVERY = 64
 
 
 @dataclass(eq=False)
@@ -106,6 +106,11 @@ class Session:
         self._open()
         self.topology = TopologyPlanner(self)
 
+    def interleave_at(self, i: int) -> None:
+        """In a walk over many jobs: the caller's turn at every INTERLEAVE_EVERY-th."""
+        if i % INTERLEAVE_EVERY == INTERLEAVE_EVERY - 1:
+            self.interleave()
+
     def interleave(self) -> None:
         """Between two jobs: let the caller's `between_jobs` run (e.g. place latency-sensitive pods)."""
         if self.between_jobs is not None:
@@ -130,8 +135,7 @@ class Session:
         self.jobs: dict[str, Job] = {}
         for i, (key, pg) in enumerate(batch.podgroups.items()):
             self.jobs[key] = self._job(key, pg, list(batch.members.get(key, {}).values()))
-            if i % INTERLEAVE_EVERY == INTERLEAVE_EVERY - 1:  # thousands of groups: the caller's turn in between
-                self.interleave()
+            self.interleave_at(i)  # thousands of groups: the caller's turn in between
         # Pods without a group: the pending ones are jobs; the running ones only count toward their queue's usage
         # (jobs of one are made for them only when preempt or reclaim look for victims).
         self._running_singles: list[PodInfo] = []
@@ -154,7 +158,8 @@ class Session:
                     if not info.terminated and state.pod_node(k) < 0:
                         self.result.unschedulable[k] = ({}, f"podgroup {group} not found")
         self.queue_jobs: dict[str, list[Job]] = {}
-        for job in self.jobs.values():
+        for i, job in enumerate(self.jobs.values()):
+            self.interleave_at(i)
             self._check_job(job)
             if self.eligible is not None and job.pending:
                 job.skipped = not any(t.key in self.eligible for t in job.pending)
@@ -401,8 +406,7 @@ class Session:
     def close(self) -> CycleResult:
         result = self.result
         for i, (key, job) in enumerate(self.jobs.items()):
-            if i % INTERLEAVE_EVERY == INTERLEAVE_EVERY - 1:
-                self.interleave()
+            self.interleave_at(i)
             if job.pending and not job.ready and not job.skipped:
                 self.fail(job, job.fit_error or self._not_tried_reason(job))
             if job.podgroup is not None:

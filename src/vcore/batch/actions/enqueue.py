@@ -31,7 +31,8 @@ def enqueue(ssn) -> None:
     while queues:
         queue = ssn.queue_order(queues)
         queues.remove(queue)
-        for job in sorted(by_queue[queue], key=ssn.job_order_key):
+        for i, job in enumerate(sorted(by_queue[queue], key=ssn.job_order_key)):
+            ssn.interleave_at(i)
             if job.min_resources is not None:
                 asked = job.min_resources > 0
                 if idle is not None and np.any(job.min_resources[asked] > idle[asked]):
