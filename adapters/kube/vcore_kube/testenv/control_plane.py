@@ -75,9 +75,8 @@ def _ephemeral_range() -> tuple[int, int]:
 
 
 def free_port() -> int:
-    """A free loopback port below the kernel's ephemeral range. A port the kernel hands out itself can be
-    taken, while a server is down, as the local end of some client's outgoing connection, and then the
-    server cannot come back on it (kube-apiserver restarts on the same port in the fault tests)."""
+    """A free loopback port below the kernel's ephemeral range, so that no client's outgoing connection can
+    hold it while the server on it is down (kube-apiserver restarts on the same port in the fault tests)."""
     low, _ = _ephemeral_range()
     rng = random.Random()
     for _ in range(200):
@@ -243,6 +242,9 @@ class ControlPlane:
             "--service-cluster-ip-range", "10.96.0.0/16",
             "--disable-admission-plugins", DISABLED_ADMISSION,
             "--enable-priority-and-fairness=true", "--profiling=false", "--v=1",
+            # A killed API server leaves its connections to idle clients half-closed on the port for up to a
+            # minute; SO_REUSEPORT lets the restarted one listen beside them.
+            "--permit-port-sharing=true",
         ], str(path / "kube-apiserver.log"))
         plane = cls(str(path), str(binaries), etcd_url, f"https://127.0.0.1:{api_port}", tokens,
                     {"etcd": etcd, "kube-apiserver": apiserver})
