@@ -190,19 +190,27 @@ def _run_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_gang(args: argparse.Namespace) -> int:
+def _scenario(run, args: argparse.Namespace, **kwargs) -> Any:
+    """Run a scenario; its result (printed as JSON with --json), or None after a one-line error (bad input)."""
     from vcore.errors import VCoreError
-    from vcore.sim.gang import run_gang_scenario
 
     try:
-        result = run_gang_scenario(n_nodes=args.nodes or 5000, n_jobs=args.jobs, n_queues=args.queues, seed=args.seed,
-                                   cycle=args.cycle)
+        result = run(**kwargs)
     except (VCoreError, ValueError, TypeError) as exc:
         print(f"{PROG} simulate: error: {exc}", file=sys.stderr)
-        return 2
+        return None
     if args.json:
         print(json.dumps(result.to_dict()))
-        return 0
+    return result
+
+
+def _run_gang(args: argparse.Namespace) -> int:
+    from vcore.sim.gang import run_gang_scenario
+
+    result = _scenario(run_gang_scenario, args, n_nodes=args.nodes or 5000, n_jobs=args.jobs, n_queues=args.queues,
+                       seed=args.seed, cycle=args.cycle)
+    if result is None or args.json:
+        return 2 if result is None else 0
     print(f"vcore simulate --scenario gang: {result.nodes:,} nodes, {result.jobs:,} jobs, {result.pods:,} pods "
           f"(seed {args.seed}, cycle {args.cycle or 'Volcano default'})")
     print(f"  ingest      {result.ingest_seconds:.2f} s")
@@ -217,18 +225,14 @@ def _run_gang(args: argparse.Namespace) -> int:
 
 
 def _run_agent(args: argparse.Namespace) -> int:
-    from vcore.errors import VCoreError
     from vcore.sim.agent import run_agent_scenario
 
-    try:
-        r = run_agent_scenario(n_nodes=args.nodes or 5000, n_jobs=args.jobs, n_agents=args.agents, rate=args.rate,
-                               seed=args.seed, cycle=args.cycle)
-    except (VCoreError, ValueError, TypeError) as exc:
-        print(f"{PROG} simulate: error: {exc}", file=sys.stderr)
+    r = _scenario(run_agent_scenario, args, n_nodes=args.nodes or 5000, n_jobs=args.jobs, n_agents=args.agents,
+                  rate=args.rate, seed=args.seed, cycle=args.cycle)
+    if r is None:
         return 2
     if args.json:
-        print(json.dumps(r.to_dict()))
-        return 0
+        return 0 if r.checks_passed else 1
     print(f"vcore simulate --scenario agent: {r.nodes:,} nodes, {r.jobs:,} jobs, {r.agents:,} agent pods at "
           f"{r.rate:,.0f}/s (seed {args.seed})")
     print(f"  agents      {r.agents_placed:,} placed in {r.micro_batches} micro-batches "
@@ -238,7 +242,7 @@ def _run_agent(args: argparse.Namespace) -> int:
     print(f"  cycle       {r.cycle_seconds * 1e3:,.1f} ms with the burst, {r.cycle_alone_seconds * 1e3:,.1f} ms alone; "
           f"{r.pods_placed:,} pods placed ({r.pods_placed_alone:,} alone), {r.jobs_running:,} jobs Running")
     print(f"  checks      {r.overcommitted_nodes} nodes over-committed, {r.partial_gangs} gangs below minMember")
-    return 0 if r.overcommitted_nodes == 0 and r.partial_gangs == 0 and r.agents_placed == r.agents else 1
+    return 0 if r.checks_passed else 1
 
 
 def _run_topology(args: argparse.Namespace) -> int:

@@ -53,6 +53,11 @@ class AgentScenarioResult:
     overcommitted_nodes: int
     partial_gangs: int
 
+    @property
+    def checks_passed(self) -> bool:
+        """Every agent placed, no node over-committed, no gang below its minimum."""
+        return self.agents_placed == self.agents and self.overcommitted_nodes == 0 and self.partial_gangs == 0
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
