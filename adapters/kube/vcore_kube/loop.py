@@ -204,6 +204,11 @@ class SchedulingLoop(threading.Thread):
             pass
         self.agents.tick(in_cycle=True)
 
+    def _interleave_at(self, i: int) -> None:
+        """In a long walk over a cycle's outcome (bindings, statuses): the fast path's turn every 256 items."""
+        if self.agents is not None and i % 256 == 255:
+            self._interleave()
+
     def _fast_message(self, msg: tuple) -> bool:
         if msg[0] == "bound":
             entry = self.in_flight.get(msg[1].key)
@@ -411,10 +416,8 @@ class SchedulingLoop(threading.Thread):
         self.metrics.sample("cycle", time.perf_counter() - started)
         self.cycles += 1
         now = self.clock()
-        interleave = self._interleave if self.agents is not None else None
         for i, b in enumerate(outcome.bindings):
-            if interleave is not None and i % 256 == 255:  # a big cycle's hand-over holds the fast path up too
-                interleave()
+            self._interleave_at(i)
             entry = self.pending.pop(b.key, None)
             if entry is None:  # vcore placed a pod this loop no longer waits for: take the decision back
                 self.cycle.forget(b.key)
@@ -444,7 +447,8 @@ class SchedulingLoop(threading.Thread):
 
     def _write_podgroups(self, outcome) -> None:
         """Each PodGroup's status, where the cycle changed it (the cache holds what the API server has)."""
-        for key, status in outcome.podgroups.items():
+        for i, (key, status) in enumerate(outcome.podgroups.items()):
+            self._interleave_at(i)
             current = self.cache.get("PodGroup", key)
             if current is None:
                 continue
