@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import subprocess
 import sys
 import tempfile
@@ -33,12 +32,12 @@ from pathlib import Path
 import yaml
 
 from kube_bench import (BindWatcher, RawClient, Result, bind_limit, burst, cpu_seconds, create_and_bind_limit,
-                       delete_pods, percentile, start_kube_scheduler, stop, wait_ready)
+                       delete_pods, fan_out, percentile, plane_with_nodes, start_kube_scheduler, stop, wait_ready)
 from vcore.sim.gang import NAMESPACE as BATCH_NS
 from vcore.sim.gang import gang_workload
 from vcore_kube import nodeshard
-from vcore_kube.testenv.control_plane import ADMIN_USER, ControlPlane, free_port
-from vcore_kube.testenv.objects import create_all, create_nodes, ensure_namespace, pod, synthetic_nodes
+from vcore_kube.testenv.control_plane import ControlPlane, free_port
+from vcore_kube.testenv.objects import create_all, ensure_namespace, pod
 from vcore_kube.warmpool import POOL_LABEL
 
 SCHED, AGENT = "vcore", "vcore-agent"
@@ -68,14 +67,7 @@ def paced(plane: ControlPlane, items: list[tuple[str, bytes]], rate: float, proc
     """POST items at `rate` per second (item i at start + i / rate), from several processes."""
     start = time.time() + 0.5
     timed = [(start + i / rate, path, body) for i, (path, body) in enumerate(items)]
-    chunks = [timed[i::processes] for i in range(processes)]
-    args = [(plane.apiserver_url, plane.ca_file, plane.tokens[ADMIN_USER], c, threads) for c in chunks]
-    with multiprocessing.get_context("fork").Pool(processes) as pool:
-        parts = pool.map(_post_paced, args)
-    out: list = [None] * len(items)
-    for i, part in enumerate(parts):
-        out[i::processes] = part
-    return out
+    return fan_out(plane, _post_paced, timed, processes, threads)
 
 
 def bodies(pods: list[dict]) -> list[tuple[str, bytes]]:
@@ -336,9 +328,7 @@ def main() -> None:
     parser.add_argument("--dir", help="control-plane folder (default: a temporary one)")
     args = parser.parse_args()
     workdir = Path(args.dir or tempfile.mkdtemp(prefix="vcore-agent-bench-"))
-    plane = ControlPlane.up(workdir)
-    try:
-        create_nodes(plane.admin_api(), synthetic_nodes(args.nodes, gpu_every=10), workers=16)
+    with plane_with_nodes(workdir, args.nodes, gpu_every=10) as plane:
         limits = {"bind": bind_limit(plane, args.pods), "create+bind": create_and_bind_limit(plane, args.pods)}
         for r in limits.values():
             print(r.row())
@@ -350,8 +340,6 @@ def main() -> None:
             print(r.row())
         for r in warm_pool(plane, workdir, args.pool, args.pool_rate).values():
             print(r.row())
-    finally:
-        plane.down()
 
 
 if __name__ == "__main__":

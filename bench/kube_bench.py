@@ -14,6 +14,7 @@ client-side rate limit (kube-scheduler's default of 50 QPS would cap it at 50 po
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import multiprocessing
@@ -78,17 +79,36 @@ def _post_all(args) -> list[tuple[float, int]]:
         return list(pool.map(one, items))
 
 
-def burst(plane: ControlPlane, items: list[tuple[str, bytes]], processes: int = 2, threads: int = 16) \
-        -> list[tuple[float, int]]:
-    """POST everything as fast as this machine can (several processes, so the GIL is not the limit)."""
+def fan_out(plane: ControlPlane, worker, items: list, processes: int = 2, threads: int = 16) -> list:
+    """items split over worker processes (so the GIL is not the limit), each posting with `threads` threads as
+    the admin; the workers' results in item order."""
     chunks = [items[i::processes] for i in range(processes)]
     args = [(plane.apiserver_url, plane.ca_file, plane.tokens[ADMIN_USER], c, threads) for c in chunks]
     with multiprocessing.get_context("fork").Pool(processes) as pool:
-        parts = pool.map(_post_all, args)
+        parts = pool.map(worker, args)
     out: list = [None] * len(items)
     for i, part in enumerate(parts):
         out[i::processes] = part
     return out
+
+
+def burst(plane: ControlPlane, items: list[tuple[str, bytes]], processes: int = 2, threads: int = 16) \
+        -> list[tuple[float, int]]:
+    """POST everything as fast as this machine can."""
+    return fan_out(plane, _post_all, items, processes, threads)
+
+
+@contextlib.contextmanager
+def plane_with_nodes(directory: str | Path, n_nodes: int, gpu_every: int = 0, workers: int = 16):
+    """A test control plane in `directory` holding `n_nodes` synthetic nodes; stopped on exit."""
+    plane = ControlPlane.up(directory)
+    try:
+        started = time.time()
+        create_nodes(plane.admin_api(), synthetic_nodes(n_nodes, gpu_every=gpu_every), workers=workers)
+        print(f"{n_nodes} nodes created in {time.time() - started:.1f} s", flush=True)
+        yield plane
+    finally:
+        plane.down()
 
 
 def pod_bodies(namespace: str, n: int, scheduler: str, prefix: str = "p") -> list[tuple[str, bytes]]:
@@ -383,11 +403,7 @@ def main() -> None:
     parser.add_argument("--dir", help="control-plane folder (default: a temporary one)")
     args = parser.parse_args()
     workdir = Path(args.dir or tempfile.mkdtemp(prefix="vcore-kube-bench-"))
-    plane = ControlPlane.up(workdir)
-    try:
-        t = time.time()
-        create_nodes(plane.admin_api(), synthetic_nodes(args.nodes), workers=16)
-        print(f"{args.nodes} nodes created in {time.time() - t:.1f} s")
+    with plane_with_nodes(workdir, args.nodes) as plane:
         if not args.pods:
             restart(plane, args.restart_pods, workdir)
             return
@@ -399,8 +415,6 @@ def main() -> None:
               f"API server create+bind limit: {vcore / results['create+bind'].pods_per_second:.2f}")
         if args.restart_pods:
             restart(plane, args.restart_pods, workdir)
-    finally:
-        plane.down()
 
 
 if __name__ == "__main__":

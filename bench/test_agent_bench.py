@@ -13,7 +13,7 @@ import shutil
 import pytest
 
 from agent_bench import fast_path, sharded, warm_pool
-from kube_bench import ControlPlane, bind_limit, create_and_bind_limit, create_nodes, synthetic_nodes
+from kube_bench import bind_limit, create_and_bind_limit, plane_with_nodes
 
 ENV = {k: os.environ.get(f"VCORE_AGENT_BENCH_{k}", v) for k, v in (
     ("NODES", "500"), ("JOBS", "100"), ("MAX_GANG", "16"), ("AGENTS", "500"), ("RATE", "1000"),
@@ -31,10 +31,8 @@ def plane(tmp_path_factory):
         build.binaries_dir(build=shutil.which("go") is not None)
     except build.BuildError as e:
         pytest.skip(f"no control plane: {e}")
-    p = ControlPlane.up(tmp_path_factory.mktemp("agent-bench"))
-    create_nodes(p.admin_api(), synthetic_nodes(NODES, gpu_every=10), workers=16)
-    yield p
-    p.down()
+    with plane_with_nodes(tmp_path_factory.mktemp("agent-bench"), NODES, gpu_every=10) as p:
+        yield p
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from kube_bench import ControlPlane, create_nodes, restart, side_by_side, synthetic_nodes
+from kube_bench import plane_with_nodes, restart, side_by_side
 
 NODES = int(os.environ.get("VCORE_KUBE_BENCH_NODES", 500))
 PODS = int(os.environ.get("VCORE_KUBE_BENCH_PODS", 1000))
@@ -26,10 +26,8 @@ def plane(tmp_path_factory):
         build.binaries_dir(build=shutil.which("go") is not None)
     except build.BuildError as e:
         pytest.skip(f"no control plane: {e}")
-    p = ControlPlane.up(tmp_path_factory.mktemp("kube-bench"))
-    create_nodes(p.admin_api(), synthetic_nodes(NODES), workers=16)
-    yield p
-    p.down()
+    with plane_with_nodes(tmp_path_factory.mktemp("kube-bench"), NODES) as p:
+        yield p
 
 
 def test_side_by_side_with_kube_scheduler(benchmark, bench_report, plane, tmp_path):

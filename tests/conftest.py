@@ -404,3 +404,19 @@ def namespace(admin, request):
     name = f"t{next(_namespaces)}-{request.node.name.lower().replace('_', '-')}"[:63].rstrip("-")
     ensure_namespace(admin, name)
     return name
+
+
+@pytest.fixture
+def scheduler(control_plane, tmp_path):
+    """`scheduler(name, **config)` starts a vcore-scheduler process against the control plane (tests/kube/harness.py);
+    each must exit cleanly when the test ends."""
+    from tests.kube.harness import SchedulerRun
+    runs = []
+
+    def start(name: str, **config) -> SchedulerRun:
+        run = SchedulerRun(control_plane.scheduler_kubeconfig, tmp_path, name, **config).start()
+        runs.append(run)
+        return run
+    yield start
+    for run in runs:
+        assert run.stop() == 0, run.log_tail()

@@ -5,11 +5,9 @@ path, the pool refilled, and a placeholder never blocking a real pod of any prio
 
 from __future__ import annotations
 
+import json
 import threading
 import urllib.request
-
-import json
-import pytest
 
 from .harness import SchedulerRun, bound, check_invariants, events, pods, wait_bound, wait_for
 from vcore_kube.testenv.objects import create_nodes, create_pods, ensure_namespace, node, pod
@@ -17,19 +15,6 @@ from vcore_kube.warmpool import PLACEHOLDER_LABEL, POOL_LABEL
 
 VOLCANO = "/apis/scheduling.volcano.sh/v1beta1"
 WARMPOOLS = "/apis/vcore.io/v1alpha1/namespaces/{ns}/warmpools"
-
-
-@pytest.fixture
-def scheduler(control_plane, tmp_path):
-    runs = []
-
-    def start(name: str, **config) -> SchedulerRun:
-        run = SchedulerRun(control_plane.scheduler_kubeconfig, tmp_path, name, **config).start()
-        runs.append(run)
-        return run
-    yield start
-    for run in runs:
-        assert run.stop() == 0, run.log_tail()
 
 
 def samples(run: SchedulerRun, series: str) -> list[float]:

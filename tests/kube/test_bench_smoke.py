@@ -21,11 +21,9 @@ def plane(tmp_path_factory):
     why = control_plane_unavailable()
     if why:
         pytest.skip(why)
-    from kube_bench import ControlPlane, create_nodes, synthetic_nodes
-    p = ControlPlane.up(tmp_path_factory.mktemp("bench-smoke"))
-    create_nodes(p.admin_api(), synthetic_nodes(NODES, gpu_every=10), workers=8)
-    yield p
-    p.down()
+    from kube_bench import plane_with_nodes
+    with plane_with_nodes(tmp_path_factory.mktemp("bench-smoke"), NODES, gpu_every=10, workers=8) as p:
+        yield p
 
 
 def test_side_by_side(plane, tmp_path):

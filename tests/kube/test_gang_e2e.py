@@ -5,9 +5,11 @@ and binds once they are gone, and a gang with a hard network-topology constraint
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
-from .harness import SchedulerRun, bound, check_invariants, delete_pod, pods, wait_bound, wait_for
+from .harness import bound, check_invariants, delete_pod, pods, wait_bound, wait_for
 from vcore_kube.testenv.objects import create_nodes, create_pods, node, pod
 
 SCHED = "vcore-gang"
@@ -15,16 +17,8 @@ VOLCANO = "/apis/scheduling.volcano.sh/v1beta1"
 
 
 @pytest.fixture
-def scheduler(control_plane, tmp_path):
-    runs = []
-
-    def start(**config) -> SchedulerRun:
-        run = SchedulerRun(control_plane.scheduler_kubeconfig, tmp_path, SCHED, **config).start()
-        runs.append(run)
-        return run
-    yield start
-    for run in runs:
-        assert run.stop() == 0, run.log_tail()
+def scheduler(scheduler):
+    return functools.partial(scheduler, SCHED)
 
 
 def podgroup(admin, namespace: str, name: str, min_member: int, **spec) -> None:

@@ -4,23 +4,17 @@ reasons, bound once a node is added), pods of another scheduler left alone, metr
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
-from .harness import (SchedulerRun, bound, check_invariants, events, pods, wait_bound, wait_for)
+from .harness import (bound, check_invariants, events, pods, wait_bound, wait_for)
 from vcore_kube.testenv.objects import create_nodes, create_pods, node, pod
 
 
 @pytest.fixture
-def scheduler(control_plane, tmp_path, request):
-    runs = []
-
-    def start(name: str = "vcore-e2e", **config) -> SchedulerRun:
-        run = SchedulerRun(control_plane.scheduler_kubeconfig, tmp_path, name, **config).start()
-        runs.append(run)
-        return run
-    yield start
-    for run in runs:
-        assert run.stop() == 0, run.log_tail()
+def scheduler(scheduler):
+    return functools.partial(scheduler, "vcore-e2e")
 
 
 def labelled_nodes(admin, prefix: str, n: int, **kw) -> dict:

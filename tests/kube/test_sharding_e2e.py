@@ -14,7 +14,7 @@ import sys
 import pytest
 import yaml
 
-from .harness import SchedulerRun, check_invariants, pods, wait_bound, wait_for
+from .harness import check_invariants, pods, wait_bound, wait_for
 from vcore_kube import nodeshard
 from vcore_kube.testenv.control_plane import free_port
 from vcore_kube.testenv.objects import create_nodes, create_pods, ensure_namespace, node, pod
@@ -33,22 +33,9 @@ def settled(admin, names) -> bool:
                and not shards[n].to_remove for n in names)
 
 
-@pytest.fixture
-def runs(control_plane, tmp_path):
-    started = []
-
-    def start(name: str, **config) -> SchedulerRun:
-        run = SchedulerRun(control_plane.scheduler_kubeconfig, tmp_path, name, **config).start()
-        started.append(run)
-        return run
-    yield start
-    for run in started:
-        assert run.stop() == 0, run.log_tail()
-
-
 @pytest.mark.parametrize("instances, mode", [(2, "hard"), (3, "hard"), (2, "soft"), (3, "soft")],
                          ids=["2-hard", "3-hard", "2-soft", "3-soft"])
-def test_instances_never_double_allocate_while_nodes_move(admin, runs, instances, mode):
+def test_instances_never_double_allocate_while_nodes_move(admin, scheduler, instances, mode):
     t = next(_tests)
     pool = f"shard{t}-{mode}"
     per = 3  # nodes per instance, 4 cpu each
@@ -61,7 +48,7 @@ def test_instances_never_double_allocate_while_nodes_move(admin, runs, instances
     spaces = [f"{pool}-ns{k}" for k in range(instances)]
     for ns in spaces:
         ensure_namespace(admin, ns)
-    instance = [runs(scheds[k], sharding={"mode": mode, "shard": shard_names[k]}, cyclePeriod="20ms")
+    instance = [scheduler(scheds[k], sharding={"mode": mode, "shard": shard_names[k]}, cyclePeriod="20ms")
                 for k in range(instances)]
     wait_for(lambda: settled(admin, shard_names), 30, "every instance using its nodes", instance[0])
 
@@ -100,7 +87,7 @@ def pinned(p: dict, pool: str) -> dict:
     return p
 
 
-def test_soft_instance_overflows_onto_unassigned_nodes_only(admin, runs):
+def test_soft_instance_overflows_onto_unassigned_nodes_only(admin, scheduler):
     pool = "softflow"
     create_nodes(admin, [node(f"{pool}-a{i}", cpu="2", labels={"pool": pool}) for i in range(2)]
                  + [node(f"{pool}-b{i}", cpu="2", labels={"pool": pool}) for i in range(2)]
@@ -108,8 +95,8 @@ def test_soft_instance_overflows_onto_unassigned_nodes_only(admin, runs):
     nodeshard.apply_assignment(admin, {f"{pool}-sa": [f"{pool}-a0", f"{pool}-a1"],
                                        f"{pool}-sb": [f"{pool}-b0", f"{pool}-b1"]})
     ensure_namespace(admin, pool)
-    a = runs(f"{pool}-a", sharding={"mode": "soft", "shard": f"{pool}-sa"})
-    runs(f"{pool}-b", sharding={"mode": "hard", "shard": f"{pool}-sb"})
+    a = scheduler(f"{pool}-a", sharding={"mode": "soft", "shard": f"{pool}-sa"})
+    scheduler(f"{pool}-b", sharding={"mode": "hard", "shard": f"{pool}-sb"})
     wait_for(lambda: settled(admin, [f"{pool}-sa", f"{pool}-sb"]), 30, "both using their nodes", a)
     create_pods(admin, [pinned(pod(f"p{i}", pool, scheduler=f"{pool}-a", cpu="1"), pool) for i in range(7)])
     placed = wait_bound(admin, pool, [f"p{i}" for i in range(7)], run=a)

@@ -218,8 +218,7 @@ class SchedulingLoop(threading.Thread):
         pod = msg[3]
         key = _pod_key(pod)
         return (not node_name_of(pod) and not is_terminating(pod) and key not in self._deferred_keys
-                and self.converter.bound_uid(key) is None and self.agents.fast is not None
-                and self.agents.fast.selects(pod))
+                and self.converter.bound_uid(key) is None and self._fast_pod(pod))
 
     def _replay_deferred(self) -> None:
         self._deferred_keys.clear()
