@@ -5,6 +5,8 @@ import copy
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import vcore
 
@@ -179,3 +181,65 @@ def test_failed_cycle_input_leaves_state_unchanged():
         vcore.Scheduler(cluster, cycle={"actions": "bogus", "tiers": []})
     assert _state(cluster) == snapshot
     np.testing.assert_array_equal(cluster.requested("cpu"), [0])
+
+
+def _recount(cluster: vcore.Cluster) -> tuple[dict, dict]:
+    """The per-group tallies and the uncompiled index, recomputed from the pods."""
+    batch = cluster._batch
+    tallies = {}
+    for group, members in batch.members.items():
+        if not members:
+            continue
+        shapes, priorities, ended = {}, {}, 0
+        for info in members.values():
+            if info.terminated:
+                ended += 1
+            else:
+                shapes[info.shape] = shapes.get(info.shape, 0) + 1
+            key = (info.spec_priority, info.priority_class)
+            priorities[key] = priorities.get(key, 0) + 1
+        tallies[group] = (shapes, priorities, ended)
+    uncompiled = {k for k, info in batch.pods.items() if info.compiled is None and not info.terminated}
+    return tallies, uncompiled
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["add", "add", "update", "remove", "cycle", "node"]), st.integers(0, 3),
+                          st.sampled_from(["g1", "g2", None]), st.sampled_from(["1", "2"]),
+                          st.sampled_from(["", "n1", "Succeeded"]), st.sampled_from(["", "high"])),
+                min_size=3, max_size=40))
+def test_group_tallies_follow_every_change(steps):
+    """What the cycle reads of a gang without a pass over its pods (BatchState.tallies, .uncompiled) always equals a
+    recount, whatever pods come, change, go, bind or end, and whatever nodes go."""
+    cluster = build(node("n1", "64", "256Gi"), node("n2", "64", "256Gi"), podgroup("g1", 2), podgroup("g2", 1),
+                    priority_class("high", 100))
+    scheduler = vcore.Scheduler(cluster)
+    for action, i, group, cpu, where, klass in steps:
+        name = f"p{i}"
+        obj = pod(name, group, cpu=cpu, node="n1" if where == "n1" else "",
+                  phase="Succeeded" if where == "Succeeded" else "", priority_class=klass)
+        if action == "node":  # n1 goes (its pods are pending again, never compiled) or comes back
+            if "n1" in cluster.node_names:
+                cluster.remove_node("n1", evict=True)
+            else:
+                cluster.add_node(node("n1", "64", "256Gi"))
+        elif "n1" not in cluster.node_names and where == "n1":
+            continue
+        elif action == "add" and not cluster.has_pod(f"ns/{name}"):
+            cluster.add_pod(obj)
+        elif action == "update" and cluster.has_pod(f"ns/{name}"):
+            old = cluster._batch.pods[f"ns/{name}"]
+            if old.group == (f"ns/{group}" if group else None):
+                try:
+                    cluster.update_pod(obj)
+                except ValueError:  # a running pod cannot move: refused, nothing changed
+                    pass
+        elif action == "remove" and cluster.has_pod(f"ns/{name}"):
+            cluster.remove_pod(f"ns/{name}")
+        elif action == "cycle":
+            scheduler.run_cycle()
+        want_tallies, want_uncompiled = _recount(cluster)
+        got = {g: (dict(t.shapes), dict(t.priorities), t.ended) for g, t in cluster._batch.tallies.items()}
+        assert got == want_tallies
+        assert set(cluster._batch.uncompiled) <= want_uncompiled
+        assert {k for k in want_uncompiled if cluster.node_of(k) is None} <= set(cluster._batch.uncompiled)

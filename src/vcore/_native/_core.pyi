@@ -138,6 +138,10 @@ class ClusterState:
         """bind a detached pod again exactly as it was. Bound meanwhile -> ValueError; node gone -> KeyError."""
     def pod_node(self, key: str, /) -> int:
         """Slot of a bound pod, -1 if not bound."""
+    def reserve_pods(self, n: int, /) -> None:
+        """Make room for n bound pods (no rehash while a cycle binds up to that many)."""
+    def bound_keys(self) -> set[str]:
+        """The keys of every bound pod, as a set."""
     def first_bound(self, keys: Sequence[str], /) -> int:
         """Index of the first key that is bound, or -1."""
     def pods_on(self, slot: _Int, /) -> list[str]:
@@ -184,12 +188,13 @@ class Engine:
     def place_gang(self, tasks: Sequence[CompiledPod], role: Sequence[_Int], role_need: Sequence[_Int], need: _Int,
                    headroom: Sequence[_Int] | None = None, allowed: ArrayLike | None = None,
                    all_or_nothing: bool = True, cap: NDArray[np.int32] | None = None,
-                   score_bonus: NDArray[np.int64] | None = None) -> tuple[NDArray[np.int32], NDArray[np.uint8], list[tuple[tuple[int, int], ...]], bool, int, NDArray[np.int64], int]:
+                   score_bonus: NDArray[np.int64] | None = None) -> tuple[NDArray[np.int32], NDArray[np.uint8], list[tuple[tuple[int, int], ...]] | None, bool, int, NDArray[np.int64], int]:
         """Place a gang's tasks (bound on return), all or nothing up to its minimums (core/include/vcore/gang.h);
         ``cap`` int32[n_slots] bounds the gang's tasks per slot, ``score_bonus`` int64[n_slots] adds to each node's
         weighted score:
         (slot int32[n] (-1: not placed or undone), outcome uint8[n] (0 not tried, 1 placed, 2 no node fits,
-        3 over the queue's headroom), per task its ((gpu, mig_start), ...), ready, first task no node fit (-1),
+        3 over the queue's headroom), per task its ((gpu, mig_start), ...) or None when no task took devices, ready,
+        first task no node fit (-1),
         that task's reason_counts int64[n_reasons], node evaluations made). Malformed -> ValueError, nothing bound."""
     def find_victims(self, pod: CompiledPod, candidates: Sequence[tuple[str, _Int]],
                      allowed: ArrayLike | None = None) -> tuple[int, list[str]]:

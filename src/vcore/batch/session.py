@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from itertools import repeat
+from operator import attrgetter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -31,6 +33,7 @@ NOT_ENOUGH_RESOURCES, NOT_ENOUGH_PODS, NOT_ENOUGH_PODS_OF_TASK = (
 SCHEDULED_REASON = "tasks in gang are ready to be scheduled"
 # Opening and closing a session walk every job: a run_cycle caller waiting between jobs gets a turn this often.
 INTERLEAVE_EVERY = 64
+_shape = attrgetter("shape")
 
 
 @dataclass(eq=False)
@@ -120,11 +123,15 @@ class Session:
     def _open(self) -> None:
         batch = self.batch
         state = self.state
+        # The pods bound as the session opens, read once: a set lookup per pod instead of a native call, and none
+        # at all for a gang none of whose pods is bound.
+        self.bound = bound = state.bound_keys()
+        state.reserve_pods(len(batch.pods))  # every pod could be bound by the end of the cycle
         # Pods pending again (their node went away) were compiled for nothing yet.
-        to_compile = [info for info in batch.pods.values() if info.compiled is None and not info.terminated
-                      and state.pod_node(info.key) < 0]
+        to_compile = [info for key, info in batch.uncompiled.items() if key not in bound]
         for info, compiled in zip(to_compile, state.compile_pods([info.spec for info in to_compile])):
             info.compiled, info.shape = compiled, batch.shape_of(compiled.requests)
+            del batch.uncompiled[info.key]
         self.resources = state.resource_names()
         self.n_resources = len(self.resources)
         self.names = state.node_names()  # no node changes while the cycle holds the session
@@ -132,9 +139,10 @@ class Session:
         self.total = self.cluster.allocatable_matrix[:, live].sum(axis=1).astype(np.int64)
         self.free = self.total - self.cluster.requested_matrix[:, live].sum(axis=1)
         self._class_priority: dict[str, int] = {}
+        self._axes: dict[str, int] = {}  # resource name -> axis (-1: no node or pod has it), as looked up
         self.jobs: dict[str, Job] = {}
         for i, (key, pg) in enumerate(batch.podgroups.items()):
-            self.jobs[key] = self._job(key, pg, list(batch.members.get(key, {}).values()))
+            self.jobs[key] = self._job(key, pg, batch.members.get(key, {}))
             self.interleave_at(i)  # thousands of groups: the caller's turn in between
         # Pods without a group: the pending ones are jobs; the running ones only count toward their queue's usage
         # (jobs of one are made for them only when preempt or reclaim look for victims).
@@ -144,8 +152,8 @@ class Session:
             info = batch.pods[key]
             if info.terminated:
                 continue
-            if state.pod_node(key) < 0:
-                self.jobs[key] = self._job(key, None, [info])
+            if key not in bound:
+                self.jobs[key] = self._job(key, None, {key: info})
             elif key not in batch.releasing:
                 self._running_singles.append(info)
                 usage = self.single_usage.setdefault(info.queue_hint or DEFAULT_QUEUE, [0] * self.n_resources)
@@ -155,7 +163,7 @@ class Session:
         for group, members in batch.members.items():
             if group not in batch.podgroups:
                 for k, info in members.items():
-                    if not info.terminated and state.pod_node(k) < 0:
+                    if not info.terminated and k not in bound:
                         self.result.unschedulable[k] = ({}, f"podgroup {group} not found")
         self.queue_jobs: dict[str, list[Job]] = {}
         for i, job in enumerate(self.jobs.values()):
@@ -166,7 +174,7 @@ class Session:
             self.queue_jobs.setdefault(job.queue, []).append(job)
         self._open_shares()
 
-    def _job(self, key: str, pg: PodGroupSpec | None, members: list[PodInfo]) -> Job:
+    def _job(self, key: str, pg: PodGroupSpec | None, members: dict[str, PodInfo]) -> Job:
         classes = self.batch.priority_classes
         if pg is not None:
             priority = classes.value_of(pg.priority_class_name)
@@ -175,48 +183,54 @@ class Session:
             min_resources = None if pg.min_resources is None else self.vector_of(pg.min_resources)
             phase = self.batch.status[key].phase
         else:
-            info = members[0]
+            info = next(iter(members.values()))
             priority = self.pod_priority(info)
             can_preempt = classes.preemption_policy(info.priority_class) != PREEMPT_NEVER
             queue, min_member, min_task, creation = info.queue_hint or DEFAULT_QUEUE, 1, {}, info.creation
             min_resources, phase = None, PENDING
-        pod_node = self.state.pod_node
-        releasing_pods = self.batch.releasing
-        pending, running = [], []
-        releasing = succeeded = failed = 0
+        running: list[str] = []
+        held, released = [], []  # running pods (they hold their requests), and Releasing ones
+        succeeded = failed = 0
         # Per role, running and succeeded pods; only the roles with a minimum are ever asked about.
         role_ready: Counter = Counter()
-        counted_roles = min_task.keys()
-        # Pods of a PodGroup share a few request shapes: count shapes, sum once per shape.
-        requested: Counter = Counter()
-        held: Counter = Counter()
-        for info in members:
-            phase_of = info.phase
-            if phase_of == "Succeeded":
-                succeeded += 1
-                if info.role in counted_roles:
-                    role_ready[info.role] += 1
-                continue
-            if phase_of == "Failed":
-                failed += 1
-                continue
-            shape = info.shape if info.shape >= 0 else self.shape(info)
-            requested[shape] += 1
-            if pod_node(info.key) < 0:
-                pending.append(info)
-            elif info.key in releasing_pods:
-                releasing += 1
-            else:
-                running.append(info.key)
-                if info.role in counted_roles:
-                    role_ready[info.role] += 1
-                held[shape] += 1
+        bound = self.bound
+        tally = self.batch.tallies.get(key) if pg is not None else None
+        if (tally is not None and not tally.ended and -1 not in tally.shapes
+                and (not bound or bound.isdisjoint(members))):
+            # None of its pods runs or has ended (the usual new gang): what they add up to is kept as they come.
+            pending = list(members.values())
+            requested, uniform = tally.shapes, len(tally.priorities) <= 1
+        else:
+            pending = []
+            counted_roles = min_task.keys()
+            releasing_pods = self.batch.releasing
+            for info in members.values():
+                phase_of = info.phase
+                if phase_of == "Succeeded":
+                    succeeded += 1
+                    if info.role in counted_roles:
+                        role_ready[info.role] += 1
+                elif phase_of == "Failed":
+                    failed += 1
+                elif info.key not in bound:
+                    pending.append(info)
+                elif info.key in releasing_pods:
+                    released.append(info)
+                else:
+                    running.append(info.key)
+                    held.append(info)
+                    if info.role in counted_roles:
+                        role_ready[info.role] += 1
+            # Pods of a PodGroup share a few request shapes: count shapes, sum once per shape.
+            requested = self.shapes(pending) + self.shapes(held) + self.shapes(released)
+            uniform = len({(t.spec_priority, t.priority_class) for t in pending}) <= 1
         # Task order: priority, then the order pods arrived (Volcano: priority, creation, UID).
-        if len(pending) > 1 and len({self.pod_priority(t) for t in pending}) > 1:
+        if not uniform and len(pending) > 1:
             pending.sort(key=lambda t: -self.pod_priority(t))
+        held_total = self.total_of(self.shapes(held) if held else {})
         return Job(key, pg, queue, priority, can_preempt, min_member, min_task, min_resources, creation, pending,
-                   running, releasing, succeeded, failed, role_ready, self.total_of(held), self.total_of(requested),
-                   phase, len(members))
+                   running, len(released), succeeded, failed, role_ready, held_total, self.total_of(requested), phase,
+                   len(members))
 
     def total_of(self, shape_counts: dict[int, int]) -> np.ndarray:
         """The sum of request shapes times how many pods have each."""
@@ -228,7 +242,11 @@ class Session:
         return np.array(total, np.int64)
 
     def shapes(self, infos: list[PodInfo]) -> Counter:
-        return Counter(info.shape if info.shape >= 0 else self.shape(info) for info in infos)
+        counts = Counter(map(_shape, infos))
+        if -1 in counts:  # pods that never went through compile: intern their shapes (once; kept on the pod)
+            del counts[-1]
+            counts.update(self.shape(info) for info in infos if info.shape < 0)
+        return counts
 
     def pod_priority(self, info: PodInfo) -> int:
         if info.spec_priority is not None:
@@ -240,12 +258,15 @@ class Session:
 
     def vector_of(self, amounts: dict[str, int]) -> np.ndarray:
         """A {resource: amount} map as a vector over the resource axes (resources no axis has are dropped)."""
-        vec = np.zeros(self.n_resources, np.int64)
+        vec = [0] * self.n_resources
+        axes = self._axes
         for name, amount in amounts.items():
-            axis = self.state.find_resource_axis(name)
+            axis = axes.get(name)
+            if axis is None:
+                axis = axes[name] = self.state.find_resource_axis(name)
             if axis >= 0:
                 vec[axis] += amount
-        return vec
+        return np.array(vec, np.int64)
 
     def shape(self, info: PodInfo) -> int:
         """A pod's request shape, interned on first use (pods that never went through compile)."""
@@ -305,7 +326,7 @@ class Session:
         """Every job with running pods, the running pods without a group included (made on first use)."""
         if self._running_singles:
             for info in self._running_singles:
-                self.jobs[info.key] = job = self._job(info.key, None, [info])
+                self.jobs[info.key] = job = self._job(info.key, None, {info.key: info})
                 self.queue_jobs.setdefault(job.queue, []).append(job)
             self._running_singles = []
             self.single_usage = {}
@@ -354,14 +375,17 @@ class Session:
         from vcore.cluster import gpu_choice
         from vcore.scheduler import Placement
 
-        bindings = self.result.bindings
         nominated = self.batch.nominated
         if job.min_task:
             job.role_ready.update(info.role for info in infos if info.role in job.min_task)
-        for info, node, held in zip(infos, nodes, gpus):
-            bindings.append(Placement(info.key, node, {}, "", gpu_choice(held) if held else None))
-            if nominated:
-                nominated.pop(info.key, None)
+        keys = [info.key for info in infos]
+        choices = [gpu_choice(held) if held else None for held in gpus] if any(gpus) else repeat(None)
+        # Thousands of placements per cycle: made by tuple.__new__ over zipped columns, no Python call per pod.
+        self.result.bindings.extend(map(tuple.__new__, repeat(Placement),
+                                        zip(keys, nodes, [{} for _ in keys], repeat(""), choices)))
+        if nominated:
+            for k in keys:
+                nominated.pop(k, None)
         vec = self.total_of(self.shapes(infos))
         job.allocated += vec
         self.free -= vec
@@ -399,8 +423,10 @@ class Session:
         """Record why a job's tasks stay pending this cycle."""
         if not job.fit_error:
             job.fit_error = message
+        unschedulable = self.result.unschedulable
         for t in job.pending:
-            self.result.unschedulable.setdefault(t.key, (dict(reasons or {}), message))
+            if t.key not in unschedulable:  # the first reason given for a pod stands
+                unschedulable[t.key] = (dict(reasons) if reasons else {}, message)
 
     # -- close ---------------------------------------------------------------------------------------------
     def close(self) -> CycleResult:

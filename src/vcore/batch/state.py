@@ -7,6 +7,7 @@ node a pod runs on is always read from the native state. Every method validates 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,28 @@ from vcore.batch.podgroup import PENDING, PodGroupSpec
 from vcore.batch.pods import PodInfo
 from vcore.batch.priority import PriorityClasses
 from vcore.batch.queue import QueueTree
+
+
+@dataclass
+class GroupTally:
+    """What a group's pods add up to, kept as pods come and go: a cycle reads a new gang without a pass over its
+    pods. Pods that are not Succeeded or Failed are counted by request shape; the others only by number."""
+
+    shapes: Counter = field(default_factory=Counter)  # request shape -> pods not terminated
+    ended: int = 0  # Succeeded or Failed
+    priorities: Counter = field(default_factory=Counter)  # (spec.priority, priorityClassName) -> pods
+
+    def count(self, info: PodInfo, sign: int) -> None:
+        if info.terminated:
+            self.ended += sign
+        else:
+            self.shapes[info.shape] += sign
+            if not self.shapes[info.shape]:
+                del self.shapes[info.shape]
+        key = (info.spec_priority, info.priority_class)
+        self.priorities[key] += sign
+        if not self.priorities[key]:
+            del self.priorities[key]
 
 
 @dataclass
@@ -33,6 +56,9 @@ class BatchState:
         self.priority_classes = PriorityClasses()
         # Insertion-ordered (dicts as ordered sets): the cycle's order never depends on string hashing.
         self.members: dict[str, dict[str, PodInfo]] = {}  # group key -> its pods by key (group may not exist)
+        self.tallies: dict[str, GroupTally] = {}  # group key -> what its pods add up to (while it has pods)
+        # Pods neither terminated nor compiled: added running; compiled by the first cycle that finds them pending.
+        self.uncompiled: dict[str, PodInfo] = {}
         self.singles: dict[str, None] = {}  # pods without a group: each a gang of one
         self.releasing: dict[str, str] = {}  # evicted pod -> the preemptor it makes room for
         self.nominated: dict[str, str] = {}  # preemptor pod -> node name it waits for
@@ -52,13 +78,20 @@ class BatchState:
     # -- pods --------------------------------------------------------------------------------------------
     def add_pod(self, info: PodInfo) -> None:
         self.pods[info.key] = info
+        if info.compiled is None and not info.terminated:
+            self.uncompiled[info.key] = info
         if info.group is None:
             self.singles[info.key] = None
         else:
             self.members.setdefault(info.group, {})[info.key] = info
+            tally = self.tallies.get(info.group)
+            if tally is None:
+                tally = self.tallies[info.group] = GroupTally()
+            tally.count(info, +1)
 
     def remove_pod(self, key: str) -> PodInfo:
         info = self.pods.pop(key)
+        self.uncompiled.pop(key, None)
         if info.group is None:
             self.singles.pop(key, None)
         else:
@@ -67,6 +100,10 @@ class BatchState:
                 group.pop(key, None)
                 if not group and info.group not in self.podgroups:
                     del self.members[info.group]
+            if group:
+                self.tallies[info.group].count(info, -1)
+            else:
+                self.tallies.pop(info.group, None)
         self.releasing.pop(key, None)
         self.nominated.pop(key, None)
         return info

@@ -161,6 +161,19 @@ void register_cluster(py::module_& m) {
            },
            "bind a detached pod again exactly as it was")
       .def("pod_node", &ClusterState::pod_node)
+      .def("bound_keys",
+           [](const ClusterState& s) {
+             py::set keys;
+             for (const auto& entry : s.bound_pods()) keys.add(py::str(entry.first));
+             return keys;
+           },
+           "the keys of every bound pod, as a set")
+      .def("reserve_pods",
+           [](ClusterState& s, int64_t n) {
+             std::unique_lock lock(s.mutex());
+             s.reserve_pods(n);
+           },
+           "make room for n bound pods (no rehash while a cycle binds up to that many)")
       .def("first_bound",
            [](const ClusterState& s, const std::vector<std::string>& keys) {
              for (size_t i = 0; i < keys.size(); ++i)

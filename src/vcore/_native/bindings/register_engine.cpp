@@ -1,4 +1,5 @@
 // Bindings of Engine: the profile dict (vcore.profile.Profile.native()) in, numpy arrays out.
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
@@ -143,16 +144,16 @@ void register_engine(py::module_& m) {
            },
            py::arg("pods"), py::arg("headroom") = py::none())
       .def("place_gang",
-           [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& tasks, std::vector<int32_t> role,
+           [](Engine& e, const std::vector<const vcore::CompiledPod*>& tasks, std::vector<int32_t> role,
               std::vector<int32_t> role_need, int32_t need, std::optional<std::vector<int64_t>> headroom,
               std::optional<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>> allowed,
               bool all_or_nothing, std::optional<py::array_t<int32_t, py::array::c_style>> cap,
               std::optional<py::array_t<int64_t, py::array::c_style>> score_bonus) {
              vcore::GangRequest request;
-             for (const auto& p : tasks) {
+             for (const auto* p : tasks) {
                if (!p) throw py::type_error("Engine.place_gang: tasks must be CompiledPod objects, not None");
-               request.tasks.push_back(p.get());
              }
+             request.tasks = tasks;
              request.role = std::move(role);
              request.role_need = std::move(role_need);
              request.need = need;
@@ -163,8 +164,9 @@ void register_engine(py::module_& m) {
              request.all_or_nothing = all_or_nothing;
              vcore::GangResult r;
              {
-               // Safe without the GIL: `tasks` keeps the compiled pods alive and the request holds copies of the
-               // arrays; the kernel touches only C++ state under the exclusive lock, released before the GIL returns.
+               // Safe without the GIL: the caller's list (held by the call's arguments) keeps the compiled pods
+               // alive and the request holds copies of the arrays; the kernel touches only C++ state under the
+               // exclusive lock, released before the GIL returns.
                py::gil_scoped_release release;
                std::unique_lock lock(e.state()->mutex());
                r = e.place_gang(request);
@@ -172,8 +174,13 @@ void register_engine(py::module_& m) {
              py::array_t<int32_t> nodes(static_cast<py::ssize_t>(r.node.size()), r.node.data());
              py::array_t<uint8_t> outcome(static_cast<py::ssize_t>(r.outcome.size()),
                                           reinterpret_cast<const uint8_t*>(r.outcome.data()));
-             py::list gpus;
-             for (const auto& a : r.gpus) gpus.append(assignment_tuple(a));
+             // Most gangs take no devices: None then, rather than a list of empty tuples.
+             py::object gpus = py::none();
+             if (std::any_of(r.gpus.begin(), r.gpus.end(), [](const auto& a) { return !a.holds.empty(); })) {
+               py::list held;
+               for (const auto& a : r.gpus) held.append(assignment_tuple(a));
+               gpus = std::move(held);
+             }
              py::array_t<int64_t> reasons(static_cast<py::ssize_t>(r.reasons.size()), r.reasons.data());
              return py::make_tuple(nodes, outcome, gpus, r.ready, r.first_unfit, reasons, r.evaluations);
            },

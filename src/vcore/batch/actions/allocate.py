@@ -144,17 +144,21 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
         if not ready and gang and conf.soft:  # soft mode never fails for topology: unconfined, scored by it
             nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(None, None, conf.fallback_bonus)
             conf = None
-    names = ssn.names
     slots = nodes.tolist()
-    placed = [i for i, n in enumerate(slots) if n >= 0]
+    if gpus is None:  # no task took devices
+        gpus = [()] * len(slots)
+    if slots and min(slots) >= 0:  # every task found a node (the usual ready gang)
+        placed, chosen, held, unplaced = tasks, slots, gpus, []
+    else:
+        placed = [t for t, n in zip(tasks, slots) if n >= 0]
+        chosen, held = [n for n in slots if n >= 0], [g for g, n in zip(gpus, slots) if n >= 0]
+        unplaced = [t for t, n in zip(tasks, slots) if n < 0]
     if placed:
-        chosen, held = [slots[i] for i in placed], [gpus[i] for i in placed]
         if conf is not None and conf.placement is not None:
             job.hypernode = conf.placement.domain
             if len(placed) == len(tasks):
-                chosen, held = ssn.topology.arrange(conf, [tasks[i] for i in placed], chosen, held)
-        ssn.allocated(job, [tasks[i] for i in placed], [names[s] for s in chosen], held,
-                      [tasks[i] for i, n in enumerate(slots) if n < 0] + pending[len(tasks):])
+                chosen, held = ssn.topology.arrange(conf, placed, chosen, held)
+        ssn.allocated(job, placed, list(map(ssn.names.__getitem__, chosen)), held, unplaced + pending[len(tasks):])
     if not job.ready:  # what fitted before the gang was undone (Volcano's schedulable task count)
         job.tentative = int((outcome == KPLACED).sum())
     if len(placed) == len(tasks) < len(pending):

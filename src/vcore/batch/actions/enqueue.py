@@ -23,6 +23,7 @@ def enqueue(ssn) -> None:
         for job in ssn.jobs.values():
             if job.phase == INQUEUE and job.min_resources is not None:
                 idle -= np.maximum(job.min_resources - job.allocated, 0)
+        idle = idle.tolist()  # a handful of axes, compared once per job: Python ints beat numpy calls here
     pending = [j for j in ssn.jobs.values() if j.phase == PENDING and j.invalid is None and j.podgroup is not None]
     by_queue: dict[str, list] = {}
     for job in pending:
@@ -34,23 +35,22 @@ def enqueue(ssn) -> None:
         for i, job in enumerate(sorted(by_queue[queue], key=ssn.job_order_key)):
             ssn.interleave_at(i)
             if job.min_resources is not None:
-                asked = job.min_resources > 0
-                if idle is not None and np.any(job.min_resources[asked] > idle[asked]):
+                minimum = job.min_resources.tolist()
+                if idle is not None and any(0 < m and free < m for m, free in zip(minimum, idle)):
                     job.fit_error = ("the cluster cannot admit the job's minResources: "
-                                     f"{_shortfall(ssn, job.min_resources, idle)} (overcommit-factor {factor})")
+                                     f"{_shortfall(ssn, minimum, idle)} (overcommit-factor {factor})")
                     continue
                 if ssn.share is not None and ssn.share.job_enqueueable(queue, job.min_resources) == REJECT:
                     job.fit_error = f"queue {queue} cannot admit the job's minResources now"
                     continue
                 if idle is not None:
-                    idle -= job.min_resources
+                    idle = [free - m for free, m in zip(idle, minimum)]
                 if ssn.share is not None:
                     ssn.share.on_job_enqueued(queue, job.min_resources)
             job.phase = INQUEUE
 
 
-def _shortfall(ssn, need: np.ndarray, idle: np.ndarray) -> str:
-    parts = [f"{ssn.resources[a]} {int(need[a])} > {max(int(idle[a]), 0)}"
-             for a in np.flatnonzero((need > idle) & (need > 0))]
-    return ", ".join(parts)
+def _shortfall(ssn, need: list[int], idle: list[int]) -> str:
+    return ", ".join(f"{ssn.resources[a]} {m} > {max(free, 0)}" for a, (m, free) in enumerate(zip(need, idle))
+                     if 0 < m and free < m)
 

@@ -401,21 +401,22 @@ void ClusterState::bind(const CompiledPod& pod, int32_t slot, const std::vector<
 void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAssignment* assignment) {
   if (pod.state_id != id_) throw Invalid("pod " + pod.key + ": compiled for another cluster");
   if (slot < 0 || slot >= n_slots() || !is_live(slot)) throw NotFound("pod " + pod.key + ": node index " + std::to_string(slot) + " does not exist");
-  auto existing = pods_.find(pod.key);
-  if (existing != pods_.end())
-    throw Invalid("pod " + pod.key + ": already bound to node " + names_[existing->second.node]);
-  BoundPod bound{slot, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes, {}};
-  for (const auto& [axis, amount] : bound.requests)
+  for (const auto& [axis, amount] : pod.requests)
     if (axis >= req_.rows) throw Invalid("pod " + pod.key + ": resource axis out of range");
+  GpuAssignment gpu;
   if (assignment != nullptr) {
-    bound.gpu = *assignment;
-  } else if (pod.gpu.needs_devices() && !gpus_.fit(slot, pod.gpu, gpus_.allowed_models(pod.gpu), &bound.gpu)) {
+    gpu = *assignment;
+  } else if (pod.gpu.needs_devices() && !gpus_.fit(slot, pod.gpu, gpus_.allowed_models(pod.gpu), &gpu)) {
     // A pod that runs there already must be accounted even when the device table cannot say which GPUs it has
     // (no inventory, or the node reported its GPUs later): its resource rows still count, its devices do not.
-    bound.gpu = GpuAssignment{};
+    gpu = GpuAssignment{};
   }
-  apply_pod(bound, +1);
-  pods_on_[slot].push_back(&pods_.emplace(pod.key, std::move(bound)).first->first);
+  // One hash of the key for the check and the insert: a gang binds thousands of pods in a call.
+  const auto [it, inserted] = pods_.try_emplace(pod.key);
+  if (!inserted) throw Invalid("pod " + pod.key + ": already bound to node " + names_[it->second.node]);
+  it->second = BoundPod{slot, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes, std::move(gpu)};
+  apply_pod(it->second, +1);
+  pods_on_[slot].push_back(&it->first);
 }
 
 BoundPod ClusterState::detach(const std::string& key) {

@@ -249,7 +249,6 @@ GangResult Engine::place_gang(const GangRequest& r) {
       const CompiledPod* p = r.tasks[t];
       if (p == nullptr) throw Invalid("place_gang: task " + std::to_string(t) + " is missing");
       if (p->state_id != s.id()) throw Invalid("pod " + p->key + ": compiled for another cluster");
-      if (s.pod_node(p->key) >= 0) throw Invalid("pod " + p->key + ": already bound to node " + s.names()[s.pod_node(p->key)]);
       if (r.role[t] < 0 || static_cast<size_t>(r.role[t]) >= r.role_need.size())
         throw Invalid("pod " + p->key + ": role index out of range");
       keys.push_back(&p->key);
@@ -303,100 +302,111 @@ GangResult Engine::place_gang(const GangRequest& r) {
     return room.empty() ? fit : std::min<int64_t>(fit, room[static_cast<size_t>(slot)]);
   };
 
-  for (size_t t = 0; t < n_tasks && !hopeless();) {
-    size_t e = t + 1;
-    while (e < n_tasks && same_placement_spec(*r.tasks[e], *r.tasks[t])) ++e;
-    const CompiledPod& pod = *r.tasks[t];
-    for (size_t k = t; k < e; ++k) refresh_gpu_target(*r.tasks[k]);
-    BlockRunner runner(s, config_, ignored, pod, target_.current(), vcore_knobs_, &fragment_,
-                       &fragment_node_version_, gpu_score_row(pod));
-    const uint8_t* phase = scope.inside;  // the slots discovery looks at: the scope's, then (soft) the others
-    runner.restrict_to(phase);
-    int32_t want = want_inside;
-    const PodKernel& kernel = runner.kernel();
-    // One tie order per run: its tasks are interchangeable, so the heap keeps one order for all of them.
-    const uint64_t pod_mix = mix64(seed_ ^ mix64(sequence_));
-    sequence_ += e - t;
-    if (candidate_index_.size() < static_cast<size_t>(n_slots)) candidate_index_.resize(static_cast<size_t>(n_slots), -1);
-    Candidates candidates(candidate_index_, kernel, config_, pod_mix, name_rank,
-                          static_cast<size_t>(std::min(want, n_slots)) + (e - t));
-    // Discovery from the rotating start: slots in order, wrapping once, until at least `want` feasible nodes are
-    // found and they hold the tasks still to place (or every slot was looked at).
-    if (next_start_ >= n_slots) next_start_ = 0;
-    int32_t examined = 0, found = 0;
-    int64_t capacity = 0;
-    const auto discover = [&](int64_t remaining) {
-      while (examined < n_slots && (found < want || capacity < remaining)) {
-        const int32_t begin = (next_start_ + examined) % n_slots;
-        const int32_t end = std::min({n_slots, begin + kBlock, begin + (n_slots - examined)});
-        runner.run(begin, end, mask, scores, taints, affinity, scratch.data());
-        out.evaluations += end - begin;
-        int32_t j = 0;
-        for (; j < end - begin && (found < want || capacity < remaining); ++j) {
-          const int32_t slot = begin + j;
-          if (!mask[j] || !open(slot)) continue;
-          ++found;
-          capacity += copies(kernel, slot);
-          candidates.add(slot, with_bonus(slot, scores[j]), taints[j], affinity[j]);
-        }
-        examined += j;
-      }
-    };
-    discover(static_cast<int64_t>(e - t));
-    for (size_t k = t; k < e; ++k) {
-      const CompiledPod& task = *r.tasks[k];
-      --left, --role_left[static_cast<size_t>(r.role[k])];
-      if (!within_headroom(task, headroom)) {
-        out.outcome[k] = TaskOutcome::kHeadroom;
-        continue;  // the queue cannot take this task; its identical successors meet the same answer
-      }
-      int32_t best = candidates.best();
-      if (best < 0 && examined < n_slots) {
-        capacity = 0;  // every candidate found so far is full
-        discover(static_cast<int64_t>(e - k));
-        best = candidates.best();
-      }
-      if (best < 0 && soft && phase == scope.inside) {  // the scope is full: go on to the other nodes
-        phase = scope.outside;
-        runner.restrict_to(phase);
-        want = nodes_to_find(scope.n_outside, config_.percentage_of_nodes_to_score);
-        if (n_slots > 0) next_start_ = static_cast<int32_t>((next_start_ + examined) % n_slots);
-        examined = found = 0;
-        capacity = 0;
-        discover(static_cast<int64_t>(e - k));
-        best = candidates.best();
-      }
-      if (best < 0) {
-        out.outcome[k] = TaskOutcome::kNoFit;
-        if (out.first_unfit < 0) {
-          // Why it fits nowhere, counted over every node as kube-scheduler reports it (a hard scope's nodes).
-          out.first_unfit = static_cast<int32_t>(k);
-          runner.restrict_to(soft ? nullptr : scope.inside);
-          for (int32_t begin = 0; begin < n_slots; begin += kBlock)
-            runner.run(begin, std::min(n_slots, begin + kBlock), mask, scores, taints, affinity, out.reasons.data());
-          runner.restrict_to(phase);
-        }
-        continue;
-      }
-      GpuAssignment& gpus = out.gpus[k];
-      if (task.gpu.needs_devices()) {
-        if (config_.weight_gpu > 0 && task.gpu.uses_gpus()) runner.gpu().score(best, &gpus);
-        else if (!s.gpus().fit(best, task.gpu, kernel.allowed_models(), &gpus)) gpus = GpuAssignment{};
-      }
-      s.bind_locked(task, best, &gpus);
-      out.node[k] = best;
-      out.outcome[k] = TaskOutcome::kPlaced;
-      ++placed, --need, --role_need[static_cast<size_t>(r.role[k])];
-      take_headroom(task, headroom);
-      if (!room.empty()) --room[static_cast<size_t>(best)];
-      runner.restrict_to(nullptr);  // a candidate of either phase: re-scored whatever the phase now
-      runner.run(best, best + 1, mask, scores, taints, affinity, scratch.data());
+  // A task already bound is found where it is bound (one hash lookup, not two): everything this call bound is
+  // undone and the rotating start restored, so the error leaves the state as it was.
+  const int32_t start_before = next_start_;
+  const uint64_t sequence_before = sequence_;
+  try {
+    for (size_t t = 0; t < n_tasks && !hopeless();) {
+      size_t e = t + 1;
+      while (e < n_tasks && same_placement_spec(*r.tasks[e], *r.tasks[t])) ++e;
+      const CompiledPod& pod = *r.tasks[t];
+      for (size_t k = t; k < e; ++k) refresh_gpu_target(*r.tasks[k]);
+      BlockRunner runner(s, config_, ignored, pod, target_.current(), vcore_knobs_, &fragment_,
+                         &fragment_node_version_, gpu_score_row(pod));
+      const uint8_t* phase = scope.inside;  // the slots discovery looks at: the scope's, then (soft) the others
       runner.restrict_to(phase);
-      ++out.evaluations;
-      candidates.rescore(best, mask[0] != 0 && open(best), with_bonus(best, scores[0]));
+      int32_t want = want_inside;
+      const PodKernel& kernel = runner.kernel();
+      // One tie order per run: its tasks are interchangeable, so the heap keeps one order for all of them.
+      const uint64_t pod_mix = mix64(seed_ ^ mix64(sequence_));
+      sequence_ += e - t;
+      if (candidate_index_.size() < static_cast<size_t>(n_slots)) candidate_index_.resize(static_cast<size_t>(n_slots), -1);
+      Candidates candidates(candidate_index_, kernel, config_, pod_mix, name_rank,
+                            static_cast<size_t>(std::min(want, n_slots)) + (e - t));
+      // Discovery from the rotating start: slots in order, wrapping once, until at least `want` feasible nodes are
+      // found and they hold the tasks still to place (or every slot was looked at).
+      if (next_start_ >= n_slots) next_start_ = 0;
+      int32_t examined = 0, found = 0;
+      int64_t capacity = 0;
+      const auto discover = [&](int64_t remaining) {
+        while (examined < n_slots && (found < want || capacity < remaining)) {
+          const int32_t begin = (next_start_ + examined) % n_slots;
+          const int32_t end = std::min({n_slots, begin + kBlock, begin + (n_slots - examined)});
+          runner.run(begin, end, mask, scores, taints, affinity, scratch.data());
+          out.evaluations += end - begin;
+          int32_t j = 0;
+          for (; j < end - begin && (found < want || capacity < remaining); ++j) {
+            const int32_t slot = begin + j;
+            if (!mask[j] || !open(slot)) continue;
+            ++found;
+            if (capacity < remaining) capacity += copies(kernel, slot);  // only the comparison with it matters
+            candidates.add(slot, with_bonus(slot, scores[j]), taints[j], affinity[j]);
+          }
+          examined += j;
+        }
+      };
+      discover(static_cast<int64_t>(e - t));
+      for (size_t k = t; k < e; ++k) {
+        const CompiledPod& task = *r.tasks[k];
+        --left, --role_left[static_cast<size_t>(r.role[k])];
+        if (!within_headroom(task, headroom)) {
+          out.outcome[k] = TaskOutcome::kHeadroom;
+          continue;  // the queue cannot take this task; its identical successors meet the same answer
+        }
+        int32_t best = candidates.best();
+        if (best < 0 && examined < n_slots) {
+          capacity = 0;  // every candidate found so far is full
+          discover(static_cast<int64_t>(e - k));
+          best = candidates.best();
+        }
+        if (best < 0 && soft && phase == scope.inside) {  // the scope is full: go on to the other nodes
+          phase = scope.outside;
+          runner.restrict_to(phase);
+          want = nodes_to_find(scope.n_outside, config_.percentage_of_nodes_to_score);
+          if (n_slots > 0) next_start_ = static_cast<int32_t>((next_start_ + examined) % n_slots);
+          examined = found = 0;
+          capacity = 0;
+          discover(static_cast<int64_t>(e - k));
+          best = candidates.best();
+        }
+        if (best < 0) {
+          out.outcome[k] = TaskOutcome::kNoFit;
+          if (out.first_unfit < 0) {
+            // Why it fits nowhere, counted over every node as kube-scheduler reports it (a hard scope's nodes).
+            out.first_unfit = static_cast<int32_t>(k);
+            runner.restrict_to(soft ? nullptr : scope.inside);
+            for (int32_t begin = 0; begin < n_slots; begin += kBlock)
+              runner.run(begin, std::min(n_slots, begin + kBlock), mask, scores, taints, affinity, out.reasons.data());
+            runner.restrict_to(phase);
+          }
+          continue;
+        }
+        GpuAssignment& gpus = out.gpus[k];
+        if (task.gpu.needs_devices()) {
+          if (config_.weight_gpu > 0 && task.gpu.uses_gpus()) runner.gpu().score(best, &gpus);
+          else if (!s.gpus().fit(best, task.gpu, kernel.allowed_models(), &gpus)) gpus = GpuAssignment{};
+        }
+        s.bind_locked(task, best, &gpus);
+        out.node[k] = best;
+        out.outcome[k] = TaskOutcome::kPlaced;
+        ++placed, --need, --role_need[static_cast<size_t>(r.role[k])];
+        take_headroom(task, headroom);
+        if (!room.empty()) --room[static_cast<size_t>(best)];
+        runner.restrict_to(nullptr);  // a candidate of either phase: re-scored whatever the phase now
+        runner.run(best, best + 1, mask, scores, taints, affinity, scratch.data());
+        runner.restrict_to(phase);
+        ++out.evaluations;
+        candidates.rescore(best, mask[0] != 0 && open(best), with_bonus(best, scores[0]));
+      }
+      if (n_slots > 0) next_start_ = static_cast<int32_t>((next_start_ + examined) % n_slots);
+      t = e;
     }
-    if (n_slots > 0) next_start_ = static_cast<int32_t>((next_start_ + examined) % n_slots);
-    t = e;
+  } catch (...) {
+    for (size_t k = n_tasks; k-- > 0;)
+      if (out.node[k] >= 0) s.unbind(r.tasks[k]->key);
+    next_start_ = start_before, sequence_ = sequence_before;
+    throw;
   }
   out.ready = need <= 0 && std::all_of(role_need.begin(), role_need.end(), [](int32_t n) { return n <= 0; });
   if (!out.ready && r.all_or_nothing && placed > 0) {

@@ -6,6 +6,7 @@
 // a buffer swaps in a new one and bumps `generation`, leaving old views readable but stale.
 // Every mutation validates first and only then writes, so a failed call leaves the state unchanged.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -119,6 +120,10 @@ class ClusterState {
   const BoundPod* bound_pod(const std::string& key) const;  // nullptr when not bound
   int32_t pod_node(const std::string& key) const;
   int64_t n_pods() const { return static_cast<int64_t>(pods_.size()); }
+  const std::unordered_map<std::string, BoundPod>& bound_pods() const { return pods_; }
+  // Room for n bound pods without rehashing: a cycle about to bind thousands of pods asks once, instead of the
+  // table growing (and moving every entry) several times while it binds.
+  void reserve_pods(int64_t n) { pods_.reserve(static_cast<size_t>(std::max<int64_t>(n, 0))); }
   std::vector<std::string> pods_on(int32_t slot) const;
   const GpuAssignment* pod_gpus(const std::string& key) const;  // nullptr when not bound
 
