@@ -30,18 +30,28 @@ from vcore.reasons import fit_error_message, reason_counts
 
 
 @contextlib.contextmanager
-def _gc_paused():
+def _gc_paused(*, promote: bool = False):
     """Pause the cyclic garbage collector for a batch.
 
     A batch allocates tens of thousands of small acyclic objects (specs, placements) while the caller's pod
     dicts are live; each allocation burst would trigger a collection that traverses all of them, which measured
     as half the cost of converting a pod. Nothing created here forms a cycle, so pausing loses nothing.
+
+    With ``promote`` (a scheduling cycle, about once a second), what the batch made goes straight to the oldest
+    generation on the way out (gc.freeze then gc.unfreeze: a list splice, no traversal). It is referenced by the
+    result the caller keeps, so the young-generation pass it would otherwise get (8 ms for a 5000-node cycle's
+    75,000 placements and statuses) could free nothing. The caller's own young objects are promoted with it, which
+    only delays their collection to the next full one; a process that keeps objects frozen itself
+    (gc.get_freeze_count()) is left as it is, since unfreezing would undo its freeze.
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if promote and gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
         if enabled:
             gc.enable()
 
@@ -243,7 +253,7 @@ class Scheduler:
         remove nodes or the cycle's pods and groups. The cycle's later jobs see what it bound."""
         if between_jobs is not None and not callable(between_jobs):
             raise TypeError(f"run_cycle: between_jobs must be callable, not {type(between_jobs).__name__}")
-        with _gc_paused():
+        with _gc_paused(promote=True):
             return run_cycle(self.cluster, self._engine, self.cycle, self._share, eligible, between_jobs)
 
     def observe(self, pods: Iterable[Any]) -> None:

@@ -66,6 +66,7 @@ class Job:
     invalid: tuple[str, str] | None = None  # (reason, message) when the gang can never run as defined
     skipped: bool = False  # not eligible this cycle (run_cycle's `eligible`): not tried, status kept
     hypernode: str | None = None  # the topology domain allocate placed a constrained gang in, this cycle
+    pending_request: np.ndarray | None = None  # the requests of `pending` summed (None once `pending` changed)
 
     @property
     def ready_count(self) -> int:
@@ -200,6 +201,7 @@ class Session:
             # None of its pods runs or has ended (the usual new gang): what they add up to is kept as they come.
             pending = list(members.values())
             requested, uniform = tally.shapes, len(tally.priorities) <= 1
+            pending_shapes = requested
         else:
             pending = []
             counted_roles = min_task.keys()
@@ -222,15 +224,18 @@ class Session:
                     if info.role in counted_roles:
                         role_ready[info.role] += 1
             # Pods of a PodGroup share a few request shapes: count shapes, sum once per shape.
-            requested = self.shapes(pending) + self.shapes(held) + self.shapes(released)
+            pending_shapes = self.shapes(pending)
+            requested = pending_shapes + self.shapes(held) + self.shapes(released)
             uniform = len({(t.spec_priority, t.priority_class) for t in pending}) <= 1
         # Task order: priority, then the order pods arrived (Volcano: priority, creation, UID).
         if not uniform and len(pending) > 1:
             pending.sort(key=lambda t: -self.pod_priority(t))
-        held_total = self.total_of(self.shapes(held) if held else {})
-        return Job(key, pg, queue, priority, can_preempt, min_member, min_task, min_resources, creation, pending,
-                   running, len(released), succeeded, failed, role_ready, held_total, self.total_of(requested), phase,
-                   len(members))
+        request = self.total_of(requested)
+        job = Job(key, pg, queue, priority, can_preempt, min_member, min_task, min_resources, creation, pending,
+                  running, len(released), succeeded, failed, role_ready, self.total_of(self.shapes(held) if held else {}),
+                  request, phase, len(members))
+        job.pending_request = request if pending_shapes is requested else self.total_of(pending_shapes)
+        return job
 
     def total_of(self, shape_counts: dict[int, int]) -> np.ndarray:
         """The sum of request shapes times how many pods have each."""
@@ -240,6 +245,12 @@ class Session:
             for axis, amount in shapes[shape]:
                 total[axis] += amount * count
         return np.array(total, np.int64)
+
+    def pending_total(self, job: Job, tasks: list[PodInfo]) -> np.ndarray:
+        """The requests of some of a job's pending tasks summed: kept for all of them, counted for a part."""
+        if job.pending_request is not None and len(tasks) == len(job.pending):
+            return job.pending_request
+        return self.total_of(self.shapes(tasks))
 
     def shapes(self, infos: list[PodInfo]) -> Counter:
         counts = Counter(map(_shape, infos))
@@ -386,13 +397,13 @@ class Session:
         if nominated:
             for k in keys:
                 nominated.pop(k, None)
-        vec = self.total_of(self.shapes(infos))
+        vec = self.pending_total(job, infos)
         job.allocated += vec
         self.free -= vec
         if self.share is not None:  # once per job: the plugins' bookkeeping is per queue, not per task
             self.share.on_allocate(job.queue, vec)
         job.placed += len(infos)
-        job.pending = still_pending
+        job.pending, job.pending_request = still_pending, None
 
     def allocated_singles(self, jobs: list[Job], nodes: list[str], gpus: list[Any]) -> None:
         """Jobs of one pod each (one queue) bound by the cycle: allocated() for many at a time."""
@@ -413,7 +424,7 @@ class Session:
             shapes[shape] += 1
             vec = self.total_of({shape: 1})
             job.allocated += vec
-            job.placed, job.pending = 1, []
+            job.placed, job.pending, job.pending_request = 1, [], None
         total = self.total_of(shapes)
         self.free -= total
         if self.share is not None:
@@ -439,6 +450,9 @@ class Session:
                 result.podgroups[key] = self._group_status(job)
         self._queue_status()
         result.nominated = dict(self.batch.nominated)
+        # The planner points back at the session: without this the session's jobs would wait, as cyclic garbage,
+        # for the collector to walk everything the cycle made.
+        self.topology = None
         result.seconds = time.perf_counter() - self.started
         return result
 

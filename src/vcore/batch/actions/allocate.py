@@ -183,10 +183,10 @@ def _shortfall(ssn: Session, task, headroom) -> str:
 def _fits_in_total(ssn: Session, job: Job, tasks: list, need: int) -> bool:
     """The cheapest test first: can the cluster's free totals hold the tasks the minimum needs at all? When they
     cannot, the message is kube-scheduler's for the first task if no node fits it, else the gang's shortfall."""
-    minimum = ssn.total_of(ssn.shapes(tasks[:need]))
-    short = np.flatnonzero(minimum > ssn.free)
-    if short.size == 0:
+    minimum = ssn.pending_total(job, tasks[:need])
+    if not (minimum > ssn.free).any():
         return True
+    short = np.flatnonzero(minimum > ssn.free)
     feasible, _, codes = ssn.engine.evaluate(tasks[0].compiled)
     if not feasible.any():
         counts = reason_counts(codes, ssn.state.resource_names())

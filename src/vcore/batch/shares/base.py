@@ -273,8 +273,12 @@ def share(allocated: np.ndarray, deserved: np.ndarray, dims: np.ndarray | None =
     updateShare iterates them; 0 when there are none."""
     best = 0.0
     # a handful of resources: plain Python is several times faster than numpy masking here
-    for a, d, counted in zip(allocated.tolist(), deserved.tolist(),
-                             (deserved > 0).tolist() if dims is None else dims.tolist()):
+    if dims is None:  # the resources deserved: d > 0 on every one counted
+        for a, d in zip(allocated.tolist(), deserved.tolist()):
+            if d > 0 and a / d > best:
+                best = a / d
+        return best
+    for a, d, counted in zip(allocated.tolist(), deserved.tolist(), dims.tolist()):
         if counted:
             best = max(best, a / d if d > 0 else (1.0 if a > 0 else 0.0))
     return best

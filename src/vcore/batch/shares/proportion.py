@@ -91,7 +91,10 @@ class ProportionPlugin(SharePlugin):
             attr.share = share(attr.allocated, attr.deserved)
 
     def _attr(self, queue: str) -> _Attr:
-        return self._tracked(queue)
+        try:  # every hook of every job asks: the tracked queue first, the checks (and their errors) after
+            return self._attrs[queue]
+        except (AttributeError, KeyError):
+            return self._tracked(queue)
 
     # -- hooks -----------------------------------------------------------------------------------------------
     def queue_order(self, left: str, right: str) -> int:
