@@ -191,6 +191,7 @@ def _recount(cluster: vcore.Cluster) -> tuple[dict, dict]:
         if not members:
             continue
         shapes, priorities, ended = {}, {}, 0
+        annotated = sum(info.topology is not None for info in members.values())
         for info in members.values():
             if info.terminated:
                 ended += 1
@@ -198,7 +199,7 @@ def _recount(cluster: vcore.Cluster) -> tuple[dict, dict]:
                 shapes[info.shape] = shapes.get(info.shape, 0) + 1
             key = (info.spec_priority, info.priority_class)
             priorities[key] = priorities.get(key, 0) + 1
-        tallies[group] = (shapes, priorities, ended)
+        tallies[group] = (shapes, priorities, ended, annotated)
     uncompiled = {k for k, info in batch.pods.items() if info.compiled is None and not info.terminated}
     return tallies, uncompiled
 
@@ -206,7 +207,7 @@ def _recount(cluster: vcore.Cluster) -> tuple[dict, dict]:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(["add", "add", "update", "remove", "cycle", "node"]), st.integers(0, 3),
                           st.sampled_from(["g1", "g2", None]), st.sampled_from(["1", "2"]),
-                          st.sampled_from(["", "n1", "Succeeded"]), st.sampled_from(["", "high"])),
+                          st.sampled_from(["", "n1", "Succeeded"]), st.sampled_from(["", "high"]), st.booleans()),
                 min_size=3, max_size=40))
 def test_group_tallies_follow_every_change(steps):
     """What the cycle reads of a gang without a pass over its pods (BatchState.tallies, .uncompiled) always equals a
@@ -214,10 +215,12 @@ def test_group_tallies_follow_every_change(steps):
     cluster = build(node("n1", "64", "256Gi"), node("n2", "64", "256Gi"), podgroup("g1", 2), podgroup("g2", 1),
                     priority_class("high", 100))
     scheduler = vcore.Scheduler(cluster)
-    for action, i, group, cpu, where, klass in steps:
+    for action, i, group, cpu, where, klass, kueue in steps:
         name = f"p{i}"
         obj = pod(name, group, cpu=cpu, node="n1" if where == "n1" else "",
                   phase="Succeeded" if where == "Succeeded" else "", priority_class=klass)
+        if kueue:
+            obj["metadata"]["annotations"]["kueue.x-k8s.io/podset-preferred-topology"] = "kubernetes.io/hostname"
         if action == "node":  # n1 goes (its pods are pending again, never compiled) or comes back
             if "n1" in cluster.node_names:
                 cluster.remove_node("n1", evict=True)
@@ -239,7 +242,7 @@ def test_group_tallies_follow_every_change(steps):
         elif action == "cycle":
             scheduler.run_cycle()
         want_tallies, want_uncompiled = _recount(cluster)
-        got = {g: (dict(t.shapes), dict(t.priorities), t.ended) for g, t in cluster._batch.tallies.items()}
+        got = {g: (dict(t.shapes), dict(t.priorities), t.ended, t.topology) for g, t in cluster._batch.tallies.items()}
         assert got == want_tallies
         assert set(cluster._batch.uncompiled) <= want_uncompiled
         assert {k for k in want_uncompiled if cluster.node_of(k) is None} <= set(cluster._batch.uncompiled)

@@ -52,7 +52,8 @@ class CycleResult:
     evictions: list[Eviction] = field(default_factory=list)
     podgroups: dict[str, PodGroupStatus] = field(default_factory=dict)
     queues: dict[str, QueueStatus] = field(default_factory=dict)
-    #: pending pods tried and not placed: key -> (reasons counted per node, message)
+    #: pending pods tried and not placed: key -> (reasons counted per node, message); the pods of one job share
+    #: one entry (read it, do not change it)
     unschedulable: dict[str, tuple[dict[str, int], str]] = field(default_factory=dict)
     #: pods the preempt/reclaim actions made room for, with the node they wait for
     nominated: dict[str, str] = field(default_factory=dict)

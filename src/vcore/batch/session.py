@@ -435,9 +435,10 @@ class Session:
         if not job.fit_error:
             job.fit_error = message
         unschedulable = self.result.unschedulable
+        entry = (dict(reasons) if reasons else {}, message)  # one per job: its pods failed for the same reason
         for t in job.pending:
             if t.key not in unschedulable:  # the first reason given for a pod stands
-                unschedulable[t.key] = (dict(reasons) if reasons else {}, message)
+                unschedulable[t.key] = entry
 
     # -- close ---------------------------------------------------------------------------------------------
     def close(self) -> CycleResult:

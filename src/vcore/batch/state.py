@@ -25,8 +25,11 @@ class GroupTally:
     shapes: Counter = field(default_factory=Counter)  # request shape -> pods not terminated
     ended: int = 0  # Succeeded or Failed
     priorities: Counter = field(default_factory=Counter)  # (spec.priority, priorityClassName) -> pods
+    topology: int = 0  # pods with Kueue topology annotations
 
     def count(self, info: PodInfo, sign: int) -> None:
+        if info.topology is not None:
+            self.topology += sign
         if info.terminated:
             self.ended += sign
         else:

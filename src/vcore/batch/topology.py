@@ -106,7 +106,7 @@ class TopologyPlanner:
         pg = job.podgroup
         if pg is None:  # a pod without a group is on one node: in one domain of every tier
             return None
-        if pg.topology is None and all(p.topology is None for p in job.pending):
+        if pg.topology is None and (not self._annotated(job) or all(p.topology is None for p in job.pending)):
             return None  # the common case, decided without looking at the running pods
         pods = self._pods(job)
         if pg.topology is not None:
@@ -132,6 +132,11 @@ class TopologyPlanner:
             raise TopologyError(f"{owner}: its pods carry different Kueue topology annotations "
                                 "(kueue.x-k8s.io/podset-*); one gang takes one constraint")
         return next(iter(kueue))
+
+    def _annotated(self, job: Any) -> bool:
+        """Whether any of the job's pods carries Kueue topology annotations (the group's tally knows)."""
+        tally = self.ssn.batch.tallies.get(job.key)
+        return tally is None or tally.topology > 0
 
     def _pods(self, job: Any) -> list[PodInfo]:
         pods = self.ssn.batch.pods

@@ -132,10 +132,12 @@ class ProportionPlugin(SharePlugin):
             return REJECT
         if min_resources is None:
             return PERMIT
-        minimum = self._vector(min_resources, "min_resources") * self._counted
-        future = minimum + a.allocated + a.inqueue - a.elastic
-        asked = minimum > 0
-        return PERMIT if (future <= a.real_capability)[asked].all() else REJECT
+        # Once per job in enqueue, over a handful of axes: Python ints beat a chain of numpy calls here.
+        rows = zip(self._vector(min_resources, "min_resources").tolist(), self._counted.tolist(), a.allocated.tolist(),
+                   a.inqueue.tolist(), a.elastic.tolist(), a.real_capability.tolist())
+        over = any(counted and m > 0 and m + allocated + inqueue - elastic > capability
+                   for m, counted, allocated, inqueue, elastic, capability in rows)
+        return REJECT if over else PERMIT
 
     def on_job_enqueued(self, queue: str, min_resources: Any | None) -> None:
         a = self._attr(queue)
