@@ -1,7 +1,8 @@
-"""Build the two compiled modules of vcore.
+"""Build the compiled modules of vcore.
 
 vcore._native._core    C++17 core (pybind11): cluster state and the fused scheduling kernels.
 vcore._native._convert Cython: Kubernetes quantities and objects into the core's flat inputs.
+vcore._native._records Cython: result records (placements) made in bulk.
 
 C++ translation units are compiled in parallel (pybind11's ParallelCompile) to keep a clean build short.
 """
@@ -36,6 +37,8 @@ convert = Extension(
     extra_compile_args=["-O2"],
 )
 
+records = Extension("vcore._native._records", [f"{NATIVE}/_records.pyx"], extra_compile_args=["-O2"])
+
 setup(
-    ext_modules=[core, *cythonize([convert], language_level=3, compiler_directives={"boundscheck": False})],
+    ext_modules=[core, *cythonize([convert, records], language_level=3, compiler_directives={"boundscheck": False})],
 )

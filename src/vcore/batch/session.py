@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from itertools import repeat
 from operator import attrgetter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
+from vcore._native._records import placements
 from vcore.batch import config as C
 from vcore.batch.podgroup import DEFAULT_QUEUE, INQUEUE, PENDING, RUNNING, UNKNOWN, PodGroupSpec
 from vcore.batch.pods import PodInfo
@@ -380,9 +380,10 @@ class Session:
         return best
 
     # -- what the actions record ---------------------------------------------------------------------------
-    def allocated(self, job: Job, infos: list[PodInfo], nodes: list[str], gpus: list[Any],
+    def allocated(self, job: Job, infos: list[PodInfo], slots: list[int], gpus: list[Any],
                   still_pending: list[PodInfo]) -> None:
-        """Tasks of a job bound by the cycle (already bound in the native state); the others stay pending."""
+        """Tasks of a job bound by the cycle (already bound in the native state, on these node slots); the others
+        stay pending."""
         from vcore.cluster import gpu_choice
         from vcore.scheduler import Placement
 
@@ -390,10 +391,8 @@ class Session:
         if job.min_task:
             job.role_ready.update(info.role for info in infos if info.role in job.min_task)
         keys = [info.key for info in infos]
-        choices = [gpu_choice(held) if held else None for held in gpus] if any(gpus) else repeat(None)
-        # Thousands of placements per cycle: made by tuple.__new__ over zipped columns, no Python call per pod.
-        self.result.bindings.extend(map(tuple.__new__, repeat(Placement),
-                                        zip(keys, nodes, [{} for _ in keys], repeat(""), choices)))
+        choices = [gpu_choice(held) if held else None for held in gpus] if any(gpus) else [None] * len(keys)
+        self.result.bindings += placements(Placement, keys, slots, self.names, choices)
         if nominated:
             for k in keys:
                 nominated.pop(k, None)
@@ -405,25 +404,26 @@ class Session:
         job.placed += len(infos)
         job.pending, job.pending_request = still_pending, None
 
-    def allocated_singles(self, jobs: list[Job], nodes: list[str], gpus: list[Any]) -> None:
+    def allocated_singles(self, jobs: list[Job], slots: list[int], gpus: list[Any]) -> None:
         """Jobs of one pod each (one queue) bound by the cycle: allocated() for many at a time."""
         from vcore.cluster import gpu_choice
         from vcore.scheduler import Placement
 
         if not jobs:
             return
-        bindings = self.result.bindings
+        infos = [job.pending[0] for job in jobs]
+        keys = [info.key for info in infos]
+        choices = [gpu_choice(held) if held else None for held in gpus] if any(gpus) else [None] * len(keys)
+        self.result.bindings += placements(Placement, keys, slots, self.names, choices)
         nominated = self.batch.nominated
+        if nominated:
+            for k in keys:
+                nominated.pop(k, None)
         shapes: Counter = Counter()
-        for job, node, held in zip(jobs, nodes, gpus):
-            info = job.pending[0]
-            bindings.append(Placement(info.key, node, {}, "", gpu_choice(held) if held else None))
-            if nominated:
-                nominated.pop(info.key, None)
+        for job, info in zip(jobs, infos):
             shape = info.shape if info.shape >= 0 else self.shape(info)
             shapes[shape] += 1
-            vec = self.total_of({shape: 1})
-            job.allocated += vec
+            job.allocated += self.total_of({shape: 1})
             job.placed, job.pending, job.pending_request = 1, [], None
         total = self.total_of(shapes)
         self.free -= total

@@ -85,9 +85,10 @@ def place_singles(ssn: Session, jobs: list[Job]) -> None:
     tasks = [job.pending[0] for job in jobs]
     headroom = ssn.share.headroom(jobs[0].queue) if ssn.share is not None else None
     nodes, reasons, gpus, over = ssn.engine.schedule([t.compiled for t in tasks], headroom)
-    names, resources, n_nodes = ssn.names, ssn.state.resource_names(), ssn.state.n_nodes
-    placed = [i for i, n in enumerate(nodes.tolist()) if n >= 0]
-    ssn.allocated_singles([jobs[i] for i in placed], [names[nodes[i]] for i in placed], [gpus[i] for i in placed])
+    resources, n_nodes = ssn.state.resource_names(), ssn.state.n_nodes
+    slots = nodes.tolist()
+    placed = [i for i, n in enumerate(slots) if n >= 0]
+    ssn.allocated_singles([jobs[i] for i in placed], [slots[i] for i in placed], [gpus[i] for i in placed])
     for i in np.flatnonzero(nodes < 0):
         if over[i]:
             ssn.fail(jobs[i], f"queue {jobs[i].queue} has no room left for the pod: {_shortfall(ssn, tasks[i], headroom)}")
@@ -158,7 +159,7 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
             job.hypernode = conf.placement.domain
             if len(placed) == len(tasks):
                 chosen, held = ssn.topology.arrange(conf, placed, chosen, held)
-        ssn.allocated(job, placed, list(map(ssn.names.__getitem__, chosen)), held, unplaced + pending[len(tasks):])
+        ssn.allocated(job, placed, chosen, held, unplaced + pending[len(tasks):])
     if not job.ready:  # what fitted before the gang was undone (Volcano's schedulable task count)
         job.tentative = int((outcome == KPLACED).sum())
     if len(placed) == len(tasks) < len(pending):
