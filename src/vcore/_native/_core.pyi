@@ -185,17 +185,17 @@ class Engine:
         per pod the ((gpu, mig_start), ...) it took, per pod whether the queue's ``headroom`` (per resource axis,
         as place_gang's) refused it untried). A pod already bound, a key twice in the batch or a foreign pod ->
         ValueError and nothing is bound."""
-    def place_gang(self, tasks: Sequence[CompiledPod], role: Sequence[_Int], role_need: Sequence[_Int], need: _Int,
-                   headroom: Sequence[_Int] | None = None, allowed: ArrayLike | None = None,
+    def place_gang(self, tasks: Sequence[CompiledPod], role: Sequence[_Int] | None, role_need: Sequence[_Int],
+                   need: _Int, headroom: ArrayLike | None = None, allowed: ArrayLike | None = None,
                    all_or_nothing: bool = True, cap: NDArray[np.int32] | None = None,
                    score_bonus: NDArray[np.int64] | None = None) -> tuple[NDArray[np.int32], NDArray[np.uint8], list[tuple[tuple[int, int], ...]] | None, bool, int, NDArray[np.int64], int]:
         """Place a gang's tasks (bound on return), all or nothing up to its minimums (core/include/vcore/gang.h);
-        ``cap`` int32[n_slots] bounds the gang's tasks per slot, ``score_bonus`` int64[n_slots] adds to each node's
-        weighted score:
+        ``role`` None: every task of role 0; ``cap`` int32[n_slots] bounds the gang's tasks per slot,
+        ``score_bonus`` int64[n_slots] adds to each node's weighted score:
         (slot int32[n] (-1: not placed or undone), outcome uint8[n] (0 not tried, 1 placed, 2 no node fits,
         3 over the queue's headroom), per task its ((gpu, mig_start), ...) or None when no task took devices, ready,
-        first task no node fit (-1),
-        that task's reason_counts int64[n_reasons], node evaluations made). Malformed -> ValueError, nothing bound."""
+        first task no node fit (-1), that task's reason_counts int64[n_reasons], node evaluations made).
+        Malformed -> ValueError, nothing bound."""
     def find_victims(self, pod: CompiledPod, candidates: Sequence[tuple[str, _Int]],
                      allowed: ArrayLike | None = None) -> tuple[int, list[str]]:
         """(slot or -1, victim keys): where the pod fits once the fewest, lowest-priority candidates (key,

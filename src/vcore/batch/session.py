@@ -139,7 +139,7 @@ class Session:
         live = self.cluster.live_mask
         self.total = self.cluster.allocatable_matrix[:, live].sum(axis=1).astype(np.int64)
         self.free = self.total - self.cluster.requested_matrix[:, live].sum(axis=1)
-        self._class_priority: dict[str, int] = {}
+        self._classes: dict[str, tuple[int, bool]] = {}
         self._axes: dict[str, int] = {}  # resource name -> axis (-1: no node or pod has it), as looked up
         self.jobs: dict[str, Job] = {}
         for i, (key, pg) in enumerate(batch.podgroups.items()):
@@ -176,17 +176,15 @@ class Session:
         self._open_shares()
 
     def _job(self, key: str, pg: PodGroupSpec | None, members: dict[str, PodInfo]) -> Job:
-        classes = self.batch.priority_classes
         if pg is not None:
-            priority = classes.value_of(pg.priority_class_name)
-            can_preempt = classes.preemption_policy(pg.priority_class_name) != PREEMPT_NEVER
+            priority, can_preempt = self._class_of(pg.priority_class_name)
             queue, min_member, min_task, creation = pg.queue, pg.min_member, dict(pg.min_task_member), pg.creation
             min_resources = None if pg.min_resources is None else self.vector_of(pg.min_resources)
             phase = self.batch.status[key].phase
         else:
             info = next(iter(members.values()))
             priority = self.pod_priority(info)
-            can_preempt = classes.preemption_policy(info.priority_class) != PREEMPT_NEVER
+            can_preempt = self._class_of(info.priority_class)[1]
             queue, min_member, min_task, creation = info.queue_hint or DEFAULT_QUEUE, 1, {}, info.creation
             min_resources, phase = None, PENDING
         running: list[str] = []
@@ -259,13 +257,18 @@ class Session:
             counts.update(self.shape(info) for info in infos if info.shape < 0)
         return counts
 
+    def _class_of(self, name: str) -> tuple[int, bool]:
+        """A PriorityClass name's (value, whether it may preempt), looked up once per session."""
+        known = self._classes.get(name)
+        if known is None:
+            classes = self.batch.priority_classes
+            known = self._classes[name] = (classes.value_of(name), classes.preemption_policy(name) != PREEMPT_NEVER)
+        return known
+
     def pod_priority(self, info: PodInfo) -> int:
         if info.spec_priority is not None:
             return info.spec_priority
-        value = self._class_priority.get(info.priority_class)
-        if value is None:
-            value = self._class_priority[info.priority_class] = self.batch.priority_classes.value_of(info.priority_class)
-        return value
+        return self._class_of(info.priority_class)[0]
 
     def vector_of(self, amounts: dict[str, int]) -> np.ndarray:
         """A {resource: amount} map as a vector over the resource axes (resources no axis has are dropped)."""

@@ -77,6 +77,10 @@ class TopologyPlanner:
         self.args = ssn.config.topology or TopologyPlacementArgs()
         self._view: TopologyView | None = None
         self._constraints: dict[str, TopologyConstraint | None] = {}
+        # No topology configured and no job asking for one (the plain batch cluster): every plan is None.
+        batch = ssn.batch
+        self.idle = not self.configured and not any(pg.topology is not None for pg in batch.podgroups.values()) \
+            and not any(tally.topology for tally in batch.tallies.values())
 
     @property
     def view(self) -> TopologyView:
@@ -151,6 +155,8 @@ class TopologyPlanner:
     def plan(self, job: Any, tasks: list[PodInfo], need: int) -> Confinement | None:
         """The confinement of a job whose ordered pending tasks are ``tasks`` and whose minimum still needs
         ``need`` of them; None when the job is placed as any gang."""
+        if self.idle:
+            return None
         c = self.constraint(job)
         if job.invalid is not None:
             return Confinement(refusal=job.invalid[1])

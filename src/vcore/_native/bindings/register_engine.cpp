@@ -144,8 +144,9 @@ void register_engine(py::module_& m) {
            },
            py::arg("pods"), py::arg("headroom") = py::none())
       .def("place_gang",
-           [](Engine& e, const std::vector<const vcore::CompiledPod*>& tasks, std::vector<int32_t> role,
-              std::vector<int32_t> role_need, int32_t need, std::optional<std::vector<int64_t>> headroom,
+           [](Engine& e, const std::vector<const vcore::CompiledPod*>& tasks, std::optional<std::vector<int32_t>> role,
+              std::vector<int32_t> role_need, int32_t need,
+              std::optional<py::array_t<int64_t, py::array::c_style | py::array::forcecast>> headroom,
               std::optional<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>> allowed,
               bool all_or_nothing, std::optional<py::array_t<int32_t, py::array::c_style>> cap,
               std::optional<py::array_t<int64_t, py::array::c_style>> score_bonus) {
@@ -154,10 +155,11 @@ void register_engine(py::module_& m) {
                if (!p) throw py::type_error("Engine.place_gang: tasks must be CompiledPod objects, not None");
              }
              request.tasks = tasks;
-             request.role = std::move(role);
+             if (role) request.role = std::move(*role);
+             else request.role.assign(tasks.size(), 0);  // one role
              request.role_need = std::move(role_need);
              request.need = need;
-             if (headroom) request.headroom = std::move(*headroom);
+             if (headroom) request.headroom.assign(headroom->data(), headroom->data() + headroom->size());
              if (allowed) request.allowed.assign(allowed->data(), allowed->data() + allowed->size());
              if (cap) request.cap.assign(cap->data(), cap->data() + cap->size());
              if (score_bonus) request.score_bonus.assign(score_bonus->data(), score_bonus->data() + score_bonus->size());

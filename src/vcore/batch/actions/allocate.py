@@ -97,11 +97,12 @@ def place_singles(ssn: Session, jobs: list[Job]) -> None:
             ssn.fail(jobs[i], fit_error_message(n_nodes, counts), counts)
 
 
-def task_order(job: Job) -> tuple[list, list[int], list[int]]:
-    """The job's pending tasks with each role's missing minimum first, each task's role index, and per role how
-    many placements its minimum still needs (one unconstrained role when the job sets no role minimums)."""
+def task_order(job: Job) -> tuple[list, list[int] | None, list[int]]:
+    """The job's pending tasks with each role's missing minimum first, each task's role index (None: all of one
+    unconstrained role, when the job sets no role minimums), and per role how many placements its minimum still
+    needs."""
     if not job.min_task:
-        return job.pending, [0] * len(job.pending), [0]
+        return job.pending, None, [0]
     roles = sorted({t.role for t in job.pending} | set(job.min_task))
     role_need = job.role_need(roles)
     left = dict(zip(roles, role_need))
@@ -130,7 +131,7 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
         return False
     pending = tasks
     if conf is not None and conf.n_tasks is not None:  # the domain holds these; the rest wait
-        tasks, role_of = tasks[:conf.n_tasks], role_of[:conf.n_tasks]
+        tasks, role_of = tasks[:conf.n_tasks], None if role_of is None else role_of[:conf.n_tasks]
     headroom = ssn.share.headroom(job.queue) if ssn.share is not None and hasattr(ssn.share, "headroom") else None
 
     def attempt(allowed, cap=None, bonus=None):
