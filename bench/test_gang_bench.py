@@ -144,6 +144,7 @@ class _NumpyEngine:
         room = None if headroom is None else [int(headroom[0]), int(headroom[1])]
         shapes = [(dict(t.requests).get(0, 0), dict(t.requests).get(1, 0)) for t in tasks]
         n, nodes = len(tasks), np.full(len(tasks), -1, np.int32)
+        role = [0] * n if role is None else role  # None: every task of the one role
         role_left = [role.count(r) for r in range(len(role_need))]
         role_need, left, i = list(role_need), n, 0
         while i < n:

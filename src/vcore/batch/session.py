@@ -78,8 +78,9 @@ class Job:
 
     @property
     def ready(self) -> bool:
-        return self.ready_count >= self.min_member and all(
-            self.role_ready.get(r, 0) >= n for r, n in self.min_task.items())
+        if len(self.running) + self.succeeded + self.placed < self.min_member:  # ready_count, asked thousands of times
+            return False
+        return not self.min_task or all(self.role_ready.get(r, 0) >= n for r, n in self.min_task.items())
 
     @property
     def pipelined_ready(self) -> bool:
@@ -88,7 +89,8 @@ class Job:
 
     @property
     def best_effort(self) -> bool:
-        return all(t.best_effort for t in self.pending)
+        pending = self.pending  # the first pod usually settles it
+        return not pending or (pending[0].best_effort and all(t.best_effort for t in pending))
 
 
 class Session:
@@ -321,8 +323,8 @@ class Session:
                 continue
             jobs = self.queue_jobs.get(queue, [])
             singles = np.array(self.single_usage.get(queue, [0] * self.n_resources), np.int64)
-            allocated = sum((j.allocated for j in jobs), singles)
-            request = sum((j.request for j in jobs), singles)
+            allocated = _summed([j.allocated for j in jobs], singles)
+            request = _summed([j.request for j in jobs], singles)
             inqueue = np.zeros(self.n_resources, np.int64)
             elastic = np.zeros(self.n_resources, np.int64)
             for j in jobs:
@@ -520,7 +522,7 @@ class Session:
         for queue in self.batch.queues:
             jobs = self.queue_jobs.get(queue, [])
             singles = np.array(self.single_usage.get(queue, [0] * self.n_resources), np.int64)
-            allocated = sum((j.allocated for j in jobs), singles)
+            allocated = _summed([j.allocated for j in jobs], singles)
             standing = status.get(queue)
             deserved = standing.deserved if standing is not None else np.zeros(self.n_resources, np.int64)
             share = standing.share if standing is not None else 0.0
@@ -531,6 +533,11 @@ class Session:
                 sum(1 for j in jobs if not j.ready),
                 sum(1 for j in jobs if j.ready))
 
+
+
+def _summed(vectors: list[np.ndarray], start: np.ndarray) -> np.ndarray:
+    """start + the vectors, in one numpy reduction (a queue can have thousands of jobs)."""
+    return start + np.sum(vectors, axis=0, dtype=np.int64) if vectors else start
 
 
 def share_plugin(config: C.CycleConfig) -> Any:

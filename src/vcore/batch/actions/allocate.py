@@ -186,7 +186,7 @@ def _fits_in_total(ssn: Session, job: Job, tasks: list, need: int) -> bool:
     """The cheapest test first: can the cluster's free totals hold the tasks the minimum needs at all? When they
     cannot, the message is kube-scheduler's for the first task if no node fits it, else the gang's shortfall."""
     minimum = ssn.pending_total(job, tasks[:need])
-    if not (minimum > ssn.free).any():
+    if all(m <= free for m, free in zip(minimum.tolist(), ssn.free.tolist())):  # a handful of axes
         return True
     short = np.flatnonzero(minimum > ssn.free)
     feasible, _, codes = ssn.engine.evaluate(tasks[0].compiled)

@@ -105,7 +105,7 @@ class ProportionPlugin(SharePlugin):
 
     def overused(self, queue: str) -> bool:
         a = self._attr(queue)
-        return bool((a.deserved <= a.allocated).all())
+        return all(d <= used for d, used in zip(a.deserved.tolist(), a.allocated.tolist()))
 
     def allocatable(self, queue: str, request: Any) -> bool:
         return self._fits_deserved(queue, self._vector(request, "request"))
