@@ -11,8 +11,9 @@ from __future__ import annotations
 import time
 from collections import Counter
 from operator import attrgetter
+from types import MappingProxyType
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -34,6 +35,7 @@ SCHEDULED_REASON = "tasks in gang are ready to be scheduled"
 # Opening and closing a session walk every job: a run_cycle caller waiting between jobs gets a turn this often.
 INTERLEAVE_EVERY = 64
 _shape = attrgetter("shape")
+_NO_ROLES: Mapping[str, int] = MappingProxyType({})
 
 
 @dataclass(eq=False)
@@ -54,7 +56,7 @@ class Job:
     releasing: int
     succeeded: int
     failed: int
-    role_ready: Counter  # role with a minimum -> running + succeeded
+    role_ready: Mapping[str, int]  # role with a minimum -> running + succeeded (a Counter when there are any)
     allocated: np.ndarray
     request: np.ndarray
     phase: str
@@ -192,8 +194,9 @@ class Session:
         running: list[str] = []
         held, released = [], []  # running pods (they hold their requests), and Releasing ones
         succeeded = failed = 0
-        # Per role, running and succeeded pods; only the roles with a minimum are ever asked about.
-        role_ready: Counter = Counter()
+        # Per role, running and succeeded pods; only the roles with a minimum are ever asked about (none: the
+        # shared read-only empty mapping, which nothing writes to).
+        role_ready = Counter() if min_task else _NO_ROLES
         bound = self.bound
         tally = self.batch.tallies.get(key) if pg is not None else None
         if (tally is not None and not tally.ended and -1 not in tally.shapes

@@ -69,6 +69,7 @@ class ProportionPlugin(SharePlugin):
 
     def _open(self) -> None:
         self._counted = quota_axes(self.resource_names)
+        self._uncounted = ~self._counted
         total_guarantee = sum((self._resources(s.guarantee) for s in self.tree.specs()),
                               np.zeros(len(self.resource_names), dtype=np.int64))
         free = sub_floor(self.total, total_guarantee)
@@ -114,7 +115,10 @@ class ProportionPlugin(SharePlugin):
         a = self._attr(queue)
         if not self.tree.get(queue).is_open:
             return np.zeros(len(self.resource_names), dtype=np.int64)
-        return np.where(self._counted, np.maximum(a.deserved - a.allocated, 0), UNLIMITED).astype(np.int64)
+        room = np.subtract(a.deserved, a.allocated)
+        np.maximum(room, 0, out=room)
+        room[self._uncounted] = UNLIMITED
+        return room
 
     def preemptive(self, queue: str, request: Any) -> bool:
         return self._fits_deserved(queue, self._vector(request, "request"))
