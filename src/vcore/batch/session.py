@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from operator import attrgetter
 from types import MappingProxyType
-from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -233,10 +233,9 @@ class Session:
         # Task order: priority, then the order pods arrived (Volcano: priority, creation, UID).
         if not uniform and len(pending) > 1:
             pending.sort(key=lambda t: -self.pod_priority(t))
-        request = self.total_of(requested)
+        request, held_total = self.total_of(requested), self.total_of(self.shapes(held) if held else {})
         job = Job(key, pg, queue, priority, can_preempt, min_member, min_task, min_resources, creation, pending,
-                  running, len(released), succeeded, failed, role_ready, self.total_of(self.shapes(held) if held else {}),
-                  request, phase, len(members))
+                  running, len(released), succeeded, failed, role_ready, held_total, request, phase, len(members))
         job.pending_request = request if pending_shapes is requested else self.total_of(pending_shapes)
         return job
 
