@@ -190,18 +190,41 @@ def _recount(cluster: vcore.Cluster) -> tuple[dict, dict]:
     for group, members in batch.members.items():
         if not members:
             continue
-        shapes, priorities, ended = {}, {}, 0
+        shapes, priorities, roles, ended = {}, {}, {}, 0
         annotated = sum(info.topology is not None for info in members.values())
         for info in members.values():
             if info.terminated:
                 ended += 1
             else:
                 shapes[info.shape] = shapes.get(info.shape, 0) + 1
+                roles[info.role] = roles.get(info.role, 0) + 1
             key = (info.spec_priority, info.priority_class)
             priorities[key] = priorities.get(key, 0) + 1
-        tallies[group] = (shapes, priorities, ended, annotated)
+        tallies[group] = (shapes, priorities, roles, ended, annotated)
     uncompiled = {k for k, info in batch.pods.items() if info.compiled is None and not info.terminated}
     return tallies, uncompiled
+
+
+def _assert_jobs_read_alike(cluster: vcore.Cluster, scheduler: vcore.Scheduler) -> None:
+    """Every job a session reads from the tallies (gangs none or all of whose pods run) equals the job read pod by
+    pod."""
+    from vcore.batch.session import Session
+
+    session = Session(cluster, scheduler._engine, scheduler.cycle, scheduler._share)
+    tallies, cluster._batch.tallies = cluster._batch.tallies, {}
+    try:
+        for key, fast in session.jobs.items():
+            if fast.podgroup is None:
+                continue
+            slow = session._job(key, fast.podgroup, cluster._batch.members.get(key, {}))
+            for name in ("running", "releasing", "succeeded", "failed", "n_tasks", "priority", "min_member"):
+                assert getattr(fast, name) == getattr(slow, name), (key, name)
+            assert [t.key for t in fast.pending] == [t.key for t in slow.pending], key
+            assert dict(fast.role_ready) == dict(slow.role_ready), key
+            for name in ("allocated", "request", "pending_request"):
+                assert getattr(fast, name).tolist() == getattr(slow, name).tolist(), (key, name)
+    finally:
+        cluster._batch.tallies = tallies
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -212,13 +235,14 @@ def _recount(cluster: vcore.Cluster) -> tuple[dict, dict]:
 def test_group_tallies_follow_every_change(steps):
     """What the cycle reads of a gang without a pass over its pods (BatchState.tallies, .uncompiled) always equals a
     recount, whatever pods come, change, go, bind or end, and whatever nodes go."""
-    cluster = build(node("n1", "64", "256Gi"), node("n2", "64", "256Gi"), podgroup("g1", 2), podgroup("g2", 1),
-                    priority_class("high", 100))
+    cluster = build(node("n1", "64", "256Gi"), node("n2", "64", "256Gi"), podgroup("g1", 2),
+                    podgroup("g2", 1, min_task={"ps": 1}), priority_class("high", 100))
     scheduler = vcore.Scheduler(cluster)
     for action, i, group, cpu, where, klass, kueue in steps:
         name = f"p{i}"
         obj = pod(name, group, cpu=cpu, node="n1" if where == "n1" else "",
-                  phase="Succeeded" if where == "Succeeded" else "", priority_class=klass)
+                  phase="Succeeded" if where == "Succeeded" else "", priority_class=klass,
+                  role="ps" if i % 2 == 0 else "worker")
         if kueue:
             obj["metadata"]["annotations"]["kueue.x-k8s.io/podset-preferred-topology"] = "kubernetes.io/hostname"
         if action == "node":  # n1 goes (its pods are pending again, never compiled) or comes back
@@ -241,8 +265,10 @@ def test_group_tallies_follow_every_change(steps):
             cluster.remove_pod(f"ns/{name}")
         elif action == "cycle":
             scheduler.run_cycle()
+        _assert_jobs_read_alike(cluster, scheduler)
         want_tallies, want_uncompiled = _recount(cluster)
-        got = {g: (dict(t.shapes), dict(t.priorities), t.ended, t.topology) for g, t in cluster._batch.tallies.items()}
+        got = {g: (dict(t.shapes), dict(t.priorities), dict(t.roles), t.ended, t.topology)
+               for g, t in cluster._batch.tallies.items()}
         assert got == want_tallies
         assert set(cluster._batch.uncompiled) <= want_uncompiled
         assert {k for k in want_uncompiled if cluster.node_of(k) is None} <= set(cluster._batch.uncompiled)

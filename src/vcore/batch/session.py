@@ -191,24 +191,33 @@ class Session:
             can_preempt = self._class_of(info.priority_class)[1]
             queue, min_member, min_task, creation = info.queue_hint or DEFAULT_QUEUE, 1, {}, info.creation
             min_resources, phase = None, PENDING
+        pending: list[PodInfo] = []
         running: list[str] = []
-        held, released = [], []  # running pods (they hold their requests), and Releasing ones
+        released = 0  # Releasing pods: requested, not held
         succeeded = failed = 0
         # Per role, running and succeeded pods; only the roles with a minimum are ever asked about (none: the
         # shared read-only empty mapping, which nothing writes to).
         role_ready = Counter() if min_task else _NO_ROLES
-        bound = self.bound
+        bound, releasing_pods = self.bound, self.batch.releasing
         tally = self.batch.tallies.get(key) if pg is not None else None
-        if (tally is not None and not tally.ended and -1 not in tally.shapes
-                and (not bound or bound.isdisjoint(members))):
+        whole = tally is not None and not tally.ended and -1 not in tally.shapes  # the tally describes every pod
+        uniform = True
+        if whole and (not bound or bound.isdisjoint(members)):
             # None of its pods runs or has ended (the usual new gang): what they add up to is kept as they come.
             pending = list(members.values())
-            requested, uniform = tally.shapes, len(tally.priorities) <= 1
-            pending_shapes = requested
+            requested = pending_shapes = tally.shapes
+            held_shapes = {}
+            uniform = len(tally.priorities) <= 1
+        elif whole and bound.issuperset(members) and (not releasing_pods or releasing_pods.keys().isdisjoint(members)):
+            # Every pod runs (the usual admitted gang, every cycle after): the same, without a pass over its pods.
+            running = list(members)
+            requested = held_shapes = tally.shapes
+            pending_shapes = {}
+            if min_task:
+                role_ready.update({role: n for role, n in tally.roles.items() if role in min_task})
         else:
-            pending = []
             counted_roles = min_task.keys()
-            releasing_pods = self.batch.releasing
+            held = []
             for info in members.values():
                 phase_of = info.phase
                 if phase_of == "Succeeded":
@@ -220,7 +229,8 @@ class Session:
                 elif info.key not in bound:
                     pending.append(info)
                 elif info.key in releasing_pods:
-                    released.append(info)
+                    released += 1
+                    held.append(info)
                 else:
                     running.append(info.key)
                     held.append(info)
@@ -228,14 +238,17 @@ class Session:
                         role_ready[info.role] += 1
             # Pods of a PodGroup share a few request shapes: count shapes, sum once per shape.
             pending_shapes = self.shapes(pending)
-            requested = pending_shapes + self.shapes(held) + self.shapes(released)
+            requested = pending_shapes + self.shapes(held)
+            held_shapes = self.shapes([info for info in held if info.key not in releasing_pods]) if released \
+                else requested - pending_shapes
             uniform = len({(t.spec_priority, t.priority_class) for t in pending}) <= 1
         # Task order: priority, then the order pods arrived (Volcano: priority, creation, UID).
         if not uniform and len(pending) > 1:
             pending.sort(key=lambda t: -self.pod_priority(t))
-        request, held_total = self.total_of(requested), self.total_of(self.shapes(held) if held else {})
+        request = self.total_of(requested)
         job = Job(key, pg, queue, priority, can_preempt, min_member, min_task, min_resources, creation, pending,
-                  running, len(released), succeeded, failed, role_ready, held_total, request, phase, len(members))
+                  running, released, succeeded, failed, role_ready, self.total_of(held_shapes), request, phase,
+                  len(members))
         job.pending_request = request if pending_shapes is requested else self.total_of(pending_shapes)
         return job
 

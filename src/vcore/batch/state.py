@@ -19,13 +19,15 @@ from vcore.batch.queue import QueueTree
 
 @dataclass
 class GroupTally:
-    """What a group's pods add up to, kept as pods come and go: a cycle reads a new gang without a pass over its
-    pods. Pods that are not Succeeded or Failed are counted by request shape; the others only by number."""
+    """What a group's pods add up to, kept as pods come and go: a cycle reads a gang none or all of whose pods run
+    without a pass over its pods. Pods that are not Succeeded or Failed are counted by request shape and role; the
+    others only by number."""
 
     shapes: Counter = field(default_factory=Counter)  # request shape -> pods not terminated
     ended: int = 0  # Succeeded or Failed
     priorities: Counter = field(default_factory=Counter)  # (spec.priority, priorityClassName) -> pods
     topology: int = 0  # pods with Kueue topology annotations
+    roles: Counter = field(default_factory=Counter)  # volcano.sh/task-spec -> pods not terminated
 
     def count(self, info: PodInfo, sign: int) -> None:
         if info.topology is not None:
@@ -36,6 +38,9 @@ class GroupTally:
             self.shapes[info.shape] += sign
             if not self.shapes[info.shape]:
                 del self.shapes[info.shape]
+            self.roles[info.role] += sign
+            if not self.roles[info.role]:
+                del self.roles[info.role]
         key = (info.spec_priority, info.priority_class)
         self.priorities[key] += sign
         if not self.priorities[key]:

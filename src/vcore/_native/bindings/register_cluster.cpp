@@ -163,8 +163,16 @@ void register_cluster(py::module_& m) {
       .def("pod_node", &ClusterState::pod_node)
       .def("bound_keys",
            [](const ClusterState& s) {
+             // Tens of thousands of keys each cycle: the C API directly (no pybind object per key).
              py::set keys;
-             for (const auto& entry : s.bound_pods()) keys.add(py::str(entry.first));
+             for (const auto& entry : s.bound_pods()) {
+               const std::string& k = entry.first;
+               PyObject* key = PyUnicode_DecodeUTF8(k.data(), static_cast<Py_ssize_t>(k.size()), "strict");
+               if (key == nullptr) throw py::error_already_set();
+               const int added = PySet_Add(keys.ptr(), key);
+               Py_DECREF(key);
+               if (added < 0) throw py::error_already_set();
+             }
              return keys;
            },
            "the keys of every bound pod, as a set")
