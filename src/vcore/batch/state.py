@@ -30,21 +30,22 @@ class GroupTally:
     roles: Counter = field(default_factory=Counter)  # volcano.sh/task-spec -> pods not terminated
 
     def count(self, info: PodInfo, sign: int) -> None:
+        """Add (sign +1) or take away (-1) one pod."""
         if info.topology is not None:
             self.topology += sign
         if info.terminated:
             self.ended += sign
         else:
-            self.shapes[info.shape] += sign
-            if not self.shapes[info.shape]:
-                del self.shapes[info.shape]
-            self.roles[info.role] += sign
-            if not self.roles[info.role]:
-                del self.roles[info.role]
-        key = (info.spec_priority, info.priority_class)
-        self.priorities[key] += sign
-        if not self.priorities[key]:
-            del self.priorities[key]
+            _bump(self.shapes, info.shape, sign)
+            _bump(self.roles, info.role, sign)
+        _bump(self.priorities, (info.spec_priority, info.priority_class), sign)
+
+
+def _bump(counts: Counter, key: Any, sign: int) -> None:
+    """counts[key] += sign, the key gone at zero (so len() counts the distinct keys present)."""
+    counts[key] += sign
+    if not counts[key]:
+        del counts[key]
 
 
 @dataclass
