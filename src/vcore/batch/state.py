@@ -1,8 +1,9 @@
 """BatchState: the batch layer's objects beside the native cluster state (pods, PodGroups, queues, classes).
 
-It keeps the indexes the cycle needs so a cycle touches jobs, not every pod: the members of each group, the
-pending pods, the pods evicted and not yet gone (Releasing) and the preemptors waiting for them (nominated). The
-node a pod runs on is always read from the native state. Every method validates before it changes anything.
+It keeps the indexes the cycle needs so a cycle touches jobs, not every pod: the members of each group and what
+they add up to (GroupTally), the pods not compiled yet, the pods evicted and not yet gone (Releasing) and the
+preemptors waiting for them (nominated). The node a pod runs on is always read from the native state. Every method
+validates before it changes anything.
 """
 
 from __future__ import annotations
