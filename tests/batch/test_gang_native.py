@@ -292,3 +292,31 @@ def test_cap_and_bonus_of_a_wrong_dtype_raise_instead_of_copying():
     with pytest.raises(TypeError):
         sched._engine.place_gang(_gang(sched, 2), [0, 0], [0], 2, None, None, True, None, np.ones(4, np.float64))
     assert c.n_pods == 0
+
+
+def test_a_task_already_bound_leaves_the_state_and_the_rotation_as_they_were():
+    """The bound task is found when its turn comes: what the call bound before it is undone, the rotating start is
+    restored (the next gang lands where it would have), and the error names the pod."""
+    c = _cluster(300, cpu=4000)  # more nodes than one discovery looks at: the start rotates
+    sched = vcore.Scheduler(c)
+    tasks = _gang(sched, 4)
+    c.bind(req_pod("p3", 1000, 2**20), c.node_names[0])
+    before = c.requested("cpu").copy()
+    with pytest.raises(ValueError, match="pod default/p3: already bound"):
+        sched._engine.place_gang(tasks, None, [0], 4)
+    np.testing.assert_array_equal(c.requested("cpu"), before)
+    assert c.n_pods == 1
+    twin_cluster = _cluster(300, cpu=4000)
+    twin = vcore.Scheduler(twin_cluster)
+    twin_cluster.bind(req_pod("p3", 1000, 2**20), twin_cluster.node_names[0])
+    assert sched._engine.place_gang(_gang(sched, 3, prefix="q"), None, [0], 3)[0].tolist() == \
+        twin._engine.place_gang(_gang(twin, 3, prefix="q"), None, [0], 3)[0].tolist()
+
+
+def test_a_task_twice_in_the_gang_is_refused_before_anything_is_bound():
+    c = _cluster(6, cpu=4000)
+    sched = vcore.Scheduler(c)
+    tasks = _gang(sched, 3)
+    with pytest.raises(ValueError, match="pod default/p1: appears twice in the gang"):
+        sched._engine.place_gang(tasks + [tasks[1]], None, [0], 4)
+    assert c.n_pods == 0
