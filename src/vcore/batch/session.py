@@ -38,7 +38,7 @@ _shape = attrgetter("shape")
 _NO_ROLES: Mapping[str, int] = MappingProxyType({})
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Job:
     """A gang: a PodGroup and its pods, or one pod without a group."""
 
