@@ -19,6 +19,7 @@ import http.client
 import json
 import multiprocessing
 import os
+import shutil
 import signal
 import ssl
 import subprocess
@@ -109,6 +110,20 @@ def plane_with_nodes(directory: str | Path, n_nodes: int, gpu_every: int = 0, wo
         yield plane
     finally:
         plane.down()
+
+
+@contextlib.contextmanager
+def bench_plane(directory: str | Path, n_nodes: int, **kw):
+    """plane_with_nodes for a pytest benchmark, which skips when the control plane cannot be built (no Go)."""
+    import pytest
+    from vcore_kube.testenv import build
+
+    try:
+        build.binaries_dir(build=shutil.which("go") is not None)
+    except build.BuildError as e:
+        pytest.skip(f"no control plane: {e}")
+    with plane_with_nodes(directory, n_nodes, **kw) as plane:
+        yield plane
 
 
 def pod_bodies(namespace: str, n: int, scheduler: str, prefix: str = "p") -> list[tuple[str, bytes]]:

@@ -8,12 +8,11 @@ Each group runs once (rounds=1); times are reported, never asserted."""
 from __future__ import annotations
 
 import os
-import shutil
 
 import pytest
 
 from agent_bench import fast_path, sharded, warm_pool
-from kube_bench import bind_limit, create_and_bind_limit, plane_with_nodes
+from kube_bench import bench_plane, bind_limit, create_and_bind_limit
 
 ENV = {k: os.environ.get(f"VCORE_AGENT_BENCH_{k}", v) for k, v in (
     ("NODES", "500"), ("JOBS", "100"), ("MAX_GANG", "16"), ("AGENTS", "500"), ("RATE", "1000"),
@@ -26,12 +25,7 @@ INSTANCES = [int(k) for k in ENV["INSTANCES"].split(",")]
 
 @pytest.fixture(scope="module")
 def plane(tmp_path_factory):
-    from vcore_kube.testenv import build
-    try:
-        build.binaries_dir(build=shutil.which("go") is not None)
-    except build.BuildError as e:
-        pytest.skip(f"no control plane: {e}")
-    with plane_with_nodes(tmp_path_factory.mktemp("agent-bench"), NODES, gpu_every=10) as p:
+    with bench_plane(tmp_path_factory.mktemp("agent-bench"), NODES, gpu_every=10) as p:
         yield p
 
 

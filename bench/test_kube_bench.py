@@ -8,11 +8,10 @@ created then bound (what any scheduler's burst costs it at least)."""
 from __future__ import annotations
 
 import os
-import shutil
 
 import pytest
 
-from kube_bench import plane_with_nodes, restart, side_by_side
+from kube_bench import bench_plane, restart, side_by_side
 
 NODES = int(os.environ.get("VCORE_KUBE_BENCH_NODES", 500))
 PODS = int(os.environ.get("VCORE_KUBE_BENCH_PODS", 1000))
@@ -21,12 +20,7 @@ RESTART_PODS = int(os.environ.get("VCORE_KUBE_BENCH_RESTART_PODS", 5000))
 
 @pytest.fixture(scope="module")
 def plane(tmp_path_factory):
-    from vcore_kube.testenv import build
-    try:
-        build.binaries_dir(build=shutil.which("go") is not None)
-    except build.BuildError as e:
-        pytest.skip(f"no control plane: {e}")
-    with plane_with_nodes(tmp_path_factory.mktemp("kube-bench"), NODES) as p:
+    with bench_plane(tmp_path_factory.mktemp("kube-bench"), NODES) as p:
         yield p
 
 

@@ -193,7 +193,7 @@ class Session:
             min_resources, phase = None, PENDING
         pending: list[PodInfo] = []
         running: list[str] = []
-        released = 0  # Releasing pods: requested, not held
+        released: list[PodInfo] = []  # Releasing pods: requested, not held
         succeeded = failed = 0
         # Per role, running and succeeded pods; only the roles with a minimum are ever asked about (none: the
         # shared read-only empty mapping, which nothing writes to).
@@ -217,7 +217,7 @@ class Session:
                 role_ready.update({role: n for role, n in tally.roles.items() if role in min_task})
         else:
             counted_roles = min_task.keys()
-            held = []
+            held = []  # running pods: they hold what they request
             for info in members.values():
                 phase_of = info.phase
                 if phase_of == "Succeeded":
@@ -229,25 +229,22 @@ class Session:
                 elif info.key not in bound:
                     pending.append(info)
                 elif info.key in releasing_pods:
-                    released += 1
-                    held.append(info)
+                    released.append(info)
                 else:
                     running.append(info.key)
                     held.append(info)
                     if info.role in counted_roles:
                         role_ready[info.role] += 1
             # Pods of a PodGroup share a few request shapes: count shapes, sum once per shape.
-            pending_shapes = self.shapes(pending)
-            requested = pending_shapes + self.shapes(held)
-            held_shapes = self.shapes([info for info in held if info.key not in releasing_pods]) if released \
-                else requested - pending_shapes
+            pending_shapes, held_shapes = self.shapes(pending), self.shapes(held)
+            requested = pending_shapes + held_shapes + self.shapes(released)
             uniform = len({(t.spec_priority, t.priority_class) for t in pending}) <= 1
         # Task order: priority, then the order pods arrived (Volcano: priority, creation, UID).
         if not uniform and len(pending) > 1:
             pending.sort(key=lambda t: -self.pod_priority(t))
         request = self.total_of(requested)
         job = Job(key, pg, queue, priority, can_preempt, min_member, min_task, min_resources, creation, pending,
-                  running, released, succeeded, failed, role_ready, self.total_of(held_shapes), request, phase,
+                  running, len(released), succeeded, failed, role_ready, self.total_of(held_shapes), request, phase,
                   len(members))
         job.pending_request = request if pending_shapes is requested else self.total_of(pending_shapes)
         return job
@@ -404,18 +401,9 @@ class Session:
                   still_pending: list[PodInfo]) -> None:
         """Tasks of a job bound by the cycle (already bound in the native state, on these node slots); the others
         stay pending."""
-        from vcore.cluster import gpu_choice
-        from vcore.scheduler import Placement
-
-        nominated = self.batch.nominated
         if job.min_task:
             job.role_ready.update(info.role for info in infos if info.role in job.min_task)
-        keys = [info.key for info in infos]
-        choices = [gpu_choice(held) if held else None for held in gpus] if any(gpus) else [None] * len(keys)
-        self.result.bindings += placements(Placement, keys, slots, self.names, choices)
-        if nominated:
-            for k in keys:
-                nominated.pop(k, None)
+        self._record_bindings(infos, slots, gpus)
         vec = self.pending_total(job, infos)
         job.allocated += vec
         self.free -= vec
@@ -426,19 +414,10 @@ class Session:
 
     def allocated_singles(self, jobs: list[Job], slots: list[int], gpus: list[Any]) -> None:
         """Jobs of one pod each (one queue) bound by the cycle: allocated() for many at a time."""
-        from vcore.cluster import gpu_choice
-        from vcore.scheduler import Placement
-
         if not jobs:
             return
         infos = [job.pending[0] for job in jobs]
-        keys = [info.key for info in infos]
-        choices = [gpu_choice(held) if held else None for held in gpus] if any(gpus) else [None] * len(keys)
-        self.result.bindings += placements(Placement, keys, slots, self.names, choices)
-        nominated = self.batch.nominated
-        if nominated:
-            for k in keys:
-                nominated.pop(k, None)
+        self._record_bindings(infos, slots, gpus)
         shapes: Counter = Counter()
         for job, info in zip(jobs, infos):
             shape = info.shape if info.shape >= 0 else self.shape(info)
@@ -449,6 +428,19 @@ class Session:
         self.free -= total
         if self.share is not None:
             self.share.on_allocate(jobs[0].queue, total)
+
+    def _record_bindings(self, infos: list[PodInfo], slots: list[int], gpus: list[Any]) -> None:
+        """The result's Placements for pods bound on these slots (no longer waiting for a nominated node)."""
+        from vcore.cluster import gpu_choice
+        from vcore.scheduler import Placement
+
+        keys = [info.key for info in infos]
+        choices = [gpu_choice(held) if held else None for held in gpus] if any(gpus) else [None] * len(keys)
+        self.result.bindings += placements(Placement, keys, slots, self.names, choices)
+        nominated = self.batch.nominated
+        if nominated:
+            for k in keys:
+                nominated.pop(k, None)
 
     def fail(self, job: Job, message: str, reasons: dict[str, int] | None = None) -> None:
         """Record why a job's tasks stay pending this cycle."""

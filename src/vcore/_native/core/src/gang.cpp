@@ -306,6 +306,14 @@ GangResult Engine::place_gang(const GangRequest& r) {
   // undone and the rotating start restored, so the error leaves the state as it was.
   const int32_t start_before = next_start_;
   const uint64_t sequence_before = sequence_;
+  const auto undo_placements = [&] {  // latest first
+    for (size_t k = n_tasks; k-- > 0;) {
+      if (out.node[k] < 0) continue;
+      s.unbind(r.tasks[k]->key);
+      out.node[k] = -1;
+      out.gpus[k] = GpuAssignment{};
+    }
+  };
   try {
     for (size_t t = 0; t < n_tasks && !hopeless();) {
       size_t e = t + 1;
@@ -403,20 +411,12 @@ GangResult Engine::place_gang(const GangRequest& r) {
       t = e;
     }
   } catch (...) {
-    for (size_t k = n_tasks; k-- > 0;)
-      if (out.node[k] >= 0) s.unbind(r.tasks[k]->key);
+    undo_placements();
     next_start_ = start_before, sequence_ = sequence_before;
     throw;
   }
   out.ready = need <= 0 && std::all_of(role_need.begin(), role_need.end(), [](int32_t n) { return n <= 0; });
-  if (!out.ready && r.all_or_nothing && placed > 0) {
-    for (size_t k = n_tasks; k-- > 0;) {
-      if (out.node[k] < 0) continue;
-      s.unbind(r.tasks[k]->key);
-      out.node[k] = -1;
-      out.gpus[k] = GpuAssignment{};
-    }
-  }
+  if (!out.ready && r.all_or_nothing && placed > 0) undo_placements();
   return out;
 }
 
