@@ -320,3 +320,52 @@ def test_a_task_twice_in_the_gang_is_refused_before_anything_is_bound():
     with pytest.raises(ValueError, match="pod default/p1: appears twice in the gang"):
         sched._engine.place_gang(tasks + [tasks[1]], None, [0], 4)
     assert c.n_pods == 0
+
+
+def test_a_run_the_queue_cannot_take_looks_at_no_node():
+    """As schedule() does for such a pod: no discovery (no evaluation), the rotating start stays where it was, and
+    a later run of the same gang that fits is placed."""
+    c = _cluster(300, cpu=4000)  # more nodes than one discovery looks at: the start rotates
+    sched = vcore.Scheduler(c)
+    headroom = [UNLIMITED] * len(c.resource_names)
+    headroom[c.resource_names.index("cpu")] = 600
+    small = [sched.compile(req_pod(f"s{i}", 500, 2**20)) for i in range(1)]
+    nodes, outcome, _, _, _, _, evaluations = sched._engine.place_gang(
+        _gang(sched, 3) + small, [0, 0, 0, 1], [0, 0], 0, headroom, None, False)
+    assert outcome.tolist() == [3, 3, 3, 1] and nodes[3] >= 0
+    twin_cluster = _cluster(300, cpu=4000)
+    twin = vcore.Scheduler(twin_cluster)
+    *_, twin_evaluations = twin._engine.place_gang([twin.compile(req_pod("s0", 500, 2**20))], None, [0], 0)
+    assert evaluations == twin_evaluations  # only the run that fitted looked at nodes
+    assert sched._engine.place_gang(_gang(sched, 3, prefix="q"), None, [0], 3)[0].tolist() == \
+        twin._engine.place_gang(_gang(twin, 3, prefix="q"), None, [0], 3)[0].tolist()
+
+
+def _sparse_cluster(specials: dict[int, int]) -> tuple[vcore.Cluster, list[int]]:
+    """Feasible nodes (4 cpu) between runs of 0 to 22 full ones (0.5 cpu, too little for a 1-cpu task), so discovery
+    crosses runs longer and shorter than its 8-slot skip at every alignment; `specials` gives the k-th feasible
+    node more cpu. Returns the cluster and the slots of the feasible nodes in order."""
+    c, feasible = vcore.Cluster(), []
+    for k in range(230):
+        for _ in range((k * 7) % 23):
+            c.add_node(make_node(f"n{c.n_nodes:05d}", 500, 16 * 2**30))
+        feasible.append(c.n_nodes)
+        c.add_node(make_node(f"n{c.n_nodes:05d}", specials.get(k, 4000), 16 * 2**30))
+    return c, feasible
+
+
+def test_discovery_stops_at_the_wanted_feasible_node_across_runs_of_full_ones():
+    """With 1 % of the nodes to score, discovery wants 100 feasible nodes: it stops right after the 100th (the
+    best of those it may see; the 101st would be better still), and the next gang starts after it."""
+    profile = make_profile([("NodeResourcesFit", 1)], pct=1)
+    c, feasible = _sparse_cluster({99: 64000, 100: 128000})
+    sched = vcore.Scheduler(c, profile=profile)
+    assert 2000 < c.n_nodes < 10000  # 1 % of them is below kube-scheduler's minimum of 100
+    nodes, *_ = sched._engine.place_gang(_gang(sched, 1), None, [0], 1)
+    assert nodes.tolist() == [feasible[99]]
+    # Nothing special among the first gang's nodes: the second sees the 101st to 200th feasible nodes exactly.
+    c, feasible = _sparse_cluster({199: 64000, 200: 128000})
+    sched = vcore.Scheduler(c, profile=profile)
+    sched._engine.place_gang(_gang(sched, 1), None, [0], 1)
+    nodes, *_ = sched._engine.place_gang(_gang(sched, 1, prefix="q"), None, [0], 1)
+    assert nodes.tolist() == [feasible[199]]

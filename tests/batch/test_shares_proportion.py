@@ -137,6 +137,22 @@ def test_queue_order_priority_then_share():
     assert plugin.sorted_queues(usages) == ["high", "low", "idle", "busy"]
 
 
+def test_queue_key_ranks_as_queue_order_does():
+    """The session ranks queues by queue_key: it agrees with queue_order on every pair, ties included."""
+    t = tree(volcano("low", priority=1), volcano("high", priority=5), volcano("busy"), volcano("idle"),
+             volcano("twin"))
+    usages = {"low": usage(NAMES_CM, pending=cm("10")), "high": usage(NAMES_CM, allocated=cm("9"), pending=cm("1")),
+              "busy": usage(NAMES_CM, allocated=cm("8"), pending=cm("2")),
+              "idle": usage(NAMES_CM, allocated=cm("1"), pending=cm("9")),
+              "twin": usage(NAMES_CM, allocated=cm("1"), pending=cm("9"))}
+    plugin = opened(ProportionPlugin(), t, cm("50"), usages, NAMES_CM)
+    for a in usages:
+        for b in usages:
+            ka, kb = plugin.queue_key(a), plugin.queue_key(b)
+            assert plugin.queue_order(a, b) == (ka > kb) - (ka < kb), (a, b)
+    assert plugin.queue_order("idle", "twin") == 0
+
+
 def test_allocatable_checks_only_requested_resources_and_open_state():
     t = tree(volcano("q"))
     plugin = opened(ProportionPlugin(), t, cm("4", "4Gi"),

@@ -36,6 +36,7 @@ class PodInfo:
     spec: dict  # the native pod spec (vcore.cluster.pod_spec)
     labels: dict[str, str]  # metadata.labels (PodGroup sub-group selectors)
     topology: TopologyConstraint | None  # Kueue TAS annotations of its pod template, None when it has none
+    best_effort: bool  # no resource requests at all (Volcano's backfill places these)
     compiled: Any = None  # CompiledPod, made when the pod is added while pending
     shape: int = -1  # its request shape in BatchState.shapes ((axis, amount) pairs); -1 until known
 
@@ -43,10 +44,6 @@ class PodInfo:
     def terminated(self) -> bool:
         return self.phase in TERMINATED
 
-    @property
-    def best_effort(self) -> bool:
-        """No resource requests at all (Volcano's backfill places these)."""
-        return not self.spec["requests"]
 
 
 def pod_info(obj: Any, spec: dict) -> PodInfo:
@@ -85,4 +82,5 @@ def pod_info(obj: Any, spec: dict) -> PodInfo:
         spec=spec,
         labels=labels,
         topology=topology,
+        best_effort=not spec["requests"],
     )

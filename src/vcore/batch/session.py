@@ -69,6 +69,7 @@ class Job:
     skipped: bool = False  # not eligible this cycle (run_cycle's `eligible`): not tried, status kept
     hypernode: str | None = None  # the topology domain allocate placed a constrained gang in, this cycle
     pending_request: np.ndarray | None = None  # the requests of `pending` summed (None once `pending` changed)
+    reported: list[PodInfo] | None = None  # the `pending` list whose pods fail() has already given a reason
 
     @property
     def ready_count(self) -> int:
@@ -107,6 +108,11 @@ class Session:
         self.config = config
         self.share = share
         self.result = CycleResult()
+        # The pods the cycle binds, in order: close() makes their Placements in one pass, while the node names
+        # are still in cache (per job, each record's name was a cache miss after the native placement).
+        self._bound_keys: list[str] = []
+        self._bound_slots: list[int] = []
+        self._bound_gpus: list[Any] = []
         self.started = time.perf_counter()
         self.enabled = {p.name for p in config.plugins()}
         self.transition = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -383,12 +389,17 @@ class Session:
 
     def queue_order(self, queues: list[str]) -> str:
         """The queue to serve next: the share plugin's order, then Volcano's creation time and name."""
+        specs = self.batch.queues
+        key = getattr(self.share, "queue_key", None)
+        if key is not None:  # the plugin's order as a key: one call per queue
+            return min(queues, key=lambda q: (*key(q), specs.get(q).creation_timestamp, q))
+
         def ahead(a: str, b: str) -> bool:
             if self.share is not None:
                 c = self.share.queue_order(a, b)
                 if c:
                     return c < 0
-            sa, sb = self.batch.queues.get(a), self.batch.queues.get(b)
+            sa, sb = specs.get(a), specs.get(b)
             return (sa.creation_timestamp, a) < (sb.creation_timestamp, b)
         best = queues[0]
         for q in queues[1:]:
@@ -397,7 +408,7 @@ class Session:
         return best
 
     # -- what the actions record ---------------------------------------------------------------------------
-    def allocated(self, job: Job, infos: list[PodInfo], slots: list[int], gpus: list[Any],
+    def allocated(self, job: Job, infos: list[PodInfo], slots: list[int], gpus: list[Any] | None,
                   still_pending: list[PodInfo]) -> None:
         """Tasks of a job bound by the cycle (already bound in the native state, on these node slots); the others
         stay pending."""
@@ -429,14 +440,18 @@ class Session:
         if self.share is not None:
             self.share.on_allocate(jobs[0].queue, total)
 
-    def _record_bindings(self, infos: list[PodInfo], slots: list[int], gpus: list[Any]) -> None:
-        """The result's Placements for pods bound on these slots (no longer waiting for a nominated node)."""
-        from vcore.cluster import gpu_choice
-        from vcore.scheduler import Placement
-
+    def _record_bindings(self, infos: list[PodInfo], slots: list[int], gpus: list[Any] | None) -> None:
+        """Pods bound on these slots, for the result (no longer waiting for a nominated node). `gpus`: per pod the
+        devices it holds, or None when none took any."""
         keys = [info.key for info in infos]
-        choices = [gpu_choice(held) if held else None for held in gpus] if any(gpus) else [None] * len(keys)
-        self.result.bindings += placements(Placement, keys, slots, self.names, choices)
+        self._bound_keys += keys
+        self._bound_slots += slots
+        if gpus is not None and any(gpus):
+            from vcore.cluster import gpu_choice
+
+            self._bound_gpus += [gpu_choice(held) if held else None for held in gpus]
+        else:
+            self._bound_gpus += [None] * len(keys)
         nominated = self.batch.nominated
         if nominated:
             for k in keys:
@@ -446,15 +461,20 @@ class Session:
         """Record why a job's tasks stay pending this cycle."""
         if not job.fit_error:
             job.fit_error = message
+        if job.reported is job.pending:  # the first reason given for a pod stands: these pods all have one
+            return
         unschedulable = self.result.unschedulable
         entry = (dict(reasons) if reasons else {}, message)  # one per job: its pods failed for the same reason
         for t in job.pending:
-            if t.key not in unschedulable:  # the first reason given for a pod stands
-                unschedulable[t.key] = entry
+            unschedulable.setdefault(t.key, entry)
+        job.reported = job.pending
 
     # -- close ---------------------------------------------------------------------------------------------
     def close(self) -> CycleResult:
+        from vcore.scheduler import Placement
+
         result = self.result
+        result.bindings += placements(Placement, self._bound_keys, self._bound_slots, self.names, self._bound_gpus)
         for i, (key, job) in enumerate(self.jobs.items()):
             self.interleave_at(i)
             if job.pending and not job.ready and not job.skipped:

@@ -42,8 +42,8 @@ def _serve(ssn: Session, wanted, *, check_overused: bool) -> None:
     tie = itertools.count()
     for queue, jobs in ssn.queue_jobs.items():
         for job in jobs:
-            if job.invalid is None and job.pending and not job.skipped and wanted(job) and not (
-                    gated and job.phase == PENDING and job.podgroup is not None):
+            if job.invalid is None and job.pending and not job.skipped and not (
+                    gated and job.phase == PENDING and job.podgroup is not None) and wanted(job):
                 heaps.setdefault(queue, []).append((ssn.job_order_key(job), next(tie), job))
     for heap in heaps.values():
         heapq.heapify(heap)
@@ -147,19 +147,19 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
             nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(None, None, conf.fallback_bonus)
             conf = None
     slots = nodes.tolist()
-    if gpus is None:  # no task took devices
-        gpus = [()] * len(slots)
+    # gpus: None when no task took devices
     if slots and min(slots) >= 0:  # every task found a node (the usual ready gang)
         placed, chosen, held, unplaced = tasks, slots, gpus, []
     else:
         placed = [t for t, n in zip(tasks, slots) if n >= 0]
-        chosen, held = [n for n in slots if n >= 0], [g for g, n in zip(gpus, slots) if n >= 0]
+        chosen = [n for n in slots if n >= 0]
+        held = None if gpus is None else [g for g, n in zip(gpus, slots) if n >= 0]
         unplaced = [t for t, n in zip(tasks, slots) if n < 0]
     if placed:
         if conf is not None and conf.placement is not None:
             job.hypernode = conf.placement.domain
             if len(placed) == len(tasks):
-                chosen, held = ssn.topology.arrange(conf, placed, chosen, held)
+                chosen, held = ssn.topology.arrange(conf, placed, chosen, [()] * len(placed) if held is None else held)
         ssn.allocated(job, placed, chosen, held, unplaced + pending[len(tasks):])
     if not job.ready:  # what fitted before the gang was undone (Volcano's schedulable task count)
         job.tentative = int((outcome == KPLACED).sum())

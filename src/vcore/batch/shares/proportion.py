@@ -104,6 +104,12 @@ class ProportionPlugin(SharePlugin):
             return -1 if lq.priority > rq.priority else 1
         return (lq.share > rq.share) - (lq.share < rq.share)
 
+    def queue_key(self, queue: str) -> tuple[int, float]:
+        """queue_order as a sort key (the higher priority, then the lower share, first): the session ranks the
+        queues with one call each instead of a comparison per pair."""
+        a = self._attr(queue)
+        return -a.priority, a.share
+
     def overused(self, queue: str) -> bool:
         a = self._attr(queue)
         return all(d <= used for d, used in zip(a.deserved.tolist(), a.allocated.tolist()))

@@ -1,5 +1,6 @@
 // Engine::place_gang and Engine::fit_counts (gang.h): gang placement over the fused per-pod kernel.
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <tuple>
 
@@ -141,12 +142,13 @@ class Candidates {
     bool live;
   };
   struct Entry {
-    int64_t total;
-    uint64_t tie;
+    // Highest total first; among equal totals the smallest tie key (as Engine::schedule breaks ties): the total
+    // in the high half and the complemented tie key in the low half, so one 128-bit comparison (no branch on
+    // equal totals) orders the heap.
+    __int128 rank;
     int32_t slot;
     uint32_t version;
-    // Highest total first; among equal totals the smallest tie key (as Engine::schedule breaks ties).
-    bool operator<(const Entry& o) const { return total != o.total ? total < o.total : tie > o.tie; }
+    bool operator<(const Entry& o) const { return rank < o.rank; }
   };
 
   // The top entry takes a new value and sinks to its place: no move at all when the node stays best (binpack
@@ -174,7 +176,7 @@ class Candidates {
   }
   Entry entry(const Node& n) const {
     const uint64_t tie = name_rank_.empty() ? mix64(pod_mix_ ^ static_cast<uint64_t>(n.slot)) : name_rank_[n.slot];
-    return {total(n), tie, n.slot, n.version};
+    return {static_cast<__int128>(static_cast<unsigned __int128>(total(n)) << 64 | ~tie), n.slot, n.version};
   }
   void rebuild() {
     heap_.clear();
@@ -243,7 +245,8 @@ GangResult Engine::place_gang(const GangRequest& r) {
       throw Invalid("place_gang: score_bonus of slot " + std::to_string(k) + " is outside +-" +
                     std::to_string(kMaxScoreBonus));
   {
-    std::vector<const std::string*> keys;
+    // Duplicates by key hash: sorting integers, the keys themselves compared only where two hashes meet.
+    std::vector<std::pair<size_t, const std::string*>> keys;
     keys.reserve(n_tasks);
     for (size_t t = 0; t < n_tasks; ++t) {
       const CompiledPod* p = r.tasks[t];
@@ -251,11 +254,12 @@ GangResult Engine::place_gang(const GangRequest& r) {
       if (p->state_id != s.id()) throw Invalid("pod " + p->key + ": compiled for another cluster");
       if (r.role[t] < 0 || static_cast<size_t>(r.role[t]) >= r.role_need.size())
         throw Invalid("pod " + p->key + ": role index out of range");
-      keys.push_back(&p->key);
+      keys.emplace_back(std::hash<std::string>{}(p->key), &p->key);
     }
-    std::sort(keys.begin(), keys.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
-    const auto dup = std::adjacent_find(keys.begin(), keys.end(), [](const std::string* a, const std::string* b) { return *a == *b; });
-    if (dup != keys.end()) throw Invalid("pod " + **dup + ": appears twice in the gang");
+    std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i + 1 < keys.size(); ++i)
+      for (size_t j = i + 1; j < keys.size() && keys[j].first == keys[i].first; ++j)
+        if (*keys[j].second == *keys[i].second) throw Invalid("pod " + *keys[i].second + ": appears twice in the gang");
   }
   GangResult out;
   out.node.assign(n_tasks, -1);
@@ -319,6 +323,16 @@ GangResult Engine::place_gang(const GangRequest& r) {
       size_t e = t + 1;
       while (e < n_tasks && same_placement_spec(*r.tasks[e], *r.tasks[t])) ++e;
       const CompiledPod& pod = *r.tasks[t];
+      if (!within_headroom(pod, headroom)) {
+        // The queue cannot take the run's first task, so none of its identical tasks: as Engine::schedule does
+        // for such a pod, no node is looked at (the rotating start stays) and the pods are not observed.
+        for (size_t k = t; k < e; ++k) {
+          --left, --role_left[static_cast<size_t>(r.role[k])];
+          out.outcome[k] = TaskOutcome::kHeadroom;
+        }
+        t = e;
+        continue;
+      }
       for (size_t k = t; k < e; ++k) refresh_gpu_target(*r.tasks[k]);
       BlockRunner runner(s, config_, ignored, pod, target_.current(), vcore_knobs_, &fragment_,
                          &fragment_node_version_, gpu_score_row(pod));
@@ -345,6 +359,9 @@ GangResult Engine::place_gang(const GangRequest& r) {
           out.evaluations += end - begin;
           int32_t j = 0;
           for (; j < end - begin && (found < want || capacity < remaining); ++j) {
+            // Full nodes come in runs once the cluster fills: skip infeasible slots eight at a time.
+            for (uint64_t word; j + 8 <= end - begin && (std::memcpy(&word, mask + j, 8), word == 0);) j += 8;
+            if (j == end - begin) break;
             const int32_t slot = begin + j;
             if (!mask[j] || !open(slot)) continue;
             ++found;
@@ -355,6 +372,7 @@ GangResult Engine::place_gang(const GangRequest& r) {
         }
       };
       discover(static_cast<int64_t>(e - t));
+      s.warm_pod_entries(&r.tasks[t], e - t);
       for (size_t k = t; k < e; ++k) {
         const CompiledPod& task = *r.tasks[k];
         --left, --role_left[static_cast<size_t>(r.role[k])];

@@ -124,6 +124,9 @@ class ClusterState {
   // Room for n bound pods without rehashing: a cycle about to bind thousands of pods asks once, instead of the
   // table growing (and moving every entry) several times while it binds.
   void reserve_pods(int64_t n) { pods_.reserve(static_cast<size_t>(std::max<int64_t>(n, 0))); }
+  // Reads the table entries that binding these pods will probe, all in one pass. The probes are independent, so
+  // their cache misses overlap here instead of stalling each bind in turn (a gang binds dozens in a row).
+  void warm_pod_entries(const CompiledPod* const* pods, size_t n) const;
   std::vector<std::string> pods_on(int32_t slot) const;
   const GpuAssignment* pod_gpus(const std::string& key) const;  // nullptr when not bound
 
