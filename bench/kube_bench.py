@@ -85,7 +85,9 @@ def fan_out(plane: ControlPlane, worker, items: list, processes: int = 2, thread
     the admin; the workers' results in item order."""
     chunks = [items[i::processes] for i in range(processes)]
     args = [(plane.apiserver_url, plane.ca_file, plane.tokens[ADMIN_USER], c, threads) for c in chunks]
-    with multiprocessing.get_context("fork").Pool(processes) as pool:
+    # Spawned, not forked: the caller has threads running (watchers, other bursts), and a fork can inherit a lock
+    # one of them held; a forked worker once hung for good creating its SSL context.
+    with multiprocessing.get_context("spawn").Pool(processes) as pool:
         parts = pool.map(worker, args)
     out: list = [None] * len(items)
     for i, part in enumerate(parts):

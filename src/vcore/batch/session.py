@@ -34,7 +34,7 @@ NOT_ENOUGH_RESOURCES, NOT_ENOUGH_PODS, NOT_ENOUGH_PODS_OF_TASK = (
 SCHEDULED_REASON = "tasks in gang are ready to be scheduled"
 # Opening and closing a session walk every job: a run_cycle caller waiting between jobs gets a turn this often.
 INTERLEAVE_EVERY = 64
-_shape = attrgetter("shape")
+_shape, _role = attrgetter("shape"), attrgetter("role")
 _NO_ROLES: Mapping[str, int] = MappingProxyType({})
 
 
@@ -115,6 +115,7 @@ class Session:
         self._bound_gpus: list[Any] = []
         self.started = time.perf_counter()
         self.enabled = {p.name for p in config.plugins()}
+        self._full_job_order = {C.PRIORITY, C.GANG, C.DRF} <= self.enabled
         self.transition = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         self.eligible = None if eligible is None else set(eligible)
         self._open()
@@ -257,6 +258,8 @@ class Session:
 
     def total_of(self, shape_counts: dict[int, int]) -> np.ndarray:
         """The sum of request shapes times how many pods have each."""
+        if not shape_counts:
+            return np.zeros(self.n_resources, np.int64)
         total = [0] * self.n_resources
         shapes = self.batch.shapes
         for shape, count in shape_counts.items():
@@ -317,7 +320,7 @@ class Session:
         if job.podgroup is not None:
             if job.min_task:
                 # Pending, running and succeeded pods of each role (role_ready counts the last two).
-                valid = Counter(t.role for t in job.pending)
+                valid = Counter(map(_role, job.pending))
                 valid.update(job.role_ready)
                 if any(valid[role] < n for role, n in job.min_task.items()):
                     job.invalid = (NOT_ENOUGH_PODS_OF_TASK, "Not enough valid pods of each task for gang-scheduling")
@@ -368,6 +371,8 @@ class Session:
 
     # -- orders (Volcano's plugin order functions, each on when its plugin is configured) --------------------
     def job_order_key(self, job: Job) -> tuple:
+        if self._full_job_order:  # Volcano's default tiers: asked for every job, twice a cycle
+            return -job.priority, job.ready, self.dominant_share(job), job.creation, job.key
         key: list[Any] = []
         if C.PRIORITY in self.enabled:
             key.append(-job.priority)
@@ -477,10 +482,11 @@ class Session:
         result.bindings += placements(Placement, self._bound_keys, self._bound_slots, self.names, self._bound_gpus)
         for i, (key, job) in enumerate(self.jobs.items()):
             self.interleave_at(i)
-            if job.pending and not job.ready and not job.skipped:
+            ready = job.ready
+            if job.pending and not ready and not job.skipped:
                 self.fail(job, job.fit_error or self._not_tried_reason(job))
             if job.podgroup is not None:
-                result.podgroups[key] = self._group_status(job)
+                result.podgroups[key] = self._group_status(job, ready)
         self._queue_status()
         result.nominated = dict(self.batch.nominated)
         # The planner points back at the session: without this the session's jobs would wait, as cyclic garbage,
@@ -489,13 +495,13 @@ class Session:
         result.seconds = time.perf_counter() - self.started
         return result
 
-    def _group_status(self, job: Job) -> PodGroupStatus:
+    def _group_status(self, job: Job, ready: bool) -> PodGroupStatus:
         status = self.batch.status[job.key]
         previous = {c.get("type"): c for c in status.conditions}
         conditions = [c for c in status.conditions if c.get("type") not in (UNSCHEDULABLE_TYPE, SCHEDULED_TYPE)]
         message = ""
         unschedulable = False
-        if job.skipped and job.invalid is None and not job.ready:  # not tried this cycle: what it said stands
+        if job.skipped and job.invalid is None and not ready:  # not tried this cycle: what it said stands
             kept = previous.get(UNSCHEDULABLE_TYPE)
             unschedulable = kept is not None
             if kept is not None:
@@ -505,7 +511,7 @@ class Session:
             reason, message = job.invalid
             unschedulable = True
             conditions.append(self._condition(UNSCHEDULABLE_TYPE, reason, message, previous.get(UNSCHEDULABLE_TYPE)))
-        elif not job.ready:
+        elif not ready:
             unschedulable = True
             missing = job.min_member - job.ready_count - job.tentative
             fit = job.fit_error or self._not_tried_reason(job)
@@ -550,6 +556,7 @@ class Session:
             jobs = self.queue_jobs.get(queue, [])
             singles = np.array(self.single_usage.get(queue, [0] * self.n_resources), np.int64)
             allocated = _summed([j.allocated for j in jobs], singles)
+            ready = sum(1 for j in jobs if j.ready)
             standing = status.get(queue)
             deserved = standing.deserved if standing is not None else np.zeros(self.n_resources, np.int64)
             share = standing.share if standing is not None else 0.0
@@ -557,8 +564,8 @@ class Session:
                 {n: int(v) for n, v in zip(names, allocated) if v},
                 {n: int(v) for n, v in zip(names, deserved) if v},
                 float(share),
-                sum(1 for j in jobs if not j.ready),
-                sum(1 for j in jobs if j.ready))
+                len(jobs) - ready,
+                ready)
 
 
 

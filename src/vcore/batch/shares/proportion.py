@@ -145,9 +145,10 @@ class ProportionPlugin(SharePlugin):
         # Once per job in enqueue, over a handful of axes: Python ints beat a chain of numpy calls here.
         rows = zip(self._vector(min_resources, "min_resources").tolist(), self._counted.tolist(), a.allocated.tolist(),
                    a.inqueue.tolist(), a.elastic.tolist(), a.real_capability.tolist())
-        over = any(counted and m > 0 and m + allocated + inqueue - elastic > capability
-                   for m, counted, allocated, inqueue, elastic, capability in rows)
-        return REJECT if over else PERMIT
+        for m, counted, allocated, inqueue, elastic, capability in rows:
+            if counted and m > 0 and m + allocated + inqueue - elastic > capability:
+                return REJECT
+        return PERMIT
 
     def on_job_enqueued(self, queue: str, min_resources: Any | None) -> None:
         a = self._attr(queue)

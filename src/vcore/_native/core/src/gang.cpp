@@ -351,10 +351,19 @@ GangResult Engine::place_gang(const GangRequest& r) {
       if (next_start_ >= n_slots) next_start_ = 0;
       int32_t examined = 0, found = 0;
       int64_t capacity = 0;
+      // How many slots the next block evaluates: whole blocks until the feasible share of the slots is known,
+      // then about what the nodes still wanted take at that share. Where discovery stops does not depend on it
+      // (the slots past the stop are evaluated for nothing); a full-size last block wasted half a block a run.
+      const auto block_for = [&](int32_t wanted, bool capacity_met) {
+        if (!capacity_met || found == 0 || wanted <= 0) return kBlock;
+        const int64_t expected = static_cast<int64_t>(wanted) * examined / found;
+        return static_cast<int32_t>(std::clamp<int64_t>((expected + expected / 4 + 63) / 64 * 64, 64, kBlock));
+      };
       const auto discover = [&](int64_t remaining) {
         while (examined < n_slots && (found < want || capacity < remaining)) {
           const int32_t begin = (next_start_ + examined) % n_slots;
-          const int32_t end = std::min({n_slots, begin + kBlock, begin + (n_slots - examined)});
+          const int32_t end = std::min({n_slots, begin + block_for(want - found, capacity >= remaining),
+                                        begin + (n_slots - examined)});
           runner.run(begin, end, mask, scores, taints, affinity, scratch.data());
           out.evaluations += end - begin;
           int32_t j = 0;
