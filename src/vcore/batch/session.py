@@ -116,6 +116,7 @@ class Session:
         self.started = time.perf_counter()
         self.enabled = {p.name for p in config.plugins()}
         self._full_job_order = {C.PRIORITY, C.GANG, C.DRF} <= self.enabled
+        self._queue_tie: dict[str, tuple[str, str]] = {}  # queue -> (creation, name), Volcano's last queue order
         self.transition = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         self.eligible = None if eligible is None else set(eligible)
         self._open()
@@ -397,7 +398,9 @@ class Session:
         specs = self.batch.queues
         key = getattr(self.share, "queue_key", None)
         if key is not None:  # the plugin's order as a key: one call per queue
-            return min(queues, key=lambda q: (*key(q), specs.get(q).creation_timestamp, q))
+            tie = self._queue_tie
+            return min([(key(q), tie.get(q) or tie.setdefault(q, (specs.get(q).creation_timestamp, q)), q)
+                        for q in queues])[-1]
 
         def ahead(a: str, b: str) -> bool:
             if self.share is not None:
