@@ -25,8 +25,9 @@ def test_between_jobs_runs_after_each_job_and_the_cycle_sees_its_binds():
             assert p.node is not None
 
     result = s.run_cycle(between_jobs=between)
-    # Before each action (enqueue, allocate, backfill) and after each job allocate tries.
-    assert calls == [6, 6, 4, 2, 2, 2]
+    # Before each action (enqueue, allocate, backfill), after each job allocate tries, and at close after each
+    # batch of Placements made (one here).
+    assert calls == [6, 6, 4, 2, 2, 2, 2]
     placed = {b.pod.split("/")[1].rsplit("-", 1)[0] for b in result.bindings}
     assert len(placed) == 2 and not result.podgroups[f"{NS}/{({'a', 'b', 'c'} - placed).pop()}"].phase == "Running"
     assert c.n_pods == 2 * 2 + 1
@@ -75,3 +76,15 @@ def test_pods_without_a_group_come_in_short_runs_when_a_caller_waits_between_job
     # Before allocate, every call sees all of them pending; then one call after each run.
     first_run = calls.index(run + 1)
     assert set(calls[:first_run]) == {2 * run + 1} and calls[first_run:first_run + 3] == [run + 1, 1, 0]
+
+
+def test_the_placements_made_at_close_come_in_turns_of_the_caller(monkeypatch):
+    # The cycle makes its Placement records at close: in batches, the caller's turn after each, so one long
+    # stretch of record-making never holds a caller waiting between jobs.
+    import vcore.batch.session as session
+    monkeypatch.setattr(session, "PLACEMENTS_PER_TURN", 10)
+    c = build([node(f"n{i}", "64", "256Gi") for i in range(4)], gang("a", 45, cpu="100m"))
+    calls = []
+    result = vcore.Scheduler(c).run_cycle(between_jobs=lambda: calls.append(len(c.pending_pods)))
+    assert len(result.bindings) == 45
+    assert calls.count(0) >= 5  # after allocate placed the gang: backfill's turn, then one per 10 records
