@@ -45,7 +45,6 @@ class PodInfo:
         return self.phase in TERMINATED
 
 
-
 def pod_info(obj: Any, spec: dict) -> PodInfo:
     """The batch view of a pod whose native spec is ``spec`` (converted by the caller)."""
     d = _convert.api_dict(obj, "pod")

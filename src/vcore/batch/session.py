@@ -110,8 +110,8 @@ class Session:
         self.config = config
         self.share = share
         self.result = CycleResult()
-        # The pods the cycle binds, in order: close() makes their Placements in one pass, while the node names
-        # are still in cache (per job, each record's name was a cache miss after the native placement).
+        # The pods the cycle binds, in order: close() makes their Placements together, while the node names are
+        # still in cache (made per job, each record's name was a cache miss after the native placement).
         self._bound_keys: list[str] = []
         self._bound_slots: list[int] = []
         self._bound_gpus: list[Any] = []

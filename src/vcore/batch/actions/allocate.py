@@ -144,8 +144,7 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
         if not ready and gang and conf.soft:  # soft mode never fails for topology: unconfined, scored by it
             nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(None, None, conf.fallback_bonus)
             conf = None
-    slots = nodes.tolist()
-    # gpus: None when no task took devices
+    slots = nodes.tolist()  # gpus: per task its devices, or None when no task took any
     if slots and min(slots) >= 0:  # every task found a node (the usual ready gang)
         placed, chosen, held, unplaced = tasks, slots, gpus, []
     else:
