@@ -118,7 +118,7 @@ class Session:
         self.started = time.perf_counter()
         self.enabled = {p.name for p in config.plugins()}
         self._full_job_order = {C.PRIORITY, C.GANG, C.DRF} <= self.enabled
-        self._queue_tie: dict[str, tuple[str, str]] = {}  # queue -> (creation, name), Volcano's last queue order
+        self._queue_tie: dict[str, tuple[str, str]] = {}  # see _tie
         self.transition = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         self.eligible = None if eligible is None else set(eligible)
         self._open()
@@ -397,25 +397,28 @@ class Session:
 
     def queue_order(self, queues: list[str]) -> str:
         """The queue to serve next: the share plugin's order, then Volcano's creation time and name."""
-        specs = self.batch.queues
         key = getattr(self.share, "queue_key", None)
         if key is not None:  # the plugin's order as a key: one call per queue
-            tie = self._queue_tie
-            return min([(key(q), tie.get(q) or tie.setdefault(q, (specs.get(q).creation_timestamp, q)), q)
-                        for q in queues])[-1]
+            return min([(key(q), self._tie(q), q) for q in queues])[-1]
 
         def ahead(a: str, b: str) -> bool:
             if self.share is not None:
                 c = self.share.queue_order(a, b)
                 if c:
                     return c < 0
-            sa, sb = specs.get(a), specs.get(b)
-            return (sa.creation_timestamp, a) < (sb.creation_timestamp, b)
+            return self._tie(a) < self._tie(b)
         best = queues[0]
         for q in queues[1:]:
             if ahead(q, best):
                 best = q
         return best
+
+    def _tie(self, queue: str) -> tuple[str, str]:
+        """Volcano's last queue order: (creation time, name), looked up once per session."""
+        tie = self._queue_tie.get(queue)
+        if tie is None:
+            tie = self._queue_tie[queue] = (self.batch.queues.get(queue).creation_timestamp, queue)
+        return tie
 
     # -- what the actions record ---------------------------------------------------------------------------
     def allocated(self, job: Job, infos: list[PodInfo], slots: list[int], gpus: list[Any] | None,

@@ -36,7 +36,7 @@ def enqueue(ssn) -> None:
             ssn.interleave_at(i)
             if job.min_resources is not None:
                 minimum = job.min_resources.tolist()
-                if idle is not None and _short(minimum, idle):
+                if idle is not None and any(0 < m and free < m for m, free in zip(minimum, idle)):
                     job.fit_error = ("the cluster cannot admit the job's minResources: "
                                      f"{_shortfall(ssn, minimum, idle)} (overcommit-factor {factor})")
                     continue
@@ -48,14 +48,6 @@ def enqueue(ssn) -> None:
                 if ssn.share is not None:
                     ssn.share.on_job_enqueued(queue, job.min_resources)
             job.phase = INQUEUE
-
-
-def _short(need: list[int], idle: list[int]) -> bool:
-    """Whether some resource asked for is short (a handful of axes: a plain loop is cheapest)."""
-    for m, free in zip(need, idle):
-        if 0 < m and free < m:
-            return True
-    return False
 
 
 def _shortfall(ssn, need: list[int], idle: list[int]) -> str:
