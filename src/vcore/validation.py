@@ -1,0 +1,330 @@
+"""Declared constraints for user input, and the one error format vcore reports them in.
+
+Every parser of user-written data (profiles and plugin arguments, the cycle configuration, queues, HyperNodes and
+topology arguments, the adapters' configuration files) says what each field must be as a constraint and lets this
+module check it, so that every bad value is reported the same way: the parser's error class, with the message
+``"<path>: <problem>"`` where the path walks from the object the user wrote to the field
+(``profiles[0].pluginConfig[2].args.coverage: must be in [0, 100], got 120``).
+
+Constraints are small immutable objects; calling one checks a value and returns it normalized (a float for a
+``Number``, a tuple for a ``ListOf``, a dict for a ``Record``)::
+
+    WEIGHT = Integer(1, 100)
+    ARGS = Record({"weight": WEIGHT, "policy": String(choices=("fgd", "vcore"))}, required=("policy",))
+    args = ARGS(raw, "pluginConfig[0].args", ProfileError)
+
+Numbers are always finite (``.nan`` and ``.inf`` from YAML are refused); ``true``/``false`` are never numbers.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+__all__ = [
+    "DNS1123_LABEL",
+    "DNS1123_SUBDOMAIN",
+    "LABEL_KEY",
+    "PORT",
+    "Boolean",
+    "Constraint",
+    "Duration",
+    "Integer",
+    "LabelKey",
+    "ListOf",
+    "MapOf",
+    "Number",
+    "OneOf",
+    "Record",
+    "String",
+    "fail",
+    "join",
+    "mapping",
+    "type_name",
+    "unknown_key",
+]
+
+T = TypeVar("T")
+ErrorType = Callable[[str], Exception]
+
+
+def join(path: str, key: str | int) -> str:
+    """The path of a child field: ``a.b`` for a key, ``a[3]`` for an index."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def type_name(value: Any) -> str:
+    """A YAML user's name for a value's type."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    return type(value).__name__
+
+
+def fail(error: ErrorType, path: str, problem: str) -> Exception:
+    """The error to raise for a field: ``error("<path>: <problem>")``."""
+    return error(f"{path}: {problem}" if path else problem)
+
+
+class Constraint(Generic[T]):
+    """What a field must be. ``constraint(value, path, error)`` returns the checked value or raises."""
+
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> T:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Integer(Constraint[int]):
+    """An integer (never a boolean) in [lo, hi]."""
+
+    lo: int | None = None
+    hi: int | None = None
+
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise fail(error, path, f"must be an integer, got {type_name(value)} {value!r}")
+        _check_range(value, self.lo, self.hi, path, error)
+        return int(value)
+
+
+@dataclass(frozen=True)
+class Number(Constraint[float]):
+    """A finite number (integer or float, never a boolean) in [lo, hi]; ``open_lo`` excludes lo."""
+
+    lo: float | None = None
+    hi: float | None = None
+    open_lo: bool = False
+
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise fail(error, path, f"must be a number, got {type_name(value)} {value!r}")
+        number = float(value)
+        if not math.isfinite(number):
+            raise fail(error, path, f"must be a finite number, got {value!r}")
+        if self.open_lo and self.lo is not None and number <= self.lo:
+            raise fail(error, path, f"must be > {_show(self.lo)}, got {_show(value)}")
+        _check_range(number, self.lo, self.hi, path, error)
+        return number
+
+
+@dataclass(frozen=True)
+class Boolean(Constraint[bool]):
+    """true or false."""
+
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> bool:
+        if not isinstance(value, bool):
+            raise fail(error, path, f"must be true or false, got {type_name(value)} {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class String(Constraint[str]):
+    """A string: one of ``choices`` (when given), non-empty (``nonempty``), at most ``max_len`` characters, matching
+    ``pattern`` in full (``what`` names the syntax in the error, e.g. "a label key")."""
+
+    choices: tuple[str, ...] | None = None
+    nonempty: bool = False
+    max_len: int | None = None
+    pattern: str | None = None
+    what: str = ""
+
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> str:
+        if not isinstance(value, str):
+            raise fail(error, path, f"must be a string, got {type_name(value)} {value!r}")
+        if self.choices is not None and value not in self.choices:
+            close = difflib.get_close_matches(value, self.choices, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise fail(error, path, f"must be one of {', '.join(self.choices)}; got {value!r}{hint}")
+        if self.nonempty and not value:
+            raise fail(error, path, "must not be empty")
+        if self.max_len is not None and len(value) > self.max_len:
+            raise fail(error, path, f"must be at most {self.max_len} characters, got {len(value)}")
+        if self.pattern is not None and not _compiled(self.pattern).fullmatch(value):
+            raise fail(error, path, f"{value!r} is not {self.what or 'valid'}")
+        return value
+
+
+@dataclass(frozen=True)
+class ListOf(Constraint[tuple]):
+    """A list (or tuple) whose every item meets ``item``; at least ``min_len`` items."""
+
+    item: Constraint[Any]
+    min_len: int = 0
+
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> tuple:
+        if not isinstance(value, (list, tuple)):
+            raise fail(error, path, f"must be a list, got {type_name(value)}")
+        if len(value) < self.min_len:
+            raise fail(error, path, f"must have at least {self.min_len} item(s)")
+        return tuple(self.item(v, join(path, i), error) for i, v in enumerate(value))
+
+
+@dataclass(frozen=True)
+class MapOf(Constraint[dict]):
+    """A mapping with string keys (meeting ``key``) and values meeting ``value``."""
+
+    value: Constraint[Any]
+    key: Constraint[str] = field(default_factory=String)
+
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> dict:
+        mapping = _mapping(value, path, error)
+        return {self.key(k, join(path, str(k)), error): self.value(v, join(path, k), error) for k, v in mapping.items()}
+
+
+@dataclass(frozen=True)
+class Record(Constraint[dict]):
+    """A mapping with known keys: each key's value meets its constraint, ``required`` keys are present, any other
+    key is an error (with a did-you-mean hint). Returns a dict of the keys present, checked."""
+
+    fields: Mapping[str, Constraint[Any]]
+    required: tuple[str, ...] = ()
+
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> dict:
+        mapping = _mapping(value, path, error)
+        for key in mapping:
+            if key not in self.fields:
+                raise unknown_key(join(path, key), key, tuple(self.fields), error)
+        for key in self.required:
+            if key not in mapping:
+                raise fail(error, join(path, key), "required")
+        return {k: self.fields[k](v, join(path, k), error) for k, v in mapping.items()}
+
+
+@dataclass(frozen=True)
+class OneOf(Constraint[Any]):
+    """The first of several constraints that accepts the value (e.g. a port number or a port name)."""
+
+    options: tuple[Constraint[Any], ...]
+    what: str
+
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> Any:
+        for option in self.options:
+            try:
+                return option(value, path, _Rejected)
+            except _Rejected:
+                continue
+        raise fail(error, path, f"must be {self.what}, got {type_name(value)} {value!r}")
+
+
+_GO_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_GO_DURATION_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+@dataclass(frozen=True)
+class Duration(Constraint[float]):
+    """Seconds: a Go duration string ("1m30s", "250ms") or a finite number of seconds, > 0 (or >= 0 with
+    ``allow_zero``) and at most ``max_seconds``."""
+
+    allow_zero: bool = False
+    max_seconds: float = 365 * 24 * 3600.0
+
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> float:
+        if isinstance(value, bool):
+            raise fail(error, path, f"must be a duration like '100ms' or '15s', got {value!r}")
+        if isinstance(value, (int, float)):
+            seconds = float(value)
+        elif isinstance(value, str) and value and _GO_DURATION_PART.sub("", value) == "":
+            seconds = sum(float(n) * _GO_DURATION_UNIT[u] for n, u in _GO_DURATION_PART.findall(value))
+        else:
+            raise fail(error, path, f"must be a duration like '100ms' or '15s', got {type_name(value)} {value!r}")
+        if not math.isfinite(seconds):
+            raise fail(error, path, f"must be a finite duration, got {value!r}")
+        if seconds < 0 or (seconds == 0 and not self.allow_zero):
+            raise fail(error, path, f"must be {'>=' if self.allow_zero else '>'} 0, got {value!r}")
+        if seconds > self.max_seconds:
+            raise fail(error, path, f"must be at most {_show(self.max_seconds)} s, got {value!r}")
+        return seconds
+
+
+def unknown_key(path: str, key: Any, allowed: Sequence[str], error: ErrorType = ValueError) -> Exception:
+    """The error for a key a mapping may not have, with the closest allowed key as a hint."""
+    close = difflib.get_close_matches(str(key), list(allowed), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else f" (expected one of: {', '.join(allowed)})"
+    return fail(error, path, "unknown key" + hint)
+
+
+def mapping(value: Any, path: str, error: ErrorType = ValueError) -> Mapping[str, Any]:
+    """The value if it is a mapping with string keys."""
+    return _mapping(value, path, error)
+
+
+class _Rejected(Exception):
+    """An option of OneOf refused the value (never escapes this module)."""
+
+
+def _mapping(value: Any, path: str, error: ErrorType) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise fail(error, path, f"must be a mapping, got {type_name(value)}")
+    for key in value:
+        if not isinstance(key, str):
+            raise fail(error, path, f"keys must be strings, got {type_name(key)} {key!r}")
+    return value
+
+
+def _check_range(value: float, lo: float | None, hi: float | None, path: str, error: ErrorType) -> None:
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        low = "-inf" if lo is None else _show(lo)
+        high = "inf" if hi is None else _show(hi)
+        raise fail(error, path, f"must be in [{low}, {high}], got {_show(value)}")
+
+
+def _show(x: float) -> str:
+    return str(int(x)) if isinstance(x, float) and x.is_integer() and abs(x) < 1e15 else str(x)
+
+
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _compiled(pattern: str) -> re.Pattern[str]:
+    # vcore's own fixed patterns (Kubernetes name syntax), never a user's: the stdlib engine is fine here.
+    compiled = _PATTERNS.get(pattern)
+    if compiled is None:
+        compiled = _PATTERNS[pattern] = re.compile(pattern)
+    return compiled
+
+
+#: Kubernetes name syntax (k8s.io/apimachinery/pkg/util/validation).
+DNS1123_LABEL = String(nonempty=True, max_len=63, pattern=r"[a-z0-9]([-a-z0-9]*[a-z0-9])?",
+                       what="a DNS-1123 label (lowercase letters, digits and '-')")
+DNS1123_SUBDOMAIN = String(nonempty=True, max_len=253,
+                           pattern=r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
+                           what="a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')")
+PORT = Integer(1, 65535)
+
+
+@dataclass(frozen=True)
+class LabelKey(Constraint[str]):
+    """A label or annotation key: an optional DNS-1123 subdomain prefix and '/', then a name of at most 63
+    characters (alphanumerics, '-', '_', '.'; alphanumeric at both ends): IsQualifiedName."""
+
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> str:
+        key = String(nonempty=True)(value, path, error)
+        prefix, slash, name = key.rpartition("/")
+        ok = bool(_compiled(_QUALIFIED_NAME).fullmatch(name)) and len(name) <= 63
+        if slash:
+            ok = ok and 0 < len(prefix) <= 253 and bool(_compiled(DNS1123_SUBDOMAIN.pattern or "").fullmatch(prefix))
+        if not ok:
+            raise fail(error, path, f"{key!r} is not a valid label key (an optional DNS subdomain prefix and '/', "
+                                    "then at most 63 alphanumerics, '-', '_' or '.', alphanumeric at both ends)")
+        return key
+
+
+_QUALIFIED_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
+LABEL_KEY = LabelKey()
