@@ -137,13 +137,14 @@ HUGE_PROFILES = {
 
 @pytest.mark.parametrize("profile_id", sorted(HUGE_PROFILES))
 @pytest.mark.parametrize("node_mem,used,req", [
-    (7 * EI, 0, 3 * EI), (7 * EI, 3 * EI, 4 * EI), (7 * EI, 4 * EI, 4 * EI), (2**62, 2**61, 2**61 - 1),
-    (10**18 + 7, 10**17, 3 * 10**17 + 1), (2**53 + 1, 2**52, 1),
-], ids=["7Ei-3Ei", "7Ei-full", "7Ei-over", "2^62-half", "1e18-odd", "2^53+1"])
+    (3 * EI // 2, 0, 3 * EI // 4), (3 * EI // 2, 3 * EI // 4, 3 * EI // 4), (3 * EI // 2, EI, 3 * EI // 4),
+    (2**60, 2**59, 2**59 - 1), (10**18 + 7, 10**17, 3 * 10**17 + 1), (2**53 + 1, 2**52, 1),
+], ids=["1.5Ei-0.75Ei", "1.5Ei-full", "1.5Ei-over", "2^60-half", "1e18-odd", "2^53+1"])
 def test_huge_quantities_match_reference(profile_id, node_mem, used, req):
     profile = HUGE_PROFILES[profile_id]
+    # Node b is small enough that the cluster's totals stay within vcore's bound (2**61; a node past it is refused).
     nodes = [make_node("a", 64_000, node_mem, extra={"ephemeral-storage": node_mem}),
-             make_node("b", 32_000, node_mem // 3, extra={"ephemeral-storage": 7 * EI})]
+             make_node("b", 32_000, node_mem // 9, extra={"ephemeral-storage": EI // 2})]
     existing = [("a", req_pod("e1", 1000, used)), ("b", req_pod("e2", 2000, used // 5))]
     native, reference = build_both(nodes, existing)
     prof = ref.profile_to_native(profile)

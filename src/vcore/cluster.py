@@ -7,7 +7,10 @@ Node indices are stable across removals, so numpy views indexed by them stay mea
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -30,6 +33,8 @@ from vcore.errors import (
     PodGroupNotFoundError,
     PodNotFoundError,
 )
+
+T = TypeVar("T")
 
 
 def node_spec(node: Any) -> dict:
@@ -69,6 +74,15 @@ def pod_key(pod: Any) -> str:
     return pod if isinstance(pod, str) else _convert.pod_spec(pod)["key"]
 
 
+def _locked(method: Callable[..., T]) -> Callable[..., T]:
+    """Run a Cluster method holding the cluster's lock (see Cluster.lock)."""
+    @functools.wraps(method)
+    def locked(self: "Cluster", *args: Any, **kwargs: Any) -> T:
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return locked
+
+
 class Cluster:
     """Nodes (Kubernetes v1 Node objects or dicts) and the pods bound to them.
 
@@ -80,8 +94,17 @@ class Cluster:
     def __init__(self) -> None:
         self._state = _core.ClusterState()
         self._batch = BatchState()
+        self._lock = threading.RLock()
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The cluster's reentrant lock. Every Cluster and Scheduler call holds it while it runs, so each is atomic
+        from any thread (a scheduling cycle holds it throughout: a mutation from another thread waits for the cycle
+        to end). Hold it yourself to make several calls one atomic step."""
+        return self._lock
 
     # -- nodes -------------------------------------------------------------------------------------------
+    @_locked
     def add_node(self, node: Any) -> int:
         """Add a node; returns its index. A name already present raises NodeExistsError."""
         spec = node_spec(node)
@@ -89,6 +112,7 @@ class Cluster:
             raise NodeExistsError(f"node {spec['name']}: already exists (use update_node)")
         return self._state.add_node(spec)
 
+    @_locked
     def update_node(self, node: Any) -> int:
         """Replace a node's labels, taints, allocatable, unschedulable flag and GPUs; its bound pods stay. The node
         is the truth about its GPUs: a pod's hold on a GPU that vanished or changed MIG mode is dropped (the pod
@@ -98,6 +122,7 @@ class Cluster:
             raise NodeNotFoundError(f"node {spec['name']}: not found (use add_node)")
         return self._state.update_node(spec)
 
+    @_locked
     def remove_node(self, name: str, *, evict: bool = False) -> list[str]:
         """Remove a node. With bound pods this raises NodeInUseError unless evict=True, which unbinds them first;
         returns the keys of the unbound pods."""
@@ -108,25 +133,30 @@ class Cluster:
             raise NodeInUseError(f"node {name}: has {len(bound)} bound pod(s); unbind them or pass evict=True")
         return self._state.remove_node(name, evict)
 
+    @_locked
     def node_index(self, name: str) -> int:
         index = self._state.node_index(name)
         if index < 0:
             raise NodeNotFoundError(f"node {name}: not found")
         return index
 
+    @_locked
     def has_node(self, name: str) -> bool:
         return self._state.has_node(name)
 
     @property
+    @_locked
     def node_names(self) -> list[str]:
         """Names of the live nodes in index order."""
         return [n for n in self._state.node_names() if n]
 
     @property
+    @_locked
     def n_nodes(self) -> int:
         return self._state.n_nodes
 
     # -- pods --------------------------------------------------------------------------------------------
+    @_locked
     def bind(self, pod: Any, node_name: str, gpus: Any = None) -> None:
         """Account a pod (already running or bound elsewhere) on a node. Binding a bound pod raises
         PodAlreadyBoundError; the pod is accounted as-is, even past the node's allocatable, as the kubelet has it.
@@ -149,12 +179,14 @@ class Cluster:
         self._state.bind(compiled, index, _gpu_indices(gpus, spec["key"]))
         return compiled
 
+    @_locked
     def check_unbound(self, key: str) -> None:
         """Raise PodAlreadyBoundError if a pod with this namespace/name is bound."""
         bound_to = self._state.pod_node(key)
         if bound_to >= 0:
             raise PodAlreadyBoundError(f"pod {key}: already bound to node {self._state.node_name(bound_to)}")
 
+    @_locked
     def unbind(self, pod: Any) -> str:
         """Release a pod's resources (pod object or "namespace/name"); returns the node it was on."""
         key = pod_key(pod)
@@ -162,6 +194,7 @@ class Cluster:
             raise PodNotFoundError(f"pod {key}: not bound")
         return self._state.node_name(self._state.unbind(key))
 
+    @_locked
     def pod_gpus(self, pod: Any) -> GpuChoice | None:
         """The GPU devices a bound pod holds (None when it holds none); PodNotFoundError when not bound."""
         key = pod_key(pod)
@@ -170,6 +203,7 @@ class Cluster:
             raise PodNotFoundError(f"pod {key}: not bound")
         return gpu_choice(held)
 
+    @_locked
     def gpu_devices(self) -> dict[str, np.ndarray]:
         """A copy of the GPU device table in CSR form: node index n's GPUs are ``dev_offsets[n]:dev_offsets[n+1]``;
         per device ``dev_model_id`` (into ``model_names``), ``dev_memory_mib``, ``dev_numa``, ``dev_nvlink``,
@@ -177,18 +211,22 @@ class Cluster:
         and the MIG slices in use (``dev_mig_compute_used``/``dev_mig_memory_used`` bit masks)."""
         return self._state.gpu_devices()
 
+    @_locked
     def node_of(self, pod: Any) -> str | None:
         index = self._state.pod_node(pod_key(pod))
         return None if index < 0 else self._state.node_name(index)
 
+    @_locked
     def pods_on(self, node_name: str) -> list[str]:
         return self._state.pods_on(self.node_index(node_name))
 
     @property
+    @_locked
     def n_pods(self) -> int:
         return self._state.n_pods
 
     # -- pods the batch layer schedules (gangs, queues) --------------------------------------------------
+    @_locked
     def add_pod(self, pod: Any) -> None:
         """Add a pod: pending when ``spec.nodeName`` is empty, accounted as running there when it is set (its
         ``volcano.sh/gpu-index`` annotation names the GPUs it holds), holding nothing once Succeeded or Failed.
@@ -216,6 +254,7 @@ class Cluster:
             info.compiled = self._state.compile_pod(info.spec)
             info.shape = self._batch.shape_of(info.compiled.requests)
 
+    @_locked
     def update_pod(self, pod: Any) -> None:
         """Replace a pod's record. A pending pod that now has ``spec.nodeName`` is accounted there (bound by
         someone else); a running pod that terminated releases its resources; a running pod cannot move to
@@ -239,6 +278,7 @@ class Cluster:
         self._batch.remove_pod(info.key)
         self._batch.add_pod(info)
 
+    @_locked
     def remove_pod(self, pod: Any) -> None:
         """Forget a pod (object or "namespace/name"), releasing what it holds; PodNotFoundError when unknown."""
         key = pod_key(pod)
@@ -248,16 +288,19 @@ class Cluster:
             self._state.unbind(key)
         self._batch.remove_pod(key)
 
+    @_locked
     def has_pod(self, pod: Any) -> bool:
         return pod_key(pod) in self._batch.pods
 
     @property
+    @_locked
     def pending_pods(self) -> list[str]:
         """Keys of the pods added with add_pod that are not bound and not terminated."""
         return [k for k, info in self._batch.pods.items()
                 if not info.terminated and self._state.pod_node(k) < 0]
 
     # -- PodGroups, queues, priority classes -------------------------------------------------------------
+    @_locked
     def add_podgroup(self, podgroup: Any) -> None:
         """Add a Volcano PodGroup (scheduling.volcano.sh/v1beta1); PodGroupExistsError when present."""
         pg = parse_podgroup(podgroup)
@@ -265,12 +308,14 @@ class Cluster:
             raise PodGroupExistsError(f"podgroup {pg.key}: already exists (use update_podgroup)")
         self._batch.set_podgroup(pg)
 
+    @_locked
     def update_podgroup(self, podgroup: Any) -> None:
         pg = parse_podgroup(podgroup)
         if pg.key not in self._batch.podgroups:
             raise PodGroupNotFoundError(f"podgroup {pg.key}: not found (use add_podgroup)")
         self._batch.set_podgroup(pg)
 
+    @_locked
     def remove_podgroup(self, podgroup: Any) -> None:
         """Forget a PodGroup (object or "namespace/name"); its pods stay, unschedulable until it returns."""
         key = podgroup_key(podgroup)
@@ -279,33 +324,41 @@ class Cluster:
         self._batch.remove_podgroup(key)
 
     @property
+    @_locked
     def podgroups(self) -> list[str]:
         return list(self._batch.podgroups)
 
+    @_locked
     def add_queue(self, queue: Any) -> None:
         """Add a queue: a Volcano Queue, a KAI Scheduler Queue or a Kueue ClusterQueue. Volcano's ``default``
         queue exists from the start; adding one of that name replaces it."""
         self._batch.queues.add(QueueSpec.from_object(queue))
 
+    @_locked
     def update_queue(self, queue: Any) -> None:
         self._batch.queues.update(QueueSpec.from_object(queue))
 
+    @_locked
     def remove_queue(self, queue: Any) -> None:
         """Remove a queue (object or name); an error while child queues or jobs still use it."""
         name = queue if isinstance(queue, str) else QueueSpec.from_object(queue).name
         self._batch.queues.remove(name, n_jobs=self._batch.jobs_in_queue(name))
 
     @property
+    @_locked
     def queues(self) -> list[str]:
         return list(self._batch.queues)
 
+    @_locked
     def add_priority_class(self, priority_class: Any) -> None:
         """Add a PriorityClass (scheduling.k8s.io/v1); pods and PodGroups name it in priorityClassName."""
         self._batch.priority_classes.add(priority_class)
 
+    @_locked
     def update_priority_class(self, priority_class: Any) -> None:
         self._batch.priority_classes.add(priority_class, replace=True)
 
+    @_locked
     def remove_priority_class(self, priority_class: Any) -> None:
         name = priority_class if isinstance(priority_class, str) else _convert.api_dict(
             priority_class, "priorityclass").get("metadata", {}).get("name", "")
@@ -313,6 +366,7 @@ class Cluster:
 
     # -- views -------------------------------------------------------------------------------------------
     @property
+    @_locked
     def resource_names(self) -> list[str]:
         """Resource axes in row order: cpu (milli), memory (bytes), ephemeral-storage (bytes), pods, then others."""
         return self._state.resource_names()
@@ -323,60 +377,73 @@ class Cluster:
             raise KeyError(f"resource {resource}: no node or pod has it")
         return axis
 
+    @_locked
     def allocatable(self, resource: str) -> np.ndarray:
         """Read-only int64 view of one resource's allocatable per node index."""
         return self._state.allocatable[self._axis(resource)]
 
+    @_locked
     def requested(self, resource: str) -> np.ndarray:
         """Read-only int64 view of one resource's requested (sum of bound pods) per node index."""
         return self._state.requested[self._axis(resource)]
 
     @property
+    @_locked
     def allocatable_matrix(self) -> np.ndarray:
         """Read-only int64[R, n_slots]; rows follow resource_names."""
         return self._state.allocatable
 
     @property
+    @_locked
     def requested_matrix(self) -> np.ndarray:
         return self._state.requested
 
     @property
+    @_locked
     def nonzero_requested_matrix(self) -> np.ndarray:
         """Read-only int64[2, n_slots]: cpu milli and memory bytes with kube-scheduler's non-zero defaults."""
         return self._state.nonzero_requested
 
     @property
+    @_locked
     def live_mask(self) -> np.ndarray:
         return self._state.live_mask
 
     @property
+    @_locked
     def generation(self) -> int:
         """Bumped whenever storage is reallocated; views taken before are stale."""
         return self._state.generation
 
     @property
+    @_locked
     def native_bytes(self) -> int:
         """Heap bytes of the per-node native state."""
         return self._state.native_bytes
 
     # -- network topology (vcore.topology) ---------------------------------------------------------------
+    @_locked
     def add_hypernode(self, hn: Any) -> None:
         """Add a Volcano HyperNode (topology.volcano.sh/v1alpha1). Its members must exist and match (add child
         HyperNodes first); an invalid tree raises TopologyError naming the HyperNode and changes nothing."""
         _topology.add_hypernode(self._state, hn)
 
+    @_locked
     def update_hypernode(self, hn: Any) -> None:
         """Replace a HyperNode's tier, members and link-state annotations (HyperNodeNotFoundError if absent)."""
         _topology.update_hypernode(self._state, hn)
 
+    @_locked
     def remove_hypernode(self, hn: Any) -> None:
         """Remove a HyperNode (object or name); one that is another HyperNode's member raises TopologyError."""
         _topology.remove_hypernode(self._state, hn)
 
+    @_locked
     def set_hypernodes(self, hns: Any) -> None:
         """Replace every HyperNode at once (any order; validated as a whole), e.g. after a relist."""
         _topology.set_hypernodes(self._state, hns)
 
+    @_locked
     def set_topology_levels(self, levels: Any) -> None:
         """Use node labels as topology levels, highest first (Kueue Topology / KAI Topology), e.g.
         ``["topology.kubernetes.io/zone", "example.com/block", "example.com/rack", "kubernetes.io/hostname"]``;
@@ -384,6 +451,7 @@ class Cluster:
         _topology.set_levels(self._state, levels)
 
     @property
+    @_locked
     def topology(self) -> _topology.TopologyView:
         """The domain tree and the read-only ``node_topo`` view (int32[tier rows, n_slots])."""
         return _topology.TopologyView(self._state)

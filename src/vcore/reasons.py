@@ -11,25 +11,59 @@ AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
 TOO_MANY_PODS = "Too many pods"
 NO_FITTING_GPUS = "node(s) had no free GPU devices that fit"
 NO_NUMA_ALIGNMENT = "node(s) could not align the pod on NUMA nodes as its topology policy asks"
+NODE_NAME_MISMATCH = "node(s) didn't match the requested node name"
+# The kernel's code for a pod it refuses outright; the text a user sees names why (pod_refusal).
+UNHONORED = "pod has a constraint vcore does not honor"
 
-# Codes 0..5 in this order; code 6 + resource axis is "Insufficient <resource>".
+# Codes 0..7 in this order; code 8 + resource axis is "Insufficient <resource>".
 FIXED_REASONS = (UNSCHEDULABLE, UNTOLERATED_TAINT, AFFINITY_MISMATCH, TOO_MANY_PODS, NO_FITTING_GPUS,
-                 NO_NUMA_ALIGNMENT)
+                 NO_NUMA_ALIGNMENT, NODE_NAME_MISMATCH, UNHONORED)
+
+# Refusals of the whole pod, not of particular nodes: reported as kube-scheduler reports a PreFilter rejection.
+_NOT_HONORED = "vcore does not honor "
+_GATED = "waiting for scheduling gates: "
+EXISTING_ANTI_AFFINITY = _NOT_HONORED + "the required pod anti-affinity of pods already bound"
 
 
 def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
 
-def reason_counts(codes_counts, resource_names) -> dict[str, int]:
-    """Map a per-code count array to {reason: count}, keeping only reasons that occurred."""
+def pod_refusal(spec: Mapping | None) -> str:
+    """Why every node refuses a pod outright: its scheduling gates (as kube-scheduler's SchedulingGates words
+    them), or the fields of it that vcore does not evaluate; otherwise the required anti-affinity of pods already
+    bound, which vcore cannot evaluate either."""
+    if spec is not None:
+        gates = spec.get("scheduling_gates")
+        if gates:
+            return f"{_GATED}[{' '.join(gates)}]"
+        fields = spec.get("unhonored")
+        if fields:
+            return _NOT_HONORED + ", ".join(fields)
+    return EXISTING_ANTI_AFFINITY
+
+
+def reason_counts(codes_counts, resource_names, spec: Mapping | None = None) -> dict[str, int]:
+    """Map a per-code count array to {reason: count}, keeping only reasons that occurred. ``spec`` (the pod's
+    native spec) names what a refusal is about."""
     names = [*FIXED_REASONS, *(insufficient(r) for r in resource_names)]
-    return {names[code]: int(count) for code, count in enumerate(codes_counts) if count}
+    out = {names[code]: int(count) for code, count in enumerate(codes_counts) if count}
+    if UNHONORED in out:
+        out[pod_refusal(spec)] = out.pop(UNHONORED)
+    return out
+
+
+def is_pod_refusal(reason: str) -> bool:
+    return reason.startswith((_NOT_HONORED, _GATED))
 
 
 def fit_error_message(n_nodes: int, reasons: Mapping[str, int]) -> str:
-    """kube-scheduler's FitError text: '0/5 nodes are available: 3 Insufficient cpu, 2 node(s) had ...'."""
+    """kube-scheduler's FitError text: '0/5 nodes are available: 3 Insufficient cpu, 2 node(s) had ...', or for
+    a pod refused as a whole '0/5 nodes are available: <why>.' (a PreFilter rejection has no per-node count)."""
     if n_nodes == 0:
         return "no nodes available to schedule pods"
+    refusal = next((reason for reason in reasons if is_pod_refusal(reason)), None)
+    if refusal is not None:
+        return f"0/{n_nodes} nodes are available: {refusal}."
     histogram = sorted(f"{count} {reason}" for reason, count in reasons.items())
     return f"0/{n_nodes} nodes are available: {', '.join(histogram)}."

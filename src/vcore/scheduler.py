@@ -8,12 +8,13 @@ crosses into C++ once, for the whole pod or the whole batch.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -27,6 +28,8 @@ from vcore.errors import ProfileError
 from vcore.gpu.fit import GpuChoice
 from vcore.profile import Profile
 from vcore.reasons import fit_error_message, reason_counts
+
+T = TypeVar("T")
 
 
 @contextlib.contextmanager
@@ -96,6 +99,15 @@ class Evaluation:
     reasons: dict[str, int]
 
 
+def _holding_cluster(method: Callable[..., T]) -> Callable[..., T]:
+    """Run a Scheduler method holding its cluster's lock (Cluster.lock): each call is atomic from any thread."""
+    @functools.wraps(method)
+    def locked(self: "Scheduler", *args: Any, **kwargs: Any) -> T:
+        with self.cluster.lock:
+            return method(self, *args, **kwargs)
+    return locked
+
+
 class Scheduler:
     """Filter and score pods against a Cluster with a kube-scheduler-shaped profile.
 
@@ -125,17 +137,22 @@ class Scheduler:
         self._engine = _core.Engine(self._state, self.profile.native(), seed)
         self._scope: NodeScope | None = None
 
+    @_holding_cluster
     def compile(self, pod: Any) -> _core.CompiledPod:
         """Convert a pod once for repeated evaluation (benchmarks, what-if loops)."""
         if isinstance(pod, _core.CompiledPod):
             return pod
         return self._state.compile_pod(pod_spec(pod))
 
+    @_holding_cluster
     def evaluate(self, pod: Any) -> Evaluation:
         """One fused native pass over all nodes: feasibility mask, final scores, reason counts."""
-        mask, scores, codes = self._engine.evaluate(self.compile(pod))
-        return Evaluation(mask, scores, reason_counts(codes, self._state.resource_names()))
+        spec = None if isinstance(pod, _core.CompiledPod) else pod_spec(pod)
+        compiled = pod if spec is None else self._state.compile_pod(spec)
+        mask, scores, codes = self._engine.evaluate(compiled)
+        return Evaluation(mask, scores, reason_counts(codes, self._state.resource_names(), spec))
 
+    @_holding_cluster
     def filter(self, pod: Any) -> FilterResult:
         """Feasible node names (index order) and the reasons for the others, over every node."""
         ev = self.evaluate(pod)
@@ -144,6 +161,7 @@ class Scheduler:
         message = "" if feasible else fit_error_message(self._n_visible(), ev.reasons)
         return FilterResult(feasible, ev.reasons, message)
 
+    @_holding_cluster
     def score(self, pod: Any) -> dict[str, int]:
         """{node name: final weighted score} for every feasible node."""
         ev = self.evaluate(pod)
@@ -151,6 +169,7 @@ class Scheduler:
         index = np.flatnonzero(ev.feasible_mask)
         return dict(zip((names[i] for i in index), ev.scores[index].tolist()))
 
+    @_holding_cluster
     def schedule(self, pods: Iterable[Any]) -> list[Placement]:
         """Place pods in order with one native call, binding each placed pod into the cluster.
 
@@ -166,12 +185,13 @@ class Scheduler:
         specs = _convert.pod_specs(raw)
         for i in [i for i, spec in enumerate(specs) if "may_use_gpus" in spec]:
             with_gpu(specs[i], raw[i])
-        spec_keys = [spec["key"] for spec in specs]
-        if any(given):
-            remaining = iter(spec_keys)
-            keys = [p.key if compiled else next(remaining) for p, compiled in zip(pods, given)]
+        if any(given):  # per pod its spec, None for a pod compiled by the caller
+            remaining = iter(specs)
+            spec_of: list[dict | None] = [None if compiled else next(remaining) for compiled in given]
+            keys = [p.key if spec is None else spec["key"] for p, spec in zip(pods, spec_of)]
         else:
-            keys = spec_keys
+            spec_of = specs
+            keys = [spec["key"] for spec in specs]
         # Checked before compiling: compiling may add resource rows, and a rejected batch must change nothing.
         bound = self._state.first_bound(keys)
         if bound >= 0:
@@ -194,10 +214,11 @@ class Scheduler:
             if node >= 0:
                 placements.append(Placement(key, names[node], {}, "", gpu_choice(gpus[i])))
             else:
-                counts = reason_counts(reasons[i], resources)
+                counts = reason_counts(reasons[i], resources, spec_of[i])
                 placements.append(Placement(key, None, counts, fit_error_message(n_nodes, counts)))
         return placements
 
+    @_holding_cluster
     def set_node_scope(self, nodes: Iterable[str] | None, *, soft: bool = False,
                        avoid: Iterable[str] = ()) -> None:
         """Confine this scheduler's decisions to a set of nodes (a shard of the cluster), or prefer them.
@@ -237,6 +258,7 @@ class Scheduler:
         # A hard scope is the scheduler's whole world: "0/3 nodes are available" counts the shard's nodes.
         return self._engine.scope_size if self._scope is not None and not self._scope.soft else self._state.n_nodes
 
+    @_holding_cluster
     def run_cycle(self, *, eligible: Iterable[str] | None = None,
                   between_jobs: Callable[[], None] | None = None) -> CycleResult:
         """One scheduling cycle over the cluster's pending pods, PodGroups and queues: the configured actions
@@ -256,11 +278,13 @@ class Scheduler:
         with _gc_paused(promote=True):
             return run_cycle(self.cluster, self._engine, self.cycle, self._share, eligible, between_jobs)
 
+    @_holding_cluster
     def observe(self, pods: Iterable[Any]) -> None:
         """Count pods toward GPUPlacement's learned target workload without placing them (e.g. the pods already
         running when a scheduler starts). Pods may be objects or compiled pods."""
         self._engine.observe([self.compile(p) for p in pods])
 
+    @_holding_cluster
     def gpu_target(self) -> dict[str, np.ndarray]:
         """GPUPlacement's target workload as it stands: per spec ``cpu_milli``, ``gpu_milli`` (per GPU),
         ``num_gpu``, ``model_mask`` (bits over ``Cluster.gpu_devices()["model_names"]``; 0 = any) and

@@ -938,6 +938,109 @@ cdef list _tolerations(dict spec, str ctx):
     return out
 
 
+# ----------------------------------------------------------------------------------------------------------
+# Pod: hard constraints vcore does not evaluate (the guard), scheduling gates, spec.nodeName
+# ----------------------------------------------------------------------------------------------------------
+
+# Volume sources kube-scheduler's volume plugins act on: PVCs and generic ephemeral volumes (VolumeBinding,
+# VolumeZone, NodeVolumeLimits, VolumeRestrictions' ReadWriteOncePod), the in-tree disks NodeVolumeLimits counts
+# once migrated to CSI, and those VolumeRestrictions checks for conflicts (gcePersistentDisk, awsElasticBlockStore,
+# rbd, iscsi).
+cdef tuple SCHEDULED_VOLUME_SOURCES = (
+    "persistentVolumeClaim", "ephemeral", "gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi",
+    "azureDisk", "azureFile", "cinder", "vsphereVolume", "portworxVolume")
+
+
+cdef bint _nonempty(object v, str ctx, str path) except -1:
+    """Whether an optional list field has items (a wrong type is an error naming it)."""
+    if v is None:
+        return False
+    if type(v) is list or isinstance(v, tuple):
+        return len(v) > 0
+    _fail(ctx, path, f"expected a list, got {type(v).__name__}", True)
+
+
+cdef void _host_ports(list containers, str base, str ctx, bint host_network, bint sidecars_only, list out) except *:
+    """Paths of container ports that take a port on the node (NodePorts): hostPort > 0, or any port of a
+    hostNetwork pod (the API server defaults its hostPort to the containerPort)."""
+    cdef Py_ssize_t i, j
+    cdef dict c, p
+    cdef list ports
+    for i in range(len(containers)):
+        c = _req_dict(containers[i], ctx, base, i)
+        if sidecars_only and c.get("restartPolicy") != "Always":
+            continue
+        ports = _opt_list(c.get("ports"), ctx, base, i, ".ports")
+        if not ports:
+            continue
+        for j in range(len(ports)):
+            p = _req_dict(ports[j], ctx, f"{base}[{i}].ports", j)
+            host = p.get("hostPort")
+            if host is not None and (type(host) is not int or isinstance(host, bool)):
+                _fail(ctx, f"{base}[{i}].ports[{j}].hostPort", f"expected an integer, got {type(host).__name__}", True)
+            if host is not None and not 0 <= host <= 65535:
+                _fail(ctx, f"{base}[{i}].ports[{j}].hostPort", f"must be between 0 and 65535, got {host}")
+            if (host is not None and host > 0) or host_network:
+                out.append(f"{base}[{i}].ports[{j}].hostPort")
+                return
+
+
+cdef tuple _unhonored(dict spec, str ctx):
+    """The fields of a pod that make nodes infeasible in kube-scheduler and that vcore does not evaluate: such a
+    pod is refused (never placed) with these paths as its reason. Empty for almost every pod."""
+    cdef list out = []
+    cdef dict aff = _opt_dict(spec.get("affinity"), ctx, "spec.affinity")
+    cdef dict term
+    cdef list items
+    cdef Py_ssize_t i
+    cdef str kind, base
+    if aff is not None:
+        for kind in ("podAffinity", "podAntiAffinity"):
+            term = _opt_dict(aff.get(kind), ctx, "spec.affinity." + kind)
+            base = f"spec.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution"
+            if term is not None and _nonempty(term.get("requiredDuringSchedulingIgnoredDuringExecution"), ctx, base):
+                out.append(base)
+    items = _opt_list(spec.get("topologySpreadConstraints"), ctx, "spec.topologySpreadConstraints")
+    if items:
+        for i in range(len(items)):
+            term = _req_dict(items[i], ctx, "spec.topologySpreadConstraints", i)
+            if _opt_str(term.get("whenUnsatisfiable"), ctx, "spec.topologySpreadConstraints", i,
+                        ".whenUnsatisfiable") != "ScheduleAnyway":
+                out.append(f"spec.topologySpreadConstraints[{i}]")
+    host_network = spec.get("hostNetwork")
+    if host_network is not None and type(host_network) is not bool:
+        _fail(ctx, "spec.hostNetwork", f"expected a bool, got {type(host_network).__name__}", True)
+    items = _opt_list(spec.get("containers"), ctx, "spec.containers")
+    if items:
+        _host_ports(items, "spec.containers", ctx, host_network is True, False, out)
+    items = _opt_list(spec.get("initContainers"), ctx, "spec.initContainers")
+    if items:
+        _host_ports(items, "spec.initContainers", ctx, host_network is True, True, out)
+    items = _opt_list(spec.get("volumes"), ctx, "spec.volumes")
+    if items:
+        for i in range(len(items)):
+            term = _req_dict(items[i], ctx, "spec.volumes", i)
+            for kind in SCHEDULED_VOLUME_SOURCES:
+                if term.get(kind) is not None:
+                    out.append(f"spec.volumes[{i}].{kind}")
+    if _nonempty(spec.get("resourceClaims"), ctx, "spec.resourceClaims"):
+        out.append("spec.resourceClaims")
+    return tuple(out)
+
+
+cdef tuple _scheduling_gates(dict spec, str ctx):
+    """Names of spec.schedulingGates: a pod that has any is not attempted until they are all removed."""
+    cdef list gates = _opt_list(spec.get("schedulingGates"), ctx, "spec.schedulingGates")
+    cdef list names = []
+    cdef Py_ssize_t i
+    if not gates:
+        return ()
+    for i in range(len(gates)):
+        names.append(_opt_str(_req_dict(gates[i], ctx, "spec.schedulingGates", i).get("name"), ctx,
+                              "spec.schedulingGates", i, ".name"))
+    return tuple(names)
+
+
 cdef dict _pod_spec(object pod_in):
     cdef dict pod = _to_api_dict(pod_in, "pod")
     cdef dict meta = _opt_dict(pod.get("metadata"), "pod <unnamed>", "metadata")
@@ -981,6 +1084,17 @@ cdef dict _pod_spec(object pod_in):
     }
     if _may_use_gpus(rq[0], meta):
         out["may_use_gpus"] = True
+    cdef tuple unhonored = _unhonored(spec, ctx)
+    if unhonored:
+        out["unhonored"] = unhonored
+        if "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution" in unhonored:
+            out["required_anti_affinity"] = True
+    cdef tuple gates = _scheduling_gates(spec, ctx)
+    if gates:
+        out["scheduling_gates"] = gates
+    cdef str node_name = _opt_str(spec.get("nodeName"), ctx, "spec.nodeName")
+    if node_name:
+        out["node_name"] = node_name
     return out
 
 

@@ -144,6 +144,10 @@ class ClusterState:
         """The keys of every bound pod, as a set."""
     def first_bound(self, keys: Sequence[str], /) -> int:
         """Index of the first key that is bound, or -1."""
+    def allocatable_total(self) -> NDArray[np.int64]:
+        """Per resource axis, allocatable summed over the live nodes (a new array; never past 2**61)."""
+    def requested_total(self) -> NDArray[np.int64]:
+        """Per resource axis, the requests of the bound pods summed (a new array; never past 2**61)."""
     def pods_on(self, slot: _Int, /) -> list[str]:
         """Keys of the pods bound to a slot; an out-of-range slot -> IndexError."""
     @property

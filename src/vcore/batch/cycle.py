@@ -1,4 +1,4 @@
-"""run_cycle: one scheduling cycle, the configured actions in order over a fresh Session."""
+"""run_cycle: one scheduling cycle, the configured actions in order over a fresh Session; all or nothing."""
 
 from __future__ import annotations
 
@@ -12,7 +12,11 @@ from vcore.batch.session import Session
 def run_cycle(cluster: Any, engine: Any, config: Any, share: Any, eligible: Any = None,
               between_jobs: Callable[[], None] | None = None) -> CycleResult:
     session = Session(cluster, engine, config, share, eligible, between_jobs)
-    for action in config.actions:
-        session.interleave()  # opening the session and each action's set-up hold the caller too
-        ACTIONS[action](session)
-    return session.close()
+    try:
+        for action in config.actions:
+            session.interleave()  # opening the session and each action's set-up hold the caller too
+            ACTIONS[action](session)
+        return session.close()
+    except BaseException:
+        session.abandon()  # a cycle that fails binds and evicts nothing: its caller never sees a result
+        raise

@@ -31,6 +31,7 @@ from decimal import Decimal
 from typing import Any
 
 from vcore._native._convert import api_dict, parse_quantity
+from vcore.batch.amounts import UNLIMITED  # a bound that is not set; also KAI's -1
 from vcore.errors import QueueExistsError, QueueInUseError, QueueNotFoundError
 
 VOLCANO_API = "scheduling.volcano.sh/v1beta1"
@@ -38,7 +39,6 @@ KAI_API = "scheduling.run.ai/v2"
 KUEUE_API = "kueue.x-k8s.io/v1beta1"
 _KINDS = {(VOLCANO_API, "Queue"), (KAI_API, "Queue"), (KUEUE_API, "ClusterQueue")}
 
-UNLIMITED = 2**63 - 1  # a bound that is not set; also KAI's -1
 OPEN = "Open"
 STATES = (OPEN, "Closed", "Closing", "Unknown")  # Volcano's QueueState values
 DEFAULT_QUEUE = "default"

@@ -19,6 +19,7 @@ import numpy as np
 
 from vcore._native._records import placements
 from vcore.batch import config as C
+from vcore.batch.amounts import summed, vector
 from vcore.batch.podgroup import DEFAULT_QUEUE, INQUEUE, PENDING, RUNNING, UNKNOWN, PodGroupSpec
 from vcore.batch.pods import PodInfo
 from vcore.batch.priority import PREEMPT_NEVER
@@ -116,6 +117,9 @@ class Session:
         self._bound_slots: list[int] = []
         self._bound_gpus: list[Any] = []
         self.started = time.perf_counter()
+        # What abandon() restores (pods in flight between cycles: a handful).
+        self._releasing_at_open = dict(self.batch.releasing)
+        self._nominated_at_open = dict(self.batch.nominated)
         self.enabled = {p.name for p in config.plugins()}
         self._full_job_order = {C.PRIORITY, C.GANG, C.DRF} <= self.enabled
         self._queue_tie: dict[str, tuple[str, str]] = {}  # see _tie
@@ -150,14 +154,20 @@ class Session:
         self.resources = state.resource_names()
         self.n_resources = len(self.resources)
         self.names = state.node_names()  # no node changes while the cycle holds the session
-        live = self.cluster.live_mask
-        self.total = self.cluster.allocatable_matrix[:, live].sum(axis=1).astype(np.int64)
-        self.free = self.total - self.cluster.requested_matrix[:, live].sum(axis=1)
+        # Totals kept by the native state, which refuses any write that would take one past 2**63-1.
+        self.total = state.allocatable_total()
+        self.free = self.total - state.requested_total()
         self._classes: dict[str, tuple[int, bool]] = {}
         self._axes: dict[str, int] = {}  # resource name -> axis (-1: no node or pod has it), as looked up
         self.jobs: dict[str, Job] = {}
         for i, (key, pg) in enumerate(batch.podgroups.items()):
-            self.jobs[key] = self._job(key, pg, batch.members.get(key, {}))
+            members = batch.members.get(key, {})
+            try:
+                self.jobs[key] = self._job(key, pg, members)
+            except Exception as e:  # noqa: BLE001 - a job that cannot be read fails alone, never the cycle
+                for k, info in members.items():
+                    if not info.terminated and k not in bound:
+                        self.result.unschedulable[k] = ({}, f"podgroup {key}: {type(e).__name__}: {e}")
             self.interleave_at(i)  # thousands of groups: the caller's turn in between
         # Pods without a group: the pending ones are jobs; the running ones only count toward their queue's usage
         # (jobs of one are made for them only when preempt or reclaim look for victims).
@@ -268,7 +278,7 @@ class Session:
         for shape, count in shape_counts.items():
             for axis, amount in shapes[shape]:
                 total[axis] += amount * count
-        return np.array(total, np.int64)
+        return vector(total)
 
     def pending_total(self, job: Job, tasks: list[PodInfo]) -> np.ndarray:
         """The requests of some of a job's pending tasks summed: kept for all of them, counted for a part."""
@@ -306,7 +316,7 @@ class Session:
                 axis = axes[name] = self.state.find_resource_axis(name)
             if axis >= 0:
                 vec[axis] += amount
-        return np.array(vec, np.int64)
+        return vector(vec)
 
     def shape(self, info: PodInfo) -> int:
         """A pod's request shape, interned on first use (pods that never went through compile)."""
@@ -346,20 +356,20 @@ class Session:
             if queue not in self.batch.queues:
                 continue
             jobs = self.queue_jobs.get(queue, [])
-            singles = np.array(self.single_usage.get(queue, [0] * self.n_resources), np.int64)
-            allocated = _summed([j.allocated for j in jobs], singles)
-            request = _summed([j.request for j in jobs], singles)
-            inqueue = np.zeros(self.n_resources, np.int64)
-            elastic = np.zeros(self.n_resources, np.int64)
+            singles = vector(self.single_usage.get(queue, [0] * self.n_resources))
+            allocated = summed([j.allocated for j in jobs], singles)
+            request = summed([j.request for j in jobs], singles)
+            waiting, beyond = [], []  # per job with minResources: what admission holds for it, what it uses past it
             for j in jobs:
                 if j.min_resources is None:
                     continue
                 if j.phase == INQUEUE:
-                    inqueue += j.min_resources
+                    waiting.append(j.min_resources)
                 elif j.phase == RUNNING:
-                    inqueue += np.maximum(j.min_resources - j.allocated, 0)
-                    elastic += np.maximum(j.allocated - j.min_resources, 0)
-            usage[queue] = QueueUsage(allocated, request, inqueue, elastic)
+                    waiting.append(np.maximum(j.min_resources - j.allocated, 0))
+                    beyond.append(np.maximum(j.allocated - j.min_resources, 0))
+            zero = np.zeros(self.n_resources, np.int64)
+            usage[queue] = QueueUsage(allocated, request, summed(waiting, zero), summed(beyond, zero))
         self.share.open(self.batch.queues, self.resources, self.total, usage)
 
     def running_jobs(self) -> list[Job]:
@@ -470,6 +480,24 @@ class Session:
             for k in keys:
                 nominated.pop(k, None)
 
+    def isolated(self, jobs: list[Job], step: Callable[[], Any]) -> Any:
+        """Run one job's step (or one run of pods without a group): an error in it fails those jobs, with the error
+        as their reason, and never the cycle. A pod the step bound without recording it is unbound again, so the
+        cycle returns every binding it leaves in place."""
+        try:
+            return step()
+        except Exception as e:  # noqa: BLE001 - whatever went wrong is this job's, reported as its reason
+            recorded = set(self._bound_keys)
+            for job in jobs:
+                for t in job.pending:
+                    if t.key not in recorded and t.key not in self.bound and self.state.pod_node(t.key) >= 0:
+                        self.state.unbind(t.key)
+                for t in job.pending:  # this reason replaces any the step gave before it failed
+                    self.result.unschedulable.pop(t.key, None)
+                job.fit_error, job.reported = "", None
+                self.fail(job, f"vcore could not schedule the job: {type(e).__name__}: {e}")
+            return None
+
     def fail(self, job: Job, message: str, reasons: dict[str, int] | None = None) -> None:
         """Record why a job's tasks stay pending this cycle."""
         if not job.fit_error:
@@ -481,6 +509,18 @@ class Session:
         for t in job.pending:
             unschedulable.setdefault(t.key, entry)
         job.reported = job.pending
+
+    def abandon(self) -> None:
+        """Undo what the cycle did to the cluster (a cycle that raises returns nothing, so it may leave nothing):
+        its bindings are unbound, its evictions and nominations forgotten."""
+        state, batch = self.state, self.batch
+        for key in self._bound_keys:
+            if state.pod_node(key) >= 0:
+                state.unbind(key)
+        batch.releasing.clear()
+        batch.releasing.update(self._releasing_at_open)
+        batch.nominated.clear()
+        batch.nominated.update(self._nominated_at_open)
 
     # -- close ---------------------------------------------------------------------------------------------
     def close(self) -> CycleResult:
@@ -566,8 +606,8 @@ class Session:
         status = self.share.status() if self.share is not None else {}
         for queue in self.batch.queues:
             jobs = self.queue_jobs.get(queue, [])
-            singles = np.array(self.single_usage.get(queue, [0] * self.n_resources), np.int64)
-            allocated = _summed([j.allocated for j in jobs], singles)
+            singles = vector(self.single_usage.get(queue, [0] * self.n_resources))
+            allocated = summed([j.allocated for j in jobs], singles)
             ready = sum(1 for j in jobs if j.ready)
             standing = status.get(queue)
             deserved = standing.deserved if standing is not None else np.zeros(self.n_resources, np.int64)
@@ -579,11 +619,6 @@ class Session:
                 len(jobs) - ready,
                 ready)
 
-
-
-def _summed(vectors: list[np.ndarray], start: np.ndarray) -> np.ndarray:
-    """start + the vectors, in one numpy reduction (a queue can have thousands of jobs)."""
-    return start + np.sum(vectors, axis=0, dtype=np.int64) if vectors else start
 
 
 def share_plugin(config: C.CycleConfig) -> Any:

@@ -73,7 +73,8 @@ vcore::DeviceRequest gpu_request(const py::dict& g, const std::string& what) {
 struct PodKeys {
   py::str key{"key"}, requests{"requests"}, nonzero_cpu{"nonzero_cpu_milli"}, nonzero_mem{"nonzero_mem_bytes"},
       priority{"priority"}, node_selector{"node_selector"}, required_terms{"required_terms"},
-      preferred_terms{"preferred_terms"}, tolerations{"tolerations"}, gpu{"gpu"};
+      preferred_terms{"preferred_terms"}, tolerations{"tolerations"}, gpu{"gpu"}, node_name{"node_name"},
+      unhonored{"unhonored"}, scheduling_gates{"scheduling_gates"}, anti_affinity{"required_anti_affinity"};
 };
 
 const PodKeys& pod_keys() {
@@ -149,6 +150,9 @@ vcore::PodInput pod_input(const py::dict& spec) {
   }
   if (PyObject* v = lookup(spec, k.tolerations); !empty_sequence(v))
     p.tolerations = field<decltype(p.tolerations)>(spec, "tolerations", what);
+  if (PyObject* v = lookup(spec, k.node_name)) p.node_name = as_string(v, what, "node_name");
+  p.refused = !empty_sequence(lookup(spec, k.unhonored)) || !empty_sequence(lookup(spec, k.scheduling_gates));
+  if (PyObject* v = lookup(spec, k.anti_affinity)) p.required_anti_affinity = PyObject_IsTrue(v) == 1;
   if (PyObject* v = lookup(spec, k.gpu)) {
     if (!PyDict_Check(v)) throw py::type_error(what + ": gpu must be a dict");
     p.gpu = gpu_request(py::reinterpret_borrow<py::dict>(v), what);

@@ -189,6 +189,20 @@ void register_cluster(py::module_& m) {
              return int64_t{-1};
            },
            "index of the first key that is bound, or -1")
+      .def("allocatable_total",
+           [](const ClusterState& s) {
+             std::shared_lock lock(s.mutex());
+             const auto& t = s.allocatable_total();
+             return py::array_t<int64_t>(static_cast<py::ssize_t>(t.size()), t.data());
+           },
+           "per resource axis, allocatable summed over the live nodes (a new int64 array; never past 2**61)")
+      .def("requested_total",
+           [](const ClusterState& s) {
+             std::shared_lock lock(s.mutex());
+             const auto& t = s.requested_total();
+             return py::array_t<int64_t>(static_cast<py::ssize_t>(t.size()), t.data());
+           },
+           "per resource axis, the requests of the bound pods summed (a new int64 array; never past 2**61)")
       .def("pods_on", &ClusterState::pods_on)
       .def_property_readonly("n_nodes", &ClusterState::n_nodes)
       .def_property_readonly("n_slots", &ClusterState::n_slots)

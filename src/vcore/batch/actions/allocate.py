@@ -61,9 +61,9 @@ def _serve(ssn: Session, wanted, *, check_overused: bool) -> None:
             limit = SINGLES_PER_CALL if ssn.between_jobs is None else SINGLES_PER_CALL_INTERLEAVED
             while jobs and len(run) < limit and _plain(ssn, jobs[0]):
                 run.append(jobs.popleft())
-            place_singles(ssn, run)
+            ssn.isolated(run, lambda: place_singles(ssn, run))
         else:
-            place_job(ssn, job)
+            ssn.isolated([job], lambda: place_job(ssn, job))
         ssn.interleave()
         if not jobs:
             del waiting[queue]
@@ -91,7 +91,7 @@ def place_singles(ssn: Session, jobs: list[Job]) -> None:
         if over[i]:
             ssn.fail(jobs[i], f"queue {jobs[i].queue} has no room left for the pod: {_shortfall(ssn, tasks[i], headroom)}")
         else:
-            counts = reason_counts(reasons[i], resources)
+            counts = reason_counts(reasons[i], resources, tasks[i].spec)
             ssn.fail(jobs[i], fit_error_message(n_nodes, counts), counts)
 
 
@@ -165,7 +165,7 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
         ssn.fail(job, ssn.topology.shortfall(conf, len(pending)))
     elif len(placed) < len(tasks):
         if first_unfit >= 0:
-            counts = reason_counts(reasons, ssn.state.resource_names())
+            counts = reason_counts(reasons, ssn.state.resource_names(), tasks[first_unfit].spec)
             ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
         elif (outcome == KHEADROOM).any():
             ssn.fail(job, f"queue {job.queue} has no room left for the job's tasks (capability or quota reached)")
@@ -192,7 +192,7 @@ def _fits_in_total(ssn: Session, job: Job, tasks: list, need: int) -> bool:
     short = np.flatnonzero(minimum > ssn.free)
     feasible, _, codes = ssn.engine.evaluate(tasks[0].compiled)
     if not feasible.any():
-        counts = reason_counts(codes, ssn.state.resource_names())
+        counts = reason_counts(codes, ssn.state.resource_names(), tasks[0].spec)
         ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
         return False
     parts = ", ".join(f"{ssn.resources[a]} {int(minimum[a])} > {max(int(ssn.free[a]), 0)} free"

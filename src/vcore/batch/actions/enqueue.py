@@ -7,6 +7,8 @@ without minResources is always admitted. Allocate only places admitted jobs.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from vcore.batch.podgroup import INQUEUE, PENDING
@@ -17,13 +19,13 @@ def enqueue(ssn) -> None:
     factor = ssn.config.overcommit_factor
     idle = None
     if factor:
-        used = ssn.cluster.requested_matrix[:, ssn.cluster.live_mask].sum(axis=1) if ssn.total.size else 0
-        idle = np.floor(ssn.total * factor).astype(np.int64) - used
+        # Python ints (a handful of axes, compared once per job: cheaper than numpy calls here, and never wrap).
+        idle = [math.floor(t * factor) - u for t, u in zip(ssn.total.tolist(), ssn.state.requested_total().tolist())]
         # What admitted jobs still wait for counts as taken (Volcano's inqueue resources).
         for job in ssn.jobs.values():
             if job.phase == INQUEUE and job.min_resources is not None:
-                idle -= np.maximum(job.min_resources - job.allocated, 0)
-        idle = idle.tolist()  # a handful of axes, compared once per job: Python ints beat numpy calls here
+                waiting = np.maximum(job.min_resources - job.allocated, 0).tolist()
+                idle = [i - w for i, w in zip(idle, waiting)]
     pending = [j for j in ssn.jobs.values() if j.phase == PENDING and j.invalid is None and j.podgroup is not None]
     by_queue: dict[str, list] = {}
     for job in pending:

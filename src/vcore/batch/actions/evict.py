@@ -18,6 +18,7 @@ from collections import Counter
 import numpy as np
 
 from vcore.batch import config as C
+from vcore.batch.amounts import summed
 from vcore.batch.actions.allocate import task_order
 from vcore.batch.podgroup import PENDING
 from vcore.batch.priority import SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL
@@ -30,18 +31,23 @@ PREEMPT_REASON, RECLAIM_REASON = "preempt", "reclaim"
 
 def preempt(ssn: Session) -> None:
     for job in _starving(ssn):
-        _evict_for(ssn, job, PREEMPT_REASON,
-                   lambda victim_job: victim_job.queue == job.queue and victim_job.priority < job.priority)
+        ssn.isolated([job], lambda: _evict_for(
+            ssn, job, PREEMPT_REASON,
+            lambda victim_job: victim_job.queue == job.queue and victim_job.priority < job.priority))
         ssn.interleave()
 
 
 def reclaim(ssn: Session) -> None:
     for job in _starving(ssn):
-        if ssn.share is not None and not ssn.share.preemptive(job.queue, _minimum_vector(ssn, job)):
-            continue
-        _evict_for(ssn, job, RECLAIM_REASON, lambda victim_job: victim_job.queue != job.queue
-                   and ssn.batch.queues.get(victim_job.queue).reclaimable)
+        ssn.isolated([job], lambda: _reclaim_for(ssn, job))
         ssn.interleave()
+
+
+def _reclaim_for(ssn: Session, job: Job) -> None:
+    if ssn.share is not None and not ssn.share.preemptive(job.queue, _minimum_vector(ssn, job)):
+        return
+    _evict_for(ssn, job, RECLAIM_REASON, lambda victim_job: victim_job.queue != job.queue
+               and ssn.batch.queues.get(victim_job.queue).reclaimable)
 
 
 def _starving(ssn: Session) -> list[Job]:
@@ -68,7 +74,7 @@ def _queue_sequence(ssn: Session, queues: set[str]) -> list[str]:
 def _minimum_vector(ssn: Session, job: Job) -> np.ndarray:
     tasks = task_order(job)[0]
     need = max(job.min_member - job.ready_count, 1)
-    return sum((ssn.pod_vector(t) for t in tasks[:need]), np.zeros(ssn.n_resources, np.int64))
+    return summed([ssn.pod_vector(t) for t in tasks[:need]], np.zeros(ssn.n_resources, np.int64))
 
 
 def _critical(ssn: Session, key: str) -> bool:
@@ -104,19 +110,24 @@ def _evict_for(ssn: Session, job: Job, reason: str, eligible_job) -> None:
         return job.pipelined_ready and all(job.role_ready.get(r, 0) + piped_roles[r] >= n
                                            for r, n in job.min_task.items())
 
-    for task in tasks:
-        if satisfied():
-            break
-        choice = _choose(ssn, task, owners, spare, taken, stmt.evicted)
-        if choice is None:
-            break
-        slot, victims = choice
-        for key in victims:
-            taken[owners[key].key] += 1
-            stmt.evict(key, reason, task.key)
-        stmt.pipeline(task, slot)
-        job.pipelined += 1
-        piped_roles[task.role] += 1
+    try:
+        for task in tasks:
+            if satisfied():
+                break
+            choice = _choose(ssn, task, owners, spare, taken, stmt.evicted)
+            if choice is None:
+                break
+            slot, victims = choice
+            for key in victims:
+                taken[owners[key].key] += 1
+                stmt.evict(key, reason, task.key)
+            stmt.pipeline(task, slot)
+            job.pipelined += 1
+            piped_roles[task.role] += 1
+    except BaseException:  # nothing tentative may outlive the job's attempt
+        stmt.discard()
+        job.pipelined = 0
+        raise
     if job.pipelined and satisfied():
         evictions = stmt.commit()
         for e in evictions:

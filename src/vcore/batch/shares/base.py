@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from vcore.batch.amounts import MAX_AMOUNT, bounded
 from vcore.batch.queue import UNLIMITED, QueueSpec, QueueTree
 from vcore.errors import ProfileError, QueueNotFoundError
 
@@ -234,7 +235,7 @@ class SharePlugin:
         out = np.full(len(self.resource_names), default, dtype=np.int64)
         for i, r in enumerate(self.resource_names):
             if r in resources:
-                out[i] = resources[r]
+                out[i] = bounded(resources[r])
         return out
 
     def _mask(self, resources: Iterable[str]) -> np.ndarray:
@@ -287,6 +288,11 @@ def share(allocated: np.ndarray, deserved: np.ndarray, dims: np.ndarray | None =
 def sub_floor(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a - b per resource, never below 0, with UNLIMITED - b staying UNLIMITED (Volcano's ExceededPart)."""
     return np.where(a >= UNLIMITED, UNLIMITED, np.maximum(a - np.minimum(a, b), 0)).astype(np.int64)
+
+
+def add_bounded(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a + b per resource for amounts (each <= MAX_AMOUNT, so the sum cannot wrap), held to MAX_AMOUNT."""
+    return np.minimum(a + b, MAX_AMOUNT)
 
 
 def add_capped(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from vcore.batch.amounts import bounded
 from vcore.batch.queue import ROOT_QUEUE, UNLIMITED, QueueSpec, implicit_queue
 from vcore.batch.shares import names
 from vcore.batch.shares.base import (
@@ -42,6 +43,7 @@ from vcore.batch.shares.base import (
     Claim,
     QueueShare,
     SharePlugin,
+    add_bounded,
     add_capped,
     quota_axes,
     share,
@@ -94,7 +96,7 @@ class CapacityPlugin(SharePlugin):
             for queue in self.tree:
                 if queue in self.usage:
                     a = self._new_attr(self.tree.get(queue))
-                    a.capability = np.array([a.spec.limit(r) for r in self.resource_names], dtype=np.int64)
+                    a.capability = np.array([bounded(a.spec.limit(r)) for r in self.resource_names], dtype=np.int64)
                     a.real_capability = np.minimum(free + a.guarantee, a.capability)
                     a.deserved = np.maximum(np.minimum(a.deserved, a.real_capability), a.guarantee)
                     self._attrs[queue] = a
@@ -248,7 +250,7 @@ class CapacityPlugin(SharePlugin):
         if min_resources is not None:
             minimum = self._vector(min_resources, "min_resources") * self._counted
             for q in path:
-                q.inqueue = q.inqueue + minimum
+                q.inqueue = add_bounded(q.inqueue, minimum)
 
     def preemptive(self, queue: str, request: Any) -> bool:
         a = self._attr(queue)

@@ -34,7 +34,7 @@ import numpy as np
 
 from vcore.batch.queue import KUEUE_API, UNLIMITED, QueueSpec
 from vcore.batch.shares import names
-from vcore.batch.shares.base import PERMIT, REJECT, Claim, QueueShare, SharePlugin, share
+from vcore.batch.shares.base import PERMIT, REJECT, Claim, QueueShare, SharePlugin, add_bounded, share
 
 
 @dataclass
@@ -169,7 +169,7 @@ class CohortPlugin(SharePlugin):
     def on_job_enqueued(self, queue: str, min_resources: Any | None) -> None:
         a = self._attr(queue)
         if min_resources is not None:
-            a.inqueue = a.inqueue + self._vector(min_resources, "min_resources")
+            a.inqueue = add_bounded(a.inqueue, self._vector(min_resources, "min_resources"))
 
     def preemptive(self, queue: str, request: Any) -> bool:
         a = self._attr(queue)

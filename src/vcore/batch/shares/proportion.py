@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from vcore.batch.amounts import bounded
 from vcore.batch.queue import UNLIMITED
 from vcore.batch.shares import names
 from vcore.batch.shares.base import (
@@ -80,7 +81,7 @@ class ProportionPlugin(SharePlugin):
             spec = self.tree.get(queue)
             u = self.usage[queue]
             guarantee = self._resources(spec.guarantee)
-            capability = np.array([spec.limit(r) for r in self.resource_names], dtype=np.int64)
+            capability = np.array([bounded(spec.limit(r)) for r in self.resource_names], dtype=np.int64)
             self._attrs[queue] = _Attr(
                 weight=spec.weight, priority=spec.priority, allocated=u.allocated * self._counted,
                 request=u.request * self._counted, inqueue=u.inqueue * self._counted,

@@ -90,6 +90,8 @@ int32_t ClusterState::resource_axis(const std::string& name) {
   scalar_.push_back(is_scalar(name) ? 1 : 0);
   extended_.push_back(is_extended(name) ? 1 : 0);
   max_alloc_.push_back(0);
+  alloc_total_.push_back(0);
+  req_total_.push_back(0);
   for (SharedMatrix* m : {&alloc_, &req_}) {
     if (m->rows == m->row_capacity) m->reshape(std::max(8, m->row_capacity * 2), m->stride);
     ++m->rows;
@@ -140,9 +142,22 @@ ClusterState::ParsedNode ClusterState::parse_node(const NodeInput& node) {
   return parsed;
 }
 
-void ClusterState::write_node(int32_t slot, const NodeInput& node, ParsedNode&& parsed) {
-  for (int32_t r = 0; r < alloc_.rows; ++r) alloc_.row(r)[slot] = 0;
+void ClusterState::check_allocatable_total(int32_t slot, const std::string& name, const ParsedNode& parsed) const {
   for (const auto& [axis, amount] : parsed.allocatable) {
+    const int64_t old = slot >= 0 ? alloc_.row(axis)[slot] : 0;
+    if (amount > kMaxTotal - (alloc_total_[axis] - old))
+      throw Invalid("node " + name + ": status.allocatable." + resources_.name(axis) + ": the cluster's total " +
+                    resources_.name(axis) + " would exceed 2**61 (vcore's bound on a cluster total)");
+  }
+}
+
+void ClusterState::write_node(int32_t slot, const NodeInput& node, ParsedNode&& parsed) {
+  for (int32_t r = 0; r < alloc_.rows; ++r) {
+    alloc_total_[r] -= alloc_.row(r)[slot];
+    alloc_.row(r)[slot] = 0;
+  }
+  for (const auto& [axis, amount] : parsed.allocatable) {
+    alloc_total_[axis] += amount;
     alloc_.row(axis)[slot] = amount;
     max_alloc_[axis] = std::max(max_alloc_[axis], amount);
   }
@@ -169,6 +184,7 @@ void ClusterState::write_node(int32_t slot, const NodeInput& node, ParsedNode&& 
 int32_t ClusterState::add_node(const NodeInput& node) {
   if (slot_of_.count(node.name)) throw Invalid("node " + node.name + ": already exists (use update_node)");
   ParsedNode parsed = parse_node(node);
+  check_allocatable_total(-1, node.name, parsed);
   Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels);
   int32_t slot;
   if (!free_slots_.empty()) {
@@ -205,6 +221,7 @@ int32_t ClusterState::update_node(const NodeInput& node) {
   auto it = slot_of_.find(node.name);
   if (it == slot_of_.end()) throw NotFound("node " + node.name + ": not found (use add_node)");
   ParsedNode parsed = parse_node(node);
+  check_allocatable_total(it->second, node.name, parsed);
   Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels);
   const int32_t slot = it->second;
   write_node(slot, node, std::move(parsed));
@@ -337,6 +354,9 @@ CompiledPod ClusterState::compile_pod(const PodInput& pod) {
   out.nonzero_cpu_milli = pod.nonzero_cpu_milli;
   out.nonzero_mem_bytes = pod.nonzero_mem_bytes;
   out.priority = pod.priority;
+  out.node_name = pod.node_name;
+  out.refused = pod.refused;
+  out.required_anti_affinity = pod.required_anti_affinity;
   for (const auto& [name, amount] : pod.requests) {
     if (amount == 0 || name == "pods") continue;  // the pod count is accounted per bound pod, not requested
     out.requests.emplace_back(resource_axis(name), amount);
@@ -370,10 +390,14 @@ CompiledPod ClusterState::compile_pod(const PodInput& pod) {
 }
 
 void ClusterState::apply_pod(const BoundPod& pod, int64_t sign) {
-  for (const auto& [axis, amount] : pod.requests) req_.row(axis)[pod.node] += sign * amount;
+  for (const auto& [axis, amount] : pod.requests) {
+    req_.row(axis)[pod.node] += sign * amount;
+    req_total_[axis] += sign * amount;
+  }
   req_.row(kAxisPods)[pod.node] += sign;
   nonzero_.row(0)[pod.node] += sign * pod.nonzero_cpu_milli;
   nonzero_.row(1)[pod.node] += sign * pod.nonzero_mem_bytes;
+  n_required_anti_affinity_ += pod.required_anti_affinity ? sign : 0;
   gpus_.apply(pod.node, pod.gpu, static_cast<int>(sign));
   count_gpu_class(pod.node, pod.gpu, static_cast<int32_t>(sign));
   ++node_version_[static_cast<size_t>(pod.node)];
@@ -403,6 +427,7 @@ void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAs
   if (slot < 0 || slot >= n_slots() || !is_live(slot)) throw NotFound("pod " + pod.key + ": node index " + std::to_string(slot) + " does not exist");
   for (const auto& [axis, amount] : pod.requests)
     if (axis >= req_.rows) throw Invalid("pod " + pod.key + ": resource axis out of range");
+  check_requested_total(pod.key, slot, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes);
   GpuAssignment gpu;
   if (assignment != nullptr) {
     gpu = *assignment;
@@ -414,9 +439,24 @@ void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAs
   // One hash of the key for the check and the insert: a gang binds thousands of pods in a call.
   const auto [it, inserted] = pods_.try_emplace(pod.key);
   if (!inserted) throw Invalid("pod " + pod.key + ": already bound to node " + names_[it->second.node]);
-  it->second = BoundPod{slot, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes, std::move(gpu)};
+  it->second = BoundPod{slot, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes, std::move(gpu),
+                        pod.required_anti_affinity};
   apply_pod(it->second, +1);
   pods_on_[slot].push_back(&it->first);
+}
+
+void ClusterState::check_requested_total(const std::string& key, int32_t slot,
+                                         const std::vector<std::pair<int32_t, int64_t>>& requests, int64_t nonzero_cpu,
+                                         int64_t nonzero_mem) const {
+  // A node's requested amount never exceeds the cluster's total, so checking the total covers the node too.
+  for (const auto& [axis, amount] : requests)
+    if (amount > kMaxTotal - req_total_[axis])
+      throw Invalid("pod " + key + ": node " + names_[slot] + ": the cluster's requested " + resources_.name(axis) +
+                    " would exceed 2**61 (vcore's bound on a cluster total)");
+  int64_t sum = 0;
+  if (__builtin_add_overflow(nonzero_.row(0)[slot], nonzero_cpu, &sum) ||
+      __builtin_add_overflow(nonzero_.row(1)[slot], nonzero_mem, &sum))
+    throw Invalid("pod " + key + ": node " + names_[slot] + ": requested cpu or memory would exceed 2**63-1");
 }
 
 void ClusterState::warm_pod_entries(const CompiledPod* const* pods, size_t n) const {
@@ -436,6 +476,7 @@ BoundPod ClusterState::detach(const std::string& key) {
 void ClusterState::attach(const std::string& key, BoundPod pod) {
   if (pods_.count(key) != 0) throw Invalid("pod " + key + ": already bound to node " + names_[pods_.at(key).node]);
   if (pod.node < 0 || pod.node >= n_slots() || !is_live(pod.node)) throw NotFound("pod " + key + ": its node is gone");
+  check_requested_total(key, pod.node, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes);
   apply_pod(pod, +1);
   const size_t slot = static_cast<size_t>(pod.node);
   pods_on_[slot].push_back(&pods_.emplace(key, std::move(pod)).first->first);

@@ -27,6 +27,9 @@ inline constexpr int32_t kAxisCpu = 0;
 inline constexpr int32_t kAxisMemory = 1;
 inline constexpr int32_t kAxisEphemeralStorage = 2;
 inline constexpr int32_t kAxisPods = 3;
+// Bound on the cluster's total allocatable and total requested per resource: writes past it are refused, so
+// the batch layer's sums of a few totals never wrap int64 (vcore.batch.amounts.MAX_AMOUNT).
+inline constexpr int64_t kMaxTotal = int64_t{1} << 61;
 
 struct NodeInput {
   std::string name;
@@ -60,6 +63,9 @@ struct PodInput {
   std::vector<std::pair<int64_t, TermInput>> preferred_terms;
   std::vector<std::tuple<std::string, std::string, std::string, std::string>> tolerations;  // key, op, value, effect
   DeviceRequest gpu;
+  std::string node_name;
+  bool refused = false;
+  bool required_anti_affinity = false;
 };
 
 // A row-major int64 matrix [rows][stride] whose storage numpy views may share.
@@ -80,6 +86,7 @@ struct BoundPod {
   int64_t nonzero_cpu_milli;
   int64_t nonzero_mem_bytes;
   GpuAssignment gpu;
+  bool required_anti_affinity = false;
 };
 
 class ClusterState {
@@ -121,6 +128,8 @@ class ClusterState {
   int32_t pod_node(const std::string& key) const;
   int64_t n_pods() const { return static_cast<int64_t>(pods_.size()); }
   const std::unordered_map<std::string, BoundPod>& bound_pods() const { return pods_; }
+  // Bound pods with required pod anti-affinity (see CompiledPod::required_anti_affinity).
+  int64_t n_required_anti_affinity() const { return n_required_anti_affinity_; }
   // Room for n bound pods without rehashing: a cycle about to bind thousands of pods asks once, instead of the
   // table growing (and moving every entry) several times while it binds.
   void reserve_pods(int64_t n) { pods_.reserve(static_cast<size_t>(std::max<int64_t>(n, 0))); }
@@ -145,6 +154,10 @@ class ClusterState {
   const std::vector<uint8_t>& unschedulable() const { return unschedulable_; }
   // 1 where a node has a NoSchedule or NoExecute taint: the vector pre-filter sends those to the exact check.
   const std::vector<uint8_t>& blocking_taints() const { return blocking_taints_; }
+  // Per axis, the sum over live nodes of allocatable and of requested. Node writes and binds that would take a
+  // sum past kMaxTotal are refused, so every sum over nodes or bound pods fits in int64 with room to spare.
+  const std::vector<int64_t>& allocatable_total() const { return alloc_total_; }
+  const std::vector<int64_t>& requested_total() const { return req_total_; }
   // Largest allocatable ever seen per axis; kernels use it to prove double arithmetic exact.
   int64_t max_allocatable(int32_t axis) const { return max_alloc_.at(static_cast<size_t>(axis)); }
   // Taints are interned as sets: nodes of a pool share one taint set, so a pod's tolerations are checked once
@@ -193,6 +206,10 @@ class ClusterState {
   };
   ParsedNode parse_node(const NodeInput& node);  // validates and interns; writes nothing else
   void write_node(int32_t slot, const NodeInput& node, ParsedNode&& parsed);
+  // Throw Invalid, naming the node or pod, when a write would take a total past kMaxTotal (slot -1: a new node).
+  void check_allocatable_total(int32_t slot, const std::string& name, const ParsedNode& parsed) const;
+  void check_requested_total(const std::string& key, int32_t slot, const std::vector<std::pair<int32_t, int64_t>>& requests,
+                             int64_t nonzero_cpu, int64_t nonzero_mem) const;
   void ensure_slot_capacity(int32_t slots);
   void apply_pod(const BoundPod& pod, int64_t sign);
   NodeSelectorTerm compile_term(const TermInput& term, const std::string& where);
@@ -216,6 +233,7 @@ class ClusterState {
   std::vector<uint8_t> prefer_taints_;
   std::unordered_map<int32_t, std::vector<int32_t>> label_columns_;
   std::vector<int64_t> max_alloc_;
+  std::vector<int64_t> alloc_total_, req_total_;
   int32_t intern_taint_set(std::vector<Taint> taints);
   std::vector<int32_t> taint_set_;
   std::vector<std::vector<Taint>> taint_sets_{std::vector<Taint>{}};
@@ -228,6 +246,7 @@ class ClusterState {
   std::unordered_map<std::string, int32_t> slot_of_;
   std::unordered_map<std::string, BoundPod> pods_;
   int32_t n_live_ = 0;
+  int64_t n_required_anti_affinity_ = 0;
   int64_t n_prefer_taints_ = 0;
   uint64_t generation_ = 0;
   uint64_t membership_ = 0;

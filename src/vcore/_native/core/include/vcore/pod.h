@@ -57,6 +57,12 @@ struct CompiledPod {
   std::vector<Toleration> tolerations;
   bool tolerates_unschedulable = false;
   DeviceRequest gpu;  // GPU devices (whole, shared slices, MIG instances); kind kNone for most pods
+  std::string node_name;  // spec.nodeName: the only node the pod may go to (NodeName); empty: any
+  // A constraint vcore does not evaluate (or scheduling gates): every node is infeasible for the pod.
+  bool refused = false;
+  // It carries required pod anti-affinity: while such a pod is bound, no pod is placed (vcore cannot tell which
+  // domains that term keeps other pods out of).
+  bool required_anti_affinity = false;
   uint64_t state_id = 0;  // which ClusterState interned the ids
 
   int64_t request(int32_t axis) const {

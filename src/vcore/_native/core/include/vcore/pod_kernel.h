@@ -107,6 +107,8 @@ class PodKernel {
     for (const auto& [u, score] : c.shape) shape_.emplace_back(u, score * (kMaxNodeScore / 10));
     if (pod.gpu.uses_gpus()) allowed_models_ = s.gpus().allowed_models(pod.gpu);
     check_gpu_ = c.filter_gpu && pod.gpu.needs_devices();
+    refused_ = pod.refused || s.n_required_anti_affinity() > 0;
+    if (!pod.node_name.empty()) named_slot_ = s.node_index(pod.node_name);
   }
 
   // How many copies of the pod the node's free resources and pod slots hold (call only where it is feasible).
@@ -324,6 +326,13 @@ class PodKernel {
     for (int32_t j = 0; j < n; ++j) failed[j] = !live[j];  // free slots are not counted under any reason
     if (scope != nullptr)
       for (int32_t j = 0; j < n; ++j) failed[j] |= !scope[begin + j];
+    if (refused_) {  // a constraint vcore does not evaluate: no node is safe
+      int64_t count = 0;
+      for (int32_t j = 0; j < n; ++j) count += !failed[j];
+      reasons[kUnhonored] += count;
+      std::fill(ok, ok + n, uint8_t{0});
+      return;
+    }
     if (c_.filter_unschedulable && !pod_.tolerates_unschedulable) {
       const uint8_t* unschedulable = s_.unschedulable().data() + begin;
       int64_t count = 0;
@@ -333,6 +342,15 @@ class PodKernel {
         count += f;
       }
       reasons[kUnschedulable] += count;
+    }
+    if (!pod_.node_name.empty()) {  // NodeName
+      int64_t count = 0;
+      for (int32_t j = 0; j < n; ++j) {
+        const uint8_t f = static_cast<uint8_t>(!failed[j] & (begin + j != named_slot_));
+        failed[j] |= f;
+        count += f;
+      }
+      reasons[kNodeName] += count;
     }
     if (c_.filter_taints) {
       const uint8_t* blocking = s_.blocking_taints().data() + begin;
@@ -492,6 +510,8 @@ class PodKernel {
   std::vector<std::pair<int64_t, int64_t>> shape_;
   std::vector<uint8_t> allowed_models_;
   bool check_gpu_ = false;
+  bool refused_ = false;
+  int32_t named_slot_ = -1;  // the slot of spec.nodeName (-1: not a node, or no nodeName)
 };
 
 

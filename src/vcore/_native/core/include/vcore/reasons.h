@@ -13,7 +13,9 @@ enum Reason : int32_t {
   kTooManyPods = 3,       // "Too many pods"
   kGpuDevices = 4,        // "node(s) had no free GPU devices that fit"
   kNumaAlignment = 5,     // "node(s) could not align the pod on NUMA nodes as its topology policy asks"
-  kInsufficientBase = 6,  // + axis: "Insufficient <resource>"
+  kNodeName = 6,          // "node(s) didn't match the requested node name"
+  kUnhonored = 7,         // "pod has a constraint vcore does not honor" (Python names the fields)
+  kInsufficientBase = 8,  // + axis: "Insufficient <resource>"
 };
 
 inline constexpr const char* kFixedReasonNames[kInsufficientBase] = {
@@ -23,6 +25,8 @@ inline constexpr const char* kFixedReasonNames[kInsufficientBase] = {
     "Too many pods",
     "node(s) had no free GPU devices that fit",
     "node(s) could not align the pod on NUMA nodes as its topology policy asks",
+    "node(s) didn't match the requested node name",
+    "pod has a constraint vcore does not honor",
 };
 
 }  // namespace vcore

@@ -1,0 +1,214 @@
+"""The guard: a pod field that makes nodes infeasible in kube-scheduler v1.34 is honored by vcore, or the pod is
+refused with a reason naming the field. Never placed as if the field did not exist.
+
+``test_every_pod_spec_field_is_classified`` walks the v1 PodSpec of the installed Kubernetes client: a field vcore
+has not classified (a new Kubernetes release) fails it, so a new hard constraint cannot slip through unnoticed.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from kubernetes import client
+
+import vcore
+from vcore.reasons import EXISTING_ANTI_AFFINITY
+from tests.batch import builders as B
+
+HOSTNAME = "kubernetes.io/hostname"
+ANTI = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+    {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOSTNAME}]}}
+AFFINITY = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+    {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": HOSTNAME}]}}
+SPREAD = [{"maxSkew": 1, "topologyKey": HOSTNAME, "whenUnsatisfiable": "DoNotSchedule",
+           "labelSelector": {"matchLabels": {"app": "web"}}}]
+
+# Every PodSpec field (snake_case, as the client names them) and what vcore does with it.
+HONORED = {  # evaluated exactly as kube-scheduler v1.34 does
+    "containers", "init_containers", "overhead", "resources",  # NodeResourcesFit (requests, sidecars, pod level)
+    "node_selector", "affinity",  # NodeAffinity (pod affinity is refused, see REFUSED_FIELDS)
+    "tolerations",  # TaintToleration, NodeUnschedulable
+    "node_name",  # NodeName
+    "priority", "priority_class_name", "preemption_policy",  # queueing and preemption
+    "scheduler_name",  # which scheduler owns the pod (the adapter's filter)
+    "scheduling_gates",  # SchedulingGates: never attempted while gated
+    "topology_spread_constraints",  # ScheduleAnyway is a score only; DoNotSchedule is refused
+    "host_network",  # makes every container port a host port (NodePorts): refused with ports
+}
+REFUSED_FIELDS = {  # field -> a pod spec fragment that uses it as a hard constraint, and the path named
+    "affinity": ({"affinity": ANTI}, "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution"),
+    "topology_spread_constraints": ({"topologySpreadConstraints": SPREAD}, "spec.topologySpreadConstraints[0]"),
+    "containers": ({"containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}]},
+                   "spec.containers[0].ports[0].hostPort"),
+    "host_network": ({"hostNetwork": True, "containers": [{"name": "c", "ports": [{"containerPort": 8080}]}]},
+                     "spec.containers[0].ports[0].hostPort"),
+    "volumes": ({"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
+                "spec.volumes[0].persistentVolumeClaim"),
+    "resource_claims": ({"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"}]},
+                        "spec.resourceClaims"),
+}
+NOT_SCHEDULING = {  # read by the kubelet, the API server or controllers; no kube-scheduler v1.34 filter reads them
+    "active_deadline_seconds", "automount_service_account_token", "dns_config", "dns_policy", "enable_service_links",
+    "ephemeral_containers", "host_aliases", "host_ipc", "host_pid", "host_users", "hostname", "image_pull_secrets",
+    "os", "readiness_gates", "restart_policy", "runtime_class_name",  # the RuntimeClass admission sets overhead
+    "security_context", "service_account", "service_account_name", "set_hostname_as_fqdn",
+    "share_process_namespace", "subdomain", "termination_grace_period_seconds",
+    # Newer than Kubernetes 1.34: the v1.34 API server drops them, and its scheduler never reads them.
+    "hostname_override", "scheduling_group", "eviction_responders",
+}
+CONTAINER_FIELDS_READ = {"resources", "restart_policy", "ports"}  # ports: hostPort is refused
+VOLUME_SOURCES_REFUSED = {"persistent_volume_claim", "ephemeral", "gce_persistent_disk", "aws_elastic_block_store",
+                          "rbd", "iscsi", "azure_disk", "azure_file", "cinder", "vsphere_volume", "portworx_volume"}
+
+
+def _camel(snake: str) -> str:
+    head, *rest = snake.split("_")
+    return head + "".join(p.capitalize() for p in rest)
+
+
+def _cluster(n: int = 2) -> vcore.Cluster:
+    cluster = vcore.Cluster()
+    for i in range(n):
+        cluster.add_node({"metadata": {"name": f"n{i}", "labels": {HOSTNAME: f"n{i}"}},
+                          "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+    return cluster
+
+
+def _pod(name: str, labels: dict | None = None, **spec) -> dict:
+    body = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}], **spec}
+    return {"metadata": {"name": name, "labels": labels or {"app": "web"}}, "spec": body}
+
+
+def test_every_pod_spec_field_is_classified():
+    fields = set(client.V1PodSpec.attribute_map)
+    classified = HONORED | set(REFUSED_FIELDS) | NOT_SCHEDULING | {"volumes", "resource_claims"}
+    assert fields - classified == set(), "PodSpec fields vcore has not classified: decide whether kube-scheduler acts on them"
+    assert classified - fields == set(), "classified fields the client does not have"
+
+
+def test_container_fields_that_matter_are_known():
+    # Of a container, kube-scheduler reads its requests (and limits, defaulted into requests), its restart policy
+    # (sidecars) and its host ports; a new container field that constrains placement would need a look.
+    assert CONTAINER_FIELDS_READ <= set(client.V1Container.attribute_map)
+
+
+@pytest.mark.parametrize("source", sorted(set(client.V1Volume.attribute_map) - {"name"}))
+def test_volume_sources_kube_scheduler_acts_on_are_refused(source):
+    pod = _pod("v", volumes=[{"name": "d", _camel(source): {}}])
+    placement = vcore.Scheduler(_cluster()).schedule([pod])[0]
+    if source in VOLUME_SOURCES_REFUSED:
+        assert placement.node is None
+        assert placement.message == f"0/2 nodes are available: vcore does not honor spec.volumes[0].{_camel(source)}."
+    else:  # secrets, config maps, emptyDir, hostPath...: no scheduler plugin reads them
+        assert placement.node is not None
+
+
+@pytest.mark.parametrize("field", sorted(REFUSED_FIELDS))
+def test_refused_fields_are_named_in_schedule_filter_and_score(field):
+    fragment, path = REFUSED_FIELDS[field]
+    cluster = _cluster()
+    scheduler = vcore.Scheduler(cluster)
+    pod = _pod("p", **fragment)
+    why = f"vcore does not honor {path}"
+    filtered = scheduler.filter(pod)
+    assert filtered.feasible == [] and filtered.reasons == {why: 2}
+    assert filtered.message == f"0/2 nodes are available: {why}."
+    assert scheduler.score(pod) == {}
+    placement = scheduler.schedule([pod])[0]
+    assert (placement.node, placement.reasons, placement.message) == (None, {why: 2}, filtered.message)
+    assert cluster.n_pods == 0
+
+
+def test_the_testers_cases_are_never_placed():
+    """Three anti-affinity replicas, three hostPort pods, a gated pod, a DoNotSchedule spread and a PVC on two nodes:
+    placed as if the fields did not exist before the guard."""
+    cluster = _cluster()
+    pods = [_pod(f"anti-{i}", affinity=ANTI) for i in range(3)]
+    pods += [_pod(f"port-{i}", containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}])
+             for i in range(3)]
+    pods += [_pod("gated", schedulingGates=[{"name": "kueue.x-k8s.io/admission"}]),
+             _pod("spread", topologySpreadConstraints=SPREAD),
+             _pod("pvc", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}])]
+    placements = vcore.Scheduler(cluster).schedule(pods)
+    assert [p.node for p in placements] == [None] * len(pods)
+    assert cluster.n_pods == 0
+
+
+def test_soft_terms_never_make_a_pod_pending():
+    preferred = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 10, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOSTNAME}}]}}
+    anyway = [{**SPREAD[0], "whenUnsatisfiable": "ScheduleAnyway"}]
+    pods = [_pod("pref", affinity=preferred), _pod("anyway", topologySpreadConstraints=anyway),
+            _pod("port0", containers=[{"name": "c", "ports": [{"containerPort": 80}]}]),
+            _pod("cm", volumes=[{"name": "c", "configMap": {"name": "x"}}])]
+    assert all(p.node is not None for p in vcore.Scheduler(_cluster()).schedule(pods))
+
+
+def test_a_sidecar_host_port_counts_and_a_regular_init_container_port_does_not():
+    init = {"name": "i", "ports": [{"containerPort": 53, "hostPort": 53}]}
+    scheduler = vcore.Scheduler(_cluster())
+    assert scheduler.schedule([_pod("init", initContainers=[init])])[0].node is not None
+    sidecar = scheduler.schedule([_pod("side", initContainers=[{**init, "restartPolicy": "Always"}])])[0]
+    assert sidecar.message == "0/2 nodes are available: vcore does not honor spec.initContainers[0].ports[0].hostPort."
+
+
+def test_a_gated_pod_waits_for_its_gates_in_kube_schedulers_words():
+    placement = vcore.Scheduler(_cluster()).schedule(
+        [_pod("g", schedulingGates=[{"name": "a"}, {"name": "b"}])])[0]
+    assert placement.node is None
+    assert placement.message == "0/2 nodes are available: waiting for scheduling gates: [a b]."
+
+
+def test_node_name_confines_the_pod_to_that_node():
+    cluster = _cluster(3)
+    scheduler = vcore.Scheduler(cluster)
+    assert scheduler.filter(_pod("x", nodeName="n1")).feasible == ["n1"]
+    placement = scheduler.schedule([_pod("y", nodeName="n2")])[0]
+    assert placement.node == "n2"
+    missing = scheduler.filter(_pod("z", nodeName="gone"))
+    assert missing.message == "0/3 nodes are available: 3 node(s) didn't match the requested node name."
+
+
+def test_a_bound_pod_with_required_anti_affinity_blocks_placement_until_it_goes():
+    # vcore cannot tell which domains such a pod keeps others out of, so nothing is placed beside it.
+    cluster = _cluster()
+    cluster.bind(_pod("guard", affinity=ANTI), "n0")
+    scheduler = vcore.Scheduler(cluster)
+    placement = scheduler.schedule([_pod("web")])[0]
+    assert placement.node is None and placement.reasons == {EXISTING_ANTI_AFFINITY: 2}
+    cluster.unbind("default/guard")
+    assert scheduler.schedule([_pod("web2")])[0].node is not None
+
+
+def test_refusals_reach_the_cycle_results():
+    cluster = _cluster()
+    cluster.add_podgroup(B.podgroup("gang", 2))
+    spec_pod = {**B.pod("a", "gang"), "spec": {**B.pod("a", "gang")["spec"], "affinity": ANTI}}
+    cluster.add_pod(spec_pod)
+    cluster.add_pod(B.pod("b", "gang"))
+    cluster.add_pod({**B.pod("single"), "spec": {**B.pod("single")["spec"], "topologySpreadConstraints": SPREAD}})
+    gated = B.pod("gated")
+    gated["spec"]["schedulingGates"] = [{"name": "wait"}]
+    cluster.add_pod(gated)
+    result = vcore.Scheduler(cluster).run_cycle()
+    assert result.bindings == []
+    assert "vcore does not honor spec.affinity.podAntiAffinity" in result.podgroups[f"{B.NS}/gang"].message
+    assert result.unschedulable[f"{B.NS}/single"][1] == \
+        "0/2 nodes are available: vcore does not honor spec.topologySpreadConstraints[0]."
+    assert "waiting for scheduling gates: [wait]" in result.unschedulable[f"{B.NS}/gated"][1]
+    assert cluster.n_pods == 0
+
+
+@pytest.mark.parametrize("bad, path", [
+    ({"topologySpreadConstraints": "x"}, "spec.topologySpreadConstraints"),
+    ({"volumes": [5]}, "spec.volumes[0]"),
+    ({"hostNetwork": "yes"}, "spec.hostNetwork"),
+    ({"containers": [{"name": "c", "ports": [{"hostPort": "80"}]}]}, "spec.containers[0].ports[0].hostPort"),
+    ({"containers": [{"name": "c", "ports": [{"hostPort": 70000}]}]}, "spec.containers[0].ports[0].hostPort"),
+    ({"schedulingGates": [{"name": 3}]}, "spec.schedulingGates[0].name"),
+    ({"nodeName": 7}, "spec.nodeName"),
+])
+def test_malformed_guarded_fields_are_errors_naming_them(bad, path):
+    with pytest.raises((ValueError, TypeError), match="^" + re.escape(f"pod default/p: {path}: ")):
+        vcore.Scheduler(_cluster()).filter(_pod("p", **bad))
