@@ -202,7 +202,7 @@ def test_an_endpoint_that_leaves_mid_scrape(engines, loop, delay):
         await asyncio.sleep(delay)  # 0: the round has begun, its scrapes not yet; 1 ms: they are on the wire
         core.apply_discovered("pool", ["s0"], [])
         await round_
-        return core.scrape["s1"].failures, core.router.endpoints
+        return core.health.failures("s1"), core.router.endpoints
 
     try:
         assert loop.run(race()) == (0, ["s1"])
