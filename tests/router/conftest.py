@@ -1,5 +1,5 @@
 """Fixtures for the router adapter tests: engine simulators (subprocesses on loopback), routers run in a
-background event loop, a real redis-server started on a free port."""
+background event loop, a real redis-server started on a free port; the router's /metrics read as numbers."""
 from __future__ import annotations
 
 import asyncio
@@ -9,8 +9,10 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 pytest.importorskip("aiohttp", reason="the router extra (aiohttp) is not installed")
 from aiohttp import web  # noqa: E402
@@ -78,13 +80,15 @@ class Loop:
     def run(self, coro, timeout: float = 60):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
-    def start_router(self, raw_config: dict, redis=None, kubeconfig: str | None = None):
+    def start_router(self, raw_config: dict, redis=None, kubeconfig: str | None = None,
+                     handler_cancellation: bool = False):
+        """A router on loopback; ``handler_cancellation`` as vcore-router runs it (True) or aiohttp's default."""
         config = parse_config(raw_config)
         port = free_port()
 
         async def go():
             app, core = make_app(config, redis() if callable(redis) else redis, kubeconfig)
-            runner = web.AppRunner(app)
+            runner = web.AppRunner(app, handler_cancellation=handler_cancellation)
             await runner.setup()
             await web.TCPSite(runner, "127.0.0.1", port).start()
             self.runners[f"http://127.0.0.1:{port}"] = runner
@@ -101,6 +105,14 @@ class Loop:
             self.run(r.cleanup())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
+
+
+def read_metrics(url: str) -> dict[tuple[str, tuple], float]:
+    """The samples of a /metrics page: (sample name, sorted label items) -> value."""
+    with urllib.request.urlopen(url + "/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
 
 
 @pytest.fixture(scope="module")

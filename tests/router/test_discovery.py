@@ -118,9 +118,10 @@ def test_selector_config():
     ({"workload": {"port": "a-very-long-port-name"}}, r"workloadSelector\.port"),
     ({"workload": {"port": 8000}, "workloadPort": {"port": 8001}}, r"workloadSelector\.port.*give it once"),
     ({"workloadPort": {"port": 8000, "protocol": "grpc"}}, r"workloadPort\.protocol"),
-    ({"workloadPort": {"port": 8000, "path": "/v1"}}, r"workloadPort: unknown key"),
+    ({"workloadPort": {"port": 8000, "path": "/v1"}}, r"workloadPort\.path: unknown key"),
     ({"workload": {"matchLabels": {"app": "a,b"}}}, r"workloadSelector\.matchLabels\.app"),
-    ({"workload": {"matchLabels": {"bad key": "x"}}}, r"workloadSelector\.matchLabels: 'bad key'"),
+    ({"workload": {"matchLabels": {"bad key": "x"}}},
+     r"workloadSelector\.matchLabels\.bad key: 'bad key' is not a valid label key"),
     ({"workload": {"namespace": "Not_A_Namespace"}}, r"workloadSelector\.namespace"),
 ], ids=["port-0", "port-too-big", "port-name-case", "port-name-long", "port-twice", "protocol", "workloadPort-key",
         "label-value", "label-key", "namespace"])
@@ -201,7 +202,7 @@ def test_an_endpoint_that_leaves_mid_scrape(engines, loop, delay):
         await asyncio.sleep(delay)  # 0: the round has begun, its scrapes not yet; 1 ms: they are on the wire
         core.apply_discovered("pool", ["s0"], [])
         await round_
-        return core.scrape["s1"].failures, core.router.endpoints
+        return core.health.failures("s1"), core.router.endpoints
 
     try:
         assert loop.run(race()) == (0, ["s1"])

@@ -61,6 +61,20 @@ def test_engine_queues_fcfs_and_decode_slows_with_batch():
     assert all(r.finished > r.first_token for r in reqs)
 
 
+def test_engine_refuses_a_request_larger_than_its_cache_and_stays_usable():
+    """A prompt needing more KV blocks than the whole cache could never be admitted: submit refuses it before
+    queueing it (queued, it would block every request behind it and leave the engine reporting one waiting)."""
+    e = Engine(LLAMA3_8B_A100, 512)
+    blocks = e.kv.capacity_blocks + 1
+    with pytest.raises(ValueError, match=f"needs {blocks} KV blocks, the cache has {blocks - 1}"):
+        e.submit(SimRequest(0, 0.0, blocks * 512, 1, list(range(blocks))), 0.0)
+    assert e.n_waiting == 0 and e.n_running == 0
+    r = SimRequest(1, 0.0, 1024, 2, [1, 2])
+    e.submit(r, 0.0)
+    e.advance(100.0)
+    assert r.finished > 0 and e.n_waiting == 0
+
+
 def test_engine_makes_progress_on_a_late_clock():
     """At 2.7e6 s (the HTTP simulator's clock after 5 minutes at time scale 1e-4) a float ulp is ~5e-10 s, and
     a prefill at ~10 k tokens/s with 2e-6 tokens left cannot move the clock: it completes instead of stalling the

@@ -16,6 +16,7 @@ import sys
 from vcore.routing import POLICY_NAMES
 from vcore.sim.llm import (PRESETS, TRACE_PRESET, format_table, load_trace, prompt_load, replay, synthetic_trace,
                            ttft_lower_bound, write_trace)
+from vcore.validation import PORT
 
 
 def _replay(argv: list[str]) -> int:
@@ -66,6 +67,15 @@ def _trace(argv: list[str]) -> int:
     return 0
 
 
+def _port(text: str) -> int:
+    """--port: a TCP port; argparse reports a bad one in one line (exit status 2)."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a port number 1-65535, got {text!r}") from None
+    return PORT(number, "", argparse.ArgumentTypeError)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["replay"]:
@@ -74,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         return _trace(argv[1:])
     ap = argparse.ArgumentParser(prog="vcore-router", description=__doc__.split("\n\n")[0])
     ap.add_argument("--config")
-    ap.add_argument("--port", type=int, default=8080)
+    ap.add_argument("--port", type=_port, default=8080)
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--kubeconfig", help="for ModelServers with a workloadSelector (default: the in-cluster "
                                          "service account)")
@@ -108,7 +118,12 @@ def main(argv: list[str] | None = None) -> int:
     # cyclic collector's generations, so a full collection does not walk it (measured: 7 ms per full collection
     # at start, 20 ms under load at 500 req/s; ~0 once frozen).
     gc.freeze()
-    web.run_app(app, host=args.host, port=args.port, access_log=None, loop=loop)
+    try:
+        # handler_cancellation: a client that goes away cancels its request, and with it the request to the engine.
+        web.run_app(app, host=args.host, port=args.port, access_log=None, loop=loop, handler_cancellation=True)
+    except OSError as e:  # the address is taken or cannot be bound
+        print(f"vcore-router: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

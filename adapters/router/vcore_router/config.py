@@ -26,20 +26,24 @@ A YAML file (or dict) with a ``router`` section and lists of ModelServer and Mod
         rules: [{targetModels: [{modelServerName: llama-8b, weight: 90}, {modelServerName: canary, weight: 10}]}]
         rateLimit: {inputTokensPerUnit: 100000, outputTokensPerUnit: 20000, unit: minute}
 
-Unknown keys are errors naming the path; so are missing or out-of-range values.
+Every field is declared as a ``vcore.validation`` constraint: a bad value, an unknown or missing key is a
+ConfigError ``"<path>: <problem>"`` naming the field (``modelServers[0].endpoints[1].url: ...``). Numbers are
+finite, ports in 1..65535, durations finite and bounded, counts within what the routing core holds. An optional
+key given as ``null`` (an empty YAML value) is absent.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import yaml
+from yarl import URL
 
-from vcore.routing import DEFAULT_POLICY, POLICY_NAMES, ROLES, Policy, PolicyError, make_policy, named_policy
+from vcore.routing import DEFAULT_POLICY, ROLES, Policy, PolicyError, make_policy, named_policy
+from vcore.validation import (DNS1123_LABEL, LABEL_KEY, PORT, Constraint, Duration, Integer, ListOf, MapOf, Number,
+                              OneOf, Record, String, fail, join, mapping)
 
 
 class ConfigError(ValueError):
@@ -144,230 +148,267 @@ class RouterConfig:
         return None
 
 
-def _check_keys(obj: Any, path: str, allowed: set[str], required: set[str] = frozenset()) -> Mapping[str, Any]:
-    if not isinstance(obj, Mapping):
-        raise ConfigError(f"{path}: expected a mapping, got {type(obj).__name__}")
-    unknown = sorted(set(obj) - allowed)
-    if unknown:
-        raise ConfigError(f"{path}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
-    missing = sorted(required - set(obj))
-    if missing:
-        raise ConfigError(f"{path}: missing {', '.join(missing)}")
-    return obj
+# ---------------------------------------------------------------------------------------------- constraints
+@dataclass(frozen=True)
+class _OrNull(Constraint[Any]):
+    """An optional key: ``null`` means absent (None), anything else must meet ``inner``."""
+
+    inner: Constraint[Any]
+
+    def __call__(self, value: Any, path: str, error=ValueError) -> Any:
+        return None if value is None else self.inner(value, path, error)
 
 
-def _int(v: Any, path: str, lo: int = 0) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-        raise ConfigError(f"{path}: expected an integer >= {lo}, got {v!r}")
-    return v
+def _record(fields: Mapping[str, Constraint[Any]], required: tuple[str, ...] = ()) -> Record:
+    """A Record whose optional keys may be null."""
+    return Record({k: c if k in required else _OrNull(c) for k, c in fields.items()}, required)
 
 
-def _num(v: Any, path: str, positive: bool = True) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or (v <= 0 if positive else v < 0):
-        raise ConfigError(f"{path}: expected a number {'>' if positive else '>='} 0, got {v!r}")
-    return float(v)
+def _given(checked: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of a checked Record that have a value (null ones are absent)."""
+    return {k: v for k, v in checked.items() if v is not None}
 
 
-def _str(v: Any, path: str) -> str:
-    if not isinstance(v, str) or not v:
-        raise ConfigError(f"{path}: expected a non-empty string, got {v!r}")
-    return v
+@dataclass(frozen=True)
+class _EngineUrl(Constraint[str]):
+    """An engine's base URL, as aiohttp will read it (yarl): http(s)://host[:port][/path], port in 1..65535, no
+    query or fragment (the router appends /v1/... and /metrics). Returned without a trailing '/'."""
+
+    def __call__(self, value: Any, path: str, error=ValueError) -> str:
+        text = String(nonempty=True)(value, path, error)
+        try:
+            url = URL(text)
+        except ValueError as e:
+            raise fail(error, path, f"{text!r} is not a valid URL: {e}") from None
+        if url.scheme not in ("http", "https") or not url.host:
+            raise fail(error, path, f"must be http(s)://host[:port], got {text!r}")
+        if url.explicit_port is not None:
+            PORT(url.explicit_port, join(path, "port"), error)
+        if url.query_string or url.fragment:
+            raise fail(error, path, f"must not have a query or fragment, got {text!r}")
+        return text.rstrip("/")
 
 
-def _labels(v: Any, path: str) -> dict[str, str]:
-    if not isinstance(v, Mapping) or not all(isinstance(k, str) and isinstance(x, str) for k, x in v.items()):
-        raise ConfigError(f"{path}: expected a mapping of strings")
-    return dict(v)
+@dataclass(frozen=True)
+class _RedisUrl(Constraint[str]):
+    """A Redis URL (redis://, rediss://, unix://) checked by building the connection redis-py's client would open
+    (without connecting), plus what its parser lets through silently: a port of 0, a database that is not a
+    number (both would be dropped for the defaults)."""
+
+    def __call__(self, value: Any, path: str, error=ValueError) -> str:
+        text = String(nonempty=True)(value, path, error)
+        try:
+            from redis.asyncio import ConnectionPool
+            from redis.exceptions import RedisError
+        except ImportError:
+            raise fail(error, path, "needs the redis package (pip install 'vcore[router]')") from None
+        try:
+            url = URL(text)
+            pool = ConnectionPool.from_url(text)
+            pool.connection_class(**pool.connection_kwargs)
+        except TypeError as e:  # a query parameter that no connection takes
+            raise fail(error, path, f"{text!r}: an option redis-py does not know ({e})") from None
+        except (ValueError, RedisError) as e:
+            raise fail(error, path, f"{text!r}: {e}") from None
+        if url.scheme in ("redis", "rediss"):
+            if url.explicit_port is not None:
+                PORT(url.explicit_port, join(path, "port"), error)
+            db = url.path.strip("/")
+            if db and not db.isdigit():
+                raise fail(error, path, f"{text!r}: the database {db!r} is not a number")
+        return text
 
 
-# Kubernetes' syntax (k8s.io/apimachinery validation): label keys and values, namespaces, container port names.
-_LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-_PORT_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?")  # IANA_SVC_NAME
+INT32_MAX = 2**31 - 1
+_NAME = String(nonempty=True)
+_COUNT = Integer(0, INT32_MAX)  # counts the routing core holds in 32 bits
+_TOKENS = Integer(0, 2**53)  # token budgets (the Redis buckets are Lua numbers: exact up to 2^53)
+# Discovered endpoints are named <ModelServer>/<namespace>/<pod>: a static name without '/' never collides.
+_ENDPOINT_NAME = String(nonempty=True, pattern=r"[^/]+", what="a static endpoint name (no '/': discovered "
+                                                               "endpoints are <ModelServer>/<namespace>/<pod>)")
+_LABEL_VALUE = String(max_len=63, pattern=r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?",
+                      what="a label value (alphanumerics, '-', '_' and '.', alphanumeric at both ends)")
+_LABELS = MapOf(_LABEL_VALUE, key=LABEL_KEY)
+_PORT_NAME = String(nonempty=True, max_len=15, pattern=r"(?=[^a-z]*[a-z])(?!.*--)[a-z0-9]([-a-z0-9]*[a-z0-9])?",
+                    what="a container port name (lowercase letters, digits and '-', at least one letter)")
+_WORKLOAD_PORT = OneOf((PORT, _PORT_NAME), "a port number 1-65535 or a container port name (lowercase letters, "
+                                          "digits and '-', at most 15, at least one letter)")
+_ENGINES = ("vllm", "sglang")
+
+_ENDPOINT = _record({"name": _ENDPOINT_NAME, "url": _EngineUrl(), "role": String(choices=ROLES), "pdGroup": _NAME,
+                     "domain": _NAME, "maxLoras": _COUNT}, required=("name", "url"))
+_PD_GROUP = _record({"groupKey": LABEL_KEY, "prefillLabels": _LABELS, "decodeLabels": _LABELS},
+                    required=("groupKey", "prefillLabels", "decodeLabels"))
+_WORKLOAD_SELECTOR = _record({"namespace": DNS1123_LABEL, "matchLabels": _LABELS, "port": _WORKLOAD_PORT,
+                              "pdGroup": _PD_GROUP, "domainLabel": LABEL_KEY, "maxLoras": _COUNT},
+                             required=("matchLabels",))
+_SERVER = _record({
+    "apiVersion": String(), "name": _NAME, "model": _NAME, "inferenceEngine": _NAME,
+    "endpoints": ListOf(_ENDPOINT), "workloadSelector": _WORKLOAD_SELECTOR,
+    "workloadPort": _record({"port": _WORKLOAD_PORT, "protocol": String(choices=("http", "https"))}),
+    "tokensPerSecondPerReplica": Number(0), "pdMinPromptTokens": _COUNT,
+    "prefillTokensPerSecond": Number(0, open_lo=True),
+    "prefillOverheadSeconds": Duration(allow_zero=True, max_seconds=3600.0)}, required=("name", "model"))
+_TARGET = _record({"modelServerName": _NAME, "weight": _COUNT}, required=("modelServerName",))
+_RULE = _record({"name": String(), "modelMatch": mapping, "targetModels": ListOf(_TARGET, min_len=1)},
+                required=("targetModels",))
+_RATE_LIMIT = _record({"inputTokensPerUnit": _TOKENS, "outputTokensPerUnit": _TOKENS,
+                       "unit": String(choices=tuple(UNITS)), "global": mapping})
+_ROUTE = _record({"apiVersion": String(), "name": String(), "modelName": _NAME, "loraAdapters": ListOf(_NAME),
+                  "rules": ListOf(_RULE, min_len=1), "rateLimit": _RATE_LIMIT}, required=("modelName", "rules"))
+# status (what kubectl shows of a resource's observed state) is not configuration: accepted, not read.
+_DOCUMENT = _record({"apiVersion": String(), "kind": String(), "metadata": mapping, "spec": mapping, "status": mapping},
+                    required=("kind", "spec"))
+_ROUTER = _record({
+    "policy": OneOf((_NAME, mapping), "a policy name or a mapping of policy fields"),
+    "scrapeIntervalSeconds": Duration(max_seconds=3600.0),
+    "unhealthyAfterFailures": Integer(1, 1000),
+    "maxBodyBytes": Integer(1, 2**30),
+    "retries": Integer(1, 100),
+    "blockBytes": Integer(1, 2**20),
+    "prefixCapacityBlocks": Integer(1, 10**8),
+    "requestTimeoutSeconds": Duration(max_seconds=86400.0),
+    "seed": Integer(0, 2**64 - 1)})
+_TOP = _record({"router": _ROUTER, "redis": _record({"url": _RedisUrl()}), "modelServers": ListOf(mapping, min_len=1),
+                "modelRoutes": ListOf(mapping, min_len=1)}, required=("modelServers", "modelRoutes"))
 
 
-def _selector_labels(v: Any, path: str) -> dict[str, str]:
-    """Labels that go into a labelSelector query: keys and values must be valid Kubernetes label syntax (a
-    comma or "=" in a value would change the query)."""
-    labels = _labels(v, path)
-    for key, value in labels.items():
-        prefix, _, name = key.rpartition("/")
-        if not _LABEL_NAME.fullmatch(name) or (prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix))):
-            raise ConfigError(f"{path}: {key!r} is not a valid label key")
-        if value and not _LABEL_NAME.fullmatch(value):
-            raise ConfigError(f"{path}.{key}: {value!r} is not a valid label value")
-    return labels
-
-
-def _workload_port(v: Any, path: str) -> int | str:
-    """A port number (1-65535) or a container port name."""
-    if isinstance(v, str):
-        if not _PORT_NAME.fullmatch(v) or "--" in v or not re.search("[a-z]", v):
-            raise ConfigError(f"{path}: {v!r} is not a container port name (lowercase letters, digits and '-', "
-                              f"at most 15, at least one letter)")
-        return v
-    port = _int(v, path, 1)
-    if port > 65535:
-        raise ConfigError(f"{path}: expected a port number 1-65535 or a container port name, got {v!r}")
-    return port
-
-
-def _spec(doc: Any, kind: str, path: str) -> Mapping[str, Any]:
-    """A bare spec, or a whole Kubernetes-style document whose spec (with metadata.name) is taken."""
-    if isinstance(doc, Mapping) and "kind" in doc:
-        if doc["kind"] != kind:
-            raise ConfigError(f"{path}.kind: expected {kind}, got {doc['kind']!r}")
-        spec = dict(_check_keys(doc.get("spec", {}), f"{path}.spec", _SPEC_KEYS[kind]))
-        spec.setdefault("name", (doc.get("metadata") or {}).get("name"))
-        return spec
-    return doc
-
-
-_SPEC_KEYS = {
-    "ModelServer": {"name", "model", "inferenceEngine", "endpoints", "workloadSelector", "workloadPort",
-                    "tokensPerSecondPerReplica", "pdMinPromptTokens", "prefillTokensPerSecond",
-                    "prefillOverheadSeconds"},
-    "ModelRoute": {"name", "modelName", "loraAdapters", "rules", "rateLimit"},
-}
+# ------------------------------------------------------------------------------------------------- parsing
+def _spec(doc: Any, kind: str, path: str) -> tuple[Any, str]:
+    """(the spec, its path): a bare spec, or a whole Kubernetes-style document's spec named by metadata.name."""
+    if not (isinstance(doc, Mapping) and "kind" in doc):
+        return doc, path
+    d = _given(_DOCUMENT(doc, path, ConfigError))
+    if d["kind"] != kind:
+        raise fail(ConfigError, join(path, "kind"), f"must be {kind}, got {d['kind']!r}")
+    spec = dict(d["spec"])
+    if "name" not in spec:
+        meta = d.get("metadata", {})
+        if meta.get("name") is None:
+            raise fail(ConfigError, join(path, "metadata.name"), "required (or spec.name)")
+        spec["name"] = _NAME(meta["name"], join(path, "metadata.name"), ConfigError)
+    return spec, join(path, "spec")
 
 
 def _server(doc: Any, path: str) -> ModelServer:
-    s = _check_keys(_spec(doc, "ModelServer", path), path, _SPEC_KEYS["ModelServer"] | {"apiVersion"},
-                    {"name", "model"})
-    engine = str(s.get("inferenceEngine", "vLLM")).lower()
-    if engine not in ("vllm", "sglang"):
-        raise ConfigError(f"{path}.inferenceEngine: expected vLLM or SGLang, got {s.get('inferenceEngine')!r}")
+    raw, path = _spec(doc, "ModelServer", path)
+    s = _given(_SERVER(raw, path, ConfigError))
+    engine = s.get("inferenceEngine", "vLLM").lower()
+    if engine not in _ENGINES:
+        raise fail(ConfigError, join(path, "inferenceEngine"), f"must be vLLM or SGLang, got {s['inferenceEngine']!r}")
     endpoints = []
-    for i, e in enumerate(s.get("endpoints") or []):
-        p = f"{path}.endpoints[{i}]"
-        _check_keys(e, p, {"name", "url", "role", "pdGroup", "domain", "maxLoras"}, {"name", "url"})
-        url = _str(e["url"], f"{p}.url")
-        parsed = urlparse(url)
-        if parsed.scheme not in ("http", "https") or not parsed.hostname:
-            raise ConfigError(f"{p}.url: expected http(s)://host:port, got {url!r}")
-        role = e.get("role", "both")
-        if role not in ROLES:
-            raise ConfigError(f"{p}.role: expected one of {', '.join(ROLES)}, got {role!r}")
-        endpoints.append(StaticEndpoint(_str(e["name"], f"{p}.name"), url.rstrip("/"), role, e.get("pdGroup"),
-                                        e.get("domain"), _int(e.get("maxLoras", 0), f"{p}.maxLoras")))
+    seen: dict[str, int] = {}
+    for i, e in enumerate(_given(x) for x in s.get("endpoints", ())):
+        if e["name"] in seen:
+            raise fail(ConfigError, join(join(join(path, "endpoints"), i), "name"),
+                       f"duplicate {e['name']!r} (also endpoints[{seen[e['name']]}])")
+        seen[e["name"]] = i
+        endpoints.append(StaticEndpoint(e["name"], e["url"], e.get("role", "both"), e.get("pdGroup"), e.get("domain"),
+                                        e.get("maxLoras", 0)))
     selector = None
-    if s.get("workloadSelector") is not None:
-        p = f"{path}.workloadSelector"
-        w = _check_keys(s["workloadSelector"], p, {"namespace", "matchLabels", "port", "pdGroup", "domainLabel",
-                                                   "maxLoras"}, {"matchLabels"})
-        pd = None
-        if w.get("pdGroup") is not None:
-            g = _check_keys(w["pdGroup"], f"{p}.pdGroup", {"groupKey", "prefillLabels", "decodeLabels"},
-                            {"groupKey", "prefillLabels", "decodeLabels"})
-            pd = PdGroupSelector(_str(g["groupKey"], f"{p}.pdGroup.groupKey"),
-                                 _labels(g["prefillLabels"], f"{p}.pdGroup.prefillLabels"),
-                                 _labels(g["decodeLabels"], f"{p}.pdGroup.decodeLabels"))
-        wp = _check_keys(s.get("workloadPort") or {}, f"{path}.workloadPort", {"port", "protocol"})
-        if "port" in w and "port" in wp:
-            raise ConfigError(f"{p}.port: the port is also given as {path}.workloadPort.port; give it once")
-        port = _workload_port(w["port"], f"{p}.port") if "port" in w else \
-            _workload_port(wp.get("port", 8000), f"{path}.workloadPort.port")
-        protocol = wp.get("protocol", "http")
-        if protocol not in ("http", "https"):
-            raise ConfigError(f"{path}.workloadPort.protocol: expected http or https, got {protocol!r}")
-        namespace = w.get("namespace", "default")
-        if not isinstance(namespace, str) or not _DNS_LABEL.fullmatch(namespace):
-            raise ConfigError(f"{p}.namespace: {namespace!r} is not a valid namespace name")
-        selector = WorkloadSelector(namespace, _selector_labels(w["matchLabels"], f"{p}.matchLabels"), port, pd,
-                                    _str(w.get("domainLabel", "topology.kubernetes.io/zone"), f"{p}.domainLabel"),
-                                    _int(w.get("maxLoras", 0), f"{p}.maxLoras"), protocol)
+    if "workloadSelector" in s:
+        selector = _selector(_given(s["workloadSelector"]), _given(s.get("workloadPort", {})), path)
     if not endpoints and selector is None:
-        raise ConfigError(f"{path}: needs endpoints or a workloadSelector")
-    names = [e.name for e in endpoints]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"{path}.endpoints: duplicate endpoint names")
-    return ModelServer(_str(s["name"], f"{path}.name"), _str(s["model"], f"{path}.model"), engine, tuple(endpoints),
-                       selector, _num(s.get("tokensPerSecondPerReplica", 0), f"{path}.tokensPerSecondPerReplica", False),
-                       _int(s.get("pdMinPromptTokens", 0), f"{path}.pdMinPromptTokens"),
-                       _num(s.get("prefillTokensPerSecond", 1.0), f"{path}.prefillTokensPerSecond"),
-                       _num(s.get("prefillOverheadSeconds", 0.0), f"{path}.prefillOverheadSeconds", False))
+        raise fail(ConfigError, path, "needs endpoints or a workloadSelector")
+    return ModelServer(s["name"], s["model"], engine, tuple(endpoints), selector,
+                       s.get("tokensPerSecondPerReplica", 0.0), s.get("pdMinPromptTokens", 0),
+                       s.get("prefillTokensPerSecond", 1.0), s.get("prefillOverheadSeconds", 0.0))
+
+
+def _selector(w: dict[str, Any], workload_port: dict[str, Any], path: str) -> WorkloadSelector:
+    p = join(path, "workloadSelector")
+    if "port" in w and "port" in workload_port:
+        raise fail(ConfigError, join(p, "port"), f"the port is also given as {path}.workloadPort.port; give it once")
+    pd = None
+    if "pdGroup" in w:
+        g = w["pdGroup"]
+        pd = PdGroupSelector(g["groupKey"], g["prefillLabels"], g["decodeLabels"])
+    port = w.get("port", workload_port.get("port", 8000))
+    return WorkloadSelector(w.get("namespace", "default"), w["matchLabels"], port, pd,
+                            w.get("domainLabel", "topology.kubernetes.io/zone"), w.get("maxLoras", 0),
+                            workload_port.get("protocol", "http"))
 
 
 def _route(doc: Any, path: str, servers: Mapping[str, ModelServer]) -> ModelRoute:
-    r = _check_keys(_spec(doc, "ModelRoute", path), path, _SPEC_KEYS["ModelRoute"] | {"apiVersion"},
-                    {"modelName", "rules"})
+    raw, path = _spec(doc, "ModelRoute", path)
+    r = _given(_ROUTE(raw, path, ConfigError))
     targets = []
-    rules = r["rules"]
-    if not isinstance(rules, list) or not rules:
-        raise ConfigError(f"{path}.rules: expected a non-empty list")
-    for i, rule in enumerate(rules):
-        _check_keys(rule, f"{path}.rules[{i}]", {"name", "modelMatch", "targetModels"}, {"targetModels"})
-        for j, t in enumerate(rule["targetModels"]):
-            p = f"{path}.rules[{i}].targetModels[{j}]"
-            _check_keys(t, p, {"modelServerName", "weight"}, {"modelServerName"})
+    for i, rule in enumerate(r["rules"]):
+        for j, t in enumerate(_given(x) for x in rule["targetModels"]):
             if t["modelServerName"] not in servers:
-                raise ConfigError(f"{p}.modelServerName: no ModelServer named {t['modelServerName']!r}")
-            targets.append(Target(t["modelServerName"], _int(t.get("weight", 100), f"{p}.weight")))
+                raise fail(ConfigError, f"{path}.rules[{i}].targetModels[{j}].modelServerName",
+                           f"no ModelServer named {t['modelServerName']!r}")
+            targets.append(Target(t["modelServerName"], t.get("weight", 100)))
     if sum(t.weight for t in targets) <= 0:
-        raise ConfigError(f"{path}.rules: the target weights sum to 0")
+        raise fail(ConfigError, join(path, "rules"), "the target weights sum to 0")
     limit = None
-    if r.get("rateLimit") is not None:
-        p = f"{path}.rateLimit"
-        rl = _check_keys(r["rateLimit"], p, {"inputTokensPerUnit", "outputTokensPerUnit", "unit", "global"})
-        unit = rl.get("unit", "minute")
-        if unit not in UNITS:
-            raise ConfigError(f"{p}.unit: expected one of {', '.join(UNITS)}, got {unit!r}")
-        limit = RateLimit(_int(rl.get("inputTokensPerUnit", 0), f"{p}.inputTokensPerUnit"),
-                          _int(rl.get("outputTokensPerUnit", 0), f"{p}.outputTokensPerUnit"), UNITS[unit])
-    loras = r.get("loraAdapters") or []
-    if not isinstance(loras, list) or not all(isinstance(x, str) and x for x in loras):
-        raise ConfigError(f"{path}.loraAdapters: expected a list of names")
-    return ModelRoute(_str(r["modelName"], f"{path}.modelName"), tuple(loras), tuple(targets), limit)
+    if "rateLimit" in r:
+        rl = _given(r["rateLimit"])
+        limit = RateLimit(rl.get("inputTokensPerUnit", 0), rl.get("outputTokensPerUnit", 0),
+                          UNITS[rl.get("unit", "minute")])
+    return ModelRoute(r["modelName"], r.get("loraAdapters", ()), tuple(targets), limit)
 
 
-def parse_config(raw: Mapping[str, Any]) -> RouterConfig:
-    top = _check_keys(raw, "config", {"router", "redis", "modelServers", "modelRoutes"},
-                      {"modelServers", "modelRoutes"})
-    rt = _check_keys(top.get("router") or {}, "router",
-                     {"policy", "scrapeIntervalSeconds", "unhealthyAfterFailures", "maxBodyBytes", "retries",
-                      "blockBytes", "prefixCapacityBlocks", "requestTimeoutSeconds", "seed"})
-    block_bytes = _int(rt.get("blockBytes", 64), "router.blockBytes", 1)
-    raw_policy = rt.get("policy", DEFAULT_POLICY)
+def _policy(raw: Any, block_bytes: int) -> tuple[Policy, str]:
     try:
-        if isinstance(raw_policy, str):
-            policy, name = named_policy(raw_policy, max(1, block_bytes // 4)), raw_policy
-        elif isinstance(raw_policy, Mapping):
-            fields = dict(raw_policy)
-            base = fields.pop("name", None)
-            policy = named_policy(base, max(1, block_bytes // 4), **fields) if base else make_policy(fields)
-            name = base or "custom"
-        else:
-            raise ConfigError(f"router.policy: expected one of {', '.join(POLICY_NAMES)} or a mapping")
+        if isinstance(raw, str):
+            return named_policy(raw, max(1, block_bytes // 4)), raw
+        fields = dict(raw)
+        base = fields.pop("name", None)
+        policy = named_policy(base, max(1, block_bytes // 4), **fields) if base else make_policy(fields)
+        return policy, base or "custom"
     except PolicyError as e:
         raise ConfigError(f"router.{e}") from None
+
+
+def parse_config(raw: Any) -> RouterConfig:
+    """The router configuration from its YAML data; ConfigError naming the field path on any bad value."""
+    top = _given(_TOP(mapping(raw, "config", ConfigError), "", ConfigError))
+    rt = _given(top.get("router", {}))
+    block_bytes = rt.get("blockBytes", 64)
+    policy, policy_name = _policy(rt.get("policy", DEFAULT_POLICY), block_bytes)
     servers: dict[str, ModelServer] = {}
-    for i, doc in enumerate(top["modelServers"] or []):
-        s = _server(doc, f"modelServers[{i}]")
+    endpoint_at: dict[str, str] = {}  # endpoint name -> its path: the router's endpoint table is keyed by name
+    for i, doc in enumerate(top["modelServers"]):
+        path = f"modelServers[{i}]"
+        s = _server(doc, path)
         if s.name in servers:
-            raise ConfigError(f"modelServers[{i}].name: duplicate {s.name!r}")
+            raise fail(ConfigError, join(path, "name"), f"duplicate {s.name!r}")
+        for j, e in enumerate(s.endpoints):
+            if e.name in endpoint_at:
+                raise fail(ConfigError, f"{path}.endpoints[{j}].name",
+                           f"duplicate endpoint {e.name!r} (also {endpoint_at[e.name]})")
+            endpoint_at[e.name] = f"{path}.endpoints[{j}]"
         servers[s.name] = s
-    routes = tuple(_route(doc, f"modelRoutes[{i}]", servers) for i, doc in enumerate(top["modelRoutes"] or []))
-    if not routes:
-        raise ConfigError("modelRoutes: at least one route is needed")
-    names = [r.model_name for r in routes]
-    if len(set(names)) != len(names):
-        raise ConfigError("modelRoutes: duplicate modelName")
-    redis = _check_keys(top.get("redis") or {}, "redis", {"url"})
+    routes: list[ModelRoute] = []
+    served: dict[str, str] = {}  # a name clients ask for -> where it is declared
+    for i, doc in enumerate(top["modelRoutes"]):
+        path = f"modelRoutes[{i}]"
+        route = _route(doc, path, servers)
+        for name, where in [(route.model_name, "modelName")] + [(a, f"loraAdapters[{k}]")
+                                                                for k, a in enumerate(route.lora_adapters)]:
+            if name in served:
+                raise fail(ConfigError, join(path, where), f"{name!r} is already served by {served[name]}")
+            served[name] = join(path, where)
+        routes.append(route)
     return RouterConfig(
-        policy=policy, policy_name=name, servers=servers, routes=routes,
-        scrape_interval_s=_num(rt.get("scrapeIntervalSeconds", 0.5), "router.scrapeIntervalSeconds"),
-        unhealthy_after_failures=_int(rt.get("unhealthyAfterFailures", 2), "router.unhealthyAfterFailures", 1),
-        max_body_bytes=_int(rt.get("maxBodyBytes", 4 * 2**20), "router.maxBodyBytes", 1),
-        retries=_int(rt.get("retries", 3), "router.retries", 1), block_bytes=block_bytes,
-        prefix_capacity_blocks=_int(rt.get("prefixCapacityBlocks", 50_000), "router.prefixCapacityBlocks", 1),
-        request_timeout_s=_num(rt.get("requestTimeoutSeconds", 600), "router.requestTimeoutSeconds"),
-        redis_url=redis.get("url"), seed=_int(rt.get("seed", 0), "router.seed"))
+        policy=policy, policy_name=policy_name, servers=servers, routes=tuple(routes),
+        scrape_interval_s=rt.get("scrapeIntervalSeconds", 0.5),
+        unhealthy_after_failures=rt.get("unhealthyAfterFailures", 2),
+        max_body_bytes=rt.get("maxBodyBytes", 4 * 2**20), retries=rt.get("retries", 3), block_bytes=block_bytes,
+        prefix_capacity_blocks=rt.get("prefixCapacityBlocks", 50_000),
+        request_timeout_s=rt.get("requestTimeoutSeconds", 600.0),
+        redis_url=_given(top.get("redis", {})).get("url"), seed=rt.get("seed", 0))
 
 
 def load_config(path: str | Path) -> RouterConfig:
+    """The configuration in a YAML file; ConfigError (the file's name first) when it is unreadable as YAML or
+    malformed, OSError when it cannot be read."""
     try:
         raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except yaml.YAMLError as e:
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: not valid YAML ({e})") from None
-    return parse_config(raw or {})
+    try:
+        return parse_config(raw if raw is not None else {})
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None

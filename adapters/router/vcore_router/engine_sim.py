@@ -14,6 +14,11 @@ LoRA: ``--max-loras`` slots; a request naming an adapter loads it (``--lora-load
 evicts the least recently used idle adapter. PD disaggregation (vLLM's ``kv_transfer_params``): a ``prefill``
 engine answers with the parameters a decode engine needs; a ``decode`` engine given them skips the prefill of
 the transferred blocks. Faults for tests: POST /sim/fault {"mode": "refuse" | "midstream" | "none", ...}.
+
+Bad requests are answered 400 as an OpenAI server does: a body the router's own check refuses
+(vcore_router.request), or one whose prompt and output exceed ``--max-model-len`` tokens (vLLM's context check).
+A client that goes away mid-stream ends the handler quietly (the modelled request runs to its end: the model has
+no abort).
 """
 from __future__ import annotations
 
@@ -33,19 +38,25 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from vcore.routing import estimate_tokens, hash_prompt
 from vcore.sim.llm import DEFAULT_PRESET, FIRST_TOKEN, PRESETS, Engine, SimRequest
 
-from vcore_router.prompt import prompt_text
+from vcore_router.request import RequestError, parse_request
 
 BLOCK_BYTES = 64  # 16 tokens of text: vLLM's default KV block
 TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
                 40.0, 80.0)
 ITL_BUCKETS = (0.001, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
                0.75, 1.0, 2.5)
+MAX_MODEL_LEN = 131072  # Llama 3.1's context, in tokens
+
+
+def bad_request(message: str) -> web.HTTPBadRequest:
+    return web.HTTPBadRequest(text=json.dumps({"error": {"message": message, "type": "BadRequestError", "code": 400}}),
+                              content_type="application/json")
 
 
 class EngineSim:
     def __init__(self, model: str = "sim-model", preset: str = DEFAULT_PRESET, role: str = "both",
                  max_loras: int = 4, lora_load_ms: float = 200.0, time_scale: float = 1.0, name: str = "engine",
-                 default_max_tokens: int = 16):
+                 default_max_tokens: int = 16, max_model_len: int = MAX_MODEL_LEN):
         if preset not in PRESETS:
             raise ValueError(f"preset: unknown {preset!r}; expected one of {', '.join(PRESETS)}")
         if not time_scale > 0:
@@ -59,6 +70,7 @@ class EngineSim:
         self.lora_load_s = lora_load_ms / 1000.0
         self.loras: OrderedDict[str, int] = OrderedDict()  # loaded adapter -> requests using it
         self.default_max_tokens = default_max_tokens
+        self.max_model_len = max_model_len
         self.fault: dict = {"mode": "none"}
         self._t0 = time.monotonic()
         self._ids = itertools.count()
@@ -186,11 +198,10 @@ class EngineSim:
         if self.fault.get("mode") == "refuse":
             raise web.HTTPServiceUnavailable(text="engine refusing requests (fault injection)")
         try:
-            body = await request.json()
-            text = prompt_text(body, chat)
-        except (ValueError, json.JSONDecodeError) as e:
-            raise web.HTTPBadRequest(text=json.dumps({"error": {"message": str(e)}}), content_type="application/json")
-        model = body.get("model", self.model)
+            req = parse_request(await request.read(), chat, kv_transfer=True)
+        except RequestError as e:
+            raise bad_request(str(e)) from None
+        body, text, model = req.body, req.text, req.model
         lora = None if model == self.model else model
         if lora is not None:
             if self.max_loras <= 0:
@@ -206,21 +217,28 @@ class EngineSim:
     async def _serve(self, request: web.Request, body: dict, text: str, chat: bool, model: str,
                      lora: str | None) -> web.StreamResponse:
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or self.default_max_tokens
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-            raise web.HTTPBadRequest(text=json.dumps({"error": {"message": "max_tokens: expected an integer >= 1"}}),
-                                     content_type="application/json")
         kv_params = body.get("kv_transfer_params") or {}
         prompt_tokens = estimate_tokens(text)
+        if prompt_tokens + max_tokens > self.max_model_len:
+            raise bad_request(f"This model's maximum context length is {self.max_model_len} tokens. However, you "
+                              f"requested {prompt_tokens + max_tokens} tokens ({prompt_tokens} in the messages, "
+                              f"{max_tokens} in the completion). Please reduce the length of the messages or "
+                              f"completion.")
         hashes = [int(h) for h in hash_prompt(text, BLOCK_BYTES, salt=lora or self.model)]
         if self.role == "prefill":
             max_tokens = 1
         rid = next(self._ids)
         sim = SimRequest(rid, self.now(), prompt_tokens, max_tokens, hashes)
         if self.role == "decode" and kv_params.get("do_remote_prefill"):
-            # The prefill engine computed these blocks; here they arrive over the KV transfer and count as cached.
-            received = [int(h) for h in kv_params.get("remote_block_ids") or []]
-            self.engine.kv.allocate(received, 0)
-            self.engine.kv.release(received, 0)
+            # The prefill engine computed these blocks; here they arrive over the KV transfer and count as cached
+            # (when the cache has room for them now).
+            received = kv_params.get("remote_block_ids") or []
+            if not isinstance(received, list) or not all(isinstance(h, int) and not isinstance(h, bool)
+                                                         for h in received):
+                raise bad_request("kv_transfer_params.remote_block_ids: must be a list of block ids")
+            if self.engine.kv.can_allocate(received, 0):
+                self.engine.kv.allocate(received, 0)
+                self.engine.kv.release(received, 0)
         self._deliver(self.engine.submit(sim, self.now()))
         self._wake.set()
         self.m_queries.labels(self.model).inc(prompt_tokens)
@@ -254,36 +272,40 @@ class EngineSim:
                 out["kv_transfer_params"] = transfer
             return web.json_response(out)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-        await resp.prepare(request)
-        sent = 0
-        fail_after = self.fault.get("after_tokens", 2) if self.fault.get("mode") == "midstream" else None
-        chunk_obj = "chat.completion.chunk" if chat else "text_completion"
-        while sent < max_tokens:
-            self.advance()
-            produced = self.engine.tokens_generated(sim)
-            while sent < produced:
-                if fail_after is not None and sent >= fail_after:
-                    request.transport.close()  # the engine dies mid-stream: no final chunk, no [DONE]
-                    return resp
-                delta = {"content": piece(sent)} if chat else None
-                choice = ({"index": 0, "delta": delta, "finish_reason": None} if chat
-                          else {"index": 0, "text": piece(sent), "finish_reason": None})
-                if sent == max_tokens - 1:
-                    choice["finish_reason"] = "length"
-                chunk = {"id": cid, "object": chunk_obj, "created": created, "model": model, "choices": [choice]}
-                await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                sent += 1
-            if sent < max_tokens:
-                await asyncio.sleep(self._wall_delay(max(self.engine.step_seconds(), 1e-4)))
-        await self._wait(sim, "finished")
-        self.m_gen.labels(self.model).inc(max_tokens)
-        self._observe_itl(sim)
-        if body.get("stream_options", {}).get("include_usage"):
-            tail = {"id": cid, "object": chunk_obj, "created": created, "model": model, "choices": [], "usage": usage}
-            await resp.write(f"data: {json.dumps(tail)}\n\n".encode())
-        await resp.write(b"data: [DONE]\n\n")
-        await resp.write_eof()
-        return resp
+        try:  # the client may go away at any write: the handler ends quietly
+            await resp.prepare(request)
+            sent = 0
+            fail_after = self.fault.get("after_tokens", 2) if self.fault.get("mode") == "midstream" else None
+            chunk_obj = "chat.completion.chunk" if chat else "text_completion"
+            while sent < max_tokens:
+                self.advance()
+                produced = self.engine.tokens_generated(sim)
+                while sent < produced:
+                    if fail_after is not None and sent >= fail_after:
+                        request.transport.close()  # the engine dies mid-stream: no final chunk, no [DONE]
+                        return resp
+                    delta = {"content": piece(sent)} if chat else None
+                    choice = ({"index": 0, "delta": delta, "finish_reason": None} if chat
+                              else {"index": 0, "text": piece(sent), "finish_reason": None})
+                    if sent == max_tokens - 1:
+                        choice["finish_reason"] = "length"
+                    chunk = {"id": cid, "object": chunk_obj, "created": created, "model": model, "choices": [choice]}
+                    await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    sent += 1
+                if sent < max_tokens:
+                    await asyncio.sleep(self._wall_delay(max(self.engine.step_seconds(), 1e-4)))
+            await self._wait(sim, "finished")
+            self.m_gen.labels(self.model).inc(max_tokens)
+            self._observe_itl(sim)
+            if (body.get("stream_options") or {}).get("include_usage"):
+                tail = {"id": cid, "object": chunk_obj, "created": created, "model": model, "choices": [],
+                        "usage": usage}
+                await resp.write(f"data: {json.dumps(tail)}\n\n".encode())
+            await resp.write(b"data: [DONE]\n\n")
+            await resp.write_eof()
+            return resp
+        except ConnectionError:
+            return resp
 
     def _observe_itl(self, sim: SimRequest) -> None:
         if sim.output_tokens > 1:
@@ -320,10 +342,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--max-loras", type=int, default=4)
     ap.add_argument("--lora-load-ms", type=float, default=200.0)
     ap.add_argument("--time-scale", type=float, default=1.0)
+    ap.add_argument("--max-model-len", type=int, default=MAX_MODEL_LEN)
     ap.add_argument("--name", default=None)
     args = ap.parse_args(argv)
     sim = EngineSim(args.model, args.preset, args.role, args.max_loras, args.lora_load_ms, args.time_scale,
-                    args.name or f"engine-{args.port}")
+                    args.name or f"engine-{args.port}", max_model_len=args.max_model_len)
     web.run_app(make_app(sim), host=args.host, port=args.port, print=None)
 
 

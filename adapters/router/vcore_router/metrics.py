@@ -1,8 +1,13 @@
 """The router's own Prometheus metrics (its registry, served at /metrics), including the autoscaling signal.
 
-Autoscaling, per model: input and output tokens per second over the last window, queue depth (requests in
-flight at the router plus waiting in the engines) and a recommended replica count = ceil(token throughput /
-the ModelServer's configured per-replica throughput), for an HPA (external metric) or KEDA to act on.
+Autoscaling, per model: input and output tokens per second over the last window, queue depth (the model's
+requests this router has sent to an engine and not yet seen answered: running or waiting there; summed over router
+replicas, the model's outstanding requests) and a recommended replica count = ceil(token throughput / the
+ModelServer's configured per-replica throughput), for an HPA (external metric) or KEDA to act on. The gauges that
+describe the present are computed from the router's own bookkeeping when /metrics is read, so that they are back at
+their idle values as soon as the requests have ended (an engine's own queue, as its last scrape said, is the
+engine's metric ``vllm:num_requests_waiting``; counting it here would count this router's requests twice and keep a
+scrape's stale number after they ended).
 """
 from __future__ import annotations
 
@@ -41,8 +46,10 @@ class _TokenWindow:
 class RouterMetrics:
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry()
-        self.requests = Counter("vcore_router_requests", "Requests answered, by model and HTTP status.",
-                                ["model", "status"], registry=r)
+        self.requests = Counter("vcore_router_requests", "Requests answered, by model and HTTP status (499: the "
+                                "client went away first).", ["model", "status"], registry=r)
+        self.in_flight = Gauge("vcore_router_requests_in_flight", "Requests received and not yet answered.",
+                               registry=r)
         self.upstream = Counter("vcore_router_upstream_requests", "Requests sent to endpoints, by outcome.",
                                 ["endpoint", "outcome"], registry=r)
         self.retries = Counter("vcore_router_retries", "Requests retried on the next candidate.", ["model"], registry=r)
@@ -66,8 +73,8 @@ class RouterMetrics:
                             ["model"], registry=r)
         self.out_tps = Gauge("vcore_router_output_tokens_per_second", "Output tokens per second (autoscaling).",
                              ["model"], registry=r)
-        self.queue = Gauge("vcore_router_queue_depth", "Requests in flight at the router plus waiting in engines.",
-                           ["model"], registry=r)
+        self.queue = Gauge("vcore_router_queue_depth", "Requests sent to an engine and not yet answered (running or "
+                           "waiting there).", ["model"], registry=r)
         self.replicas = Gauge("vcore_router_recommended_replicas",
                               "ceil(token throughput / configured per-replica throughput).", ["model_server"],
                               registry=r)

@@ -2,8 +2,8 @@
 
 Per endpoint and interval: running and waiting requests, KV cache use, the last period's mean TTFT and
 inter-token latency (from the histograms' _sum/_count deltas; a period without observations keeps the previous
-mean), and the LoRA adapters loaded (vLLM's ``vllm:lora_requests_info``). A failed scrape counts towards
-marking the endpoint unhealthy; a successful one heals it.
+mean), and the LoRA adapters loaded (vLLM's ``vllm:lora_requests_info``). What a failed or successful scrape does
+to the endpoint's health is vcore_router.health's.
 
 The parser reads only the samples it needs from the Prometheus text format, line by line: a vLLM server exposes
 hundreds of histogram buckets, and a general parser (prometheus_client's) spends milliseconds per endpoint on them
@@ -37,7 +37,6 @@ class ScrapeState:
     sums: dict[str, tuple[float, float]] = field(default_factory=dict)
     ttft_us: int = 0
     itl_us: int = 0
-    failures: int = 0
 
 
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"')

@@ -1,12 +1,16 @@
 """The OpenAI-compatible HTTP router (aiohttp): routing by vcore's native core, streaming pass-through,
 retries, PD disaggregation, rate limits, metrics.
 
-Per request: parse and validate (413 over the size limit, 400 malformed JSON, 404 unknown model), admit by the
-model's token buckets (429 with Retry-After), pick a ModelServer by the route's weights (canary), hash the prompt,
-rank the pool's endpoints in one native call, then send to the best and on a refused connection or a failure
-before the first byte to the next candidate. Streams are passed through chunk by chunk; an upstream failure
-mid-stream ends the stream with an error event, never a silent truncation. The router only connects to
-configured or discovered endpoints: nothing in a request chooses the upstream.
+Per request: read and check the body (413 over the size limit, 400 naming the field of a malformed body, see
+vcore_router.request; 404 unknown model), admit by the model's token buckets (429 with Retry-After), pick a
+ModelServer by the route's weights (canary), hash the prompt, rank the pool's endpoints in one native call, then
+send to the best and on a refused connection or a failure before the first byte to the next candidate. Streams are
+passed through chunk by chunk; an upstream failure mid-stream ends the stream with an error event, never a silent
+truncation. A client that goes away (closes its connection, or is cancelled) ends its request with 499, which
+says nothing about the engine's health (vcore_router.health decides what does). Every request is counted once in
+``vcore_router_requests_total`` with the status it ended with, and leaves the in-flight gauge and the routing
+core's bookkeeping as it found them, however it ends. The router only connects to configured or discovered
+endpoints: nothing in a request chooses the upstream.
 """
 from __future__ import annotations
 
@@ -23,19 +27,23 @@ from dataclasses import dataclass
 
 import aiohttp
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from prometheus_client import generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from vcore.routing import Endpoint, Router, estimate_tokens, hash_prompt
 
+from vcore_router import health
 from vcore_router.config import ModelServer, RateLimit, RouterConfig, StaticEndpoint
+from vcore_router.health import EndpointHealth
 from vcore_router.metrics import RouterMetrics
-from vcore_router.prompt import prompt_text
 from vcore_router.ratelimit import RateLimiter
+from vcore_router.request import RequestError, parse_request
 from vcore_router.scraper import ScrapeState, parse_engine_metrics
 
 log = logging.getLogger("vcore_router")
 SESSION_HEADER = "X-Session-ID"
+CLIENT_CLOSED = 499  # nginx's status for a request whose client went away before its answer was complete
 
 
 @dataclass
@@ -65,9 +73,11 @@ def completion_tokens(body: bytes) -> int:
         return 0
 
 
-def error_response(status: int, message: str, kind: str, headers: dict | None = None) -> web.Response:
-    return web.json_response({"error": {"message": message, "type": kind, "code": status}}, status=status,
-                             headers=headers)
+def error_response(status: int, message: str, kind: str, headers: dict | None = None,
+                   param: str | None = None) -> web.Response:
+    """An OpenAI-style error: {"error": {"message", "type", "param" (the field at fault), "code"}}."""
+    return web.json_response({"error": {"message": message, "type": kind, "param": param, "code": status}},
+                             status=status, headers=headers)
 
 
 class RouterApp:
@@ -76,6 +86,7 @@ class RouterApp:
         self.router = Router(config.policy, block_tokens=max(1, config.block_bytes // 4),
                              prefix_capacity_blocks=config.prefix_capacity_blocks, seed=config.seed)
         self.metrics = RouterMetrics()
+        self.health = EndpointHealth(self.router, self.metrics, config.unhealthy_after_failures)
         self.limiter = RateLimiter(redis)
         self.upstreams: dict[str, Upstream] = {}
         self.pools: dict[str, list[str]] = {name: [] for name in config.servers}
@@ -106,7 +117,7 @@ class RouterApp:
         self.pools[server].append(e.name)
         self._pool_slots.pop(server, None)
         self.scrape[e.name] = ScrapeState()
-        self.metrics.healthy.labels(e.name).set(1)
+        self.health.add(e.name)
         log.info("endpoint %s (%s, %s) added to %s", e.name, e.url, e.role, ms.name)
 
     def remove_endpoint(self, name: str) -> None:
@@ -115,7 +126,7 @@ class RouterApp:
         self._pool_slots.pop(up.server, None)
         self.scrape.pop(name, None)
         self.router.remove_endpoint(name)
-        self.metrics.healthy.remove(name)
+        self.health.remove(name)
 
     def apply_discovered(self, server: str, removed: list[str], added: list[StaticEndpoint]) -> None:
         """One change from Kubernetes discovery (on the event loop): endpoints that left, then those that joined.
@@ -126,22 +137,6 @@ class RouterApp:
             self.add_endpoint(server, e)
         static = len(self.config.servers[server].endpoints)
         self.metrics.discovered.labels(server).set(len(self.pools[server]) - static)
-
-    def _failure(self, name: str) -> None:
-        state = self.scrape.get(name)
-        if state is None:
-            return
-        state.failures += 1
-        if state.failures >= self.config.unhealthy_after_failures:
-            self.router.set_health(name, False)
-            self.metrics.healthy.labels(name).set(0)
-
-    def _success(self, name: str) -> None:
-        state = self.scrape.get(name)
-        if state is not None and state.failures:
-            state.failures = 0
-            self.router.set_health(name, True)
-            self.metrics.healthy.labels(name).set(1)
 
     # ----------------------------------------------------------------------------------------- background
     async def scrape_once(self) -> None:
@@ -159,28 +154,31 @@ class RouterApp:
             except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as e:
                 log.debug("scrape %s failed: %s", name, e)
                 if self.upstreams.get(name) is up:
-                    self._failure(name)
+                    self.health.scraped(name, False)
                 return
             if self.upstreams.get(name) is not up:
                 return  # the endpoint left (or left and came back) while it was scraped
-            self._success(name)
+            self.health.scraped(name, True)
             self.router.update_metrics({name: metrics})
             if loras is not None:
                 self.router.set_loras(name, loras)
 
         await asyncio.gather(*(one(n, u) for n, u in list(self.upstreams.items())))
-        state = self.router.state()
+
+    def refresh_gauges(self) -> None:
+        """The gauges that describe the present, from the routing core's state now: per model the queue depth
+        (its requests sent to an engine and not yet answered), token throughput and recommended replicas; whether
+        rate limits run without Redis."""
+        in_flight = self.router.state()["in_flight"]
         for route in self.config.routes:
-            depth = 0
             total_weight = sum(t.weight for t in route.targets)
-            servers = []
+            shares: dict[str, float] = {}  # ModelServer -> share of the model's traffic (a server may be named twice)
             for t in route.targets:
-                for name in self.pools[t.server]:
-                    slot = self.router.slot(name)
-                    depth += int(state["in_flight"][slot]) + int(state["waiting"][slot])
-                servers.append((t.server, t.weight / total_weight,
-                                self.config.servers[t.server].tokens_per_second_per_replica))
-            self.metrics.update_autoscaling(route.model_name, depth, servers)
+                shares[t.server] = shares.get(t.server, 0.0) + t.weight / total_weight
+            depth = sum(int(in_flight[self.router.slot(name)]) for server in shares for name in self.pools[server])
+            self.metrics.update_autoscaling(route.model_name, depth, [
+                (server, share, self.config.servers[server].tokens_per_second_per_replica)
+                for server, share in shares.items()])
         self.metrics.redis_fallback.set(1 if self.limiter.fallback else 0)
 
     async def _scrape_loop(self) -> None:
@@ -225,6 +223,7 @@ class RouterApp:
                                   "endpoints": len(self.upstreams)}, status=200 if healthy else 503)
 
     async def prometheus(self, request: web.Request) -> web.Response:
+        self.refresh_gauges()
         return web.Response(body=generate_latest(self.metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def completions(self, request: web.Request) -> web.StreamResponse:
@@ -234,71 +233,90 @@ class RouterApp:
         return await self.proxy(request, chat=True)
 
     async def proxy(self, request: web.Request, chat: bool) -> web.StreamResponse:
-        started = time.perf_counter()
-        path = "/v1/chat/completions" if chat else "/v1/completions"
+        """One client request, however it ends: counted once with its status, out of the in-flight gauge after."""
+        ctx = _Ctx(time.perf_counter(), chat, "/v1/chat/completions" if chat else "/v1/completions")
+        self.metrics.in_flight.inc()
+        try:
+            return await self._serve(request, ctx)
+        except asyncio.CancelledError:  # the client went away (aiohttp's handler cancellation) or the server stops
+            await self._client_gone(ctx)
+            raise
+        except Exception:
+            log.exception("%s: the router failed on a request", ctx.path)
+            ctx.status = 500
+            if ctx.stream is not None:  # the answer has begun: it can only be cut short
+                return ctx.stream
+            return error_response(500, "the router failed on this request (its log says why)", "internal_error")
+        finally:
+            self.metrics.in_flight.dec()
+            self.metrics.requests.labels(ctx.model, str(ctx.status)).inc()
+
+    def _refuse(self, ctx: "_Ctx", status: int, message: str, kind: str, headers: dict | None = None,
+                param: str | None = None) -> web.Response:
+        ctx.status = status
+        return error_response(status, message, kind, headers, param)
+
+    async def _serve(self, request: web.Request, ctx: "_Ctx") -> web.StreamResponse:
         try:
             raw = await request.read()
         except web.HTTPRequestEntityTooLarge:
-            self.metrics.requests.labels("", "413").inc()
-            return error_response(413, f"request body larger than {self.config.max_body_bytes} bytes",
-                                  "invalid_request_error")
+            return self._refuse(ctx, 413, f"request body larger than {self.config.max_body_bytes} bytes",
+                                "invalid_request_error")
+        except HttpProcessingError as e:  # a body that breaks HTTP's framing (chunked encoding, length)
+            return self._refuse(ctx, 400, f"the body could not be read: {e.message}", "invalid_request_error")
+        except ConnectionError:  # the client left while sending its body
+            ctx.status = CLIENT_CLOSED
+            return web.Response(status=CLIENT_CLOSED)
         try:
-            body = json.loads(raw)
-            if not isinstance(body, dict):
-                raise ValueError("the request body must be a JSON object")
-            model = body.get("model")
-            if not isinstance(model, str) or not model:
-                raise ValueError("model: expected a non-empty string")
-            text = prompt_text(body, chat)
-        except (ValueError, UnicodeDecodeError) as e:
-            self.metrics.requests.labels("", "400").inc()
-            return error_response(400, f"malformed request: {e}", "invalid_request_error")
-        found = self.config.route_for(model)
+            req = parse_request(raw, ctx.chat)
+        except RequestError as e:
+            return self._refuse(ctx, 400, str(e), "invalid_request_error", param=e.param)
+        found = self.config.route_for(req.model)
         if found is None:
-            self.metrics.requests.labels("", "404").inc()
-            return error_response(404, f"model {model!r} does not exist", "not_found_error")
+            return self._refuse(ctx, 404, f"model {req.model!r} does not exist", "not_found_error", param="model")
         route, lora = found
-        tokens = estimate_tokens(text)
-        verdict = await self.limiter.admit(route.model_name, route.rate_limit, tokens)
+        ctx.model, ctx.rate_limit = route.model_name, route.rate_limit
+        ctx.tokens = estimate_tokens(req.text)
+        verdict = await self.limiter.admit(route.model_name, route.rate_limit, ctx.tokens)
         if self.limiter.redis is not None:
             self.metrics.redis_fallback.set(1 if self.limiter.fallback else 0)
         if not verdict.allowed:
             self.metrics.rate_limited.labels(route.model_name).inc()
-            self.metrics.requests.labels(route.model_name, "429").inc()
-            headers = {} if math.isinf(verdict.retry_after_s) else {"Retry-After": str(max(1, math.ceil(verdict.retry_after_s)))}
-            return error_response(429, f"rate limit exceeded: {verdict.reason}", "rate_limit_error", headers)
+            headers = ({} if math.isinf(verdict.retry_after_s)
+                       else {"Retry-After": str(max(1, math.ceil(verdict.retry_after_s)))})
+            return self._refuse(ctx, 429, f"rate limit exceeded: {verdict.reason}", "rate_limit_error", headers)
         target = (route.targets[0] if len(route.targets) == 1
                   else self.rng.choices(route.targets, [t.weight for t in route.targets])[0])
         server = self.config.servers[target.server]
-        upstream_body = dict(body)
+        upstream_body = dict(req.body)
         upstream_body["model"] = lora or server.model
-        hashes = hash_prompt(text, self.config.block_bytes, salt=lora or server.model)
-        session = request.headers.get(SESSION_HEADER)
+        ctx.hashes = hash_prompt(req.text, self.config.block_bytes, salt=lora or server.model)
+        ctx.session = request.headers.get(SESSION_HEADER)
+        ctx.max_tokens = req.max_tokens or 16
+        ctx.streaming = req.stream
         candidates, pd = self._candidates(server.name)
         t0 = time.perf_counter()
         if pd:
-            decision = self.router.route_pd(hashes, tokens, lora=lora, session=session, candidates=candidates,
-                                            policy=self._pd_policy(server))
+            decision = self.router.route_pd(ctx.hashes, ctx.tokens, lora=lora, session=ctx.session,
+                                            candidates=candidates, policy=self._pd_policy(server))
             attempts = [(d, p, m) for (d, p), m in zip(decision.pairs, decision.matched_blocks)]
         else:
-            decision = self.router.route(hashes, tokens, lora=lora, session=session, candidates=candidates)
+            decision = self.router.route(ctx.hashes, ctx.tokens, lora=lora, session=ctx.session,
+                                         candidates=candidates)
             attempts = [(e, None, m) for e, m in zip(decision.endpoints, decision.matched_blocks)]
         self.metrics.decision.observe(time.perf_counter() - t0)
         if not attempts:
-            self.metrics.requests.labels(route.model_name, "503").inc()
-            return error_response(503, f"no endpoint available for {model!r}: {decision.message() if not pd else ''}",
-                                  "service_unavailable")
-        if hashes.size:
-            self.metrics.prefix_hit.observe(attempts[0][2] / hashes.size)
-        ctx = _Ctx(route.model_name, route.rate_limit, server, hashes, tokens, session, started, chat, path)
+            return self._refuse(ctx, 503, f"no endpoint available for {req.model!r}: "
+                                          f"{decision.message() if not pd else ''}", "service_unavailable")
+        if ctx.hashes.size:
+            self.metrics.prefix_hit.observe(attempts[0][2] / ctx.hashes.size)
         for i, (name, prefill, matched) in enumerate(attempts[: self.config.retries]):
             if i:
                 self.metrics.retries.labels(route.model_name).inc()
             result = await self._attempt(request, ctx, upstream_body, name, prefill, matched)
             if result is not None:
                 return result
-        self.metrics.requests.labels(route.model_name, "502").inc()
-        return error_response(502, f"every candidate endpoint failed for {model!r}", "upstream_error")
+        return self._refuse(ctx, 502, f"every candidate endpoint failed for {req.model!r}", "upstream_error")
 
     def _candidates(self, server: str) -> tuple[object, bool]:
         """The pool's slots and whether it has prefill/decode roles (cached until the pool changes)."""
@@ -329,18 +347,21 @@ class RouterApp:
         leg.pop("stream_options", None)
         rid = next(self.ids)
         self.router.dispatch(rid, name, ctx.hashes, ctx.tokens, matched, 1)
+        ctx.endpoint = name
         try:
             async with self.http.post(self.upstreams[name].url + ctx.path, json=leg) as resp:
                 if resp.status >= 500:
-                    raise aiohttp.ClientResponseError(resp.request_info, (), status=resp.status)
+                    self.health.request_ended(name, health.http_error(resp.status))
+                    return None
                 data = await resp.json()
-            self._success(name)
-            self.metrics.upstream.labels(name, "ok").inc()
-            return data.get("kv_transfer_params") or {}
+            params = data.get("kv_transfer_params") if isinstance(data, dict) else None
+            if params is not None and not isinstance(params, dict):
+                raise ValueError(f"its kv_transfer_params are {type(params).__name__}, not an object")
+            self.health.request_ended(name, health.OK)
+            return params or {}
         except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as e:
             log.warning("prefill on %s failed: %s", name, e)
-            self.metrics.upstream.labels(name, "failed").inc()
-            self._failure(name)
+            self.health.request_ended(name, health.FAILED)
             return None
         finally:
             self._finish(rid)
@@ -361,38 +382,36 @@ class RouterApp:
         if name not in self.upstreams:
             return None
         rid = next(self.ids)
-        max_out = body.get("max_tokens") or body.get("max_completion_tokens") or 16
-        self.router.dispatch(rid, name, ctx.hashes, ctx.tokens, matched, max_out if isinstance(max_out, int) else 16,
-                             session=ctx.session, record_prefix=prefill is None)
+        self.router.dispatch(rid, name, ctx.hashes, ctx.tokens, matched, ctx.max_tokens, session=ctx.session,
+                             record_prefix=prefill is None)
+        ctx.endpoint = name
         up = self.upstreams[name]
-        stream = bool(body.get("stream"))
         try:
             try:
                 resp_cm = self.http.post(up.url + ctx.path, json=body)
                 upstream = await resp_cm.__aenter__()
             except (aiohttp.ClientError, asyncio.TimeoutError) as e:
                 log.warning("endpoint %s refused: %s", name, e)
-                self.metrics.upstream.labels(name, "refused").inc()
-                self._failure(name)
+                self.health.request_ended(name, health.REFUSED)
                 return None
             try:
                 if upstream.status >= 500:
-                    self.metrics.upstream.labels(name, f"http_{upstream.status}").inc()
-                    self._failure(name)
+                    self.health.request_ended(name, health.http_error(upstream.status))
                     return None
-                if not stream or upstream.status != 200:
+                if not ctx.streaming or upstream.status != 200:
                     try:
                         data = await upstream.read()
                     except (aiohttp.ClientError, asyncio.TimeoutError):
-                        self.metrics.upstream.labels(name, "failed").inc()
-                        self._failure(name)
+                        self.health.request_ended(name, health.FAILED)
                         return None
                     self.router.first_token(rid)
-                    self._success(name)
-                    self.metrics.upstream.labels(name, "ok").inc()
+                    self.health.request_ended(name, health.OK)
                     self.metrics.ttft.labels(ctx.model).observe(time.perf_counter() - ctx.started)
-                    out_tokens = completion_tokens(data) if upstream.status == 200 else 0
-                    await self._done(ctx, out_tokens, upstream.status)
+                    ctx.out_tokens = completion_tokens(data) if upstream.status == 200 else 0
+                    # Without handler cancellation a client that left is noticed here: the answer has no one to go to.
+                    gone = request.transport is None or request.transport.is_closing()
+                    ctx.status = CLIENT_CLOSED if gone else upstream.status
+                    await self._account(ctx)
                     return web.Response(body=data, status=upstream.status,
                                         content_type=upstream.content_type or "application/json")
                 return await self._stream(request, ctx, upstream, rid, name)
@@ -409,71 +428,93 @@ class RouterApp:
 
     async def _stream(self, request: web.Request, ctx: "_Ctx", upstream: aiohttp.ClientResponse, rid: int,
                       name: str) -> web.StreamResponse | None:
-        first = True
-        resp: web.StreamResponse | None = None
-        out_tokens = 0
+        """Pass the engine's events through as they come. Reading the engine and writing to the client fail
+        apart: the first is the engine's failure, the second the client's leaving. None when the engine failed
+        before its first byte (the next candidate can still serve the request)."""
         tail = b""
-        try:
-            async for chunk in upstream.content.iter_any():
-                if first:
-                    first = False
+        while True:
+            try:
+                chunk = await upstream.content.readany()
+            except (aiohttp.ClientError, asyncio.TimeoutError) as e:
+                if ctx.stream is None:
+                    self.health.request_ended(name, health.FAILED)
+                    return None
+                return await self._abort_stream(ctx, name, f"upstream {name} failed mid-stream: {e}")
+            if not chunk:
+                break
+            try:
+                if ctx.stream is None:
                     self.router.first_token(rid)
                     self.metrics.ttft.labels(ctx.model).observe(time.perf_counter() - ctx.started)
                     resp = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream",
                                                                    "Cache-Control": "no-cache"})
                     await resp.prepare(request)
-                await resp.write(chunk)
-                out_tokens += chunk.count(b"data: {")
-                tail = (tail + chunk)[-64:]
-        except (aiohttp.ClientError, asyncio.TimeoutError) as e:
-            if resp is None:  # nothing sent yet: the next candidate can still serve it
-                self.metrics.upstream.labels(name, "failed").inc()
-                self._failure(name)
-                return None
-            return await self._abort_stream(ctx, resp, name, f"upstream {name} failed mid-stream: {e}", out_tokens)
-        if resp is None:
-            self.metrics.upstream.labels(name, "failed").inc()
-            self._failure(name)
+                    ctx.stream = resp
+                await ctx.stream.write(chunk)
+            except ConnectionError:  # the client closed its connection (aiohttp's ClientConnectionResetError)
+                await self._client_gone(ctx)
+                return ctx.stream or web.Response(status=CLIENT_CLOSED)
+            ctx.out_tokens += chunk.count(b"data: {")
+            tail = (tail + chunk)[-64:]
+        if ctx.stream is None:
+            self.health.request_ended(name, health.FAILED)
             return None
         if b"[DONE]" not in tail:
-            return await self._abort_stream(ctx, resp, name, f"upstream {name} ended the stream early", out_tokens)
-        self._success(name)
-        self.metrics.upstream.labels(name, "ok").inc()
-        await self._done(ctx, out_tokens, 200)
-        await resp.write_eof()
-        return resp
-
-    async def _abort_stream(self, ctx: "_Ctx", resp: web.StreamResponse, name: str, message: str,
-                            out_tokens: int) -> web.StreamResponse:
-        log.warning(message)
-        self.metrics.upstream.labels(name, "failed_mid_stream").inc()
-        self._failure(name)
-        event = {"error": {"message": message, "type": "upstream_error", "code": 502}}
+            return await self._abort_stream(ctx, name, f"upstream {name} ended the stream early")
+        self.health.request_ended(name, health.OK)
+        ctx.status = 200
+        await self._account(ctx)
         try:
-            await resp.write(f"data: {json.dumps(event)}\n\n".encode())
-            await resp.write_eof()
+            await ctx.stream.write_eof()
+        except ConnectionError:
+            pass  # the client left after the last event: it has its whole answer
+        return ctx.stream
+
+    async def _abort_stream(self, ctx: "_Ctx", name: str, message: str) -> web.StreamResponse:
+        log.warning(message)
+        self.health.request_ended(name, health.FAILED_MID_STREAM)
+        ctx.status = 502
+        event = {"error": {"message": message, "type": "upstream_error", "param": None, "code": 502}}
+        try:
+            await ctx.stream.write(f"data: {json.dumps(event)}\n\n".encode())
+            await ctx.stream.write_eof()
         except ConnectionError:
             pass
-        await self._done(ctx, out_tokens, 502)
-        return resp
+        await self._account(ctx)
+        return ctx.stream
 
-    async def _done(self, ctx: "_Ctx", out_tokens: int, status: int) -> None:
-        self.metrics.requests.labels(ctx.model, str(status)).inc()
-        self.metrics.record_tokens(ctx.model, ctx.tokens, out_tokens)
-        await self.limiter.charge_output(ctx.model, ctx.rate_limit, out_tokens)
+    async def _client_gone(self, ctx: "_Ctx") -> None:
+        """The client left before its answer was complete: 499, and whatever the engine produced for it is
+        charged; the engine it was talking to, if any, is not blamed."""
+        ctx.status = CLIENT_CLOSED
+        if ctx.endpoint is not None:
+            self.health.request_ended(ctx.endpoint, health.CLIENT_DISCONNECTED)
+            await self._account(ctx)
+
+    async def _account(self, ctx: "_Ctx") -> None:
+        """The request's tokens, in the throughput window and the model's output token bucket."""
+        self.metrics.record_tokens(ctx.model, ctx.tokens, ctx.out_tokens)
+        await self.limiter.charge_output(ctx.model, ctx.rate_limit, ctx.out_tokens)
 
 
 @dataclass
 class _Ctx:
-    model: str
-    rate_limit: RateLimit | None
-    server: ModelServer
-    hashes: object
-    tokens: int
-    session: str | None
+    """One client request as it goes: what the router learned of it, and how it ended."""
+
     started: float
     chat: bool
     path: str
+    model: str = ""  # the route's model name once known ("" before: the requests metric's label)
+    status: int = 0  # the status the request ended with, as counted
+    rate_limit: RateLimit | None = None
+    hashes: object = None
+    tokens: int = 0
+    max_tokens: int = 16
+    streaming: bool = False
+    session: str | None = None
+    endpoint: str | None = None  # the endpoint last sent the request (a client leaving is said to it, not blamed)
+    stream: web.StreamResponse | None = None  # the client's stream once it has begun
+    out_tokens: int = 0
 
 
 def make_app(config: RouterConfig, redis=None, kubeconfig: str | None = None) -> tuple[web.Application, RouterApp]:

@@ -130,7 +130,12 @@ class Engine:
         return t
 
     def submit(self, request: SimRequest, now: float) -> list[EngineEvent]:
-        """Queue a request arriving at ``now`` (>= the engine's time); returns events up to now."""
+        """Queue a request arriving at ``now`` (>= the engine's time); returns events up to now. ValueError, with
+        the engine unchanged, for a request whose prompt needs more KV blocks than the whole cache (it could never
+        be admitted, and would block the queue behind it)."""
+        if len(set(request.hashes)) > self.kv.capacity_blocks:
+            raise ValueError(f"{self.name}: request {request.rid} needs {len(set(request.hashes))} KV blocks, the "
+                             f"cache has {self.kv.capacity_blocks}")
         events = self.advance(now)
         self.waiting.append(request)
         self._admit(events)
