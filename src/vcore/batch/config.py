@@ -29,6 +29,7 @@ import yaml
 from vcore.batch.shares import names as share_names
 from vcore.errors import ProfileError
 from vcore.topology.args import TopologyPlacementArgs, parse_topology_args
+from vcore.validation import Integer, Number
 
 # Actions, in the order Volcano documents them.
 ENQUEUE, ALLOCATE, BACKFILL, PREEMPT, RECLAIM = "enqueue", "allocate", "backfill", "preempt", "reclaim"
@@ -203,10 +204,14 @@ class CycleConfig:
 
 def _unwrap_configmap(data: Any) -> Any:
     if isinstance(data, Mapping) and data.get("kind") == "ConfigMap":
-        conf = (data.get("data") or {}).get("volcano-scheduler.conf")
+        conf = data.get("data")
+        conf = conf.get("volcano-scheduler.conf") if isinstance(conf, Mapping) else None
         if not isinstance(conf, str):
             raise ProfileError("data.volcano-scheduler.conf: the ConfigMap has no scheduler configuration")
-        return yaml.safe_load(conf)
+        try:
+            return yaml.safe_load(conf)
+        except yaml.YAMLError as e:
+            raise ProfileError(f"data.volcano-scheduler.conf: not valid YAML: {e}") from None
     return data
 
 
@@ -279,11 +284,9 @@ def _parse_plugin(entry: Any, path: str) -> PluginOption:
 
 
 def _number(value: Any, path: str, *, lo: float | None = None, integer: bool = False) -> Any:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
-        raise ProfileError(f"{path}: expected {'an integer' if integer else 'a number'}, got {value!r}")
-    if lo is not None and value < lo:
-        raise ProfileError(f"{path}: must be at least {lo}, got {value}")
-    return value
+    if integer:
+        return Integer(None if lo is None else int(lo))(value, path, ProfileError)
+    return Number(lo)(value, path, ProfileError)
 
 
 def _check_arguments(name: str, args: dict[str, Any], path: str) -> dict[str, Any]:

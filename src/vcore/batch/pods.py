@@ -17,6 +17,7 @@ KUEUE_TAS_PREFIX = "kueue.x-k8s.io/podset-"
 
 #: Pod phases that hold no resources any more (kube-scheduler and the kubelet let them go).
 TERMINATED = frozenset({"Succeeded", "Failed"})
+PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")  # v1 PodPhase
 GPU_INDEX_ANNOTATION = "volcano.sh/gpu-index"
 
 
@@ -54,6 +55,8 @@ def pod_info(obj: Any, spec: dict) -> PodInfo:
     labels = string_map(meta.get("labels"), f"{what}: metadata.labels")
     pod_spec = d.get("spec") or {}
     status = d.get("status") or {}
+    if not isinstance(status, dict):
+        raise TypeError(f"{what}: status: expected an object, got {type(status).__name__}")
     group = annotations.get(GROUP_NAME_ANNOTATION)
     node_name = pod_spec.get("nodeName") or ""
     if not isinstance(node_name, str):
@@ -62,6 +65,8 @@ def pod_info(obj: Any, spec: dict) -> PodInfo:
     if not isinstance(priority_class, str):
         raise TypeError(f"{what}: spec.priorityClassName: expected a string")
     phase = status.get("phase") or "Pending"
+    if phase not in PHASES:
+        raise ValueError(f"{what}: status.phase: must be one of {', '.join(PHASES)}, got {phase!r}")
     topology = None
     if any(k.startswith(KUEUE_TAS_PREFIX) for k in annotations):
         constraint = kueue_constraint(annotations, owner=what)  # TopologyError naming the pod and the annotation

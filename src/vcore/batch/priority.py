@@ -53,7 +53,12 @@ def parse_priority_class(obj: Any) -> PriorityClass:
     policy = d.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY
     if policy not in (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER):
         raise ValueError(f"{what}: preemptionPolicy: expected {PREEMPT_LOWER_PRIORITY} or {PREEMPT_NEVER}, got {policy!r}")
-    return PriorityClass(name, value, global_default, policy)
+    pc = PriorityClass(name, value, global_default, policy)
+    if name.startswith("system-") and pc not in SYSTEM_CLASSES:
+        # The API server's rule: the prefix is reserved for the built-in classes, exactly as they are defined.
+        raise ValueError(f"{what}: metadata.name: priority class names with the 'system-' prefix are reserved for "
+                         f"system use (only {SYSTEM_CLUSTER_CRITICAL} and {SYSTEM_NODE_CRITICAL}, with their values)")
+    return pc
 
 
 class PriorityClasses:
@@ -64,6 +69,8 @@ class PriorityClasses:
 
     def add(self, obj: Any, *, replace: bool = False) -> PriorityClass:
         pc = parse_priority_class(obj)
+        if pc in SYSTEM_CLASSES:  # present from the start; a cluster's copy of it (a watch, a relist) changes nothing
+            return pc
         if not replace and pc.name in self._classes:
             raise ValueError(f"priorityclass {pc.name}: already exists")
         if pc.global_default:
@@ -76,6 +83,8 @@ class PriorityClasses:
     def remove(self, name: str) -> None:
         if name not in self._classes:
             raise KeyError(f"priorityclass {name}: not found")
+        if any(name == pc.name for pc in SYSTEM_CLASSES):
+            raise ValueError(f"priorityclass {name}: a system priority class cannot be removed")
         del self._classes[name]
 
     def get(self, name: str) -> PriorityClass | None:

@@ -142,12 +142,13 @@ ClusterState::ParsedNode ClusterState::parse_node(const NodeInput& node) {
   return parsed;
 }
 
-void ClusterState::check_allocatable_total(int32_t slot, const std::string& name, const ParsedNode& parsed) const {
-  for (const auto& [axis, amount] : parsed.allocatable) {
-    const int64_t old = slot >= 0 ? alloc_.row(axis)[slot] : 0;
-    if (amount > kMaxTotal - (alloc_total_[axis] - old))
-      throw Invalid("node " + name + ": status.allocatable." + resources_.name(axis) + ": the cluster's total " +
-                    resources_.name(axis) + " would exceed 2**61 (vcore's bound on a cluster total)");
+void ClusterState::check_allocatable_total(int32_t slot, const NodeInput& node) const {
+  for (const auto& [name, amount] : node.allocatable) {
+    const int32_t axis = resources_.find(name);  // a resource no node has yet: a total of 0
+    const int64_t others = axis < 0 ? 0 : alloc_total_[axis] - (slot >= 0 ? alloc_.row(axis)[slot] : 0);
+    if (amount > kMaxTotal - others)
+      throw Invalid("node " + node.name + ": status.allocatable." + name + ": the cluster's total " + name +
+                    " would exceed 2**61 (vcore's bound on a cluster total)");
   }
 }
 
@@ -183,8 +184,8 @@ void ClusterState::write_node(int32_t slot, const NodeInput& node, ParsedNode&& 
 
 int32_t ClusterState::add_node(const NodeInput& node) {
   if (slot_of_.count(node.name)) throw Invalid("node " + node.name + ": already exists (use update_node)");
+  check_allocatable_total(-1, node);
   ParsedNode parsed = parse_node(node);
-  check_allocatable_total(-1, node.name, parsed);
   Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels);
   int32_t slot;
   if (!free_slots_.empty()) {
@@ -220,8 +221,8 @@ int32_t ClusterState::add_node(const NodeInput& node) {
 int32_t ClusterState::update_node(const NodeInput& node) {
   auto it = slot_of_.find(node.name);
   if (it == slot_of_.end()) throw NotFound("node " + node.name + ": not found (use add_node)");
+  check_allocatable_total(it->second, node);
   ParsedNode parsed = parse_node(node);
-  check_allocatable_total(it->second, node.name, parsed);
   Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels);
   const int32_t slot = it->second;
   write_node(slot, node, std::move(parsed));

@@ -207,7 +207,7 @@ class ClusterState {
   ParsedNode parse_node(const NodeInput& node);  // validates and interns; writes nothing else
   void write_node(int32_t slot, const NodeInput& node, ParsedNode&& parsed);
   // Throw Invalid, naming the node or pod, when a write would take a total past kMaxTotal (slot -1: a new node).
-  void check_allocatable_total(int32_t slot, const std::string& name, const ParsedNode& parsed) const;
+  void check_allocatable_total(int32_t slot, const NodeInput& node) const;
   void check_requested_total(const std::string& key, int32_t slot, const std::vector<std::pair<int32_t, int64_t>>& requests,
                              int64_t nonzero_cpu, int64_t nonzero_mem) const;
   void ensure_slot_capacity(int32_t slots);
