@@ -20,6 +20,7 @@ from vcore.gpu import numa as _gpu_numa
 from vcore.gpu import specs as _gpu_specs
 from vcore.gpu.fit import GpuChoice
 from vcore.topology import tree as _topology
+from vcore.topology.patterns import NodePatterns
 from vcore.errors import (
     NodeExistsError,
     NodeInUseError,
@@ -80,6 +81,7 @@ class Cluster:
     def __init__(self) -> None:
         self._state = _core.ClusterState()
         self._batch = BatchState()
+        self._node_patterns = NodePatterns(self._state)  # the HyperNodes' regexMatch patterns, for node writes
 
     # -- nodes -------------------------------------------------------------------------------------------
     def add_node(self, node: Any) -> int:
@@ -87,7 +89,7 @@ class Cluster:
         spec = node_spec(node)
         if self._state.has_node(spec["name"]):
             raise NodeExistsError(f"node {spec['name']}: already exists (use update_node)")
-        return self._state.add_node(spec)
+        return self._node_patterns.write(self._state.add_node, spec)
 
     def update_node(self, node: Any) -> int:
         """Replace a node's labels, taints, allocatable, unschedulable flag and GPUs; its bound pods stay. The node
@@ -96,7 +98,7 @@ class Cluster:
         spec = node_spec(node)
         if not self._state.has_node(spec["name"]):
             raise NodeNotFoundError(f"node {spec['name']}: not found (use add_node)")
-        return self._state.update_node(spec)
+        return self._node_patterns.write(self._state.update_node, spec)
 
     def remove_node(self, name: str, *, evict: bool = False) -> list[str]:
         """Remove a node. With bound pods this raises NodeInUseError unless evict=True, which unbinds them first;

@@ -322,8 +322,8 @@ def random_trees(draw):
             continue
         members, free = free[:take], free[take:]
         tier = draw(st.sampled_from([1, 1, 2]))
-        leaves.append((f"L{i}", tier))
-        hns.append(hn(f"L{i}", tier, nodes=members, bandwidth=draw(st.sampled_from([None, 100, 400])),
+        leaves.append((f"l{i}", tier))
+        hns.append(hn(f"l{i}", tier, nodes=members, bandwidth=draw(st.sampled_from([None, 100, 400])),
                       congestion=draw(st.sampled_from([None, 0.0, 0.5, 1.0]))))
     uppers = []
     pool = [l for l, t in leaves if t == 1]
@@ -333,8 +333,8 @@ def random_trees(draw):
         extra = free[:draw(st.integers(0, min(1, len(free))))]
         free = free[len(extra):]
         if kids or extra:
-            hns.append(hn(f"S{j}", 3, children=kids, nodes=extra))
-            uppers.append(f"S{j}")
+            hns.append(hn(f"s{j}", 3, children=kids, nodes=extra))
+            uppers.append(f"s{j}")
     if not hns:
         return None
     c.set_hypernodes(hns)

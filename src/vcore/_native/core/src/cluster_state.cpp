@@ -169,7 +169,7 @@ void ClusterState::write_node(int32_t slot, const NodeInput& node, ParsedNode&& 
 int32_t ClusterState::add_node(const NodeInput& node) {
   if (slot_of_.count(node.name)) throw Invalid("node " + node.name + ": already exists (use update_node)");
   ParsedNode parsed = parse_node(node);
-  Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels);
+  Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels, node.patterns);
   int32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -205,7 +205,7 @@ int32_t ClusterState::update_node(const NodeInput& node) {
   auto it = slot_of_.find(node.name);
   if (it == slot_of_.end()) throw NotFound("node " + node.name + ": not found (use add_node)");
   ParsedNode parsed = parse_node(node);
-  Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels);
+  Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels, node.patterns);
   const int32_t slot = it->second;
   write_node(slot, node, std::move(parsed));
   reconcile_gpus(slot);
