@@ -131,6 +131,53 @@ def test_node_errors(obj, exc, match):
         node_spec(obj)
 
 
+# Kubernetes' ValidateNodeName (IsDNS1123Subdomain): at most 253 characters, '.'-separated parts of [a-z0-9-] that
+# start and end with a letter or digit.
+GOOD_NODE_NAMES = ["n", "0", "node-1", "gpu-a100-07.rack-3.example.com", "1.2.3", "a" * 253, "a-b-c", "x--y"]
+BAD_NODE_NAMES = ["Node-1", "node_1", "-node", "node-", "node.", ".node", "a..b", "a.-b", "a-.b", "nöde", "node 1",
+                  "node/1", "a" * 254, "\ud800"]
+
+
+@pytest.mark.parametrize("name", GOOD_NODE_NAMES)
+def test_node_name_is_a_dns_subdomain(name):
+    assert node_spec({"metadata": {"name": name}})["name"] == name
+
+
+@pytest.mark.parametrize("name", BAD_NODE_NAMES)
+def test_node_name_that_kubernetes_refuses_is_refused(name):
+    with pytest.raises(ValueError) as info:
+        node_spec({"metadata": {"name": name}})
+    message = str(info.value)
+    if len(name) > 253:
+        assert message == f"node {'a' * 60}... (254 characters): metadata.name: must be at most 253 characters, got 254"
+    else:
+        assert message.startswith(f"node {name}: metadata.name: {name!r} is not a DNS-1123 subdomain")
+
+
+def test_a_huge_node_name_is_refused_without_echoing_it():
+    with pytest.raises(ValueError) as info:
+        node_spec({"metadata": {"name": "a" * 12000}})
+    assert len(str(info.value)) < 200 and "12000 characters" in str(info.value)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.text(alphabet="ab9-.A_é", max_size=12) | st.text(alphabet="a-.", min_size=250, max_size=256))
+def test_node_name_check_equals_the_shared_dns_subdomain_constraint(name):
+    from vcore.validation import DNS1123_SUBDOMAIN
+
+    try:
+        DNS1123_SUBDOMAIN(name, "metadata.name")
+        valid = True
+    except ValueError:
+        valid = False
+    try:
+        node_spec({"metadata": {"name": name}})
+        converted = True
+    except ValueError:
+        converted = False
+    assert converted == valid
+
+
 # ---------------------------------------------------------------------------------------------------------
 # pod_spec: requests
 # ---------------------------------------------------------------------------------------------------------

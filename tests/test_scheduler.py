@@ -135,27 +135,27 @@ def test_score_has_only_feasible_nodes():
     assert sched.score(req_pod("huge", 64_000, GIB)) == {}
 
 
-# The default profile's weights, by hand: nA and nB differ in every plugin's raw score.
+# The default profile's weights, by hand: na and nb differ in every plugin's raw score.
 #   pod: 1 cpu, 2Gi; preferred affinity weight 10 on zone=a.
-#   nA: 4 cpu, 8Gi, zone=a, one PreferNoSchedule taint (untolerated)
+#   na: 4 cpu, 8Gi, zone=a, one PreferNoSchedule taint (untolerated)
 #       NodeResourcesFit LeastAllocated: cpu 3000*100/4000 = 75, memory 6Gi*100/8Gi = 75 -> (75 + 75) / 2 = 75
 #       BalancedAllocation: fractions 0.25, 0.25 -> std 0 -> 100
 #       TaintToleration: 1 intolerable taint, max 1 -> reversed normalize 100 - 100 = 0
 #       NodeAffinity: 10, max 10 -> 100
-#   nB: 8 cpu, 8Gi, zone=b, no taint
+#   nb: 8 cpu, 8Gi, zone=b, no taint
 #       Fit: cpu 7000*100/8000 = 87 (87.5 truncated), memory 75 -> (87 + 75) / 2 = 81
 #       Balanced: fractions 0.125, 0.25 -> std |0.125 - 0.25| / 2 = 0.0625 -> int(93.75) = 93
 #       TaintToleration: 0 -> 100; NodeAffinity: 0 -> 0
-RAW = {"nA": {"NodeResourcesFit": 75, "NodeResourcesBalancedAllocation": 100, "TaintToleration": 0,
+RAW = {"na": {"NodeResourcesFit": 75, "NodeResourcesBalancedAllocation": 100, "TaintToleration": 0,
               "NodeAffinity": 100},
-       "nB": {"NodeResourcesFit": 81, "NodeResourcesBalancedAllocation": 93, "TaintToleration": 100,
+       "nb": {"NodeResourcesFit": 81, "NodeResourcesBalancedAllocation": 93, "TaintToleration": 100,
               "NodeAffinity": 0}}
 
 
 def _weights_cluster_and_pod():
-    c = cluster_of(make_node("nA", 4000, 8 * GIB, labels={"zone": "a"},
+    c = cluster_of(make_node("na", 4000, 8 * GIB, labels={"zone": "a"},
                              taints=[taint("spot", "", "PreferNoSchedule")]),
-                   make_node("nB", 8000, 8 * GIB, labels={"zone": "b"}))
+                   make_node("nb", 8000, 8 * GIB, labels={"zone": "b"}))
     pod = req_pod("p", 1000, 2 * GIB, preferred=[(10, term(expr("zone", "In", "a")))])
     return c, pod
 
@@ -163,9 +163,9 @@ def _weights_cluster_and_pod():
 def test_default_profile_weights_in_hand_computed_score():
     c, pod = _weights_cluster_and_pod()
     # 1*75 + 1*100 + 3*0 + 2*100 = 375 ; 1*81 + 1*93 + 3*100 + 2*0 = 474
-    assert vcore.Scheduler(c).score(pod) == {"nA": 375, "nB": 474}
+    assert vcore.Scheduler(c).score(pod) == {"na": 375, "nb": 474}
     placement = vcore.Scheduler(c).schedule([pod])
-    assert placement == [Placement("default/p", "nB", {}, "")]
+    assert placement == [Placement("default/p", "nb", {}, "")]
 
 
 @pytest.mark.parametrize("weights", [

@@ -78,3 +78,18 @@ def test_join_builds_paths():
     assert v.join("", "a") == "a"
     assert v.join("a", "b") == "a.b"
     assert v.join("a", 3) == "a[3]"
+
+
+def test_nulls_absent_treats_a_null_field_as_left_out():
+    record = v.NullsAbsent(v.Record({"tier": v.Integer(0), "name": v.String()}, required=("tier",)))
+    assert record({"tier": 1, "name": None}, "spec") == {"tier": 1}
+    with pytest.raises(ValueError, match=r"^spec\.tier: required$"):
+        record({"tier": None}, "spec")
+    with pytest.raises(ValueError, match=r"^spec: must be a mapping, got a list$"):
+        record([], "spec")
+
+
+def test_strings_are_unicode_text():
+    assert v.String()("zoné", "f") == "zoné"
+    with pytest.raises(ValueError, match=r"^f: '\\ud800' is not valid Unicode text \(it holds a lone surrogate\)$"):
+        v.String()("\ud800", "f")

@@ -23,6 +23,7 @@ from vcore.gpu import numa as _gpu_numa
 from vcore.gpu import specs as _gpu_specs
 from vcore.gpu.fit import GpuChoice
 from vcore.topology import tree as _topology
+from vcore.topology.patterns import NodePatterns
 from vcore.errors import (
     NodeExistsError,
     NodeInUseError,
@@ -95,6 +96,7 @@ class Cluster:
         self._state = _core.ClusterState()
         self._batch = BatchState()
         self._lock = threading.RLock()
+        self._node_patterns = NodePatterns(self._state)  # the HyperNodes' regexMatch patterns, for node writes
 
     @property
     def lock(self) -> threading.RLock:
@@ -110,7 +112,7 @@ class Cluster:
         spec = node_spec(node)
         if self._state.has_node(spec["name"]):
             raise NodeExistsError(f"node {spec['name']}: already exists (use update_node)")
-        return self._state.add_node(spec)
+        return self._node_patterns.write(self._state.add_node, spec)
 
     @_locked
     def update_node(self, node: Any) -> int:
@@ -120,7 +122,7 @@ class Cluster:
         spec = node_spec(node)
         if not self._state.has_node(spec["name"]):
             raise NodeNotFoundError(f"node {spec['name']}: not found (use add_node)")
-        return self._state.update_node(spec)
+        return self._node_patterns.write(self._state.update_node, spec)
 
     @_locked
     def remove_node(self, name: str, *, evict: bool = False) -> list[str]:

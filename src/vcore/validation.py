@@ -37,6 +37,7 @@ __all__ = [
     "LabelKey",
     "ListOf",
     "MapOf",
+    "NullsAbsent",
     "Number",
     "OneOf",
     "Record",
@@ -136,8 +137,9 @@ class Boolean(Constraint[bool]):
 
 @dataclass(frozen=True)
 class String(Constraint[str]):
-    """A string: one of ``choices`` (when given), non-empty (``nonempty``), at most ``max_len`` characters, matching
-    ``pattern`` in full (``what`` names the syntax in the error, e.g. "a label key")."""
+    """A string of valid Unicode text (never a lone surrogate, which UTF-8, and so the native core, cannot hold): one
+    of ``choices`` (when given), non-empty (``nonempty``), at most ``max_len`` characters, matching ``pattern`` in full
+    (``what`` names the syntax in the error, e.g. "a label key")."""
 
     choices: tuple[str, ...] | None = None
     nonempty: bool = False
@@ -148,6 +150,8 @@ class String(Constraint[str]):
     def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> str:
         if not isinstance(value, str):
             raise fail(error, path, f"must be a string, got {type_name(value)} {value!r}")
+        if not value.isascii() and not _is_unicode_text(value):
+            raise fail(error, path, f"{value!r} is not valid Unicode text (it holds a lone surrogate)")
         if self.choices is not None and value not in self.choices:
             close = difflib.get_close_matches(value, self.choices, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -223,6 +227,19 @@ class OneOf(Constraint[Any]):
         raise fail(error, path, f"must be {self.what}, got {type_name(value)} {value!r}")
 
 
+@dataclass(frozen=True)
+class NullsAbsent(Constraint[Any]):
+    """A mapping whose null fields count as absent (Kubernetes objects leave an unset field out or write it null),
+    then checked by ``inner`` (usually a Record)."""
+
+    inner: Constraint[Any]
+
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> Any:
+        if isinstance(value, Mapping):
+            value = {k: v for k, v in value.items() if v is not None}
+        return self.inner(value, path, error)
+
+
 _GO_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _GO_DURATION_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -276,6 +293,14 @@ def _mapping(value: Any, path: str, error: ErrorType) -> Mapping[str, Any]:
         if not isinstance(key, str):
             raise fail(error, path, f"keys must be strings, got {type_name(key)} {key!r}")
     return value
+
+
+def _is_unicode_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check_range(value: float, lo: float | None, hi: float | None, path: str, error: ErrorType) -> None:

@@ -371,15 +371,16 @@ def test_constraint_the_tree_cannot_meet_is_a_condition(topology, message):
 
 @pytest.mark.parametrize("spec, message", [
     ({"networkTopology": {"mode": "strict", "highestTierAllowed": 1}},
-     "PodGroup ns/bad: spec.networkTopology.mode: must be hard or soft"),
+     "PodGroup ns/bad: spec.networkTopology.mode: must be one of hard, soft"),
     ({"networkTopology": {"mode": "hard", "highestTierAllowed": -1}},
-     "PodGroup ns/bad: spec.networkTopology.highestTierAllowed: must be >= 0"),
-    ({"networkTopology": {"mode": "hard", "tier": 1}}, "PodGroup ns/bad: spec.networkTopology.tier: unknown field"),
+     "PodGroup ns/bad: spec.networkTopology.highestTierAllowed: must be in [0, 2147483647], got -1"),
+    ({"networkTopology": {"mode": "hard", "tier": 1}}, "PodGroup ns/bad: spec.networkTopology.tier: unknown key"),
     ({"subGroupPolicy": [{"subGroupSize": 2, "networkTopology": {"mode": "soft"}}]},
      "PodGroup ns/bad: spec.subGroupPolicy[0].networkTopology.mode: soft is not supported"),
     ({"subGroupPolicy": [{"subGroupSize": 2, "labelSelector": {"matchExpressions": [
         {"key": "role", "operator": "Near"}]}}]},
-     "PodGroup ns/bad: spec.subGroupPolicy[0].labelSelector.matchExpressions[0].operator: unknown operator 'Near'"),
+     "PodGroup ns/bad: spec.subGroupPolicy[0].labelSelector.matchExpressions[0].operator: "
+     "must be one of In, NotIn, Exists, DoesNotExist; got 'Near'"),
 ])
 def test_malformed_network_topology_is_rejected_at_add(spec, message):
     c = busy_tree()
@@ -403,7 +404,9 @@ def test_malformed_kueue_annotation_is_rejected_at_add():
     ({"name": "network-topology-aware", "arguments": {"solver": "gurobi"}},
      "tiers[1].plugins[3].arguments.solver: must be one of native, cpsat, auto"),
     ({"name": "network-topology-aware", "arguments": {"hypernode.binpack.gpu": 1}},
-     "tiers[1].plugins[3].arguments.hypernode.binpack.gpu: unknown field"),
+     "tiers[1].plugins[3].arguments.hypernode.binpack.gpu: unknown key"),
+    ({"name": "network-topology-aware", "arguments": {1: 2}},
+     "tiers[1].plugins[3].arguments: keys must be strings, got an integer 1"),
     ({"name": "numa-aware", "arguments": {"weight": 10}},
      "tiers[1].plugins[3].arguments.weight: vcore does not implement numa-aware's node score"),
     ({"name": "numa-aware", "arguments": {"policy": "single-numa-node"}},

@@ -54,14 +54,14 @@ BAD_VOLCANO = [
     ("both-tier-fields", {"networkTopology": {"highestTierAllowed": 1, "highestTierName": "leaf"}},
      "PodGroup ml/train: spec.networkTopology: highestTierAllowed and highestTierName cannot be set together"),
     ("unknown-field", {"networkTopology": {"mode": "hard", "tier": 1}},
-     "PodGroup ml/train: spec.networkTopology.tier: unknown field"),
-    ("bad-mode", {"networkTopology": {"mode": "strict"}}, "spec.networkTopology.mode: must be hard or soft"),
-    ("negative-tier", {"networkTopology": {"highestTierAllowed": -1}}, "highestTierAllowed: must be >= 0"),
-    ("tier-not-int", {"networkTopology": {"highestTierAllowed": "2"}}, "highestTierAllowed: expected an integer"),
+     "PodGroup ml/train: spec.networkTopology.tier: unknown key"),
+    ("bad-mode", {"networkTopology": {"mode": "strict"}}, "spec.networkTopology.mode: must be one of hard, soft; got 'strict'"),
+    ("negative-tier", {"networkTopology": {"highestTierAllowed": -1}}, "highestTierAllowed: must be in [0, 2147483647], got -1"),
+    ("tier-not-int", {"networkTopology": {"highestTierAllowed": "2"}}, "highestTierAllowed: must be an integer, got a string '2'"),
     ("soft-subgroup", {"subGroupPolicy": [{"name": "a", "subGroupSize": 2, "networkTopology": {"mode": "soft"}}]},
      "spec.subGroupPolicy[0].networkTopology.mode: soft is not supported for sub-groups"),
-    ("subgroup-size-zero", {"subGroupPolicy": [{"subGroupSize": 0}]}, "spec.subGroupPolicy[0].subGroupSize: must be >= 1"),
-    ("subgroup-unknown-field", {"subGroupPolicy": [{"size": 2}]}, "spec.subGroupPolicy[0].size: unknown field"),
+    ("subgroup-size-zero", {"subGroupPolicy": [{"subGroupSize": 0}]}, "spec.subGroupPolicy[0].subGroupSize: must be in [1, 2147483647], got 0"),
+    ("subgroup-unknown-field", {"subGroupPolicy": [{"size": 2}]}, "spec.subGroupPolicy[0].size: unknown key"),
 ]
 
 
@@ -109,14 +109,14 @@ BAD_KUEUE = [
     ("required-and-preferred", {R: "rack", P: "block"}, "are mutually exclusive"),
     ("slice-without-size", {R: "block", S: "rack"}, f"annotation {S} needs {Z}"),
     ("size-without-slice", {R: "block", Z: "4"}, f"annotation {Z} needs {S}"),
-    ("size-zero", {S: "rack", Z: "0"}, f"annotation {Z}: expected an integer >= 1"),
-    ("size-text", {S: "rack", Z: "four"}, f"annotation {Z}: expected an integer >= 1"),
+    ("size-zero", {S: "rack", Z: "0"}, f"annotation {Z}: must be in [1, 2147483647], got 0"),
+    ("size-text", {S: "rack", Z: "four"}, f"annotation {Z}: must be an integer, got a string 'four'"),
     ("layers-and-slice", {L: '[{"topology": "rack", "size": "4"}]', S: "rack", Z: "4"}, "excludes"),
     ("layers-not-json", {L: "[{"}, "not valid JSON"),
     ("layers-not-dividing", {L: '[{"topology": "block", "size": "6"}, {"topology": "rack", "size": "4"}]'},
      "4 does not divide the coarser layer's 6"),
     ("layers-repeat", {L: '[{"topology": "rack", "size": "8"}, {"topology": "rack", "size": "4"}]'}, "listed twice"),
-    ("layers-keys", {L: '[{"topology": "rack"}]'}, "expected exactly the keys topology and size"),
+    ("layers-keys", {L: '[{"topology": "rack"}]'}, f"annotation {L}[0].size: required"),
 ]
 
 
@@ -220,37 +220,48 @@ def test_volcano_network_topology_aware_arguments():
 
 
 BAD_ARGS = [
-    ({"solvers": "cpsat"}, "pluginConfig[x].args.solvers: unknown field"),
+    ({"solvers": "cpsat"}, "pluginConfig[x].args.solvers: unknown key (did you mean 'solver'?)"),
     ({"solver": "gurobi"}, "pluginConfig[x].args.solver: must be one of native, cpsat, auto"),
-    ({"timeLimitSeconds": 0}, "pluginConfig[x].args.timeLimitSeconds: must be in (0, 3600]"),
-    ({"timeLimitSeconds": "1s"}, "pluginConfig[x].args.timeLimitSeconds: expected a number"),
+    ({"timeLimitSeconds": 0}, "pluginConfig[x].args.timeLimitSeconds: must be > 0, got 0"),
+    ({"timeLimitSeconds": "1s"}, "pluginConfig[x].args.timeLimitSeconds: must be a number, got a string '1s'"),
     ({"relativeGap": 1.5}, "pluginConfig[x].args.relativeGap: must be in [0, 1]"),
     ({"workers": 0}, "pluginConfig[x].args.workers: must be in [1, 64]"),
-    ({"workers": 1.5}, "pluginConfig[x].args.workers: expected an integer"),
-    ({"congestionWeight": -1}, "pluginConfig[x].args.congestionWeight: must be in [0, 1000000.0]"),
-    ({"tieSlack": True}, "pluginConfig[x].args.tieSlack: expected an integer"),
+    ({"workers": 1.5}, "pluginConfig[x].args.workers: must be an integer, got a number 1.5"),
+    ({"congestionWeight": -1}, "pluginConfig[x].args.congestionWeight: must be in [0, 1000000], got -1"),
+    ({"tieSlack": True}, "pluginConfig[x].args.tieSlack: must be an integer, got a boolean True"),
     ({"objective": "pareto"}, "pluginConfig[x].args.objective: must be one of lexicographic, weighted"),
     ({"objectiveWeights": {"nodes": 1}}, "pluginConfig[x].args.objectiveWeights: only with objective: weighted"),
     ({"objective": "weighted", "objectiveWeights": {"spans": [1]}},
-     "pluginConfig[x].args.objectiveWeights.spans: unknown field"),
+     "pluginConfig[x].args.objectiveWeights.spans: unknown key"),
     ({"objective": "weighted", "objectiveWeights": {"tierSpans": [1, -2]}},
      "pluginConfig[x].args.objectiveWeights.tierSpans[1]: must be in"),
     ({"weight": -1}, "pluginConfig[x].args.weight: must be in [0, 1000000]"),
-    ({"nodeScoreWeight": 1}, "pluginConfig[x].args.nodeScoreWeight: unknown field"),
-    ({"hypernode.binpack.cpu": 1.5}, "pluginConfig[x].args.hypernode.binpack.cpu: expected an integer"),
+    ({"nodeScoreWeight": 1}, "pluginConfig[x].args.nodeScoreWeight: unknown key"),
+    ({"hypernode.binpack.cpu": 1.5}, "pluginConfig[x].args.hypernode.binpack.cpu: must be an integer, got a number 1.5"),
     ({"hypernode.binpack.resources.nvidia.com/gpu": 2},
-     "pluginConfig[x].args.hypernode.binpack.resources.nvidia.com/gpu: unknown field (list the resource in"),
+     "pluginConfig[x].args.hypernode.binpack.resources.nvidia.com/gpu: unknown key (list the resource in"),
     ({"hypernode.binpack.resources": ["nvidia.com/gpu"]},
-     "pluginConfig[x].args.hypernode.binpack.resources: expected a comma-separated string"),
+     "pluginConfig[x].args.hypernode.binpack.resources: must be a string"),
     ({"hypernode.binpack.resources": "cpu"}, "has its own key hypernode.binpack.cpu"),
     ({"hypernode.binpack.normal-pod.enable": "yes"},
-     "pluginConfig[x].args.hypernode.binpack.normal-pod.enable: expected true or false"),
+     "pluginConfig[x].args.hypernode.binpack.normal-pod.enable: must be true or false"),
     ({"hypernode.binpack.normal-pod.fading": -0.1},
-     "pluginConfig[x].args.hypernode.binpack.normal-pod.fading: must be in [0, 1000000.0]"),
+     "pluginConfig[x].args.hypernode.binpack.normal-pod.fading: must be in [0, 1000000], got -0.1"),
 ]
 
 
-@pytest.mark.parametrize("args, message", BAD_ARGS, ids=[next(iter(a)) + str(i) for i, (a, _) in enumerate(BAD_ARGS)])
+BAD_ARGS += [
+    ({1: 2}, "pluginConfig[x].args: keys must be strings, got an integer 1"),
+    ({"hypernode.binpack.resources": "nvidia.com/gpu", "hypernode.binpack.resources.nvidia.com/gpu": "2"},
+     "pluginConfig[x].args.hypernode.binpack.resources.nvidia.com/gpu: must be an integer, got a string '2'"),
+    ({"objective": "weighted", "objectiveWeights": {"tierSpans": "1,2"}},
+     "pluginConfig[x].args.objectiveWeights.tierSpans: must be a list"),
+    ({"relativeGap": float("nan")}, "pluginConfig[x].args.relativeGap: must be a finite number, got nan"),
+]
+
+
+@pytest.mark.parametrize("args, message", BAD_ARGS,
+                         ids=[str(next(iter(a))) + str(i) for i, (a, _) in enumerate(BAD_ARGS)])
 def test_bad_args(args, message):
     with pytest.raises(vcore.ProfileError) as info:
         parse_topology_args(args, "pluginConfig[x].args")

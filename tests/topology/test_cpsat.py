@@ -48,10 +48,10 @@ def small_tree(draw, n_nodes):
         if len(free) < take:
             break
         members, free = free[:take], free[take:]
-        hns.append(hn(f"L{i}", 1, nodes=members))
-        leaves.append(f"L{i}")
+        hns.append(hn(f"l{i}", 1, nodes=members))
+        leaves.append(f"l{i}")
     if len(leaves) >= 2 and draw(st.booleans()):
-        hns.append(hn("S", 2, children=leaves[:2], nodes=free[:1]))
+        hns.append(hn("s", 2, children=leaves[:2], nodes=free[:1]))
     c.set_hypernodes(hns)
     fit = np.array([draw(st.integers(0, 3)) for _ in names], dtype=np.int32)
     return c, fit

@@ -322,8 +322,8 @@ def random_trees(draw):
             continue
         members, free = free[:take], free[take:]
         tier = draw(st.sampled_from([1, 1, 2]))
-        leaves.append((f"L{i}", tier))
-        hns.append(hn(f"L{i}", tier, nodes=members, bandwidth=draw(st.sampled_from([None, 100, 400])),
+        leaves.append((f"l{i}", tier))
+        hns.append(hn(f"l{i}", tier, nodes=members, bandwidth=draw(st.sampled_from([None, 100, 400])),
                       congestion=draw(st.sampled_from([None, 0.0, 0.5, 1.0]))))
     uppers = []
     pool = [l for l, t in leaves if t == 1]
@@ -333,8 +333,8 @@ def random_trees(draw):
         extra = free[:draw(st.integers(0, min(1, len(free))))]
         free = free[len(extra):]
         if kids or extra:
-            hns.append(hn(f"S{j}", 3, children=kids, nodes=extra))
-            uppers.append(f"S{j}")
+            hns.append(hn(f"s{j}", 3, children=kids, nodes=extra))
+            uppers.append(f"s{j}")
     if not hns:
         return None
     c.set_hypernodes(hns)
@@ -432,3 +432,32 @@ def test_binpack_scores_prefer_the_fuller_hypernode():
     assert scores == {"s0-l0-n0": 26, "s0-l0-n1": 26, "s0-l1-n0": 16, "s0-l1-n1": 16}
     with pytest.raises(ValueError, match="fading"):
         binpack_scores(c, {"cpu": 1}, weights={"cpu": 1}, fading=-1, weight=1)
+
+
+@pytest.mark.parametrize("top, fading", [(60, 1e6), (2**31 - 1, 0.8), (2**31 - 1, 2.0), (10**9, 1.0), (500, 0.0)])
+def test_binpack_tier_weights_of_far_apart_tiers(top, fading):
+    # Tiers are any int32 and fading up to 1e6: fading ** (tier - 1) overflows and a sum over every tier number
+    # in between would take seconds. Per node: the absent tiers' share (each scores 1) plus each row's share times
+    # the fullness of the node's HyperNode of that row; the shares come from the geometric series.
+    c = vcore.Cluster()
+    for name in ("n0", "n1"):
+        c.add_node(node(name, cpu=4))
+    c.set_hypernodes([hn("leaf", 1, nodes=["n0"]), hn("top", top, children=["leaf"])])
+    got = binpack_scores(c, {"cpu": 1000}, weights={"cpu": 1}, fading=fading, weight=3).tolist()
+    full = 0.25  # n0's HyperNodes would hold 1 of 4 cpus; n1 is in none (1 for every tier)
+    share = {1: _tier_share(fading, 1, 1, top), top: _tier_share(fading, top, 1, top)}
+    absent = 1 - share[1] - share[top]
+    assert got[1] == 300
+    assert abs(got[0] - 300 * (absent + full * (share[1] + share[top]))) <= 1
+
+
+def _tier_share(fading: float, tier: int, lo: int, hi: int) -> float:
+    """fading ** (tier - 1) over the sum of fading ** (t - 1) for t in lo..hi, in closed form."""
+    n = hi - lo + 1
+    if fading == 0:
+        return float(tier == 1)
+    if fading == 1:
+        return 1 / n
+    if fading < 1:
+        return fading ** (tier - lo) * (1 - fading) / (1 - fading ** n)
+    return (1 / fading) ** (hi - tier) * (1 - 1 / fading) / (1 - (1 / fading) ** n)

@@ -49,7 +49,8 @@ def api_dict(o: Mapping[str, Any] | Any, kind: str) -> dict[str, Any]:
     """A Kubernetes object as a dict in API shape (client models serialized); else TypeError naming ``kind``."""
 
 def node_spec(node: Mapping[str, Any] | Any) -> NodeSpec:
-    """A v1 Node as an API-shaped dict or a kubernetes.client.V1Node."""
+    """A v1 Node as an API-shaped dict or a kubernetes.client.V1Node; metadata.name must be a DNS-1123 subdomain
+    (at most 253 characters)."""
 
 def pod_spec(pod: Mapping[str, Any] | Any) -> PodSpec:
     """A v1 Pod as an API-shaped dict or a kubernetes.client.V1Pod."""

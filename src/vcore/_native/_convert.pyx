@@ -466,12 +466,50 @@ cdef dict _resource_list(dict rl, str ctx, str base, Py_ssize_t idx, str tail, i
     return out
 
 
+cdef int DNS1123_SUBDOMAIN_MAX = 253
+
+
+cdef str _dns1123_subdomain_problem(str name):
+    """None when ``name`` is a DNS-1123 subdomain (Kubernetes' IsDNS1123Subdomain, which ValidateNodeName applies):
+    at most 253 characters, '.'-separated parts of lowercase letters, digits and '-' that start and end with a letter
+    or digit. Otherwise the problem. Runs for every node, so it reads the string's ASCII buffer directly."""
+    cdef Py_ssize_t n = len(name), i
+    cdef const unsigned char *p
+    cdef unsigned char c, prev = 46  # '.': the start of a part
+    if n > DNS1123_SUBDOMAIN_MAX:
+        return f"must be at most {DNS1123_SUBDOMAIN_MAX} characters, got {n}"
+    if PyUnicode_IS_ASCII(name):
+        p = <const unsigned char *>PyUnicode_DATA(name)
+        for i in range(n):
+            c = p[i]
+            if (97 <= c <= 122) or (48 <= c <= 57):  # a-z, 0-9
+                pass
+            elif c == 45:  # '-': never first in a part
+                if prev == 46:
+                    break
+            elif c == 46:  # '.': never after '.' (an empty part) or '-' (a part ending in '-')
+                if prev == 46 or prev == 45:
+                    break
+            else:
+                break
+            prev = c
+        else:
+            if prev != 46 and prev != 45:  # ends with a letter or digit (an empty name ends at '.')
+                return None
+    return (f"{name!r} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', with a letter or digit "
+            "at both ends of each '.'-separated part)")
+
+
 cdef dict _node_spec(object node_in):
     cdef dict node = _to_api_dict(node_in, "node")
     cdef dict meta = _opt_dict(node.get("metadata"), "node <unnamed>", "metadata")
     cdef str name = _opt_str(meta.get("name") if meta is not None else None, "node <unnamed>", "metadata.name")
     if not name:
         raise ValueError("node <unnamed>: metadata.name: required")
+    cdef str problem = _dns1123_subdomain_problem(name)
+    if problem is not None:
+        shown = name if len(name) <= 80 else f"{name[:60]}... ({len(name)} characters)"
+        raise ValueError(f"node {shown}: metadata.name: {problem}")
     cdef str ctx = "node " + name
     cdef dict spec = _opt_dict(node.get("spec"), ctx, "spec")
     cdef dict status = _opt_dict(node.get("status"), ctx, "status")
@@ -528,7 +566,8 @@ def node_spec(node):
     """Convert a v1 Node (API-shaped dict or kubernetes ``V1Node``) into the core's flat node dict.
 
     Returns ``{"name", "labels": [(k, v)], "allocatable": {resource: int}, "taints": [(key, value, effect)],
-    "unschedulable": bool}`` with cpu in milli-cores and everything else in whole units (ceil).
+    "unschedulable": bool}`` with cpu in milli-cores and everything else in whole units (ceil). ``metadata.name``
+    must be a DNS-1123 subdomain of at most 253 characters, as Kubernetes requires of a node's name.
     """
     return _node_spec(node)
 

@@ -57,6 +57,10 @@ class _NativeProfile(_NativeProfileRequired, total=False):
     binpack: _NativeBinpackArgs
     percentage_of_nodes_to_score: int  # 0..100, 0 = kube-scheduler's adaptive default
 
+class StaleError(RuntimeError):
+    """Input computed against state that changed since (regexMatch results against other nodes or another pattern
+    table); nothing was written: compute it again."""
+
 class CompiledPod:
     """A pod compiled against one ClusterState (opaque).
 
@@ -92,9 +96,12 @@ class ClusterState:
     # -- nodes ---------------------------------------------------------------------------------------------
     def add_node(self, spec: NodeSpec, /) -> int:
         """Add a node; returns its slot (a freed slot is reused). Duplicate name / negative quantity /
-        bad taint effect -> ValueError; missing "name" -> KeyError; wrong field types -> TypeError."""
+        bad taint effect -> ValueError; missing "name" -> KeyError; wrong field types -> TypeError. With regexMatch
+        HyperNodes the spec also carries "pattern_version" and "pattern_ids" (the ids of topology.patterns() its
+        name matches); StaleError when they were computed against another pattern table."""
     def update_node(self, spec: NodeSpec, /) -> int:
-        """Replace labels, taints, allocatable and the unschedulable flag; bound pods stay. Unknown -> KeyError."""
+        """Replace labels, taints, allocatable and the unschedulable flag; bound pods stay. Unknown -> KeyError.
+        The regexMatch fields as for add_node."""
     def remove_node(self, name: str, evict: bool = False) -> list[str]:
         """Free the node's slot; returns the keys of the pods unbound with it. Bound pods and not evict ->
         ValueError; unknown name -> KeyError."""
@@ -280,8 +287,9 @@ class gpu:
         free_after. Unknown policy -> ValueError."""
 
 # (type "Node" | "HyperNode", selector "exactMatch" | "regexMatch" | "labelMatch", name or pattern,
-#  labelMatch requirements [(key, op In|NotIn|Exists|DoesNotExist, values)])
-_HyperNodeMember = tuple[str, str, str, list[tuple[str, str, list[str]]]]
+#  labelMatch requirements [(key, op In|NotIn|Exists|DoesNotExist, values)],
+#  regexMatch: the slots of the live nodes whose names the pattern matches (RE2 search), [] otherwise)
+_HyperNodeMember = tuple[str, str, str, list[tuple[str, str, list[str]]], list[int]]
 
 class _HyperNodeSpecRequired(TypedDict):
     name: str
@@ -289,7 +297,7 @@ class _HyperNodeSpecRequired(TypedDict):
     members: list[_HyperNodeMember]
 
 class _HyperNodeSpec(_HyperNodeSpecRequired, total=False):
-    """vcore.topology.hypernode.hypernode_spec(): one HyperNode, shape-checked."""
+    """vcore.topology.hypernode.hypernode_spec() with its regexMatch members' slots (vcore.topology.patterns)."""
 
     tier_name: str
     bandwidth_gbps: float  # -1: not annotated
@@ -327,13 +335,21 @@ class topology:
     nothing. Arrays must have the stated dtype and one entry per node slot (TypeError / ValueError otherwise).
     """
 
+    # membership: the ClusterState membership (node_names) the regexMatch slots were matched at, None when no member
+    # is a regexMatch; StaleError when the nodes changed since.
     @staticmethod
-    def set_hypernodes(state: ClusterState, specs: list[_HyperNodeSpec]) -> None:
+    def set_hypernodes(state: ClusterState, specs: list[_HyperNodeSpec], membership: _Int | None = None) -> None:
         """replace every HyperNode (validated as a whole)"""
     @staticmethod
-    def add_hypernode(state: ClusterState, spec: _HyperNodeSpec) -> None: ...
+    def add_hypernode(state: ClusterState, spec: _HyperNodeSpec, membership: _Int | None = None) -> None: ...
     @staticmethod
-    def update_hypernode(state: ClusterState, spec: _HyperNodeSpec) -> None: ...
+    def update_hypernode(state: ClusterState, spec: _HyperNodeSpec, membership: _Int | None = None) -> None: ...
+    @staticmethod
+    def node_names(state: ClusterState) -> tuple[int, list[str]]:
+        """(membership, names by slot): what regexMatch members are matched against, read at once"""
+    @staticmethod
+    def patterns(state: ClusterState) -> tuple[int, list[str]]:
+        """(version, patterns): the HyperNodes' distinct regexMatch patterns; a pattern's id is its index"""
     @staticmethod
     def remove_hypernode(state: ClusterState, name: str) -> None: ...
     @staticmethod

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vcore.errors import ProfileError
-from vcore.gpu.placement_args import _int, _number  # the profile's number checks, one wording
+from vcore.validation import Boolean, Constraint, Integer, ListOf, Number, Record, String, fail, join, mapping, unknown_key
 
 __all__ = ["OBJECTIVES", "SOLVERS", "TopologyPlacementArgs", "parse_topology_args"]
 
@@ -44,13 +44,37 @@ OBJECTIVES = ("lexicographic", "weighted")
 _BINPACK = "hypernode.binpack."
 _RESOURCES = _BINPACK + "resources"
 _NORMAL_ENABLE, _NORMAL_FADING = _BINPACK + "normal-pod.enable", _BINPACK + "normal-pod.fading"
-_VOLCANO_KEYS = ("weight", _BINPACK + "cpu", _BINPACK + "memory", _RESOURCES, _NORMAL_ENABLE, _NORMAL_FADING)
-_KEYS = ("solver", "timeLimitSeconds", "relativeGap", "workers", "bandwidthWeight", "congestionWeight", "tieSlack",
-         "objective", "objectiveWeights", "candidateDomains", *_VOLCANO_KEYS)
 #: Volcano's defaults (network-topology-aware: DefaultWeight, DefaultNormalPodEnable, DefaultNormalPodFading).
 DEFAULT_BINPACK = (("cpu", 1), ("memory", 1))
 DEFAULT_FADING = 0.8
-_WEIGHT_KEYS = ("tierSpans", "nodes", "fragmentation")
+_BINPACK_WEIGHT = Integer(0, 10**6)
+_OBJECTIVE_WEIGHT = Integer(0, 10**9)
+#: What each key must be (besides ``hypernode.binpack.resources.<name>``, a listed resource's weight).
+_FIELDS: dict[str, Constraint[Any]] = {
+    "solver": String(choices=SOLVERS),
+    "timeLimitSeconds": Number(0, 3600, open_lo=True),
+    "relativeGap": Number(0, 1),
+    "workers": Integer(1, 64),
+    "bandwidthWeight": Number(0, 1e6),
+    "congestionWeight": Number(0, 1e6),
+    "tieSlack": Integer(0, 2**31 - 1),
+    "objective": String(choices=OBJECTIVES),
+    "objectiveWeights": Record({"tierSpans": ListOf(_OBJECTIVE_WEIGHT), "nodes": _OBJECTIVE_WEIGHT,
+                                "fragmentation": _OBJECTIVE_WEIGHT}),
+    "candidateDomains": Integer(1, 1 << 20),
+    "weight": Integer(0, 10**6),
+    _BINPACK + "cpu": _BINPACK_WEIGHT,
+    _BINPACK + "memory": _BINPACK_WEIGHT,
+    _RESOURCES: String(),
+    _NORMAL_ENABLE: Boolean(),
+    _NORMAL_FADING: Number(0, 1e6),
+}
+#: The keys that set one TopologyPlacementArgs field as they are.
+_ATTRIBUTES = {"solver": "solver", "timeLimitSeconds": "time_limit_seconds", "relativeGap": "relative_gap",
+               "workers": "workers", "bandwidthWeight": "bandwidth_weight", "congestionWeight": "congestion_weight",
+               "tieSlack": "tie_slack", "objective": "objective", "candidateDomains": "candidate_domains",
+               "weight": "node_score_weight", _NORMAL_ENABLE: "normal_pod_binpack",
+               _NORMAL_FADING: "normal_pod_fading"}
 
 
 @dataclass(frozen=True)
@@ -90,89 +114,47 @@ class TopologyPlacementArgs:
         return out
 
 
-def _choice(value: Any, path: str, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise ProfileError(f"{path}: must be one of {', '.join(choices)}, got {value!r}")
-    return value
-
-
 def parse_topology_args(args: Mapping[str, Any] | None, path: str = "args") -> TopologyPlacementArgs:
-    """Validate topology placement arguments; ``path`` prefixes the field names in errors."""
+    """Validate topology placement arguments; ``path`` prefixes the field names in errors (ProfileError)."""
     if args is None:
         return TopologyPlacementArgs()
-    if not isinstance(args, Mapping):
-        raise ProfileError(f"{path}: expected a mapping, got {type(args).__name__}")
-    extra = _binpack_resources(args, path)
-    for key in args:
-        if key not in _KEYS and not (key.startswith(_RESOURCES + ".") and key[len(_RESOURCES) + 1:] in extra):
-            hint = (f" (list the resource in {_RESOURCES} first)" if key.startswith(_RESOURCES + ".")
-                    else f" (known: {', '.join(_KEYS)})")
-            raise ProfileError(f"{path}.{key}: unknown field{hint}")
-    d = TopologyPlacementArgs()
-    kw: dict[str, Any] = {}
-    if "solver" in args:
-        kw["solver"] = _choice(args["solver"], f"{path}.solver", SOLVERS)
-    if "timeLimitSeconds" in args:
-        kw["time_limit_seconds"] = _number(args["timeLimitSeconds"], f"{path}.timeLimitSeconds", 0, 3600, lo_open=True)
-    if "relativeGap" in args:
-        kw["relative_gap"] = _number(args["relativeGap"], f"{path}.relativeGap", 0, 1)
-    if "workers" in args:
-        kw["workers"] = _int(args["workers"], f"{path}.workers", 1, 64)
-    if "bandwidthWeight" in args:
-        kw["bandwidth_weight"] = _number(args["bandwidthWeight"], f"{path}.bandwidthWeight", 0, 1e6)
-    if "congestionWeight" in args:
-        kw["congestion_weight"] = _number(args["congestionWeight"], f"{path}.congestionWeight", 0, 1e6)
-    if "tieSlack" in args:
-        kw["tie_slack"] = _int(args["tieSlack"], f"{path}.tieSlack", 0, 2**31 - 1)
-    if "objective" in args:
-        kw["objective"] = _choice(args["objective"], f"{path}.objective", OBJECTIVES)
-    if "candidateDomains" in args:
-        kw["candidate_domains"] = _int(args["candidateDomains"], f"{path}.candidateDomains", 1, 1 << 20)
-    if "weight" in args:
-        kw["node_score_weight"] = _int(args["weight"], f"{path}.weight", 0, 10**6)
-    binpack = [(name, _int(args.get(_BINPACK + name, 1), f"{path}.{_BINPACK}{name}", 0, 10**6))
-               for name in ("cpu", "memory")]
-    binpack += [(name, _int(args.get(f"{_RESOURCES}.{name}", 1), f"{path}.{_RESOURCES}.{name}", 0, 10**6))
-                for name in extra]
-    kw["binpack_weights"] = tuple(binpack)
-    if _NORMAL_ENABLE in args:
-        if not isinstance(args[_NORMAL_ENABLE], bool):
-            raise ProfileError(f"{path}.{_NORMAL_ENABLE}: expected true or false, got {args[_NORMAL_ENABLE]!r}")
-        kw["normal_pod_binpack"] = args[_NORMAL_ENABLE]
-    if _NORMAL_FADING in args:
-        kw["normal_pod_fading"] = _number(args[_NORMAL_FADING], f"{path}.{_NORMAL_FADING}", 0, 1e6)
-    weights = args.get("objectiveWeights")
+    args = mapping(args, path, ProfileError)
+    checked: dict[str, Any] = {}
+    for key, value in args.items():
+        at = join(path, key)
+        if key in _FIELDS:
+            checked[key] = _FIELDS[key](value, at, ProfileError)
+        elif key.startswith(_RESOURCES + "."):  # the weight of a resource listed in hypernode.binpack.resources
+            checked[key] = _BINPACK_WEIGHT(value, at, ProfileError)
+        else:
+            raise unknown_key(at, key, tuple(_FIELDS), ProfileError)
+    extra = _binpack_resources(checked.get(_RESOURCES), join(path, _RESOURCES))
+    for key in checked:
+        if key.startswith(_RESOURCES + ".") and key[len(_RESOURCES) + 1:] not in extra:
+            raise fail(ProfileError, join(path, key), f"unknown key (list the resource in {_RESOURCES} first)")
+    kw: dict[str, Any] = {_ATTRIBUTES[k]: v for k, v in checked.items() if k in _ATTRIBUTES}
+    kw["binpack_weights"] = tuple((name, checked.get(f"{_RESOURCES}.{name}" if name in extra else _BINPACK + name, 1))
+                                  for name in ("cpu", "memory", *extra))
+    weights = checked.get("objectiveWeights")
     if weights is not None:
-        wpath = f"{path}.objectiveWeights"
-        if kw.get("objective", d.objective) != "weighted":
-            raise ProfileError(f"{wpath}: only with objective: weighted")
-        if not isinstance(weights, Mapping):
-            raise ProfileError(f"{wpath}: expected a mapping")
-        for key in weights:
-            if key not in _WEIGHT_KEYS:
-                raise ProfileError(f"{wpath}.{key}: unknown field (known: {', '.join(_WEIGHT_KEYS)})")
-        spans = weights.get("tierSpans", [])
-        if not isinstance(spans, list):
-            raise ProfileError(f"{wpath}.tierSpans: expected a list of integers (lowest tier first)")
-        kw["tier_span_weights"] = tuple(_int(w, f"{wpath}.tierSpans[{i}]", 0, 10**9) for i, w in enumerate(spans))
+        if kw.get("objective", TopologyPlacementArgs.objective) != "weighted":
+            raise fail(ProfileError, join(path, "objectiveWeights"), "only with objective: weighted")
+        kw["tier_span_weights"] = weights.get("tierSpans", ())
         if "nodes" in weights:
-            kw["nodes_weight"] = _int(weights["nodes"], f"{wpath}.nodes", 0, 10**9)
+            kw["nodes_weight"] = weights["nodes"]
         if "fragmentation" in weights:
-            kw["fragmentation_weight"] = _int(weights["fragmentation"], f"{wpath}.fragmentation", 0, 10**9)
-    return TopologyPlacementArgs(**{**d.__dict__, **kw})
+            kw["fragmentation_weight"] = weights["fragmentation"]
+    return TopologyPlacementArgs(**kw)
 
 
-def _binpack_resources(args: Mapping[str, Any], path: str) -> list[str]:
+def _binpack_resources(raw: str | None, path: str) -> list[str]:
     """The extra resources of ``hypernode.binpack.resources`` ("a, b"), validated."""
-    raw = args.get(_RESOURCES)
     if raw is None:
         return []
-    if not isinstance(raw, str):
-        raise ProfileError(f"{path}.{_RESOURCES}: expected a comma-separated string of resource names, got {raw!r}")
     names = [n.strip() for n in raw.split(",") if n.strip()]
     for name in names:
         if name in ("cpu", "memory"):
-            raise ProfileError(f"{path}.{_RESOURCES}: {name} has its own key {_BINPACK}{name}")
+            raise fail(ProfileError, path, f"{name} has its own key {_BINPACK}{name}")
     if len(set(names)) != len(names):
-        raise ProfileError(f"{path}.{_RESOURCES}: a resource is listed twice")
+        raise fail(ProfileError, path, "a resource is listed twice")
     return names

@@ -38,8 +38,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vcore.errors import TopologyError
-from vcore.topology.hypernode import as_mapping, label_requirements
+from vcore.topology.hypernode import LabelSelector, as_mapping
 from vcore.topology.tree import TopologyView
+from vcore.validation import (
+    LABEL_KEY,
+    Constraint,
+    ErrorType,
+    Integer,
+    ListOf,
+    NullsAbsent,
+    Record,
+    String,
+    fail,
+    mapping,
+)
 
 __all__ = ["KUEUE_PREFERRED", "KUEUE_REQUIRED", "KUEUE_SLICE_CONSTRAINTS", "KUEUE_SLICE_SIZE", "KUEUE_SLICE_TOPOLOGY",
            "KUEUE_UNCONSTRAINED", "PodGroupTopology", "ResolvedConstraint", "SubGroup", "TierRef",
@@ -53,8 +65,15 @@ KUEUE_SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
 KUEUE_SLICE_CONSTRAINTS = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
 
 MODES = ("hard", "soft", "none")
-_NETWORK_TOPOLOGY_KEYS = ("mode", "highestTierAllowed", "highestTierName")
-_SUBGROUP_KEYS = ("name", "subGroupSize", "minSubGroups", "networkTopology", "labelSelector", "matchLabelKeys")
+_INT32 = 2**31 - 1  # Volcano's PodGroup counts and tiers are int32
+_NETWORK_TOPOLOGY = NullsAbsent(Record({"mode": String(choices=("hard", "soft")),
+                                        "highestTierAllowed": Integer(0, _INT32),
+                                        "highestTierName": String(nonempty=True)}))
+_SUBGROUP = NullsAbsent(Record({"name": String(), "subGroupSize": Integer(1, _INT32),
+                                "minSubGroups": Integer(0, _INT32), "networkTopology": _NETWORK_TOPOLOGY,
+                                "labelSelector": LabelSelector(empty_selects_all=True),
+                                "matchLabelKeys": ListOf(LABEL_KEY)}))
+_PODGROUP_SPEC = NullsAbsent(Record({"networkTopology": _NETWORK_TOPOLOGY, "subGroupPolicy": ListOf(_SUBGROUP)}))
 
 
 @dataclass(frozen=True)
@@ -165,76 +184,49 @@ class PodGroupTopology:
 # ---------------------------------------------------------------------------------------------------------------
 # Volcano PodGroup
 # ---------------------------------------------------------------------------------------------------------------
-def _int(value: Any, where: str, lo: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TopologyError(f"{where}: expected an integer, got {value!r}")
-    if value < lo:
-        raise TopologyError(f"{where}: must be >= {lo}, got {value}")
-    return value
-
-
-def _network_topology(nt: Any, where: str, owner: str) -> tuple[str, TierRef | None]:
-    if not isinstance(nt, Mapping):
-        raise TopologyError(f"{where}: expected a mapping")
-    unknown = set(nt) - set(_NETWORK_TOPOLOGY_KEYS)
-    if unknown:
-        raise TopologyError(f"{where}.{sorted(unknown)[0]}: unknown field ({', '.join(_NETWORK_TOPOLOGY_KEYS)})")
-    mode = nt.get("mode") or "hard"  # the CRD's default
-    if mode not in ("hard", "soft"):
-        raise TopologyError(f"{where}.mode: must be hard or soft, got {mode!r}")
+def _network_topology(nt: Mapping[str, Any], where: str) -> tuple[str, TierRef | None]:
+    """(mode, tier limit) of a networkTopology checked by _NETWORK_TOPOLOGY."""
+    mode = nt.get("mode", "hard")  # the CRD's default
     tier, name = nt.get("highestTierAllowed"), nt.get("highestTierName")
-    if tier is not None and name:
-        raise TopologyError(f"{where}: highestTierAllowed and highestTierName cannot be set together")
-    if name is not None and (not isinstance(name, str) or not name):
-        raise TopologyError(f"{where}.highestTierName: expected a non-empty string")
+    if tier is not None and name is not None:
+        raise fail(TopologyError, where, "highestTierAllowed and highestTierName cannot be set together")
     if tier is not None:
-        return mode, TierRef(tier=_int(tier, f"{where}.highestTierAllowed", 0))
-    return mode, TierRef(name=name) if name else None
+        return mode, TierRef(tier=tier)
+    return mode, TierRef(name=name) if name is not None else None
 
 
 def podgroup_topology(pg: Any) -> PodGroupTopology:
     """The topology of a ``scheduling.volcano.sh/v1beta1`` PodGroup (dict or client object)."""
     obj = as_mapping(pg, "PodGroup")
     meta = obj.get("metadata") or {}
-    owner = f"PodGroup {meta.get('namespace') or 'default'}/{meta.get('name') or '?'}"
-    spec = obj.get("spec") or {}
-    if not isinstance(spec, Mapping):
-        raise TopologyError(f"{owner}: spec: expected a mapping")
+    meta = meta if isinstance(meta, Mapping) else {}
+    namespace, name = meta.get("namespace") or "default", meta.get("name") or "?"
+    owner = f"PodGroup {namespace}/{name}"
+    raw = obj.get("spec")
+    # The PodGroup's other fields are the batch layer's; only the topology ones are checked here.
+    spec = mapping({} if raw is None else raw, f"{owner}: spec", TopologyError)
+    topology_fields = {k: spec[k] for k in ("networkTopology", "subGroupPolicy") if k in spec}
+    checked = _PODGROUP_SPEC(topology_fields, f"{owner}: spec", TopologyError)
     constraint = TopologyConstraint(mode="none", owner=owner)
-    nt = spec.get("networkTopology")
-    if nt is not None:
-        mode, limit = _network_topology(nt, f"{owner}: spec.networkTopology", owner)
+    if "networkTopology" in checked:
+        mode, limit = _network_topology(checked["networkTopology"], f"{owner}: spec.networkTopology")
         if mode == "soft":
             constraint = TopologyConstraint(mode="soft", owner=owner)
         elif limit is not None:
             constraint = TopologyConstraint(mode="hard", limit=limit, owner=owner)
     policies = []
-    raw = spec.get("subGroupPolicy") or []
-    if not isinstance(raw, list):
-        raise TopologyError(f"{owner}: spec.subGroupPolicy: expected a list")
-    for i, p in enumerate(raw):
+    for i, p in enumerate(checked.get("subGroupPolicy", ())):
         where = f"{owner}: spec.subGroupPolicy[{i}]"
-        if not isinstance(p, Mapping):
-            raise TopologyError(f"{where}: expected a mapping")
-        unknown = set(p) - set(_SUBGROUP_KEYS)
-        if unknown:
-            raise TopologyError(f"{where}.{sorted(unknown)[0]}: unknown field ({', '.join(_SUBGROUP_KEYS)})")
-        size = p.get("subGroupSize")
-        size = None if size is None else _int(size, f"{where}.subGroupSize", 1)
         limit = None
-        if p.get("networkTopology") is not None:
-            mode, limit = _network_topology(p["networkTopology"], f"{where}.networkTopology", owner)
+        if "networkTopology" in p:
+            mode, limit = _network_topology(p["networkTopology"], f"{where}.networkTopology")
             if mode == "soft":
-                raise TopologyError(f"{where}.networkTopology.mode: soft is not supported for sub-groups (as Volcano)")
-        keys = p.get("matchLabelKeys") or []
-        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-            raise TopologyError(f"{where}.matchLabelKeys: expected a list of label keys")
-        selector = p.get("labelSelector")
-        if selector is not None:
-            label_requirements(f"{where}.labelSelector", selector, empty_selects_all=True)
-        policies.append(SubGroup(size=size, limit=limit, name=str(p.get("name") or f"#{i}"),
-                                 min_sub_groups=_int(p.get("minSubGroups") or 0, f"{where}.minSubGroups", 0),
-                                 label_selector=selector, match_label_keys=tuple(keys)))
+                raise fail(TopologyError, f"{where}.networkTopology.mode", "soft is not supported for sub-groups "
+                                                                           "(as Volcano)")
+        selector = spec["subGroupPolicy"][i].get("labelSelector")  # as written: the cycle picks pods with it
+        policies.append(SubGroup(size=p.get("subGroupSize"), limit=limit, name=p.get("name") or f"#{i}",
+                                 min_sub_groups=p.get("minSubGroups", 0), label_selector=selector,
+                                 match_label_keys=tuple(p.get("matchLabelKeys", ()))))
     return PodGroupTopology(constraint, tuple(policies))
 
 
@@ -244,23 +236,31 @@ def podgroup_topology(pg: Any) -> PodGroupTopology:
 def _annotations(obj: Any) -> tuple[Mapping[str, Any], str]:
     """(annotations, owner) of a pod / pod template object, or of a plain annotations mapping."""
     if isinstance(obj, Mapping) and "metadata" not in obj and "template" not in obj:
-        return obj, "pod template"
+        return mapping(obj, "pod template: annotations", TopologyError), "pod template"
     m = as_mapping(obj, "pod template")
     if "template" in m:  # a PodTemplate object or a workload's spec.template
-        m = m["template"]
+        m = mapping(m["template"], "pod template: template", TopologyError)
     meta = m.get("metadata") or {}
+    meta = meta if isinstance(meta, Mapping) else {}
     name = meta.get("name") or meta.get("generateName") or "?"
-    return meta.get("annotations") or {}, f"pod template {name}"
+    owner = f"pod template {name}"
+    raw = meta.get("annotations")
+    return ({} if raw is None else mapping(raw, f"{owner}: metadata.annotations", TopologyError)), owner
 
 
-def _slice_size(raw: Any, where: str) -> int:
-    try:
-        value = int(raw) if isinstance(raw, str) and raw.strip().lstrip("-").isdigit() else raw
-    except ValueError:
-        value = raw
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise TopologyError(f"{where}: expected an integer >= 1, got {raw!r}")
-    return value
+@dataclass(frozen=True)
+class _SliceSize(Constraint[int]):
+    """A slice size: an integer >= 1, or an annotation's string of decimal digits."""
+
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> int:
+        if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value) <= 20:
+            value = int(value)
+        return Integer(1, _INT32)(value, path, error)
+
+
+_SLICE_SIZE = _SliceSize()
+_SLICE_LAYER = Record({"topology": String(nonempty=True), "size": _SLICE_SIZE}, required=("topology", "size"))
+_LEVEL = String(nonempty=True)
 
 
 def kueue_constraint(obj: Any, *, owner: str | None = None) -> TopologyConstraint:
@@ -274,8 +274,8 @@ def kueue_constraint(obj: Any, *, owner: str | None = None) -> TopologyConstrain
     if len(given) > 1:
         raise TopologyError(f"{owner}: annotations {' and '.join(given)} are mutually exclusive")
     for key, value in ((KUEUE_REQUIRED, required), (KUEUE_PREFERRED, preferred)):
-        if value is not None and (not isinstance(value, str) or not value):
-            raise TopologyError(f"{owner}: annotation {key}: expected a topology level (a node label key)")
+        if value is not None:
+            _LEVEL(value, f"{owner}: annotation {key}", TopologyError)
     slices: list[SubGroup] = []
     slice_topology, slice_size = annotations.get(KUEUE_SLICE_TOPOLOGY), annotations.get(KUEUE_SLICE_SIZE)
     layered = annotations.get(KUEUE_SLICE_CONSTRAINTS)
@@ -285,11 +285,10 @@ def kueue_constraint(obj: Any, *, owner: str | None = None) -> TopologyConstrain
                                 f"{KUEUE_SLICE_SIZE}")
         slices = _layered_slices(layered, owner)
     elif slice_topology is not None:
-        if not isinstance(slice_topology, str) or not slice_topology:
-            raise TopologyError(f"{owner}: annotation {KUEUE_SLICE_TOPOLOGY}: expected a topology level")
+        _LEVEL(slice_topology, f"{owner}: annotation {KUEUE_SLICE_TOPOLOGY}", TopologyError)
         if slice_size is None:
             raise TopologyError(f"{owner}: annotation {KUEUE_SLICE_TOPOLOGY} needs {KUEUE_SLICE_SIZE}")
-        slices = [SubGroup(size=_slice_size(slice_size, f"{owner}: annotation {KUEUE_SLICE_SIZE}"),
+        slices = [SubGroup(size=_SLICE_SIZE(slice_size, f"{owner}: annotation {KUEUE_SLICE_SIZE}", TopologyError),
                            limit=TierRef(name=slice_topology))]
     elif slice_size is not None:
         raise TopologyError(f"{owner}: annotation {KUEUE_SLICE_SIZE} needs {KUEUE_SLICE_TOPOLOGY}")
@@ -305,23 +304,19 @@ def _layered_slices(raw: Any, owner: str) -> list[SubGroup]:
     try:
         entries = json.loads(raw) if isinstance(raw, str) else raw
     except json.JSONDecodeError as e:
-        raise TopologyError(f"{where}: not valid JSON ({e.msg})") from None
-    if not isinstance(entries, list) or not entries:
-        raise TopologyError(f"{where}: expected a non-empty JSON list of {{topology, size}}")
+        raise fail(TopologyError, where, f"not valid JSON ({e.msg})") from None
+    except RecursionError:
+        raise fail(TopologyError, where, "not valid JSON (nested too deeply)") from None
+    layers = ListOf(_SLICE_LAYER, min_len=1)(entries, where, TopologyError)
     out: list[SubGroup] = []
     seen = set()
-    for i, e in enumerate(entries):
-        at = f"{where}[{i}]"
-        if not isinstance(e, Mapping) or set(e) != {"topology", "size"}:
-            raise TopologyError(f"{at}: expected exactly the keys topology and size")
-        topology = e["topology"]
-        if not isinstance(topology, str) or not topology:
-            raise TopologyError(f"{at}.topology: expected a topology level")
+    for i, layer in enumerate(layers):
+        topology, size = layer["topology"], layer["size"]
         if topology in seen:
-            raise TopologyError(f"{at}.topology: {topology!r} listed twice")
+            raise fail(TopologyError, f"{where}[{i}].topology", f"{topology!r} listed twice")
         seen.add(topology)
-        size = _slice_size(e["size"], f"{at}.size")
         if out and out[-1].size % size:
-            raise TopologyError(f"{at}.size: {size} does not divide the coarser layer's {out[-1].size} (coarsest first)")
+            raise fail(TopologyError, f"{where}[{i}].size",
+                       f"{size} does not divide the coarser layer's {out[-1].size} (coarsest first)")
         out.append(SubGroup(size=size, limit=TierRef(name=topology)))
     return out

@@ -16,8 +16,13 @@ import numpy as np
 from vcore._native import _core
 from vcore.errors import HyperNodeNotFoundError, TopologyError
 from vcore.topology.hypernode import hypernode_name, hypernode_spec
+from vcore.topology.patterns import retry_stale, with_slots
+from vcore.validation import LABEL_KEY, ListOf
 
 __all__ = ["TopologyView", "add_hypernode", "remove_hypernode", "set_hypernodes", "set_levels", "update_hypernode"]
+
+# Label keys from the highest level to the lowest (Kueue Topology levels).
+_LEVELS = ListOf(LABEL_KEY)
 
 
 def _native(call, *args) -> None:
@@ -30,12 +35,20 @@ def _native(call, *args) -> None:
         raise TopologyError(str(e)) from None
 
 
+def _write(call, state: Any, specs: list[dict[str, Any]], one: bool) -> None:
+    """A native HyperNode write with its regexMatch members matched against the nodes (again if they change)."""
+    def attempt() -> None:
+        native, membership = with_slots(state, specs)
+        _native(call, state, native[0] if one else native, membership)
+    retry_stale(attempt)
+
+
 def add_hypernode(state: Any, hn: Any) -> None:
-    _native(_core.topology.add_hypernode, state, hypernode_spec(hn))
+    _write(_core.topology.add_hypernode, state, [hypernode_spec(hn)], True)
 
 
 def update_hypernode(state: Any, hn: Any) -> None:
-    _native(_core.topology.update_hypernode, state, hypernode_spec(hn))
+    _write(_core.topology.update_hypernode, state, [hypernode_spec(hn)], True)
 
 
 def remove_hypernode(state: Any, hn: Any) -> None:
@@ -43,16 +56,15 @@ def remove_hypernode(state: Any, hn: Any) -> None:
 
 
 def set_hypernodes(state: Any, hns: Iterable[Any]) -> None:
-    _native(_core.topology.set_hypernodes, state, [hypernode_spec(h) for h in hns])
+    if isinstance(hns, (str, bytes)) or not isinstance(hns, Iterable):
+        raise TypeError(f"HyperNodes: expected a list of HyperNode objects, got {type(hns).__name__}")
+    _write(_core.topology.set_hypernodes, state, [hypernode_spec(h) for h in hns], False)
 
 
 def set_levels(state: Any, levels: Sequence[str]) -> None:
     if isinstance(levels, str) or not isinstance(levels, Sequence):
         raise TypeError(f"topology levels: expected a list of node label keys, got {type(levels).__name__}")
-    for i, key in enumerate(levels):
-        if not isinstance(key, str) or not key:
-            raise TopologyError(f"topology levels[{i}]: expected a non-empty label key, got {key!r}")
-    _native(_core.topology.set_levels, state, list(levels))
+    _native(_core.topology.set_levels, state, list(_LEVELS(levels, "topology levels", TopologyError)))
 
 
 class TopologyView:

@@ -36,6 +36,9 @@ vcore::NodeInput node_input(const py::dict& spec) {
   for (const auto& [model, memory, numa, nvlink, mig_mode, geometry, layout] : field_or<std::vector<Device>>(spec, "gpus", named, {}))
     n.gpus.push_back({model, memory, numa, nvlink, mig_mode, geometry, layout});
   n.numa_cpu = field_or<decltype(n.numa_cpu)>(spec, "numa_cpu", named, {});
+  // The regexMatch patterns (vcore.topology.patterns) its name matches, by id under the pattern table's version.
+  n.patterns.version = field_or<uint64_t>(spec, "pattern_version", named, 0);
+  n.patterns.ids = field_or<std::vector<int32_t>>(spec, "pattern_ids", named, {});
   return n;
 }
 

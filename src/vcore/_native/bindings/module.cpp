@@ -4,6 +4,8 @@
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "vcore's compiled core: cluster state as struct-of-arrays and the fused scheduling kernels (private).";
+  // Input the caller computed against state that changed since (nothing was written; the caller computes again).
+  pybind11::register_exception<vcore::Stale>(m, "StaleError", PyExc_RuntimeError);
   pybind11::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -4,6 +4,7 @@
 // into C++-owned vectors, take the shared lock and release the GIL. Arrays must have the documented dtype: a wrong
 // one raises TypeError rather than being converted.
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 
 #include "convert.h"
@@ -42,9 +43,9 @@ vcore::HyperNodeInput hypernode_input(const py::dict& spec) {
   h.bandwidth_gbps = field_or<double>(spec, "bandwidth_gbps", what, -1.0);
   h.congestion = field_or<double>(spec, "congestion", what, -1.0);
   using Label = std::tuple<std::string, std::string, std::vector<std::string>>;
-  using Member = std::tuple<std::string, std::string, std::string, std::vector<Label>>;
-  for (const auto& [type, selector, value, labels] : field<std::vector<Member>>(spec, "members", what))
-    h.members.push_back({type, selector, value, labels});
+  using Member = std::tuple<std::string, std::string, std::string, std::vector<Label>, std::vector<int32_t>>;
+  for (const auto& [type, selector, value, labels, slots] : field<std::vector<Member>>(spec, "members", what))
+    h.members.push_back({type, selector, value, labels, slots});
   return h;
 }
 
@@ -59,28 +60,43 @@ py::array int32_array(const std::vector<int32_t>& v) {
 void register_topology(py::module_& m) {
   py::module_ t = m.def_submodule("topology", "Network topology: HyperNode / label-level tree, node_topo, gang search");
 
+  // `membership`: the ClusterState membership the regexMatch members' slots were matched at (node_names below);
+  // StaleError when the nodes changed since.
   t.def("set_hypernodes",
-        [](ClusterState& s, const py::list& specs) {
+        [](ClusterState& s, const py::list& specs, std::optional<uint64_t> membership) {
           std::vector<vcore::HyperNodeInput> in;
           for (const auto& spec : specs) in.push_back(hypernode_input(spec.cast<py::dict>()));
           std::unique_lock lock(s.mutex());
-          s.topology().set_hypernodes(s, in);
+          s.topology().set_hypernodes(s, in, membership);
         },
-        py::arg("state"), py::arg("specs"), "replace every HyperNode (validated as a whole)");
+        py::arg("state"), py::arg("specs"), py::arg("membership") = py::none(),
+        "replace every HyperNode (validated as a whole)");
   t.def("add_hypernode",
-        [](ClusterState& s, const py::dict& spec) {
+        [](ClusterState& s, const py::dict& spec, std::optional<uint64_t> membership) {
           const auto in = hypernode_input(spec);
           std::unique_lock lock(s.mutex());
-          s.topology().add_hypernode(s, in);
+          s.topology().add_hypernode(s, in, membership);
         },
-        py::arg("state"), py::arg("spec"));
+        py::arg("state"), py::arg("spec"), py::arg("membership") = py::none());
   t.def("update_hypernode",
-        [](ClusterState& s, const py::dict& spec) {
+        [](ClusterState& s, const py::dict& spec, std::optional<uint64_t> membership) {
           const auto in = hypernode_input(spec);
           std::unique_lock lock(s.mutex());
-          s.topology().update_hypernode(s, in);
+          s.topology().update_hypernode(s, in, membership);
         },
-        py::arg("state"), py::arg("spec"));
+        py::arg("state"), py::arg("spec"), py::arg("membership") = py::none());
+  t.def("node_names",
+        [](const ClusterState& s) {
+          std::shared_lock lock(s.mutex());
+          return py::make_tuple(s.membership(), s.names());
+        },
+        py::arg("state"), "(membership, names by slot): what regexMatch members are matched against, read at once");
+  t.def("patterns",
+        [](const ClusterState& s) {
+          std::shared_lock lock(s.mutex());
+          return py::make_tuple(s.topology().pattern_version(), s.topology().patterns());
+        },
+        py::arg("state"), "(version, patterns): the HyperNodes' distinct regexMatch patterns; a pattern's id is its index");
   t.def("remove_hypernode",
         [](ClusterState& s, const std::string& name) {
           std::unique_lock lock(s.mutex());

@@ -186,7 +186,7 @@ int32_t ClusterState::add_node(const NodeInput& node) {
   if (slot_of_.count(node.name)) throw Invalid("node " + node.name + ": already exists (use update_node)");
   check_allocatable_total(-1, node);
   ParsedNode parsed = parse_node(node);
-  Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels);
+  Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels, node.patterns);
   int32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -223,7 +223,7 @@ int32_t ClusterState::update_node(const NodeInput& node) {
   if (it == slot_of_.end()) throw NotFound("node " + node.name + ": not found (use add_node)");
   check_allocatable_total(it->second, node);
   ParsedNode parsed = parse_node(node);
-  Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels);
+  Topology::NodePlan topo = topology_.plan_node(*this, node.name, parsed.labels, node.patterns);
   const int32_t slot = it->second;
   write_node(slot, node, std::move(parsed));
   reconcile_gpus(slot);

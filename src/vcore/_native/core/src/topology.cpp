@@ -40,13 +40,22 @@ void erase_sorted(std::vector<int32_t>& v, int32_t x) {
   if (it != v.end() && *it == x) v.erase(it);
 }
 
+// regexMatch members carry the slots the caller matched at `membership`; refuse them once the nodes have changed.
+void check_membership(const ClusterState& s, const HyperNodeInput& in, std::optional<uint64_t> membership) {
+  for (const auto& m : in.members) {
+    if (m.selector != "regexMatch") continue;
+    if (!membership)
+      throw Invalid("HyperNode " + in.name + ": regexMatch members need the node membership their slots were "
+                    "matched at");
+    if (*membership != s.membership())
+      throw Stale("HyperNode " + in.name + ": the nodes changed since its regexMatch members were matched");
+    return;
+  }
+}
+
 }  // namespace
 
-bool Topology::Compiled::matches(const ClusterState& s, const std::string& node,
-                                 const std::vector<std::pair<int32_t, int32_t>>& labels) const {
-  (void)s;
-  for (const auto& [pattern, re] : regex_nodes)
-    if (std::regex_search(node, re)) return true;
+bool Topology::Compiled::labels_match(const std::vector<std::pair<int32_t, int32_t>>& labels) const {
   for (const auto& selector : label_nodes) {
     bool all = true;
     for (const auto& r : selector) {
@@ -107,12 +116,7 @@ Topology::Compiled Topology::compile(ClusterState& s, const HyperNodeInput& in) 
         c.exact_nodes.push_back(m.value);
       } else if (m.selector == "regexMatch") {
         if (m.value.empty()) throw Invalid(at + ".selector.regexMatch.pattern must not be empty");
-        try {
-          c.regex_nodes.emplace_back(m.value, std::regex(m.value, std::regex::ECMAScript));
-        } catch (const std::regex_error& e) {
-          throw Invalid(at + ".selector.regexMatch.pattern: '" + m.value + "' is not a valid regular expression (" +
-                        e.what() + ")");
-        }
+        c.regex_nodes.push_back(m.value);
       } else if (m.selector == "labelMatch") {
         if (m.labels.empty()) throw Invalid(at + ".selector.labelMatch: an empty selector matches no node");
         std::vector<LabelRequirement> selector;
@@ -236,7 +240,7 @@ Topology::Tree Topology::build_tree(const std::vector<const Compiled*>& hns) con
   return t;
 }
 
-std::vector<int32_t> Topology::resolve(const ClusterState& s, const Compiled& c) const {
+std::vector<int32_t> Topology::resolve(const ClusterState& s, const Compiled& c, const HyperNodeInput& in) const {
   const std::string where = "HyperNode " + c.name;
   std::vector<int32_t> slots;
   for (const auto& name : c.exact_nodes) {
@@ -245,21 +249,27 @@ std::vector<int32_t> Topology::resolve(const ClusterState& s, const Compiled& c)
     slots.push_back(slot);
   }
   const int32_t n = s.n_slots();
-  for (const auto& [pattern, re] : c.regex_nodes) {
-    bool any = false;
-    for (int32_t slot = 0; slot < n; ++slot)
-      if (s.is_live(slot) && std::regex_search(s.names()[slot], re)) {
-        slots.push_back(slot);
-        any = true;
-      }
-    if (!any) throw Invalid(where + ": member Node regexMatch '" + pattern + "' matches no node");
+  for (size_t i = 0; i < in.members.size(); ++i) {
+    const HyperNodeMemberInput& m = in.members[i];
+    if (m.type != "Node" || m.selector != "regexMatch") {
+      if (!m.slots.empty())
+        throw Invalid(where + ": spec.members[" + std::to_string(i) + "]: node slots are given for regexMatch only");
+      continue;
+    }
+    for (int32_t slot : m.slots) {
+      if (slot < 0 || slot >= n || !s.is_live(slot))
+        throw Invalid(where + ": spec.members[" + std::to_string(i) + "]: regexMatch slot " + std::to_string(slot) +
+                      " is not a live node");
+      slots.push_back(slot);
+    }
+    if (m.slots.empty()) throw Invalid(where + ": member Node regexMatch '" + m.value + "' matches no node");
   }
   for (size_t k = 0; k < c.label_nodes.size(); ++k) {
     Compiled one;
     one.label_nodes.push_back(c.label_nodes[k]);
     bool any = false;
     for (int32_t slot = 0; slot < n; ++slot)
-      if (s.is_live(slot) && one.matches(s, s.names()[slot], s.labels()[slot])) {
+      if (s.is_live(slot) && one.labels_match(s.labels()[slot])) {
         slots.push_back(slot);
         any = true;
       }
@@ -274,6 +284,8 @@ std::vector<int32_t> Topology::column_of(const std::vector<Domain>& domains, con
                                          const std::vector<int32_t>& direct, const std::string& node,
                                          const std::string& who) {
   const int32_t rows = static_cast<int32_t>(tiers.size());
+  // "HyperNode x: node n would be ..." for a HyperNode write; "node n: would be ..." for the node's own.
+  const std::string subject = who == "node " + node ? who + ":" : who + ": node " + node;
   std::vector<int32_t> col(static_cast<size_t>(rows), -1);
   for (int32_t h : direct) {
     for (int32_t a = h; a >= 0; a = domains[a].parent) {
@@ -281,7 +293,7 @@ std::vector<int32_t> Topology::column_of(const std::vector<Domain>& domains, con
       if (cell == -1) {
         cell = a;
       } else if (cell != a) {
-        throw Invalid(who + ": node " + node + " would be in HyperNodes " + domains[cell].name + " and " +
+        throw Invalid(subject + " would be in HyperNodes " + domains[cell].name + " and " +
                       domains[a].name + " of tier row " + std::to_string(domains[a].row) +
                       " (a node belongs to at most one HyperNode per tier)");
       }
@@ -295,7 +307,7 @@ std::vector<int32_t> Topology::column_of(const std::vector<Domain>& domains, con
     for (int32_t a = col[low]; a >= 0; a = domains[a].parent) chain[domains[a].row] = a;
     for (int32_t r = low; r < rows; ++r)
       if (chain[r] != col[r])
-        throw Invalid(who + ": node " + node + " would be in HyperNode " + domains[col[r]].name +
+        throw Invalid(subject + " would be in HyperNode " + domains[col[r]].name +
                       ", which does not contain its HyperNode " + domains[col[low]].name +
                       " (a node's HyperNodes must nest)");
   }
@@ -372,9 +384,26 @@ void Topology::index_hypernode(int32_t id, bool add) {
       if (ids.empty()) exact_index_.erase(name);
     }
   }
-  if (!c.regex_nodes.empty() || !c.label_nodes.empty()) {
-    if (add) insert_sorted(matchers_, id);
-    else erase_sorted(matchers_, id);
+  if (!c.label_nodes.empty()) {
+    if (add) insert_sorted(label_matchers_, id);
+    else erase_sorted(label_matchers_, id);
+  }
+}
+
+void Topology::index_patterns() {
+  std::map<std::string, std::vector<int32_t>> users;
+  for (size_t id = 0; id < hns_.size(); ++id)
+    if (hns_[id])
+      for (const auto& pattern : hns_[id]->regex_nodes) insert_sorted(users[pattern], static_cast<int32_t>(id));
+  std::vector<std::string> patterns;
+  pattern_hns_.clear();
+  for (auto& [pattern, ids] : users) {
+    patterns.push_back(pattern);
+    pattern_hns_.push_back(std::move(ids));
+  }
+  if (patterns != patterns_) {
+    patterns_ = std::move(patterns);
+    ++pattern_version_;
   }
 }
 
@@ -382,18 +411,21 @@ void Topology::reset() {
   hns_.clear();
   hn_id_.clear();
   exact_index_.clear();
-  matchers_.clear();
+  label_matchers_.clear();
   for (auto& d : direct_) d.clear();
   levels_.clear();
   level_keys_.clear();
   level_domains_.clear();
+  index_patterns();
 }
 
 // -- HyperNode mutations -------------------------------------------------------------------------------------
 
-void Topology::set_hypernodes(ClusterState& s, const std::vector<HyperNodeInput>& all) {
+void Topology::set_hypernodes(ClusterState& s, const std::vector<HyperNodeInput>& all,
+                              std::optional<uint64_t> membership) {
   if (uses_levels())
     throw Invalid("HyperNodes: the topology is defined by node label levels; clear them first (set_topology_levels([]))");
+  for (const auto& h : all) check_membership(s, h, membership);
   std::vector<const HyperNodeInput*> order;
   for (const auto& h : all) order.push_back(&h);
   std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
@@ -406,7 +438,7 @@ void Topology::set_hypernodes(ClusterState& s, const std::vector<HyperNodeInput>
   Tree t = build_tree(ptrs);
   std::vector<std::vector<int32_t>> direct(static_cast<size_t>(s.n_slots()));
   for (size_t i = 0; i < fresh.size(); ++i)
-    for (int32_t slot : resolve(s, *fresh[i])) direct[slot].push_back(static_cast<int32_t>(i));
+    for (int32_t slot : resolve(s, *fresh[i], *order[i])) direct[slot].push_back(static_cast<int32_t>(i));
   Columns c = columns(s, t, [&](int32_t slot) -> const std::vector<int32_t>& { return direct[slot]; }, "HyperNodes");
   // Validated: commit.
   reset();
@@ -415,15 +447,17 @@ void Topology::set_hypernodes(ClusterState& s, const std::vector<HyperNodeInput>
     hn_id_.emplace(hns_[i]->name, static_cast<int32_t>(i));
     index_hypernode(static_cast<int32_t>(i), true);
   }
+  index_patterns();
   direct.resize(std::max(direct.size(), c.leaf.size()));
   direct_ = std::move(direct);
   install(std::move(t), std::move(c));
 }
 
-void Topology::add_hypernode(ClusterState& s, const HyperNodeInput& in) {
+void Topology::add_hypernode(ClusterState& s, const HyperNodeInput& in, std::optional<uint64_t> membership) {
   if (uses_levels())
     throw Invalid("HyperNode " + in.name + ": the topology is defined by node label levels; clear them first");
   if (hn_id_.count(in.name)) throw Invalid("HyperNode " + in.name + ": already exists (use update_hypernode)");
+  check_membership(s, in, membership);
   Compiled c = compile(s, in);
   int32_t id = 0;
   while (id < static_cast<int32_t>(hns_.size()) && hns_[id]) ++id;
@@ -431,29 +465,32 @@ void Topology::add_hypernode(ClusterState& s, const HyperNodeInput& in) {
   if (id == static_cast<int32_t>(ptrs.size())) ptrs.push_back(nullptr);
   ptrs[id] = &c;
   Tree t = build_tree(ptrs);
-  const std::vector<int32_t> slots = resolve(s, c);
+  const std::vector<int32_t> slots = resolve(s, c, in);
   Columns cols = columns_with(s, t, id, slots, "HyperNode " + in.name);
   if (id == static_cast<int32_t>(hns_.size())) hns_.emplace_back();
   hns_[id] = std::move(c);
   hn_id_.emplace(in.name, id);
   index_hypernode(id, true);
+  index_patterns();
   set_direct(id, slots);
   install(std::move(t), std::move(cols));
 }
 
-void Topology::update_hypernode(ClusterState& s, const HyperNodeInput& in) {
+void Topology::update_hypernode(ClusterState& s, const HyperNodeInput& in, std::optional<uint64_t> membership) {
   auto it = hn_id_.find(in.name);
   if (it == hn_id_.end()) throw NotFound("HyperNode " + in.name + ": not found (use add_hypernode)");
+  check_membership(s, in, membership);
   const int32_t id = it->second;
   Compiled c = compile(s, in);
   std::vector<const Compiled*> ptrs = current();
   ptrs[id] = &c;
   Tree t = build_tree(ptrs);
-  const std::vector<int32_t> slots = resolve(s, c);
+  const std::vector<int32_t> slots = resolve(s, c, in);
   Columns cols = columns_with(s, t, id, slots, "HyperNode " + in.name);
   index_hypernode(id, false);
   hns_[id] = std::move(c);
   index_hypernode(id, true);
+  index_patterns();
   set_direct(id, slots);
   install(std::move(t), std::move(cols));
 }
@@ -474,6 +511,7 @@ void Topology::remove_hypernode(const ClusterState& s, const std::string& name) 
   hn_id_.erase(it);
   set_direct(id, {});
   while (!hns_.empty() && !hns_.back()) hns_.pop_back();
+  index_patterns();
   install(std::move(t), std::move(cols));
 }
 
@@ -504,13 +542,15 @@ void Topology::set_levels(ClusterState& s, const std::vector<std::string>& keys)
   empty.leaf.assign(static_cast<size_t>(std::max(stride_, s.n_slots())), -1);
   install(std::move(t), std::move(empty));
   for (int32_t slot = 0; slot < s.n_slots(); ++slot)
-    if (s.is_live(slot)) commit_node(s, slot, plan_node(s, s.names()[slot], s.labels()[slot]));
+    if (s.is_live(slot)) commit_node(s, slot, plan_node(s, s.names()[slot], s.labels()[slot], {}));
 }
 
 // -- node hooks ----------------------------------------------------------------------------------------------
 
 Topology::NodePlan Topology::plan_node(const ClusterState& s, const std::string& name,
-                                       const std::vector<std::pair<int32_t, int32_t>>& labels) const {
+                                       const std::vector<std::pair<int32_t, int32_t>>& labels,
+                                       const NodePatternMatches& patterns) const {
+  (void)s;
   NodePlan plan;
   if (uses_levels()) {
     for (int32_t key : level_keys_) {
@@ -521,10 +561,20 @@ Topology::NodePlan Topology::plan_node(const ClusterState& s, const std::string&
     return plan;
   }
   if (hn_id_.empty()) return plan;
+  if (!patterns_.empty()) {
+    if (patterns.version != pattern_version_)
+      throw Stale("node " + name + ": the HyperNodes' regexMatch patterns changed since its name was matched");
+    for (int32_t id : patterns.ids) {
+      if (id < 0 || id >= static_cast<int32_t>(patterns_.size()))
+        throw Invalid("node " + name + ": regexMatch pattern id " + std::to_string(id) + " out of range");
+      for (int32_t h : pattern_hns_[static_cast<size_t>(id)]) insert_sorted(plan.direct, h);
+    }
+  }
   auto it = exact_index_.find(name);
-  if (it != exact_index_.end()) plan.direct = it->second;
-  for (int32_t m : matchers_)
-    if (hns_[m]->matches(s, name, labels)) insert_sorted(plan.direct, m);
+  if (it != exact_index_.end())
+    for (int32_t h : it->second) insert_sorted(plan.direct, h);
+  for (int32_t m : label_matchers_)
+    if (hns_[m]->labels_match(labels)) insert_sorted(plan.direct, m);
   if (!plan.direct.empty()) plan.column = column_of(domains_, tiers_, plan.direct, name, "node " + name);
   return plan;
 }

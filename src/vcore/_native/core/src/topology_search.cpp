@@ -36,6 +36,22 @@ struct Entity {
   int64_t agg;  // free pods
 };
 
+// Volcano's HyperNode binpack weighs tier t by fading^(t - 1) over every tier number in [lo, hi]; up to this many
+// tier numbers the weights are summed one by one.
+constexpr int64_t kTierLoopSpan = 64;
+
+// Tier t's share of those weights, from the geometric series without forming the powers themselves (which overflow
+// or underflow for far-apart tiers): a share of a sum of n terms f^j, j = 0..n-1, scaled by the largest term.
+double tier_share(double fading, int64_t t, int64_t lo, int64_t hi) {
+  const double n = static_cast<double>(hi - lo + 1);
+  if (fading == 0) return t == 1 ? 1.0 : 0.0;  // only 0^0 = 1 weighs
+  if (fading == 1) return 1.0 / n;
+  if (fading < 1)
+    return std::pow(fading, static_cast<double>(t - lo)) * (1 - fading) / -std::expm1(n * std::log(fading));
+  const double g = 1 / fading;
+  return std::pow(g, static_cast<double>(hi - t)) * (1 - g) / -std::expm1(n * std::log(g));
+}
+
 std::string tier_label(const std::vector<int64_t>& tiers, const std::vector<std::string>& names, int32_t row) {
   if (row >= static_cast<int32_t>(tiers.size())) return "the whole cluster";
   std::string out = "tier " + std::to_string(tiers[row]);
@@ -234,6 +250,8 @@ DomainChoice Topology::place_gang(const ClusterState& s, const DomainRequest& in
   const auto entity_name = [&](const Entity& e) -> const std::string& {
     return e.node ? names[e.id] : domains_[e.id].name;
   };
+  // Recursive over the domain tree, whose depth is bounded by construction: a child's row is strictly lower than
+  // its parent's (tier order is validated) and there are at most 16 rows, so at most 17 frames whatever the input.
   std::function<void(int32_t, int64_t)> place = [&](int32_t d, int64_t pods) {
     const int32_t row_d = d < 0 ? rows : domains_[d].row;
     int32_t k = -1;
@@ -373,16 +391,31 @@ std::vector<int64_t> Topology::binpack_scores(const ClusterState& s, const std::
     }
     full[static_cast<size_t>(d)] = over ? 0.0 : sum / static_cast<double>(weight_sum);
   }
-  // Tier weights over every tier number from the lowest to the highest (a tier without HyperNodes scores 1).
+  // Tier weights fading^(tier - 1) over every tier number from the lowest to the highest (a tier without HyperNodes
+  // scores 1), summed tier by tier as Volcano does while that is a short, finite sum. Tiers are any int32, so for a
+  // wide span (or weights that overflow) each row's share of the sum comes from the geometric series instead: the
+  // cost never grows with the tier numbers and the score stays in 0..100 * weight.
   const int64_t lo = tiers_.front(), hi = tiers_.back();
   std::vector<double> row_weight(static_cast<size_t>(rows), 0.0);
   double tier_sum = 0, absent = 0;
-  for (int64_t tier = lo; tier <= hi; ++tier) {
-    const double w = fading > 0 ? std::pow(fading, static_cast<double>(tier - 1)) : (tier == 1 ? 1.0 : 0.0);
-    tier_sum += w;
-    const auto it = std::find(tiers_.begin(), tiers_.end(), tier);
-    if (it == tiers_.end()) absent += w;
-    else row_weight[static_cast<size_t>(it - tiers_.begin())] = w;
+  if (hi - lo < kTierLoopSpan) {
+    for (int64_t tier = lo; tier <= hi; ++tier) {
+      const double w = fading > 0 ? std::pow(fading, static_cast<double>(tier - 1)) : (tier == 1 ? 1.0 : 0.0);
+      tier_sum += w;
+      const auto it = std::find(tiers_.begin(), tiers_.end(), tier);
+      if (it == tiers_.end()) absent += w;
+      else row_weight[static_cast<size_t>(it - tiers_.begin())] = w;
+    }
+  }
+  if (hi - lo >= kTierLoopSpan || !std::isfinite(tier_sum)) {
+    tier_sum = 1;  // row_weight holds shares of the whole sum
+    absent = 1;
+    for (int32_t r = 0; r < rows; ++r) {
+      row_weight[static_cast<size_t>(r)] = tier_share(fading, tiers_[static_cast<size_t>(r)], lo, hi);
+      absent -= row_weight[static_cast<size_t>(r)];
+    }
+    absent = std::max(absent, 0.0);
+    if (fading == 0 && !(lo <= 1 && 1 <= hi)) tier_sum = 0;  // every weight is 0
   }
   if (!(tier_sum > 0)) return out;
   const double scale = 100.0 * weight / tier_sum;
@@ -393,7 +426,7 @@ std::vector<int64_t> Topology::binpack_scores(const ClusterState& s, const std::
       const int32_t d = at(r, slot);
       total += row_weight[static_cast<size_t>(r)] * (d >= 0 ? full[static_cast<size_t>(d)] : 1.0);
     }
-    out[static_cast<size_t>(slot)] = static_cast<int64_t>(total * scale);
+    out[static_cast<size_t>(slot)] = static_cast<int64_t>(std::clamp(total * scale, 0.0, 100.0 * weight));
   }
   return out;
 }

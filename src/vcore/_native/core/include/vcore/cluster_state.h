@@ -39,6 +39,7 @@ struct NodeInput {
   bool unschedulable = false;
   std::vector<DeviceInput> gpus;  // from vcore.gpu.devices; empty for nodes without GPUs
   std::vector<std::pair<int32_t, int64_t>> numa_cpu;  // (NUMA id, allocatable millicores); from vcore.gpu.numa
+  NodePatternMatches patterns;  // the HyperNodes' regexMatch patterns its name matches (see topology.h)
 };
 
 struct RequirementInput {

@@ -1,4 +1,5 @@
-// Exceptions thrown by the core. Bindings translate them: NotFound -> KeyError, Invalid -> ValueError.
+// Exceptions thrown by the core. Bindings translate them: NotFound -> KeyError, Invalid -> ValueError,
+// Stale -> vcore._native._core.StaleError.
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -10,6 +11,12 @@ struct NotFound : std::runtime_error {
 };
 
 struct Invalid : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Input computed by the caller against state that has changed since (e.g. regexMatch results against another set
+// of nodes): nothing was written; compute it again.
+struct Stale : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 

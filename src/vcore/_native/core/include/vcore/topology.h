@@ -14,13 +14,19 @@
 // Membership follows the nodes: a node added or relabeled joins the HyperNodes whose selectors match it. Every
 // mutation validates completely before it writes, so a failed call (an Invalid naming the HyperNode or the node)
 // leaves the topology unchanged. Domain ids are stable while their HyperNode exists (freed ids are reused).
+//
+// regexMatch patterns are never evaluated here. Volcano evaluates them with Go's regexp (RE2: its syntax, linear
+// time); the caller does the same with RE2 and hands over the results, which depend on (pattern, node name) only:
+// per regexMatch member the node slots it matches (computed at a node membership, `ClusterState::membership()`),
+// and per node written the ids of the patterns in use that its name matches (computed at a `pattern_version()`).
+// Results computed against another membership or version are refused with Stale, and the caller computes again.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -38,6 +44,14 @@ struct HyperNodeMemberInput {
   std::string selector;
   std::string value;  // the name (exactMatch) or the pattern (regexMatch)
   std::vector<std::tuple<std::string, std::string, std::vector<std::string>>> labels;  // labelMatch: key, op, values
+  std::vector<int32_t> slots;  // regexMatch: the live node slots whose names the pattern matches (RE2 search)
+};
+
+// What a node write knows of the regexMatch patterns: the ids (Topology::patterns()) its name matches, computed
+// against the pattern table of `version`.
+struct NodePatternMatches {
+  uint64_t version = 0;
+  std::vector<int32_t> ids;
 };
 
 struct HyperNodeInput {
@@ -109,11 +123,17 @@ class Topology {
   }
   uint64_t generation() const { return generation_; }  // bumped by every change of the tree or of node_topo
   size_t native_bytes() const;
+  // The distinct regexMatch patterns of the HyperNodes, sorted (a pattern's id is its index), and the version of
+  // this table (it changes whenever the table does).
+  const std::vector<std::string>& patterns() const { return patterns_; }
+  uint64_t pattern_version() const { return pattern_version_; }
 
   // -- tree mutations (the caller holds the state's exclusive lock) ----------------------------------------
-  void set_hypernodes(ClusterState& s, const std::vector<HyperNodeInput>& all);
-  void add_hypernode(ClusterState& s, const HyperNodeInput& hn);
-  void update_hypernode(ClusterState& s, const HyperNodeInput& hn);
+  // `membership`: the ClusterState::membership() the regexMatch members' slots were computed at (Stale when the
+  // nodes changed since); empty when no member is a regexMatch.
+  void set_hypernodes(ClusterState& s, const std::vector<HyperNodeInput>& all, std::optional<uint64_t> membership);
+  void add_hypernode(ClusterState& s, const HyperNodeInput& hn, std::optional<uint64_t> membership);
+  void update_hypernode(ClusterState& s, const HyperNodeInput& hn, std::optional<uint64_t> membership);
   void remove_hypernode(const ClusterState& s, const std::string& name);
   void set_levels(ClusterState& s, const std::vector<std::string>& keys);  // highest level first
 
@@ -123,8 +143,10 @@ class Topology {
     std::vector<int32_t> column;  // domain per row
     std::vector<int32_t> path;    // levels mode: label value id per level (lowest first); empty: not in the tree
   };
+  // Stale when `patterns` were computed against another pattern table than the current one (a node written while no
+  // pattern is in use needs none).
   NodePlan plan_node(const ClusterState& s, const std::string& name,
-                     const std::vector<std::pair<int32_t, int32_t>>& labels) const;
+                     const std::vector<std::pair<int32_t, int32_t>>& labels, const NodePatternMatches& patterns) const;
   void commit_node(const ClusterState& s, int32_t slot, NodePlan&& plan);
   void clear_node(int32_t slot);
 
@@ -152,12 +174,11 @@ class Topology {
     int64_t tier = 0;
     std::string tier_name;
     std::vector<std::string> exact_nodes;
-    std::vector<std::pair<std::string, std::regex>> regex_nodes;  // pattern, compiled
-    std::vector<std::vector<LabelRequirement>> label_nodes;       // each a selector (requirements ANDed)
-    std::vector<std::string> children;                           // HyperNode members
+    std::vector<std::string> regex_nodes;                    // patterns
+    std::vector<std::vector<LabelRequirement>> label_nodes;  // each a selector (requirements ANDed)
+    std::vector<std::string> children;                       // HyperNode members
     double bandwidth_gbps = -1, congestion = -1;
-    bool matches(const ClusterState& s, const std::string& node,
-                 const std::vector<std::pair<int32_t, int32_t>>& labels) const;  // regex or label members
+    bool labels_match(const std::vector<std::pair<int32_t, int32_t>>& labels) const;  // any label member
   };
   struct Domain {
     std::string name;
@@ -176,8 +197,8 @@ class Topology {
   // Validates references, single parents, cycles, tier order and tier names of `hns` (by id; nullptr = free id).
   Tree build_tree(const std::vector<const Compiled*>& hns) const;
   std::vector<const Compiled*> current() const;
-  // Slots a HyperNode selects directly; every member must match at least one node.
-  std::vector<int32_t> resolve(const ClusterState& s, const Compiled& c) const;
+  // Slots a HyperNode selects directly (`in` gives its regexMatch members' slots); every member must match a node.
+  std::vector<int32_t> resolve(const ClusterState& s, const Compiled& c, const HyperNodeInput& in) const;
   // The domain column of a node directly in `direct`, or an Invalid naming `who` (conflict or non-nesting).
   static std::vector<int32_t> column_of(const std::vector<Domain>& domains, const std::vector<int64_t>& tiers,
                                         const std::vector<int32_t>& direct, const std::string& node,
@@ -195,14 +216,18 @@ class Topology {
   void install(Tree&& t, Columns&& c);
   void ensure_stride(int32_t slots);
   void index_hypernode(int32_t id, bool add);
+  void index_patterns();  // rebuild patterns_ / pattern_hns_ from hns_
   void reset();
 
   // HyperNode mode
   std::vector<std::optional<Compiled>> hns_;  // by id (= domain id)
   std::unordered_map<std::string, int32_t> hn_id_;
   std::unordered_map<std::string, std::vector<int32_t>> exact_index_;  // node name -> HyperNodes listing it
-  std::vector<int32_t> matchers_;                                       // HyperNodes with regex or label members
+  std::vector<int32_t> label_matchers_;                                 // HyperNodes with labelMatch members
   std::vector<std::vector<int32_t>> direct_;                            // per slot, sorted HyperNode ids
+  std::vector<std::string> patterns_;                                   // distinct regexMatch patterns, sorted
+  std::vector<std::vector<int32_t>> pattern_hns_;                       // per pattern id: HyperNodes using it
+  uint64_t pattern_version_ = 0;
 
   // Levels mode
   std::vector<std::string> levels_;  // as configured (highest first)
