@@ -112,7 +112,7 @@ BAD = {
     "option-not-bool": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableJobOrder": "yes"}]}]},
                         r"enableJobOrder: expected true or false"),
     "overcommit-below-one": ({"actions": "enqueue", "tiers": [{"plugins": [
-        {"name": "overcommit", "arguments": {"overcommit-factor": 0.5}}]}]}, r"overcommit-factor: must be at least 1"),
+        {"name": "overcommit", "arguments": {"overcommit-factor": 0.5}}]}]}, r"overcommit-factor: must be in \[1, inf\]"),
     "gang-argument": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "arguments": {"x": 1}}]}]},
                       r"tiers\[0\]\.plugins\[0\]\.arguments\.x: unknown argument of gang"),
     "nodeorder-both-strategies": ({"actions": "allocate", "tiers": [{"plugins": [
