@@ -391,53 +391,48 @@ def big():
     return s, engine, plain, affine
 
 
-def progress_inside(call, attempts: int = 20, interval: float = 0.2) -> int:
-    """Loop iterations a second Python thread makes strictly while `call()` runs.
+def released_gil(call) -> bool:
+    """Whether ``call`` runs its kernel without the GIL, proven by the native probe rather than by timing.
 
-    The switch interval is raised so the interpreter never hands the GIL over on its own between the two counter
-    reads: the only way the spinner can run inside the window is the native call releasing the GIL. A call that
-    kept the GIL would measure 0 (the spinner is parked before the window opens, by the Event handshake). Retried
-    a few times in case the OS did not schedule the spinner during a call; no time is measured or asserted.
+    The armed probe stops the kernel at its probe point (inside the GIL-released block) until this thread lets it
+    go. This thread is Python: it can only do so if the kernel really released the GIL. A kernel that kept it would
+    wait out the probe's deadline, which the probe records, and this returns False.
     """
-    counter = [0]
-    started, stop = threading.Event(), threading.Event()
+    _core._nogil_probe_arm()
+    done, errors = threading.Event(), []
 
-    def spin():
-        started.set()
-        while not stop.is_set():
-            counter[0] += 1
-
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(interval)
-    thread = threading.Thread(target=spin, daemon=True)
-    try:
-        thread.start()
-        started.wait()  # the spinner runs; we get the GIL back by a forced switch, and it is parked again
-        best = 0
-        for _ in range(attempts):
-            before = counter[0]
+    def run():
+        try:
             call()
-            best = max(best, counter[0] - before)
-            if best > 0:
-                break
-        return best
+        except BaseException as e:  # noqa: BLE001 - re-raised below
+            errors.append(e)
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=run)
+    try:
+        worker.start()
+        while not done.wait(0.001):
+            if _core._nogil_probe_state() == 2:  # the kernel waits at its probe point, and we could run
+                _core._nogil_probe_release()
+        worker.join()
+        if errors:
+            raise errors[0]
+        return _core._nogil_probe_state() == 3
     finally:
-        stop.set()
-        thread.join()
-        sys.setswitchinterval(old)
+        _core._nogil_probe_reset()
 
 
-def test_gil_measure_sees_nothing_for_a_gil_holding_call():
-    """Control: a long C call that keeps the GIL (sorting a big list) measures zero progress."""
+def test_gil_probe_sees_nothing_for_a_call_without_a_kernel():
+    """Control: a long C call that never reaches a kernel's probe point (sorting a big list) proves nothing."""
     data = list(range(300_000, 0, -1))
-    # A long switch interval: the control could only fail if this thread stalled for a whole second mid-window.
-    assert progress_inside(lambda: sorted(data), attempts=3, interval=1.0) == 0
+    assert not released_gil(lambda: sorted(data))
 
 
 def test_gil_released_during_evaluate(big):
     s, engine, plain, affine = big
-    assert progress_inside(lambda: engine.evaluate(affine)) > 0
-    assert progress_inside(lambda: engine.evaluate(plain)) > 0
+    assert released_gil(lambda: engine.evaluate(affine))
+    assert released_gil(lambda: engine.evaluate(plain))
 
 
 def test_gil_released_during_schedule():
@@ -446,7 +441,7 @@ def test_gil_released_during_schedule():
         s.add_node(node(f"n{i:05d}"))
     engine = _core.Engine(s, DEFAULT_PROFILE, 0)
     batches = iter([s.compile_pods([pod(f"b{b}/p{i}", 10, 1) for i in range(30)]) for b in range(20)])
-    assert progress_inside(lambda: engine.schedule(next(batches))) > 0
+    assert released_gil(lambda: engine.schedule(next(batches)))
 
 
 # =============================================================================================================

@@ -1,4 +1,5 @@
 // The vcore._native._core extension module: one register_<area> call per binding file.
+#include "nogil_probe.h"
 #include "registry.h"
 #include "vcore/errors.h"
 
@@ -20,4 +21,5 @@ PYBIND11_MODULE(_core, m) {
   vcore_bindings::register_gpu(m);
   vcore_bindings::register_topology(m);
   vcore_bindings::register_routing(m);
+  vcore_bindings::nogil_probe::register_probe(m);
 }

@@ -5,6 +5,7 @@
 #include <shared_mutex>
 
 #include "convert.h"
+#include "nogil_probe.h"
 #include "registry.h"
 #include "vcore/engine.h"
 
@@ -111,6 +112,7 @@ void register_engine(py::module_& m) {
                  py::gil_scoped_release release;
                  std::shared_lock lock(state.mutex());
                  if (state.n_slots() != n) continue;  // a node slot was added meanwhile: size again
+                 nogil_probe::point();
                  e.evaluate(pod, mask_ptr, score_ptr, reasons);
                }
                return py::make_tuple(mask, scores, py::array_t<int64_t>(static_cast<py::ssize_t>(reasons.size()), reasons.data()));
@@ -131,6 +133,7 @@ void register_engine(py::module_& m) {
                // under the exclusive lock, which is released before the GIL is retaken.
                py::gil_scoped_release release;
                std::unique_lock lock(e.state()->mutex());
+               nogil_probe::point();
                r = e.schedule(ptrs, headroom ? &*headroom : nullptr);
              }
              py::array_t<int32_t> nodes(static_cast<py::ssize_t>(r.node.size()), r.node.data());
@@ -171,6 +174,7 @@ void register_engine(py::module_& m) {
                // exclusive lock, released before the GIL returns.
                py::gil_scoped_release release;
                std::unique_lock lock(e.state()->mutex());
+               nogil_probe::point();
                r = e.place_gang(request);
              }
              py::array_t<int32_t> nodes(static_cast<py::ssize_t>(r.node.size()), r.node.data());
@@ -204,6 +208,7 @@ void register_engine(py::module_& m) {
                // exclusive lock and leaves it as it found it.
                py::gil_scoped_release release;
                std::unique_lock lock(e.state()->mutex());
+               nogil_probe::point();
                choice = e.find_victims(pod, input, mask);
              }
              return py::make_tuple(choice.node, choice.victims);
@@ -220,6 +225,7 @@ void register_engine(py::module_& m) {
                // Safe without the GIL: reads C++ state under the shared lock into a C++ vector.
                py::gil_scoped_release release;
                std::shared_lock lock(e.state()->mutex());
+               nogil_probe::point();
                counts = e.fit_counts(pod, mask);
              }
              return py::array_t<int32_t>(static_cast<py::ssize_t>(counts.size()), counts.data());
