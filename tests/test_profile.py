@@ -663,7 +663,7 @@ def test_yaml_errors_name_the_file(tmp_path, text, fragment):
 
 
 def test_yaml_missing_file(tmp_path):
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ProfileError, match=r"missing\.yaml: cannot read the file: No such file or directory"):
         Profile.from_config(tmp_path / "missing.yaml")
 
 

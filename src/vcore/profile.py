@@ -30,6 +30,7 @@ import yaml
 from vcore import plugins as P
 from vcore.errors import ProfileError
 from vcore.gpu.placement_args import GPUPlacementArgs, parse_gpu_placement_args
+from vcore.validation import load_yaml_file
 
 __all__ = [
     "API_VERSION",
@@ -175,7 +176,7 @@ class Profile:
         KubeSchedulerConfiguration profile, a whole KubeSchedulerConfiguration dict with exactly one
         profile, a path (str or os.PathLike) to a YAML file holding either, or a Profile (returned as is).
         Raises ProfileError (a ValueError) naming the offending field; TypeError when ``config`` itself is
-        of none of these types; OSError when the file cannot be read.
+        of none of these types; ProfileError too when the file cannot be read.
         """
         if isinstance(config, Profile):
             return config
@@ -183,12 +184,7 @@ class Profile:
             return _resolve({}, "", None)
         if isinstance(config, (str, os.PathLike)):
             path = os.fspath(config)
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-            try:
-                data = yaml.safe_load(text)
-            except yaml.YAMLError as exc:
-                raise ProfileError(f"{path}: invalid YAML: {exc}") from None
+            data = load_yaml_file(path, ProfileError)
             if data is None:
                 raise ProfileError(f"{path}: empty YAML document; expected a profile or a {KIND}")
             return _from_data(data, path)

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
+
+import yaml
 
 __all__ = [
     "DNS1123_LABEL",
@@ -44,6 +47,7 @@ __all__ = [
     "String",
     "fail",
     "join",
+    "load_yaml_file",
     "mapping",
     "type_name",
     "unknown_key",
@@ -100,7 +104,7 @@ class Integer(Constraint[int]):
 
     def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise fail(error, path, f"must be an integer, got {type_name(value)} {value!r}")
+            raise fail(error, path, f"must be an integer, got {type_name(value)} {_shown(value)}")
         _check_range(value, self.lo, self.hi, path, error)
         return int(value)
 
@@ -115,10 +119,10 @@ class Number(Constraint[float]):
 
     def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise fail(error, path, f"must be a number, got {type_name(value)} {value!r}")
-        number = float(value)
+            raise fail(error, path, f"must be a number, got {type_name(value)} {_shown(value)}")
+        number = _as_float(value)
         if not math.isfinite(number):
-            raise fail(error, path, f"must be a finite number, got {value!r}")
+            raise fail(error, path, f"must be a finite number, got {_shown(value)}")
         if self.open_lo and self.lo is not None and number <= self.lo:
             raise fail(error, path, f"must be > {_show(self.lo)}, got {_show(value)}")
         _check_range(number, self.lo, self.hi, path, error)
@@ -131,7 +135,7 @@ class Boolean(Constraint[bool]):
 
     def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> bool:
         if not isinstance(value, bool):
-            raise fail(error, path, f"must be true or false, got {type_name(value)} {value!r}")
+            raise fail(error, path, f"must be true or false, got {type_name(value)} {_shown(value)}")
         return value
 
 
@@ -149,19 +153,19 @@ class String(Constraint[str]):
 
     def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> str:
         if not isinstance(value, str):
-            raise fail(error, path, f"must be a string, got {type_name(value)} {value!r}")
+            raise fail(error, path, f"must be a string, got {type_name(value)} {_shown(value)}")
         if not value.isascii() and not _is_unicode_text(value):
-            raise fail(error, path, f"{value!r} is not valid Unicode text (it holds a lone surrogate)")
+            raise fail(error, path, f"{_shown(value)} is not valid Unicode text (it holds a lone surrogate)")
         if self.choices is not None and value not in self.choices:
             close = difflib.get_close_matches(value, self.choices, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise fail(error, path, f"must be one of {', '.join(self.choices)}; got {value!r}{hint}")
+            raise fail(error, path, f"must be one of {', '.join(self.choices)}; got {_shown(value)}{hint}")
         if self.nonempty and not value:
             raise fail(error, path, "must not be empty")
         if self.max_len is not None and len(value) > self.max_len:
             raise fail(error, path, f"must be at most {self.max_len} characters, got {len(value)}")
         if self.pattern is not None and not _compiled(self.pattern).fullmatch(value):
-            raise fail(error, path, f"{value!r} is not {self.what or 'valid'}")
+            raise fail(error, path, f"{_shown(value)} is not {self.what or 'valid'}")
         return value
 
 
@@ -224,7 +228,7 @@ class OneOf(Constraint[Any]):
                 return option(value, path, _Rejected)
             except _Rejected:
                 continue
-        raise fail(error, path, f"must be {self.what}, got {type_name(value)} {value!r}")
+        raise fail(error, path, f"must be {self.what}, got {type_name(value)} {_shown(value)}")
 
 
 @dataclass(frozen=True)
@@ -254,20 +258,32 @@ class Duration(Constraint[float]):
 
     def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> float:
         if isinstance(value, bool):
-            raise fail(error, path, f"must be a duration like '100ms' or '15s', got {value!r}")
+            raise fail(error, path, f"must be a duration like '100ms' or '15s', got {_shown(value)}")
         if isinstance(value, (int, float)):
-            seconds = float(value)
+            seconds = _as_float(value)
         elif isinstance(value, str) and value and _GO_DURATION_PART.sub("", value) == "":
             seconds = sum(float(n) * _GO_DURATION_UNIT[u] for n, u in _GO_DURATION_PART.findall(value))
         else:
-            raise fail(error, path, f"must be a duration like '100ms' or '15s', got {type_name(value)} {value!r}")
+            raise fail(error, path, f"must be a duration like '100ms' or '15s', got {type_name(value)} {_shown(value)}")
         if not math.isfinite(seconds):
-            raise fail(error, path, f"must be a finite duration, got {value!r}")
+            raise fail(error, path, f"must be a finite duration, got {_shown(value)}")
         if seconds < 0 or (seconds == 0 and not self.allow_zero):
-            raise fail(error, path, f"must be {'>=' if self.allow_zero else '>'} 0, got {value!r}")
+            raise fail(error, path, f"must be {'>=' if self.allow_zero else '>'} 0, got {_shown(value)}")
         if seconds > self.max_seconds:
-            raise fail(error, path, f"must be at most {_show(self.max_seconds)} s, got {value!r}")
+            raise fail(error, path, f"must be at most {_show(self.max_seconds)} s, got {_shown(value)}")
         return seconds
+
+
+def load_yaml_file(path: str | os.PathLike[str], error: ErrorType = ValueError) -> Any:
+    """The YAML document in a file; a file that cannot be read or parsed is ``error("<path>: <why>")``."""
+    name = os.fspath(path)
+    try:
+        with open(name, encoding="utf-8") as fh:
+            return yaml.safe_load(fh)
+    except (OSError, UnicodeDecodeError) as e:
+        raise fail(error, name, f"cannot read the file: {getattr(e, 'strerror', None) or e}") from None
+    except yaml.YAMLError as e:
+        raise fail(error, name, f"invalid YAML: {e}") from None
 
 
 def unknown_key(path: str, key: Any, allowed: Sequence[str], error: ErrorType = ValueError) -> Exception:
@@ -301,6 +317,20 @@ def _is_unicode_text(value: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _shown(value: Any) -> str:
+    """A value as an error message quotes it: its repr, cut short when long (a 10,000-character name)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _as_float(value: int | float) -> float:
+    """A number as a float; an integer too large for one reads as infinite (and is then refused as such)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _check_range(value: float, lo: float | None, hi: float | None, path: str, error: ErrorType) -> None:

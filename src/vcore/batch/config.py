@@ -29,7 +29,7 @@ import yaml
 from vcore.batch.shares import names as share_names
 from vcore.errors import ProfileError
 from vcore.topology.args import TopologyPlacementArgs, parse_topology_args
-from vcore.validation import Integer, Number
+from vcore.validation import Integer, Number, load_yaml_file
 
 # Actions, in the order Volcano documents them.
 ENQUEUE, ALLOCATE, BACKFILL, PREEMPT, RECLAIM = "enqueue", "allocate", "backfill", "preempt", "reclaim"
@@ -118,11 +118,7 @@ class CycleConfig:
             return cls.default()
         if isinstance(config, (str, os.PathLike)):
             path = os.fspath(config)
-            with open(path, encoding="utf-8") as fh:
-                try:
-                    data = yaml.safe_load(fh)
-                except yaml.YAMLError as exc:
-                    raise ProfileError(f"{path}: invalid YAML: {exc}") from None
+            data = load_yaml_file(path, ProfileError)
             try:
                 return parse_cycle(_unwrap_configmap(data))
             except ProfileError as exc:
