@@ -207,3 +207,17 @@ def test_sharding_configuration_uses_the_same_checks(tmp_path):
     path.write_text("schedulerConfigs: [{name: a}]\nhysteresis: .nan\n")
     with pytest.raises(ConfigError, match=rf"^{path}: hysteresis: must be a finite number, got nan$"):
         load_sharding_config(path)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("schedulerConfigs: [{name: a}]\nshardSyncPeriod: .inf\n", "shardSyncPeriod: must be a finite duration, got inf"),
+    ('schedulerConfigs: [{name: a, "bad\\nkey": 1}]\n', "schedulerConfigs[0].bad\\nkey: unknown key"),  # a newline
+    ("schedulerConfigs: [\n", "not valid YAML"),
+], ids=["inf", "newline-in-key", "invalid-yaml"])
+def test_sharder_command_line_reports_a_malformed_configuration_in_one_line(tmp_path, capsys, text, message):
+    path = tmp_path / "sharding.yaml"
+    path.write_text(text)
+    assert main(["--role", "sharder", "--sharding-config", str(path), "--kubeconfig", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"vcore-scheduler --role sharder: {path}: ") and message in err, err
+    assert err.count("\n") == 1

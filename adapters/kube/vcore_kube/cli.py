@@ -10,7 +10,7 @@ import argparse
 import logging
 import sys
 
-from vcore_kube.config import ConfigError, load_config, with_sharding
+from vcore_kube.config import ConfigError, load_config, one_line, with_sharding
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,15 +59,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"vcore-scheduler: metricsAddress: {e.strerror or e}", file=sys.stderr)
         return 2
     return process.run_until_signalled()
-
-
-# A message quotes what the user wrote (a key, a value): its control characters are shown escaped, so the error
-# stays one line of a log.
-_ESCAPES = {c: f"\\x{c:02x}" for c in range(32)} | {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"}
-
-
-def one_line(message: str) -> str:
-    return message.translate(_ESCAPES)
 
 
 if __name__ == "__main__":

@@ -145,8 +145,9 @@ class Document(Constraint[dict]):
         return dict(mapping(value, path, error))
 
 
-_PORT = Integer(0, 65535)  # 0: any free port (the tests and the demo listen there, and log the port taken)
-_DIGITS = re.compile(r"[0-9]{1,5}")
+_PORT = Integer(0, 65535)  # 0: any free port (the tests and the demo take one)
+_DIGITS = re.compile(r"[0-9]{1,5}")  # ASCII only: str.isdigit() would take other scripts' digits
+_HOST_NAME = re.compile(DNS1123_SUBDOMAIN.pattern or "")
 
 
 @dataclass(frozen=True)
@@ -165,9 +166,6 @@ class ListenAddress(Constraint[str]):
         if host and not _ipv4(host) and not _HOST_NAME.fullmatch(host.lower()):
             raise fail(error, path, f"host {host!r} is not an IPv4 address or a host name")
         return address
-
-
-_HOST_NAME = re.compile(DNS1123_SUBDOMAIN.pattern or "")
 
 
 def _ipv4(host: str) -> bool:
@@ -347,6 +345,15 @@ def validate(c: Config) -> None:
                           "the vcore.io/fast-path annotation for the scheduler's own pods)")
     if c.sharding.mode != "none" and not c.sharding.shard:
         raise ConfigError("sharding.shard: required with sharding.mode soft or hard (the NodeShard's name)")
+
+
+# A message quotes what the user wrote (a key, a value): its control characters are shown escaped, so an error
+# stays one line of a log.
+_ESCAPES = {c: f"\\x{c:02x}" for c in range(32)} | {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"}
+
+
+def one_line(message: str) -> str:
+    return message.translate(_ESCAPES)
 
 
 def with_sharding(c: Config, mode: str | None = None, shard: str | None = None) -> Config:

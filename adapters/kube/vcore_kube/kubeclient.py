@@ -58,14 +58,14 @@ def load_api(kubeconfig: str | None = None, *, pool_size: int = 16, context: str
 
 
 def _kubeconfig_problem(e: Exception) -> str:
-    one_line = " ".join(str(e).split())
+    text = " ".join(str(e).split())  # one line
     if isinstance(e, config.ConfigException):
-        return one_line
+        return text
     if isinstance(e, OSError):
-        return e.strerror or one_line
+        return e.strerror or text
     if isinstance(e, yaml.YAMLError):
-        return f"not valid YAML: {one_line}"
-    return f"not a valid kubeconfig ({type(e).__name__}: {one_line})"
+        return f"not valid YAML: {text}"
+    return f"not a valid kubeconfig ({type(e).__name__}: {text})"
 
 
 class Api:

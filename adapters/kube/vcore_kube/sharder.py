@@ -26,7 +26,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from vcore_kube import nodeshard
 from vcore_kube.cache import Cache, Delta
-from vcore_kube.config import ConfigError
+from vcore_kube.config import ConfigError, one_line
 from vcore_kube.convert import Converter, node_name_of
 from vcore_kube.kubeclient import KubeconfigError, load_api
 from vcore_kube.leader import LeaderElector
@@ -197,7 +197,7 @@ def run_sharder(kubeconfig: str | None, sharding_config: str | None, *, identity
     try:
         config = load_sharding_config(sharding_config)
     except ConfigError as e:
-        print(f"vcore-scheduler --role sharder: {e}", file=sys.stderr)
+        print(f"vcore-scheduler --role sharder: {one_line(str(e))}", file=sys.stderr)
         return 2
     try:
         api, watch_api = load_api(kubeconfig), load_api(kubeconfig, pool_size=6)
