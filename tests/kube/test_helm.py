@@ -2,7 +2,8 @@
 with the machine's Go and cached like the control plane): it lints, the plain manifests beside it are exactly its
 rendering, what it renders (the defaults; the sharder and warm pools on) is accepted by the real API server
 (`kubectl apply --dry-run=server`) and by vcore-scheduler's own configuration checks, values reach the objects,
-and values that cannot work are refused with a message naming them."""
+and values that cannot work (a misspelt key, a port out of range, warm pools without the fast path, ...) are refused
+with a message naming them."""
 
 from __future__ import annotations
 
@@ -116,7 +117,11 @@ def test_values_reach_the_objects():
     (("--set", "warmPools.enabled=true"), "warmPools.enabled needs config.fastPath.enabled"),
     (("--set", "config.metricsAddress=:1"), "config.metricsAddress: set by the chart"),
     (("--set", "sharder.enabled=true", "--namespace", "elsewhere"), "install the release in vcore-system"),
-], ids=["replicas-without-election", "warm-pools-without-fast-path", "chart-owned-key", "sharder-namespace"])
+    (("--set", "replica=3"), "additional properties 'replica' not allowed"),
+    (("--set", "metrics.port=70000"), "/metrics/port"),
+    (("--set", "image.pullPolicy=Sometimes"), "/image/pullPolicy"),
+], ids=["replicas-without-election", "warm-pools-without-fast-path", "chart-owned-key", "sharder-namespace",
+        "misspelt-value", "port-out-of-range", "pull-policy"])
 def test_values_that_cannot_work_are_refused(values, message):
     with pytest.raises(chart.ChartError) as err:
         chart.template(*values)

@@ -71,7 +71,7 @@ def _run(venv_bin: Path, *argv: str, timeout: float = 120, **env: str) -> subpro
                           cwd=venv_bin.parent, env=_clean_env(**env))
 
 
-def test_the_wheel_carries_the_go_modules_and_shares_the_build_cache(venv_bin):
+def test_the_wheel_carries_the_go_modules_and_the_chart_and_shares_the_build_cache(venv_bin):
     res = _run(venv_bin, "python", "-c", "import vcore, vcore_kube\n"
                "from vcore_kube.testenv import build\n"
                "print(vcore.__file__, vcore_kube.__file__, build.MODULE_DIR, build.HELM.module_dir, sep='\\n')")
@@ -82,6 +82,11 @@ def test_the_wheel_carries_the_go_modules_and_shares_the_build_cache(venv_bin):
     for module in paths[2:]:
         assert (module / "go.mod").is_file() and (module / "go.sum").is_file()
     assert (paths[2] / "cmd" / "etcd" / "main.go").is_file()
+    # The deploy chart whole: every file of the checkout's (templates, schema, CRDs, the plain manifests).
+    deploy = REPO / "adapters" / "kube" / "vcore_kube" / "deploy"
+    installed = paths[1].parent / "deploy"
+    assert sorted(p.relative_to(installed) for p in installed.rglob("*") if p.is_file()) == \
+        sorted(p.relative_to(deploy) for p in deploy.rglob("*") if p.is_file())
     if shutil.which("go") is None:
         pytest.skip("no Go toolchain: the cache key names the Go version")
     key = _run(venv_bin, "python", "-c", "from vcore_kube.testenv import build; print(build.version_key())")

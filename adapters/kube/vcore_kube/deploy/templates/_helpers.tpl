@@ -30,7 +30,7 @@ capabilities: {drop: [ALL]}
 {{- define "vcore-scheduler.config" -}}
 {{- range $key := list "leaderElection" "metricsAddress" "warmPools" }}
 {{- if hasKey $.Values.config $key }}
-{{- fail (printf "config.%s: set by the chart; use the chart's values (leaderElection, metrics.port, warmPools)" $key) }}
+{{- fail (printf "config.%s: set by the chart; use its values leaderElection, metrics.port, warmPools" $key) }}
 {{- end }}
 {{- end }}
 {{- $config := deepCopy .Values.config }}
