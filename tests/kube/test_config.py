@@ -74,6 +74,7 @@ def test_command_line_rejects_a_bad_configuration(tmp_path, capsys):
     ({"cyclePeriod": float("inf")}, "cyclePeriod: must be a finite duration, got inf"),
     ({"cyclePeriod": float("nan")}, "cyclePeriod: must be a finite duration, got nan"),
     ({"podMaxInUnschedulableSeconds": 10**400}, "podMaxInUnschedulableSeconds: must be at most 31536000 s, got 100000"),
+    ({"cyclePeriod": -(10**400)}, "cyclePeriod: must be > 0, got -10000... (402 digits)"),
     ({"leaderElection": {"leaseDuration": float("inf")}}, "leaderElection.leaseDuration: must be a finite duration"),
     ({"fastPath": {"window": "1000000h"}}, "fastPath.window: must be at most 31536000 s"),
     ({"cyclePeriod": "-5s"}, "cyclePeriod: must be a duration like '100ms' or '15s'"),
@@ -101,11 +102,12 @@ def test_command_line_rejects_a_bad_configuration(tmp_path, capsys):
     ({"cycle": {"kind": "ConfigMap", "data": {}}}, "cycle.data.volcano-scheduler.conf: required"),
     ({"cycle": {"kind": "ConfigMap", "data": {"volcano-scheduler.conf": "actions: [allocate\n"}}},
      "cycle.data.volcano-scheduler.conf: not valid YAML: line 2, column 1: expected ',' or ']'"),
-], ids=["inf-duration", "nan-duration", "huge-integer-duration", "inf-lease", "duration-above-a-year",
-        "negative-duration", "float-integer", "seed-above-u64", "bool-integer", "port-above-range",
-        "unicode-digits-port", "no-port", "bad-host", "bad-namespace", "empty-lease-name", "class-name-not-string",
-        "mode-typo", "bad-shard-name", "empty-image", "section-not-mapping", "unknown-plugin", "fast-path-profile",
-        "unknown-cycle-plugin", "configmap-data-list", "configmap-without-conf", "configmap-invalid-yaml"])
+], ids=["inf-duration", "nan-duration", "huge-integer-duration", "huge-negative-duration", "inf-lease",
+        "duration-above-a-year", "negative-duration", "float-integer", "seed-above-u64", "bool-integer",
+        "port-above-range", "unicode-digits-port", "no-port", "bad-host", "bad-namespace", "empty-lease-name",
+        "class-name-not-string", "mode-typo", "bad-shard-name", "empty-image", "section-not-mapping",
+        "unknown-plugin", "fast-path-profile", "unknown-cycle-plugin", "configmap-data-list",
+        "configmap-without-conf", "configmap-invalid-yaml"])
 def test_malformed_values_are_config_errors_naming_the_field(data, message):
     with pytest.raises(ConfigError) as err:
         load_config(data)
@@ -199,6 +201,8 @@ def test_command_line_reports_a_malformed_kubeconfig_in_one_line(tmp_path, capsy
 def test_sharding_configuration_uses_the_same_checks(tmp_path):
     with pytest.raises(ConfigError, match=r"^shardSyncPeriod: must be a finite duration, got inf$"):
         load_sharding_config({"schedulerConfigs": [{"name": "a"}], "shardSyncPeriod": float("inf")})
+    with pytest.raises(ConfigError, match=r"^hysteresis: must be in \[0, 1\], got 100000\.\.\. \(401 digits\)$"):
+        load_sharding_config({"schedulerConfigs": [{"name": "a"}], "hysteresis": 10**400})
     with pytest.raises(ConfigError, match=r"^metricsAddress: must be in \[0, 65535\], got 70000$"):
         load_sharding_config({"schedulerConfigs": [{"name": "a"}], "metricsAddress": ":70000"})
     with pytest.raises(ConfigError, match=r"^schedulerConfigs\[0\]\.nodeSelector\.pool: 'a b' is not a valid label"):

@@ -1,7 +1,7 @@
-"""Random configurations for vcore-scheduler: valid ones mutated (values replaced by any JSON value or a near miss,
-keys dropped, added or misspelt, the inner YAML of a Volcano ConfigMap cut short) are either loaded into a Config
-whose numbers are finite and in range, or refused with a ConfigError; through the command line, always one line
-and exit status 2, never a traceback."""
+"""Random configurations for vcore-scheduler and its sharding controller: valid ones mutated (values replaced by
+any JSON value or a near miss, keys dropped, added or misspelt, the inner YAML of a Volcano ConfigMap cut short) are
+either loaded into a configuration whose numbers are finite and in range, or refused with a ConfigError; through the
+command line, always one line and exit status 2, never a traceback."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from vcore_kube.cli import main
 from vcore_kube.config import Config, ConfigError, load_config
+from vcore_kube.shardplan import load_sharding_config
 
 CYCLE_CONF = """actions: "enqueue, allocate, backfill"
 tiers:
@@ -73,14 +74,29 @@ def _all_keys(value, out: set[str]) -> set[str]:
     return out
 
 
+VALID_SHARDING = [
+    {"schedulerConfigs": [{"name": "vcore"}]},
+    {  # the example of vcore_kube/shardplan.py
+        "schedulerConfigs": [
+            {"name": "agent", "type": "agent", "strategy": "utilization", "cpuUtilizationMin": 0.7,
+             "cpuUtilizationMax": 1.0, "preferWarmupNodes": True, "minNodes": 1, "maxNodes": 100,
+             "nodeSelector": {"pool": "agent"}},
+            {"name": "batch", "strategy": "capacity", "weight": 2}],
+        "shardSyncPeriod": "60s", "enableNodeEventTrigger": True, "significantChange": 0.1, "hysteresis": 0.05,
+        "balanceTolerance": 0.1, "minMoveInterval": "30s", "warmupLabel": "node.volcano.sh/warmup",
+        "warmupLabelValue": "true", "leaderElect": True, "metricsAddress": "0.0.0.0:10262",
+    },
+]
+
 # Keys the valid configurations use (at any depth): a mutation often puts a wrong value under a right key.
-KEYS = sorted(_all_keys(VALID, set()))
+KEYS = sorted(_all_keys([VALID, VALID_SHARDING], set()))
 NEAR_MISSES = ["", " ", "0", "-1", "0s", "-1s", "1e3", "1h1h", "10ms", "5m", ".inf", "1.5", "µs", "100ms ", "vcore",
                "Bad Name", "a" * 300, "127.0.0.1:0", ":99999", "host:port", "[::1]:80", "null", "{", "kind",
                "ConfigMap", "hard", "none", "LeastAllocated", "*", "\u0661\u0660"]
-# Values at and past the edges: YAML's .inf and .nan, integers beyond int64 and beyond a float, ports, limits.
-EDGES = st.one_of(st.sampled_from([math.inf, -math.inf, math.nan, 0, -1, 0.0, -0.0, 1e-12, 1e308, 1, 1024, 1025, 65535,
-                                    65536, 2**63, 2**64, 10**30, 10**400, True, False, None, *NEAR_MISSES]),
+# Numbers at and past the edges: YAML's .inf and .nan, integers beyond int64 and beyond a float, ports, limits.
+NUMBERS = st.sampled_from([math.inf, -math.inf, math.nan, 0, -1, 0.0, -0.0, 1e-12, 1.5, 1e308, 1, 1024, 1025, 65535,
+                           65536, 2**63, 2**64, 10**30, 10**400, -(10**400)])
+EDGES = st.one_of(NUMBERS, st.sampled_from([True, False, None, *NEAR_MISSES]),
                   st.builds(list), st.builds(dict))  # fresh containers: a later mutation may fill them
 SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
@@ -89,6 +105,17 @@ SCALARS = st.one_of(
 JSON = st.recursive(SCALARS, lambda inner: st.one_of(
     st.lists(inner, max_size=3),
     st.dictionaries(st.one_of(st.sampled_from(KEYS), st.text(max_size=8)), inner, max_size=3)), max_leaves=6)
+
+
+def _leaves(value):
+    """(container, key) of every value inside value that is not itself a container."""
+    if isinstance(value, (dict, list)):
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for k, v in items:
+            if isinstance(v, (dict, list)):
+                yield from _leaves(v)
+            else:
+                yield value, k
 
 
 def _containers(value, path=()):
@@ -101,9 +128,14 @@ def _containers(value, path=()):
 
 
 @st.composite
-def mutated_configs(draw) -> dict:
-    config = copy.deepcopy(draw(st.sampled_from(VALID)))
+def mutated_configs(draw, bases: list[dict] = VALID) -> dict:
+    config = copy.deepcopy(draw(st.sampled_from(bases)))
     for _ in range(draw(st.integers(1, 3))):
+        leaves = list(_leaves(config))
+        if leaves and draw(st.integers(0, 3)) == 0:  # a right key with a number at or past its edge
+            box, key = draw(st.sampled_from(leaves))
+            box[key] = draw(NUMBERS)
+            continue
         _, box = draw(st.sampled_from(list(_containers(config))))
         keys = list(box) if isinstance(box, dict) else list(range(len(box)))
         op = draw(st.sampled_from(["replace", "drop", "add", "rename", "cut"] if keys else ["add"]))
@@ -154,6 +186,23 @@ def test_load_config_loads_or_raises_config_error(data):
 def test_valid_bases_load():
     for data in VALID:
         _check_loaded(load_config(data))
+    for data in VALID_SHARDING:
+        load_sharding_config(data)
+
+
+@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(mutated_configs(VALID_SHARDING))
+def test_load_sharding_config_loads_or_raises_config_error(data):
+    """The sharding controller's configuration, on the same constraints."""
+    try:
+        config = load_sharding_config(data)
+    except ConfigError as e:
+        assert str(e), "an error says what is wrong"
+        return
+    ranges = [(spec.cpu_utilization_min, spec.cpu_utilization_max) for spec in config.scheduler_configs]
+    fractions = [config.significant_change, config.hysteresis, config.balance_tolerance, *sum(ranges, ())]
+    assert all(0.0 <= f <= 1.0 for f in fractions), fractions
+    assert all(math.isfinite(d) and d > 0 for d in (config.shard_sync_period, config.min_move_interval))
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

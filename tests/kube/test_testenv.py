@@ -31,7 +31,8 @@ def test_build_key_hashes_the_module_not_its_place_or_comments(tmp_path, monkeyp
     (moved / "go.mod").write_text("// a comment decides no byte of the binaries\n" + go_mod)
     monkeypatch.setattr(build, "GO_MODULES", tmp_path / "go")
     assert build.version_key() == key
-    (moved / "go.mod").write_text(go_mod.replace("go.etcd.io/etcd/server/v3 v3.6.4", "go.etcd.io/etcd/server/v3 v3.6.5"))
+    etcd = "go.etcd.io/etcd/server/v3"
+    (moved / "go.mod").write_text(go_mod.replace(f"{etcd} v3.6.4", f"{etcd} v3.6.5"))
     assert build.version_key().startswith("kubernetes-v1.34.4_etcd-v3.6.5_") and build.version_key() != key
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -31,6 +32,7 @@ from vcore.validation import (
     Duration,
     Integer,
     ListOf,
+    Number,
     Record,
     String,
     fail,
@@ -104,17 +106,42 @@ class Config:
 
 
 # -- constraints the adapter's configurations share (the sharding controller's too) ---------------------------
+# vcore.validation's Duration and Number convert an integer with float(), which raises OverflowError beyond 1e308:
+# these refuse an integer out of their range first, as out of range.
 @dataclass(frozen=True)
 class Seconds(Duration):
-    """A Duration; an integer too large for a float is out of range like any other (Duration converts with
-    float(), which raises OverflowError for it)."""
+    """A Duration (> 0, at most a year); an integer of any size beyond that is out of range."""
 
     def __call__(self, value: Any, path: str, error: Any = ValueError) -> float:
-        if isinstance(value, int) and not isinstance(value, bool) and value > self.max_seconds:
-            digits = str(value)
-            shown = digits if len(digits) <= 20 else f"{digits[:6]}... ({len(digits)} digits)"
-            raise fail(error, path, f"must be at most {self.max_seconds:.0f} s, got {shown}")
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value > self.max_seconds:
+                raise fail(error, path, f"must be at most {self.max_seconds:.0f} s, got {_digits(value)}")
+            if value < 0:
+                raise fail(error, path, f"must be {'>=' if self.allow_zero else '>'} 0, got {_digits(value)}")
         return super().__call__(value, path, error)
+
+
+@dataclass(frozen=True)
+class Real(Number):
+    """A Number in [lo, hi]; an integer of any size outside it is out of range."""
+
+    def __call__(self, value: Any, path: str, error: Any = ValueError) -> float:
+        if isinstance(value, int) and not isinstance(value, bool):
+            if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+                raise fail(error, path, f"must be in [{_bound(self.lo, '-inf')}, {_bound(self.hi, 'inf')}], "
+                                        f"got {_digits(value)}")
+            if abs(value) > sys.float_info.max:
+                raise fail(error, path, f"must be a finite number, got {_digits(value)}")
+        return super().__call__(value, path, error)
+
+
+def _digits(value: int) -> str:
+    digits = str(value)
+    return digits if len(digits) <= 20 else f"{digits[:6]}... ({len(digits)} digits)"
+
+
+def _bound(bound: float | None, unbounded: str) -> str:
+    return unbounded if bound is None else f"{bound:g}"
 
 
 @dataclass(frozen=True)

@@ -47,9 +47,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from vcore.validation import LABEL_KEY, Boolean, Integer, ListOf, MapOf, Number, String
+from vcore.validation import LABEL_KEY, Boolean, Integer, ListOf, MapOf, String
 
-from vcore_kube.config import NAME, ConfigError, ListenAddress, Seconds, Section, read_yaml
+from vcore_kube.config import NAME, ConfigError, ListenAddress, Real, Seconds, Section, read_yaml
 
 UTILIZATION, CAPACITY = "utilization", "capacity"
 WARMUP_LABEL = "node.volcano.sh/warmup"  # Volcano's warm node label
@@ -92,7 +92,7 @@ class ShardingConfig:
 
 # Label values (k8s.io/apimachinery IsValidLabelValue): empty, or up to 63 alphanumerics, '-', '_', '.'.
 LABEL_VALUE = String(max_len=63, pattern=r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", what="a valid label value")
-FRACTION = Number(0.0, 1.0)
+FRACTION = Real(0.0, 1.0)
 
 SHARD_SPEC = Section(ShardSpec, {
     "name": NAME,
