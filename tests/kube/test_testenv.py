@@ -3,6 +3,7 @@ the kubeconfigs it writes, and the command line that starts and stops it."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
@@ -18,6 +19,21 @@ def test_build_key_names_the_pinned_versions():
     key = build.version_key()
     assert key.startswith("kubernetes-v1.34.4_etcd-v3.6.4_go"), key
     assert build.binaries_dir(build=False).name == key
+
+
+def test_build_key_hashes_the_module_not_its_place_or_comments(tmp_path, monkeypatch):
+    if shutil.which("go") is None:
+        pytest.skip("no Go toolchain: the key names the Go version")
+    key = build.version_key()
+    moved = tmp_path / "go" / "controlplane"
+    shutil.copytree(build.MODULE_DIR, moved)
+    go_mod = (moved / "go.mod").read_text()
+    (moved / "go.mod").write_text("// a comment decides no byte of the binaries\n" + go_mod)
+    monkeypatch.setattr(build, "GO_MODULES", tmp_path / "go")
+    assert build.version_key() == key
+    etcd = "go.etcd.io/etcd/server/v3"
+    (moved / "go.mod").write_text(go_mod.replace(f"{etcd} v3.6.4", f"{etcd} v3.6.5"))
+    assert build.version_key().startswith("kubernetes-v1.34.4_etcd-v3.6.5_") and build.version_key() != key
 
 
 def test_go_module_replaces_every_staging_module_with_the_matching_release():

@@ -1,5 +1,5 @@
-"""The adapter's pieces that need no API server: configuration, the cache's deltas, the watch backoff, the fault
-proxy's rules, and the rule that only the conversion seam talks to vcore."""
+"""The adapter's pieces that need no API server: the cache's deltas, the watch backoff, the fault proxy's rules,
+and the rule that only the conversion seam talks to vcore (the configuration: test_config.py)."""
 
 from __future__ import annotations
 
@@ -10,59 +10,10 @@ from pathlib import Path
 import pytest
 
 from vcore_kube.cache import Cache
-from vcore_kube.config import ConfigError, load_config, parse_duration
 from vcore_kube.reflector import Backoff
 from vcore_kube.testenv.faultproxy import Fault
 
 PACKAGE = Path(__file__).resolve().parents[2] / "adapters" / "kube" / "vcore_kube"
-
-
-def test_defaults_and_camel_case_keys(tmp_path):
-    config = load_config(None)
-    assert config.scheduler_name == "vcore" and config.cycle_period == 0.1 and config.leader_election.leader_elect
-    path = tmp_path / "c.yaml"
-    path.write_text("schedulerName: volcano\ncyclePeriod: 1m30s\nbindConcurrency: 4\n"
-                    "leaderElection: {leaseDuration: 20s, resourceName: x}\nprofile: {percentageOfNodesToScore: 50}\n")
-    config = load_config(path)
-    assert (config.scheduler_name, config.cycle_period, config.bind_concurrency) == ("volcano", 90.0, 4)
-    assert config.leader_election.lease_duration == 20.0 and config.leader_election.resource_name == "x"
-    assert config.profile == {"percentageOfNodesToScore": 50}
-
-
-@pytest.mark.parametrize("data, message", [
-    ({"schedulerNmae": "x"}, "schedulerNmae: unknown key"),
-    ({"leaderElection": {"lease": 1}}, "leaderElection.lease: unknown key"),
-    ({"cyclePeriod": "fast"}, "cyclePeriod: expected a duration"),
-    ({"cyclePeriod": 0}, "cyclePeriod: must be > 0"),
-    ({"bindConcurrency": "8"}, "bindConcurrency: expected an integer"),
-    ({"bindConcurrency": 0}, "bindConcurrency: must be in [1, 1024]"),
-    ({"emitEvents": "yes"}, "emitEvents: expected true or false"),
-    ({"profile": [1]}, "profile: expected a mapping"),
-    ({"schedulerName": "Not Valid"}, "schedulerName: 'Not Valid' is not a valid scheduler name"),
-    ({"metricsAddress": "nohost"}, "metricsAddress: expected host:port"),
-    ({"podInitialBackoffSeconds": 5, "podMaxBackoffSeconds": 1}, "podMaxBackoffSeconds: must be >="),
-    ({"leaderElection": {"leaseDuration": "5s", "renewDeadline": "10s"}}, "leaseDuration > renewDeadline"),
-], ids=["typo", "nested-typo", "bad-duration", "zero-duration", "string-int", "zero-concurrency", "string-bool",
-        "profile-list", "bad-name", "bad-address", "backoff-order", "lease-order"])
-def test_bad_configuration_names_the_key(data, message):
-    with pytest.raises(ConfigError) as err:
-        load_config(data)
-    assert message in str(err.value)
-
-
-def test_bad_yaml_file(tmp_path):
-    path = tmp_path / "bad.yaml"
-    path.write_text("a: [")
-    with pytest.raises(ConfigError, match="not valid YAML"):
-        load_config(path)
-    with pytest.raises(ConfigError, match="No such file"):
-        load_config(tmp_path / "missing.yaml")
-
-
-@pytest.mark.parametrize("text, seconds", [("100ms", 0.1), ("15s", 15.0), ("1m30s", 90.0), ("1h", 3600.0),
-                                           ("1.5s", 1.5), (2, 2.0), (0.25, 0.25)])
-def test_durations(text, seconds):
-    assert parse_duration(text, "x") == pytest.approx(seconds)
 
 
 def _pod(name, rv, group=None):
@@ -106,31 +57,23 @@ def test_fault_rules_match_method_path_share_and_count():
     assert 400 < hits < 600
 
 
-def _vcore_importers() -> set[str]:
+def _vcore_importers(allowed: str = "vcore.validation") -> set[str]:
+    """The modules importing vcore, other than its `allowed` module."""
     out = set()
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
-            if any(n == "vcore" or n.startswith("vcore.") for n in names):
+            if any((n == "vcore" or n.startswith("vcore.")) and n != allowed for n in names):
                 out.add(str(path.relative_to(PACKAGE)))
     return out
 
 
 def test_only_the_conversion_seam_imports_vcore():
-    # The conversion, and the decision seams: the batch cycle, the fast path, the warm pools' hits and refills.
-    assert _vcore_importers() == {"convert.py", "cycle.py", "fastpath.py", "warmpool.py"}
-
-
-def test_command_line_rejects_a_bad_configuration(tmp_path, capsys):
-    from vcore_kube.cli import main
-    path = tmp_path / "c.yaml"
-    path.write_text("bindConcurency: 3\n")
-    assert main(["--config", str(path)]) == 2
-    assert "bindConcurency: unknown key" in capsys.readouterr().err
-    path.write_text("profile: {plugins: {score: {enabled: [{name: NoSuchPlugin}]}}}\n")
-    assert main(["--config", str(path), "--kubeconfig", str(tmp_path / "none")]) == 2
-    assert "NoSuchPlugin" in capsys.readouterr().err
+    # The conversion, and the decision seams: the batch cycle, the fast path, the warm pools' hits and refills;
+    # and the configuration, which has vcore check the profiles and the cycle it will run. Any module may check
+    # user input with vcore.validation.
+    assert _vcore_importers() == {"config.py", "convert.py", "cycle.py", "fastpath.py", "warmpool.py"}
 
 
 class _Closing:

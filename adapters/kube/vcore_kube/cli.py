@@ -7,11 +7,10 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import logging
 import sys
 
-from vcore_kube.config import ConfigError, load_config, validate
+from vcore_kube.config import ConfigError, load_config, one_line, with_sharding
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,16 +44,19 @@ def main(argv: list[str] | None = None) -> int:
         from vcore_kube.sharder import run_sharder
         return run_sharder(args.kubeconfig, args.sharding_config, identity=args.identity)
     try:
-        config = load_config(args.config)
-        if args.sharding_mode or args.shard:
-            sharding = dataclasses.replace(config.sharding, **{k: v for k, v in (
-                ("mode", args.sharding_mode), ("shard", args.shard)) if v})
-            config = dataclasses.replace(config, sharding=sharding)
-            validate(config)
-        from vcore_kube.process import SchedulerProcess
+        config = with_sharding(load_config(args.config), args.sharding_mode, args.shard)
+    except ConfigError as e:
+        print(f"vcore-scheduler: {one_line(str(e))}", file=sys.stderr)
+        return 2
+    from vcore_kube.kubeclient import KubeconfigError  # after the configuration's checks: the client import is slow
+    from vcore_kube.process import SchedulerProcess
+    try:
         process = SchedulerProcess(config, args.kubeconfig, identity=args.identity)
-    except (ConfigError, ValueError, TypeError) as e:  # vcore.ProfileError is a ValueError
-        print(f"vcore-scheduler: {e}", file=sys.stderr)
+    except KubeconfigError as e:
+        print(f"vcore-scheduler: {one_line(str(e))}", file=sys.stderr)
+        return 2
+    except OSError as e:  # the metrics address is taken, or not this machine's
+        print(f"vcore-scheduler: metricsAddress: {e.strerror or e}", file=sys.stderr)
         return 2
     return process.run_until_signalled()
 

@@ -2,19 +2,42 @@
 
 Keys follow Kubernetes' spelling where kube-scheduler has the same idea (leaderElection's fields,
 podInitialBackoffSeconds, a KubeSchedulerConfiguration profile) and Volcano's for the cycle. Durations are Go
-duration strings ("100ms", "15s", "1m30s") or numbers of seconds. An unknown key is an error naming its path,
-never a silent default.
+duration strings ("100ms", "15s", "1m30s") or numbers of seconds.
+
+Every field is a declared constraint of ``vcore.validation`` (one per dataclass field), so each bad value is a
+``ConfigError`` in vcore's one format, ``"<path>: <problem>"``; an unknown key is an error naming its path, never
+a silent default. The profiles and the cycle are checked by vcore itself, as the running scheduler will build
+them, and reported under their key.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
-from dataclasses import dataclass, field, fields
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+import vcore
+from vcore.validation import (
+    DNS1123_LABEL,
+    DNS1123_SUBDOMAIN,
+    Boolean,
+    Constraint,
+    Duration,
+    Integer,
+    ListOf,
+    Number,
+    Record,
+    String,
+    fail,
+    mapping,
+)
 
 
 class ConfigError(ValueError):
@@ -82,76 +105,195 @@ class Config:
     warm_pools: WarmPools = field(default_factory=WarmPools)
 
 
-_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+# -- constraints the adapter's configurations share (the sharding controller's too) ---------------------------
+# vcore.validation's Duration and Number convert an integer with float(), which raises OverflowError beyond 1e308:
+# these refuse an integer out of their range first, as out of range.
+@dataclass(frozen=True)
+class Seconds(Duration):
+    """A Duration (> 0, at most a year); an integer of any size beyond that is out of range."""
+
+    def __call__(self, value: Any, path: str, error: Any = ValueError) -> float:
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value > self.max_seconds:
+                raise fail(error, path, f"must be at most {self.max_seconds:.0f} s, got {_digits(value)}")
+            if value < 0:
+                raise fail(error, path, f"must be {'>=' if self.allow_zero else '>'} 0, got {_digits(value)}")
+        return super().__call__(value, path, error)
 
 
-def parse_duration(value: Any, where: str) -> float:
-    """Seconds of a Go duration string ("1m30s", "250ms") or a number of seconds; must be > 0."""
-    if isinstance(value, bool):
-        raise ConfigError(f"{where}: expected a duration, got {value!r}")
-    if isinstance(value, (int, float)):
-        seconds = float(value)
-    elif isinstance(value, str) and re.fullmatch(rf"(?:{_DURATION.pattern})+", value):
-        seconds = sum(float(n) * _UNIT[u] for n, u in _DURATION.findall(value))
-    else:
-        raise ConfigError(f"{where}: expected a duration like '100ms' or '15s', got {value!r}")
-    if not seconds > 0:
-        raise ConfigError(f"{where}: must be > 0, got {value!r}")
-    return seconds
+@dataclass(frozen=True)
+class Real(Number):
+    """A Number in [lo, hi]; an integer of any size outside it is out of range."""
+
+    def __call__(self, value: Any, path: str, error: Any = ValueError) -> float:
+        if isinstance(value, int) and not isinstance(value, bool):
+            if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+                raise fail(error, path, f"must be in [{_bound(self.lo, '-inf')}, {_bound(self.hi, 'inf')}], "
+                                        f"got {_digits(value)}")
+            if abs(value) > sys.float_info.max:
+                raise fail(error, path, f"must be a finite number, got {_digits(value)}")
+        return super().__call__(value, path, error)
 
 
-def _camel(name: str) -> str:
+def _digits(value: int) -> str:
+    digits = str(value)
+    return digits if len(digits) <= 20 else f"{digits[:6]}... ({len(digits)} digits)"
+
+
+def _bound(bound: float | None, unbounded: str) -> str:
+    return unbounded if bound is None else f"{bound:g}"
+
+
+@dataclass(frozen=True)
+class Nullable(Constraint[Any]):
+    """null, or a value meeting `inner`."""
+
+    inner: Constraint[Any]
+
+    def __call__(self, value: Any, path: str, error: Any = ValueError) -> Any:
+        return None if value is None else self.inner(value, path, error)
+
+
+@dataclass(frozen=True)
+class EmptyOr(Constraint[str]):
+    """The empty string (the field is unset), or a string meeting `inner`."""
+
+    inner: Constraint[str]
+
+    def __call__(self, value: Any, path: str, error: Any = ValueError) -> str:
+        return "" if isinstance(value, str) and value == "" else self.inner(value, path, error)
+
+
+@dataclass(frozen=True)
+class Document(Constraint[dict]):
+    """A mapping with string keys whose content another parser checks (a profile, a cycle)."""
+
+    def __call__(self, value: Any, path: str, error: Any = ValueError) -> dict:
+        return dict(mapping(value, path, error))
+
+
+_PORT = Integer(0, 65535)  # 0: any free port (the tests and the demo take one)
+_DIGITS = re.compile(r"[0-9]{1,5}")  # ASCII only: str.isdigit() would take other scripts' digits
+_HOST_NAME = re.compile(DNS1123_SUBDOMAIN.pattern or "")
+
+
+@dataclass(frozen=True)
+class ListenAddress(Constraint[str]):
+    """``host:port`` to serve HTTP on: an IPv4 address or a host name (empty: every interface), and a port in
+    [0, 65535]; the empty string disables the endpoint."""
+
+    def __call__(self, value: Any, path: str, error: Any = ValueError) -> str:
+        address = String()(value, path, error)
+        if not address:
+            return address
+        host, sep, port = address.rpartition(":")
+        if not sep or not _DIGITS.fullmatch(port):
+            raise fail(error, path, f"must be host:port (e.g. 0.0.0.0:10261), got {address!r}")
+        _PORT(int(port), path, error)
+        if host and not _ipv4(host) and not _HOST_NAME.fullmatch(host.lower()):
+            raise fail(error, path, f"host {host!r} is not an IPv4 address or a host name")
+        return address
+
+
+def _ipv4(host: str) -> bool:
+    try:
+        ipaddress.IPv4Address(host)
+        return True
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class Section(Constraint[Any]):
+    """A mapping whose keys are a dataclass's fields in camelCase, each with its constraint; builds the dataclass
+    (defaults for the keys left out)."""
+
+    cls: type
+    constraints: Mapping[str, Constraint[Any]]  # by field name
+    required: tuple[str, ...] = ()  # field names without a default
+    record: Record = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        declared, known = set(self.constraints), {f.name for f in fields(self.cls)}
+        if declared != known:  # a field added without its constraint, or the reverse
+            raise TypeError(f"{self.cls.__name__}: constraints for {sorted(declared ^ known)} do not match its fields")
+        record = Record({camel(name): c for name, c in self.constraints.items()},
+                        required=tuple(camel(name) for name in self.required))
+        object.__setattr__(self, "record", record)
+
+    def __call__(self, value: Any, path: str, error: Any = ValueError) -> Any:
+        checked = self.record(value, path, error)
+        return self.cls(**{name: checked[camel(name)] for name in self.constraints if camel(name) in checked})
+
+
+def camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(p.capitalize() for p in rest)
 
 
-_KEYS = {_camel(f.name): f.name for f in fields(Config)}
-_SECTIONS = {"leader_election": LeaderElection, "fast_path": FastPath, "sharding": Sharding,
-             "warm_pools": WarmPools}
-_SECTION_KEYS = {cls: {_camel(f.name): f.name for f in fields(cls)} for cls in _SECTIONS.values()}
-_DURATIONS = {"cycle_period", "pod_initial_backoff_seconds", "pod_max_backoff_seconds",
-              "pod_max_in_unschedulable_seconds", "lease_duration", "renew_deadline", "retry_period", "window"}
+NAME = DNS1123_SUBDOMAIN  # scheduler, Lease, PriorityClass and NodeShard names
+SHARDING_MODE = String(choices=("none", "soft", "hard"))
+SHARD_NAME = EmptyOr(NAME)
+
+CONFIG = Section(Config, {
+    "scheduler_name": NAME,
+    "profile": Nullable(Document()),
+    "cycle": Nullable(Document()),
+    "cycle_period": Seconds(),
+    "bind_concurrency": Integer(1, 1024),
+    "pod_initial_backoff_seconds": Seconds(),
+    "pod_max_backoff_seconds": Seconds(),
+    "pod_max_in_unschedulable_seconds": Seconds(),
+    "emit_events": Boolean(),
+    "leader_election": Section(LeaderElection, {
+        "leader_elect": Boolean(),
+        "lease_duration": Seconds(),
+        "renew_deadline": Seconds(),
+        "retry_period": Seconds(),
+        "resource_name": NAME,
+        "resource_namespace": DNS1123_LABEL,
+    }),
+    "metrics_address": ListenAddress(),
+    "seed": Integer(0, 2**64 - 1),
+    "fast_path": Section(FastPath, {
+        "enabled": Boolean(),
+        "scheduler_name": EmptyOr(NAME),
+        "priority_class_names": ListOf(NAME),
+        "window": Seconds(),
+        "max_batch": Integer(1, 100_000),
+        "bind_concurrency": Integer(1, 1024),
+        "profile": Nullable(Document()),
+    }),
+    "sharding": Section(Sharding, {"mode": SHARDING_MODE, "shard": SHARD_NAME}),
+    "warm_pools": Section(WarmPools, {
+        "enabled": Boolean(),
+        "placeholder_priority_class": NAME,
+        "placeholder_image": String(nonempty=True),
+    }),
+})
+
+CYCLE_CONFIGMAP_KEY = "volcano-scheduler.conf"  # where Volcano's ConfigMap holds the cycle's YAML
 
 
-def check_type(value: Any, kind: type, where: str) -> Any:
-    """The value, if it is of the kind (bool, int, str, dict); else ConfigError naming `where`."""
-    if kind is bool and not isinstance(value, bool):
-        raise ConfigError(f"{where}: expected true or false, got {value!r}")
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise ConfigError(f"{where}: expected an integer, got {value!r}")
-    if kind is str and not isinstance(value, str):
-        raise ConfigError(f"{where}: expected a string, got {value!r}")
-    if kind is dict and not isinstance(value, dict):
-        raise ConfigError(f"{where}: expected a mapping, got {type(value).__name__}")
-    return value
+def read_yaml(source: str | os.PathLike) -> Any:
+    """The YAML document in a file; ConfigError (one line, naming the file) when it cannot be read or parsed."""
+    try:
+        data = yaml.safe_load(Path(source).read_bytes())  # bytes: PyYAML reports bad encodings as YAML errors
+    except OSError as e:
+        raise ConfigError(f"{source}: {e.strerror or e}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{source}: not valid YAML: {yaml_problem(e)}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: not valid YAML: nested too deeply") from None
+    return data if data is not None else {}
 
 
-def _section(data: Any, keys: dict[str, str], cls: type, where: str) -> dict[str, Any]:
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where or 'config'}: expected a mapping, got {type(data).__name__}")
-    out = {}
-    types = {f.name: f.type for f in fields(cls)}
-    for key, value in data.items():
-        path = f"{where}.{key}" if where else str(key)
-        if key not in keys:
-            raise ConfigError(f"{path}: unknown key (known: {', '.join(sorted(keys))})")
-        name = keys[key]
-        if name in _DURATIONS:
-            out[name] = parse_duration(value, path)
-        elif name in _SECTIONS and cls is Config:
-            section = _SECTIONS[name]
-            out[name] = section(**_section(value, _SECTION_KEYS[section], section, path))
-        elif value is None and types[name] == "dict | None":
-            out[name] = None
-        elif types[name] == "tuple[str, ...]":
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"{path}: expected a list of strings, got {value!r}")
-            out[name] = tuple(value)
-        else:
-            kind = {"bool": bool, "int": int, "str": str, "dict | None": dict}[types[name]]
-            out[name] = check_type(value, kind, path)
-    return out
+def yaml_problem(e: yaml.YAMLError) -> str:
+    """A YAML error in one line: where, and what."""
+    if isinstance(e, yaml.MarkedYAMLError) and e.problem_mark is not None:
+        mark = e.problem_mark
+        return f"line {mark.line + 1}, column {mark.column + 1}: {e.problem}"
+    return " ".join(str(e).split())
 
 
 def load_config(source: str | os.PathLike | dict | None) -> Config:
@@ -159,30 +301,68 @@ def load_config(source: str | os.PathLike | dict | None) -> Config:
     if source is None:
         return Config()
     if isinstance(source, dict):
-        data = source
-    else:
-        try:
-            data = yaml.safe_load(Path(source).read_text())
-        except OSError as e:
-            raise ConfigError(f"{source}: {e.strerror}") from None
-        except yaml.YAMLError as e:
-            raise ConfigError(f"{source}: not valid YAML: {e}") from None
-        data = data if data is not None else {}
-    config = Config(**_section(data, _KEYS, Config, ""))
+        return _parse(source)
+    if not isinstance(source, (str, os.PathLike)):
+        raise TypeError(f"load_config: expected a file path, a dict or None, got {type(source).__name__}")
+    try:
+        return _parse(read_yaml(source))
+    except ConfigError as e:
+        if str(e).startswith(f"{source}: "):
+            raise
+        raise ConfigError(f"{source}: {e}") from None
+
+
+def _parse(data: Any) -> Config:
+    config = CONFIG(data, "", ConfigError)
+    if config.cycle is not None:
+        config = replace(config, cycle=_cycle_document(config.cycle))
     validate(config)
+    _check_with_vcore(config)
     return config
 
 
+def _cycle_document(cycle: dict) -> dict:
+    """The volcano-scheduler.conf document; a ConfigMap holding it (as Volcano deploys it) gives the YAML inside."""
+    if cycle.get("kind") != "ConfigMap":
+        return cycle
+    data = mapping(cycle.get("data"), "cycle.data", ConfigError)
+    path = f"cycle.data.{CYCLE_CONFIGMAP_KEY}"
+    if CYCLE_CONFIGMAP_KEY not in data:
+        raise ConfigError(f"{path}: required (the ConfigMap's volcano-scheduler.conf)")
+    text = String()(data[CYCLE_CONFIGMAP_KEY], path, ConfigError)
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {yaml_problem(e)}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid YAML: nested too deeply") from None
+    return Document()(document, path, ConfigError)
+
+
+def _check_with_vcore(c: Config) -> None:
+    """The profiles and the cycle, checked by vcore as the process will use them."""
+    for path, profile in (("profile", c.profile), ("fastPath.profile", c.fast_path.profile)):
+        if profile is not None:
+            _vcore_check(path, lambda: vcore.Profile.from_config(profile))
+    if c.cycle is not None:
+        _vcore_check("cycle", lambda: vcore.CycleConfig.from_config(c.cycle))
+        # Together: a cycle without a profile gives the node scoring its plugins describe; with a profile, the two
+        # must not both configure it.
+        _vcore_check("cycle", lambda: vcore.Scheduler(vcore.Cluster(), c.profile, cycle=c.cycle, seed=c.seed))
+
+
+def _vcore_check(path: str, check) -> None:
+    try:
+        check()
+    except vcore.VCoreError as e:
+        message = str(e)
+        raise ConfigError(message if message.startswith(f"{path}:") else f"{path}: {message}") from None
+
+
 def validate(c: Config) -> None:
-    """Raise ConfigError for values that are each fine alone but wrong together (or out of range)."""
-    if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", c.scheduler_name):
-        raise ConfigError(f"schedulerName: {c.scheduler_name!r} is not a valid scheduler name")
-    if not 1 <= c.bind_concurrency <= 1024:
-        raise ConfigError(f"bindConcurrency: must be in [1, 1024], got {c.bind_concurrency}")
+    """Raise ConfigError for values that are each fine alone but wrong together."""
     if c.pod_max_backoff_seconds < c.pod_initial_backoff_seconds:
         raise ConfigError("podMaxBackoffSeconds: must be >= podInitialBackoffSeconds")
-    if not 0 <= c.seed < 2**64:
-        raise ConfigError(f"seed: must be in [0, 2**64), got {c.seed}")
     le = c.leader_election
     if le.leader_elect and not le.lease_duration > le.renew_deadline > le.retry_period:
         raise ConfigError("leaderElection: needs leaseDuration > renewDeadline > retryPeriod")
@@ -190,15 +370,26 @@ def validate(c: Config) -> None:
     if fp.enabled and fp.scheduler_name and fp.scheduler_name == c.scheduler_name:
         raise ConfigError("fastPath.schedulerName: must differ from schedulerName (use priorityClassNames or "
                           "the vcore.io/fast-path annotation for the scheduler's own pods)")
-    if not 1 <= fp.bind_concurrency <= 1024:
-        raise ConfigError(f"fastPath.bindConcurrency: must be in [1, 1024], got {fp.bind_concurrency}")
-    if not 1 <= fp.max_batch <= 100_000:
-        raise ConfigError(f"fastPath.maxBatch: must be in [1, 100000], got {fp.max_batch}")
-    if c.sharding.mode not in ("none", "soft", "hard"):
-        raise ConfigError(f"sharding.mode: expected none, soft or hard, got {c.sharding.mode!r}")
     if c.sharding.mode != "none" and not c.sharding.shard:
         raise ConfigError("sharding.shard: required with sharding.mode soft or hard (the NodeShard's name)")
-    if c.metrics_address:
-        host, sep, port = c.metrics_address.rpartition(":")
-        if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
-            raise ConfigError(f"metricsAddress: expected host:port, got {c.metrics_address!r}")
+
+
+# A message quotes what the user wrote (a key, a value): its control characters are shown escaped, so an error
+# stays one line of a log.
+_ESCAPES = {c: f"\\x{c:02x}" for c in range(32)} | {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"}
+
+
+def one_line(message: str) -> str:
+    return message.translate(_ESCAPES)
+
+
+def with_sharding(c: Config, mode: str | None = None, shard: str | None = None) -> Config:
+    """The configuration with its sharding overridden (the command line's --sharding-mode and --shard)."""
+    sharding = c.sharding
+    if mode is not None:
+        sharding = replace(sharding, mode=SHARDING_MODE(mode, "--sharding-mode", ConfigError))
+    if shard is not None:
+        sharding = replace(sharding, shard=SHARD_NAME(shard, "--shard", ConfigError))
+    c = replace(c, sharding=sharding)
+    validate(c)
+    return c

@@ -11,12 +11,15 @@ from __future__ import annotations
 import collections
 import logging
 import random
+import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from vcore_kube.config import load_config
-from vcore_kube.testenv import ControlPlane
+from vcore_kube.testenv import ControlPlane, ControlPlaneError
+from vcore_kube.testenv.build import BuildError
 from vcore_kube.testenv.objects import create_nodes, create_pods, ensure_namespace, pod, synthetic_nodes
 
 NAMESPACE = "vcore-demo"
@@ -51,7 +54,13 @@ def run_demo(*, nodes: int = 200, pods: int = 2000, directory: str | None = None
         print(f"vcore-scheduler --demo: {folder} is not empty; the demo needs a fresh control plane")
         return 2
     print(f"starting the test control plane in {folder} ...", flush=True)
-    plane = ControlPlane.up(folder)
+    try:
+        plane = ControlPlane.up(folder)
+    except (BuildError, ControlPlaneError) as e:  # no Go to build it with, or it did not start: say why, no traceback
+        if directory is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        print(f"vcore-scheduler --demo: {e}", file=sys.stderr)
+        return 1
     process = None
     try:
         admin = plane.admin_api()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import ssl
 import threading
 import time
@@ -22,25 +23,49 @@ from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 import urllib3
+import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-__all__ = ["ApiException", "Api", "load_api"]
+__all__ = ["ApiException", "Api", "KubeconfigError", "load_api"]
 
 JSON = "application/json"
+
+
+class KubeconfigError(config.ConfigException, ValueError):
+    """The credentials cannot be loaded: the kubeconfig is missing or malformed, or not running in a cluster. (A
+    ConfigException, as the client raises for some of these, so callers catching that see every case.)"""
 
 
 def load_api(kubeconfig: str | None = None, *, pool_size: int = 16, context: str | None = None) -> "Api":
     """An Api for a kubeconfig file, or the in-cluster service account when kubeconfig is None."""
     configuration = client.Configuration()
-    if kubeconfig:
-        config.load_kube_config(config_file=str(kubeconfig), context=context, client_configuration=configuration)
-    else:
-        config.load_incluster_config(client_configuration=configuration)
+    if kubeconfig and not os.path.isfile(kubeconfig):
+        raise KubeconfigError(f"--kubeconfig {kubeconfig}: no such file")
+    try:
+        if kubeconfig:
+            config.load_kube_config(config_file=str(kubeconfig), context=context, client_configuration=configuration)
+        else:
+            config.load_incluster_config(client_configuration=configuration)
+    # The client reads the file's YAML as it finds it: a malformed one surfaces as any of these.
+    except (config.ConfigException, OSError, yaml.YAMLError, TypeError, AttributeError, KeyError, ValueError) as e:
+        where = f"--kubeconfig {kubeconfig}" if kubeconfig else "in-cluster credentials (no --kubeconfig)"
+        raise KubeconfigError(f"{where}: {_kubeconfig_problem(e)}") from None
     # One connection per concurrent caller (bind workers, watches, status writers): no caller waits for a socket.
     configuration.connection_pool_maxsize = pool_size
     configuration.retries = False  # retries are the caller's decision (a bind is not blindly repeatable)
     return Api(client.ApiClient(configuration))
+
+
+def _kubeconfig_problem(e: Exception) -> str:
+    text = " ".join(str(e).split())  # one line
+    if isinstance(e, config.ConfigException):
+        return text
+    if isinstance(e, OSError):
+        return e.strerror or text
+    if isinstance(e, yaml.YAMLError):
+        return f"not valid YAML: {text}"
+    return f"not a valid kubeconfig ({type(e).__name__}: {text})"
 
 
 class Api:

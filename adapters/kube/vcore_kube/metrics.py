@@ -104,7 +104,10 @@ class HealthServer:
             def log_message(self, *args) -> None:  # probes every few seconds: not worth a log line each
                 pass
 
-        self.server = ThreadingHTTPServer((host or "0.0.0.0", int(port)), Handler)
+        try:
+            self.server = ThreadingHTTPServer((host or "0.0.0.0", int(port)), Handler)
+        except OSError as e:  # taken, not this machine's, or a host name that does not resolve
+            raise OSError(e.errno, f"cannot serve on {address}: {e.strerror or e}") from None
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, name="health-server", daemon=True)
 

@@ -26,9 +26,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from vcore_kube import nodeshard
 from vcore_kube.cache import Cache, Delta
-from vcore_kube.config import ConfigError
+from vcore_kube.config import ConfigError, one_line
 from vcore_kube.convert import Converter, node_name_of
-from vcore_kube.kubeclient import load_api
+from vcore_kube.kubeclient import KubeconfigError, load_api
 from vcore_kube.leader import LeaderElector
 from vcore_kube.metrics import HealthServer
 from vcore_kube.reflector import RESOURCES, Reflector, paused_gc
@@ -197,9 +197,13 @@ def run_sharder(kubeconfig: str | None, sharding_config: str | None, *, identity
     try:
         config = load_sharding_config(sharding_config)
     except ConfigError as e:
+        print(f"vcore-scheduler --role sharder: {one_line(str(e))}", file=sys.stderr)
+        return 2
+    try:
+        api, watch_api = load_api(kubeconfig), load_api(kubeconfig, pool_size=6)
+    except KubeconfigError as e:
         print(f"vcore-scheduler --role sharder: {e}", file=sys.stderr)
         return 2
-    api, watch_api = load_api(kubeconfig), load_api(kubeconfig, pool_size=6)
     metrics = SharderMetrics()
     sharder = Sharder(config, api, metrics)
     stop = threading.Event()
@@ -223,9 +227,15 @@ def run_sharder(kubeconfig: str | None, sharding_config: str | None, *, identity
     who = identity or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
     elector = LeaderElector(api, *LEASE, who, lease_duration=15.0, renew_deadline=10.0, retry_period=2.0,
                             on_started=lead, on_stopped=lost, stop=stop) if config.leader_elect else None
-    health = HealthServer(config.metrics_address, metrics,
-                          lambda: sharder.is_alive() and time.monotonic() - sharder.heartbeat < 30,
-                          sharder.synced) if config.metrics_address else None
+    try:
+        health = HealthServer(config.metrics_address, metrics,
+                              lambda: sharder.is_alive() and time.monotonic() - sharder.heartbeat < 30,
+                              sharder.synced) if config.metrics_address else None
+    except OSError as e:  # the metrics address is taken, or not this machine's
+        print(f"vcore-scheduler --role sharder: metricsAddress: {e.strerror or e}", file=sys.stderr)
+        api.close()
+        watch_api.close()
+        return 2
     previous = {s: signal.signal(s, lambda *_: finished.set()) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         if health:

@@ -41,15 +41,15 @@ The rule (``assign``), deterministic (ties by node order, the table's name order
 from __future__ import annotations
 
 import math
-import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
-import yaml
 
-from vcore_kube.config import ConfigError, check_type, parse_duration
+from vcore.validation import LABEL_KEY, Boolean, Integer, ListOf, MapOf, String
+
+from vcore_kube.config import NAME, ConfigError, ListenAddress, Real, Seconds, Section, read_yaml
 
 UTILIZATION, CAPACITY = "utilization", "capacity"
 WARMUP_LABEL = "node.volcano.sh/warmup"  # Volcano's warm node label
@@ -90,101 +90,63 @@ class ShardingConfig:
         raise KeyError(f"schedulerConfigs: no shard named {name!r}")
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p.capitalize() for p in rest)
+# Label values (k8s.io/apimachinery IsValidLabelValue): empty, or up to 63 alphanumerics, '-', '_', '.'.
+LABEL_VALUE = String(max_len=63, pattern=r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", what="a valid label value")
+FRACTION = Real(0.0, 1.0)
 
+SHARD_SPEC = Section(ShardSpec, {
+    "name": NAME,
+    "type": String(),
+    "strategy": String(choices=(UTILIZATION, CAPACITY)),
+    "cpu_utilization_min": FRACTION,
+    "cpu_utilization_max": FRACTION,
+    "prefer_warmup_nodes": Boolean(),
+    "min_nodes": Integer(0),
+    "max_nodes": Integer(0),
+    "node_selector": MapOf(LABEL_VALUE, key=LABEL_KEY),
+    "weight": Integer(1),
+}, required=("name",))
 
-_SPEC_KEYS = {_camel(f.name): f.name for f in fields(ShardSpec)}
-_TOP_KEYS = {_camel(f.name): f.name for f in fields(ShardingConfig)}
-_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+SHARDING_CONFIG = Section(ShardingConfig, {
+    "scheduler_configs": ListOf(SHARD_SPEC, min_len=1),
+    "shard_sync_period": Seconds(),
+    "enable_node_event_trigger": Boolean(),
+    "significant_change": FRACTION,
+    "hysteresis": FRACTION,
+    "balance_tolerance": FRACTION,
+    "min_move_interval": Seconds(),
+    "warmup_label": LABEL_KEY,
+    "warmup_label_value": LABEL_VALUE,
+    "leader_elect": Boolean(),
+    "metrics_address": ListenAddress(),
+}, required=("scheduler_configs",))
 
 
 def load_sharding_config(source: str | Path | dict) -> ShardingConfig:
     """The sharding controller's configuration from a YAML file or a dict; errors name the key."""
     if isinstance(source, dict):
-        data = source
-    else:
-        try:
-            data = yaml.safe_load(Path(source).read_text()) or {}
-        except OSError as e:
-            raise ConfigError(f"{source}: {e.strerror}") from None
-        except yaml.YAMLError as e:
-            raise ConfigError(f"{source}: not valid YAML: {e}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"sharding config: expected a mapping, got {type(data).__name__}")
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        if key not in _TOP_KEYS:
-            raise ConfigError(f"{key}: unknown key (known: {', '.join(sorted(_TOP_KEYS))})")
-        name = _TOP_KEYS[key]
-        if name == "scheduler_configs":
-            if not isinstance(value, list) or not value:
-                raise ConfigError("schedulerConfigs: expected a non-empty list of shards")
-            out[name] = tuple(_spec(v, f"schedulerConfigs[{i}]") for i, v in enumerate(value))
-        elif name in ("shard_sync_period", "min_move_interval"):
-            out[name] = parse_duration(value, key)
-        elif name in ("enable_node_event_trigger", "leader_elect"):
-            out[name] = check_type(value, bool, key)
-        elif name in ("warmup_label", "warmup_label_value", "metrics_address"):
-            out[name] = check_type(value, str, key)
-        else:
-            out[name] = _fraction(value, key)
-    if "scheduler_configs" not in out:
-        raise ConfigError("schedulerConfigs: required")
-    names = [s.name for s in out["scheduler_configs"]]
+        return _parse(source)
+    try:
+        return _parse(read_yaml(source))
+    except ConfigError as e:
+        if str(e).startswith(f"{source}: "):
+            raise
+        raise ConfigError(f"{source}: {e}") from None
+
+
+def _parse(data: Any) -> ShardingConfig:
+    config = SHARDING_CONFIG(data, "", ConfigError)
+    for i, spec in enumerate(config.scheduler_configs):
+        where = f"schedulerConfigs[{i}]"
+        if spec.cpu_utilization_min > spec.cpu_utilization_max:
+            raise ConfigError(f"{where}: cpuUtilizationMin must be <= cpuUtilizationMax")
+        if spec.max_nodes < spec.min_nodes:
+            raise ConfigError(f"{where}: needs minNodes <= maxNodes")
+    names = [s.name for s in config.scheduler_configs]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
         raise ConfigError(f"schedulerConfigs: shard {duplicate!r} appears twice")
-    if not out.get("warmup_label", WARMUP_LABEL):
-        raise ConfigError("warmupLabel: must not be empty")
-    return ShardingConfig(**out)
-
-
-def _fraction(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-        raise ConfigError(f"{where}: expected a number in [0, 1], got {value!r}")
-    return float(value)
-
-
-def _spec(data: Any, where: str) -> ShardSpec:
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where}: expected a mapping, got {type(data).__name__}")
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        path = f"{where}.{key}"
-        if key not in _SPEC_KEYS:
-            raise ConfigError(f"{path}: unknown key (known: {', '.join(sorted(_SPEC_KEYS))})")
-        name = _SPEC_KEYS[key]
-        if name in ("name", "type"):
-            out[name] = check_type(value, str, path)
-        elif name == "strategy":
-            if value not in (UTILIZATION, CAPACITY):
-                raise ConfigError(f"{path}: expected {UTILIZATION} or {CAPACITY}, got {value!r}")
-            out[name] = value
-        elif name in ("cpu_utilization_min", "cpu_utilization_max"):
-            out[name] = _fraction(value, path)
-        elif name == "prefer_warmup_nodes":
-            out[name] = check_type(value, bool, path)
-        elif name in ("min_nodes", "max_nodes", "weight"):
-            out[name] = check_type(value, int, path)
-        else:  # node_selector
-            if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str)
-                                                      for k, v in value.items()):
-                raise ConfigError(f"{path}: expected a mapping of label names to strings")
-            out[name] = dict(value)
-    spec = ShardSpec(**out) if "name" in out else None
-    if spec is None:
-        raise ConfigError(f"{where}.name: required")
-    if not _NAME.fullmatch(spec.name) or len(spec.name) > 253:
-        raise ConfigError(f"{where}.name: {spec.name!r} is not a valid NodeShard name")
-    if spec.cpu_utilization_min > spec.cpu_utilization_max:
-        raise ConfigError(f"{where}: cpuUtilizationMin must be <= cpuUtilizationMax")
-    if spec.min_nodes < 0 or spec.max_nodes < spec.min_nodes:
-        raise ConfigError(f"{where}: needs 0 <= minNodes <= maxNodes")
-    if spec.weight < 1:
-        raise ConfigError(f"{where}.weight: must be >= 1, got {spec.weight}")
-    return spec
+    return config
 
 
 # -- the node table ----------------------------------------------------------------------------------------------

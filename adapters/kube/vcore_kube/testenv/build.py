@@ -1,10 +1,14 @@
-"""Build (once) and locate the control-plane binaries: kube-apiserver, kube-scheduler and etcd.
+"""Build (once) and locate the Go programs of the test environment, each pinned by a Go module shipped in go/:
 
-The Go module in adapters/kube/testenv pins the releases; `go build` compiles them with the machine's Go into
-``${XDG_CACHE_HOME:-~/.cache}/vcore/<key>/`` where the key names the versions and hashes everything that decides
-the bytes (go.mod, go.sum, the etcd entry point, the Go version, the target platform, the flags). A cache folder
-that exists is reused as it is; a build goes to a temporary folder first and is renamed into place, under a file
-lock, so concurrent callers wait for one build instead of racing.
+- go/controlplane: kube-apiserver, kube-scheduler and etcd (the test control plane);
+- go/helm: helm (the deploy chart's lint and template tests).
+
+`go build` compiles a module's commands with the machine's Go into ``${XDG_CACHE_HOME:-~/.cache}/vcore/<key>/``
+where the key names the versions and hashes everything that decides the bytes (the module's go.mod without its
+comments, go.sum and its own Go sources, the Go version, the target platform, the flags) -- never where the module
+lies, so a source checkout and an installed wheel share one build. A cache folder that exists is reused as it is;
+a build goes to a temporary folder first and is renamed into place, under a file lock, so concurrent callers wait
+for one build instead of racing.
 """
 
 from __future__ import annotations
@@ -17,37 +21,168 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-BINARIES = ("kube-apiserver", "kube-scheduler", "etcd")
-PACKAGES = ("k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-scheduler", "./cmd/etcd")
-# The Go sources of the module; a checkout places it next to the vcore_kube package.
-MODULE_DIR = Path(os.environ.get("VCORE_KUBE_TESTENV_MODULE", Path(__file__).resolve().parents[2] / "testenv"))
+GO_MODULES = Path(__file__).resolve().parent / "go"
 # Lean binaries: no symbol tables, no local paths, no cgo (static, and no C toolchain needed for Go).
 BUILD_ENV = {"CGO_ENABLED": "0", "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=readonly"}
 
 
 class BuildError(RuntimeError):
-    """The control plane could not be built (no Go, the module proxy refused a module, a compile error)."""
+    """A program could not be built (no Go, the module proxy refused a module, a compile error)."""
 
 
-def module_versions(go_mod: str) -> dict[str, str]:
-    """The pinned k8s.io/kubernetes and etcd server versions named in go.mod's require block."""
-    versions = {}
-    for name, module in (("kubernetes", "k8s.io/kubernetes"), ("etcd", "go.etcd.io/etcd/server/v3")):
-        m = re.search(rf"^\s*(?:require\s+)?{re.escape(module)}\s+(v\S+)", go_mod, re.MULTILINE)
-        if not m:
-            raise BuildError(f"{MODULE_DIR / 'go.mod'}: does not require {module}")
-        versions[name] = m.group(1)
-    return versions
+@dataclass(frozen=True)
+class GoBuild:
+    """Commands built from one pinned Go module of go/."""
+
+    what: str  # for messages: "the test control plane"
+    module: str  # its folder under go/
+    binaries: tuple[str, ...]
+    packages: tuple[str, ...]  # what `go build` compiles, in the binaries' order
+    sources: tuple[str, ...]  # the module's own files besides go.mod and go.sum (hashed into the key)
+    pinned: tuple[tuple[str, str], ...]  # (name in the key, module path) of the versions that name the build
+    ldflags: Callable[[dict[str, str]], str]  # from the pinned versions
+    duration: str  # how long a first build takes, for the progress line
+
+    @property
+    def module_dir(self) -> Path:
+        return GO_MODULES / self.module
+
+    def versions(self) -> dict[str, str]:
+        """The pinned versions, as go.mod requires them."""
+        go_mod = (self.module_dir / "go.mod").read_text()
+        versions = {}
+        for name, module in self.pinned:
+            m = re.search(rf"^\s*(?:require\s+)?{re.escape(module)}\s+(v\S+)", go_mod, re.MULTILINE)
+            if not m:
+                raise BuildError(f"{self.module_dir / 'go.mod'}: does not require {module}")
+            versions[name] = m.group(1)
+        return versions
+
+    def key(self) -> str:
+        """Folder name of this build: versions first (readable), then a hash of everything that decides the bytes."""
+        versions = self.versions()
+        digest = hashlib.sha256()
+        go_mod = (self.module_dir / "go.mod").read_text()
+        digest.update("".join(line + "\n" for line in go_mod.splitlines() if not line.lstrip().startswith("//"))
+                      .encode())
+        for name in ("go.sum", *self.sources):
+            digest.update((self.module_dir / name).read_bytes())
+        toolchain = go_version()
+        digest.update(toolchain.encode())
+        digest.update(self.ldflags(versions).encode())
+        digest.update(repr(sorted(BUILD_ENV.items())).encode())
+        named = "_".join(f"{name}-{version}" for name, version in versions.items())
+        return f"{named}_{toolchain}_{digest.hexdigest()[:12]}"
+
+    def directory(self, *, build: bool = True, out=sys.stderr) -> Path:
+        """The folder holding the binaries, building them first when they are not cached (and build=True)."""
+        if not (self.module_dir / "go.mod").exists():
+            raise BuildError(f"{self.module_dir}: the Go module of {self.what} is missing (a broken install of vcore?)")
+        target = cache_root() / self.key()
+        if self._complete(target):
+            return target
+        if not build:
+            raise BuildError(f"{target}: {self.what} not built")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target.parent / f".{target.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be building the same key: wait for it
+            if not self._complete(target):
+                self._build(target, out)
+        return target
+
+    def _complete(self, folder: Path) -> bool:
+        return all((folder / name).is_file() and os.access(folder / name, os.X_OK) for name in self.binaries)
+
+    def _build(self, target: Path, out) -> None:
+        versions = self.versions()
+        tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        started = time.monotonic()
+        named = ", ".join(f"{name} {version}" for name, version in versions.items())
+        progress = _Progress(out, f"building {self.what} ({named}) into {target}; first time only, {self.duration}")
+        progress.line(f"downloading the modules {', '.join(self.binaries)} import")
+        listed = self._run(["go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}",
+                            *self.packages], "go list").split()
+        total = len(listed)
+        cmd = ["go", "build", "-v", "-trimpath", f"-ldflags={self.ldflags(versions)}", "-o", str(tmp) + "/",
+               *self.packages]
+        proc = subprocess.Popen(cmd, cwd=self.module_dir, env=_go_env(), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        compiled, errors = 0, []
+        for line in proc.stderr:  # go build -v names each package as it compiles it; anything else is an error
+            line = line.rstrip("\n")
+            if re.fullmatch(r"[\w./~-]+", line):
+                compiled += 1
+                progress.update(f"compiling: {compiled}/{total} packages")
+            else:
+                errors.append(line)
+        if proc.wait() != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise BuildError(f"go build of {self.what} failed:\n" + "\n".join(errors[-40:]))
+        (tmp / "BUILD_INFO").write_text(f"{' '.join(cmd)}\nseconds {time.monotonic() - started:.0f}\n")
+        shutil.rmtree(target, ignore_errors=True)
+        tmp.rename(target)
+        progress.line(f"built in {time.monotonic() - started:.0f} s")
+
+    def _run(self, cmd: list[str], what: str) -> str:
+        try:
+            res = subprocess.run(cmd, cwd=self.module_dir, env=_go_env(), capture_output=True, text=True)
+        except FileNotFoundError:
+            raise BuildError(f"{self.what} is built with Go: `go` is not on PATH") from None
+        if res.returncode != 0:
+            raise BuildError(f"{what} failed (in {self.module_dir}):\n{res.stderr.strip()[-4000:]}")
+        return res.stdout
 
 
-def ldflags(kubernetes_version: str) -> str:
+def kubernetes_ldflags(versions: dict[str, str]) -> str:
     """-s -w, and the version the binaries report (/version, kubectl version), as Kubernetes' own build sets."""
+    kubernetes_version = versions["kubernetes"]
     major, minor = kubernetes_version.lstrip("v").split(".")[:2]
     pkg = "k8s.io/component-base/version"
     return (f"-s -w -X {pkg}.gitVersion={kubernetes_version} -X {pkg}.gitMajor={major} -X {pkg}.gitMinor={minor}"
             f" -X {pkg}.gitTreeState=clean")
+
+
+def helm_ldflags(versions: dict[str, str]) -> str:
+    """-s -w, and the version `helm version` reports, as Helm's Makefile sets it."""
+    pkg = "helm.sh/helm/v4/internal/version"
+    return f"-s -w -X {pkg}.version={versions['helm']} -X {pkg}.gitTreeState=clean"
+
+
+CONTROL_PLANE = GoBuild(
+    what="the test control plane", module="controlplane",
+    binaries=("kube-apiserver", "kube-scheduler", "etcd"),
+    packages=("k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-scheduler", "./cmd/etcd"),
+    sources=("cmd/etcd/main.go",),
+    pinned=(("kubernetes", "k8s.io/kubernetes"), ("etcd", "go.etcd.io/etcd/server/v3")),
+    ldflags=kubernetes_ldflags, duration="~15-25 min on 2 cores")
+
+HELM = GoBuild(
+    what="helm", module="helm", binaries=("helm",), packages=("helm.sh/helm/v4/cmd/helm",), sources=(),
+    pinned=(("helm", "helm.sh/helm/v4"),), ldflags=helm_ldflags, duration="~5-10 min on 2 cores")
+
+MODULE_DIR = CONTROL_PLANE.module_dir
+BINARIES = CONTROL_PLANE.binaries
+
+
+def binaries_dir(*, build: bool = True, out=sys.stderr) -> Path:
+    """The folder holding kube-apiserver, kube-scheduler and etcd, built first when not cached (and build=True)."""
+    return CONTROL_PLANE.directory(build=build, out=out)
+
+
+def version_key() -> str:
+    """The control plane's cache folder name."""
+    return CONTROL_PLANE.key()
+
+
+def helm_binary(*, build: bool = True, out=sys.stderr) -> Path:
+    """The helm command, built first when not cached (and build=True)."""
+    return HELM.directory(build=build, out=out) / "helm"
 
 
 def go_version() -> str:
@@ -55,7 +190,8 @@ def go_version() -> str:
         out = subprocess.run(["go", "env", "GOVERSION", "GOOS", "GOARCH"], capture_output=True, text=True,
                              check=True, env=_go_env()).stdout.split()
     except FileNotFoundError:
-        raise BuildError("the control plane is built with Go: `go` is not on PATH") from None
+        raise BuildError("the test environment's programs are built with Go: `go` is not on PATH "
+                         "(install Go: https://go.dev/doc/install)") from None
     except subprocess.CalledProcessError as e:
         raise BuildError(f"go env failed: {e.stderr.strip()}") from None
     return "-".join(out)
@@ -68,85 +204,6 @@ def _go_env() -> dict[str, str]:
 def cache_root() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "vcore"
-
-
-def version_key() -> str:
-    """Folder name of this build: versions first (readable), then a hash of everything that decides the bytes."""
-    go_mod = (MODULE_DIR / "go.mod").read_text()
-    versions = module_versions(go_mod)
-    digest = hashlib.sha256()
-    for name in ("go.mod", "go.sum", "cmd/etcd/main.go"):
-        digest.update((MODULE_DIR / name).read_bytes())
-    toolchain = go_version()
-    digest.update(toolchain.encode())
-    digest.update(ldflags(versions["kubernetes"]).encode())
-    digest.update(repr(sorted(BUILD_ENV.items())).encode())
-    return f"kubernetes-{versions['kubernetes']}_etcd-{versions['etcd']}_{toolchain}_{digest.hexdigest()[:12]}"
-
-
-def binaries_dir(*, build: bool = True, out=sys.stderr) -> Path:
-    """The folder holding the three binaries, building them first when they are not cached (and build=True)."""
-    if not (MODULE_DIR / "go.mod").exists():
-        raise BuildError(f"{MODULE_DIR}: the testenv Go module is missing (it ships with a vcore source checkout; "
-                         "set VCORE_KUBE_TESTENV_MODULE to its folder)")
-    target = cache_root() / version_key()
-    if _complete(target):
-        return target
-    if not build:
-        raise BuildError(f"{target}: control plane not built")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be building the same key: wait for it
-        if not _complete(target):
-            _build(target, out)
-    return target
-
-
-def _complete(folder: Path) -> bool:
-    return all((folder / name).is_file() and os.access(folder / name, os.X_OK) for name in BINARIES)
-
-
-def _build(target: Path, out) -> None:
-    versions = module_versions((MODULE_DIR / "go.mod").read_text())
-    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    started = time.monotonic()
-    progress = _Progress(out, f"building the test control plane (kubernetes {versions['kubernetes']}, etcd "
-                              f"{versions['etcd']}) into {target}; first time only, ~15-25 min on 2 cores")
-    progress.line("downloading the modules the three commands import (about 80 MB)")
-    listed = _run(["go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", *PACKAGES],
-                  "go list").split()
-    total = len(listed)
-    cmd = ["go", "build", "-v", "-trimpath", f"-ldflags={ldflags(versions['kubernetes'])}", "-o", str(tmp) + "/",
-           *PACKAGES]
-    proc = subprocess.Popen(cmd, cwd=MODULE_DIR, env=_go_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
-    compiled, errors = 0, []
-    for line in proc.stderr:  # go build -v names each package as it compiles it; anything else is an error
-        line = line.rstrip("\n")
-        if re.fullmatch(r"[\w./~-]+", line):
-            compiled += 1
-            progress.update(f"compiling: {compiled}/{total} packages")
-        else:
-            errors.append(line)
-    if proc.wait() != 0:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise BuildError("go build of the control plane failed:\n" + "\n".join(errors[-40:]))
-    (tmp / "BUILD_INFO").write_text(f"{' '.join(cmd)}\nseconds {time.monotonic() - started:.0f}\n")
-    shutil.rmtree(target, ignore_errors=True)
-    tmp.rename(target)
-    progress.line(f"built in {time.monotonic() - started:.0f} s")
-
-
-def _run(cmd: list[str], what: str) -> str:
-    try:
-        res = subprocess.run(cmd, cwd=MODULE_DIR, env=_go_env(), capture_output=True, text=True)
-    except FileNotFoundError:
-        raise BuildError("the control plane is built with Go: `go` is not on PATH") from None
-    if res.returncode != 0:
-        raise BuildError(f"{what} failed (in {MODULE_DIR}):\n{res.stderr.strip()[-4000:]}")
-    return res.stdout
 
 
 class _Progress:

@@ -39,7 +39,7 @@ from typing import Any
 
 import yaml
 
-from vcore_kube.testenv import build, certs
+from vcore_kube.testenv import build, certs, chart
 
 ADMIN_USER = "vcore-admin"
 SCHEDULER_USER = "vcore-scheduler"
@@ -54,9 +54,10 @@ class ControlPlaneError(RuntimeError):
 
 
 def deploy_manifests() -> list[dict]:
-    """The objects of deploy/vcore-scheduler.yaml (the scheduler's namespace, identity, ClusterRole, ...)."""
-    text = resources.files("vcore_kube").joinpath("deploy/vcore-scheduler.yaml").read_text()
-    return [d for d in yaml.safe_load_all(text) if d]
+    """The objects of deploy/'s plain manifests: the scheduler's namespace, identity, ClusterRole, ...; the sharding
+    controller's; what warm pools add."""
+    deploy = resources.files("vcore_kube").joinpath("deploy")
+    return [d for name in chart.PLAIN_MANIFESTS for d in yaml.safe_load_all(deploy.joinpath(name).read_text()) if d]
 
 
 def crd_manifests() -> list[dict]:
@@ -169,7 +170,7 @@ class ControlPlane:
 
     @property
     def scheduler_kubeconfig(self) -> str:
-        """vcore-scheduler's identity: bound to exactly deploy/'s ClusterRole."""
+        """vcore-scheduler's identity: bound to exactly deploy/'s ClusterRoles (the scheduler's, warm pools')."""
         return str(self.path / "scheduler.kubeconfig")
 
     @property
@@ -364,8 +365,10 @@ class ControlPlane:
             manifests = {(m["kind"], m["metadata"]["name"]): m for m in deploy_manifests()}
             _create(api, "/api/v1/namespaces", manifests[("Namespace", SYSTEM_NAMESPACE)])
             # The testenv's scheduler and sharder are users with static tokens, not the ServiceAccounts: bind them
-            # to exactly the same ClusterRoles (and the scheduler to the same API priority).
-            for role_name, user in (("vcore-scheduler", SCHEDULER_USER), ("vcore-sharder", SHARDER_USER)):
+            # to exactly the same ClusterRoles (and the scheduler to the same API priority). The scheduler has
+            # every feature's: warm pools' too.
+            for role_name, user in (("vcore-scheduler", SCHEDULER_USER), ("vcore-scheduler-warm-pools", SCHEDULER_USER),
+                                    ("vcore-sharder", SHARDER_USER)):
                 role = manifests[("ClusterRole", role_name)]
                 _create(api, "/apis/rbac.authorization.k8s.io/v1/clusterroles", role)
                 binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",

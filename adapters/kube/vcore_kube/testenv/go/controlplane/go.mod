@@ -1,5 +1,5 @@
 // The test control plane of vcore's Kubernetes adapter: kube-apiserver, kube-scheduler and etcd built from
-// pinned releases with the machine's Go (see ../vcore_kube/testenv/build.py). k8s.io/kubernetes names its
+// pinned releases with the machine's Go (see ../../build.py). k8s.io/kubernetes names its
 // staging modules at v0.0.0 and replaces them with its own folders; a module that builds against it replaces
 // each one with the published release of the same minor (v1.34.4 -> v0.34.4).
 module vcore.dev/kubetestenv
