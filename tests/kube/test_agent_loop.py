@@ -42,6 +42,9 @@ class Silent:
     def failed_scheduling(self, pod, message):
         self.last = message
 
+    def gated(self, pod):
+        pass
+
     def podgroup_status(self, *a):
         pass
 

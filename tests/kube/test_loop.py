@@ -30,6 +30,10 @@ class Silent:
 
     def failed_scheduling(self, pod, message):
         self.last = message
+        self.failed = getattr(self, "failed", []) + [(pod["metadata"]["name"], message)]
+
+    def gated(self, pod):
+        self.gated_pods = getattr(self, "gated_pods", []) + [pod["metadata"]["name"]]
 
 
 def _pod(name, uid="u1", cpu="1", node_name=None, rv="1", **kw):
@@ -174,3 +178,28 @@ def test_unschedulable_pod_is_retried_when_a_pod_frees_its_node(loop):
     assert loop.pending["ns/waiting"].state == "active"
     loop.now[0] += 1.0  # its backoff
     assert loop.schedule_once() == 1 and loop.binder.submitted[-1] == ("waiting", "n1", None)
+
+
+def test_a_gated_pod_is_not_attempted_until_its_gates_are_removed(loop):
+    gated = _pod("g")
+    gated["spec"]["schedulingGates"] = [{"name": "kueue.x-k8s.io/admission"}]
+    loop.event("Pod", "ADDED", gated)
+    loop.drain()
+    assert loop.schedule_once() == 0 and loop.binder.submitted == []
+    assert loop.recorder.gated_pods == ["g"] and not getattr(loop.recorder, "failed", [])  # no FailedScheduling
+    loop.now[0] += 600  # not even the unschedulable flush tries it
+    assert loop.schedule_once() == 0
+    loop.event("Pod", "MODIFIED", _pod("g", rv="2"))  # the gate is removed
+    loop.drain()
+    assert loop.schedule_once() == 1 and loop.binder.submitted == [("g", "n1", None)]
+
+
+def test_a_pod_with_a_field_vcore_does_not_honor_gets_a_failed_scheduling_naming_it(loop):
+    p = _pod("anti")
+    p["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    loop.event("Pod", "ADDED", p)
+    loop.drain()
+    assert loop.schedule_once() == 0 and loop.binder.submitted == []
+    assert loop.recorder.failed == [("anti", "0/1 nodes are available: vcore does not honor "
+                                             "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.")]

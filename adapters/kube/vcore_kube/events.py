@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 NOTE_LIMIT = 1024  # events.k8s.io/v1 rejects longer notes
 PODGROUPS = "/apis/scheduling.volcano.sh/v1beta1/namespaces/{namespace}/podgroups/{name}"
 EVICTION_ATTEMPTS = 3
+# kube-scheduler's PodScheduled condition for a pod it does not attempt because of its scheduling gates.
+GATED_REASON, GATED_MESSAGE = "SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates"
 
 
 def micro_time() -> str:
@@ -58,7 +60,12 @@ class Recorder:
     def failed_scheduling(self, pod: dict, message: str) -> None:
         self._put(("event", pod, "Warning", "FailedScheduling", "Scheduling", message))
         if _pod_scheduled_condition(pod) != ("False", "Unschedulable", message):
-            self._put(("condition", pod, message))
+            self._put(("condition", pod, "Unschedulable", message))
+
+    def gated(self, pod: dict) -> None:
+        """A pod with scheduling gates is not attempted: no event, only the condition kube-scheduler writes."""
+        if _pod_scheduled_condition(pod) != ("False", GATED_REASON, GATED_MESSAGE):
+            self._put(("condition", pod, GATED_REASON, GATED_MESSAGE))
 
     def podgroup_status(self, podgroup: dict, status: dict) -> None:
         self._put(("podgroup", podgroup, status))
@@ -120,11 +127,11 @@ class Recorder:
             "regarding": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": meta["name"],
                           "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}})
 
-    def _condition(self, pod: dict, message: str) -> None:
+    def _condition(self, pod: dict, reason: str, message: str) -> None:
         meta = pod["metadata"]
         self.api.patch(pod_path(meta.get("namespace", ""), meta["name"], "status"), {
             "metadata": {"uid": meta.get("uid")},
-            "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+            "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": reason,
                                        "message": message, "lastProbeTime": None,
                                        "lastTransitionTime": now_time()}]}}, patch_type="strategic")
 

@@ -58,7 +58,7 @@ class PendingPod:
     uid: str
     pod: dict
     first_seen: float  # monotonic
-    state: str = "active"  # active | unschedulable | invalid | binding
+    state: str = "active"  # active | unschedulable | gated | invalid | binding
     attempts: int = 0
     not_before: float = 0.0  # monotonic: backoff
     unschedulable_since: float = 0.0
@@ -334,7 +334,11 @@ class SchedulingLoop(threading.Thread):
 
     def _admit(self, entry: PendingPod) -> None:
         error = self.cycle.add(entry.key, entry.pod)
-        if error is None:
+        if error is None and (entry.pod.get("spec") or {}).get("schedulingGates"):
+            # kube-scheduler's SchedulingGates: not attempted until the gates are gone (an update admits it again)
+            entry.state = "gated"
+            self.recorder.gated(entry.pod)
+        elif error is None:
             entry.state = "active"
         else:
             entry.state = "invalid"
