@@ -420,7 +420,7 @@ def test_bad_profile_raises():
     c = identical_cluster(1)
     with pytest.raises(vcore.ProfileError):
         vcore.Scheduler(c, {"plugins": {"score": {"enabled": [{"name": "NoSuchPlugin"}]}}})
-    with pytest.raises(OSError):
+    with pytest.raises(vcore.ProfileError, match="cannot read the file"):
         vcore.Scheduler(c, "/nonexistent/profile.yaml")
     with pytest.raises(TypeError):
         vcore.Scheduler(c, 42)
