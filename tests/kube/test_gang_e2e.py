@@ -54,7 +54,10 @@ def test_gang_is_bound_all_or_nothing_and_its_podgroup_says_why(admin, namespace
     pool(admin, "gang", 2, cpu="2")
     podgroup(admin, namespace, "train", 3)
     create_pods(admin, members(namespace, "train", 3, "gang", cpu="1200m"))
-    wait_for(lambda: status(admin, namespace, "train").get("conditions"), 30, "the PodGroup's conditions", run)
+    # The PodGroup may be seen before its pods (then it reads Pending): wait for the cycle that saw all three.
+    wait_for(lambda: any("tasks in gang unschedulable" in c.get("message", "")
+                         for c in status(admin, namespace, "train").get("conditions") or []),
+             30, "the PodGroup's Unschedulable condition", run)
     st = status(admin, namespace, "train")
     assert st["phase"] == "Inqueue" and not bound(admin, namespace)  # two fit, three are needed: none is bound
     [cond] = [c for c in st["conditions"] if c["type"] == "Unschedulable"]

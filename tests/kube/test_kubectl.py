@@ -53,7 +53,10 @@ def test_apply_volcano_objects_and_describe_the_reason(control_plane, admin, nam
     assert "kubectl-research" in kubectl(control_plane, "get", "q")
     run = SchedulerRun(control_plane.scheduler_kubeconfig, tmp_path, "vcore-kubectl").start()
     try:
-        wait_for(lambda: events(admin, namespace, "FailedScheduling"), 30, "FailedScheduling", run)
+        # The pod may reach the scheduler before its PodGroup ("podgroup ... not found"): wait for the real reason.
+        wait_for(lambda: any("Insufficient cpu" in e.get("note", "") for e in events(admin, namespace,
+                                                                                    "FailedScheduling")),
+                 30, "FailedScheduling: Insufficient cpu", run)
         described = kubectl(control_plane, "describe", "pod", "big", "-n", namespace)
         assert "FailedScheduling" in described and "Insufficient cpu" in described
         # The PodGroup says it too, as Volcano writes it: admitted (Inqueue), unschedulable for lack of cpu.
