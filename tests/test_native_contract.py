@@ -337,7 +337,10 @@ def test_gpu_wrong_dtype_raises():
 # =============================================================================================================
 def test_reason_table_matches_python(state):
     def expected():
-        return [*reasons.FIXED_REASONS, *(reasons.insufficient(r) for r in state.resource_names())]
+        plugin_reasons = _core.reason_names(state)[len(reasons.FIXED_REASONS):len(_core.reason_names(state))
+                                                   - len(state.resource_names())]
+        assert "node(s) didn't match the requested node name" in plugin_reasons  # NodeName's, a node plugin
+        return [*reasons.FIXED_REASONS, *plugin_reasons, *(reasons.insufficient(r) for r in state.resource_names())]
 
     assert _core.reason_names(state) == expected()
     assert state.resource_names()[:4] == ["cpu", "memory", "ephemeral-storage", "pods"]
@@ -350,7 +353,14 @@ def test_reason_table_matches_python(state):
     assert engine.n_reasons == len(names)
     _, _, counts = engine.evaluate(state.compile_pod(pod("ns/q", requests={"nvidia.com/gpu": 1})))
     assert counts.shape == (len(names),)
-    assert reasons.reason_counts(counts, state.resource_names()) == {"Insufficient nvidia.com/gpu": 3}
+    assert reasons.reason_counts(counts, names) == {"Insufficient nvidia.com/gpu": 3}
+
+
+def test_every_native_node_plugin_has_its_python_half():
+    from vcore import plugins
+
+    native = {name for name, p in plugins.PLUGINS.items() if p.native_args is not None}
+    assert set(_core.node_plugins()) == native
 
 
 def test_reason_codes_used_by_the_kernels(state):

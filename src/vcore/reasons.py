@@ -1,9 +1,11 @@
 """Why a node was filtered out, in kube-scheduler's words, and the FitError-style summary of those reasons.
 
-The codes are shared with the C++ core (core/include/vcore/reasons.h); tests keep the two tables equal.
+The codes are the C++ core's (core/include/vcore/reasons.h): its fused filters' fixed reasons (FIXED_REASONS here;
+tests keep the two equal), then every node plugin's, then "Insufficient <resource>" per resource axis. The whole
+table of a cluster state is ``vcore._native._core.reason_names(state)``.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 UNSCHEDULABLE = "node(s) were unschedulable"
 UNTOLERATED_TAINT = "node(s) had untolerated taint"
@@ -11,13 +13,12 @@ AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
 TOO_MANY_PODS = "Too many pods"
 NO_FITTING_GPUS = "node(s) had no free GPU devices that fit"
 NO_NUMA_ALIGNMENT = "node(s) could not align the pod on NUMA nodes as its topology policy asks"
-NODE_NAME_MISMATCH = "node(s) didn't match the requested node name"
 # The kernel's code for a pod it refuses outright; the text a user sees names why (pod_refusal).
 UNHONORED = "pod has a constraint vcore does not honor"
 
-# Codes 0..7 in this order; code 8 + resource axis is "Insufficient <resource>".
+# The fused filters' codes 0..6 in this order.
 FIXED_REASONS = (UNSCHEDULABLE, UNTOLERATED_TAINT, AFFINITY_MISMATCH, TOO_MANY_PODS, NO_FITTING_GPUS,
-                 NO_NUMA_ALIGNMENT, NODE_NAME_MISMATCH, UNHONORED)
+                 NO_NUMA_ALIGNMENT, UNHONORED)
 
 # Refusals of the whole pod, not of particular nodes: reported as kube-scheduler reports a PreFilter rejection.
 _NOT_HONORED = "vcore does not honor "
@@ -43,11 +44,10 @@ def pod_refusal(spec: Mapping | None) -> str:
     return EXISTING_ANTI_AFFINITY
 
 
-def reason_counts(codes_counts, resource_names, spec: Mapping | None = None) -> dict[str, int]:
-    """Map a per-code count array to {reason: count}, keeping only reasons that occurred. ``spec`` (the pod's
-    native spec) names what a refusal is about."""
-    names = [*FIXED_REASONS, *(insufficient(r) for r in resource_names)]
-    out = {names[code]: int(count) for code, count in enumerate(codes_counts) if count}
+def reason_counts(codes_counts, reason_names: Sequence[str], spec: Mapping | None = None) -> dict[str, int]:
+    """Map a per-code count array to {reason: count}, keeping only reasons that occurred; ``reason_names`` is the
+    state's table (``_core.reason_names(state)``), ``spec`` (the pod's native spec) names what a refusal is about."""
+    out = {reason_names[code]: int(count) for code, count in enumerate(codes_counts) if count}
     if UNHONORED in out:
         out[pod_refusal(spec)] = out.pop(UNHONORED)
     return out

@@ -150,7 +150,7 @@ class Scheduler:
         spec = None if isinstance(pod, _core.CompiledPod) else pod_spec(pod)
         compiled = pod if spec is None else self._state.compile_pod(spec)
         mask, scores, codes = self._engine.evaluate(compiled)
-        return Evaluation(mask, scores, reason_counts(codes, self._state.resource_names(), spec))
+        return Evaluation(mask, scores, reason_counts(codes, _core.reason_names(self._state), spec))
 
     @_holding_cluster
     def filter(self, pod: Any) -> FilterResult:
@@ -207,14 +207,14 @@ class Scheduler:
             batch = converted
         nodes, reasons, gpus, _ = self._engine.schedule(batch)
         names = self._state.node_names()
-        resources = self._state.resource_names()
+        reason_names = _core.reason_names(self._state)
         n_nodes = self._n_visible()
         placements = []
         for i, (key, node) in enumerate(zip(keys, nodes.tolist())):
             if node >= 0:
                 placements.append(Placement(key, names[node], {}, "", gpu_choice(gpus[i])))
             else:
-                counts = reason_counts(reasons[i], resources, spec_of[i])
+                counts = reason_counts(reasons[i], reason_names, spec_of[i])
                 placements.append(Placement(key, None, counts, fit_error_message(n_nodes, counts)))
         return placements
 

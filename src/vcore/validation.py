@@ -29,10 +29,12 @@ from typing import Any, Generic, TypeVar
 import yaml
 
 __all__ = [
+    "ANY",
     "DNS1123_LABEL",
     "DNS1123_SUBDOMAIN",
     "LABEL_KEY",
     "PORT",
+    "Anything",
     "Boolean",
     "Constraint",
     "Duration",
@@ -93,6 +95,17 @@ class Constraint(Generic[T]):
 
     def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> T:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Anything(Constraint[Any]):
+    """Any value: a key a Record allows whose value the caller checks itself."""
+
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> Any:
+        return value
+
+
+ANY = Anything()
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ def test_typical_volcano_configuration_loads(tmp_path):
     profile = vcore.Profile.from_config(config.node_profile())
     assert dict(profile.scores) == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
                                     "NodeResourcesBalancedAllocation": 1, "binpack": 1}
-    assert profile.binpack.weight == 10
+    assert profile.args["binpack"].weight == 10
     assert profile.filters == ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit",
                                "GPUDeviceFit")
 
@@ -73,7 +73,7 @@ def test_nodeorder_weights_become_the_profile():
                                             "nodeaffinity.weight": 5, "tainttoleration.weight": 0}}]}]}
     profile = vcore.Profile.from_config(CycleConfig.from_config(conf).node_profile())
     assert dict(profile.scores) == {"NodeAffinity": 5, "NodeResourcesFit": 3, "NodeResourcesBalancedAllocation": 1}
-    assert profile.fit.strategy == "MostAllocated"
+    assert profile.args["NodeResourcesFit"].strategy == "MostAllocated"
     assert "TaintToleration" not in profile.filters
 
 

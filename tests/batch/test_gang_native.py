@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import reference as ref
 import vcore
+from vcore._native import _core
 from conftest import GIB, container, make_node, make_profile, node_dicts, pod_dicts, profiles, req_pod
 from .gang_reference import reference_place_gang
 from test_reference_vs_native import build_both
@@ -128,7 +129,7 @@ def test_place_gang_matches_reference(cluster, gang, profile, seed, data):
     assert [chosen[ref.pod_key(t)] for t in tasks] == want.nodes
     if want.first_unfit >= 0 and (ready or not all_or_nothing):
         assert ref.pod_key(tasks[first_unfit]) == ref.pod_key(tasks[want.first_unfit])
-        assert vcore.reasons.reason_counts(reasons, native.resource_names) == want.reasons
+        assert vcore.reasons.reason_counts(reasons, _core.reason_names(native._state)) == want.reasons
     for name in reference.nodes:
         assert sorted(native.pods_on(name)) == sorted(p.key for p in reference.pods_on(name))
 
@@ -152,7 +153,7 @@ def test_two_gangs_that_fit_alone_but_not_together():
     assert first[3] and (first[0] >= 0).all()
     assert not second[3] and (second[0] == -1).all()
     assert c.n_pods == 100 and all(k.startswith("default/a") for n in c.node_names for k in c.pods_on(n))
-    assert vcore.reasons.reason_counts(second[5], c.resource_names) == {"Insufficient cpu": 100}
+    assert vcore.reasons.reason_counts(second[5], _core.reason_names(c._state)) == {"Insufficient cpu": 100}
 
 
 def test_partial_gang_is_undone_and_leaves_nothing():

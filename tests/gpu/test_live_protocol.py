@@ -96,17 +96,17 @@ def test_learned_target_is_refreshed_as_pods_arrive():
 
 @pytest.mark.parametrize("args, match", [
     pytest.param({"policy": "tetris2"}, r"GPUPlacement\).args.policy: .*unknown GPU policy", id="policy"),
-    pytest.param({"coverage": 0}, r"args.coverage: must be in \(0.0, 100.0\]", id="coverage"),
+    pytest.param({"coverage": 0}, r"args.coverage: must be > 0, got 0", id="coverage"),
     pytest.param({"tieBreak": "Name"}, r"args.tieBreak: must be one of Random, NodeName", id="tie-break"),
-    pytest.param({"targetWorkload": []}, r"args.targetWorkload: expected a non-empty list", id="empty-target"),
+    pytest.param({"targetWorkload": []}, r"args.targetWorkload: must have at least 1 item", id="empty-target"),
     pytest.param({"targetWorkload": [{"gpuMilli": 1500}]}, r"targetWorkload\[0\].gpuMilli: must be in \[0, 1000\]",
                  id="target-milli"),
     pytest.param({"targetWorkload": [{"gpuMilli": 500, "numGpu": 2}]}, r"targetWorkload\[0\].numGpu: a fractional",
                  id="target-fraction-count"),
-    pytest.param({"targetWorkload": [{"weight": 0}]}, r"targetWorkload\[0\].weight: must be in \(0.0", id="weight"),
-    pytest.param({"vcore": {"scale": -1}}, r"args.vcore.scale: must be in \(0.0", id="scale"),
-    pytest.param({"vcore": {"pack": 1}}, r"args.vcore.pack: unknown field", id="vcore-key"),
-    pytest.param({"polcy": "fgd"}, r"args.polcy: unknown field", id="unknown-key"),
+    pytest.param({"targetWorkload": [{"weight": 0}]}, r"targetWorkload\[0\].weight: must be > 0", id="weight"),
+    pytest.param({"vcore": {"scale": -1}}, r"args.vcore.scale: must be > 0", id="scale"),
+    pytest.param({"vcore": {"pack": 1}}, r"args.vcore.pack: unknown key", id="vcore-key"),
+    pytest.param({"polcy": "fgd"}, r"args.polcy: unknown key", id="unknown-key"),
 ])
 def test_gpu_placement_args_are_validated(args, match):
     config = {"pluginConfig": [{"name": "GPUPlacement", "args": args}]}
@@ -120,7 +120,7 @@ def test_gpu_placement_args_round_trip():
                                                             {"numGpu": 8, "gpuMilli": 1000, "models": ["A100"]}]
     profile = vcore.Profile.from_config(config)
     assert vcore.Profile.from_config(profile.to_dict()) == profile
-    assert profile.gpu.target[0].num_gpu == 1 and profile.gpu.max_score == 1110
+    assert profile.args["GPUPlacement"].target[0].num_gpu == 1 and profile.args["GPUPlacement"].max_score == 1110
 
 
 @pytest.mark.parametrize("cpu_per_node, balance_matters", [(4_000_000, False), (24_000, True)],

@@ -229,8 +229,10 @@ class Engine:
     def pods_seen(self) -> int:
         """Pods offered to schedule() so far (feeds the seeded tie-break)."""
 
+def node_plugins() -> list[str]:
+    """The names of the node plugins compiled into the core, sorted."""
 def reason_names(state: ClusterState, /) -> list[str]:
-    """reason strings by code for this state: the fixed codes, then 'Insufficient <resource>' per axis"""
+    """Reason strings by code for this state: the fixed codes, the node plugins', then 'Insufficient <resource>' per axis."""
 
 _GpuPolicy = Literal["first-fit", "best-fit", "random", "fgd", "dot-product", "gpu-packing", "gpu-clustering",
                     "binpack", "spread", "vcore"]

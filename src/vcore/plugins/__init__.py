@@ -1,37 +1,42 @@
-"""Scheduler plugin names and extension points: the one place that spells them.
+"""Scheduler plugins: the registry of every node plugin vcore implements, and the names it knows.
 
-This module owns the registry of plugin names vcore knows about:
+Each module of this package declares one plugin (``PLUGIN``, a :class:`vcore.plugins.base.NodePlugin`: its
+extension points and its arguments); this module collects them by name (``PLUGINS``) and owns:
 
-- the plugins vcore implements, in kube-scheduler spelling (``NodeResourcesFit``, ...) plus Volcano's
-  ``binpack``, each with the kube-scheduler extension points it implements and its default score weight;
+- the plugin names in kube-scheduler's spelling (``NodeResourcesFit``, ...) plus Volcano's ``binpack``;
 - kube-scheduler's default ``multiPoint`` plugin list (``kubescheduler.config.k8s.io/v1``), in its order;
 - the other kube-scheduler in-tree plugins, which vcore does not implement (disabling one is a no-op,
   enabling one is a :class:`vcore.errors.ProfileError`), and the plugins kube-scheduler itself removed.
 
-It holds data only; :mod:`vcore.profile` validates and resolves profiles against it. The native engine
-runs the ``filter`` and ``score`` points; ``preFilter`` and ``preScore`` are accepted because
+Adding a node plugin is one module here plus its native kernel (``core/src/plugins/<name>.cpp``). The native
+engine runs the ``filter`` and ``score`` points; ``preFilter`` and ``preScore`` are accepted because
 kube-scheduler's plugins implement them, and vcore fuses them into its filter and score kernels.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from types import MappingProxyType
 from typing import Mapping
 
-# --- Extension points (KubeSchedulerConfiguration v1 field names, in kube-scheduler's field order) ---
-MULTI_POINT = "multiPoint"
-PRE_ENQUEUE = "preEnqueue"
-QUEUE_SORT = "queueSort"
-PRE_FILTER = "preFilter"
-FILTER = "filter"
-POST_FILTER = "postFilter"
-PRE_SCORE = "preScore"
-SCORE = "score"
-RESERVE = "reserve"
-PERMIT = "permit"
-PRE_BIND = "preBind"
-BIND = "bind"
-POST_BIND = "postBind"
+from vcore.plugins.base import (
+    BIND,
+    FILTER,
+    MAX_NODE_SCORE,
+    MULTI_POINT,
+    PERMIT,
+    POST_BIND,
+    POST_FILTER,
+    PRE_BIND,
+    PRE_ENQUEUE,
+    PRE_FILTER,
+    PRE_SCORE,
+    QUEUE_SORT,
+    RESERVE,
+    SCORE,
+    NodePlugin,
+)
 
 #: Every extension point a profile's ``plugins`` may name, ``multiPoint`` first.
 EXTENSION_POINTS: tuple[str, ...] = (
@@ -52,32 +57,20 @@ BINPACK = "binpack"  # Volcano's plugin name (lower case), with Volcano's argume
 GPU_DEVICE_FIT = "GPUDeviceFit"  # vcore: device-level GPU fit (whole, shared slices, MIG), on by default
 GPU_PLACEMENT = "GPUPlacement"   # vcore: GPU placement policy (FGD, vcore, binpack, ...), scores node + GPUs
 
+NODE_NAME = "NodeName"
+
+#: Every plugin vcore implements, by name: one module of this package each.
+PLUGINS: Mapping[str, NodePlugin] = MappingProxyType({
+    module.PLUGIN.name: module.PLUGIN for module in (
+        importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)
+        if info.name != "base")})
+
 #: Extension points each implemented plugin implements, as kube-scheduler's (and Volcano's) plugins do.
-IMPLEMENTED_POINTS: Mapping[str, frozenset[str]] = MappingProxyType({
-    NODE_UNSCHEDULABLE: frozenset({FILTER}),
-    TAINT_TOLERATION: frozenset({FILTER, PRE_SCORE, SCORE}),
-    NODE_AFFINITY: frozenset({PRE_FILTER, FILTER, PRE_SCORE, SCORE}),
-    NODE_RESOURCES_FIT: frozenset({PRE_FILTER, FILTER, PRE_SCORE, SCORE}),
-    NODE_RESOURCES_BALANCED_ALLOCATION: frozenset({PRE_SCORE, SCORE}),
-    BINPACK: frozenset({SCORE}),
-    GPU_DEVICE_FIT: frozenset({FILTER}),
-    GPU_PLACEMENT: frozenset({SCORE}),
-})
-
-#: The implemented plugins, in the order kube-scheduler's default profile runs them (binpack last).
-IMPLEMENTED_PLUGINS: tuple[str, ...] = (
-    NODE_UNSCHEDULABLE, TAINT_TOLERATION, NODE_AFFINITY, NODE_RESOURCES_FIT,
-    NODE_RESOURCES_BALANCED_ALLOCATION, BINPACK, GPU_DEVICE_FIT, GPU_PLACEMENT,
-)
-
-#: Plugins whose filter the native engine runs, and those whose score it runs.
-FILTER_PLUGINS: tuple[str, ...] = tuple(p for p in IMPLEMENTED_PLUGINS if FILTER in IMPLEMENTED_POINTS[p])
-SCORE_PLUGINS: tuple[str, ...] = tuple(p for p in IMPLEMENTED_PLUGINS if SCORE in IMPLEMENTED_POINTS[p])
+IMPLEMENTED_POINTS: Mapping[str, frozenset[str]] = MappingProxyType({n: p.points for n, p in PLUGINS.items()})
 
 # --- kube-scheduler in-tree plugins vcore does not implement ---
 SCHEDULING_GATES = "SchedulingGates"
 PRIORITY_SORT = "PrioritySort"
-NODE_NAME = "NodeName"
 NODE_PORTS = "NodePorts"
 VOLUME_RESTRICTIONS = "VolumeRestrictions"
 NODE_VOLUME_LIMITS = "NodeVolumeLimits"
@@ -93,7 +86,7 @@ DEFAULT_BINDER = "DefaultBinder"
 #: In-tree kube-scheduler plugins vcore does not implement: disabling them is a no-op, enabling them
 #: (or giving them pluginConfig) is a ProfileError.
 UNIMPLEMENTED_PLUGINS: tuple[str, ...] = (
-    SCHEDULING_GATES, PRIORITY_SORT, NODE_NAME, NODE_PORTS, VOLUME_RESTRICTIONS, NODE_VOLUME_LIMITS,
+    SCHEDULING_GATES, PRIORITY_SORT, NODE_PORTS, VOLUME_RESTRICTIONS, NODE_VOLUME_LIMITS,
     VOLUME_BINDING, VOLUME_ZONE, POD_TOPOLOGY_SPREAD, INTER_POD_AFFINITY, DYNAMIC_RESOURCES,
     DEFAULT_PREEMPTION, IMAGE_LOCALITY, DEFAULT_BINDER,
 )
@@ -103,9 +96,6 @@ UNIMPLEMENTED_PLUGINS: tuple[str, ...] = (
 REMOVED_PLUGINS: tuple[str, ...] = (
     "AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits", "SelectorSpread", "ServiceAffinity",
 )
-
-#: Every plugin name a profile may mention.
-KNOWN_PLUGINS: frozenset[str] = frozenset(IMPLEMENTED_PLUGINS + UNIMPLEMENTED_PLUGINS + REMOVED_PLUGINS)
 
 #: kube-scheduler's default ``multiPoint`` list (pkg/scheduler/apis/config/v1/default_plugins.go, with the
 #: DynamicResourceAllocation feature on as it is by default): (name, score weight or None), in order.
@@ -135,6 +125,18 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
 #: node with enough ``nvidia.com/gpu`` but no devices). GPUPlacement is opt-in: it changes where pods go.
 VCORE_DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = DEFAULT_MULTI_POINT + ((GPU_DEVICE_FIT, None),)
 
+#: The implemented plugins, in the order kube-scheduler's default profile runs them (the others after, by name).
+IMPLEMENTED_PLUGINS: tuple[str, ...] = tuple(
+    [n for n, _ in VCORE_DEFAULT_MULTI_POINT if n in PLUGINS]
+    + sorted(n for n in PLUGINS if n not in dict(VCORE_DEFAULT_MULTI_POINT)))
+
+#: Plugins whose filter the native engine runs, and those whose score it runs.
+FILTER_PLUGINS: tuple[str, ...] = tuple(p for p in IMPLEMENTED_PLUGINS if FILTER in IMPLEMENTED_POINTS[p])
+SCORE_PLUGINS: tuple[str, ...] = tuple(p for p in IMPLEMENTED_PLUGINS if SCORE in IMPLEMENTED_POINTS[p])
+
+#: Every plugin name a profile may mention.
+KNOWN_PLUGINS: frozenset[str] = frozenset(IMPLEMENTED_PLUGINS + UNIMPLEMENTED_PLUGINS + REMOVED_PLUGINS)
+
 #: Default score weight of each implemented score plugin: its weight in the default profile, else 1
 #: (kube-scheduler gives an enabled score plugin without a weight the weight 1).
 DEFAULT_WEIGHTS: Mapping[str, int] = MappingProxyType({
@@ -144,8 +146,7 @@ DEFAULT_WEIGHTS: Mapping[str, int] = MappingProxyType({
 
 #: Largest score weight the v1 API type (int32) holds.
 MAX_WEIGHT = 2**31 - 1
-#: kube-scheduler's MaxNodeScore and MaxTotalScore (math.MaxInt64), used for its overflow check.
-MAX_NODE_SCORE = 100
+#: kube-scheduler's MaxTotalScore (math.MaxInt64), used for its overflow check (MAX_NODE_SCORE: vcore.plugins.base).
 MAX_TOTAL_SCORE = 2**63 - 1
 
 

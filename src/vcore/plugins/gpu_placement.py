@@ -1,4 +1,6 @@
-"""GPUPlacement's typed arguments: which GPU placement policy scores nodes, and the target workload FGD uses.
+"""GPUPlacement (vcore's): choose the node and its GPUs together with a GPU placement policy (score).
+
+Its typed arguments say which policy scores nodes, and the target workload FGD uses.
 
 Shape in a profile's ``pluginConfig`` (camelCase, as kube-scheduler plugin args)::
 
@@ -26,13 +28,12 @@ from typing import Any, Mapping
 
 from vcore.errors import ProfileError
 from vcore.gpu.policies import DEFAULT_POLICY, native_policy_name
+from vcore.plugins.base import SCORE, NodePlugin
+from vcore.validation import ANY, Integer, ListOf, Number, Record, String, fail, join
 
-__all__ = ["TargetSpec", "GPUPlacementArgs", "parse_gpu_placement_args"]
+__all__ = ["PLUGIN", "GPUPlacementArgs", "TargetSpec", "parse_args"]
 
-_KEYS = ("policy", "coverage", "targetWorkload", "vcore", "tieBreak", "apiVersion", "kind")
 TIE_BREAKS = ("Random", "NodeName")
-_SPEC_KEYS = ("cpuMilli", "gpuMilli", "numGpu", "models", "weight")
-_VCORE_KEYS = ("scale", "packPoints", "balancePoints")
 
 
 @dataclass(frozen=True)
@@ -90,72 +91,40 @@ class GPUPlacementArgs:
         return out
 
 
-def _check_keys(value: Mapping[str, Any], allowed: tuple[str, ...], path: str) -> None:
-    for key in value:
-        if key not in allowed:
-            raise ProfileError(f"{path}.{key}: unknown field (known: {', '.join(allowed)})")
-
-
-def _mapping(value: Any, path: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise ProfileError(f"{path}: expected a mapping, got {type(value).__name__}")
-    return value
-
-
-def _number(value: Any, path: str, lo: float, hi: float, *, lo_open: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ProfileError(f"{path}: expected a number, got {value!r}")
-    if value < lo or value > hi or (lo_open and value == lo):
-        raise ProfileError(f"{path}: must be in {'(' if lo_open else '['}{lo}, {hi}], got {value}")
-    return float(value)
-
-
-def _int(value: Any, path: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ProfileError(f"{path}: expected an integer, got {value!r}")
-    if not lo <= value <= hi:
-        raise ProfileError(f"{path}: must be in [{lo}, {hi}], got {value}")
-    return value
+_SPEC = Record({"cpuMilli": Integer(0, 2**62), "gpuMilli": Integer(0, 1000), "numGpu": Integer(0, 64),
+                "models": ListOf(String(nonempty=True)), "weight": Number(0.0, open_lo=True)})
+_ARGS = Record({"policy": ANY, "coverage": Number(0.0, 100.0, open_lo=True), "targetWorkload": ANY,
+                "vcore": ANY, "tieBreak": String(choices=TIE_BREAKS), "apiVersion": ANY, "kind": ANY})
+_KNOBS = Record({"scale": Number(0.0, open_lo=True), "packPoints": Number(0.0, 100.0),
+                 "balancePoints": Number(0.0, 100.0)})
 
 
 def _spec(value: Any, path: str) -> TargetSpec:
-    value = _mapping(value, path)
-    _check_keys(value, _SPEC_KEYS, path)
-    cpu = _int(value.get("cpuMilli", 0), f"{path}.cpuMilli", 0, 2**62)
-    milli = _int(value.get("gpuMilli", 0), f"{path}.gpuMilli", 0, 1000)
-    num = _int(value.get("numGpu", 1 if milli else 0), f"{path}.numGpu", 0, 64)
+    spec = _SPEC(value, path, ProfileError)
+    milli = spec.get("gpuMilli", 0)
+    num = spec.get("numGpu", 1 if milli else 0)
     if 0 < milli < 1000 and num > 1:
-        raise ProfileError(f"{path}.numGpu: a fractional gpuMilli needs numGpu 1, got {num}")
-    models = value.get("models") or ()
-    if not isinstance(models, (list, tuple)) or not all(isinstance(m, str) and m for m in models):
-        raise ProfileError(f"{path}.models: expected a list of model names, got {models!r}")
-    weight = _number(value.get("weight", 1.0), f"{path}.weight", 0.0, math.inf, lo_open=True)
-    return TargetSpec(cpu, milli, num, tuple(models), weight)
+        raise fail(ProfileError, join(path, "numGpu"), f"a fractional gpuMilli needs numGpu 1, got {num}")
+    return TargetSpec(spec.get("cpuMilli", 0), milli, num, spec.get("models", ()), spec.get("weight", 1.0))
 
 
-def parse_gpu_placement_args(args: Mapping[str, Any], path: str) -> GPUPlacementArgs:
+def parse_args(args: Mapping[str, Any], path: str) -> GPUPlacementArgs:
     """Validate GPUPlacement ``args`` (path names the args in error messages)."""
-    _check_keys(args, _KEYS, path)
-    policy = args.get("policy", DEFAULT_POLICY)
+    checked = _ARGS(args, path, ProfileError)
     try:
-        policy = native_policy_name(policy)
+        policy = native_policy_name(args.get("policy", DEFAULT_POLICY))
     except (TypeError, ValueError) as exc:
-        raise ProfileError(f"{path}.policy: {exc}") from None
-    coverage = _number(args.get("coverage", 95.0), f"{path}.coverage", 0.0, 100.0, lo_open=True)
+        raise fail(ProfileError, join(path, "policy"), str(exc)) from None
     target = None
     if args.get("targetWorkload") is not None:
-        raw = args["targetWorkload"]
-        if not isinstance(raw, (list, tuple)) or not raw:
-            raise ProfileError(f"{path}.targetWorkload: expected a non-empty list of specs")
-        target = tuple(_spec(v, f"{path}.targetWorkload[{i}]") for i, v in enumerate(raw))
-    tie_break = args.get("tieBreak", "Random")
-    if tie_break not in TIE_BREAKS:
-        raise ProfileError(f"{path}.tieBreak: must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
-    knobs = _mapping(args.get("vcore") or {}, f"{path}.vcore")
-    _check_keys(knobs, _VCORE_KEYS, f"{path}.vcore")
+        specs = ListOf(ANY, min_len=1)(args["targetWorkload"], join(path, "targetWorkload"), ProfileError)
+        target = tuple(_spec(v, join(join(path, "targetWorkload"), i)) for i, v in enumerate(specs))
+    knobs = _KNOBS(args.get("vcore") or {}, join(path, "vcore"), ProfileError)
     return GPUPlacementArgs(
-        policy=policy, coverage=coverage, target=target, tie_break=tie_break,
-        vcore_scale=_number(knobs.get("scale", 1000.0), f"{path}.vcore.scale", 0.0, math.inf, lo_open=True),
-        vcore_pack_points=_number(knobs.get("packPoints", 1.0), f"{path}.vcore.packPoints", 0.0, 100.0),
-        vcore_balance_points=_number(knobs.get("balancePoints", 10.0), f"{path}.vcore.balancePoints", 0.0, 100.0),
-    )
+        policy=policy, coverage=checked.get("coverage", 95.0), target=target,
+        tie_break=checked.get("tieBreak", "Random"), vcore_scale=knobs.get("scale", 1000.0),
+        vcore_pack_points=knobs.get("packPoints", 1.0), vcore_balance_points=knobs.get("balancePoints", 10.0))
+
+
+PLUGIN = NodePlugin("GPUPlacement", frozenset({SCORE}), parse_args, GPUPlacementArgs(),
+                    max_score=lambda args: args.max_score, to_args=GPUPlacementArgs.to_dict)

@@ -6,6 +6,7 @@
 
 #include "convert.h"
 #include "registry.h"
+#include "vcore/node_plugin.h"
 #include "vcore/reasons.h"
 
 namespace vcore_bindings {
@@ -217,11 +218,12 @@ void register_cluster(py::module_& m) {
         return readonly_view<uint8_t>(s.live(), s.live()->data(), {s.n_slots()}, {1}, py::dtype("bool"));
       });
 
+  m.def("node_plugins", &vcore::registered_plugins, "the names of the node plugins compiled into the core, sorted");
   m.def("reason_names", [](const ClusterState& s) {
-    std::vector<std::string> names(vcore::kFixedReasonNames, vcore::kFixedReasonNames + vcore::kInsufficientBase);
+    std::vector<std::string> names = vcore::reason_table();
     for (int32_t a = 0; a < s.n_resources(); ++a) names.push_back("Insufficient " + s.resource_name(a));
     return names;
-  }, "reason strings by code for this state: the fixed codes, then 'Insufficient <resource>' per axis");
+  }, "reason strings by code for this state: the fixed codes, the node plugins', then 'Insufficient <resource>' per axis");
 }
 
 }  // namespace vcore_bindings

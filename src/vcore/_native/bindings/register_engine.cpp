@@ -1,5 +1,6 @@
 // Bindings of Engine: the profile dict (vcore.profile.Profile.native()) in, numpy arrays out.
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
@@ -8,6 +9,7 @@
 #include "nogil_probe.h"
 #include "registry.h"
 #include "vcore/engine.h"
+#include "vcore/node_plugin.h"
 
 namespace vcore_bindings {
 namespace {
@@ -22,15 +24,37 @@ std::vector<vcore::ResourceWeight> resource_weights(const py::dict& d, const cha
   return out;
 }
 
+// A node plugin's arguments (vcore.plugins.<module>.native()): a dict of bool, int, float, str or list of str.
+vcore::PluginArgs plugin_args(const py::dict& d, const std::string& plugin) {
+  vcore::PluginArgs out;
+  for (const auto& [k, v] : d) {
+    const std::string key = py::cast<std::string>(k);
+    if (py::isinstance<py::bool_>(v) || py::isinstance<py::int_>(v)) out.ints[key] = py::cast<int64_t>(v);
+    else if (py::isinstance<py::float_>(v)) out.floats[key] = py::cast<double>(v);
+    else if (py::isinstance<py::str>(v)) out.strings[key] = py::cast<std::string>(v);
+    else if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) out.string_lists[key] = py::cast<std::vector<std::string>>(v);
+    else throw py::type_error("profile: args of " + plugin + ": " + key + " has an unsupported type");
+  }
+  return out;
+}
+
 ProfileConfig profile_config(const py::dict& p) {
   ProfileConfig c;
+  std::map<std::string, vcore::PluginConfig> plugins;  // the node plugins the profile names, by name
+  const auto plugin = [&](const std::string& name) -> vcore::PluginConfig& {
+    if (vcore::find_plugin(name) == nullptr) throw py::value_error("profile: unknown plugin '" + name + "'");
+    auto& pc = plugins[name];
+    pc.name = name;
+    return pc;
+  };
   for (const auto& name : field<std::vector<std::string>>(p, "filters", "profile")) {
     if (name == "NodeUnschedulable") c.filter_unschedulable = true;
     else if (name == "TaintToleration") c.filter_taints = true;
     else if (name == "NodeAffinity") c.filter_affinity = true;
     else if (name == "NodeResourcesFit") c.filter_fit = true;
     else if (name == "GPUDeviceFit") c.filter_gpu = true;
-    else throw py::value_error("profile: filters: unknown plugin '" + name + "'");
+    else plugin(name).filter = true;
+    c.filter_order.push_back(name);
   }
   for (const auto& [name, weight] : field<std::vector<std::pair<std::string, int64_t>>>(p, "scores", "profile")) {
     if (weight <= 0) throw py::value_error("profile: scores: weight of " + name + " must be positive");
@@ -40,7 +64,12 @@ ProfileConfig profile_config(const py::dict& p) {
     else if (name == "NodeResourcesBalancedAllocation") c.weight_balanced = weight;
     else if (name == "binpack") c.weight_binpack = weight;
     else if (name == "GPUPlacement") c.weight_gpu = weight;
-    else throw py::value_error("profile: scores: unknown plugin '" + name + "'");
+    else plugin(name).weight = weight;
+  }
+  const auto args = field_or<py::dict>(p, "args", "profile", py::dict());
+  for (auto& [name, pc] : plugins) {
+    if (args.contains(name)) pc.args = plugin_args(args[py::str(name)].cast<py::dict>(), name);
+    c.plugins.push_back(std::move(pc));
   }
   const auto fit = field_or<py::dict>(p, "fit", "profile", py::dict());
   c.ignored_resources = field_or<std::vector<std::string>>(fit, "ignored_resources", "profile.fit", {});

@@ -15,6 +15,7 @@ from collections import deque
 
 import numpy as np
 
+from vcore._native import _core
 from vcore.batch import config as C
 from vcore.batch.podgroup import PENDING
 from vcore.batch.session import Job, Session
@@ -83,7 +84,7 @@ def place_singles(ssn: Session, jobs: list[Job]) -> None:
     tasks = [job.pending[0] for job in jobs]
     headroom = ssn.share.headroom(jobs[0].queue) if ssn.share is not None else None
     nodes, reasons, gpus, over = ssn.engine.schedule([t.compiled for t in tasks], headroom)
-    resources, n_nodes = ssn.state.resource_names(), ssn.state.n_nodes
+    reason_names, n_nodes = _core.reason_names(ssn.state), ssn.state.n_nodes
     slots = nodes.tolist()
     placed = [i for i, n in enumerate(slots) if n >= 0]
     ssn.allocated_singles([jobs[i] for i in placed], [slots[i] for i in placed], [gpus[i] for i in placed])
@@ -91,7 +92,7 @@ def place_singles(ssn: Session, jobs: list[Job]) -> None:
         if over[i]:
             ssn.fail(jobs[i], f"queue {jobs[i].queue} has no room left for the pod: {_shortfall(ssn, tasks[i], headroom)}")
         else:
-            counts = reason_counts(reasons[i], resources, tasks[i].spec)
+            counts = reason_counts(reasons[i], reason_names, tasks[i].spec)
             ssn.fail(jobs[i], fit_error_message(n_nodes, counts), counts)
 
 
@@ -165,7 +166,7 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
         ssn.fail(job, ssn.topology.shortfall(conf, len(pending)))
     elif len(placed) < len(tasks):
         if first_unfit >= 0:
-            counts = reason_counts(reasons, ssn.state.resource_names(), tasks[first_unfit].spec)
+            counts = reason_counts(reasons, _core.reason_names(ssn.state), tasks[first_unfit].spec)
             ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
         elif (outcome == KHEADROOM).any():
             ssn.fail(job, f"queue {job.queue} has no room left for the job's tasks (capability or quota reached)")
@@ -192,7 +193,7 @@ def _fits_in_total(ssn: Session, job: Job, tasks: list, need: int) -> bool:
     short = np.flatnonzero(minimum > ssn.free)
     feasible, _, codes = ssn.engine.evaluate(tasks[0].compiled)
     if not feasible.any():
-        counts = reason_counts(codes, ssn.state.resource_names(), tasks[0].spec)
+        counts = reason_counts(codes, _core.reason_names(ssn.state), tasks[0].spec)
         ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
         return False
     parts = ", ".join(f"{ssn.resources[a]} {int(minimum[a])} > {max(int(ssn.free[a]), 0)} free"

@@ -24,41 +24,90 @@ Engine::Engine(std::shared_ptr<ClusterState> state, ProfileConfig config, uint64
     if (u < 0 || u > 100 || s < 0 || s > 10) throw Invalid("profile: requestedToCapacityRatio.shape point out of range");
   if (config_.weight_fit > 0 && config_.strategy == FitStrategy::kRequestedToCapacityRatio && config_.shape.empty())
     throw Invalid("profile: requestedToCapacityRatio.shape must not be empty");
+  plugins_ = std::make_unique<EnginePlugins>();
+  std::map<std::string, int32_t> slot_of;
+  for (const PluginConfig& pc : config_.plugins) {
+    const PluginFactory factory = find_plugin(pc.name);
+    if (factory == nullptr) throw Invalid("profile: unknown node plugin '" + pc.name + "'");
+    if (!slot_of.emplace(pc.name, static_cast<int32_t>(plugins_->slots.size())).second)
+      throw Invalid("profile: node plugin '" + pc.name + "' configured twice");
+    if (pc.weight < 0) throw Invalid("profile: score weight of " + pc.name + " must not be negative");
+    PluginSlot slot;
+    slot.name = pc.name;
+    slot.plugin = factory(pc.args);
+    slot.filter = pc.filter;
+    slot.weight = pc.weight;
+    slot.normalization = slot.plugin->normalization();
+    slot.reason_base = plugin_reason_base(pc.name);
+    plugins_->slots.push_back(std::move(slot));
+  }
+  const auto add_stage = [&](const std::string& name) {
+    if (name == "NodeUnschedulable") plugins_->order.push_back({Stage::kUnschedulable});
+    else if (name == "TaintToleration") plugins_->order.push_back({Stage::kTaints});
+    else if (name == "NodeAffinity") plugins_->order.push_back({Stage::kAffinity});
+    else if (name == "NodeResourcesFit") plugins_->order.push_back({Stage::kFit});
+    else if (name == "GPUDeviceFit") plugins_->order.push_back({Stage::kGpu});
+    else if (slot_of.count(name) && plugins_->slots[static_cast<size_t>(slot_of[name])].filter)
+      plugins_->order.push_back({Stage::kPlugin, slot_of[name]});
+    else throw Invalid("profile: filter '" + name + "' is neither a built-in filter nor a filtering node plugin");
+  };
+  if (config_.filter_order.empty()) {
+    if (config_.filter_unschedulable) add_stage("NodeUnschedulable");
+    if (config_.filter_taints) add_stage("TaintToleration");
+    if (config_.filter_affinity) add_stage("NodeAffinity");
+    if (config_.filter_fit) add_stage("NodeResourcesFit");
+    if (config_.filter_gpu) add_stage("GPUDeviceFit");
+    for (const PluginSlot& slot : plugins_->slots)
+      if (slot.filter) add_stage(slot.name);
+  } else {
+    for (const std::string& name : config_.filter_order) add_stage(name);
+  }
   std::unique_lock lock(state_->mutex());
   // Score resources become axes now so kernels never grow the state.
   for (auto* list : {&config_.fit_resources, &config_.balanced_resources, &config_.binpack_resources})
     for (const auto& rw : *list) state_->resource_axis(rw.name);
 }
 
-int32_t Engine::n_reasons() const { return kInsufficientBase + state_->n_resources(); }
+Engine::~Engine() = default;
+
+int32_t Engine::n_reasons() const { return insufficient_base() + state_->n_resources(); }
 
 
 
 void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, std::vector<int64_t>& reasons) const {
   const ClusterState& s = *state_;
-  BlockRunner runner(s, config_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
+  BlockRunner runner(s, config_, *plugins_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
   runner.restrict_to(hard_scope());
   const PodKernel& kernel = runner.kernel();
   const int32_t n = s.n_slots();
   const int32_t n_reason = n_reasons();
   reasons.assign(static_cast<size_t>(n_reason), 0);
-  thread_local std::vector<int64_t> raw_taints, raw_affinity;
-  if (kernel.count_prefer_taints()) raw_taints.resize(static_cast<size_t>(n));
-  if (kernel.sum_preferred()) raw_affinity.resize(static_cast<size_t>(n));
-  int64_t* taints = raw_taints.data();
-  int64_t* affinity = raw_affinity.data();
+  const std::vector<NormalizedTerm>& terms = kernel.normalized();
+  const int32_t n_terms = static_cast<int32_t>(terms.size());
+  thread_local std::vector<std::vector<int64_t>> rows;  // per normalized score, its raw value per slot
+  if (rows.size() < terms.size()) rows.resize(terms.size());
+  for (int32_t k = 0; k < n_terms; ++k) rows[static_cast<size_t>(k)].resize(static_cast<size_t>(n));
+  // A name of this thread's rows: the blocks below may run on helper threads, where `rows` is another object.
+  std::vector<std::vector<int64_t>>& raw_rows = rows;
   const int32_t n_blocks = (n + kBlock - 1) / kBlock;
   // Per-participant accumulators, merged below: results do not depend on who ran which block.
   const int32_t participants = n >= kParallelMinSlots ? max_participants() : 1;
   std::vector<std::vector<int64_t>> local(static_cast<size_t>(participants), std::vector<int64_t>(n_reason, 0));
-  std::vector<int64_t> max_taints(participants, 0), max_affinity(participants, 0);
+  std::vector<NormalizationRange> ranges(static_cast<size_t>(participants));
   const auto run_block = [&](int32_t block, int32_t who) {
     const int32_t begin = block * kBlock, end = std::min(n, begin + kBlock);
-    runner.run(begin, end, mask + begin, scores + begin, taints + begin, affinity + begin, local[who].data());
-    if (kernel.sum_preferred())
-      max_affinity[who] = std::max(max_affinity[who], blocks::max_where(end - begin, mask + begin, affinity + begin));
-    if (kernel.count_prefer_taints())
-      max_taints[who] = std::max(max_taints[who], blocks::max_where(end - begin, mask + begin, taints + begin));
+    int64_t* raw[kMaxNormalized];
+    for (int32_t k = 0; k < n_terms; ++k) raw[k] = raw_rows[static_cast<size_t>(k)].data() + begin;
+    runner.run(begin, end, mask + begin, scores + begin, raw, local[who].data());
+    NormalizationRange& range = ranges[static_cast<size_t>(who)];
+    for (int32_t k = 0; k < n_terms; ++k) {
+      if (terms[k].kind == Normalization::kMax || terms[k].kind == Normalization::kMaxReverse) {
+        range.max[k] = std::max(range.max[k], blocks::max_where(end - begin, mask + begin, raw[k]));
+        continue;
+      }
+      for (int32_t j = 0; j < end - begin; ++j)
+        if (mask[begin + j]) range.add(k, raw[k][j]);
+    }
   };
   if (participants > 1) {
     parallel_blocks(n_blocks, run_block);
@@ -68,15 +117,21 @@ void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, st
   for (const auto& counts : local)
     for (int32_t r = 0; r < n_reason; ++r) reasons[r] += counts[r];
   if (!kernel.needs_normalization()) return;
-  // Scores normalized over the feasible set (TaintToleration reversed, NodeAffinity straight).
-  const int64_t taints_max = *std::max_element(max_taints.begin(), max_taints.end());
-  const int64_t affinity_max = *std::max_element(max_affinity.begin(), max_affinity.end());
+  // Scores normalized over the feasible set (TaintToleration reversed, NodeAffinity straight, the plugins').
+  NormalizationRange range;
+  for (const auto& r : ranges) range.merge(r, n_terms);
   const auto normalize_block = [&](int32_t block, int32_t) {
     const int32_t begin = block * kBlock, end = std::min(n, begin + kBlock);
-    if (kernel.count_prefer_taints())
-      blocks::add_normalized(begin, end, mask, taints, taints_max, true, config_.weight_taints, scores);
-    if (kernel.sum_preferred())
-      blocks::add_normalized(begin, end, mask, affinity, affinity_max, false, config_.weight_affinity, scores);
+    for (int32_t k = 0; k < n_terms; ++k) {
+      const int64_t* raw = raw_rows[static_cast<size_t>(k)].data();
+      if (terms[k].kind == Normalization::kMax || terms[k].kind == Normalization::kMaxReverse) {
+        blocks::add_normalized(begin, end, mask, raw, std::max<int64_t>(range.max[k], 0),
+                               terms[k].kind == Normalization::kMaxReverse, terms[k].weight, scores);
+        continue;
+      }
+      for (int32_t i = begin; i < end; ++i)
+        if (mask[i]) scores[i] += terms[k].weight * normalize(terms[k].kind, raw[i], range.min[k], range.max[k]);
+    }
   };
   if (participants > 1) {
     parallel_blocks(n_blocks, normalize_block);
@@ -111,7 +166,8 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
 
   struct Candidate {
     int32_t slot;
-    int64_t score, taints, affinity;
+    int64_t score;
+    int64_t raw[kMaxNormalized];  // the normalized scores' raw values
   };
   // GPUPlacement's tieBreak NodeName: a slot's rank in name order replaces the seeded hash.
   const std::vector<uint64_t> name_rank = name_ranks();
@@ -119,7 +175,8 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
   const ScopeMasks scope = has_scope_ ? scope_masks() : ScopeMasks{};
   std::vector<Candidate> feasible;
   uint8_t mask[kBlock];
-  int64_t scores[kBlock], taints[kBlock] = {0}, affinity[kBlock] = {0};
+  int64_t scores[kBlock];
+  RawBlocks raw;
   for (size_t p = 0; p < pods.size(); ++p) {
     const CompiledPod& pod = *pods[p];
     if (!room.empty() && !within_headroom(pod, room)) {
@@ -128,8 +185,8 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
     }
     const uint64_t sequence = sequence_++;
     const TargetWorkload& gpu_target = refresh_gpu_target(pod);
-    BlockRunner runner(s, config_, ignored, pod, gpu_target, vcore_knobs_, &fragment_, &fragment_node_version_,
-                       gpu_score_row(pod));
+    BlockRunner runner(s, config_, *plugins_, ignored, pod, gpu_target, vcore_knobs_, &fragment_,
+                       &fragment_node_version_, gpu_score_row(pod));
     const int32_t n_slots = s.n_slots();
     int64_t* reasons = result.reasons.data() + p * result.n_reasons;
     const PodKernel& kernel = runner.kernel();
@@ -156,7 +213,7 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
       while (examined < n_slots && found < want) {
         const int32_t begin = (next_start_ + examined) % n_slots;
         const int32_t end = std::min({n_slots, begin + kBlock, begin + (n_slots - examined)});
-        runner.run(begin, end, mask, scores, taints, affinity, reasons);
+        runner.run(begin, end, mask, scores, raw.rows, reasons);
         const int32_t len = end - begin;
         int32_t j = 0;
         if (stream) {
@@ -169,10 +226,13 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
             offer(begin + j, scores[j]);
           }
         } else {
+          const size_t n_terms = kernel.normalized().size();
           for (; j < len && found < want; ++j) {
             if (!mask[j]) continue;
             ++found;
-            feasible.push_back({begin + j, scores[j], taints[j], affinity[j]});
+            Candidate& c = feasible.emplace_back();
+            c.slot = begin + j, c.score = scores[j];
+            for (size_t k = 0; k < n_terms; ++k) c.raw[k] = raw.rows[k][j];
           }
         }
         examined += j;
@@ -188,21 +248,18 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
         std::fill(reasons, reasons + result.n_reasons, 0);
         runner.restrict_to(nullptr);
         for (int32_t begin = 0; begin < n_slots; begin += kBlock)
-          runner.run(begin, std::min(n_slots, begin + kBlock), mask, scores, taints, affinity, reasons);
+          runner.run(begin, std::min(n_slots, begin + kBlock), mask, scores, raw.rows, reasons);
       }
     }
     if (found == 0) continue;
     std::fill(reasons, reasons + result.n_reasons, 0);  // placed pods report no reasons
 
     if (!stream) {
-      int64_t max_taints = 0, max_affinity = 0;
-      for (const auto& c : feasible) max_taints = std::max(max_taints, c.taints), max_affinity = std::max(max_affinity, c.affinity);
-      for (const auto& c : feasible) {
-        int64_t score = c.score;
-        if (kernel.count_prefer_taints()) score += config_.weight_taints * normalized(c.taints, max_taints, true);
-        if (kernel.sum_preferred()) score += config_.weight_affinity * normalized(c.affinity, max_affinity, false);
-        offer(c.slot, score);
-      }
+      const std::vector<NormalizedTerm>& terms = kernel.normalized();
+      NormalizationRange range;
+      for (const auto& c : feasible)
+        for (size_t k = 0; k < terms.size(); ++k) range.add(static_cast<int32_t>(k), c.raw[k]);
+      for (const auto& c : feasible) offer(c.slot, c.score + range.total(terms, c.raw));
     }
     GpuAssignment& gpus = result.gpus[p];
     if (pod.gpu.needs_devices()) {

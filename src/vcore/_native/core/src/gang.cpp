@@ -56,10 +56,11 @@ class Candidates {
   // The normalized plugins count only where the pod's kernel computes them (PodKernel::count_prefer_taints,
   // sum_preferred), as Engine::schedule adds them. `index` maps slots to candidates: all -1 on entry, and left
   // so again when the run ends (it is the engine's, reused by every run).
-  Candidates(std::vector<int32_t>& index, const PodKernel& kernel, const ProfileConfig& config, uint64_t pod_mix,
+  // A node's raw normalized values must not change while it is a candidate (TaintToleration's and NodeAffinity's
+  // do not; a pod whose node plugins' do is placed one task per run, with candidates of its own).
+  Candidates(std::vector<int32_t>& index, const PodKernel& kernel, uint64_t pod_mix,
              const std::vector<uint64_t>& name_rank, size_t expected)
-      : index_(index), normalize_(kernel.needs_normalization()), taints_(kernel.count_prefer_taints()),
-        affinity_(kernel.sum_preferred()), config_(config), pod_mix_(pod_mix), name_rank_(name_rank) {
+      : index_(index), terms_(kernel.normalized()), n_terms_(terms_.size()), pod_mix_(pod_mix), name_rank_(name_rank) {
     nodes_.reserve(expected);
     heap_.reserve(expected);
   }
@@ -71,14 +72,18 @@ class Candidates {
 
   bool empty() const { return live_ == 0; }
 
-  void add(int32_t slot, int64_t base, int64_t taints, int64_t affinity) {
+  void add(int32_t slot, int64_t base, int64_t* const* raw, int32_t j) {
     index_[static_cast<size_t>(slot)] = static_cast<int32_t>(nodes_.size());
-    nodes_.push_back({slot, base, taints, affinity, 0, true});
-    ++live_;
-    if (normalize_ && (taints > max_taints_ || affinity > max_affinity_)) {
-      max_taints_ = std::max(max_taints_, taints), max_affinity_ = std::max(max_affinity_, affinity);
-      stale_ = true;  // every total changes with a new maximum
+    Node& node = nodes_.emplace_back();
+    node.slot = slot, node.base = base, node.version = 0, node.live = true;
+    for (size_t k = 0; k < n_terms_; ++k) {
+      node.raw[k] = raw[k][j];
+      if (raw[k][j] != kIgnoredScore && (raw[k][j] < range_.min[k] || raw[k][j] > range_.max[k])) {
+        range_.add(static_cast<int32_t>(k), raw[k][j]);
+        stale_ = true;  // every total changes with a new minimum or maximum
+      }
     }
+    ++live_;
     if (!stale_) {
       heap_.push_back(entry(nodes_.back()));
       heaped_ = false;
@@ -113,12 +118,16 @@ class Candidates {
         std::pop_heap(heap_.begin(), heap_.end());
         heap_.pop_back();
       }
-      if (normalize_ && (n.taints == max_taints_ || n.affinity == max_affinity_)) {
-        const int64_t old_taints = max_taints_, old_affinity = max_affinity_;
-        max_taints_ = max_affinity_ = 0;
+      bool extreme = false;
+      for (size_t k = 0; k < n_terms_; ++k) extreme |= n.raw[k] == range_.min[k] || n.raw[k] == range_.max[k];
+      if (extreme) {  // the range may shrink without it
+        NormalizationRange range;
         for (const Node& m : nodes_)
-          if (m.live) max_taints_ = std::max(max_taints_, m.taints), max_affinity_ = std::max(max_affinity_, m.affinity);
-        stale_ |= max_taints_ != old_taints || max_affinity_ != old_affinity;
+          if (m.live)
+            for (size_t k = 0; k < n_terms_; ++k) range.add(static_cast<int32_t>(k), m.raw[k]);
+        for (size_t k = 0; k < n_terms_; ++k)
+          stale_ |= range.min[k] != range_.min[k] || range.max[k] != range_.max[k];
+        range_ = range;
       }
       return;
     }
@@ -137,7 +146,8 @@ class Candidates {
  private:
   struct Node {
     int32_t slot;
-    int64_t base, taints, affinity;
+    int64_t base;
+    int64_t raw[kMaxNormalized];
     uint32_t version;
     bool live;
   };
@@ -167,13 +177,7 @@ class Candidates {
     heap_[i] = e;
   }
 
-  int64_t total(const Node& n) const {
-    int64_t t = n.base;
-    if (!normalize_) return t;
-    if (taints_) t += config_.weight_taints * normalized(n.taints, max_taints_, true);
-    if (affinity_) t += config_.weight_affinity * normalized(n.affinity, max_affinity_, false);
-    return t;
-  }
+  int64_t total(const Node& n) const { return n_terms_ == 0 ? n.base : n.base + range_.total(terms_, n.raw); }
   Entry entry(const Node& n) const {
     const uint64_t tie = name_rank_.empty() ? mix64(pod_mix_ ^ static_cast<uint64_t>(n.slot)) : name_rank_[n.slot];
     return {static_cast<__int128>(static_cast<unsigned __int128>(total(n)) << 64 | ~tie), n.slot, n.version};
@@ -191,10 +195,10 @@ class Candidates {
   std::vector<Entry> heap_;
   bool heaped_ = true;  // heap_ is a heap (entries appended by add() are not, until best() heapifies them)
   int32_t live_ = 0;
-  const bool normalize_, taints_, affinity_;
+  const std::vector<NormalizedTerm>& terms_;
+  const size_t n_terms_;
   bool stale_ = false;
-  int64_t max_taints_ = 0, max_affinity_ = 0;
-  const ProfileConfig& config_;
+  NormalizationRange range_;  // of the live candidates' raw values
   const uint64_t pod_mix_;
   const std::vector<uint64_t>& name_rank_;
 };
@@ -207,15 +211,16 @@ std::vector<int32_t> Engine::fit_counts(const CompiledPod& pod, const std::vecto
   if (!allowed.empty() && static_cast<int32_t>(allowed.size()) != n)
     throw Invalid("fit_counts: allowed has " + std::to_string(allowed.size()) + " entries, the cluster " +
                   std::to_string(n) + " slots");
-  BlockRunner runner(s, config_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
+  BlockRunner runner(s, config_, *plugins_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
   runner.restrict_to(hard_scope());
   std::vector<int32_t> counts(static_cast<size_t>(n), 0);
   std::vector<int64_t> reasons(static_cast<size_t>(n_reasons()), 0);
   uint8_t mask[kBlock];
-  int64_t scores[kBlock], taints[kBlock] = {0}, affinity[kBlock] = {0};
+  int64_t scores[kBlock];
+  RawBlocks raw;
   for (int32_t begin = 0; begin < n; begin += kBlock) {
     const int32_t end = std::min(n, begin + kBlock);
-    runner.run(begin, end, mask, scores, taints, affinity, reasons.data());
+    runner.run(begin, end, mask, scores, raw.rows, reasons.data());
     for (int32_t j = 0; j < end - begin; ++j)
       if (mask[j] && (allowed.empty() || allowed[static_cast<size_t>(begin + j)]))
         counts[static_cast<size_t>(begin + j)] =
@@ -288,9 +293,9 @@ GangResult Engine::place_gang(const GangRequest& r) {
   const bool soft = scope.inside != nullptr && scope_soft_;
   const int32_t want_inside =
       nodes_to_find(scope.inside ? scope.n_inside : s.n_nodes(), config_.percentage_of_nodes_to_score);
-  // Zeroed: the kernel writes the raw values of the normalized plugins only for pods that need them.
   uint8_t mask[kBlock];
-  int64_t scores[kBlock], taints[kBlock] = {0}, affinity[kBlock] = {0};
+  int64_t scores[kBlock];
+  RawBlocks raw;  // the raw values of the normalized scores, for pods that have any
   std::vector<int64_t> scratch(static_cast<size_t>(n_reasons()), 0);
   // Per slot: tasks still allowed there by `cap` (shared by every run of the gang), and the score bonus.
   std::vector<int32_t> room = r.cap;
@@ -318,6 +323,7 @@ GangResult Engine::place_gang(const GangRequest& r) {
       out.gpus[k] = GpuAssignment{};
     }
   };
+  size_t observed = 0;  // tasks counted toward a learned GPU target so far (each once)
   try {
     for (size_t t = 0; t < n_tasks && !hopeless();) {
       size_t e = t + 1;
@@ -333,9 +339,16 @@ GangResult Engine::place_gang(const GangRequest& r) {
         t = e;
         continue;
       }
-      for (size_t k = t; k < e; ++k) refresh_gpu_target(*r.tasks[k]);
-      BlockRunner runner(s, config_, ignored, pod, target_.current(), vcore_knobs_, &fragment_,
+      for (; observed < e; ++observed)
+        if (observed >= t) refresh_gpu_target(*r.tasks[observed]);
+      BlockRunner runner(s, config_, *plugins_, ignored, pod, target_.current(), vcore_knobs_, &fragment_,
                          &fragment_node_version_, gpu_score_row(pod));
+      // Where a node plugin's answer depends on the pods bound (inter-pod constraints), each binding changes
+      // other nodes too: one task per run, each with a fresh discovery.
+      if (runner.kernel().depends_on_bound_pods() ||
+          runner.kernel().normalized().size() > static_cast<size_t>(runner.kernel().count_prefer_taints()) +
+                                                    static_cast<size_t>(runner.kernel().sum_preferred()))
+        e = t + 1;
       const uint8_t* phase = scope.inside;  // the slots discovery looks at: the scope's, then (soft) the others
       runner.restrict_to(phase);
       int32_t want = want_inside;
@@ -344,7 +357,7 @@ GangResult Engine::place_gang(const GangRequest& r) {
       const uint64_t pod_mix = mix64(seed_ ^ mix64(sequence_));
       sequence_ += e - t;
       if (candidate_index_.size() < static_cast<size_t>(n_slots)) candidate_index_.resize(static_cast<size_t>(n_slots), -1);
-      Candidates candidates(candidate_index_, kernel, config_, pod_mix, name_rank,
+      Candidates candidates(candidate_index_, kernel, pod_mix, name_rank,
                             static_cast<size_t>(std::min(want, n_slots)) + (e - t));
       // Discovery from the rotating start: slots in order, wrapping once, until at least `want` feasible nodes are
       // found and they hold the tasks still to place (or every slot was looked at).
@@ -364,7 +377,7 @@ GangResult Engine::place_gang(const GangRequest& r) {
           const int32_t begin = (next_start_ + examined) % n_slots;
           const int32_t end = std::min({n_slots, begin + block_for(want - found, capacity >= remaining),
                                         begin + (n_slots - examined)});
-          runner.run(begin, end, mask, scores, taints, affinity, scratch.data());
+          runner.run(begin, end, mask, scores, raw.rows, scratch.data());
           out.evaluations += end - begin;
           int32_t j = 0;
           for (; j < end - begin && (found < want || capacity < remaining); ++j) {
@@ -375,7 +388,7 @@ GangResult Engine::place_gang(const GangRequest& r) {
             if (!mask[j] || !open(slot)) continue;
             ++found;
             if (capacity < remaining) capacity += copies(kernel, slot);  // only the comparison with it matters
-            candidates.add(slot, with_bonus(slot, scores[j]), taints[j], affinity[j]);
+            candidates.add(slot, with_bonus(slot, scores[j]), raw.rows, j);
           }
           examined += j;
         }
@@ -412,7 +425,7 @@ GangResult Engine::place_gang(const GangRequest& r) {
             out.first_unfit = static_cast<int32_t>(k);
             runner.restrict_to(soft ? nullptr : scope.inside);
             for (int32_t begin = 0; begin < n_slots; begin += kBlock)
-              runner.run(begin, std::min(n_slots, begin + kBlock), mask, scores, taints, affinity, out.reasons.data());
+              runner.run(begin, std::min(n_slots, begin + kBlock), mask, scores, raw.rows, out.reasons.data());
             runner.restrict_to(phase);
           }
           continue;
@@ -429,7 +442,7 @@ GangResult Engine::place_gang(const GangRequest& r) {
         take_headroom(task, headroom);
         if (!room.empty()) --room[static_cast<size_t>(best)];
         runner.restrict_to(nullptr);  // a candidate of either phase: re-scored whatever the phase now
-        runner.run(best, best + 1, mask, scores, taints, affinity, scratch.data());
+        runner.run(best, best + 1, mask, scores, raw.rows, scratch.data());
         runner.restrict_to(phase);
         ++out.evaluations;
         candidates.rescore(best, mask[0] != 0 && open(best), with_bonus(best, scores[0]));
@@ -468,13 +481,23 @@ PreemptionChoice Engine::find_victims(const CompiledPod& pod, const std::vector<
     if (a.second->priority != b.second->priority) return a.second->priority < b.second->priority;
     return a.second->key < b.second->key;
   });
-  BlockRunner runner(s, config_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
-  runner.restrict_to(hard_scope());
   std::vector<int64_t> scratch(static_cast<size_t>(n_reasons()), 0);
+  const std::vector<uint8_t> ignored = ignored_axes(s, config_);
+  const auto make_runner = [&] {
+    auto runner = std::make_unique<BlockRunner>(s, config_, *plugins_, ignored, pod, target_.current(), vcore_knobs_);
+    runner->restrict_to(hard_scope());
+    return runner;
+  };
+  const std::unique_ptr<BlockRunner> shared = make_runner();
+  // What a node plugin prepared for the pod (PreFilter) may depend on the pods bound, which the search detaches
+  // and attaches: such a pod gets a fresh kernel per look.
+  const bool fresh = shared->kernel().depends_on_bound_pods();
   const auto fits = [&](int32_t slot) {
+    const std::unique_ptr<BlockRunner> own = fresh ? make_runner() : nullptr;
     uint8_t mask[1];
-    int64_t score[1], taints[1] = {0}, affinity[1] = {0};
-    runner.run(slot, slot + 1, mask, score, taints, affinity, scratch.data());
+    int64_t score[1];
+    RawBlocks raw;
+    (fresh ? *own : *shared).run(slot, slot + 1, mask, score, raw.rows, scratch.data());
     return mask[0] != 0;
   };
   PreemptionChoice best;

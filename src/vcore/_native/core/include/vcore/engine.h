@@ -19,6 +19,10 @@
 
 namespace vcore {
 
+namespace kernel {
+struct EnginePlugins;
+}
+
 struct ScheduleResult {
   std::vector<int32_t> node;     // slot per pod, -1 when unschedulable
   std::vector<GpuAssignment> gpus;  // per pod: the devices it took (empty holds for pods without GPUs)
@@ -30,6 +34,9 @@ struct ScheduleResult {
 class Engine {
  public:
   Engine(std::shared_ptr<ClusterState> state, ProfileConfig config, uint64_t seed);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
 
   // Callers hold the state's mutex: shared for evaluate, exclusive for schedule (it binds).
   // Writes mask/scores for slots [0, n_slots) (scores 0 for infeasible) and reason counts (size n_reasons()).
@@ -86,6 +93,7 @@ class Engine {
 
   std::shared_ptr<ClusterState> state_;
   ProfileConfig config_;
+  std::unique_ptr<kernel::EnginePlugins> plugins_;  // the profile's node plugins and the filter order
   uint64_t seed_;
   uint64_t sequence_ = 0;     // pods offered to schedule(); feeds the tie-break
   int32_t next_start_ = 0;    // rotating start slot (kube-scheduler's nextStartNodeIndex)

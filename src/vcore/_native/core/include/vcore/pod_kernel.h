@@ -14,6 +14,7 @@
 #include "vcore/cluster_state.h"
 #include "vcore/errors.h"
 #include "vcore/gpu_scorer.h"
+#include "vcore/node_plugin.h"
 #include "vcore/profile.h"
 #include "vcore/reasons.h"
 
@@ -37,6 +38,35 @@ inline int64_t percent_of(int64_t a, int64_t b) {
   if (a <= std::numeric_limits<int64_t>::max() / kMaxNodeScore) return a * kMaxNodeScore / b;
   return static_cast<int64_t>(static_cast<__int128>(a) * kMaxNodeScore / b);
 }
+
+// The filter stages in the profile's order: the fused built-ins and the node plugins (node_plugin.h).
+enum class Stage : uint8_t { kUnschedulable, kTaints, kAffinity, kFit, kGpu, kPlugin };
+struct FilterStageRef {
+  Stage stage;
+  int32_t plugin = -1;  // index into EnginePlugins::slots for kPlugin
+};
+
+// A node plugin of the profile, built once by the engine.
+struct PluginSlot {
+  std::string name;
+  std::unique_ptr<NodePlugin> plugin;
+  bool filter = false;
+  int64_t weight = 0;  // 0: not a score plugin of the profile
+  Normalization normalization = Normalization::kNone;
+  int32_t reason_base = 0;
+};
+
+struct EnginePlugins {
+  std::vector<PluginSlot> slots;
+  std::vector<FilterStageRef> order;  // every filter the profile enables, in its order
+};
+
+// A score normalized over the feasible nodes: TaintToleration's, NodeAffinity's, or a node plugin's.
+struct NormalizedTerm {
+  Normalization kind;
+  int64_t weight;
+};
+constexpr int32_t kMaxNormalized = 8;  // of one pod: two built-ins, the rest plugins
 
 struct FitCheck {
   int32_t axis;
@@ -62,8 +92,9 @@ struct BinpackTerm {
 
 class PodKernel {
  public:
-  PodKernel(const ClusterState& s, const ProfileConfig& c, const std::vector<uint8_t>& ignored, const CompiledPod& pod)
-      : s_(s), c_(c), pod_(pod) {
+  PodKernel(const ClusterState& s, const ProfileConfig& c, const EnginePlugins& plugins,
+            const std::vector<uint8_t>& ignored, const CompiledPod& pod)
+      : s_(s), c_(c), pod_(pod), insufficient_base_(insufficient_base()) {
     if (pod.state_id != s.id()) throw Invalid("pod " + pod.key + ": compiled for another cluster");
     const auto& alloc = s.allocatable();
     const auto& req = s.requested();
@@ -108,7 +139,51 @@ class PodKernel {
     if (pod.gpu.uses_gpus()) allowed_models_ = s.gpus().allowed_models(pod.gpu);
     check_gpu_ = c.filter_gpu && pod.gpu.needs_devices();
     refused_ = pod.refused || s.n_required_anti_affinity() > 0;
-    if (!pod.node_name.empty()) named_slot_ = s.node_index(pod.node_name);
+    if (count_prefer_taints_) normalized_.push_back({Normalization::kMaxReverse, c.weight_taints});
+    if (sum_preferred_) normalized_.push_back({Normalization::kMax, c.weight_affinity});
+    prepared_.resize(plugins.slots.size());
+    for (size_t k = 0; k < plugins.slots.size(); ++k) {
+      const PluginSlot& slot = plugins.slots[k];
+      std::unique_ptr<PodPlugin> prepared = slot.plugin->prepare(s, pod);
+      if (prepared == nullptr) continue;
+      prepared->reason_base = slot.reason_base;
+      depends_on_bound_pods_ |= prepared->depends_on_bound_pods && (prepared->filters || prepared->scores);
+      if (slot.weight > 0 && prepared->scores) {
+        if (slot.normalization == Normalization::kNone) {
+          final_scores_.push_back(static_cast<int32_t>(k));
+        } else if (normalized_.size() < static_cast<size_t>(kMaxNormalized)) {
+          normalized_.push_back({slot.normalization, slot.weight});
+          normalized_plugins_.push_back(static_cast<int32_t>(k));
+        } else {
+          throw Invalid("profile: more than " + std::to_string(kMaxNormalized) + " normalized score plugins");
+        }
+      }
+      prepared_[k] = std::move(prepared);
+    }
+    for (const FilterStageRef& stage : plugins.order) {
+      switch (stage.stage) {
+        case Stage::kUnschedulable:
+          if (!pod.tolerates_unschedulable) stages_.push_back(stage);
+          break;
+        case Stage::kTaints:
+          stages_.push_back(stage);
+          break;
+        case Stage::kAffinity:
+          if (check_affinity_) stages_.push_back(stage);
+          break;
+        case Stage::kFit:
+          stages_.push_back(stage);
+          break;
+        case Stage::kGpu:
+          if (check_gpu_) stages_.push_back(stage);
+          break;
+        case Stage::kPlugin: {
+          const auto& prepared = prepared_[static_cast<size_t>(stage.plugin)];
+          if (prepared != nullptr && prepared->filters) stages_.push_back(stage);
+          break;
+        }
+      }
+    }
   }
 
   // How many copies of the pod the node's free resources and pod slots hold (call only where it is feasible).
@@ -123,7 +198,37 @@ class PodKernel {
   // allowed[m] per GPU model id (empty: any model).
   const std::vector<uint8_t>& allowed_models() const { return allowed_models_; }
 
-  bool needs_normalization() const { return count_prefer_taints_ || sum_preferred_; }
+  bool needs_normalization() const { return !normalized_.empty(); }
+  // The pod's normalized scores, in the order their raw values are written (TaintToleration's, NodeAffinity's,
+  // then the node plugins').
+  const std::vector<NormalizedTerm>& normalized() const { return normalized_; }
+  // Node plugins whose answer changes when other pods bind (a gang's tasks then go one at a time).
+  bool depends_on_bound_pods() const { return depends_on_bound_pods_; }
+
+  // raw[k][j] of the normalized scores from the node plugins (the built-ins' are written by the runner).
+  void plugin_normalized_block(int32_t begin, int32_t end, const uint8_t* mask, int64_t* const* raw) const {
+    const size_t first = normalized_.size() - normalized_plugins_.size();
+    for (size_t k = 0; k < normalized_plugins_.size(); ++k) {
+      int64_t* out = raw[first + k];
+      std::fill(out, out + (end - begin), int64_t{0});
+      prepared_[static_cast<size_t>(normalized_plugins_[k])]->score(begin, end, mask, out);
+    }
+  }
+
+  // scores[j] += weight * raw for the node plugins whose score needs no normalization.
+  void add_final_plugin_scores(int32_t begin, int32_t end, const uint8_t* mask, int64_t* scores,
+                               const EnginePlugins& plugins) const {
+    int64_t raw[512];
+    const int32_t n = end - begin;
+    for (int32_t k : final_scores_) {
+      std::fill(raw, raw + n, int64_t{0});
+      prepared_[static_cast<size_t>(k)]->score(begin, end, mask, raw);
+      const int64_t weight = plugins.slots[static_cast<size_t>(k)].weight;
+      for (int32_t j = 0; j < n; ++j)
+        if (mask[j]) scores[j] += weight * raw[j];
+    }
+  }
+  bool has_final_plugin_scores() const { return !final_scores_.empty(); }
 
   // Rows and flags for the vectorized block path (block_kernels.h).
   std::vector<blocks::ResourceRow> fit_rows() const {
@@ -333,69 +438,74 @@ class PodKernel {
       std::fill(ok, ok + n, uint8_t{0});
       return;
     }
-    if (c_.filter_unschedulable && !pod_.tolerates_unschedulable) {
-      const uint8_t* unschedulable = s_.unschedulable().data() + begin;
-      int64_t count = 0;
-      for (int32_t j = 0; j < n; ++j) {
-        const uint8_t f = static_cast<uint8_t>(!failed[j] & (unschedulable[j] != 0));
-        failed[j] |= f;
-        count += f;
-      }
-      reasons[kUnschedulable] += count;
-    }
-    if (!pod_.node_name.empty()) {  // NodeName
-      int64_t count = 0;
-      for (int32_t j = 0; j < n; ++j) {
-        const uint8_t f = static_cast<uint8_t>(!failed[j] & (begin + j != named_slot_));
-        failed[j] |= f;
-        count += f;
-      }
-      reasons[kNodeName] += count;
-    }
-    if (c_.filter_taints) {
-      const uint8_t* blocking = s_.blocking_taints().data() + begin;
-      int64_t count = 0;
-      if (!untolerated_by_set_.empty()) {  // a table lookup per node
-        count = blocks::mark_from_table(n, blocking, s_.taint_set_ids() + begin, untolerated_by_set_.data(), failed);
-      } else {
-        for (int32_t j = 0; j < n; ++j) {
-          if (!failed[j] && blocking[j] && has_untolerated_taint(begin + j)) {
-            failed[j] = 1;
-            ++count;
+    for (const FilterStageRef& stage : stages_) {
+      switch (stage.stage) {
+        case Stage::kUnschedulable: {
+          const uint8_t* unschedulable = s_.unschedulable().data() + begin;
+          int64_t count = 0;
+          for (int32_t j = 0; j < n; ++j) {
+            const uint8_t f = static_cast<uint8_t>(!failed[j] & (unschedulable[j] != 0));
+            failed[j] |= f;
+            count += f;
           }
+          reasons[kUnschedulable] += count;
+          break;
         }
+        case Stage::kTaints: {
+          const uint8_t* blocking = s_.blocking_taints().data() + begin;
+          int64_t count = 0;
+          if (!untolerated_by_set_.empty()) {  // a table lookup per node
+            count = blocks::mark_from_table(n, blocking, s_.taint_set_ids() + begin, untolerated_by_set_.data(), failed);
+          } else {
+            for (int32_t j = 0; j < n; ++j) {
+              if (!failed[j] && blocking[j] && has_untolerated_taint(begin + j)) {
+                failed[j] = 1;
+                ++count;
+              }
+            }
+          }
+          reasons[kUntoleratedTaint] += count;
+          break;
+        }
+        case Stage::kAffinity: {
+          uint8_t match[512];
+          std::fill(match, match + n, uint8_t{1});
+          and_affinity_block(begin, end, match);
+          int64_t count = 0;
+          for (int32_t j = 0; j < n; ++j) {
+            const uint8_t f = static_cast<uint8_t>(!failed[j] & !match[j]);
+            failed[j] |= f;
+            count += f;
+          }
+          reasons[kAffinityMismatch] += count;
+          break;
+        }
+        case Stage::kFit: {
+          int64_t insufficient[64] = {0};
+          const int32_t n_rows = std::min<int32_t>(64, static_cast<int32_t>(fit_rows.size()));
+          blocks::fit_filter(begin, end, pods_alloc_, pods_used_, fit_rows.data(), n_rows, failed,
+                             &reasons[kTooManyPods], insufficient);
+          for (int32_t r = 0; r < n_rows; ++r) reasons[insufficient_base_ + fit_[r].axis] += insufficient[r];
+          break;
+        }
+        case Stage::kGpu: {  // GPUDeviceFit: per node, only for pods that ask for GPU devices or NUMA alignment
+          int64_t count = 0, numa = 0;
+          for (int32_t j = 0; j < n; ++j) {
+            if (failed[j] || s_.gpus().fit(begin + j, pod_.gpu, allowed_models_, nullptr)) continue;
+            failed[j] = 1;
+            if (pod_.gpu.numa_policy != NumaPolicy::kNone && s_.gpus().fit_unaligned(begin + j, pod_.gpu, allowed_models_))
+              ++numa;
+            else
+              ++count;
+          }
+          reasons[kGpuDevices] += count;
+          reasons[kNumaAlignment] += numa;
+          break;
+        }
+        case Stage::kPlugin:
+          prepared_[static_cast<size_t>(stage.plugin)]->filter(begin, end, failed, reasons);
+          break;
       }
-      reasons[kUntoleratedTaint] += count;
-    }
-    if (check_affinity_) {
-      uint8_t match[512];
-      std::fill(match, match + n, uint8_t{1});
-      and_affinity_block(begin, end, match);
-      int64_t count = 0;
-      for (int32_t j = 0; j < n; ++j) {
-        const uint8_t f = static_cast<uint8_t>(!failed[j] & !match[j]);
-        failed[j] |= f;
-        count += f;
-      }
-      reasons[kAffinityMismatch] += count;
-    }
-    if (c_.filter_fit) {
-      int64_t insufficient[64] = {0};
-      const int32_t n_rows = std::min<int32_t>(64, static_cast<int32_t>(fit_rows.size()));
-      blocks::fit_filter(begin, end, pods_alloc_, pods_used_, fit_rows.data(), n_rows, failed, &reasons[kTooManyPods],
-                         insufficient);
-      for (int32_t r = 0; r < n_rows; ++r) reasons[kInsufficientBase + fit_[r].axis] += insufficient[r];
-    }
-    if (check_gpu_) {  // GPUDeviceFit: per node, only for pods that ask for GPU devices or NUMA alignment
-      int64_t count = 0, numa = 0;
-      for (int32_t j = 0; j < n; ++j) {
-        if (failed[j] || s_.gpus().fit(begin + j, pod_.gpu, allowed_models_, nullptr)) continue;
-        failed[j] = 1;
-        if (pod_.gpu.numa_policy != NumaPolicy::kNone && s_.gpus().fit_unaligned(begin + j, pod_.gpu, allowed_models_)) ++numa;
-        else ++count;
-      }
-      reasons[kGpuDevices] += count;
-      reasons[kNumaAlignment] += numa;
     }
     for (int32_t j = 0; j < n; ++j) ok[j] = !failed[j];
   }
@@ -511,7 +621,12 @@ class PodKernel {
   std::vector<uint8_t> allowed_models_;
   bool check_gpu_ = false;
   bool refused_ = false;
-  int32_t named_slot_ = -1;  // the slot of spec.nodeName (-1: not a node, or no nodeName)
+  const int32_t insufficient_base_;
+  std::vector<FilterStageRef> stages_;  // the filters this pod meets, in the profile's order
+  std::vector<std::unique_ptr<PodPlugin>> prepared_;  // per plugin slot; nullptr where the plugin has nothing to do
+  std::vector<NormalizedTerm> normalized_;
+  std::vector<int32_t> normalized_plugins_, final_scores_;  // plugin slots
+  bool depends_on_bound_pods_ = false;
 };
 
 
@@ -540,15 +655,17 @@ inline std::vector<uint8_t> ignored_axes(const ClusterState& s, const ProfileCon
 constexpr int32_t kBlock = 512;  // slots per block: the block buffers stay in L1
 
 // One pod's fused pass over a contiguous block of slots. Outputs are block-relative: mask[j], scores[j] (base
-// score, before the normalized plugins), and the raw values of the normalized plugins, taints[j] / affinity[j]
-// (written only when the pod needs them). Reasons are added to `reasons`.
+// score, before the normalized plugins), and raw[k][j], the raw value of the pod's k-th normalized score
+// (PodKernel::normalized(); written only for the terms it has). Reasons are added to `reasons`.
 class BlockRunner {
  public:
-  BlockRunner(const ClusterState& s, const ProfileConfig& c, const std::vector<uint8_t>& ignored, const CompiledPod& pod,
-              const TargetWorkload& gpu_target, const VcoreKnobs& knobs, std::vector<double>* fragment_cache = nullptr,
+  BlockRunner(const ClusterState& s, const ProfileConfig& c, const EnginePlugins& plugins,
+              const std::vector<uint8_t>& ignored, const CompiledPod& pod, const TargetWorkload& gpu_target,
+              const VcoreKnobs& knobs, std::vector<double>* fragment_cache = nullptr,
               std::vector<uint64_t>* fragment_versions = nullptr, const GpuScoreRow& gpu_scores = {})
-      : s_(s), c_(c), kernel_(s, c, ignored, pod),
-        gpu_(s, c.gpu, knobs, pod, kernel_.allowed_models(), gpu_target, fragment_cache, fragment_versions, gpu_scores), fit_rows_(kernel_.fit_rows()), fit_score_rows_(kernel_.fit_score_rows()),
+      : s_(s), c_(c), plugins_(plugins), kernel_(s, c, plugins, ignored, pod),
+        gpu_(s, c.gpu, knobs, pod, kernel_.allowed_models(), gpu_target, fragment_cache, fragment_versions, gpu_scores),
+        fit_rows_(kernel_.fit_rows()), fit_score_rows_(kernel_.fit_score_rows()),
         balanced_rows_(kernel_.balanced_rows()), vector_fit_(kernel_.vector_fit_score()),
         vector_balanced_(kernel_.vector_balanced_score()),
         scalar_scores_(c.weight_binpack > 0 || (c.weight_fit > 0 && !vector_fit_) ||
@@ -561,8 +678,7 @@ class BlockRunner {
   // Slots where `scope` is 0 are left out of every run (infeasible, no reason counted); nullptr: none left out.
   void restrict_to(const uint8_t* scope) { scope_ = scope; }
 
-  void run(int32_t begin, int32_t end, uint8_t* mask, int64_t* scores, int64_t* taints, int64_t* affinity,
-           int64_t* reasons) const {
+  void run(int32_t begin, int32_t end, uint8_t* mask, int64_t* scores, int64_t* const* raw, int64_t* reasons) const {
     uint8_t ok[kBlock];
     int64_t fit[kBlock], balanced[kBlock];
     const int32_t n = end - begin;
@@ -596,22 +712,56 @@ class BlockRunner {
       for (int32_t j = 0; j < n; ++j)
         if (mask[j]) scores[j] += c_.weight_gpu * gpu_.score(begin + j);
     }
-    // 4. Raw values of the normalized scores.
-    if (kernel_.sum_preferred()) kernel_.preferred_block(begin, end, affinity);
-    if (kernel_.count_prefer_taints()) {
-      kernel_.prefer_counts_block(begin, end, mask, taints);
-    }
+    if (kernel_.has_final_plugin_scores()) kernel_.add_final_plugin_scores(begin, end, mask, scores, plugins_);
+    // 4. Raw values of the normalized scores, in PodKernel::normalized() order.
+    int32_t k = 0;
+    if (kernel_.count_prefer_taints()) kernel_.prefer_counts_block(begin, end, mask, raw[k++]);
+    if (kernel_.sum_preferred()) kernel_.preferred_block(begin, end, raw[k++]);
+    if (static_cast<size_t>(k) < kernel_.normalized().size()) kernel_.plugin_normalized_block(begin, end, mask, raw);
   }
 
  private:
   const ClusterState& s_;
   const ProfileConfig& c_;
+  const EnginePlugins& plugins_;
   const PodKernel kernel_;
   const GpuScorer gpu_;
   const std::vector<blocks::ResourceRow> fit_rows_, fit_score_rows_, balanced_rows_;
   const bool vector_fit_, vector_balanced_, scalar_scores_;
   const int64_t taint_constant_;
   const uint8_t* scope_ = nullptr;
+};
+
+// Block buffers for the raw values of a pod's normalized scores (BlockRunner::run's `raw`).
+struct RawBlocks {
+  int64_t values[kMaxNormalized][kBlock];
+  int64_t* rows[kMaxNormalized];
+  RawBlocks() {
+    for (int32_t k = 0; k < kMaxNormalized; ++k) rows[k] = values[k];
+  }
+};
+
+// The minimum and maximum raw value of each normalized score over feasible nodes, and the final scores.
+struct NormalizationRange {
+  int64_t min[kMaxNormalized];
+  int64_t max[kMaxNormalized];
+  NormalizationRange() {
+    std::fill(min, min + kMaxNormalized, std::numeric_limits<int64_t>::max());
+    std::fill(max, max + kMaxNormalized, std::numeric_limits<int64_t>::min());
+  }
+  void add(int32_t k, int64_t raw) {
+    if (raw == kIgnoredScore) return;
+    min[k] = std::min(min[k], raw), max[k] = std::max(max[k], raw);
+  }
+  void merge(const NormalizationRange& o, int32_t n) {
+    for (int32_t k = 0; k < n; ++k) min[k] = std::min(min[k], o.min[k]), max[k] = std::max(max[k], o.max[k]);
+  }
+  // The weighted sum of the normalized scores of one node, given its raw values.
+  int64_t total(const std::vector<NormalizedTerm>& terms, const int64_t* raw) const {
+    int64_t sum = 0;
+    for (size_t k = 0; k < terms.size(); ++k) sum += terms[k].weight * normalize(terms[k].kind, raw[k], min[k], max[k]);
+    return sum;
+  }
 };
 
 

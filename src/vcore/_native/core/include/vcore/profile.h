@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "vcore/gpu_policy.h"
+#include "vcore/node_plugin.h"
 #include "vcore/gpu_replay.h"
 #include "vcore/gpu_target.h"
 
@@ -28,6 +29,14 @@ struct GpuPlacementConfig {
   bool learn = true;       // learn the target workload from the pods seen; else `target`
   bool tie_by_name = false;  // equal scores go to the smallest node name (the FGD simulator's rule), not at random
   std::vector<TargetSpecInput> target;
+};
+
+// A node plugin the profile enables (node_plugin.h), with its arguments.
+struct PluginConfig {
+  std::string name;
+  PluginArgs args;
+  bool filter = false;  // at the filter extension point
+  int64_t weight = 0;   // score weight; 0: not at the score extension point
 };
 
 struct ProfileConfig {
@@ -54,6 +63,10 @@ struct ProfileConfig {
   int64_t binpack_weight = 1;  // Volcano's binpack.weight
   std::vector<ResourceWeight> binpack_resources;
   int32_t percentage_of_nodes_to_score = 0;  // 0: kube-scheduler's adaptive default
+  // Every filter of the profile in its order, built-ins and node plugins by name (the first failing one gives a
+  // node's reason). Empty: the built-in filters flagged above, in kube-scheduler's default order.
+  std::vector<std::string> filter_order;
+  std::vector<PluginConfig> plugins;
 };
 
 // kube-scheduler's numFeasibleNodesToFind.

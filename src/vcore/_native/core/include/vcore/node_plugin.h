@@ -1,0 +1,103 @@
+// NodePlugin: the seam for node plugins outside the fused built-ins (NodeUnschedulable, TaintToleration,
+// NodeAffinity, NodeResourcesFit, NodeResourcesBalancedAllocation, binpack, GPUDeviceFit, GPUPlacement).
+//
+// A plugin is one translation unit under core/src/plugins/ that registers itself by name (VCORE_NODE_PLUGIN); its
+// Python half (vcore.plugins.<module>) declares and validates its arguments and hands them over as PluginArgs. For
+// each pod the engine asks the plugin to `prepare` (kube-scheduler's PreFilter and PreScore: what the plugin
+// computes once per pod), then runs the prepared state over blocks of node slots inside the fused pass: `filter`
+// marks infeasible slots and counts them under the plugin's reasons, `score` writes a raw score per feasible slot.
+// A score is final (0..100, times the plugin's weight) or normalized over the feasible nodes the way the plugin's
+// kube-scheduler counterpart normalizes it.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace vcore {
+
+class ClusterState;
+struct CompiledPod;
+
+// A plugin's arguments: typed values by key, as vcore.plugins.<module>.native() produced them.
+struct PluginArgs {
+  std::map<std::string, int64_t> ints;
+  std::map<std::string, double> floats;
+  std::map<std::string, std::string> strings;
+  std::map<std::string, std::vector<std::string>> string_lists;
+
+  int64_t get_int(const std::string& key, int64_t fallback) const;
+  double get_float(const std::string& key, double fallback) const;
+  const std::string& get_string(const std::string& key, const std::string& fallback) const;
+  std::vector<std::string> get_strings(const std::string& key) const;
+};
+
+// How a plugin's raw scores become node scores 0..100 over the feasible nodes (kube-scheduler's NormalizeScore).
+enum class Normalization : uint8_t {
+  kNone,     // the raw score is the node score already
+  kMax,      // DefaultNormalizeScore: 100 * raw / max (100 everywhere when max is 0... see normalize())
+  kMaxReverse,
+  kMinMax,   // InterPodAffinity: 100 * (raw - min) / (max - min), 0 everywhere when max == min
+  kSpread,   // PodTopologySpread: 100 * (max + min - raw) / max, 100 when max == 0; kIgnored slots score 0
+};
+
+// A raw score that takes no part in normalization and scores 0 (PodTopologySpread's ignored nodes).
+inline constexpr int64_t kIgnoredScore = INT64_MIN;
+
+// The node score of one raw value, given the minimum and maximum raw value over the feasible nodes (ignored ones
+// left out; min > max when none is left).
+int64_t normalize(Normalization kind, int64_t raw, int64_t min, int64_t max);
+
+// What a plugin prepared for one pod. Slots are absolute; `failed`, `reasons`, `mask` and `raw` are block-relative.
+class PodPlugin {
+ public:
+  virtual ~PodPlugin() = default;
+  // Set failed[j] for the slots begin + j (those not failed yet) the plugin refuses, counting each under one of
+  // the plugin's reasons: reasons[reason_base + k] for its k-th reason.
+  virtual void filter(int32_t begin, int32_t end, uint8_t* failed, int64_t* reasons) const;
+  // raw[j] for the slots with mask[j] (feasible); others are left alone.
+  virtual void score(int32_t begin, int32_t end, const uint8_t* mask, int64_t* raw) const;
+  bool filters = false;  // the pod gives the plugin something to filter on
+  bool scores = false;   // ... to score on
+  // Whether the plugin's answer for a slot changes when other pods bind (inter-pod constraints): a gang's tasks
+  // are then placed one at a time, each with a fresh look at the nodes.
+  bool depends_on_bound_pods = false;
+  int32_t reason_base = 0;
+};
+
+class NodePlugin {
+ public:
+  virtual ~NodePlugin() = default;
+  // Its filter reasons, in kube-scheduler's words (their codes follow the fixed ones, see reason_table()).
+  virtual std::vector<std::string> reasons() const { return {}; }
+  virtual Normalization normalization() const { return Normalization::kNone; }
+  // The pod's prepared state (PreFilter, PreScore); `filters`/`scores` say what it takes part in. Called under the
+  // state's lock (shared or exclusive), without the GIL.
+  virtual std::unique_ptr<PodPlugin> prepare(const ClusterState& s, const CompiledPod& pod) const = 0;
+};
+
+using PluginFactory = std::unique_ptr<NodePlugin> (*)(const PluginArgs& args);
+
+// The registry: every plugin linked into the module, by name.
+void register_plugin(const std::string& name, PluginFactory factory);
+PluginFactory find_plugin(const std::string& name);  // nullptr when no plugin has the name
+std::vector<std::string> registered_plugins();        // sorted
+
+// Reason codes: the fixed ones (reasons.h), then every registered plugin's reasons (plugins by name, each in its
+// own order), then "Insufficient <resource>" per resource axis from insufficient_base().
+const std::vector<std::string>& reason_table();
+int32_t plugin_reason_base(const std::string& plugin);
+int32_t insufficient_base();
+
+struct PluginRegistrar {
+  PluginRegistrar(const char* name, PluginFactory factory) { register_plugin(name, factory); }
+};
+
+}  // namespace vcore
+
+#define VCORE_NODE_PLUGIN_CONCAT2(a, b) a##b
+#define VCORE_NODE_PLUGIN_CONCAT(a, b) VCORE_NODE_PLUGIN_CONCAT2(a, b)
+// In a plugin's .cpp: VCORE_NODE_PLUGIN("NodePorts", [](const PluginArgs& a) -> std::unique_ptr<NodePlugin> {...});
+#define VCORE_NODE_PLUGIN(name, factory) \
+  static const ::vcore::PluginRegistrar VCORE_NODE_PLUGIN_CONCAT(vcore_plugin_registrar_, __LINE__)(name, factory)

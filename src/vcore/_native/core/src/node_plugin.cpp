@@ -1,0 +1,116 @@
+// The node plugin registry, the reason table it extends, and the normalizations plugins share (node_plugin.h).
+#include "vcore/node_plugin.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "vcore/errors.h"
+#include "vcore/reasons.h"
+
+namespace vcore {
+
+namespace {
+
+// Function-local statics: plugins register from static initializers in other translation units, in any order.
+std::map<std::string, PluginFactory>& registry() {
+  static std::map<std::string, PluginFactory> plugins;
+  return plugins;
+}
+
+struct ReasonTable {
+  std::vector<std::string> names;
+  std::map<std::string, int32_t> base;  // plugin -> code of its first reason
+};
+
+const ReasonTable& table() {
+  // Built on first use, after every static initializer ran; plugins by name, so codes do not depend on link order.
+  static const ReasonTable t = [] {
+    ReasonTable out;
+    out.names.assign(kFixedReasonNames, kFixedReasonNames + kFixedReasons);
+    for (const auto& [name, factory] : registry()) {
+      out.base[name] = static_cast<int32_t>(out.names.size());
+      for (auto& reason : factory(PluginArgs{})->reasons()) out.names.push_back(std::move(reason));
+    }
+    return out;
+  }();
+  return t;
+}
+
+}  // namespace
+
+int64_t PluginArgs::get_int(const std::string& key, int64_t fallback) const {
+  const auto it = ints.find(key);
+  return it == ints.end() ? fallback : it->second;
+}
+
+double PluginArgs::get_float(const std::string& key, double fallback) const {
+  const auto it = floats.find(key);
+  return it == floats.end() ? fallback : it->second;
+}
+
+const std::string& PluginArgs::get_string(const std::string& key, const std::string& fallback) const {
+  const auto it = strings.find(key);
+  return it == strings.end() ? fallback : it->second;
+}
+
+std::vector<std::string> PluginArgs::get_strings(const std::string& key) const {
+  const auto it = string_lists.find(key);
+  return it == string_lists.end() ? std::vector<std::string>{} : it->second;
+}
+
+void PodPlugin::filter(int32_t, int32_t, uint8_t*, int64_t*) const {}
+void PodPlugin::score(int32_t, int32_t, const uint8_t*, int64_t*) const {}
+
+int64_t normalize(Normalization kind, int64_t raw, int64_t min, int64_t max) {
+  constexpr int64_t kMaxScore = 100;
+  switch (kind) {
+    case Normalization::kNone:
+      return raw;
+    case Normalization::kMax:
+    case Normalization::kMaxReverse: {
+      const int64_t top = std::max<int64_t>(max, 0);  // kube-scheduler's maximum starts at 0
+      const bool reverse = kind == Normalization::kMaxReverse;
+      if (top == 0) return reverse ? kMaxScore : raw;
+      const int64_t s = kMaxScore * raw / top;
+      return reverse ? kMaxScore - s : s;
+    }
+    case Normalization::kMinMax: {
+      if (min > max || max == min) return 0;
+      return static_cast<int64_t>(static_cast<double>(kMaxScore) *
+                                  (static_cast<double>(raw - min) / static_cast<double>(max - min)));
+    }
+    case Normalization::kSpread: {
+      if (raw == kIgnoredScore) return 0;
+      if (max == 0) return kMaxScore;
+      return kMaxScore * (max + min - raw) / max;
+    }
+  }
+  return raw;
+}
+
+void register_plugin(const std::string& name, PluginFactory factory) {
+  if (!registry().emplace(name, factory).second) throw Invalid("node plugin " + name + " registered twice");
+}
+
+PluginFactory find_plugin(const std::string& name) {
+  const auto it = registry().find(name);
+  return it == registry().end() ? nullptr : it->second;
+}
+
+std::vector<std::string> registered_plugins() {
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : registry()) names.push_back(name);
+  return names;
+}
+
+const std::vector<std::string>& reason_table() { return table().names; }
+
+int32_t plugin_reason_base(const std::string& plugin) {
+  const auto it = table().base.find(plugin);
+  if (it == table().base.end()) throw Invalid("node plugin " + plugin + " is not registered");
+  return it->second;
+}
+
+int32_t insufficient_base() { return static_cast<int32_t>(table().names.size()); }
+
+}  // namespace vcore

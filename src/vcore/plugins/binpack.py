@@ -1,0 +1,84 @@
+"""Volcano's binpack: prefer nodes that the pod fills most (score), with Volcano's argument keys.
+
+``binpack.weight`` (the node score is ``sum(s_r) / sum(w_r) * 100 * weight``; 0 turns it off), ``binpack.cpu``,
+``binpack.memory`` and ``binpack.resources`` (extended resources, each weighted by ``binpack.resources.<name>``).
+Volcano falls back to 1 for a negative weight and ignores keys it does not read; vcore rejects both, so that a typo
+never silently becomes a default. Fused into the native kernel; the profile hands its arguments over as ``binpack``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from vcore.errors import ProfileError
+from vcore.plugins.base import MAX_NODE_SCORE, SCORE, NodePlugin
+from vcore.validation import LABEL_KEY, Integer, String, fail, join, unknown_key
+
+NAME = "binpack"  # Volcano's plugin name (lower case)
+WEIGHT = "binpack.weight"
+CPU = "binpack.cpu"
+MEMORY = "binpack.memory"
+RESOURCES = "binpack.resources"
+RESOURCES_PREFIX = RESOURCES + "."
+_WEIGHT_VALUE = Integer(0, 2**31 - 1)
+
+
+@dataclass(frozen=True)
+class BinpackArgs:
+    """Resolved Volcano binpack arguments: ``weight``, the ``cpu``/``memory`` weights and the listed extended
+    ``resources`` with their weights, in listed order."""
+
+    weight: int = 1
+    cpu: int = 1
+    memory: int = 1
+    resources: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def all_resources(self) -> tuple[tuple[str, int], ...]:
+        """(name, weight) of every resource binpack scores: cpu, memory, then the listed ones."""
+        return (("cpu", self.cpu), ("memory", self.memory)) + self.resources
+
+    def to_dict(self) -> dict[str, Any]:
+        """The arguments with Volcano's keys."""
+        out: dict[str, Any] = {WEIGHT: self.weight, CPU: self.cpu, MEMORY: self.memory}
+        if self.resources:
+            out[RESOURCES] = ", ".join(n for n, _ in self.resources)
+            for name, w in self.resources:
+                out[RESOURCES_PREFIX + name] = w
+        return out
+
+
+def parse_args(args: Mapping[str, Any], path: str) -> BinpackArgs:
+    def weight_of(key: str, default: int) -> int:
+        return default if args.get(key) is None else _WEIGHT_VALUE(args[key], join(path, key), ProfileError)
+
+    listed: list[str] = []
+    if args.get(RESOURCES) is not None:
+        rpath = join(path, RESOURCES)
+        for item in String()(args[RESOURCES], rpath, ProfileError).split(","):
+            name = item.strip()
+            if not name:
+                continue
+            if name in ("cpu", "memory"):
+                raise fail(ProfileError, rpath, f"{name!r} is weighted by binpack.{name}, not listed here")
+            LABEL_KEY(name, rpath, ProfileError)
+            if name in listed:
+                raise fail(ProfileError, rpath, f"resource {name!r} listed twice")
+            listed.append(name)
+    known = (WEIGHT, CPU, MEMORY, RESOURCES)
+    for key in args:
+        if key in known:
+            continue
+        if key.startswith(RESOURCES_PREFIX) and key[len(RESOURCES_PREFIX):] not in listed:
+            raise fail(ProfileError, join(path, key),
+                       f"unknown key: resource {key[len(RESOURCES_PREFIX):]!r} is not listed in binpack.resources")
+        if not key.startswith(RESOURCES_PREFIX):
+            raise unknown_key(join(path, key), key, known + (RESOURCES_PREFIX + "<name>",), ProfileError)
+    resources = tuple((name, weight_of(RESOURCES_PREFIX + name, 1)) for name in listed)
+    return BinpackArgs(weight_of(WEIGHT, 1), weight_of(CPU, 1), weight_of(MEMORY, 1), resources)
+
+
+PLUGIN = NodePlugin(NAME, frozenset({SCORE}), parse_args, BinpackArgs(),
+                    max_score=lambda args: MAX_NODE_SCORE * max(args.weight, 1), to_args=BinpackArgs.to_dict)
