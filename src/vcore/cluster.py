@@ -99,6 +99,18 @@ class Cluster:
         self._node_patterns = NodePatterns(self._state)  # the HyperNodes' regexMatch patterns, for node writes
 
     @property
+    def state(self) -> _core.ClusterState:
+        """The native state behind this cluster (node rows, bound pods, topology), for vcore's own layers: the
+        scheduler's engine, the cycle, the topology search. Change it through Cluster's methods only."""
+        return self._state
+
+    @property
+    def batch(self) -> BatchState:
+        """The batch layer's record of the pods added with add_pod, PodGroups, queues and priority classes, which
+        the scheduling cycle reads."""
+        return self._batch
+
+    @property
     def lock(self) -> threading.RLock:
         """The cluster's reentrant lock. Every Cluster and Scheduler call holds it while it runs, so each is atomic
         from any thread (a scheduling cycle holds it throughout: a mutation from another thread waits for the cycle

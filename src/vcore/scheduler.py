@@ -28,6 +28,7 @@ from vcore.errors import ProfileError
 from vcore.gpu.fit import GpuChoice
 from vcore.profile import Profile
 from vcore.reasons import fit_error_message, reason_counts
+from vcore.types import Placement
 
 T = TypeVar("T")
 
@@ -66,20 +67,6 @@ class FilterResult:
     feasible: list[str]
     reasons: dict[str, int]
     message: str
-
-
-class Placement(NamedTuple):
-    """Where schedule() put one pod: a node name, or None with the reason summary.
-
-    ``gpus`` are the node-local GPU devices a GPU pod took (``gpus.gpu_index_annotation()`` gives the value of
-    a ``volcano.sh/gpu-index`` annotation); None for pods without a GPU request or not placed.
-    """
-
-    pod: str
-    node: str | None
-    reasons: dict[str, int]
-    message: str
-    gpus: GpuChoice | None = None
 
 
 class NodeScope(NamedTuple):
@@ -133,7 +120,7 @@ class Scheduler:
                                "both configure node scoring; give one of them")
         self.profile = Profile.from_config(profile)
         self._share = share_plugin(self.cycle)
-        self._state = cluster._state
+        self._state = cluster.state
         self._engine = _core.Engine(self._state, self.profile.native(), seed)
         self._scope: NodeScope | None = None
 

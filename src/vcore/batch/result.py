@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-if TYPE_CHECKING:  # the scheduler imports the cycle, which returns these
-    from vcore.scheduler import Placement
+if TYPE_CHECKING:
+    from vcore.types import Placement
 
 
 class Eviction(NamedTuple):

@@ -27,6 +27,8 @@ from vcore.batch.result import CycleResult, PodGroupStatus, QueueStatus
 from vcore.batch.shares import SHARE_PLUGINS
 from vcore.batch.shares.base import QueueUsage
 from vcore.batch.topology import TopologyPlanner
+from vcore.cluster import gpu_choice
+from vcore.types import Placement
 
 # Volcano's PodGroup condition types and reasons.
 UNSCHEDULABLE_TYPE, SCHEDULED_TYPE = "Unschedulable", "Scheduled"
@@ -105,8 +107,8 @@ class Session:
         # run_cycle's caller, called after each job's placement or eviction is committed or undone.
         self.between_jobs = between_jobs
         self.cluster = cluster
-        self.batch = cluster._batch
-        self.state = cluster._state
+        self.batch = cluster.batch
+        self.state = cluster.state
         self.engine = engine
         self.config = config
         self.share = share
@@ -470,8 +472,6 @@ class Session:
         self._bound_keys += keys
         self._bound_slots += slots
         if gpus is not None and any(gpus):
-            from vcore.cluster import gpu_choice
-
             self._bound_gpus += [gpu_choice(held) if held else None for held in gpus]
         else:
             self._bound_gpus += [None] * len(keys)
@@ -524,8 +524,6 @@ class Session:
 
     # -- close ---------------------------------------------------------------------------------------------
     def close(self) -> CycleResult:
-        from vcore.scheduler import Placement
-
         result = self.result
         keys, slots, gpus = self._bound_keys, self._bound_slots, self._bound_gpus
         for start in range(0, len(keys), PLACEMENTS_PER_TURN):

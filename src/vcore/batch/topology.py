@@ -175,7 +175,7 @@ class TopologyPlanner:
             if strict and 0 < minimum < len(tasks):
                 sizes.append(minimum)
             for n in sizes:
-                placement = place_gang(ssn.state, fit, n, c, running=running, args=self.args, optimize=optimize)
+                placement = place_gang(ssn.cluster, fit, n, c, running=running, args=self.args, optimize=optimize)
                 if placement.placed:
                     break
             if placement.placed and n < len(tasks) and placement.domain is not None:
@@ -183,7 +183,7 @@ class TopologyPlanner:
                 inside = self.view.node_topo[placement.row] == self.view.domain_index(placement.domain)
                 more = min(len(tasks), int(fit[inside].sum()) // unit * unit)
                 if more > n:
-                    wider = place_gang(ssn.state, fit, more, c, running=running, args=self.args, optimize=optimize)
+                    wider = place_gang(ssn.cluster, fit, more, c, running=running, args=self.args, optimize=optimize)
                     placement = wider if wider.placed else placement
         except TopologyError as e:
             self._invalid(job, str(e))
@@ -236,7 +236,7 @@ class TopologyPlanner:
         """Volcano's network-topology-aware node score for the job's next pods (nothing before its first pod)."""
         if running is None or not self.view.n_rows:
             return None
-        scores = node_scores(self.ssn.state, running, job_tasks=len(job.running) + len(tasks),
+        scores = node_scores(self.ssn.cluster, running, job_tasks=len(job.running) + len(tasks),
                              weight=float(self.args.node_score_weight))
         return scores.astype(np.int64)
 
@@ -303,7 +303,7 @@ class TopologyPlanner:
         requests = {ssn.resources[axis]: amount for axis, amount in ssn.batch.shapes[ssn.shape(tasks[0])]}
         if not requests:
             return None
-        bonus = binpack_scores(ssn.state, requests,
+        bonus = binpack_scores(ssn.cluster, requests,
                                weights=dict(self.args.binpack_weights), fading=self.args.normal_pod_fading,
                                weight=self.args.node_score_weight)
         return Confinement(bonus=bonus)

@@ -34,10 +34,6 @@ __all__ = ["GangPlacement", "binpack_scores", "fit_counts", "node_scores", "plac
 _INT32_MAX = 2**31 - 1
 
 
-def _state(cluster: Any) -> Any:
-    return getattr(cluster, "_state", cluster)
-
-
 @dataclass(frozen=True)
 class GangPlacement:
     """Where a gang goes. ``counts[slot]`` pods per node slot; ``domain``/``tier`` the enclosing domain (None when
@@ -74,7 +70,7 @@ class GangPlacement:
 
     def nodes(self, cluster: Any) -> dict[str, int]:
         """{node name: pods} of the placement."""
-        names = _state(cluster).node_names()
+        names = cluster.state.node_names()
         return {names[s]: int(self.counts[s]) for s in np.flatnonzero(self.counts)}
 
     def groups(self) -> list[dict[int, int]]:
@@ -116,7 +112,7 @@ def fit_counts(cluster: Any, pod: Any) -> np.ndarray:
     """int32[n_slots]: how many copies of ``pod`` fit on each node by its resource requests (allocatable minus
     requested, and the pods count), 0 on free slots. Resource-level only: the cycle's own kernel also applies
     filters and device fit."""
-    state = _state(cluster)
+    state = cluster.state
     requests = _convert.pod_spec(pod)["requests"]
     free = state.allocatable - state.requested
     pods_axis = state.find_resource_axis("pods")
@@ -184,7 +180,7 @@ def place_gang(cluster: Any, fit: np.ndarray, n_pods: int, constraint: TopologyC
     CP-SAT). A constraint that does not fit the tree raises TopologyError naming its owner; a gang that does not
     fit is not an error (``placed`` False, with the reason).
     """
-    state = _state(cluster)
+    state = cluster.state
     args = args or TopologyPlacementArgs()
     n = state.n_slots
     fit = _check_array("fit", fit, n)
@@ -255,7 +251,7 @@ def node_scores(cluster: Any, job_pods: np.ndarray, *, job_tasks: int, weight: f
     run ``job_pods`` per slot (int32[n_slots]); ``job_tasks`` is the job's task count (Volcano's tie-break by the
     share of the job in a node's HyperNode), ``candidates`` (bool[n_slots]) the nodes being scored (default every
     live node). The first pod of a job scores 0 everywhere."""
-    state = _state(cluster)
+    state = cluster.state
     job_pods = _check_array("job_pods", job_pods, state.n_slots)
     if isinstance(job_tasks, bool) or not isinstance(job_tasks, (int, np.integer)) or job_tasks < 0:
         raise TypeError(f"job_tasks: expected a non-negative integer, got {job_tasks!r}")
@@ -273,7 +269,7 @@ def binpack_scores(cluster: Any, requests: Mapping[str, int], *, weights: Mappin
     network-topology-aware plugin's normal-pod score), in 0..100 * ``weight``: per tier t, weighted ``fading`` **
     (t - 1), how full the node's HyperNode of that tier would be with the pod, over the resources the pod requests
     that ``weights`` names ({resource: weight}). A resource no node has counts as nothing."""
-    state = _state(cluster)
+    state = cluster.state
     resources = []
     for name, w in weights.items():
         amount = int(requests.get(name, 0))
