@@ -48,6 +48,7 @@ __all__ = [
     "Record",
     "String",
     "fail",
+    "fail_type",
     "join",
     "load_yaml_file",
     "mapping",
@@ -90,6 +91,12 @@ def fail(error: ErrorType, path: str, problem: str) -> Exception:
     return error(f"{path}: {problem}" if path else problem)
 
 
+def fail_type(error: ErrorType, path: str, problem: str) -> Exception:
+    """The error for a value of the wrong type: a TypeError where the caller asked for plain ValueErrors (Python's
+    convention for objects), else the caller's own error class (a configuration's one kind of error)."""
+    return fail(TypeError if error is ValueError else error, path, problem)
+
+
 class Constraint(Generic[T]):
     """What a field must be. ``constraint(value, path, error)`` returns the checked value or raises."""
 
@@ -117,7 +124,7 @@ class Integer(Constraint[int]):
 
     def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise fail(error, path, f"must be an integer, got {type_name(value)} {_shown(value)}")
+            raise fail_type(error, path, f"must be an integer, got {type_name(value)} {_shown(value)}")
         _check_range(value, self.lo, self.hi, path, error)
         return int(value)
 
@@ -132,7 +139,7 @@ class Number(Constraint[float]):
 
     def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise fail(error, path, f"must be a number, got {type_name(value)} {_shown(value)}")
+            raise fail_type(error, path, f"must be a number, got {type_name(value)} {_shown(value)}")
         number = _as_float(value)
         if not math.isfinite(number):
             raise fail(error, path, f"must be a finite number, got {_shown(value)}")
@@ -148,7 +155,7 @@ class Boolean(Constraint[bool]):
 
     def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> bool:
         if not isinstance(value, bool):
-            raise fail(error, path, f"must be true or false, got {type_name(value)} {_shown(value)}")
+            raise fail_type(error, path, f"must be true or false, got {type_name(value)} {_shown(value)}")
         return value
 
 
@@ -166,7 +173,7 @@ class String(Constraint[str]):
 
     def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> str:
         if not isinstance(value, str):
-            raise fail(error, path, f"must be a string, got {type_name(value)} {_shown(value)}")
+            raise fail_type(error, path, f"must be a string, got {type_name(value)} {_shown(value)}")
         if not value.isascii() and not _is_unicode_text(value):
             raise fail(error, path, f"{_shown(value)} is not valid Unicode text (it holds a lone surrogate)")
         if self.choices is not None and value not in self.choices:
@@ -191,7 +198,7 @@ class ListOf(Constraint[tuple]):
 
     def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> tuple:
         if not isinstance(value, (list, tuple)):
-            raise fail(error, path, f"must be a list, got {type_name(value)}")
+            raise fail_type(error, path, f"must be a list, got {type_name(value)}")
         if len(value) < self.min_len:
             raise fail(error, path, f"must have at least {self.min_len} item(s)")
         return tuple(self.item(v, join(path, i), error) for i, v in enumerate(value))
@@ -317,10 +324,10 @@ class _Rejected(Exception):
 
 def _mapping(value: Any, path: str, error: ErrorType) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        raise fail(error, path, f"must be a mapping, got {type_name(value)}")
+        raise fail_type(error, path, f"must be a mapping, got {type_name(value)}")
     for key in value:
         if not isinstance(key, str):
-            raise fail(error, path, f"keys must be strings, got {type_name(key)} {key!r}")
+            raise fail_type(error, path, f"keys must be strings, got {type_name(key)} {key!r}")
     return value
 
 

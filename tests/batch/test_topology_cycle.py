@@ -11,7 +11,7 @@ import pytest
 
 import vcore
 from topology.trees import hn, leaf_spine, node as topo_node
-from vcore.batch.topology import TOPOLOGY_INVALID, TOPOLOGY_REASON
+from vcore.batch.topology_planner import TOPOLOGY_INVALID, TOPOLOGY_REASON
 
 from .builders import NS, pod, podgroup, priority_class
 

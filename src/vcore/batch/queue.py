@@ -33,6 +33,7 @@ from typing import Any
 from vcore._native._convert import api_dict, parse_quantity
 from vcore.batch.amounts import UNLIMITED  # a bound that is not set; also KAI's -1
 from vcore.errors import QueueExistsError, QueueInUseError, QueueNotFoundError
+from vcore.validation import ANY, Boolean, Integer, ListOf, String, mapping
 
 VOLCANO_API = "scheduling.volcano.sh/v1beta1"
 KAI_API = "scheduling.run.ai/v2"
@@ -157,49 +158,37 @@ def implicit_queue(name: str) -> QueueSpec:
     return QueueSpec(name=name, implicit=True)
 
 
-# -- parsing helpers --------------------------------------------------------------------------------------------
+# -- parsing helpers: vcore.validation's checks, every message "queue <name>: <field>: <problem>" ---------------
+_INT32 = Integer(-_INT32_MAX - 1, _INT32_MAX)
+
+
+def _at(ctx: str, path: str) -> str:
+    return f"{ctx}: {path}"
+
+
 def _mapping(v: Any, ctx: str, path: str) -> Mapping:
-    if v is None:
-        return {}
-    if not isinstance(v, Mapping):
-        raise TypeError(f"{ctx}: {path}: expected an object, got {type(v).__name__}")
-    return v
+    return {} if v is None else mapping(v, _at(ctx, path))
 
 
 def _list(v: Any, ctx: str, path: str) -> list:
-    if v is None:
-        return []
-    if not isinstance(v, (list, tuple)):
-        raise TypeError(f"{ctx}: {path}: expected a list, got {type(v).__name__}")
-    return list(v)
+    return [] if v is None else list(ListOf(ANY)(v, _at(ctx, path)))
 
 
 def _str(v: Any, ctx: str, path: str) -> str | None:
-    if v is None or v == "":
-        return None
-    if not isinstance(v, str):
-        raise TypeError(f"{ctx}: {path}: expected a string, got {type(v).__name__}")
-    return v
+    return None if v is None or v == "" else String()(v, _at(ctx, path))
 
 
 def _int(v: Any, ctx: str, path: str, default: int, *, minimum: int | None = None) -> int:
     if v is None:
         return default
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise TypeError(f"{ctx}: {path}: expected an integer, got {type(v).__name__}")
-    if minimum is not None and v < minimum:
-        raise ValueError(f"{ctx}: {path}: {v} must be >= {minimum}")
-    if not -_INT32_MAX - 1 <= v <= _INT32_MAX:
-        raise ValueError(f"{ctx}: {path}: {v} is outside int32")
-    return v
+    value = _INT32(v, _at(ctx, path))
+    if minimum is not None:
+        Integer(minimum)(value, _at(ctx, path))
+    return value
 
 
 def _choice(v: Any, ctx: str, path: str, allowed: tuple[str, ...]) -> str:
-    if v is None or v == "":
-        return allowed[0]
-    if v not in allowed:
-        raise ValueError(f"{ctx}: {path}: {v!r} is not one of {', '.join(allowed)}")
-    return v
+    return allowed[0] if v is None or v == "" else String(choices=allowed)(v, _at(ctx, path))
 
 
 def _quantity(v: Any, resource: str, ctx: str, path: str) -> int:
@@ -227,10 +216,7 @@ def _volcano(d: Mapping, name: str, ctx: str, created: str) -> QueueSpec:
     status = _mapping(d.get("status"), ctx, "status")
     weight = _int(spec.get("weight"), ctx, "spec.weight", 0, minimum=0) or 1  # admission: 0 -> 1
     reclaimable = spec.get("reclaimable")
-    if reclaimable is None:
-        reclaimable = True
-    elif not isinstance(reclaimable, bool):
-        raise TypeError(f"{ctx}: spec.reclaimable: expected a boolean, got {type(reclaimable).__name__}")
+    reclaimable = True if reclaimable is None else Boolean()(reclaimable, _at(ctx, "spec.reclaimable"))
     parent = _str(spec.get("parent"), ctx, "spec.parent")
     if parent == name:
         raise ValueError(f"{ctx}: spec.parent: a queue cannot be its own parent")
@@ -241,9 +227,7 @@ def _volcano(d: Mapping, name: str, ctx: str, created: str) -> QueueSpec:
     _check_not_above(guarantee, capability, ctx, "spec.guarantee.resource", "spec.capability")
     _check_not_above(deserved, capability, ctx, "spec.deserved", "spec.capability")
     _check_not_above(guarantee, deserved, ctx, "spec.guarantee.resource", "spec.deserved")
-    state = status.get("state") or OPEN
-    if state not in STATES:
-        raise ValueError(f"{ctx}: status.state: {state!r} is not one of {', '.join(STATES)}")
+    state = _choice(status.get("state"), ctx, "status.state", STATES)
     return QueueSpec(name=name, api=VOLCANO_API, parent=parent, weight=weight,
                      priority=_int(spec.get("priority"), ctx, "spec.priority", 0), state=state,
                      reclaimable=reclaimable, capability=capability, guarantee=guarantee, deserved=deserved,

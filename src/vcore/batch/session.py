@@ -26,7 +26,7 @@ from vcore.batch.priority import PREEMPT_NEVER
 from vcore.batch.result import CycleResult, PodGroupStatus, QueueStatus
 from vcore.batch.shares import SHARE_PLUGINS
 from vcore.batch.shares.base import QueueUsage
-from vcore.batch.topology import TopologyPlanner
+from vcore.batch.topology_planner import TopologyPlanner
 from vcore.cluster import gpu_choice
 from vcore.types import Placement
 

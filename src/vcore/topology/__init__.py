@@ -1,4 +1,4 @@
-"""Network-topology-aware gang placement (issue 9).
+"""Network-topology-aware gang placement.
 
 - The tree: Volcano HyperNodes (``Cluster.add_hypernode`` / ``update_hypernode`` / ``remove_hypernode`` /
   ``set_hypernodes``) or node labels as levels (``Cluster.set_topology_levels``), held natively as one domain id per

@@ -1,4 +1,4 @@
-// Routing bindings (issue 11): submodule `routing` of vcore._native._core.
+// Routing bindings: submodule `routing` of vcore._native._core.
 //
 // The router core owns its arrays; Python passes block hashes as integer arrays (copied before the GIL is
 // released) and gets decisions back as small lists. Every entry point that touches the router takes its mutex

@@ -1,4 +1,4 @@
-// Network topology bindings (issue 9): submodule `topology` of vcore._native._core.
+// Network topology bindings: submodule `topology` of vcore._native._core.
 //
 // Tree mutations take the state's exclusive lock (they rewrite node_topo); the kernels copy their array arguments
 // into C++-owned vectors, take the shared lock and release the GIL. Arrays must have the documented dtype: a wrong

@@ -5,7 +5,7 @@ cycle), and in each queue jobs by the configured job order (priority, gang readi
 job's tasks go to the native gang placement with its minimums; the tasks that complete each role's minimum come
 first. A job whose minimum cannot be met holds nothing afterwards. A quick check of the cluster's free totals
 skips jobs that cannot fit anywhere before any per-node work. A job with a network topology constraint is
-confined to the nodes and per-node counts the domain search chose (vcore.batch.topology). backfill then places
+confined to the nodes and per-node counts the domain search chose (vcore.batch.topology_planner). backfill then places
 the jobs made only of best-effort pods (no requests), which allocate leaves alone as Volcano does.
 """
 

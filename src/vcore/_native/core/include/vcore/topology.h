@@ -1,4 +1,4 @@
-// Network topology of a ClusterState (issue 9): the domain tree and one domain id per node slot per tier.
+// Network topology of a ClusterState: the domain tree and one domain id per node slot per tier.
 //
 // The tree comes from one of two sources, never both:
 // - Volcano HyperNodes (topology.volcano.sh/v1alpha1): a HyperNode has a tier and members, nodes (exact name,

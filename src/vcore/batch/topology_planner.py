@@ -1,4 +1,4 @@
-"""The cycle's side of network-topology-aware gang placement (issue 9): which jobs are constrained, and where
+"""The cycle's side of network-topology-aware gang placement: which jobs are constrained, and where
 allocate may put them.
 
 A job's constraint is its PodGroup's ``networkTopology`` and ``subGroupPolicy`` (parsed once, when the PodGroup is
