@@ -354,6 +354,24 @@ def profiles(draw, *, with_pct: bool = False) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Markers: `e2e` (a real control plane: tests/kube and tests/router's discovery) and `slow` (a minute or more), so
+# `python -m pytest -m "not e2e"` runs the library layer alone and `-m "not slow"` the quick part.
+# ---------------------------------------------------------------------------------------------------------------
+# Modules that start a control plane (or the demo, or helm) of their own, without the `control_plane` fixture.
+_E2E_MODULES = {"test_testenv.py", "test_wheel.py", "test_helm.py", "test_bench_smoke.py", "test_demo.py"}
+_SLOW_MODULES = {"test_wheel.py", "test_bench_smoke.py", "test_threads.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.path.name
+        if "control_plane" in getattr(item, "fixturenames", ()) or module in _E2E_MODULES:
+            item.add_marker(pytest.mark.e2e)
+        if module in _SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # The real control plane: one etcd + kube-apiserver for the whole session (built from the pinned Go module the
 # first time, then reused from the cache), per-test namespaces on it. Used by tests/kube and tests/router.
 # ---------------------------------------------------------------------------------------------------------------
