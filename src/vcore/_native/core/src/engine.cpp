@@ -100,7 +100,7 @@ void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, st
     for (int32_t k = 0; k < n_terms; ++k) raw[k] = raw_rows[static_cast<size_t>(k)].data() + begin;
     runner.run(begin, end, mask + begin, scores + begin, raw, local[who].data());
     NormalizationRange& range = ranges[static_cast<size_t>(who)];
-    for (int32_t k = 0; k < n_terms; ++k) {
+    for (int32_t k = 0; k < static_cast<int32_t>(kernel.first_plugin_term()); ++k) {
       if (terms[k].kind == Normalization::kMax || terms[k].kind == Normalization::kMaxReverse) {
         range.max[k] = std::max(range.max[k], blocks::max_where(end - begin, mask + begin, raw[k]));
         continue;
@@ -120,6 +120,21 @@ void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, st
   // Scores normalized over the feasible set (TaintToleration reversed, NodeAffinity straight, the plugins').
   NormalizationRange range;
   for (const auto& r : ranges) range.merge(r, n_terms);
+  if (kernel.has_plugin_terms()) {  // the node plugins score the feasible nodes all at once
+    std::vector<int32_t> feasible;
+    for (int32_t i = 0; i < n; ++i)
+      if (mask[i]) feasible.push_back(i);
+    std::vector<std::vector<int64_t>> values(terms.size(), std::vector<int64_t>(feasible.size()));
+    int64_t* out[kMaxNormalized];
+    for (int32_t k = 0; k < n_terms; ++k) out[k] = values[static_cast<size_t>(k)].data();
+    kernel.plugin_scores(feasible.data(), static_cast<int32_t>(feasible.size()), out);
+    for (int32_t k = static_cast<int32_t>(kernel.first_plugin_term()); k < n_terms; ++k) {
+      for (size_t i = 0; i < feasible.size(); ++i) {
+        raw_rows[static_cast<size_t>(k)][static_cast<size_t>(feasible[i])] = out[k][i];
+        range.add(k, out[k][i]);
+      }
+    }
+  }
   const auto normalize_block = [&](int32_t block, int32_t) {
     const int32_t begin = block * kBlock, end = std::min(n, begin + kBlock);
     for (int32_t k = 0; k < n_terms; ++k) {
@@ -256,6 +271,7 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
 
     if (!stream) {
       const std::vector<NormalizedTerm>& terms = kernel.normalized();
+      if (kernel.has_plugin_terms()) add_plugin_scores(kernel, feasible);
       NormalizationRange range;
       for (const auto& c : feasible)
         for (size_t k = 0; k < terms.size(); ++k) range.add(static_cast<int32_t>(k), c.raw[k]);

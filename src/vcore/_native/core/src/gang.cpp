@@ -90,6 +90,18 @@ class Candidates {
     }
   }
 
+  // The node plugins' normalized scores of every candidate, over the candidates at once (their PreScore sees the
+  // feasible set); for a pod placed one task per run, after each discovery.
+  void score_plugins(const PodKernel& kernel) {
+    if (!kernel.has_plugin_terms() || nodes_.empty()) return;
+    add_plugin_scores(kernel, nodes_);
+    range_ = NormalizationRange();
+    for (const Node& m : nodes_)
+      if (m.live)
+        for (size_t k = 0; k < n_terms_; ++k) range_.add(static_cast<int32_t>(k), m.raw[k]);
+    stale_ = true;
+  }
+
   // The best live candidate (highest total, then the tie rule), or -1.
   int32_t best() {
     if (stale_) rebuild();
@@ -394,6 +406,7 @@ GangResult Engine::place_gang(const GangRequest& r) {
         }
       };
       discover(static_cast<int64_t>(e - t));
+      candidates.score_plugins(kernel);
       s.warm_pod_entries(&r.tasks[t], e - t);
       for (size_t k = t; k < e; ++k) {
         const CompiledPod& task = *r.tasks[k];
@@ -406,6 +419,7 @@ GangResult Engine::place_gang(const GangRequest& r) {
         if (best < 0 && examined < n_slots) {
           capacity = 0;  // every candidate found so far is full
           discover(static_cast<int64_t>(e - k));
+          candidates.score_plugins(kernel);
           best = candidates.best();
         }
         if (best < 0 && soft && phase == scope.inside) {  // the scope is full: go on to the other nodes
@@ -416,6 +430,7 @@ GangResult Engine::place_gang(const GangRequest& r) {
           examined = found = 0;
           capacity = 0;
           discover(static_cast<int64_t>(e - k));
+          candidates.score_plugins(kernel);
           best = candidates.best();
         }
         if (best < 0) {

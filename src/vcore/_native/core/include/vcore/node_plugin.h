@@ -3,11 +3,12 @@
 //
 // A plugin is one translation unit under core/src/plugins/ that registers itself by name (VCORE_NODE_PLUGIN); its
 // Python half (vcore.plugins.<module>) declares and validates its arguments and hands them over as PluginArgs. For
-// each pod the engine asks the plugin to `prepare` (kube-scheduler's PreFilter and PreScore: what the plugin
-// computes once per pod), then runs the prepared state over blocks of node slots inside the fused pass: `filter`
-// marks infeasible slots and counts them under the plugin's reasons, `score` writes a raw score per feasible slot.
-// A score is final (0..100, times the plugin's weight) or normalized over the feasible nodes the way the plugin's
-// kube-scheduler counterpart normalizes it.
+// each pod the engine asks the plugin to `prepare` (kube-scheduler's PreFilter: what the plugin computes once per
+// pod), then runs the prepared state over blocks of node slots inside the fused pass: `filter` marks infeasible
+// slots and counts them under the plugin's reasons. A plugin's score is either final (0..100 per node, written by
+// `score` block by block in the same pass) or normalized over the feasible nodes the way its kube-scheduler
+// counterpart normalizes it: then `score_nodes` gets all the feasible nodes at once, as kube-scheduler's PreScore
+// and Score see them (a score may depend on that set: PodTopologySpread's does).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -56,8 +57,10 @@ class PodPlugin {
   // Set failed[j] for the slots begin + j (those not failed yet) the plugin refuses, counting each under one of
   // the plugin's reasons: reasons[reason_base + k] for its k-th reason.
   virtual void filter(int32_t begin, int32_t end, uint8_t* failed, int64_t* reasons) const;
-  // raw[j] for the slots with mask[j] (feasible); others are left alone.
+  // A final score: raw[j] for the slots with mask[j] (feasible); others are left alone.
   virtual void score(int32_t begin, int32_t end, const uint8_t* mask, int64_t* raw) const;
+  // A normalized score: raw[i] for slots[i], the feasible nodes (all of them at once).
+  virtual void score_nodes(const int32_t* slots, int32_t n, int64_t* raw) const;
   bool filters = false;  // the pod gives the plugin something to filter on
   bool scores = false;   // ... to score on
   // Whether the plugin's answer for a slot changes when other pods bind (inter-pod constraints): a gang's tasks

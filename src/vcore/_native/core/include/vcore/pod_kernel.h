@@ -205,13 +205,16 @@ class PodKernel {
   // Node plugins whose answer changes when other pods bind (a gang's tasks then go one at a time).
   bool depends_on_bound_pods() const { return depends_on_bound_pods_; }
 
-  // raw[k][j] of the normalized scores from the node plugins (the built-ins' are written by the runner).
-  void plugin_normalized_block(int32_t begin, int32_t end, const uint8_t* mask, int64_t* const* raw) const {
-    const size_t first = normalized_.size() - normalized_plugins_.size();
+  // The normalized scores of the node plugins come after the built-ins' (which the block pass writes): their raw
+  // values are asked for once the feasible nodes are known.
+  size_t first_plugin_term() const { return normalized_.size() - normalized_plugins_.size(); }
+  bool has_plugin_terms() const { return !normalized_plugins_.empty(); }
+  // raw[first_plugin_term() + k][i]: the k-th normalized plugin's raw score of slots[i].
+  void plugin_scores(const int32_t* slots, int32_t n, int64_t* const* raw) const {
+    const size_t first = first_plugin_term();
     for (size_t k = 0; k < normalized_plugins_.size(); ++k) {
-      int64_t* out = raw[first + k];
-      std::fill(out, out + (end - begin), int64_t{0});
-      prepared_[static_cast<size_t>(normalized_plugins_[k])]->score(begin, end, mask, out);
+      std::fill(raw[first + k], raw[first + k] + n, int64_t{0});
+      prepared_[static_cast<size_t>(normalized_plugins_[k])]->score_nodes(slots, n, raw[first + k]);
     }
   }
 
@@ -656,7 +659,7 @@ constexpr int32_t kBlock = 512;  // slots per block: the block buffers stay in L
 
 // One pod's fused pass over a contiguous block of slots. Outputs are block-relative: mask[j], scores[j] (base
 // score, before the normalized plugins), and raw[k][j], the raw value of the pod's k-th normalized score
-// (PodKernel::normalized(); written only for the terms it has). Reasons are added to `reasons`.
+// (PodKernel::normalized(); written for the built-in terms only). Reasons are added to `reasons`.
 class BlockRunner {
  public:
   BlockRunner(const ClusterState& s, const ProfileConfig& c, const EnginePlugins& plugins,
@@ -713,11 +716,10 @@ class BlockRunner {
         if (mask[j]) scores[j] += c_.weight_gpu * gpu_.score(begin + j);
     }
     if (kernel_.has_final_plugin_scores()) kernel_.add_final_plugin_scores(begin, end, mask, scores, plugins_);
-    // 4. Raw values of the normalized scores, in PodKernel::normalized() order.
+    // 4. Raw values of the built-in normalized scores (the node plugins' come from PodKernel::plugin_scores).
     int32_t k = 0;
     if (kernel_.count_prefer_taints()) kernel_.prefer_counts_block(begin, end, mask, raw[k++]);
     if (kernel_.sum_preferred()) kernel_.preferred_block(begin, end, raw[k++]);
-    if (static_cast<size_t>(k) < kernel_.normalized().size()) kernel_.plugin_normalized_block(begin, end, mask, raw);
   }
 
  private:
@@ -763,6 +765,23 @@ struct NormalizationRange {
     return sum;
   }
 };
+
+
+// The node plugins' normalized scores of these feasible nodes (each with .slot and .raw), over them at once: their
+// PreScore sees the whole set.
+template <typename Node>
+void add_plugin_scores(const PodKernel& kernel, std::vector<Node>& nodes) {
+  const size_t first = kernel.first_plugin_term(), n_terms = kernel.normalized().size();
+  std::vector<int32_t> slots;
+  slots.reserve(nodes.size());
+  for (const Node& c : nodes) slots.push_back(c.slot);
+  std::vector<std::vector<int64_t>> values(n_terms, std::vector<int64_t>(nodes.size()));
+  int64_t* out[kMaxNormalized];
+  for (size_t k = 0; k < n_terms; ++k) out[k] = values[k].data();
+  kernel.plugin_scores(slots.data(), static_cast<int32_t>(slots.size()), out);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (size_t k = first; k < n_terms; ++k) nodes[i].raw[k] = values[k][i];
+}
 
 
 }  // namespace kernel
