@@ -1,4 +1,4 @@
-// GPUPlacement's per-node scoring (issue 3): one pod's GPU policy score on a node of the live cluster, and the
+// GPUPlacement's per-node scoring: one pod's GPU policy score on a node of the live cluster, and the
 // devices the policy would take there, so the engine chooses node and GPUs together.
 //
 // Scores are in tenths of a point: the published policies' 0..100 score x 10, vcore's own up to 1110 (FGD x 10 plus

@@ -1,4 +1,4 @@
-// The target workload of the live GPU placement plugin: given in the profile, or learned online (issue 3).
+// The target workload of the live GPU placement plugin: given in the profile, or learned online.
 //
 // FGD's fragment measure needs the workload the cluster should keep room for: pod specs (cpu milli, GPU share per
 // GPU, GPU count, model constraint) with frequencies. Learned, it is built from every pod the engine is offered:

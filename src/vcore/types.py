@@ -1,0 +1,25 @@
+"""The value types shared across vcore's layers: results that the cluster, the scheduler and the batch cycle hand
+to each other and to callers.
+
+This module sits below every other vcore module: it imports nothing from vcore but :mod:`vcore.errors`, so any
+layer may import it without a cycle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["GpuChoice"]
+
+
+@dataclass(frozen=True)
+class GpuChoice:
+    """The GPUs a placed pod takes on its node: ``indices`` ascending for whole GPUs and shared slices; for MIG one
+    entry per instance, with the start slot of each instance in ``mig_starts`` (same length)."""
+
+    indices: tuple[int, ...]
+    mig_starts: tuple[int, ...] = ()
+
+    def gpu_index_annotation(self) -> str:
+        """The value for an annotation such as ``volcano.sh/gpu-index`` (``"0,1"``; distinct GPUs)."""
+        return ",".join(str(i) for i in dict.fromkeys(self.indices))
