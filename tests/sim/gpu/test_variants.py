@@ -1,4 +1,4 @@
-"""Held-out workloads of the openb family (vcore.gpu.variants): derivations on small synthetic lists, and the
+"""Held-out workloads of the openb family (vcore.sim.gpu.variants): derivations on small synthetic lists, and the
 held-out check on the real trace (skips when ../shared/data/openb is absent).
 
 Tolerances of the derivations: the multi-GPU share lands within one replacement step of the target, i.e.
@@ -13,9 +13,9 @@ import time
 import numpy as np
 import pytest
 
-from tests.gpu.conftest import OPENB_DIR, write
-from vcore.gpu.trace import NodeList, PodList, load_nodes
-from vcore.gpu.variants import (
+from tests.sim.gpu.conftest import OPENB_DIR, write
+from vcore.sim.gpu.trace import NodeList, PodList, load_nodes
+from vcore.sim.gpu.variants import (
     HELDOUT_WORKLOADS,
     constrain_gpu_types,
     constrained_share,

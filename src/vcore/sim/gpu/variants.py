@@ -2,10 +2,11 @@
 
 This module owns (1) the derivation of openb-family workloads that were not shared with us, modelled on the
 workloads the FGD paper (Weng et al., ATC'23, section 6) evaluates besides ``default``/``cpuNNN``/``gpushareNN``,
-and (2) a small runner that replays them with the FGD protocol (:func:`vcore.gpu.protocol.run_protocol`, unchanged)
-to check that a policy that was tuned on the shared lists holds on the others. Every derivation takes and returns
-the plain :class:`~vcore.gpu.trace.PodList` / :class:`~vcore.gpu.trace.NodeList` of :mod:`vcore.gpu.trace`, is
-seeded (``numpy.random.default_rng``) and deterministic, and never modifies its input.
+and (2) a small runner that replays them with the FGD protocol (:func:`vcore.sim.gpu.replay.run_protocol`,
+unchanged) to check that a policy that was tuned on the shared lists holds on the others. Every derivation takes
+and returns the plain :class:`~vcore.sim.gpu.trace.PodList` / :class:`~vcore.sim.gpu.trace.NodeList` of
+:mod:`vcore.sim.gpu.trace`, is seeded (``numpy.random.default_rng``) and deterministic, and never modifies its
+input.
 
 Held-out workloads (:data:`HELDOUT_WORKLOADS`), each derived from ``openb_pod_list_default.csv`` with
 :data:`VARIANT_SEED` and replayed on ``openb_node_list_gpu_node.csv`` unless said otherwise:
@@ -45,8 +46,8 @@ Held-out workloads (:data:`HELDOUT_WORKLOADS`), each derived from ``openb_pod_li
     :func:`restrict_gpu_spec` and :func:`load_heldout`).
 
 :func:`heldout_comparison` replays every (workload, policy, seed, tie order) in worker processes (spawn, like
-:mod:`vcore.gpu.cli`) and returns the mean final allocation ratio (GPU allocation at 130 % arrived) per workload,
-policy and tie order. ``python -m vcore.gpu.variants [DATA_DIR]`` prints the table.
+:mod:`vcore.sim.gpu.cli`) and returns the mean final allocation ratio (GPU allocation at 130 % arrived) per workload,
+policy and tie order. ``python -m vcore.sim.gpu.variants [DATA_DIR]`` prints the table.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from vcore.gpu.trace import NodeList, PodList, load_nodes, load_pods, node_list_path, workload_path
+from vcore.sim.gpu.trace import NodeList, PodList, load_nodes, load_pods, node_list_path, workload_path
 
 __all__ = [
     "MULTIGPU_WORKLOADS",
@@ -97,12 +98,12 @@ _SPOT_COLUMNS = ("gpu_model", "gpu_capacity_num", "cpu_num", "node_name")
 
 def _check_pods(pods, arg: str = "pods") -> None:
     if not isinstance(pods, PodList):
-        raise TypeError(f"{arg}: expected a vcore.gpu.trace.PodList, got {type(pods).__name__}")
+        raise TypeError(f"{arg}: expected a vcore.sim.gpu.trace.PodList, got {type(pods).__name__}")
 
 
 def _check_nodes(nodes, arg: str = "nodes") -> None:
     if not isinstance(nodes, NodeList):
-        raise TypeError(f"{arg}: expected a vcore.gpu.trace.NodeList, got {type(nodes).__name__}")
+        raise TypeError(f"{arg}: expected a vcore.sim.gpu.trace.NodeList, got {type(nodes).__name__}")
 
 
 def _check_percent(percent, arg: str, lo_open: float, hi: float, hi_open: bool) -> float:
@@ -263,7 +264,7 @@ def spot_node_list(path: str, mib_per_cpu: int = 4096) -> NodeList:
     See the module docstring for the conversion. ``mib_per_cpu`` is the memory (MiB) given per CPU core, since
     that list has none. ValueError names the file, line, node and field of a bad row.
     """
-    from vcore.gpu.trace import MAX_GPUS_PER_NODE
+    from vcore.sim.gpu.trace import MAX_GPUS_PER_NODE
 
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path: expected a file path, got {type(path).__name__}")
@@ -400,7 +401,7 @@ def _cached(data_dir: str, workload: str, seed: int):
 
 def _run_task(data_dir: str, workload: str, variant_seed: int, policy: str, seed: int, tie_order: str,
               policy_args: tuple) -> float:
-    from vcore.gpu.protocol import run_protocol
+    from vcore.sim.gpu.replay import run_protocol
 
     nodes, pods, _ = _cached(data_dir, workload, variant_seed)
     return run_protocol(nodes, pods, policy, seed, tie_order=tie_order, **dict(policy_args)).final_alloc_ratio
@@ -412,7 +413,7 @@ def heldout_comparison(data_dir: str, workloads=HELDOUT_WORKLOADS, policies=("fg
     """Mean final allocation ratio per (tie_order, workload, policy) over ``seeds``, protocol defaults.
 
     Returns ``{tie_order: {workload: {policy: {"mean": float, "finals": [per seed]}}}}``. ``policy_args`` are
-    passed to :func:`~vcore.gpu.protocol.run_protocol` for the ``vcore`` policy only. ``jobs`` worker processes
+    passed to :func:`~vcore.sim.gpu.replay.run_protocol` for the ``vcore`` policy only. ``jobs`` worker processes
     (spawn; 0 = number of CPUs, 1 = in this process).
     """
     from vcore.gpu.policies import native_policy_name
@@ -451,10 +452,10 @@ def heldout_comparison(data_dir: str, workloads=HELDOUT_WORKLOADS, policies=("fg
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m vcore.gpu.variants [DATA_DIR] [--policies fgd,vcore,best-fit] [--tie-orders name,shuffled]``."""
+    """``python -m vcore.sim.gpu.variants [DATA_DIR] [--policies fgd,vcore,best-fit] [--tie-orders name,shuffled]``."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m vcore.gpu.variants", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m vcore.sim.gpu.variants", description=__doc__.split("\n\n")[0])
     ap.add_argument("data_dir", nargs="?", default=os.path.join("..", "shared", "data"),
                     help="folder with openb/ and alibaba-spot-gpu-v2026/ (default: ../shared/data)")
     ap.add_argument("--workloads", default=",".join(HELDOUT_WORKLOADS))
@@ -464,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variant-seed", type=int, default=VARIANT_SEED)
     ap.add_argument("--jobs", type=int, default=0)
     a = ap.parse_args(argv)
-    from vcore.gpu.cli import parse_seeds
+    from vcore.sim.gpu.cli import parse_seeds
 
     try:
         res = heldout_comparison(a.data_dir, a.workloads.split(","), a.policies.split(","), parse_seeds(a.seeds),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.gpu.conftest import write
-from vcore.gpu.trace import list_workloads, load_nodes, load_pods, node_list_path, workload_path
+from tests.sim.gpu.conftest import write
+from vcore.sim.gpu.trace import list_workloads, load_nodes, load_pods, node_list_path, workload_path
 
 NODES = "sn,cpu_milli,memory_mib,gpu,model\nn-b,64000,262144,2,P100\nn-a,32000,131072,0,\nn-c,96000,393216,8,G2\n"
 PODS11 = (
