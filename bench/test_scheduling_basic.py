@@ -16,7 +16,7 @@ import pytest
 from baselines import numpy_schedule_basic
 from vcore import Cluster, Scheduler
 from vcore._native._convert import pod_spec
-from vcore.synthetic import scheduling_basic
+from vcore.sim.synthetic import scheduling_basic
 
 GROUP = "SchedulingBasic 5000 nodes"
 BASELINE_PODS = 1000

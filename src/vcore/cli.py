@@ -3,8 +3,8 @@
 Commands:
 
   vcore simulate [--nodes N] [--pods M] [--seed S] [--profile PATH] [--json]
-      Generate a synthetic cluster (vcore.synthetic), ingest it, place every pod with one Scheduler.schedule()
-      call, and report throughput plus why the pending pods did not fit.
+      Generate a synthetic cluster (vcore.sim.synthetic), ingest it, place every pod with one Scheduler.schedule()
+      call (vcore.sim.pods), and report throughput plus why the pending pods did not fit.
 
   vcore simulate --scenario gang [--nodes N] [--jobs J] [--queues Q] [--seed S] [--cycle PATH] [--json]
       A synthetic batch workload of Volcano PodGroups over weighted queues (vcore.sim.gang), one scheduling
@@ -161,7 +161,7 @@ def _run_simulate(args: argparse.Namespace) -> int:
         return int(trace_cli.run_trace(args))
 
     from vcore.errors import VCoreError
-    from vcore.simulate import simulate
+    from vcore.sim.pods import run_pods_scenario
 
     if args.scenario == "gang":
         return _run_gang(args)
@@ -170,7 +170,7 @@ def _run_simulate(args: argparse.Namespace) -> int:
     if args.scenario == "agent":
         return _run_agent(args)
     try:
-        result = simulate(n_nodes=args.nodes or 1000, n_pods=args.pods, seed=args.seed, profile=args.profile)
+        result = run_pods_scenario(n_nodes=args.nodes or 1000, n_pods=args.pods, seed=args.seed, profile=args.profile)
     except (VCoreError, ValueError, TypeError) as exc:
         # Bad profile contents and the like: the user's input, so a one-line message, not a traceback.
         print(f"{PROG} simulate: error: {exc}", file=sys.stderr)
