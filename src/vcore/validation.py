@@ -14,6 +14,10 @@ Constraints are small immutable objects; calling one checks a value and returns 
     args = ARGS(raw, "pluginConfig[0].args", ProfileError)
 
 Numbers are always finite (``.nan`` and ``.inf`` from YAML are refused); ``true``/``false`` are never numbers.
+
+Parsers of Kubernetes objects whose callers tell a wrong JSON type (TypeError) from a bad value (ValueError), as
+the GPU conventions' parsers do, wrap a constraint in :class:`Typed`; :func:`optional_mapping` and
+:func:`optional_list` read a field that Kubernetes leaves out (or writes null) when it is empty.
 """
 
 from __future__ import annotations
@@ -47,10 +51,13 @@ __all__ = [
     "OneOf",
     "Record",
     "String",
+    "Typed",
     "fail",
     "join",
     "load_yaml_file",
     "mapping",
+    "optional_list",
+    "optional_mapping",
     "type_name",
     "unknown_key",
 ]
@@ -257,6 +264,19 @@ class NullsAbsent(Constraint[Any]):
         return self.inner(value, path, error)
 
 
+@dataclass(frozen=True)
+class Typed(Constraint[Any]):
+    """``kind`` checked with TypeError (the value has the wrong type), then ``value`` (a range, a choice) with the
+    caller's error class: ``Typed(Integer(), Integer(0))`` refuses ``"0"`` with a TypeError and ``-1`` with the
+    caller's error."""
+
+    kind: Constraint[Any]
+    value: Constraint[Any] = ANY
+
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> Any:
+        return self.value(self.kind(value, path, TypeError), path, error)
+
+
 _GO_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _GO_DURATION_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -311,15 +331,32 @@ def mapping(value: Any, path: str, error: ErrorType = ValueError) -> Mapping[str
     return _mapping(value, path, error)
 
 
+def optional_mapping(value: Any, path: str, error: ErrorType = ValueError) -> Mapping[str, Any]:
+    """The value if it is a mapping with string keys; an empty mapping for None (a field left out or null)."""
+    if value is None:
+        return {}
+    return _mapping(value, path, error)
+
+
+def optional_list(value: Any, path: str, error: ErrorType = ValueError) -> Sequence[Any]:
+    """The value if it is a list (or tuple); an empty tuple for None (a field left out or null)."""
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise fail(error, path, f"must be a list, got {type_name(value)}")
+    return value
+
+
 class _Rejected(Exception):
     """An option of OneOf refused the value (never escapes this module)."""
 
 
 def _mapping(value: Any, path: str, error: ErrorType) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
+    # The exact type first: isinstance on an ABC is slow, and parsers of Kubernetes objects check many mappings.
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise fail(error, path, f"must be a mapping, got {type_name(value)}")
     for key in value:
-        if not isinstance(key, str):
+        if type(key) is not str and not isinstance(key, str):
             raise fail(error, path, f"keys must be strings, got {type_name(key)} {key!r}")
     return value
 

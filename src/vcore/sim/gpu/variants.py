@@ -62,7 +62,18 @@ from functools import lru_cache
 
 import numpy as np
 
-from vcore.sim.gpu.trace import NodeList, PodList, load_nodes, load_pods, node_list_path, workload_path
+from vcore.sim.gpu.trace import (
+    MAX_GPUS_PER_NODE,
+    NodeList,
+    PodList,
+    csv_int,
+    csv_number,
+    load_nodes,
+    load_pods,
+    node_list_path,
+    workload_path,
+)
+from vcore.validation import Integer, Number, fail
 
 __all__ = [
     "MULTIGPU_WORKLOADS",
@@ -91,6 +102,8 @@ HELDOUT_WORKLOADS: tuple[str, ...] = (*MULTIGPU_WORKLOADS, *GPUSPEC_WORKLOADS, *
 VARIANT_SEED = 0  # seed of the derivations (the protocol seeds 42-51 then shuffle/tune the derived list)
 SPOT_NODE_LIST = os.path.join("alibaba-spot-gpu-v2026", "node_info_df.csv")  # relative to the data dir
 _SPOT_COLUMNS = ("gpu_model", "gpu_capacity_num", "cpu_num", "node_name")
+_SPOT_GPUS = Integer(0, MAX_GPUS_PER_NODE)
+_SPOT_CPUS = Number(0)
 
 
 # ---------------------------------------------------------------------------------------------------- checks
@@ -264,8 +277,6 @@ def spot_node_list(path: str, mib_per_cpu: int = 4096) -> NodeList:
     See the module docstring for the conversion. ``mib_per_cpu`` is the memory (MiB) given per CPU core, since
     that list has none. ValueError names the file, line, node and field of a bad row.
     """
-    from vcore.sim.gpu.trace import MAX_GPUS_PER_NODE
-
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path: expected a file path, got {type(path).__name__}")
     if isinstance(mib_per_cpu, bool) or not isinstance(mib_per_cpu, (int, np.integer)) or mib_per_cpu <= 0:
@@ -278,36 +289,26 @@ def spot_node_list(path: str, mib_per_cpu: int = 4096) -> NodeList:
         reader = csv.reader(fh)
         header = next(reader, None)
         if header is None or tuple(c.strip() for c in header) != _SPOT_COLUMNS:
-            raise ValueError(f"{path}:1: spot node list header {header!r} is not {','.join(_SPOT_COLUMNS)}")
+            raise fail(ValueError, f"{path}:1", f"spot node list header {header!r} is not {','.join(_SPOT_COLUMNS)}")
         seen: set[str] = set()
         for lineno, row in enumerate(reader, start=2):
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue
             if len(row) != len(_SPOT_COLUMNS):
-                raise ValueError(f"{path}:{lineno}: row has {len(row)} columns, expected {len(_SPOT_COLUMNS)}")
+                raise fail(ValueError, f"{path}:{lineno}", f"row has {len(row)} columns, expected {len(_SPOT_COLUMNS)}")
             model, gpus, cpus, name = (c.strip() for c in row)
             where = f"{path}:{lineno}: node {name!r}"
             if not name:
-                raise ValueError(f"{path}:{lineno}: node: node_name: empty node name")
+                raise fail(ValueError, f"{path}:{lineno}: node: node_name", "empty node name")
             if name in seen:
-                raise ValueError(f"{where}: node_name: duplicate node name")
+                raise fail(ValueError, f"{where}: node_name", "duplicate node name")
             seen.add(name)
-            try:
-                g = int(gpus)
-            except ValueError:
-                raise ValueError(f"{where}: gpu_capacity_num: not an integer: {gpus!r}") from None
-            if not 0 <= g <= MAX_GPUS_PER_NODE:
-                raise ValueError(f"{where}: gpu_capacity_num: must be in 0..{MAX_GPUS_PER_NODE}, got {g}")
-            try:
-                c = float(cpus)
-            except ValueError:
-                raise ValueError(f"{where}: cpu_num: not a number: {cpus!r}") from None
-            if not math.isfinite(c) or c < 0:
-                raise ValueError(f"{where}: cpu_num: must be a finite number >= 0, got {cpus!r}")
+            g = csv_int(gpus, f"{where}: gpu_capacity_num", _SPOT_GPUS)
+            c = csv_number(cpus, f"{where}: cpu_num", _SPOT_CPUS)
             if g > 0 and not model:
-                raise ValueError(f"{where}: gpu_model: a node with GPUs needs a GPU model")
+                raise fail(ValueError, f"{where}: gpu_model", "a node with GPUs needs a GPU model")
             if "|" in model:
-                raise ValueError(f"{where}: gpu_model: one model per node, got {model!r}")
+                raise fail(ValueError, f"{where}: gpu_model", f"one model per node, got {model!r}")
             raw.append((name, c, g, model, lineno))
     numeric = all(r[0].isdigit() for r in raw)
     width = max((len(r[0]) for r in raw), default=1)
