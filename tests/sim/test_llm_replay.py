@@ -147,9 +147,10 @@ def family_trace(seed: int, rate: float, share: float, multi_turn: float) -> lis
     return synthetic_trace(1500, rate, seed=seed, prefix_share=share, multi_turn=multi_turn)
 
 
-# The target on other traces of the Mooncake format: seeded synthetic traces in the shared trace's load
-# regime (4-6 requests/s on 8 engines: 6,400-10,000 prompt tokens/s per engine, the shared trace has 7,500), with
-# little, medium and much prefix sharing. The seeds were held out: the policy was developed on others.
+# The routing target (vcore's mean TTFT at most 75 % of Kthena's and half of random's) on other traces of the
+# Mooncake format: seeded synthetic traces in the shared trace's load regime (4-6 requests/s on 8 engines:
+# 6,400-10,000 prompt tokens/s per engine, the shared trace has 7,500), with little, medium and much prefix
+# sharing. The seeds were held out: the policy was developed on others.
 # Measured: vcore 33-43 % below Kthena, 3.5-14x below random.
 @pytest.mark.parametrize("seed, rate, share, multi_turn", family((4.0, 5.0, 6.0), 21))
 def test_vcore_target_on_loaded_synthetic_traces(seed, rate, share, multi_turn):
