@@ -1,6 +1,6 @@
 """Scenario definitions shared by the benchmarks: the populated clusters and the pods they evaluate.
 
-Clusters come from vcore.synthetic (deterministic), with one background pod bound per node so that requested
+Clusters come from vcore.sim.synthetic (deterministic), with one background pod bound per node so that requested
 amounts differ from node to node (otherwise every score would tie and the comparison would prove little).
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vcore import Cluster, Scheduler
-from vcore.synthetic import GPU_RESOURCE, INSTANCE_LABEL, POOL_LABEL, ZONE_LABEL, synthetic_nodes
+from vcore.sim.synthetic import GPU_RESOURCE, INSTANCE_LABEL, POOL_LABEL, ZONE_LABEL, synthetic_nodes
 
 # A service pod exercising every default plugin: a hard toleration (infra nodes become feasible), a nodeSelector,
 # two required terms (OR), two weighted preferred terms; it does not tolerate spot's PreferNoSchedule taint.

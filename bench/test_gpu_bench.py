@@ -1,4 +1,4 @@
-"""GPU trace-replay benchmarks (issue 3): speed of one seed, the one-pod FGD kernel, and fidelity to the paper.
+"""GPU trace-replay benchmarks: speed of one seed, the one-pod FGD kernel, and fidelity to the paper.
 
     python -m pytest bench/test_gpu_bench.py --benchmark-only          # timings (pytest-benchmark) + summary table
     python bench/test_gpu_bench.py [--seeds 42-51] [--workloads default,cpu050 ...]   # fidelity / quality tables
@@ -36,8 +36,8 @@ def _need_data():
 
 
 def _setup(workload: str = "default", seed: int = 42):
-    from vcore.gpu.protocol import build_cluster, target_workload, tune_workload
-    from vcore.gpu.trace import load_nodes, load_pods, node_list_path, workload_path
+    from vcore.sim.gpu.replay import build_cluster, target_workload, tune_workload
+    from vcore.sim.gpu.trace import load_nodes, load_pods, node_list_path, workload_path
 
     nodes = load_nodes(node_list_path(str(OPENB)))
     pods = load_pods(workload_path(str(OPENB), workload))
@@ -56,10 +56,10 @@ def default_seed42():
 @pytest.mark.parametrize("policy,target_s", [("fgd", 1.0), ("first-fit", 0.5), ("best-fit", 1.0),
                                              ("random", 1.0), ("vcore", 2.0)])
 def test_replay_one_seed(benchmark, bench_report, default_seed42, policy, target_s):
-    from vcore.gpu.protocol import replay
+    from vcore.sim.gpu.replay import replay
 
-    from vcore.gpu.protocol import blended_target_workload
-    from vcore.gpu.trace import load_pods, workload_path
+    from vcore.sim.gpu.replay import blended_target_workload
+    from vcore.sim.gpu.trace import load_pods, workload_path
 
     cluster, pods, tw = default_seed42
     if policy == "vcore":  # vcore's policy includes its own (blended) target workload, as in run_protocol
@@ -136,7 +136,7 @@ def test_fgd_score_one_pod(benchmark, bench_report, default_seed42, impl):
     tgt = tw.native(cluster)
     inv = cluster.inventory()
     # a half-used cluster: replay the first 40 % of the pods with FGD and rebuild the inventory state from it
-    from vcore.gpu.protocol import replay
+    from vcore.sim.gpu.replay import replay
 
     k = int(0.4 * len(pods.names))
     run = replay(cluster, pods.take(np.arange(k)), tw, "fgd", 42)
@@ -172,15 +172,15 @@ def test_fgd_score_one_pod(benchmark, bench_report, default_seed42, impl):
 def test_live_scheduler_one_seed(benchmark, bench_report, policy):
     _need_data()
     import vcore
-    from vcore.gpu import live, protocol
-    from vcore.gpu.trace import load_nodes, load_pods, node_list_path, workload_path
+    from vcore.sim.gpu import live_replay, replay
+    from vcore.sim.gpu.trace import load_nodes, load_pods, node_list_path, workload_path
 
     nodes = load_nodes(node_list_path(str(OPENB)))
     pods = load_pods(workload_path(str(OPENB), "default"))
-    target = {"fgd": protocol.target_workload(pods), "vcore": protocol.blended_target_workload(pods)}.get(policy)
-    tuned = pods.take(protocol.tune_workload(pods, nodes.gpu_capacity_milli, 42))
-    node_dicts, pod_dicts = live.node_objects(nodes), live.pod_objects(tuned)
-    profile = live.profile_for(policy, target)
+    target = {"fgd": replay.target_workload(pods), "vcore": replay.blended_target_workload(pods)}.get(policy)
+    tuned = pods.take(replay.tune_workload(pods, nodes.gpu_capacity_milli, 42))
+    node_dicts, pod_dicts = live_replay.node_objects(nodes), live_replay.pod_objects(tuned)
+    profile = live_replay.profile_for(policy, target)
     results = []
 
     def setup():
@@ -196,7 +196,7 @@ def test_live_scheduler_one_seed(benchmark, bench_report, policy):
     benchmark.pedantic(run, setup=setup, rounds=3, iterations=1)
     index = {n: i for i, n in enumerate(nodes.names)}
     placed = np.array([index[p.node] if p.node else -1 for p in results[-1]], dtype=np.int32)
-    replayed = protocol.run_protocol(nodes, pods, policy, 42)
+    replayed = replay.run_protocol(nodes, pods, policy, 42)
     assert np.array_equal(placed, replayed.node_idx), "live scheduler and native replay placed pods differently"
     row = bench_report.add(benchmark, "gpu live scheduler seed 42", policy, pods=len(pod_dicts),
                            alloc_pct=round(100 * replayed.final_alloc_ratio, 2))
@@ -209,8 +209,8 @@ def test_live_scheduler_one_seed(benchmark, bench_report, policy):
 def test_gpu_device_table_memory(benchmark, bench_report):
     """Native bytes per node of the live cluster with and without 8 GPUs per node; times the GPU-node ingest."""
     import vcore
-    from vcore.gpu import live
-    from vcore.gpu.trace import NodeList
+    from vcore.sim.gpu import live_replay
+    from vcore.sim.gpu.trace import NodeList
 
     n = 20_000
     def cluster_of(gpus: int) -> vcore.Cluster:
@@ -218,7 +218,7 @@ def test_gpu_device_table_memory(benchmark, bench_report):
                          np.full(n, 786432, dtype=np.int64), np.full(n, gpus, dtype=np.int32),
                          ["A100" if gpus else ""] * n)
         cluster = vcore.Cluster()
-        for node in live.node_objects(nodes):
+        for node in live_replay.node_objects(nodes):
             cluster.add_node(node)
         return cluster
 
@@ -237,7 +237,7 @@ def _main(argv: list[str]) -> int:
     import argparse
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from vcore.gpu.cli import parse_seeds, simulate
+    from vcore.sim.gpu.cli import parse_seeds, simulate
 
     ap = argparse.ArgumentParser(description="fidelity and quality tables of the GPU replay")
     ap.add_argument("--seeds", default="42-51")

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from vcore import Cluster
-from vcore.synthetic import scheduling_basic, synthetic_nodes
+from vcore.sim.synthetic import scheduling_basic, synthetic_nodes
 
 GROUP = "ingest"
 

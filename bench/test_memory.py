@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from scenarios import background_bindings, ingest
-from vcore.synthetic import synthetic_nodes
+from vcore.sim.synthetic import synthetic_nodes
 
 GROUP = "memory 100k nodes"
 N_NODES = 100_000
@@ -31,7 +31,7 @@ import gc, json, sys
 sys.path.insert(0, {bench!r})
 from conftest import current_rss_bytes, peak_rss_mib
 from scenarios import background_bindings, ingest
-from vcore.synthetic import synthetic_nodes
+from vcore.sim.synthetic import synthetic_nodes
 nodes = synthetic_nodes({n}, seed=0)
 bindings = background_bindings(nodes)
 gc.collect()

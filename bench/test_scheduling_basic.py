@@ -2,7 +2,7 @@
 
 5000 nodes (4 cpu, 32Gi, 110 pods), 1000 initial pods placed first (untimed), then 10,000 pods through one
 Scheduler.schedule() call, timed. Two native variants: pod dicts (conversion included, what a caller with API
-objects pays) and pre-compiled pods (the engine alone). Target from the issue: >= 100,000 pods/s.
+objects pays) and pre-compiled pods (the engine alone). Target: >= 100,000 pods/s.
 
 Baseline: bench/baselines.numpy_schedule_basic, a numpy loop with the same semantics (fit filter with adaptive
 percentageOfNodesToScore from a rotating start, LeastAllocated + BalancedAllocation, random tie-break), at
@@ -16,7 +16,7 @@ import pytest
 from baselines import numpy_schedule_basic
 from vcore import Cluster, Scheduler
 from vcore._native._convert import pod_spec
-from vcore.synthetic import scheduling_basic
+from vcore.sim.synthetic import scheduling_basic
 
 GROUP = "SchedulingBasic 5000 nodes"
 BASELINE_PODS = 1000

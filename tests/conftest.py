@@ -154,7 +154,7 @@ def make_profile(scores: list[tuple[str, int]], *, filters: list[str] | None = N
     these filter plugins; fit: NodeResourcesFitArgs; balanced: [(resource, weight)]; binpack: Volcano args."""
     plugins = {"score": {"disabled": [{"name": "*"}], "enabled": [{"name": n, "weight": w} for n, w in scores]}}
     # The reference models kube-scheduler's plugins; vcore's GPUDeviceFit (on by default) is checked against
-    # vcore.gpu.fit by the GPU tests instead.
+    # tests/gpu/fit_reference.py by the GPU tests instead.
     plugins["filter"] = {"disabled": [{"name": "GPUDeviceFit"}]}
     if filters is not None:
         plugins["filter"] = {"disabled": [{"name": "*"}], "enabled": [{"name": n} for n in filters]}

@@ -5,11 +5,11 @@ import json
 import os
 import subprocess
 import sys
-import types
 
 import pytest
 
 from vcore import cli
+from vcore.sim.gpu import cli as trace_cli
 
 JSON_KEYS = {"nodes", "pods", "scheduled", "unscheduled", "pods_per_second", "ingest_seconds",
              "schedule_seconds", "reasons"}
@@ -98,33 +98,25 @@ def test_bad_profile_contents_is_a_clear_error(tmp_path, capsys):
     assert err.startswith("vcore simulate: error: ") and "Traceback" not in err
 
 
-def _fake_gpu_cli(monkeypatch, calls):
-    """Install a stand-in for vcore.gpu.cli (issue 3) so the dispatch is tested before the real one exists."""
-    fake = types.ModuleType("vcore.gpu.cli")
-
-    def add_trace_arguments(parser):
-        parser.add_argument("--trace-dir")
+def _record_trace_runs(monkeypatch, calls):
+    """Stand in for the trace replay behind ``vcore simulate --trace-dir`` (its own tests are tests/sim/gpu)."""
 
     def run_trace(args):
         calls.append(args.trace_dir)
         return 7
 
-    fake.add_trace_arguments, fake.run_trace = add_trace_arguments, run_trace
-    pkg = types.ModuleType("vcore.gpu")
-    pkg.cli = fake
-    monkeypatch.setitem(sys.modules, "vcore.gpu", pkg)
-    monkeypatch.setitem(sys.modules, "vcore.gpu.cli", fake)
+    monkeypatch.setattr(trace_cli, "run_trace", run_trace)
 
 
-def test_trace_dir_dispatches_to_gpu_cli(monkeypatch, tmp_path):
+def test_trace_dir_dispatches_to_the_trace_replay(monkeypatch, tmp_path):
     calls: list[str] = []
-    _fake_gpu_cli(monkeypatch, calls)
+    _record_trace_runs(monkeypatch, calls)
     assert cli.main(["simulate", "--trace-dir", str(tmp_path)]) == 7
     assert calls == [str(tmp_path)]
 
 
-def test_without_trace_dir_gpu_cli_is_not_called(monkeypatch, capsys):
+def test_without_trace_dir_the_trace_replay_is_not_called(monkeypatch, capsys):
     calls: list[str] = []
-    _fake_gpu_cli(monkeypatch, calls)
+    _record_trace_runs(monkeypatch, calls)
     assert cli.main(["simulate", "--nodes", "20", "--pods", "20", "--json"]) == 0
     assert calls == [] and json.loads(capsys.readouterr().out)["pods"] == 20

@@ -6,6 +6,8 @@
   vcore._native itself;
 - vcore (src/vcore, any depth, including imports inside functions and importlib.import_module("...") with a
   literal name) never imports vcore_kube or vcore_router;
+- vcore.types (the value types shared across layers) sits below every other vcore module: it imports nothing
+  from vcore but vcore.errors;
 - the adapters (adapters/kube, adapters/router) import only the public vcore API: no private module
   (a dotted component starting with "_", e.g. vcore._native) and no private name (from vcore.cluster import
   _helper, vcore.cluster._helper);
@@ -139,6 +141,21 @@ def core_violations(imports: list[Import]) -> list[str]:
             if any(_in(imp.module, adapter) for adapter in ADAPTERS)]
 
 
+BELOW_ALL = "vcore.types"
+BELOW_ALL_MAY_USE = ("vcore.errors",)
+
+
+def below_all_violations(imports: list[Import]) -> list[str]:
+    """vcore.types imports from vcore only vcore.errors (and third-party / standard modules)."""
+
+    def allowed(module: str) -> bool:
+        return not _in(module, "vcore") or any(_in(module, m) for m in BELOW_ALL_MAY_USE)
+
+    # "from vcore import errors" takes the module vcore.errors: judge each name taken from a package.
+    return [f"line {imp.line}: imports {imp.module}" for imp in imports
+            if not allowed(imp.module) and not (imp.names and all(allowed(f"{imp.module}.{n}") for n in imp.names))]
+
+
 def adapter_violations(imports: list[Import], source: str = "") -> list[str]:
     """Adapters use vcore's public API only: no private module, no private name, no private attribute."""
     bad = []
@@ -221,6 +238,12 @@ def test_vcore_never_imports_an_adapter(path):
     assert not core_violations(imports), (path, core_violations(imports))
 
 
+def test_shared_value_types_sit_below_every_vcore_module():
+    path = VCORE / "types.py"
+    imports = file_imports(path, SRC)
+    assert not below_all_violations(imports), (path, below_all_violations(imports))
+
+
 ADAPTER_SOURCES = [(name, root, p) for name, root in ADAPTERS.items() for p in sources(root, (".py", ".pyi"))]
 
 
@@ -270,6 +293,18 @@ def test_checker_flags_native_importing_vcore(source, current, is_package):
 ])
 def test_checker_allows_native_internal_imports(source):
     assert not native_violations(_py(source))
+
+
+@pytest.mark.parametrize("source, expected", [  # expected: 1 = flagged, 0 = allowed
+    ("from dataclasses import dataclass\nfrom vcore.errors import VCoreError\n", 0),
+    ("from . import errors", 0),
+    ("from vcore.gpu.mig import MigInstance", 1),
+    ("import vcore.cluster", 1),
+    ("def f():\n    from vcore import scheduler\n", 1),
+    ("from . import cluster", 1),
+])
+def test_checker_flags_shared_value_types_importing_vcore(source, expected):
+    assert bool(below_all_violations(_py(source, BELOW_ALL))) == bool(expected)
 
 
 def test_checker_reads_cython_imports():

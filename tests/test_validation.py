@@ -89,6 +89,37 @@ def test_nulls_absent_treats_a_null_field_as_left_out():
         record([], "spec")
 
 
+def test_a_wrong_type_is_a_type_error_for_plain_value_errors_and_the_callers_error_otherwise():
+    count = v.Integer(0)
+    assert count(3, "f") == 3
+    with pytest.raises(TypeError, match=r"^f: must be an integer, got a string '0'$"):
+        count("0", "f")
+    with pytest.raises(TypeError, match=r"^f: must be an integer, got a boolean True$"):
+        count(True, "f")
+    with pytest.raises(ValueError, match=r"^f: must be in \[0, inf\], got -1$"):
+        count(-1, "f")
+    with pytest.raises(ProfileError, match=r"^f: must be an integer, got a string '0'$"):
+        count("0", "f", ProfileError)  # a configuration's errors are all of its own class
+    record = v.Record({"n": count, "flag": v.Boolean()})
+    with pytest.raises(TypeError, match=r"^spec\.flag: must be true or false, got a string 'yes'$"):
+        record({"n": 1, "flag": "yes"}, "spec")
+    with pytest.raises(ValueError, match=r"^spec\.other: unknown key"):
+        record({"other": 1}, "spec")
+
+
+def test_optional_mapping_and_list_read_a_missing_field_as_empty():
+    assert v.optional_mapping(None, "f") == {} and v.optional_list(None, "f") == ()
+    labels = {"a": "b"}
+    assert v.optional_mapping(labels, "f") is labels
+    assert v.optional_list([1], "f") == [1] and v.optional_list((1,), "f") == (1,)
+    with pytest.raises(TypeError, match=r"^node x: metadata: must be a mapping, got a list$"):
+        v.optional_mapping([], "node x: metadata", TypeError)
+    with pytest.raises(ValueError, match=r"^f: keys must be strings, got an integer 1$"):
+        v.optional_mapping({1: "a"}, "f")
+    with pytest.raises(TypeError, match=r"^spec.containers: must be a list, got a mapping$"):
+        v.optional_list({"name": "c"}, "spec.containers", TypeError)
+
+
 def test_strings_are_unicode_text():
     assert v.String()("zoné", "f") == "zoné"
     with pytest.raises((ValueError, TypeError), match=r"^f: '\\ud800' is not valid Unicode text \(it holds a lone surrogate\)$"):

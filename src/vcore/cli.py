@@ -3,8 +3,8 @@
 Commands:
 
   vcore simulate [--nodes N] [--pods M] [--seed S] [--profile PATH] [--json]
-      Generate a synthetic cluster (vcore.synthetic), ingest it, place every pod with one Scheduler.schedule()
-      call, and report throughput plus why the pending pods did not fit.
+      Generate a synthetic cluster (vcore.sim.synthetic), ingest it, place every pod with one Scheduler.schedule()
+      call (vcore.sim.pods), and report throughput plus why the pending pods did not fit.
 
   vcore simulate --scenario gang [--nodes N] [--jobs J] [--queues Q] [--seed S] [--cycle PATH] [--json]
       A synthetic batch workload of Volcano PodGroups over weighted queues (vcore.sim.gang), one scheduling
@@ -21,8 +21,9 @@ Commands:
       cycle's jobs as the adapter's fast path places them: wait from arrival to placement (p50/p99/max), the
       cycle's time beside the cycle alone, and the checks (no node over-committed, no partial gang).
 
-Trace replay (``vcore simulate --trace-dir DIR ...``) is provided by ``vcore.gpu.cli`` when that module exists;
-this module only wires its arguments in and dispatches to it.
+  vcore simulate --trace-dir DIR [--workload W] [--policy P ...] [--seeds 42-51] [--json] [--plot FILE.png]
+      Replay an openb GPU trace with the FGD paper's protocol (vcore.sim.gpu.cli, which owns these options; this
+      module only wires them in and dispatches to it).
 
 Exit codes: 0 success, 1 runtime failure, 2 bad usage (argparse convention).
 """
@@ -34,6 +35,8 @@ import os
 import sys
 from collections.abc import Sequence
 from typing import Any
+
+from vcore.sim.gpu import cli as trace_cli
 
 __all__ = ["build_parser", "main"]
 
@@ -69,15 +72,6 @@ def _existing_file(text: str) -> str:
     if not os.path.isfile(text):
         raise argparse.ArgumentTypeError(f"no such file: {text!r}")
     return text
-
-
-def _gpu_cli() -> Any:
-    """``vcore.gpu.cli`` if this build has it (trace replay, issue 3), else None."""
-    try:
-        from vcore.gpu import cli as gpu_cli
-    except ImportError:
-        return None
-    return gpu_cli
 
 
 def _version() -> str:
@@ -138,10 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--rate", type=_positive_float, default=1000.0,
                      help="--scenario agent: agent pods arriving per second (default: %(default)s)")
 
-    gpu_cli = _gpu_cli()
-    if gpu_cli is not None:
-        gpu_cli.add_trace_arguments(sim)
-    sim.set_defaults(handler=_run_simulate, gpu_cli=gpu_cli)
+    trace_cli.add_trace_arguments(sim)
+    sim.set_defaults(handler=_run_simulate)
     return parser
 
 
@@ -165,11 +157,11 @@ def _format_report(result: Any, seed: int, profile: str | None) -> str:
 
 
 def _run_simulate(args: argparse.Namespace) -> int:
-    if args.gpu_cli is not None and getattr(args, "trace_dir", None):
-        return int(args.gpu_cli.run_trace(args))
+    if args.trace_dir:
+        return int(trace_cli.run_trace(args))
 
     from vcore.errors import VCoreError
-    from vcore.simulate import simulate
+    from vcore.sim.pods import run_pods_scenario
 
     if args.scenario == "gang":
         return _run_gang(args)
@@ -178,7 +170,7 @@ def _run_simulate(args: argparse.Namespace) -> int:
     if args.scenario == "agent":
         return _run_agent(args)
     try:
-        result = simulate(n_nodes=args.nodes or 1000, n_pods=args.pods, seed=args.seed, profile=args.profile)
+        result = run_pods_scenario(n_nodes=args.nodes or 1000, n_pods=args.pods, seed=args.seed, profile=args.profile)
     except (VCoreError, ValueError, TypeError) as exc:
         # Bad profile contents and the like: the user's input, so a one-line message, not a traceback.
         print(f"{PROG} simulate: error: {exc}", file=sys.stderr)

@@ -21,7 +21,6 @@ from vcore.batch.queue import QueueSpec
 from vcore.batch.state import BatchState
 from vcore.gpu import numa as _gpu_numa
 from vcore.gpu import specs as _gpu_specs
-from vcore.gpu.fit import GpuChoice
 from vcore.topology import tree as _topology
 from vcore.topology.patterns import NodePatterns
 from vcore.errors import (
@@ -34,6 +33,7 @@ from vcore.errors import (
     PodGroupNotFoundError,
     PodNotFoundError,
 )
+from vcore.types import GpuChoice
 
 T = TypeVar("T")
 

@@ -25,10 +25,9 @@ from vcore.batch.result import CycleResult
 from vcore.batch.session import share_plugin
 from vcore.cluster import Cluster, gpu_choice, pod_spec, with_gpu
 from vcore.errors import ProfileError
-from vcore.gpu.fit import GpuChoice
 from vcore.profile import Profile
 from vcore.reasons import fit_error_message, reason_counts
-from vcore.types import Placement
+from vcore.types import GpuChoice, Placement
 
 T = TypeVar("T")
 

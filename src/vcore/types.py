@@ -1,15 +1,29 @@
-"""The value types shared across vcore's layers: what a scheduling decision returns.
+"""The value types shared across vcore's layers: results that the cluster, the scheduler and the batch cycle hand
+to each other and to callers.
 
-Below every other vcore module (it imports nothing from vcore but the errors): the scheduler, the cycle and the
-adapters all speak these types, so none of them has to import another for them.
+This module sits below every other vcore module: it imports nothing from vcore but :mod:`vcore.errors`, so any
+layer may import it without a cycle.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from dataclasses import dataclass
+from typing import NamedTuple
 
-if TYPE_CHECKING:  # its own module for now; an annotation only
-    from vcore.gpu.fit import GpuChoice
+__all__ = ["GpuChoice", "Placement"]
+
+
+@dataclass(frozen=True)
+class GpuChoice:
+    """The GPUs a placed pod takes on its node: ``indices`` ascending for whole GPUs and shared slices; for MIG one
+    entry per instance, with the start slot of each instance in ``mig_starts`` (same length)."""
+
+    indices: tuple[int, ...]
+    mig_starts: tuple[int, ...] = ()
+
+    def gpu_index_annotation(self) -> str:
+        """The value for an annotation such as ``volcano.sh/gpu-index`` (``"0,1"``; distinct GPUs)."""
+        return ",".join(str(i) for i in dict.fromkeys(self.indices))
 
 
 class Placement(NamedTuple):

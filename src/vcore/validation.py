@@ -14,6 +14,10 @@ Constraints are small immutable objects; calling one checks a value and returns 
     args = ARGS(raw, "pluginConfig[0].args", ProfileError)
 
 Numbers are always finite (``.nan`` and ``.inf`` from YAML are refused); ``true``/``false`` are never numbers.
+
+A value of the wrong type is a TypeError when the caller asks for plain ValueErrors (the convention of the parsers
+of Kubernetes objects), and the caller's own error class otherwise (a configuration reports one kind of error).
+:func:`optional_mapping` and :func:`optional_list` read a field that Kubernetes leaves out (or writes null).
 """
 
 from __future__ import annotations
@@ -52,6 +56,8 @@ __all__ = [
     "join",
     "load_yaml_file",
     "mapping",
+    "optional_list",
+    "optional_mapping",
     "type_name",
     "unknown_key",
 ]
@@ -318,15 +324,32 @@ def mapping(value: Any, path: str, error: ErrorType = ValueError) -> Mapping[str
     return _mapping(value, path, error)
 
 
+def optional_mapping(value: Any, path: str, error: ErrorType = ValueError) -> Mapping[str, Any]:
+    """The value if it is a mapping with string keys; an empty mapping for None (a field left out or null)."""
+    if value is None:
+        return {}
+    return _mapping(value, path, error)
+
+
+def optional_list(value: Any, path: str, error: ErrorType = ValueError) -> Sequence[Any]:
+    """The value if it is a list (or tuple); an empty tuple for None (a field left out or null)."""
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise fail_type(error, path, f"must be a list, got {type_name(value)}")
+    return value
+
+
 class _Rejected(Exception):
     """An option of OneOf refused the value (never escapes this module)."""
 
 
 def _mapping(value: Any, path: str, error: ErrorType) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
+    # The exact type first: isinstance on an ABC is slow, and parsers of Kubernetes objects check many mappings.
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise fail_type(error, path, f"must be a mapping, got {type_name(value)}")
     for key in value:
-        if not isinstance(key, str):
+        if type(key) is not str and not isinstance(key, str):
             raise fail_type(error, path, f"keys must be strings, got {type_name(key)} {key!r}")
     return value
 

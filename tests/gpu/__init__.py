@@ -1,1 +1,2 @@
-"""Tests of vcore.gpu: openb loader, FGD protocol and metrics, native GPU kernels against references."""
+"""Tests of vcore.gpu: the device model (devices, requests, MIG, NUMA), the native device fit and GPU kernels
+against pure-Python references."""

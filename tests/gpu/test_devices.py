@@ -175,7 +175,7 @@ def test_kubernetes_client_object():
 
 BAD = [
     (dict(labels={"nvidia.com/mig.strategy": "auto"}), ValueError,
-     r"node n: metadata.labels\[nvidia.com/mig.strategy\]: must be one of none, single, mixed, got 'auto'"),
+     r"node n: metadata.labels\[nvidia.com/mig.strategy\]: must be one of none, single, mixed; got 'auto'"),
     (dict(labels={"nvidia.com/gpu.memory": "80GB"}), ValueError,
      r"node n: metadata.labels\[nvidia.com/gpu.memory\]: expected a non-negative integer \(MiB\), got '80GB'"),
     (dict(labels={"nvidia.com/gpu.count": "-1"}), ValueError, r"metadata.labels\[nvidia.com/gpu.count\]"),
@@ -195,26 +195,31 @@ BAD = [
           allocatable={"nvidia.com/gpu": "1"}), ValueError, "unknown MIG profile '1g.10gbx' for A100-40GB"),
     (dict(labels={"nvidia.com/gpu.product": 5}), TypeError, r"metadata.labels\[nvidia.com/gpu.product\]"),
     (dict(annotations={"vcore.io/gpu-topology": "{"}), ValueError, "invalid JSON"),
-    (dict(annotations={"vcore.io/gpu-topology": "[]"}), ValueError, "expected a JSON object"),
-    (dict(annotations={"vcore.io/gpu-topology": '{"devices": []}'}), ValueError, r"unknown key\(s\) \['devices'\]"),
+    (dict(annotations={"vcore.io/gpu-topology": "[]"}), ValueError,
+     r"node n: metadata.annotations\[vcore.io/gpu-topology\]: must be a mapping, got a list"),
+    (dict(annotations={"vcore.io/gpu-topology": '{"devices": []}'}), ValueError,
+     r"node n: metadata.annotations\[vcore.io/gpu-topology\].devices: unknown key \(expected one of: gpus\)"),
     (dict(annotations=topo({"numa": 0})), ValueError, r"gpus\[0\].index: required"),
-    (dict(annotations=topo({"index": 0, "numa": 0, "nvswitch": 1})), ValueError, r"unknown key\(s\) \['nvswitch'\]"),
+    (dict(annotations=topo({"index": 0, "numa": 0, "nvswitch": 1})), ValueError, r"gpus\[0\].nvswitch: unknown key"),
     (dict(annotations=topo({"index": 0}, {"index": 0})), ValueError, "GPU 0 is listed twice"),
     (dict(annotations=topo({"index": 5})), ValueError, r"GPU index 5 out of range \(the node has 2 GPUs\)"),
-    (dict(annotations=topo({"index": 0, "numa": -1})), ValueError, r"gpus\[0\].numa: must be >= 0, got -1"),
-    (dict(annotations=topo({"index": 0, "numa": "0"})), TypeError, r"gpus\[0\].numa: expected an integer, got str"),
-    (dict(annotations=topo({"index": True})), TypeError, r"gpus\[0\].index: expected an integer, got bool"),
-    (dict(annotations=topo({"index": 0, "memory_mib": 0})), ValueError, "memory_mib: must be >= 1"),
-    (dict(annotations=topo({"index": 0, "model": ""})), ValueError, "model: expected a non-empty string"),
-    (dict(annotations=topo({"index": 0, "mig_mode": "yes"})), TypeError, "mig_mode: expected true or false"),
-    (dict(annotations=topo({"index": 0, "mig": [["1g.10gb", 0]]})), ValueError, r"mig\[0\]: expected"),
+    (dict(annotations=topo({"index": 0, "numa": -1})), ValueError, r"gpus\[0\].numa: must be in \[0, inf\], got -1"),
+    (dict(annotations=topo({"index": 0, "numa": "0"})), TypeError,
+     r"gpus\[0\].numa: must be an integer, got a string '0'"),
+    (dict(annotations=topo({"index": True})), TypeError,
+     r"gpus\[0\].index: must be an integer, got a boolean True"),
+    (dict(annotations=topo({"index": 0, "memory_mib": 0})), ValueError, r"memory_mib: must be in \[1, inf\], got 0"),
+    (dict(annotations=topo({"index": 0, "model": ""})), ValueError, "model: must not be empty"),
+    (dict(annotations=topo({"index": 0, "mig_mode": "yes"})), TypeError, "mig_mode: must be true or false"),
+    (dict(annotations=topo({"index": 0, "mig": [["1g.10gb", 0]]})), ValueError, r"mig\[0\]: must be a mapping"),
     (dict(annotations=topo({"index": 0, "mig": [{"profile": "1g.10gb", "start": 0}], "mig_mode": False})),
      ValueError, "given with \"mig_mode\": false"),
     (dict(annotations=topo({"index": 0, "mig": [{"profile": "3g.40gb", "start": 2}]})), ValueError,
      "GPU 0: MIG instance.*cannot start at 2"),
     (dict(annotations=topo({"index": 0, "mig_mode": True})), ValueError,
      r"1 GPUs without MIG mode, but status.allocatable\[nvidia.com/gpu\] is 2"),
-    (dict(annotations={"vcore.io/gpu-topology": 7}), TypeError, "expected a JSON string"),
+    (dict(annotations={"vcore.io/gpu-topology": 7}), TypeError,
+     r"node n: metadata.annotations\[vcore.io/gpu-topology\]: must be a string, got an integer 7"),
 ]
 
 
@@ -243,8 +248,9 @@ def test_topology_mig_counts_must_match_allocatable():
 
 @pytest.mark.parametrize("node,exc,match", [
     (42, TypeError, "node: expected a dict in API shape or a kubernetes V1Node, got int"),
-    ({"metadata": []}, TypeError, "node <unnamed>: metadata: expected an object, got list"),
-    ({"metadata": {"name": "x", "labels": "a=b"}}, TypeError, "node x: metadata.labels: expected an object"),
+    ({"metadata": []}, TypeError, "node <unnamed>: metadata: must be a mapping, got a list"),
+    ({"metadata": {"name": "x", "labels": "a=b"}}, TypeError,
+     "node x: metadata.labels: must be a mapping, got a string"),
     ({"metadata": {"name": "x"}, "status": {"allocatable": []}}, TypeError, "node x: status.allocatable"),
 ])
 def test_bad_shapes(node, exc, match):

@@ -10,9 +10,11 @@ from hypothesis import given, settings, strategies as st
 
 from vcore.gpu import mig
 from vcore.gpu.devices import Gpu, NodeGpus
-from vcore.gpu.fit import GpuChoice, GpuUse, fit, free_state
 from vcore.gpu.mig import MigInstance
 from vcore.gpu.requests import GpuRequest, pod_gpu_request
+from vcore.types import GpuChoice
+
+from tests.gpu.fit_reference import GpuUse, fit, free_state
 
 A40, A80, H80, V100 = ("NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3",
                        "Tesla-V100-SXM2-16GB")

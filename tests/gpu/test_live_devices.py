@@ -1,5 +1,6 @@
 """The live cluster's GPU devices: the native device table and GPUDeviceFit against the pure-Python reference
-(vcore.gpu.fit) by hypothesis, GPU indices in placements, explicit binds, and bad input leaving state unchanged."""
+(tests/gpu/fit_reference.py) by hypothesis, GPU indices in placements, explicit binds, and bad input leaving state
+unchanged."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ import vcore
 from vcore._native import _core
 from vcore.gpu import mig
 from vcore.gpu.devices import Gpu, NodeGpus
-from vcore.gpu.fit import GpuChoice, GpuUse, fit
 from vcore.gpu.mig import MigInstance
 from vcore.gpu.requests import GpuRequest
 from vcore.gpu.specs import device_tuples, native_request
+from vcore.types import GpuChoice
+
+from tests.gpu.fit_reference import GpuUse, fit
 
 A40, A80, H80, T4 = "NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3", "Tesla-T4"
 MEMORY = {A40: 40960, A80: 81920, H80: 81559, T4: 15360}

@@ -148,12 +148,12 @@ def reference_numa_fit(gpus, cpu, policy, count, cpu_req):
     """gpus: [(numa, nvlink, free)] by index; cpu: {numa: [alloc, used]} (empty: unknown). Returns (GPU indices or
     None when filtered, {numa: pinned milli}). The rule of vcore.gpu.numa, written from its docstring."""
     from vcore.gpu.devices import Gpu
-    from vcore.gpu.fit import _pick, set_key
+    from tests.gpu.fit_reference import pick, set_key
 
     objs = [Gpu(i, "A100", 81920, n, l) for i, (n, l, _) in enumerate(gpus)]
     ids = sorted(set(cpu) | {n for n, _, _ in gpus if n >= 0})
     if not ids:  # no NUMA information: one NUMA node, the plain device preference
-        return _pick([g for g in objs if gpus[g.index][2]], count), {}
+        return pick([g for g in objs if gpus[g.index][2]], count), {}
     free_gpus = lambda members: [g for g in objs if gpus[g.index][2] and g.numa in members]
     all_gpus = lambda members: [g for g in objs if g.numa in members]
     known = bool(cpu)
@@ -178,7 +178,7 @@ def reference_numa_fit(gpus, cpu, policy, count, cpu_req):
         for m in masks:
             if bin(m).count("1") != k or not holds(members(m)):
                 continue
-            picked = _pick(free_gpus(members(m)), count)
+            picked = pick(free_gpus(members(m)), count)
             one = count <= 1 or not set_key([objs[i] for i in picked])[0]
             if best is None or (one and not best[1]):
                 best = (m, one)
@@ -190,12 +190,12 @@ def reference_numa_fit(gpus, cpu, policy, count, cpu_req):
         if policy != "best-effort":
             return None, {}
         chosen_set = set(ids)
-        picked = _pick([g for g in objs if gpus[g.index][2]], count)
+        picked = pick([g for g in objs if gpus[g.index][2]], count)
         if picked is None:
             return None, {}
     else:
         chosen_set = members(best[0])
-        picked = _pick(free_gpus(chosen_set), count)
+        picked = pick(free_gpus(chosen_set), count)
     pinned = {}
     left = cpu_req if known else 0
     for i in sorted(chosen_set):

@@ -10,9 +10,9 @@ import pytest
 
 from vcore.sim.llm import (
     LLAMA3_8B_A100,
-    Engine,
     KVCache,
     SimRequest,
+    SimulatedEngine,
     load_trace,
     parse_trace,
     prompt_load,
@@ -38,7 +38,7 @@ def test_kv_cache_lru_pins_and_tail_first_eviction():
 
 
 def test_engine_prefill_and_cache_hit_timing():
-    e = Engine(LLAMA3_8B_A100, 512)
+    e = SimulatedEngine(LLAMA3_8B_A100, 512)
     a = SimRequest(0, 0.0, 8192, 2, list(range(16)))
     e.submit(a, 0.0)
     e.advance(100.0)
@@ -51,7 +51,7 @@ def test_engine_prefill_and_cache_hit_timing():
 
 
 def test_engine_queues_fcfs_and_decode_slows_with_batch():
-    e = Engine(LLAMA3_8B_A100, 512)
+    e = SimulatedEngine(LLAMA3_8B_A100, 512)
     reqs = [SimRequest(i, 0.0, 4096, 50, [100 * i + k for k in range(8)]) for i in range(3)]
     for r in reqs:
         e.submit(r, 0.0)
@@ -64,7 +64,7 @@ def test_engine_queues_fcfs_and_decode_slows_with_batch():
 def test_engine_refuses_a_request_larger_than_its_cache_and_stays_usable():
     """A prompt needing more KV blocks than the whole cache could never be admitted: submit refuses it before
     queueing it (queued, it would block every request behind it and leave the engine reporting one waiting)."""
-    e = Engine(LLAMA3_8B_A100, 512)
+    e = SimulatedEngine(LLAMA3_8B_A100, 512)
     blocks = e.kv.capacity_blocks + 1
     with pytest.raises(ValueError, match=f"needs {blocks} KV blocks, the cache has {blocks - 1}"):
         e.submit(SimRequest(0, 0.0, blocks * 512, 1, list(range(blocks))), 0.0)
@@ -79,7 +79,7 @@ def test_engine_makes_progress_on_a_late_clock():
     """At 2.7e6 s (the HTTP simulator's clock after 5 minutes at time scale 1e-4) a float ulp is ~5e-10 s, and
     a prefill at ~10 k tokens/s with 2e-6 tokens left cannot move the clock: it completes instead of stalling the
     event loop (as it once did)."""
-    e = Engine(LLAMA3_8B_A100, 512)
+    e = SimulatedEngine(LLAMA3_8B_A100, 512)
     t = 2743975.463409109
     r = SimRequest(0, t, 75, 1, [1])
     e.submit(r, t)
@@ -147,9 +147,10 @@ def family_trace(seed: int, rate: float, share: float, multi_turn: float) -> lis
     return synthetic_trace(1500, rate, seed=seed, prefix_share=share, multi_turn=multi_turn)
 
 
-# The issue's target on other traces of the Mooncake format: seeded synthetic traces in the shared trace's load
-# regime (4-6 requests/s on 8 engines: 6,400-10,000 prompt tokens/s per engine, the shared trace has 7,500), with
-# little, medium and much prefix sharing. The seeds were held out: the policy was developed on others.
+# The routing target (vcore's mean TTFT at most 75 % of Kthena's and half of random's) on other traces of the
+# Mooncake format: seeded synthetic traces in the shared trace's load regime (4-6 requests/s on 8 engines:
+# 6,400-10,000 prompt tokens/s per engine, the shared trace has 7,500), with little, medium and much prefix
+# sharing. The seeds were held out: the policy was developed on others.
 # Measured: vcore 33-43 % below Kthena, 3.5-14x below random.
 @pytest.mark.parametrize("seed, rate, share, multi_turn", family((4.0, 5.0, 6.0), 21))
 def test_vcore_target_on_loaded_synthetic_traces(seed, rate, share, multi_turn):

@@ -6,7 +6,7 @@ Serves /v1/completions and /v1/chat/completions (streaming as server-sent events
 and /metrics with vLLM's metric names (``vllm:num_requests_running``, ``vllm:num_requests_waiting``,
 ``vllm:kv_cache_usage_perc``, ``vllm:time_to_first_token_seconds``, ``vllm:inter_token_latency_seconds``,
 ``vllm:lora_requests_info``, prompt/generation token counters). Latency and caching come from
-``vcore.sim.llm.Engine`` (the model the trace replay uses), advanced by the wall clock: a prompt's uncached
+``vcore.sim.llm.SimulatedEngine`` (the model the trace replay uses), advanced by the wall clock: a prompt's uncached
 tokens cost prefill time, cached prefix blocks (64-byte text blocks, LRU) do not, decode steps slow down with the
 batch. ``--time-scale`` divides every modelled duration (tests run the same model faster).
 
@@ -36,7 +36,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from vcore.routing import estimate_tokens, hash_prompt
-from vcore.sim.llm import DEFAULT_PRESET, FIRST_TOKEN, PRESETS, Engine, SimRequest
+from vcore.sim.llm import DEFAULT_PRESET, FIRST_TOKEN, PRESETS, SimRequest, SimulatedEngine
 
 from vcore_router.request import RequestError, parse_request
 
@@ -64,7 +64,7 @@ class EngineSim:
         self.model = model
         self.role = role
         self.name = name
-        self.engine = Engine(PRESETS[preset], BLOCK_BYTES // 4, name)
+        self.engine = SimulatedEngine(PRESETS[preset], BLOCK_BYTES // 4, name)
         self.time_scale = time_scale
         self.max_loras = max_loras
         self.lora_load_s = lora_load_ms / 1000.0

@@ -1,37 +1,22 @@
-"""GPU sharing in vcore: openb trace loading, the FGD experiment protocol and GPU placement policies.
+"""GPUs in vcore's live scheduler: the device model of a node, what a pod asks of GPUs, MIG, NUMA, and the
+placement policies' names.
 
-The replay loop, the fit rules and every policy are native (``vcore._native._core.gpu``); this package loads
-traces, applies the published protocol (shuffle, tune to 130 % of GPU capacity, one pass) and computes metrics.
-The command line front end is ``vcore simulate`` (:mod:`vcore.gpu.cli`).
+- :mod:`vcore.gpu.devices`: a node's GPU inventory, read from a Kubernetes Node (device plugin, GFD labels and
+  vcore's topology annotation).
+- :mod:`vcore.gpu.requests`: a pod's GPU request (whole GPUs, shared slices, MIG instances; model constraints).
+- :mod:`vcore.gpu.mig`: MIG geometries, profiles and placement rules.
+- :mod:`vcore.gpu.numa`: Topology Manager policies and per-NUMA-node CPUs.
+- :mod:`vcore.gpu.specs`: the GPU parts of the native node and pod specs.
+- :mod:`vcore.gpu.policies`: the names of the GPU placement policies (the kernels are native).
+
+The fit rules and every policy are native (``vcore._native._core.gpu``). The openb trace replay of the FGD paper,
+which measures the policies, is simulation: :mod:`vcore.sim.gpu`.
 """
 
 from vcore.gpu.policies import DEFAULT_POLICY, POLICIES, native_policy_name
-from vcore.gpu.protocol import (
-    Cluster,
-    ReplayRun,
-    TargetWorkload,
-    build_cluster,
-    replay,
-    run_protocol,
-    target_workload,
-    tune_workload,
-)
-from vcore.gpu.trace import NodeList, PodList, load_nodes, load_pods
 
 __all__ = [
     "DEFAULT_POLICY",
     "POLICIES",
     "native_policy_name",
-    "Cluster",
-    "ReplayRun",
-    "TargetWorkload",
-    "build_cluster",
-    "replay",
-    "run_protocol",
-    "target_workload",
-    "tune_workload",
-    "NodeList",
-    "PodList",
-    "load_nodes",
-    "load_pods",
 ]

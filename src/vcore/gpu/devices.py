@@ -26,7 +26,8 @@ indices, MIG GPUs follow, and MIG instances are laid out largest profile first a
 where :func:`vcore.gpu.mig.can_place` succeeds. NUMA node and NVLink domain default to -1 (unknown).
 
 :func:`to_csr` flattens a list of inventories into the CSR arrays the native cluster state will own.
-Every error is a ValueError/TypeError starting with ``node <name>: <field>: ``.
+Fields are checked with :mod:`vcore.validation`: every error is a TypeError (a value of the wrong JSON type) or a
+ValueError (a bad value) in the form ``node <name>: <field>: <problem>``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import numpy as np
 from vcore._native._convert import api_dict, parse_quantity
 from vcore.gpu import mig as _mig
 from vcore.gpu.mig import MigInstance
+from vcore.validation import Boolean, Integer, ListOf, Record, String, fail, optional_mapping
 
 __all__ = [
     "GPU_RESOURCE",
@@ -60,7 +62,6 @@ LABEL_MEMORY = "nvidia.com/gpu.memory"
 LABEL_COUNT = "nvidia.com/gpu.count"
 LABEL_MIG_STRATEGY = "nvidia.com/mig.strategy"
 MIG_STRATEGIES = ("none", "single", "mixed")
-_TOPOLOGY_KEYS = frozenset(("index", "numa", "nvlink", "model", "memory_mib", "mig_mode", "mig"))
 
 
 @dataclass(frozen=True)
@@ -101,50 +102,48 @@ class NodeGpus:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Parsing helpers
+# Parsing helpers. A wrong JSON type is a TypeError, a bad value a ValueError; both name the node and the field.
 # ---------------------------------------------------------------------------------------------------------
 
-def _opt_map(v: Any, ctx: str, path: str) -> dict:
-    if v is None:
-        return {}
-    if type(v) is dict or isinstance(v, Mapping):  # the exact-type test first: isinstance on an ABC is slow
-        return dict(v)
-    raise TypeError(f"{ctx}: {path}: expected an object, got {type(v).__name__}")
+_STRING = String()
+_MIG_STRATEGY = String(choices=MIG_STRATEGIES)
+_COUNT = Integer(0)
+_MIG_INSTANCE = Record({"profile": String(), "start": _COUNT}, required=("profile", "start"))
+# One GPU of the vcore.io/gpu-topology annotation; an unknown key is an error (a typo must not mean "no topology").
+_GPU_TOPOLOGY = Record({
+    "index": _COUNT,
+    "numa": _COUNT,
+    "nvlink": _COUNT,
+    "model": String(nonempty=True),
+    "memory_mib": Integer(1),
+    "mig_mode": Boolean(),
+    "mig": ListOf(_MIG_INSTANCE),
+}, required=("index",))
+_TOPOLOGY = Record({"gpus": ListOf(_GPU_TOPOLOGY)})
 
 
-def _label_int(labels: dict, key: str, ctx: str, what: str) -> int | None:
-    """A non-negative decimal label (labels are strings; GFD writes plain integers)."""
+def _label(labels: Mapping[str, Any], key: str, ctx: str) -> str | None:
+    """A label's value (None when absent)."""
     v = labels.get(key)
+    return None if v is None else _STRING(v, f"{ctx}: metadata.labels[{key}]", TypeError)
+
+
+def _label_int(labels: Mapping[str, Any], key: str, ctx: str, what: str) -> int | None:
+    """A non-negative decimal label (labels are strings; GFD writes plain integers)."""
+    v = _label(labels, key, ctx)
     if v is None:
         return None
-    if not isinstance(v, str):
-        raise TypeError(f"{ctx}: metadata.labels[{key}]: expected a string, got {type(v).__name__}")
     if not v.isdigit() or not v.isascii():
-        raise ValueError(f"{ctx}: metadata.labels[{key}]: expected a non-negative integer ({what}), got {v!r}")
+        raise fail(ValueError, f"{ctx}: metadata.labels[{key}]", f"expected a non-negative integer ({what}), got {v!r}")
     return int(v)
-
-
-def _label_str(labels: dict, key: str, ctx: str) -> str:
-    v = labels.get(key, "")
-    if not isinstance(v, str):
-        raise TypeError(f"{ctx}: metadata.labels[{key}]: expected a string, got {type(v).__name__}")
-    return v
 
 
 def _whole_quantity(v: Any, ctx: str, field: str) -> int:
     """A device-count quantity: Kubernetes only allows whole numbers for extended resources."""
     milli = parse_quantity(v, milli=True, obj=ctx, field=field)
     if milli % 1000:
-        raise ValueError(f"{ctx}: {field}: must be a whole number, got {v!r}")
+        raise fail(ValueError, f"{ctx}: {field}", f"must be a whole number, got {v!r}")
     return milli // 1000
-
-
-def _json_int(v: Any, ctx: str, path: str, lo: int = 0) -> int:
-    if type(v) is not int:  # bool is an int subclass: reject it explicitly via type()
-        raise TypeError(f"{ctx}: {path}: expected an integer, got {type(v).__name__}")
-    if v < lo:
-        raise ValueError(f"{ctx}: {path}: must be >= {lo}, got {v}")
-    return v
 
 
 @dataclass
@@ -158,64 +157,20 @@ class _Override:
 
 
 def _parse_topology(raw: Any, ctx: str) -> dict[int, _Override]:
-    base = f"metadata.annotations[{TOPOLOGY_ANNOTATION}]"
-    if not isinstance(raw, str):
-        raise TypeError(f"{ctx}: {base}: expected a JSON string, got {type(raw).__name__}")
+    base = f"{ctx}: metadata.annotations[{TOPOLOGY_ANNOTATION}]"
     try:
-        doc = json.loads(raw)
+        doc = json.loads(_STRING(raw, base, TypeError))
     except json.JSONDecodeError as e:
-        raise ValueError(f"{ctx}: {base}: invalid JSON: {e}") from None
-    if not isinstance(doc, dict):
-        raise ValueError(f"{ctx}: {base}: expected a JSON object with key \"gpus\"")
-    extra = set(doc) - {"gpus"}
-    if extra:
-        raise ValueError(f"{ctx}: {base}: unknown key(s) {sorted(extra)} (allowed: ['gpus'])")
-    gpus = doc.get("gpus", [])
-    if not isinstance(gpus, list):
-        raise ValueError(f"{ctx}: {base}.gpus: expected a list")
+        raise fail(ValueError, base, f"invalid JSON: {e}") from None
     out: dict[int, _Override] = {}
-    for i, entry in enumerate(gpus):
-        path = f"{base}.gpus[{i}]"
-        if not isinstance(entry, dict):
-            raise ValueError(f"{ctx}: {path}: expected an object")
-        extra = set(entry) - _TOPOLOGY_KEYS
-        if extra:
-            raise ValueError(f"{ctx}: {path}: unknown key(s) {sorted(extra)} (allowed: {sorted(_TOPOLOGY_KEYS)})")
-        if "index" not in entry:
-            raise ValueError(f"{ctx}: {path}.index: required")
-        idx = _json_int(entry["index"], ctx, f"{path}.index")
+    for i, entry in enumerate(_TOPOLOGY(doc, base, ValueError).get("gpus", ())):
+        idx = entry["index"]
         if idx in out:
-            raise ValueError(f"{ctx}: {path}.index: GPU {idx} is listed twice")
-        o = _Override()
-        if "numa" in entry:
-            o.numa = _json_int(entry["numa"], ctx, f"{path}.numa")
-        if "nvlink" in entry:
-            o.nvlink = _json_int(entry["nvlink"], ctx, f"{path}.nvlink")
-        if "memory_mib" in entry:
-            o.memory_mib = _json_int(entry["memory_mib"], ctx, f"{path}.memory_mib", lo=1)
-        if "model" in entry:
-            if not isinstance(entry["model"], str) or not entry["model"]:
-                raise ValueError(f"{ctx}: {path}.model: expected a non-empty string")
-            o.model = entry["model"]
-        if "mig_mode" in entry:
-            if not isinstance(entry["mig_mode"], bool):
-                raise TypeError(f"{ctx}: {path}.mig_mode: expected true or false, "
-                                f"got {type(entry['mig_mode']).__name__}")
-            o.mig_mode = entry["mig_mode"]
-        if "mig" in entry:
-            insts = entry["mig"]
-            if not isinstance(insts, list):
-                raise ValueError(f"{ctx}: {path}.mig: expected a list of {{\"profile\", \"start\"}}")
-            parsed = []
-            for j, inst in enumerate(insts):
-                ipath = f"{path}.mig[{j}]"
-                if not isinstance(inst, dict) or set(inst) != {"profile", "start"}:
-                    raise ValueError(f"{ctx}: {ipath}: expected {{\"profile\": str, \"start\": int}}")
-                if not isinstance(inst["profile"], str):
-                    raise TypeError(f"{ctx}: {ipath}.profile: expected a string")
-                parsed.append(MigInstance(inst["profile"], _json_int(inst["start"], ctx, f"{ipath}.start")))
-            o.mig = tuple(parsed)
-        out[idx] = o
+            raise fail(ValueError, f"{base}.gpus[{i}].index", f"GPU {idx} is listed twice")
+        mig = entry.get("mig")
+        out[idx] = _Override(entry.get("numa"), entry.get("nvlink"), entry.get("model"), entry.get("memory_mib"),
+                             entry.get("mig_mode"),
+                             None if mig is None else tuple(MigInstance(m["profile"], m["start"]) for m in mig))
     return out
 
 
@@ -251,21 +206,18 @@ def node_gpus(node: Mapping[str, Any] | Any) -> NodeGpus:
     A node without GPUs yields ``devices == ()``. Raises ValueError/TypeError naming the node and field.
     """
     node = api_dict(node, "node")
-    meta = _opt_map(node.get("metadata"), "node <unnamed>", "metadata")
-    name = meta.get("name") or "<unnamed>"
-    if not isinstance(name, str):
-        raise TypeError(f"node <unnamed>: metadata.name: expected a string, got {type(name).__name__}")
+    meta = optional_mapping(node.get("metadata"), "node <unnamed>: metadata", TypeError)
+    name = _STRING(meta.get("name") or "<unnamed>", "node <unnamed>: metadata.name", TypeError)
     ctx = f"node {name}"
-    labels = _opt_map(meta.get("labels"), ctx, "metadata.labels")
-    annotations = _opt_map(meta.get("annotations"), ctx, "metadata.annotations")
-    status = _opt_map(node.get("status"), ctx, "status")
-    alloc = _opt_map(status.get("allocatable"), ctx, "status.allocatable")
+    labels = optional_mapping(meta.get("labels"), f"{ctx}: metadata.labels", TypeError)
+    annotations = optional_mapping(meta.get("annotations"), f"{ctx}: metadata.annotations", TypeError)
+    status = optional_mapping(node.get("status"), f"{ctx}: status", TypeError)
+    alloc = optional_mapping(status.get("allocatable"), f"{ctx}: status.allocatable", TypeError)
 
-    strategy = _label_str(labels, LABEL_MIG_STRATEGY, ctx) or "none"
-    if strategy not in MIG_STRATEGIES:
-        raise ValueError(f"{ctx}: metadata.labels[{LABEL_MIG_STRATEGY}]: must be one of "
-                         f"{', '.join(MIG_STRATEGIES)}, got {strategy!r}")
-    product = _label_str(labels, LABEL_PRODUCT, ctx)
+    strategy = _MIG_STRATEGY(_label(labels, LABEL_MIG_STRATEGY, ctx) or "none",
+                             f"{ctx}: metadata.labels[{LABEL_MIG_STRATEGY}]", ValueError)
+    product = _label(labels, LABEL_PRODUCT, ctx) or ""
+    at_product = f"{ctx}: metadata.labels[{LABEL_PRODUCT}]"
     memory = _label_int(labels, LABEL_MEMORY, ctx, "MiB") or 0
     count_label = _label_int(labels, LABEL_COUNT, ctx, "GPUs")
     n_alloc = 0
@@ -277,17 +229,17 @@ def node_gpus(node: Mapping[str, Any] | Any) -> NodeGpus:
     mig_counts: dict[str, int] = {}
     known = _mig.all_profile_names()
     for key, value in alloc.items():
-        if isinstance(key, str) and key.startswith(MIG_RESOURCE_PREFIX):
+        if key.startswith(MIG_RESOURCE_PREFIX):
             prof = key[len(MIG_RESOURCE_PREFIX):]
             if prof not in known:
-                raise ValueError(f"{ctx}: status.allocatable[{key}]: unknown MIG profile {prof!r}")
+                raise fail(ValueError, f"{ctx}: status.allocatable[{key}]", f"unknown MIG profile {prof!r}")
             mig_counts[prof] = _whole_quantity(value, ctx, f"status.allocatable[{key}]")
     if not mig_counts:
         for key in labels:
-            if isinstance(key, str) and key.startswith(MIG_RESOURCE_PREFIX) and key.endswith(".count"):
+            if key.startswith(MIG_RESOURCE_PREFIX) and key.endswith(".count"):
                 prof = key[len(MIG_RESOURCE_PREFIX):-len(".count")]
                 if prof not in known:
-                    raise ValueError(f"{ctx}: metadata.labels[{key}]: unknown MIG profile {prof!r}")
+                    raise fail(ValueError, f"{ctx}: metadata.labels[{key}]", f"unknown MIG profile {prof!r}")
                 mig_counts[prof] = _label_int(labels, key, ctx, "MIG devices") or 0
     mig_counts = {p: c for p, c in mig_counts.items() if c > 0}
 
@@ -299,10 +251,9 @@ def node_gpus(node: Mapping[str, Any] | Any) -> NodeGpus:
         model, prof = product.rsplit("-MIG-", 1)
         geometry = _mig.mig_model(model)
         if geometry is None:
-            raise ValueError(f"{ctx}: metadata.labels[{LABEL_PRODUCT}]: no MIG geometry for {model!r}")
+            raise fail(ValueError, at_product, f"no MIG geometry for {model!r}")
         if prof not in _mig.profiles_for(geometry):
-            raise ValueError(f"{ctx}: metadata.labels[{LABEL_PRODUCT}]: unknown MIG profile {prof!r} "
-                             f"for {geometry}")
+            raise fail(ValueError, at_product, f"unknown MIG profile {prof!r} for {geometry}")
         n_devices = n_alloc if GPU_RESOURCE in alloc else (count_label or 0)
         full_memory = _mig.full_memory_mib(geometry)
         n_whole = 0
@@ -313,8 +264,8 @@ def node_gpus(node: Mapping[str, Any] | Any) -> NodeGpus:
     elif strategy == "mixed" and mig_counts:
         geometry = _mig.mig_model(product, memory)
         if geometry is None:
-            raise ValueError(f"{ctx}: metadata.labels[{LABEL_PRODUCT}]: no MIG geometry for {product!r} "
-                             f"({memory} MiB), yet the node advertises MIG devices")
+            raise fail(ValueError, at_product, f"no MIG geometry for {product!r} ({memory} MiB), yet the node "
+                                               "advertises MIG devices")
         # gpu.count counts every physical GPU; MIG GPUs are those beyond the whole ones. If the label is
         # missing or too small, as many GPUs as the instances need (allocatable is authoritative).
         n_mig = max((count_label or 0) - n_alloc, 0)
@@ -328,13 +279,13 @@ def node_gpus(node: Mapping[str, Any] | Any) -> NodeGpus:
 
     if TOPOLOGY_ANNOTATION in annotations:
         overrides = _parse_topology(annotations[TOPOLOGY_ANNOTATION], ctx)
-        base = f"metadata.annotations[{TOPOLOGY_ANNOTATION}]"
+        base = f"{ctx}: metadata.annotations[{TOPOLOGY_ANNOTATION}]"
         for idx, o in sorted(overrides.items()):
             if idx >= len(devices):
-                raise ValueError(f"{ctx}: {base}: GPU index {idx} out of range (the node has {len(devices)} GPUs)")
+                raise fail(ValueError, base, f"GPU index {idx} out of range (the node has {len(devices)} GPUs)")
             g = devices[idx]
             if o.mig and o.mig_mode is False:
-                raise ValueError(f"{ctx}: {base}: GPU {idx}: \"mig\" instances given with \"mig_mode\": false")
+                raise fail(ValueError, base, f"GPU {idx}: \"mig\" instances given with \"mig_mode\": false")
             mig_mode = o.mig_mode if o.mig_mode is not None else (True if o.mig else g.mig_mode)
             insts = (g.mig_instances if o.mig is None else o.mig) if mig_mode else ()
             new = Gpu(idx, o.model or g.model, o.memory_mib or g.memory_mib,
@@ -343,26 +294,25 @@ def node_gpus(node: Mapping[str, Any] | Any) -> NodeGpus:
             if new.mig_mode:
                 geometry = new.mig_geometry
                 if geometry is None:
-                    raise ValueError(f"{ctx}: {base}: GPU {idx}: MIG mode on {new.model!r}, which has no MIG "
-                                     f"geometry")
+                    raise fail(ValueError, base, f"GPU {idx}: MIG mode on {new.model!r}, which has no MIG geometry")
                 try:
                     _mig.validate_layout(geometry, new.mig_instances)
                 except ValueError as e:
-                    raise ValueError(f"{ctx}: {base}: GPU {idx}: {e}") from None
+                    raise fail(ValueError, base, f"GPU {idx}: {e}") from None
             devices[idx] = new
         # The annotation may move MIG mode between GPUs, but never change what the kubelet advertises.
         whole = sum(1 for g in devices if not g.mig_mode)
         if strategy != "single" and whole != n_alloc:
-            raise ValueError(f"{ctx}: {base}: {whole} GPUs without MIG mode, but status.allocatable"
-                             f"[{GPU_RESOURCE}] is {n_alloc}")
+            raise fail(ValueError, base, f"{whole} GPUs without MIG mode, but status.allocatable[{GPU_RESOURCE}] "
+                                         f"is {n_alloc}")
         if strategy == "mixed" and any(g.mig_instances for g in devices):
             got: dict[str, int] = {}
             for g in devices:
                 for inst in g.mig_instances:
                     got[inst.profile] = got.get(inst.profile, 0) + 1
             if got != mig_counts:
-                raise ValueError(f"{ctx}: {base}: MIG instances {dict(sorted(got.items()))} differ from the "
-                                 f"node's advertised MIG devices {dict(sorted(mig_counts.items()))}")
+                raise fail(ValueError, base, f"MIG instances {dict(sorted(got.items()))} differ from the node's "
+                                             f"advertised MIG devices {dict(sorted(mig_counts.items()))}")
     return NodeGpus(name, model, full_memory, strategy, tuple(devices))
 
 

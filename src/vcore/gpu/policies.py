@@ -1,4 +1,4 @@
-"""GPU placement policies of the trace replay: names, aliases and what each one does.
+"""GPU placement policies of the GPUPlacement plugin and the trace replay: names, aliases and what each one does.
 
 vcore's default policy (``vcore``) = FGD's fragmentation score, computed on a target workload averaged over the
 coverage cut-offs 95..100 % (every spec counts, rare ones a little; FGD's single 95 % cut-off makes it blind to
@@ -7,8 +7,8 @@ the node's GPU already allocated) and up to 10 points for keeping the node's CPU
 proportion. The balance bonus guards against CPU stranding GPUs, so it is scaled by the workload's CPU pressure
 (the CPU it asks per GPU over the CPU the cluster has per GPU): full at >= 0.8, none at <= 0.5, where CPU is
 abundant and the bonus would only override FGD. Measured on the 15 shared openb workloads and 9 held-out ones
-(vcore.gpu.variants: multi-GPU-heavy, GPU-type-constrained, and the spot-GPU cluster), seeds 42-51, it
-allocates at least as much GPU as FGD on every one; see bench/test_gpu_bench.py and the issue notes.
+(vcore.sim.gpu.variants: multi-GPU-heavy, GPU-type-constrained, and the spot-GPU cluster), seeds 42-51, it
+allocates at least as much GPU as FGD on every one; see bench/test_gpu_bench.py.
 
 All policies are native kernels (``vcore._native._core.gpu``); this module only maps user-facing names to them.
 Every policy scores each feasible node with an integer 0..100 and the highest score wins, ties to the smallest

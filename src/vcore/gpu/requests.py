@@ -27,8 +27,9 @@ nodes whose GPUs differ (``vcore.io/gpu-topology`` model overrides).
 
 Container quantities follow Kubernetes: an extended resource's request equals its limit (a limit alone
 implies the request), values are whole numbers, app containers add up and an init container counts when it
-asks for more than all app containers together. Errors are ValueError/TypeError starting with
-``pod <namespace>/<name>: <field>: ``; mixing kinds is an error, never a guess.
+asks for more than all app containers together. Fields are checked with :mod:`vcore.validation`: every error is a
+TypeError (a value of the wrong JSON type) or a ValueError (a bad value) in the form
+``pod <namespace>/<name>: <field>: <problem>``; mixing kinds is an error, never a guess.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from typing import Any, Literal, Mapping
 
 from vcore._native._convert import api_dict, parse_quantity
 from vcore.gpu import mig as _mig
+from vcore.validation import ListOf, String, fail, optional_list, optional_mapping
 
 __all__ = [
     "GPU_RESOURCE",
@@ -153,37 +155,27 @@ class GpuRequest:
 # Parsing
 # ---------------------------------------------------------------------------------------------------------
 
-def _map(v: Any, ctx: str, path: str) -> dict:
-    if v is None:
-        return {}
-    if type(v) is dict or isinstance(v, Mapping):  # the exact-type test first: isinstance on an ABC is slow
-        return dict(v)
-    raise TypeError(f"{ctx}: {path}: expected an object, got {type(v).__name__}")
-
-
-def _list(v: Any, ctx: str, path: str) -> list:
-    if v is None:
-        return []
-    if isinstance(v, (list, tuple)):
-        return list(v)
-    raise TypeError(f"{ctx}: {path}: expected a list, got {type(v).__name__}")
+# A wrong JSON type is a TypeError, a bad value a ValueError; both name the pod and the field.
+_STRING = String()
+_STRINGS = ListOf(_STRING)
+_OPERATOR = String(choices=("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"))
 
 
 def _is_gpu_resource(key: str) -> bool:
     return key == GPU_RESOURCE or key.startswith(MIG_RESOURCE_PREFIX) or key in _VOLCANO
 
 
-def _container_gpu(c: dict, ctx: str, path: str, fields: dict[str, str]) -> dict[str, int]:
+def _container_gpu(c: Mapping[str, Any], ctx: str, path: str, fields: dict[str, str]) -> dict[str, int]:
     """GPU-related extended resources of one container (request == limit, whole numbers).
 
     ``fields`` collects, per resource, the first field that named it (where a later error should point).
     """
-    res = _map(c.get("resources"), ctx, f"{path}.resources")
-    requests = _map(res.get("requests"), ctx, f"{path}.resources.requests")
-    limits = _map(res.get("limits"), ctx, f"{path}.resources.limits")
+    res = optional_mapping(c.get("resources"), f"{ctx}: {path}.resources", TypeError)
+    requests = optional_mapping(res.get("requests"), f"{ctx}: {path}.resources.requests", TypeError)
+    limits = optional_mapping(res.get("limits"), f"{ctx}: {path}.resources.limits", TypeError)
     out: dict[str, int] = {}
     for key in {**limits, **requests}:
-        if not isinstance(key, str) or not _is_gpu_resource(key):
+        if not _is_gpu_resource(key):
             continue
         values = {}
         for where, rl in (("requests", requests), ("limits", limits)):
@@ -191,11 +183,11 @@ def _container_gpu(c: dict, ctx: str, path: str, fields: dict[str, str]) -> dict
                 field = f"{path}.resources.{where}[{key}]"
                 milli = parse_quantity(rl[key], milli=True, obj=ctx, field=field)
                 if milli % MILLI:
-                    raise ValueError(f"{ctx}: {field}: must be a whole number, got {rl[key]!r}")
+                    raise fail(ValueError, f"{ctx}: {field}", f"must be a whole number, got {rl[key]!r}")
                 values[where] = (milli // MILLI, field)
         if "requests" in values and "limits" in values and values["requests"][0] != values["limits"][0]:
-            raise ValueError(f"{ctx}: {values['requests'][1]}: must equal the limit for an extended resource "
-                             f"({values['requests'][0]} != {values['limits'][0]})")
+            raise fail(ValueError, f"{ctx}: {values['requests'][1]}", f"must equal the limit for an extended "
+                       f"resource ({values['requests'][0]} != {values['limits'][0]})")
         # Kubernetes defaults a missing request to the limit; a request alone is rejected by the API server,
         # but a pod dict from a test or a trace may carry one: read it as is.
         value, field = values.get("requests") or values["limits"]
@@ -216,95 +208,90 @@ def _effective(containers: list[dict[str, int]], inits: list[dict[str, int]]) ->
     return {k: v for k, v in total.items() if v > 0}
 
 
-def _annotation_str(annotations: dict, key: str, ctx: str) -> str | None:
+def _annotation_str(annotations: Mapping[str, Any], key: str, ctx: str) -> str | None:
     v = annotations.get(key)
     if v is None:
         return None
-    if not isinstance(v, str):
-        raise TypeError(f"{ctx}: metadata.annotations[{key}]: expected a string, got {type(v).__name__}")
-    return v.strip()
+    return _STRING(v, f"{ctx}: metadata.annotations[{key}]", TypeError).strip()
 
 
-def _annotation_positive_int(annotations: dict, key: str, ctx: str, what: str) -> int | None:
+def _annotation_positive_int(annotations: Mapping[str, Any], key: str, ctx: str, what: str) -> int | None:
     v = _annotation_str(annotations, key, ctx)
     if v is None:
         return None
-    field = f"metadata.annotations[{key}]"
+    at = f"{ctx}: metadata.annotations[{key}]"
     try:
         n = int(v, 10)
     except ValueError:
-        raise ValueError(f"{ctx}: {field}: expected an integer ({what}), got {v!r}") from None
+        raise fail(ValueError, at, f"expected an integer ({what}), got {v!r}") from None
     if n <= 0:
-        raise ValueError(f"{ctx}: {field}: must be positive ({what}), got {n}")
+        raise fail(ValueError, at, f"must be positive ({what}), got {n}")
     return n
 
 
-def _fraction_milli(annotations: dict, ctx: str) -> int | None:
+def _fraction_milli(annotations: Mapping[str, Any], ctx: str) -> int | None:
     v = _annotation_str(annotations, KAI_GPU_FRACTION, ctx)
     if v is None:
         return None
-    field = f"metadata.annotations[{KAI_GPU_FRACTION}]"
+    at = f"{ctx}: metadata.annotations[{KAI_GPU_FRACTION}]"
     try:
         # Decimal, not float: 0.1 * 1000 is 100.00000000000001 in binary and would round up to 101.
         f = Decimal(v)
     except InvalidOperation:
-        raise ValueError(f"{ctx}: {field}: expected a number in (0, 1], got {v!r}") from None
+        raise fail(ValueError, at, f"expected a number in (0, 1], got {v!r}") from None
     if not f.is_finite() or f <= 0 or f > 1:
-        raise ValueError(f"{ctx}: {field}: must be in (0, 1], got {v}")
+        raise fail(ValueError, at, f"must be in (0, 1], got {v}")
     # Rounded up to a whole milli so the pod never gets less than it asked for (0.0001 -> 1 milli).
     return int(math.ceil(f * MILLI))
 
 
-def _models(annotations: dict, ctx: str) -> tuple[str, ...] | None:
+def _models(annotations: Mapping[str, Any], ctx: str) -> tuple[str, ...] | None:
     v = _annotation_str(annotations, MODELS_ANNOTATION, ctx)
     if v is None:
         return None
     names = tuple(s.strip() for s in v.split(","))
     if not v or any(not n for n in names):
-        raise ValueError(f"{ctx}: metadata.annotations[{MODELS_ANNOTATION}]: expected a comma-separated list "
-                         f"of GPU models such as \"A100,H100\", got {v!r}")
+        raise fail(ValueError, f"{ctx}: metadata.annotations[{MODELS_ANNOTATION}]", f"expected a comma-separated "
+                   f"list of GPU models such as \"A100,H100\", got {v!r}")
     return names
 
 
-def _product_terms(spec: dict, ctx: str) -> tuple[ProductTerm, ...]:
+def _product_terms(spec: Mapping[str, Any], ctx: str) -> tuple[ProductTerm, ...]:
     """The product constraint of nodeSelector AND required node affinity (terms ORed)."""
-    selector = _map(spec.get("nodeSelector"), ctx, "spec.nodeSelector")
+    selector = optional_mapping(spec.get("nodeSelector"), f"{ctx}: spec.nodeSelector", TypeError)
     pinned = selector.get(PRODUCT_LABEL)
-    if pinned is not None and not isinstance(pinned, str):
-        raise TypeError(f"{ctx}: spec.nodeSelector[{PRODUCT_LABEL}]: expected a string")
-    affinity = _map(spec.get("affinity"), ctx, "spec.affinity")
-    node_aff = _map(affinity.get("nodeAffinity"), ctx, "spec.affinity.nodeAffinity")
-    base = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-    required = _map(node_aff.get("requiredDuringSchedulingIgnoredDuringExecution"), ctx, base)
-    terms_raw = _list(required.get("nodeSelectorTerms"), ctx, f"{base}.nodeSelectorTerms")
+    if pinned is not None:
+        pinned = _STRING(pinned, f"{ctx}: spec.nodeSelector[{PRODUCT_LABEL}]", TypeError)
+    affinity = optional_mapping(spec.get("affinity"), f"{ctx}: spec.affinity", TypeError)
+    node_aff = optional_mapping(affinity.get("nodeAffinity"), f"{ctx}: spec.affinity.nodeAffinity", TypeError)
+    base = f"{ctx}: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    required = optional_mapping(node_aff.get("requiredDuringSchedulingIgnoredDuringExecution"), base, TypeError)
+    terms_raw = optional_list(required.get("nodeSelectorTerms"), f"{base}.nodeSelectorTerms", TypeError)
     terms: list[ProductTerm] = []
     for i, term in enumerate(terms_raw):
         tpath = f"{base}.nodeSelectorTerms[{i}]"
-        term = _map(term, ctx, tpath)
+        term = optional_mapping(term, tpath, TypeError)
         allowed: set[str] | None = None
         excluded: set[str] = set()
         never = False
-        for j, expr in enumerate(_list(term.get("matchExpressions"), ctx, f"{tpath}.matchExpressions")):
+        for j, expr in enumerate(optional_list(term.get("matchExpressions"), f"{tpath}.matchExpressions", TypeError)):
             epath = f"{tpath}.matchExpressions[{j}]"
-            expr = _map(expr, ctx, epath)
+            expr = optional_mapping(expr, epath, TypeError)
             if expr.get("key") != PRODUCT_LABEL:
                 continue
-            op = expr.get("operator")
-            values = _list(expr.get("values"), ctx, f"{epath}.values")
-            if any(not isinstance(x, str) for x in values):
-                raise TypeError(f"{ctx}: {epath}.values: expected strings")
+            op = _OPERATOR(expr.get("operator"), f"{epath}.operator", ValueError)
+            values = expr.get("values")
+            values = () if values is None else _STRINGS(values, f"{epath}.values", TypeError)
             if op == "In":
                 allowed = set(values) if allowed is None else allowed & set(values)
             elif op == "NotIn":
                 excluded |= set(values)
             elif op == "Exists":
                 pass
-            elif op in ("DoesNotExist", "Gt", "Lt"):
-                # No GPU node lacks the label, and a product name never parses as the integer Gt/Lt need.
-                never = True
             else:
-                raise ValueError(f"{ctx}: {epath}.operator: must be one of In, NotIn, Exists, DoesNotExist, "
-                                 f"Gt, Lt, got {op!r}")
+                # DoesNotExist, Gt, Lt: no GPU node lacks the label, and a product name never parses as the
+                # integer Gt/Lt need.
+                never = True
         if allowed is not None and not allowed:
             never = True
         if allowed is None and not excluded and not never:
@@ -331,20 +318,20 @@ def pod_gpu_request(pod: Mapping[str, Any] | Any) -> GpuRequest:
     naming the pod and the field.
     """
     pod = api_dict(pod, "pod")
-    meta = _map(pod.get("metadata"), "pod <unnamed>", "metadata")
+    meta = optional_mapping(pod.get("metadata"), "pod <unnamed>: metadata", TypeError)
     ns = meta.get("namespace") or "default"
     name = meta.get("name") or "<unnamed>"
     ctx = f"pod {ns}/{name}"
-    annotations = _map(meta.get("annotations"), ctx, "metadata.annotations")
-    spec = _map(pod.get("spec"), ctx, "spec")
+    annotations = optional_mapping(meta.get("annotations"), f"{ctx}: metadata.annotations", TypeError)
+    spec = optional_mapping(pod.get("spec"), f"{ctx}: spec", TypeError)
 
     per_container = []
     fields: dict[str, str] = {}
     for group in ("containers", "initContainers"):
         out = []
-        for i, c in enumerate(_list(spec.get(group), ctx, f"spec.{group}")):
+        for i, c in enumerate(optional_list(spec.get(group), f"{ctx}: spec.{group}", TypeError)):
             path = f"spec.{group}[{i}]"
-            out.append(_container_gpu(_map(c, ctx, path), ctx, path, fields))
+            out.append(_container_gpu(optional_mapping(c, f"{ctx}: {path}", TypeError), ctx, path, fields))
         per_container.append(out)
     containers, inits = per_container
     res = _effective(containers, inits)
@@ -353,7 +340,8 @@ def pod_gpu_request(pod: Mapping[str, Any] | Any) -> GpuRequest:
     terms = _product_terms(spec, ctx)
 
     def where(key: str) -> str:
-        return fields.get(key, f"spec.containers[*].resources[{key}]")
+        """The field that named a resource, with the pod: where an error about it points."""
+        return f"{ctx}: {fields.get(key, f'spec.containers[*].resources[{key}]')}"
 
     # Which conventions does the pod use? More than one is ambiguous: refuse instead of guessing.
     mig_keys = sorted(k for k in res if k.startswith(MIG_RESOURCE_PREFIX))
@@ -369,7 +357,7 @@ def pod_gpu_request(pod: Mapping[str, Any] | Any) -> GpuRequest:
     if kai_keys:
         used.append(f"KAI GPU sharing (annotations {', '.join(kai_keys)})")
     if len(used) > 1:
-        raise ValueError(f"{ctx}: spec: a pod asks for GPUs in exactly one way, got {' and '.join(used)}")
+        raise fail(ValueError, f"{ctx}: spec", f"a pod asks for GPUs in exactly one way, got {' and '.join(used)}")
 
     common = dict(models=models, product_terms=terms)
     if GPU_RESOURCE in res:
@@ -380,13 +368,12 @@ def pod_gpu_request(pod: Mapping[str, Any] | Any) -> GpuRequest:
         for k in mig_keys:
             prof = k[len(MIG_RESOURCE_PREFIX):]
             if prof not in known:
-                raise ValueError(f"{ctx}: {where(k)}: unknown MIG profile {prof!r} "
-                                 f"(known: {', '.join(sorted(known))})")
+                raise fail(ValueError, where(k), f"unknown MIG profile {prof!r} (known: {', '.join(sorted(known))})")
         if len(mig_keys) > 1:
             # A GPU instance of each profile would be a separate allocation, possibly on different GPUs; one
             # profile per pod keeps the placement (and the gpu-index annotation) a single decision.
-            raise ValueError(f"{ctx}: spec.containers: more than one MIG profile ({', '.join(mig_keys)}); "
-                             f"a pod may request one MIG profile")
+            raise fail(ValueError, f"{ctx}: spec.containers", f"more than one MIG profile ({', '.join(mig_keys)}); "
+                       "a pod may request one MIG profile")
         k = mig_keys[0]
         return GpuRequest("mig", count=res[k], mig_profile=k[len(MIG_RESOURCE_PREFIX):], source=k, **common)
 
@@ -395,14 +382,14 @@ def pod_gpu_request(pod: Mapping[str, Any] | Any) -> GpuRequest:
         users += [i for i, c in enumerate(inits) if any(k in c for k in _VOLCANO)]
         if len(users) > 1:
             # vgpu-memory/-cores are per vGPU, not additive across containers: summing them would be wrong.
-            raise ValueError(f"{ctx}: spec.containers: Volcano GPU sharing resources in more than one "
-                             f"container; vcore models one shared-GPU container per pod")
+            raise fail(ValueError, f"{ctx}: spec.containers", "Volcano GPU sharing resources in more than one "
+                       "container; vcore models one shared-GPU container per pod")
         if VOLCANO_GPU_MEMORY in res and VOLCANO_VGPU_MEMORY in res:
-            raise ValueError(f"{ctx}: {where(VOLCANO_VGPU_MEMORY)}: give {VOLCANO_GPU_MEMORY} or "
-                             f"{VOLCANO_VGPU_MEMORY}, not both")
+            raise fail(ValueError, where(VOLCANO_VGPU_MEMORY),
+                       f"give {VOLCANO_GPU_MEMORY} or {VOLCANO_VGPU_MEMORY}, not both")
         cores = res.get(VOLCANO_VGPU_CORES, 0)
         if cores > 100:
-            raise ValueError(f"{ctx}: {where(VOLCANO_VGPU_CORES)}: must be a percentage 0-100, got {cores}")
+            raise fail(ValueError, where(VOLCANO_VGPU_CORES), f"must be a percentage 0-100, got {cores}")
         number = res.get(VOLCANO_VGPU_NUMBER, 1)
         memory = res.get(VOLCANO_GPU_MEMORY, res.get(VOLCANO_VGPU_MEMORY))
         return GpuRequest("shared", count=number, milli=cores * 10, memory_mib=memory,
@@ -414,24 +401,24 @@ def pod_gpu_request(pod: Mapping[str, Any] | Any) -> GpuRequest:
         mem = _annotation_str(annotations, KAI_GPU_MEMORY, ctx)
         devices = _annotation_positive_int(annotations, KAI_NUM_DEVICES, ctx, "GPU devices")
         if frac is not None and mem is not None:
-            raise ValueError(f"{ctx}: metadata.annotations[{KAI_GPU_MEMORY}]: give {KAI_GPU_FRACTION} or "
-                             f"{KAI_GPU_MEMORY}, not both")
+            raise fail(ValueError, f"{ctx}: metadata.annotations[{KAI_GPU_MEMORY}]",
+                       f"give {KAI_GPU_FRACTION} or {KAI_GPU_MEMORY}, not both")
         if frac is None and mem is None:
-            raise ValueError(f"{ctx}: metadata.annotations[{KAI_NUM_DEVICES}]: needs {KAI_GPU_FRACTION} or "
-                             f"{KAI_GPU_MEMORY}")
+            raise fail(ValueError, f"{ctx}: metadata.annotations[{KAI_NUM_DEVICES}]",
+                       f"needs {KAI_GPU_FRACTION} or {KAI_GPU_MEMORY}")
         n = devices or 1
         if frac is not None:
             if frac == MILLI:
                 return GpuRequest("whole", count=n, source=KAI_GPU_FRACTION, **common)
             return GpuRequest("shared", count=n, milli=frac, memory_milli=frac, source=KAI_GPU_FRACTION,
                               **common)
-        field = f"metadata.annotations[{KAI_GPU_MEMORY}]"
+        at = f"{ctx}: metadata.annotations[{KAI_GPU_MEMORY}]"
         try:
             mib = int(mem, 10)
         except ValueError:
-            raise ValueError(f"{ctx}: {field}: expected an integer number of MiB, got {mem!r}") from None
+            raise fail(ValueError, at, f"expected an integer number of MiB, got {mem!r}") from None
         if mib <= 0:
-            raise ValueError(f"{ctx}: {field}: must be a positive number of MiB, got {mib}")
+            raise fail(ValueError, at, f"must be a positive number of MiB, got {mib}")
         return GpuRequest("shared", count=n, milli=None, memory_mib=mib, source=KAI_GPU_MEMORY, **common)
 
     return GpuRequest("none", **common)

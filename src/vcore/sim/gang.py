@@ -1,7 +1,7 @@
 """A synthetic batch workload of gangs and queues, and one scheduling cycle over it (``vcore simulate --scenario
 gang``, the cycle benchmark).
 
-The cluster is :func:`vcore.synthetic.synthetic_nodes`. The workload is ``n_jobs`` Volcano PodGroups of 1 to
+The cluster is :func:`vcore.sim.synthetic.synthetic_nodes`. The workload is ``n_jobs`` Volcano PodGroups of 1 to
 ``max_gang`` pods spread over ``n_queues`` weighted queues and three priority classes: single-role jobs (CPU
 batch, 1-GPU and 8-GPU training) and parameter-server jobs with a per-role minimum, a share of them elastic
 (minMember below the pod count); minResources are the minimum tasks' requests, as Volcano's job controller sets
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from vcore.synthetic import GPU_RESOURCE, synthetic_nodes
+from vcore.sim.synthetic import GPU_RESOURCE, synthetic_nodes
 
 Obj = dict[str, Any]
 NAMESPACE = "batch"

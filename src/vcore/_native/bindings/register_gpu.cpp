@@ -1,4 +1,4 @@
-// GPU device-level bindings (issue 3): submodule `gpu` of vcore._native._core.
+// GPU device-level bindings: submodule `gpu` of vcore._native._core.
 //
 // Inputs are converted into C++-owned vectors before any kernel runs; kernels release the GIL. Bad input raises
 // ValueError (std::invalid_argument) -- nothing here can crash the interpreter on malformed arrays.

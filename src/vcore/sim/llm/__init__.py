@@ -1,11 +1,11 @@
 """LLM serving simulation: the engine latency and KV-cache model, Mooncake-format traces, the router replay.
 
-``Engine`` (engine.py) is the one model both the discrete-event ``replay`` and the HTTP engine simulator
+``SimulatedEngine`` (engine.py) is the one model both the discrete-event ``replay`` and the HTTP engine simulator
 (``vcore_router.engine_sim``) run; ``EngineParams`` presets (params.py) derive its constants from a model and a
 GPU with their sources.
 """
 
-from vcore.sim.llm.engine import FINISHED, FIRST_TOKEN, Engine, EngineEvent, SimRequest
+from vcore.sim.llm.engine import FINISHED, FIRST_TOKEN, EngineEvent, SimRequest, SimulatedEngine
 from vcore.sim.llm.kvcache import KVCache
 from vcore.sim.llm.params import (
     DEFAULT_PRESET,
@@ -36,12 +36,12 @@ __all__ = [
     "PRESETS",
     "TRACE_BLOCK_TOKENS",
     "TRACE_PRESET",
-    "Engine",
     "EngineEvent",
     "EngineParams",
     "KVCache",
     "ReplayResult",
     "SimRequest",
+    "SimulatedEngine",
     "TraceRequest",
     "format_table",
     "load_trace",

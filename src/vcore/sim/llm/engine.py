@@ -61,10 +61,12 @@ class EngineEvent:
     request: SimRequest
 
 
-class Engine:
+class SimulatedEngine:
+    """One LLM inference engine, simulated (the model of the module docstring); not vcore's scheduling engine."""
+
     def __init__(self, params: EngineParams, block_tokens: int, name: str = "engine", kv_events: bool = False):
         if isinstance(block_tokens, bool) or not isinstance(block_tokens, int) or block_tokens < 1:
-            raise ValueError(f"Engine.block_tokens: expected an integer >= 1, got {block_tokens!r}")
+            raise ValueError(f"SimulatedEngine.block_tokens: expected an integer >= 1, got {block_tokens!r}")
         self.params = params
         self.block_tokens = block_tokens
         self.name = name

@@ -22,7 +22,7 @@ import numpy as np
 from vcore.routing import Endpoint, EngineMetrics, Policy, Router, named_policy
 from vcore.routing.policies import KTHENA_BLOCK_BYTES
 from vcore.routing.hashing import BYTES_PER_TOKEN
-from vcore.sim.llm.engine import FIRST_TOKEN, Engine, EngineEvent, SimRequest
+from vcore.sim.llm.engine import FIRST_TOKEN, EngineEvent, SimRequest, SimulatedEngine
 from vcore.sim.llm.params import PRESETS, TRACE_PRESET, EngineParams
 from vcore.sim.llm.trace import TRACE_BLOCK_TOKENS, TraceRequest
 
@@ -74,7 +74,7 @@ def replay(trace: Sequence[TraceRequest], policy: str | Policy, *, engines: int 
     name = policy_name or (policy if isinstance(policy, str) else "custom")
     bt = TRACE_BLOCK_TOKENS
     pol = named_policy(policy, bt) if isinstance(policy, str) else policy
-    sims = [Engine(params, bt, f"engine-{k}", kv_events=kv_events) for k in range(engines)]
+    sims = [SimulatedEngine(params, bt, f"engine-{k}", kv_events=kv_events) for k in range(engines)]
     router = Router(pol, block_tokens=bt, seed=seed,
                     prefix_capacity_blocks=router_record_blocks(name, bt, sims[0].kv.capacity_blocks))
     for e in sims:

@@ -1,4 +1,4 @@
-// The live GPU devices of a ClusterState (issue 3): inventory, what bound pods hold, and the device-level fit.
+// The live GPU devices of a ClusterState: inventory, what bound pods hold, and the device-level fit.
 //
 // Per node slot a CSR range of devices (dev_begin/dev_count into flat per-device arrays), so a node's GPUs are
 // contiguous. Per device: model id (interned product), memory MiB, NUMA node and NVLink domain (-1 unknown), MIG
@@ -7,7 +7,7 @@
 // memory slices in use. Ranges are rewritten in place when a node keeps its GPU count; otherwise the node gets a
 // new range at the end and the table compacts once garbage outweighs live devices.
 //
-// The fit rules are those of the pure-Python reference vcore.gpu.fit (tested against it by hypothesis):
+// The fit rules are those of the pure-Python reference tests/gpu/fit_reference.py (tested against it by hypothesis):
 // whole GPUs need wholly free non-MIG GPUs; shared slices need free compute and memory on GPUs no pod holds
 // exclusively; either picks the preferred set (one NVLink domain, then one NUMA node, then lowest indices). MIG
 // instances go to the lowest GPU index, then the lowest start. Model constraints apply to every kind.

@@ -1,4 +1,4 @@
-// GPU device inventory in CSR form and the device-level fit rules (issue 3).
+// GPU device inventory in CSR form and the device-level fit rules.
 //
 // Nodes are rows; the GPUs of node n are devices dev_offsets[n] .. dev_offsets[n+1]-1. Per node: CPU milli-cores
 // and memory (capacity and free), and a GPU model id (-1: no GPU / unknown). Per device: free share in milli

@@ -1,4 +1,4 @@
-// GPU placement policies as functions of one node's GPU state (issue 3).
+// GPU placement policies as functions of one node's GPU state.
 //
 // Shared by the trace replay (over a GpuInventory) and the live engine (over ClusterState's device table): both
 // describe a node as a GpuNodeView and say which device sets the fit check allows (GpuOptions); every policy then

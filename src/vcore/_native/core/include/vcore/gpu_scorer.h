@@ -1,10 +1,10 @@
-// GPUPlacement's per-node scoring (issue 3): one pod's GPU policy score on a node of the live cluster, and the
+// GPUPlacement's per-node scoring: one pod's GPU policy score on a node of the live cluster, and the
 // devices the policy would take there, so the engine chooses node and GPUs together.
 //
 // Scores are in tenths of a point: the published policies' 0..100 score x 10, vcore's own up to 1110 (FGD x 10 plus
 // packing and balance bonuses), so vcore keeps its full resolution inside kube-scheduler's weighted sum. The policy
 // formulas are gpu_policy.h's, fed the node as a GpuNodeView built from the device table; the trace replay feeds
-// them a GpuInventory instead, and both place every pod alike (tests/gpu/test_live_protocol.py).
+// them a GpuInventory instead, and both place every pod alike (tests/sim/gpu/test_live_replay.py).
 #pragma once
 
 #include <cstdint>

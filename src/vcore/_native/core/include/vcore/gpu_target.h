@@ -1,9 +1,9 @@
-// The target workload of the live GPU placement plugin: given in the profile, or learned online (issue 3).
+// The target workload of the live GPU placement plugin: given in the profile, or learned online.
 //
 // FGD's fragment measure needs the workload the cluster should keep room for: pod specs (cpu milli, GPU share per
 // GPU, GPU count, model constraint) with frequencies. Learned, it is built from every pod the engine is offered:
 // the most frequent specs covering `coverage` % of them (the FGD artifact's rule), or for the vcore policy the mean
-// of those targets at cut-offs 95..100 % (vcore.gpu.protocol.blended_target_workload). It is rebuilt when the pods
+// of those targets at cut-offs 95..100 % (vcore.sim.gpu.replay.blended_target_workload). It is rebuilt when the pods
 // seen since the last build reach 1/16 of all seen (so the cost stays logarithmic in the pod count) or when a new
 // GPU model appears; `version()` changes on every rebuild so fragment caches know to refresh.
 #pragma once

@@ -1,4 +1,5 @@
-"""The FGD experiment protocol (Weng et al., ATC'23, as published with the paper's artifact) over the native replay.
+"""The FGD paper's trace-replay protocol (Weng et al., ATC'23, as published with the paper's artifact) over the
+native replay kernel, and its metrics.
 
 1. Cluster: the node list (every GPU starts with 1000 milli free).
 2. Shuffle the pod list with the seed.
@@ -22,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vcore.gpu.trace import NodeList, PodList
+from vcore.sim.gpu.trace import NodeList, PodList
 
 __all__ = [
-    "Cluster",
+    "ReplayCluster",
     "TargetWorkload",
     "ReplayRun",
     "build_cluster",
@@ -49,8 +50,9 @@ def _native():
 
 
 @dataclass
-class Cluster:
-    """Nodes with model ids, in a form the native inventory takes, plus the name order used to break ties."""
+class ReplayCluster:
+    """The replay's cluster: nodes with model ids, in a form the native inventory takes, plus the name order used
+    to break ties."""
 
     nodes: NodeList
     model_ids: dict[str, int]
@@ -79,7 +81,7 @@ class Cluster:
         return mask
 
 
-def build_cluster(nodes: NodeList) -> Cluster:
+def build_cluster(nodes: NodeList) -> ReplayCluster:
     """Assign model ids (sorted model names) and build the CSR offsets and the name order."""
     models = sorted({m for m, g in zip(nodes.model, nodes.gpu_count) if g > 0 and m})
     if len(models) > 64:
@@ -89,7 +91,7 @@ def build_cluster(nodes: NodeList) -> Cluster:
     offsets = np.zeros(nodes.n_nodes + 1, dtype=np.int32)
     np.cumsum(nodes.gpu_count, out=offsets[1:])
     order = np.array(sorted(range(nodes.n_nodes), key=lambda i: nodes.names[i]), dtype=np.int32)
-    return Cluster(nodes, ids, node_model, offsets, order, nodes.gpu_capacity_milli)
+    return ReplayCluster(nodes, ids, node_model, offsets, order, nodes.gpu_capacity_milli)
 
 
 @dataclass
@@ -102,7 +104,7 @@ class TargetWorkload:
     models: list[tuple[str, ...]]
     weight: np.ndarray
 
-    def native(self, cluster: Cluster) -> tuple:
+    def native(self, cluster: ReplayCluster) -> tuple:
         masks = np.array([cluster.model_mask(m) for m in self.models], dtype=np.uint64)
         return (self.cpu_milli.astype(np.int64), self.gpu_milli.astype(np.int32), self.num_gpu.astype(np.int32),
                 masks, self.weight.astype(np.float64))
@@ -273,7 +275,7 @@ class ReplayRun:
         }
 
 
-def replay(cluster: Cluster, pods: PodList, target: TargetWorkload, policy: str, seed: int,
+def replay(cluster: ReplayCluster, pods: PodList, target: TargetWorkload, policy: str, seed: int,
            vcore_scale: float = 1000.0, vcore_pack_points: float = 1.0,
            vcore_balance_points: float = 10.0) -> ReplayRun:
     """Replay ``pods`` once, in order, on a fresh inventory with ``policy`` (one native call)."""

@@ -84,14 +84,14 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
 
 @lru_cache(maxsize=4)
 def _load(trace_dir: str, workload: str, node_list: str | None):
-    from vcore.gpu.trace import load_nodes, load_pods, node_list_path, workload_path
+    from vcore.sim.gpu.trace import load_nodes, load_pods, node_list_path, workload_path
 
     return load_nodes(node_list_path(trace_dir, node_list)), load_pods(workload_path(trace_dir, workload))
 
 
 def _run_one(trace_dir: str, workload: str, node_list: str | None, policy: str, seed: int, ratio: float,
              tie_order: str = "name") -> dict:
-    from vcore.gpu.protocol import run_protocol
+    from vcore.sim.gpu.replay import run_protocol
 
     nodes, pods = _load(trace_dir, workload, node_list)
     return run_protocol(nodes, pods, policy, seed, ratio=ratio, tie_order=tie_order).to_dict()
@@ -114,7 +114,7 @@ def simulate(trace_dir: str, workload: str, policies: list[str], seeds: list[int
              ratio: float = 1.3, jobs: int = 0, progress: bool | None = None, tie_order: str = "name") -> dict:
     """Run every (policy, seed) pair; returns {"policies": {policy: {"seeds": {seed: run}, "mean": {...}}}, ...}."""
     from vcore.gpu.policies import native_policy_name
-    from vcore.gpu.trace import node_list_path, workload_path
+    from vcore.sim.gpu.trace import node_list_path, workload_path
 
     names = [native_policy_name(p) for p in policies]
     names = list(dict.fromkeys(names))
@@ -230,7 +230,7 @@ def run_trace(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (``python -m vcore.gpu.cli``); ``vcore simulate`` calls :func:`run_trace` directly."""
+    """Standalone entry (``python -m vcore.sim.gpu.cli``); ``vcore simulate`` calls :func:`run_trace` directly."""
     parser = argparse.ArgumentParser(prog="vcore simulate", description=__doc__.split("\n\n")[0])
     add_trace_arguments(parser)
     return run_trace(parser.parse_args(argv))

@@ -3,8 +3,9 @@
 Node lists have the columns ``sn,cpu_milli,memory_mib,gpu,model``. Pod lists come in two formats: the 11-column
 ``name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time``
 and the 5-column ``name,cpu_milli,memory_mib,num_gpu,gpu_milli``. A header row is optional; without one the
-format is told by the column count. Every value is validated: a bad row raises ``ValueError`` naming the file,
-line, object (``pod <name>`` / ``node <sn>``) and field.
+format is told by the column count. Every value is validated (with :mod:`vcore.validation`): a bad row raises
+``ValueError`` naming the file, line, object (``pod <name>`` / ``node <sn>``) and field, as
+``<file>:<line>: pod '<name>': <field>: <problem>``.
 
 The loaders return column arrays (numpy) so that the replay can hand them to the native core in one call.
 """
@@ -12,10 +13,13 @@ The loaders return column arrays (numpy) so that the replay can hand them to the
 from __future__ import annotations
 
 import csv
+import math
 import os
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from vcore.validation import Integer, Number, fail
 
 __all__ = [
     "NodeList",
@@ -26,6 +30,8 @@ __all__ = [
     "node_list_path",
     "list_workloads",
     "MAX_GPUS_PER_NODE",
+    "csv_int",
+    "csv_number",
 ]
 
 MAX_GPUS_PER_NODE = 64
@@ -35,6 +41,9 @@ _POD_COLUMNS_11 = [
     "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time",
 ]
 _POD_COLUMNS_5 = _POD_COLUMNS_11[:5]
+_AMOUNT = Integer(0)
+_GPUS = Integer(0, MAX_GPUS_PER_NODE)
+_GPU_MILLI = Integer(0, 1000)
 
 
 @dataclass
@@ -112,7 +121,8 @@ def _rows(path: str, formats: list[list[str]], kind: str):
                             break
                     else:
                         expected = " or ".join(",".join(f) for f in formats)
-                        raise ValueError(f"{path}:{lineno}: {kind} list header {','.join(row)!r} is not {expected}")
+                        raise fail(ValueError, f"{path}:{lineno}",
+                                   f"{kind} list header {','.join(row)!r} is not {expected}")
                     continue
                 for fmt in formats:
                     if len(row) == len(fmt):
@@ -120,29 +130,37 @@ def _rows(path: str, formats: list[list[str]], kind: str):
                         break
                 else:
                     counts = " or ".join(str(len(f)) for f in formats)
-                    raise ValueError(f"{path}:{lineno}: {kind} list row has {len(row)} columns, expected {counts}")
+                    raise fail(ValueError, f"{path}:{lineno}",
+                               f"{kind} list row has {len(row)} columns, expected {counts}")
             if len(row) != len(header):
-                raise ValueError(
-                    f"{path}:{lineno}: {kind} {row[0]!r}: row has {len(row)} columns, expected {len(header)}"
-                )
+                raise fail(ValueError, f"{path}:{lineno}: {kind} {row[0]!r}",
+                           f"row has {len(row)} columns, expected {len(header)}")
             yield lineno, header, row
 
 
-def _int(value: str, where: str, fld: str, lo: int = 0, hi: int | None = None) -> int:
+def csv_int(cell: str, path: str, constraint: Integer) -> int:
+    """A CSV cell holding an integer (``"5"``, or ``"5.0"`` as some exports write it), checked by ``constraint``;
+    ValueError ``"<path>: <problem>"`` otherwise."""
     try:
-        v = int(value)
+        value = int(cell)
     except ValueError:
         try:
-            f = float(value)
+            number = float(cell)
         except ValueError:
-            raise ValueError(f"{where}: {fld}: not an integer: {value!r}") from None
-        if not f.is_integer():
-            raise ValueError(f"{where}: {fld}: not an integer: {value!r}") from None
-        v = int(f)
-    if v < lo or (hi is not None and v > hi):
-        rng = f">= {lo}" if hi is None else f"in {lo}..{hi}"
-        raise ValueError(f"{where}: {fld}: must be {rng}, got {v}")
-    return v
+            number = math.nan
+        if not number.is_integer():
+            raise fail(ValueError, path, f"must be an integer, got {cell!r}") from None
+        value = int(number)
+    return constraint(value, path, ValueError)
+
+
+def csv_number(cell: str, path: str, constraint: Number) -> float:
+    """A CSV cell holding a finite number, checked by ``constraint``; ValueError ``"<path>: <problem>"`` otherwise."""
+    try:
+        value = float(cell)
+    except ValueError:
+        raise fail(ValueError, path, f"must be a number, got {cell!r}") from None
+    return constraint(value, path, ValueError)
 
 
 def load_nodes(path: str) -> NodeList:
@@ -157,20 +175,20 @@ def load_nodes(path: str) -> NodeList:
         sn = row[0]
         where = f"{path}:{lineno}: node {sn!r}"
         if not sn:
-            raise ValueError(f"{path}:{lineno}: node: sn: empty node name")
+            raise fail(ValueError, f"{path}:{lineno}: node: sn", "empty node name")
         if sn in seen:
-            raise ValueError(f"{where}: sn: duplicate node name")
+            raise fail(ValueError, f"{where}: sn", "duplicate node name")
         seen.add(sn)
         names.append(sn)
-        cpu.append(_int(row[1], where, "cpu_milli"))
-        mem.append(_int(row[2], where, "memory_mib"))
-        g = _int(row[3], where, "gpu", 0, MAX_GPUS_PER_NODE)
+        cpu.append(csv_int(row[1], f"{where}: cpu_milli", _AMOUNT))
+        mem.append(csv_int(row[2], f"{where}: memory_mib", _AMOUNT))
+        g = csv_int(row[3], f"{where}: gpu", _GPUS)
         gpus.append(g)
         model = row[4]
         if g > 0 and not model:
-            raise ValueError(f"{where}: model: a node with GPUs needs a GPU model")
+            raise fail(ValueError, f"{where}: model", "a node with GPUs needs a GPU model")
         if "|" in model:
-            raise ValueError(f"{where}: model: one model per node, got {model!r}")
+            raise fail(ValueError, f"{where}: model", f"one model per node, got {model!r}")
         models.append(model)
     return NodeList(
         names=names,
@@ -194,22 +212,23 @@ def load_pods(path: str) -> PodList:
         name = row[0]
         where = f"{path}:{lineno}: pod {name!r}"
         if not name:
-            raise ValueError(f"{path}:{lineno}: pod: name: empty pod name")
-        c = _int(row[1], where, "cpu_milli")
-        m = _int(row[2], where, "memory_mib")
-        n = _int(row[3], where, "num_gpu", 0, MAX_GPUS_PER_NODE)
-        g = _int(row[4], where, "gpu_milli", 0, 1000)
+            raise fail(ValueError, f"{path}:{lineno}: pod: name", "empty pod name")
+        c = csv_int(row[1], f"{where}: cpu_milli", _AMOUNT)
+        m = csv_int(row[2], f"{where}: memory_mib", _AMOUNT)
+        n = csv_int(row[3], f"{where}: num_gpu", _GPUS)
+        g = csv_int(row[4], f"{where}: gpu_milli", _GPU_MILLI)
+        at_milli = f"{where}: gpu_milli"
         if n == 0 and g != 0:
-            raise ValueError(f"{where}: gpu_milli: {g} GPU milli requested with num_gpu 0")
+            raise fail(ValueError, at_milli, f"{g} GPU milli requested with num_gpu 0")
         if n > 0 and g == 0:
-            raise ValueError(f"{where}: gpu_milli: num_gpu {n} requested with gpu_milli 0")
+            raise fail(ValueError, at_milli, f"num_gpu {n} requested with gpu_milli 0")
         if n > 1 and g != 1000:
-            raise ValueError(f"{where}: gpu_milli: a pod with num_gpu {n} > 1 takes whole GPUs, got gpu_milli {g}")
+            raise fail(ValueError, at_milli, f"a pod with num_gpu {n} > 1 takes whole GPUs, got gpu_milli {g}")
         models: tuple[str, ...] = ()
         if len(hdr) == 11 and row[5]:
             models = tuple(sorted({s.strip() for s in row[5].split("|") if s.strip()}))
             if not models:
-                raise ValueError(f"{where}: gpu_spec: no model in {row[5]!r}")
+                raise fail(ValueError, f"{where}: gpu_spec", f"no model in {row[5]!r}")
         names.append(name)
         cpu.append(c)
         mem.append(m)

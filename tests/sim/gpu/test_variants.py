@@ -1,4 +1,4 @@
-"""Held-out workloads of the openb family (vcore.gpu.variants): derivations on small synthetic lists, and the
+"""Held-out workloads of the openb family (vcore.sim.gpu.variants): derivations on small synthetic lists, and the
 held-out check on the real trace (skips when ../shared/data/openb is absent).
 
 Tolerances of the derivations: the multi-GPU share lands within one replacement step of the target, i.e.
@@ -13,9 +13,9 @@ import time
 import numpy as np
 import pytest
 
-from tests.gpu.conftest import OPENB_DIR, write
-from vcore.gpu.trace import NodeList, PodList, load_nodes
-from vcore.gpu.variants import (
+from tests.sim.gpu.conftest import OPENB_DIR, write
+from vcore.sim.gpu.trace import NodeList, PodList, load_nodes
+from vcore.sim.gpu.variants import (
     HELDOUT_WORKLOADS,
     constrain_gpu_types,
     constrained_share,
@@ -213,8 +213,12 @@ def test_spot_node_list_converts_to_openb_form(tmp_path):
 
 @pytest.mark.parametrize("text,word", [
     ("sn,cpu_milli,memory_mib,gpu,model\n", "header"),
-    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,x,128,0\n", "gpu_capacity_num"),
-    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,-4,0\n", "cpu_num"),
+    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,x,128,0\n",
+     r"n.csv:2: node '0': gpu_capacity_num: must be an integer, got 'x'"),
+    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,65,128,0\n", r"gpu_capacity_num: must be in \[0, 64\], got 65"),
+    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,-4,0\n", r"node '0': cpu_num: must be in \[0, inf\]"),
+    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,nan,0\n", "cpu_num: must be a finite number, got nan"),
+    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,abc,0\n", "cpu_num: must be a number, got 'abc'"),
     ("gpu_model,gpu_capacity_num,cpu_num,node_name\n,1,128,0\n", "gpu_model"),
     ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,128,0\nA10,1,128,0\n", "duplicate"),
     ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,128\n", "columns"),

@@ -1,4 +1,4 @@
-"""Pure-Python reference of the device-level GPU fit check of one node (issue 3).
+"""Pure-Python reference of the device-level GPU fit check of one node, for the property tests of the native fit.
 
 ``fit(node_gpus, used_state, request)`` answers whether a pod's :class:`~vcore.gpu.requests.GpuRequest` fits
 the GPUs of one node given what is already in use, and if so which GPUs (and MIG start slots) it would take.
@@ -38,8 +38,9 @@ from vcore.gpu import mig as _mig
 from vcore.gpu.devices import Gpu, NodeGpus
 from vcore.gpu.mig import MigInstance
 from vcore.gpu.requests import MILLI, GpuRequest
+from vcore.types import GpuChoice
 
-__all__ = ["GpuUse", "GpuChoice", "fit", "free_state", "is_wholly_free"]
+__all__ = ["GpuUse", "fit", "free_state", "is_wholly_free"]
 
 
 @dataclass(frozen=True)
@@ -56,19 +57,6 @@ class GpuUse:
     exclusive: bool = False
     mig_instances: tuple[MigInstance, ...] = ()
     shared_pods: int = 0
-
-
-@dataclass(frozen=True)
-class GpuChoice:
-    """The GPUs a fitting pod takes: ``indices`` ascending for whole/shared; for MIG one entry per instance,
-    with the start slot of each instance in ``mig_starts`` (same length)."""
-
-    indices: tuple[int, ...]
-    mig_starts: tuple[int, ...] = ()
-
-    def gpu_index_annotation(self) -> str:
-        """The value for an annotation such as ``volcano.sh/gpu-index`` (``"0,1"``; distinct GPUs)."""
-        return ",".join(str(i) for i in dict.fromkeys(self.indices))
 
 
 def free_state(node: NodeGpus) -> tuple[GpuUse, ...]:
@@ -137,7 +125,7 @@ def set_key(gpus: Sequence[Gpu]) -> tuple[bool, bool, tuple[int, ...]]:
             tuple(sorted(g.index for g in gpus)))
 
 
-def _pick(candidates: list[Gpu], n: int) -> tuple[int, ...] | None:
+def pick(candidates: list[Gpu], n: int) -> tuple[int, ...] | None:
     """The preferred ``n``-subset of ``candidates`` (ascending by index) under :func:`set_key`.
 
     Not a search over all subsets: the best set of each key class is the first ``n`` candidates of one group
@@ -169,7 +157,7 @@ def fit(node_gpus: NodeGpus, used_state: Sequence[GpuUse] | None, request: GpuRe
     if request.kind == "whole":
         cands = [g for g, u in zip(devices, used)
                  if not g.mig_mode and request.allows(g.model) and is_wholly_free(u)]
-        picked = _pick(cands, request.count)
+        picked = pick(cands, request.count)
         return None if picked is None else GpuChoice(picked)
 
     if request.kind == "shared":
@@ -180,7 +168,7 @@ def fit(node_gpus: NodeGpus, used_state: Sequence[GpuUse] | None, request: GpuRe
             if (request.milli_on(g.memory_mib) <= MILLI - u.milli
                     and request.memory_on(g.memory_mib) <= g.memory_mib - u.memory_mib):
                 cands.append(g)
-        picked = _pick(cands, request.count)
+        picked = pick(cands, request.count)
         return None if picked is None else GpuChoice(picked)
 
     if request.kind == "mig":

@@ -1,4 +1,4 @@
-"""Tests of vcore.synthetic: determinism, Kubernetes shape, the workload mix, and SchedulingBasic's exact shape."""
+"""Tests of vcore.sim.synthetic: determinism, Kubernetes shape, the workload mix, and SchedulingBasic's exact shape."""
 from __future__ import annotations
 
 import json
@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from vcore import synthetic
-from vcore.synthetic import GPU_RESOURCE, scheduling_basic, synthetic_cluster, synthetic_nodes, synthetic_pods
+from vcore.sim import synthetic
+from vcore.sim.synthetic import GPU_RESOURCE, scheduling_basic, synthetic_cluster, synthetic_nodes, synthetic_pods
 
 
 def test_same_seed_same_objects():

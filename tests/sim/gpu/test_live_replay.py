@@ -9,8 +9,8 @@ import pytest
 
 import vcore
 from vcore.errors import ProfileError
-from vcore.gpu import live, protocol
-from vcore.gpu.trace import NodeList, PodList, load_nodes, load_pods, workload_path
+from vcore.sim.gpu import live_replay, replay
+from vcore.sim.gpu.trace import NodeList, PodList, load_nodes, load_pods, workload_path
 
 DETERMINISTIC = ("first-fit", "best-fit", "fgd", "vcore", "dot-product", "gpu-packing", "gpu-clustering", "binpack",
                  "spread")
@@ -37,8 +37,8 @@ def synthetic_trace(seed: int = 3) -> tuple[NodeList, PodList]:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_live_scheduler_places_every_pod_like_the_replay(policy, seed):
     nodes, pods = synthetic_trace()
-    replayed = protocol.run_protocol(nodes, pods, policy, seed)
-    scheduled = live.run_protocol_live(nodes, pods, policy, seed)
+    replayed = replay.run_protocol(nodes, pods, policy, seed)
+    scheduled = live_replay.run_protocol_live(nodes, pods, policy, seed)
     np.testing.assert_array_equal(scheduled.node_idx, replayed.node_idx)
     assert scheduled.allocated_milli == replayed.allocated_milli[-1]
 
@@ -47,15 +47,15 @@ def test_live_scheduler_places_every_pod_like_the_replay(policy, seed):
 def test_openb_default_live_equals_replay(openb_dir, policy):
     nodes = load_nodes(f"{openb_dir}/openb_node_list_gpu_node.csv")
     pods = load_pods(workload_path(openb_dir, "default"))
-    replayed = protocol.run_protocol(nodes, pods, policy, 42)
-    scheduled = live.run_protocol_live(nodes, pods, policy, 42)
+    replayed = replay.run_protocol(nodes, pods, policy, 42)
+    scheduled = live_replay.run_protocol_live(nodes, pods, policy, 42)
     np.testing.assert_array_equal(scheduled.node_idx, replayed.node_idx)
 
 
 def test_random_tie_break_still_places_by_score():
     nodes, pods = synthetic_trace()
-    by_name = live.run_protocol_live(nodes, pods, "fgd", 1)
-    random_ties = live.run_protocol_live(nodes, pods, "fgd", 1, tie_break="Random")
+    by_name = live_replay.run_protocol_live(nodes, pods, "fgd", 1)
+    random_ties = live_replay.run_protocol_live(nodes, pods, "fgd", 1, tie_break="Random")
     assert (random_ties.node_idx >= 0).sum() > 0
     assert not np.array_equal(by_name.node_idx, random_ties.node_idx)  # ties are common: some pods move
 
@@ -63,17 +63,17 @@ def test_random_tie_break_still_places_by_score():
 def learning_scheduler(nodes: NodeList) -> tuple[vcore.Cluster, vcore.Scheduler]:
     """A cluster of the trace's nodes and an FGD scheduler that learns its target workload."""
     cluster = vcore.Cluster()
-    for node in live.node_objects(nodes):
+    for node in live_replay.node_objects(nodes):
         cluster.add_node(node)
-    return cluster, vcore.Scheduler(cluster, live.profile_for("fgd"))
+    return cluster, vcore.Scheduler(cluster, live_replay.profile_for("fgd"))
 
 
 def test_learned_target_equals_the_artifacts_rule():
     nodes, pods = synthetic_trace()
     cluster, sched = learning_scheduler(nodes)
-    sched.observe(live.pod_objects(pods))
+    sched.observe(live_replay.pod_objects(pods))
     got = sched.gpu_target()
-    want = protocol.target_workload(pods, 95.0)
+    want = replay.target_workload(pods, 95.0)
     models = cluster.gpu_devices()["model_names"]
 
     def as_set(cpu, milli, num, model_sets, weight):
@@ -89,7 +89,7 @@ def test_learned_target_is_refreshed_as_pods_arrive():
     nodes, pods = synthetic_trace()
     _, sched = learning_scheduler(nodes)
     assert len(sched.gpu_target()["weight"]) == 0  # nothing seen yet: no fragmentation to avoid
-    sched.schedule(live.pod_objects(pods.take(np.arange(40))))
+    sched.schedule(live_replay.pod_objects(pods.take(np.arange(40))))
     first = sched.gpu_target()
     assert 0 < len(first["weight"]) and abs(first["weight"].sum() - 1) < 1e-9
 
@@ -115,7 +115,7 @@ def test_gpu_placement_args_are_validated(args, match):
 
 
 def test_gpu_placement_args_round_trip():
-    config = live.profile_for("vcore")
+    config = live_replay.profile_for("vcore")
     config["pluginConfig"][0]["args"]["targetWorkload"] = [{"cpuMilli": 4000, "gpuMilli": 500, "weight": 2},
                                                             {"numGpu": 8, "gpuMilli": 1000, "models": ["A100"]}]
     profile = vcore.Profile.from_config(config)
@@ -130,6 +130,6 @@ def test_vcore_balance_bonus_follows_cpu_pressure(cpu_per_node, balance_matters)
     # is off, so vcore places exactly as with vcore_balance_points=0; where CPU is scarce it changes placements.
     nodes, pods = synthetic_trace()
     nodes.cpu_milli[:] = cpu_per_node
-    default = protocol.run_protocol(nodes, pods, "vcore", 1)
-    no_balance = protocol.run_protocol(nodes, pods, "vcore", 1, vcore_balance_points=0.0)
+    default = replay.run_protocol(nodes, pods, "vcore", 1)
+    no_balance = replay.run_protocol(nodes, pods, "vcore", 1, vcore_balance_points=0.0)
     assert np.array_equal(default.node_idx, no_balance.node_idx) != balance_matters

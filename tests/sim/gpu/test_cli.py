@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from tests.gpu.conftest import write
-from vcore.gpu.cli import add_trace_arguments, parse_seeds, run_trace
+from tests.sim.gpu.conftest import write
+from vcore.sim.gpu.cli import add_trace_arguments, parse_seeds, run_trace
 
 NODES = "sn,cpu_milli,memory_mib,gpu,model\n" + "".join(
     f"n{i:02d},32000,131072,{[2, 4, 8][i % 3]},{'T4' if i % 2 else 'V100'}\n" for i in range(9))

@@ -1,7 +1,8 @@
-"""One-shot scheduling simulation over a synthetic cluster: the engine behind ``vcore simulate``.
+"""The default ``vcore simulate`` scenario (``--scenario pods``): one scheduling pass over a synthetic cluster.
 
-The simulation builds a :func:`vcore.synthetic.synthetic_cluster`, ingests its nodes into a :class:`vcore.Cluster`,
-and places every pod with a single :meth:`vcore.Scheduler.schedule` call (the same path a batch scheduler uses).
+The scenario builds a :func:`vcore.sim.synthetic.synthetic_cluster`, ingests its nodes into a
+:class:`vcore.Cluster`, and places every pod with a single :meth:`vcore.Scheduler.schedule` call (the same path a
+batch scheduler uses).
 It reports throughput and, for the pods that stayed pending, how many pods each kube-scheduler reason applied to.
 Ingest and schedule are timed separately so the pods/s figure is the scheduling call alone.
 """
@@ -13,14 +14,15 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from vcore.synthetic import synthetic_cluster
+from vcore.sim.synthetic import synthetic_cluster
 
-__all__ = ["SimulationResult", "simulate"]
+__all__ = ["PodsScenarioResult", "run_pods_scenario"]
 
 
 @dataclass(frozen=True)
-class SimulationResult:
-    """What one simulation measured. ``reasons`` maps a kube-scheduler reason to the number of pending pods it hit."""
+class PodsScenarioResult:
+    """What one run of the scenario measured. ``reasons`` maps a kube-scheduler reason to the number of pending pods
+    it hit."""
 
     nodes: int
     pods: int
@@ -36,12 +38,12 @@ class SimulationResult:
         return asdict(self)
 
 
-def simulate(
+def run_pods_scenario(
     n_nodes: int = 1000,
     n_pods: int = 5000,
     seed: int = 0,
     profile: str | os.PathLike[str] | dict[str, Any] | None = None,
-) -> SimulationResult:
+) -> PodsScenarioResult:
     """Generate, ingest and schedule a synthetic cluster once; see the module docstring.
 
     ``profile`` is anything :class:`vcore.Scheduler` accepts (a dict or a YAML path); ``None`` is the default
@@ -75,7 +77,7 @@ def simulate(
             # Count pods, not nodes: "how many pending pods did this reason affect".
             reasons.update(reason for reason, n in placement.reasons.items() if n > 0)
     n = len(workload.pods)
-    return SimulationResult(
+    return PodsScenarioResult(
         nodes=len(workload.nodes),
         pods=n,
         scheduled=scheduled,

@@ -1,7 +1,7 @@
 """The openb trace through the live scheduler: Kubernetes objects in, ``vcore.Scheduler`` placing them.
 
-:mod:`vcore.gpu.protocol` replays a trace over a bare GPU inventory; this module runs the same protocol through
-the path a real cluster uses (Node and Pod objects, the converter, the device table, GPUDeviceFit and the
+:mod:`vcore.sim.gpu.replay` replays a trace over a bare GPU inventory; this module runs the same protocol
+through the path a real cluster uses (Node and Pod objects, the converter, the device table, GPUDeviceFit and the
 GPUPlacement plugin), so the two can be compared pod by pod and the live path measured on real data.
 
 Nodes carry GPU feature discovery labels (product = the trace's model name, no device memory: openb shares GPUs
@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from vcore import Cluster, Scheduler
 from vcore.gpu.policies import native_policy_name
-from vcore.gpu.protocol import TargetWorkload, policy_target, tune_workload
-from vcore.gpu.trace import NodeList, PodList
+from vcore.sim.gpu.replay import TargetWorkload, policy_target, tune_workload
+from vcore.sim.gpu.trace import NodeList, PodList
 
 __all__ = ["node_objects", "pod_objects", "profile_for", "LiveRun", "run_protocol_live"]
 
@@ -105,11 +106,9 @@ def run_protocol_live(nodes: NodeList, pods: PodList, policy: str, seed: int, ra
                       learn: bool = False, tie_break: str = "NodeName") -> LiveRun:
     """The FGD protocol (shuffle/tune with ``seed``, one pass) through ``vcore.Scheduler``: one schedule() call.
 
-    The target workload is the one :func:`vcore.gpu.protocol.run_protocol` uses, given to GPUPlacement, unless
+    The target workload is the one :func:`vcore.sim.gpu.replay.run_protocol` uses, given to GPUPlacement, unless
     ``learn`` lets the plugin learn it from the pods as they arrive.
     """
-    from vcore import Cluster, Scheduler  # the public API; imported here so vcore.cluster may import vcore.gpu
-
     name = native_policy_name(policy)
     target = policy_target(pods, name) if not learn and name in ("fgd", "vcore") else None
     idx = tune_workload(pods, nodes.gpu_capacity_milli, seed, ratio)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.gpu.conftest import write
-from vcore.gpu.protocol import PERCENTS, build_cluster, replay, run_protocol, target_workload, tune_workload
-from vcore.gpu.trace import NodeList, PodList, load_nodes, load_pods
+from tests.sim.gpu.conftest import write
+from vcore.sim.gpu.replay import PERCENTS, build_cluster, replay, run_protocol, target_workload, tune_workload
+from vcore.sim.gpu.trace import NodeList, PodList, load_nodes, load_pods
 
 
 def pods_of(specs) -> PodList:

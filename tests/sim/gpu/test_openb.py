@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from vcore.gpu.protocol import run_protocol, target_workload
-from vcore.gpu.trace import load_nodes, load_pods, node_list_path, workload_path
+from vcore.sim.gpu.replay import run_protocol, target_workload
+from vcore.sim.gpu.trace import load_nodes, load_pods, node_list_path, workload_path
 
 
 @pytest.fixture(scope="module")

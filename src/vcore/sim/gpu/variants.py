@@ -2,10 +2,11 @@
 
 This module owns (1) the derivation of openb-family workloads that were not shared with us, modelled on the
 workloads the FGD paper (Weng et al., ATC'23, section 6) evaluates besides ``default``/``cpuNNN``/``gpushareNN``,
-and (2) a small runner that replays them with the FGD protocol (:func:`vcore.gpu.protocol.run_protocol`, unchanged)
-to check that a policy that was tuned on the shared lists holds on the others. Every derivation takes and returns
-the plain :class:`~vcore.gpu.trace.PodList` / :class:`~vcore.gpu.trace.NodeList` of :mod:`vcore.gpu.trace`, is
-seeded (``numpy.random.default_rng``) and deterministic, and never modifies its input.
+and (2) a small runner that replays them with the FGD protocol (:func:`vcore.sim.gpu.replay.run_protocol`,
+unchanged) to check that a policy that was tuned on the shared lists holds on the others. Every derivation takes
+and returns the plain :class:`~vcore.sim.gpu.trace.PodList` / :class:`~vcore.sim.gpu.trace.NodeList` of
+:mod:`vcore.sim.gpu.trace`, is seeded (``numpy.random.default_rng``) and deterministic, and never modifies its
+input.
 
 Held-out workloads (:data:`HELDOUT_WORKLOADS`), each derived from ``openb_pod_list_default.csv`` with
 :data:`VARIANT_SEED` and replayed on ``openb_node_list_gpu_node.csv`` unless said otherwise:
@@ -45,8 +46,8 @@ Held-out workloads (:data:`HELDOUT_WORKLOADS`), each derived from ``openb_pod_li
     :func:`restrict_gpu_spec` and :func:`load_heldout`).
 
 :func:`heldout_comparison` replays every (workload, policy, seed, tie order) in worker processes (spawn, like
-:mod:`vcore.gpu.cli`) and returns the mean final allocation ratio (GPU allocation at 130 % arrived) per workload,
-policy and tie order. ``python -m vcore.gpu.variants [DATA_DIR]`` prints the table.
+:mod:`vcore.sim.gpu.cli`) and returns the mean final allocation ratio (GPU allocation at 130 % arrived) per workload,
+policy and tie order. ``python -m vcore.sim.gpu.variants [DATA_DIR]`` prints the table.
 """
 
 from __future__ import annotations
@@ -61,7 +62,18 @@ from functools import lru_cache
 
 import numpy as np
 
-from vcore.gpu.trace import NodeList, PodList, load_nodes, load_pods, node_list_path, workload_path
+from vcore.sim.gpu.trace import (
+    MAX_GPUS_PER_NODE,
+    NodeList,
+    PodList,
+    csv_int,
+    csv_number,
+    load_nodes,
+    load_pods,
+    node_list_path,
+    workload_path,
+)
+from vcore.validation import Integer, Number, fail
 
 __all__ = [
     "MULTIGPU_WORKLOADS",
@@ -90,6 +102,8 @@ HELDOUT_WORKLOADS: tuple[str, ...] = (*MULTIGPU_WORKLOADS, *GPUSPEC_WORKLOADS, *
 VARIANT_SEED = 0  # seed of the derivations (the protocol seeds 42-51 then shuffle/tune the derived list)
 SPOT_NODE_LIST = os.path.join("alibaba-spot-gpu-v2026", "node_info_df.csv")  # relative to the data dir
 _SPOT_COLUMNS = ("gpu_model", "gpu_capacity_num", "cpu_num", "node_name")
+_SPOT_GPUS = Integer(0, MAX_GPUS_PER_NODE)
+_SPOT_CPUS = Number(0)
 
 
 # ---------------------------------------------------------------------------------------------------- checks
@@ -97,12 +111,12 @@ _SPOT_COLUMNS = ("gpu_model", "gpu_capacity_num", "cpu_num", "node_name")
 
 def _check_pods(pods, arg: str = "pods") -> None:
     if not isinstance(pods, PodList):
-        raise TypeError(f"{arg}: expected a vcore.gpu.trace.PodList, got {type(pods).__name__}")
+        raise TypeError(f"{arg}: expected a vcore.sim.gpu.trace.PodList, got {type(pods).__name__}")
 
 
 def _check_nodes(nodes, arg: str = "nodes") -> None:
     if not isinstance(nodes, NodeList):
-        raise TypeError(f"{arg}: expected a vcore.gpu.trace.NodeList, got {type(nodes).__name__}")
+        raise TypeError(f"{arg}: expected a vcore.sim.gpu.trace.NodeList, got {type(nodes).__name__}")
 
 
 def _check_percent(percent, arg: str, lo_open: float, hi: float, hi_open: bool) -> float:
@@ -263,8 +277,6 @@ def spot_node_list(path: str, mib_per_cpu: int = 4096) -> NodeList:
     See the module docstring for the conversion. ``mib_per_cpu`` is the memory (MiB) given per CPU core, since
     that list has none. ValueError names the file, line, node and field of a bad row.
     """
-    from vcore.gpu.trace import MAX_GPUS_PER_NODE
-
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path: expected a file path, got {type(path).__name__}")
     if isinstance(mib_per_cpu, bool) or not isinstance(mib_per_cpu, (int, np.integer)) or mib_per_cpu <= 0:
@@ -277,36 +289,26 @@ def spot_node_list(path: str, mib_per_cpu: int = 4096) -> NodeList:
         reader = csv.reader(fh)
         header = next(reader, None)
         if header is None or tuple(c.strip() for c in header) != _SPOT_COLUMNS:
-            raise ValueError(f"{path}:1: spot node list header {header!r} is not {','.join(_SPOT_COLUMNS)}")
+            raise fail(ValueError, f"{path}:1", f"spot node list header {header!r} is not {','.join(_SPOT_COLUMNS)}")
         seen: set[str] = set()
         for lineno, row in enumerate(reader, start=2):
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue
             if len(row) != len(_SPOT_COLUMNS):
-                raise ValueError(f"{path}:{lineno}: row has {len(row)} columns, expected {len(_SPOT_COLUMNS)}")
+                raise fail(ValueError, f"{path}:{lineno}", f"row has {len(row)} columns, expected {len(_SPOT_COLUMNS)}")
             model, gpus, cpus, name = (c.strip() for c in row)
             where = f"{path}:{lineno}: node {name!r}"
             if not name:
-                raise ValueError(f"{path}:{lineno}: node: node_name: empty node name")
+                raise fail(ValueError, f"{path}:{lineno}: node: node_name", "empty node name")
             if name in seen:
-                raise ValueError(f"{where}: node_name: duplicate node name")
+                raise fail(ValueError, f"{where}: node_name", "duplicate node name")
             seen.add(name)
-            try:
-                g = int(gpus)
-            except ValueError:
-                raise ValueError(f"{where}: gpu_capacity_num: not an integer: {gpus!r}") from None
-            if not 0 <= g <= MAX_GPUS_PER_NODE:
-                raise ValueError(f"{where}: gpu_capacity_num: must be in 0..{MAX_GPUS_PER_NODE}, got {g}")
-            try:
-                c = float(cpus)
-            except ValueError:
-                raise ValueError(f"{where}: cpu_num: not a number: {cpus!r}") from None
-            if not math.isfinite(c) or c < 0:
-                raise ValueError(f"{where}: cpu_num: must be a finite number >= 0, got {cpus!r}")
+            g = csv_int(gpus, f"{where}: gpu_capacity_num", _SPOT_GPUS)
+            c = csv_number(cpus, f"{where}: cpu_num", _SPOT_CPUS)
             if g > 0 and not model:
-                raise ValueError(f"{where}: gpu_model: a node with GPUs needs a GPU model")
+                raise fail(ValueError, f"{where}: gpu_model", "a node with GPUs needs a GPU model")
             if "|" in model:
-                raise ValueError(f"{where}: gpu_model: one model per node, got {model!r}")
+                raise fail(ValueError, f"{where}: gpu_model", f"one model per node, got {model!r}")
             raw.append((name, c, g, model, lineno))
     numeric = all(r[0].isdigit() for r in raw)
     width = max((len(r[0]) for r in raw), default=1)
@@ -400,7 +402,7 @@ def _cached(data_dir: str, workload: str, seed: int):
 
 def _run_task(data_dir: str, workload: str, variant_seed: int, policy: str, seed: int, tie_order: str,
               policy_args: tuple) -> float:
-    from vcore.gpu.protocol import run_protocol
+    from vcore.sim.gpu.replay import run_protocol
 
     nodes, pods, _ = _cached(data_dir, workload, variant_seed)
     return run_protocol(nodes, pods, policy, seed, tie_order=tie_order, **dict(policy_args)).final_alloc_ratio
@@ -412,7 +414,7 @@ def heldout_comparison(data_dir: str, workloads=HELDOUT_WORKLOADS, policies=("fg
     """Mean final allocation ratio per (tie_order, workload, policy) over ``seeds``, protocol defaults.
 
     Returns ``{tie_order: {workload: {policy: {"mean": float, "finals": [per seed]}}}}``. ``policy_args`` are
-    passed to :func:`~vcore.gpu.protocol.run_protocol` for the ``vcore`` policy only. ``jobs`` worker processes
+    passed to :func:`~vcore.sim.gpu.replay.run_protocol` for the ``vcore`` policy only. ``jobs`` worker processes
     (spawn; 0 = number of CPUs, 1 = in this process).
     """
     from vcore.gpu.policies import native_policy_name
@@ -451,10 +453,10 @@ def heldout_comparison(data_dir: str, workloads=HELDOUT_WORKLOADS, policies=("fg
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m vcore.gpu.variants [DATA_DIR] [--policies fgd,vcore,best-fit] [--tie-orders name,shuffled]``."""
+    """``python -m vcore.sim.gpu.variants [DATA_DIR] [--policies fgd,vcore,best-fit] [--tie-orders name,shuffled]``."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m vcore.gpu.variants", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m vcore.sim.gpu.variants", description=__doc__.split("\n\n")[0])
     ap.add_argument("data_dir", nargs="?", default=os.path.join("..", "shared", "data"),
                     help="folder with openb/ and alibaba-spot-gpu-v2026/ (default: ../shared/data)")
     ap.add_argument("--workloads", default=",".join(HELDOUT_WORKLOADS))
@@ -464,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variant-seed", type=int, default=VARIANT_SEED)
     ap.add_argument("--jobs", type=int, default=0)
     a = ap.parse_args(argv)
-    from vcore.gpu.cli import parse_seeds
+    from vcore.sim.gpu.cli import parse_seeds
 
     try:
         res = heldout_comparison(a.data_dir, a.workloads.split(","), a.policies.split(","), parse_seeds(a.seeds),
