@@ -30,7 +30,6 @@ import queue
 import threading
 import time
 from collections import Counter, deque
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from vcore_kube import binder as bind
@@ -41,6 +40,7 @@ from vcore_kube.cycle import Cycle
 from vcore_kube.events import Recorder
 from vcore_kube.inbox import Inbox
 from vcore_kube.metrics import Metrics
+from vcore_kube.pending import PendingPod
 from vcore_kube.reflector import paused_gc
 
 if TYPE_CHECKING:
@@ -50,25 +50,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
-
-
-@dataclass
-class PendingPod:
-    key: str
-    uid: str
-    pod: dict
-    first_seen: float  # monotonic
-    state: str = "active"  # active | unschedulable | gated | invalid | binding
-    attempts: int = 0
-    not_before: float = 0.0  # monotonic: backoff
-    unschedulable_since: float = 0.0
-    node: str = ""  # while binding
-    confirmed: bool = False  # while binding: the watch has shown the pod bound
-    deleted: bool = False  # while binding: the watch has shown the pod deleted
-    event_message: str = ""
-    event_at: float = field(default=-1e9)
-    kind: str = "batch"  # batch (the cycle's) | fast (the fast path's) | placeholder (a warm pool's)
-    received: float = 0.0  # perf_counter of the watch event that brought it (fast path)
 
 
 class SchedulingLoop(threading.Thread):
@@ -343,7 +324,7 @@ class SchedulingLoop(threading.Thread):
         else:
             entry.state = "invalid"
             self.metrics.attempts.labels("error").inc()
-            self._failed(entry, f"vcore cannot read the pod: {error}")
+            self.failed_scheduling(entry, f"vcore cannot read the pod: {error}")
 
     def _wake_unschedulable(self) -> None:
         for entry in self.pending.values():
@@ -360,6 +341,21 @@ class SchedulingLoop(threading.Thread):
 
     def in_flight_on(self, node: str) -> int:
         return self._in_flight_nodes[node]
+
+    def accounted_node(self, key: str) -> str | None:
+        """Where this process's state has pod `key`: vcore's cluster, or the warm pools' ledger for our
+        placeholders (which stay out of vcore's cluster)."""
+        node = self.converter.node_of(key)
+        if node is None and self.agents is not None:
+            node = self.agents.placeholder_node(key)
+        return node
+
+    def failed_scheduling(self, entry: PendingPod, message: str) -> None:
+        """FailedScheduling, at most once a minute per pod unless the reason changed."""
+        now = self.clock()
+        if message != entry.event_message or now - entry.event_at >= 60.0:
+            entry.event_message, entry.event_at = message, now
+            self.recorder.failed_scheduling(entry.pod, message)
 
     def node_left_scope(self, node: str) -> None:
         if self.agents is not None:
@@ -435,7 +431,7 @@ class SchedulingLoop(threading.Thread):
             self.metrics.attempts.labels("unschedulable").inc()
             entry.state, entry.unschedulable_since = "unschedulable", now
             self._back_off(entry)
-            self._failed(entry, message)
+            self.failed_scheduling(entry, message)
         self._write_podgroups(outcome)
         for e in outcome.evictions:
             victim = self.cache.get("Pod", e.victim)
@@ -465,13 +461,6 @@ class SchedulingLoop(threading.Thread):
         delay = min(self.config.pod_initial_backoff_seconds * 2 ** (entry.attempts - 1),
                     self.config.pod_max_backoff_seconds)
         entry.not_before = self.clock() + delay
-
-    def _failed(self, entry: PendingPod, message: str) -> None:
-        """FailedScheduling, at most once a minute per pod unless the reason changed."""
-        now = self.clock()
-        if message != entry.event_message or now - entry.event_at >= 60.0:
-            entry.event_message, entry.event_at = message, now
-            self.recorder.failed_scheduling(entry.pod, message)
 
     # -- bind results -------------------------------------------------------------------------------------
     def _on_bound(self, r: "bind.BindResult") -> None:

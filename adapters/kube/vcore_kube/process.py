@@ -38,8 +38,6 @@ from vcore_kube.shardcontrol import ShardControl
 from vcore_kube.shardwriter import ShardWriter
 from vcore_kube.warmpool import WarmPools
 
-NODESHARDS = Resource("NodeShard", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
-                      (nodeshard.GROUP, nodeshard.VERSION, nodeshard.PLURAL), optional=True)
 WARMPOOLS = Resource("WarmPool", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
                      (warmpool.GROUP, warmpool.VERSION, warmpool.PLURAL), optional=True)
 
@@ -117,7 +115,7 @@ class SchedulerProcess:
         writer = ShardWriter(self.api, sharding.shard, lambda result: self.loop.inbox.put(("shard-published", result)))
         self.writers.append(writer)
         self.loop.shards = ShardControl(self.loop, sharding.shard, sharding.mode == "soft", writer)
-        resources.append(NODESHARDS)
+        resources.append(nodeshard.RESOURCE)
 
     def synced(self) -> bool:
         return all(r.synced.is_set() for r in self.reflectors)
