@@ -6,12 +6,13 @@ Modules, by job:
     reflector   list+watch of one resource per thread (relist on 410, bookmarks, backoff with jitter)
     cache       the latest objects by kind and key, and the deltas between states
     convert     Kubernetes objects into vcore's cluster state (the one module that knows both)
-    cycle       the decision seam of the batch: vcore.Scheduler.run_cycle() (the gang API)
+    batchcycle  the batch's decision seam: vcore.Scheduler.run_cycle() (the gang API)
+    pending     a pod being placed: the loop's record of it (state, backoff, binding in flight, last event)
     loop        the scheduling loop and its queue (backoff, unschedulable pods, assume/forget)
     fastpath    agent pods placed on arrival in micro-batches (the fast path's decision seam)
     schedqueue  kube-scheduler's scheduling queue for the fast path (active, backoff, unschedulable, hints)
     warmpool    warm pools: placeholders kept out of vcore's state, hits, room, refill (their decision seam)
-    agentwork   the fast path and warm pools wired to the loop's events and bindings
+    agentcontrol  the fast path and warm pools in the scheduling loop: its events, micro-batches, refills
     shardplan   the sharding controller's configuration and assignment rule (numpy)
     sharder     the sharding controller process (vcore-scheduler --role sharder)
     nodeshard   Volcano's NodeShard reads and writes

@@ -2,7 +2,7 @@
 
 Reflector threads and bind workers talk to it only through its inbox (inbox.py: fast-path pods in a lane of their
 own, taken first). Between cycles it applies what arrived (object deltas, bind results); every cyclePeriod, while
-it leads and every cache has synced, it asks vcore (cycle.py) to place the pending pods that are due, assumes each
+it leads and every cache has synced, it asks vcore (batchcycle.py) to place the pending pods that are due, assumes each
 placement, and hands it to the binder.
 
 The queue follows kube-scheduler's: a pod that did not fit waits, unschedulable, until something that could
@@ -15,7 +15,7 @@ forgotten (the pod's resources are released in vcore) and retried after its back
 the watch has meanwhile shown it bound; a 409 or a 404 is never retried blindly, so a pod bound by someone else
 or deleted between decision and binding costs one request, not a storm.
 
-Agent pods (the fast path) and warm-pool placeholders are handled by agentwork.py, which the loop calls for their
+Agent pods (the fast path) and warm-pool placeholders are handled by agentcontrol.py, which the loop calls for their
 events, between its other work and between two jobs of a running cycle; sharding (shardcontrol.py) confines every
 decision to the instance's nodes. Every binding, whoever decided it, first deletes the placeholders its node can no
 longer hold beside it.
@@ -36,7 +36,7 @@ from vcore_kube import binder as bind
 from vcore_kube.cache import Cache, Delta
 from vcore_kube.config import Config
 from vcore_kube.convert import Converter, is_terminating, node_name_of, scheduler_name_of
-from vcore_kube.cycle import Cycle
+from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.events import Recorder
 from vcore_kube.inbox import Inbox
 from vcore_kube.metrics import Metrics
@@ -44,7 +44,7 @@ from vcore_kube.pending import PendingPod
 from vcore_kube.reflector import paused_gc
 
 if TYPE_CHECKING:
-    from vcore_kube.agentwork import AgentWork
+    from vcore_kube.agentcontrol import AgentControl
     from vcore_kube.shardcontrol import ShardControl
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 
 
 class SchedulingLoop(threading.Thread):
-    def __init__(self, config: Config, converter: Converter, cycle: Cycle, binder: "bind.Binder | None",
+    def __init__(self, config: Config, converter: Converter, cycle: BatchCycle, binder: "bind.Binder | None",
                  recorder: Recorder, metrics: Metrics, *, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(name="scheduling-loop", daemon=True)
         self.config, self.converter, self.cycle, self.binder = config, converter, cycle, binder
@@ -70,7 +70,7 @@ class SchedulingLoop(threading.Thread):
         self.cycles = 0
         self._queues_seen: set[str] = set()
         self._announced = False  # "caches synced" logged
-        self.agents: "AgentWork | None" = None  # the fast path and warm pools (process.py wires them)
+        self.agents: "AgentControl | None" = None  # the fast path and warm pools (process.py wires them)
         self.shards: "ShardControl | None" = None  # sharding
         self._deferred: deque = deque()  # what arrived during a cycle and waits for its end
         self._deferred_keys: set[str] = set()  # pods with a deferred event (their later events wait too)

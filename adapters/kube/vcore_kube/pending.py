@@ -1,6 +1,6 @@
 """A pod this scheduler is placing: the scheduling loop's record of it from its first watch event until its
 binding is confirmed or given up (its state, its backoff, its binding in flight, the last FailedScheduling event
-written for it). The loop keeps the batch cycle's pods; the agent side (agentwork.py) keeps the fast path's and
+written for it). The loop keeps the batch cycle's pods; the agent side (agentcontrol.py) keeps the fast path's and
 its warm pools' placeholders, and hands them to the loop's binder in the same record.
 """
 

@@ -35,7 +35,7 @@ class Outcome:
     evictions: list[vcore.Eviction] = field(default_factory=list)  # victims of preemption and reclaim
 
 
-class Cycle:
+class BatchCycle:
     def __init__(self, converter: Converter, profile: dict | None = None, cycle: dict | None = None,
                  seed: int = 0) -> None:
         self.converter = converter

@@ -77,7 +77,7 @@ class AgentHost(Protocol):
     def failed_scheduling(self, entry: PendingPod, message: str) -> None: ...
 
 
-class AgentWork:
+class AgentControl:
     def __init__(self, loop: AgentHost, fast: FastPath | None, warm: WarmPools | None,
                  writer: PlaceholderWriter | None) -> None:
         self.loop, self.fast, self.warm, self.writer = loop, fast, warm, writer
