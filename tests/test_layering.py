@@ -15,7 +15,8 @@
 - inside each adapter the modules form layers (LAYERS, lowest first): a module imports only from its own layer
   or below, the imports form no circle (module level and inside functions, type-only imports included), and no
   module reads another module's private names (an import of one, or an attribute `_name` that the reading module
-  does not define itself: `loop._failed` in a module that is not loop.py).
+  does not define itself: `loop._failed` in a module that is not loop.py); the package's docstring lists the same
+  layers, so a reader finds them where the package starts.
 
 The checker itself is tested on small synthetic sources, so the rules are known to bite even while the adapter
 packages are still nearly empty.
@@ -432,6 +433,27 @@ def test_adapter_imports_form_no_circle(adapter):
 def test_adapter_imports_point_down_the_layers(adapter):
     bad = upward_imports(adapter, internal_graph(adapter, adapter_files(adapter, ADAPTERS[adapter])), LAYERS[adapter])
     assert not bad, bad
+
+
+def documented_layers(docstring: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The layers a package docstring lists after its "Modules by layer" paragraph: an unindented line names a
+    layer, each indented line under it starts with its modules ("cli, demo   what they do")."""
+    layers: list[tuple[str, list[str]]] = []
+    for line in docstring.split("Modules by layer", 1)[1].split("\n\n", 1)[1].splitlines():
+        if not line.strip():
+            break
+        if not line.startswith(" "):
+            layers.append((line.strip(), []))
+        elif layers:
+            layers[-1][1].extend(m.strip() for m in re.split(r"\s{2,}", line.strip())[0].split(","))
+    return [(name, tuple(modules)) for name, modules in layers]
+
+
+@pytest.mark.parametrize("adapter", sorted(ADAPTERS))
+def test_package_docstring_lists_the_layers(adapter):
+    doc = ast.get_docstring(ast.parse((ADAPTERS[adapter] / "__init__.py").read_text(encoding="utf-8"))) or ""
+    declared = [(name, tuple(sorted(set(entries) - {"__init__", "__main__"}))) for name, entries in LAYERS[adapter]]
+    assert [(name, tuple(sorted(modules))) for name, modules in documented_layers(doc)] == declared
 
 
 @pytest.mark.parametrize("adapter, root, path", ADAPTER_SOURCES,

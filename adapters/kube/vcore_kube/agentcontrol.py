@@ -1,10 +1,12 @@
-"""The agent side of the scheduling loop: the fast path (fastpath.py) and warm pools (warmpool.py) wired to the
-loop's pods, bindings and cluster events. The loop calls in from its thread; placeholder pods are created and
-deleted by a writer thread of their own (PlaceholderWriter), which reports back through the loop's inbox.
+"""The fast path and warm pools in the scheduling loop: the fast path (fastpath.py) and warm pools (warmpool.py)
+fed with the loop's pod, node and WarmPool events and bind results, their micro-batches run and their pools
+refilled when due, and their decisions handed to the loop's binder. The loop calls in from its thread and is seen
+here only through what AgentHost names; placeholder pods are created and deleted by a writer thread of their own
+(PlaceholderWriter), which reports back through the loop's inbox.
 
-Between two jobs of a running batch cycle the loop lets this module run a due micro-batch (`interleave`): only
-fast-path pods arriving and fast-path bindings finishing are handled then; every other change waits for the cycle
-to end, so the cycle's view of the cluster moves only by what the fast path binds.
+Between two jobs of a running batch cycle the loop lets this module run a due micro-batch (`tick(in_cycle=True)`):
+only fast-path pods arriving and fast-path bindings finishing are handled then; every other change waits for the
+cycle to end, so the cycle's view of the cluster moves only by what the fast path binds.
 """
 
 from __future__ import annotations

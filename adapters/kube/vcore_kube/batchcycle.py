@@ -1,4 +1,5 @@
-"""The decision seam: the only module that asks vcore where pods go.
+"""The batch's decision seam: the only module that asks vcore's gang cycle where the batch's pods go (the fast
+path and warm pools have their own, fastpath.py and warmpool.py).
 
 A cycle is ``vcore.Scheduler.run_cycle()``: vcore's gang cycle over the pending pods it holds (the converter puts
 this scheduler's pending pods there as they arrive and change), their PodGroups and queues, with the configured

@@ -10,15 +10,16 @@ make it fit happens (a node added or changed, a pod's resources freed, the pod i
 or PriorityClass changed) or five minutes pass; every failed attempt backs it off exponentially (1 s doubling to
 10 s by default). A gang is tried when one of its pods is due; its pods share one fate, so they back off together.
 After a cycle the loop writes what changed in each PodGroup's status, evicts the pods a preemption chose (and tells
-the preemptor's status which node it waits for). A failed binding is
-forgotten (the pod's resources are released in vcore) and retried after its backoff, unless the pod is gone or
-the watch has meanwhile shown it bound; a 409 or a 404 is never retried blindly, so a pod bound by someone else
-or deleted between decision and binding costs one request, not a storm.
+the preemptor's status which node it waits for). A failed binding is forgotten (the pod's resources are released
+in vcore) and retried after its backoff, unless the pod is gone or the watch has meanwhile shown it bound; a 409
+or a 404 is never retried blindly, so a pod bound by someone else or deleted between decision and binding costs
+one request, not a storm. Each pod it places is a PendingPod (pending.py) until its binding is confirmed.
 
-Agent pods (the fast path) and warm-pool placeholders are handled by agentcontrol.py, which the loop calls for their
-events, between its other work and between two jobs of a running cycle; sharding (shardcontrol.py) confines every
-decision to the instance's nodes. Every binding, whoever decided it, first deletes the placeholders its node can no
-longer hold beside it.
+Agent pods (the fast path) and warm-pool placeholders are handled by agentcontrol.py, which the loop calls for
+their events, between its other work and between two jobs of a running cycle; sharding (shardcontrol.py) confines
+every decision to the instance's nodes. Both sit below the loop and call back only what their AgentHost and
+ShardHost protocols name. Every binding, whoever decided it, first deletes the placeholders its node can no longer
+hold beside it.
 """
 
 from __future__ import annotations

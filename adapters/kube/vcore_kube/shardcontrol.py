@@ -2,7 +2,8 @@
 fed with NodeShard and pod events and with its own bindings in flight, its scope applied to every vcore scheduler
 of the process (the batch cycle's, the fast path's) as soon as it changes, without a restart, and its status
 writes handed to the ShardWriter thread. A failed write is tried again after RETRY seconds. A graceful shutdown
-gives every node back once the last binding finished.
+gives every node back once the last binding finished. The loop calls in from its thread and is seen here only
+through what ShardHost names.
 """
 
 from __future__ import annotations
