@@ -13,7 +13,12 @@
   _helper, vcore.cluster._helper);
 - adapters share machinery one way only: vcore_router may use vcore_kube's public modules (its Kubernetes
   client and reflector, for pod discovery), vcore_kube never imports vcore_router; neither reaches into the
-  other's private modules or names, nor into vcore_kube.testenv (the test control plane, not a runtime part).
+  other's private modules or names, nor into vcore_kube.testenv (the test control plane, not a runtime part);
+- inside each adapter the modules form layers (LAYERS, lowest first): a module imports only from its own layer
+  or below, the imports form no circle (module level and inside functions, type-only imports included), and no
+  module reads another module's private names (an import of one, or an attribute `_name` that the reading module
+  does not define itself: `loop._failed` in a module that is not loop.py); the package's docstring lists the same
+  layers, so a reader finds them where the package starts.
 
 The checker itself is tested on small synthetic sources, so the rules are known to bite even while the adapter
 packages are still nearly empty.
@@ -208,6 +213,177 @@ def cross_adapter_violations(adapter: str, imports: list[Import]) -> list[str]:
     return bad
 
 
+# Each adapter's modules, lowest layer first (names relative to the package; "__init__" is the package itself, a
+# subpackage's name stands for all its modules). A module imports from its own layer and the layers below only.
+LAYERS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "vcore_kube": (
+        ("values and connections", ("__init__", "config", "kubeclient", "metrics", "inbox", "cache", "convert",
+                                    "schedqueue", "pending")),
+        ("the API's objects", ("reflector", "nodeshard", "binder", "events", "leader")),
+        ("decisions", ("batchcycle", "fastpath", "warmpool", "membership", "shardplan")),
+        ("beside the loop", ("agentcontrol", "shardcontrol", "shardwriter")),
+        ("the loop", ("loop",)),
+        ("processes", ("process", "sharder")),
+        ("the test control plane", ("testenv",)),  # above every runtime part: only the demo may start one
+        ("commands", ("cli", "demo", "__main__")),
+    ),
+    "vcore_router": (
+        ("values and parsing", ("__init__", "config", "request", "metrics", "ratelimit", "scraper")),
+        ("endpoints", ("health", "discovery")),
+        ("servers", ("server", "engine_sim")),
+        ("commands", ("demo", "cli")),
+    ),
+}
+
+
+def internal_graph(package: str, files: dict[str, tuple[str, bool]]) -> dict[str, dict[str, int]]:
+    """The import graph inside `package`: module -> {module of the same package it imports: first line}, for the
+    modules of `files` (absolute name -> (source, is_package)). "from p import m" is an edge to the module p.m
+    when there is one, else to p; "import p.m.n" to the deepest module of the package that the name holds."""
+    graph: dict[str, dict[str, int]] = {m: {} for m in files}
+    for module, (source, is_package) in files.items():
+        for imp in python_imports(source, module, is_package):
+            if not _in(imp.module, package):
+                continue
+            targets = [f"{imp.module}.{n}" if f"{imp.module}.{n}" in files else imp.module for n in imp.names] \
+                or [imp.module]
+            for target in targets:
+                while target not in files and "." in target:
+                    target = target.rsplit(".", 1)[0]
+                if target in files and target != module:
+                    graph[module].setdefault(target, imp.line)
+    return graph
+
+
+def import_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """One circle of imports per strongly connected group of modules (a -> b -> a as [a, b, a]), in name order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+
+    def connect(v: str) -> None:  # Tarjan's algorithm (module graphs are small: recursion is fine)
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.add(w)
+                if w == v:
+                    break
+            groups.append(group)
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    cycles = []
+    for group in groups:
+        if len(group) < 2:
+            continue
+        start = min(group)
+        path, seen = [start], {start}
+        while True:  # walk inside the group until the path comes back to the start or meets itself
+            nxt = sorted(w for w in graph[path[-1]] if w in group)
+            back = start if start in nxt else next((w for w in nxt if w not in seen), nxt[0])
+            path.append(back)
+            if back in seen:
+                cycles.append(path[path.index(back):])
+                break
+            seen.add(back)
+    return sorted(cycles)
+
+
+def _relative(module: str, package: str) -> str:
+    return "__init__" if module == package else module[len(package) + 1:]
+
+
+def layer_of(module: str, package: str, layers) -> int | None:
+    """The index of the layer holding `module` (an entry holds itself and, for a subpackage, its modules)."""
+    name = _relative(module, package)
+    found = [i for i, (_, entries) in enumerate(layers) for e in entries if name == e or name.startswith(e + ".")]
+    return found[0] if len(found) == 1 else None
+
+
+def placement_violations(package: str, modules: list[str], layers) -> list[str]:
+    """Every module is in exactly one layer, and every entry names a module."""
+    bad = []
+    entries = [e for _, group in layers for e in group]
+    for module in sorted(modules):
+        name = _relative(module, package)
+        held = [e for e in entries if name == e or name.startswith(e + ".")]
+        if len(held) != 1:
+            bad.append(f"{module}: in {len(held)} layers of LAYERS[{package!r}] {held}, not 1")
+    names = {_relative(m, package) for m in modules}
+    for e in entries:
+        if not any(n == e or n.startswith(e + ".") for n in names):
+            bad.append(f"LAYERS[{package!r}]: {e!r} names no module")
+    return bad
+
+
+def upward_imports(package: str, graph: dict[str, dict[str, int]], layers) -> list[str]:
+    """Imports from a higher layer than the importing module's own."""
+    bad = []
+    for module, targets in sorted(graph.items()):
+        here = layer_of(module, package, layers)
+        for target, line in sorted(targets.items()):
+            there = layer_of(target, package, layers)
+            if here is not None and there is not None and there > here:
+                bad.append(f"{module} line {line}: imports {target} ({layers[there][0]}) from below it "
+                           f"({layers[here][0]})")
+    return bad
+
+
+_PUBLIC_UNDERSCORED = {"_replace", "_asdict", "_fields", "_make"}  # namedtuple's public API
+
+
+def private_reads(package: str, module: str, source: str, is_package: bool = False) -> list[str]:
+    """Another module's private names read by `module`: an import of a private name or module of the same package,
+    or an attribute `x._name` where `_name` is not defined in this module (a def, a class, an assignment, a class
+    body's field). A private attribute of an object from elsewhere (another module's, vcore's, a library's) is
+    read through that module's public functions instead."""
+    bad = []
+    for imp in python_imports(source, module, is_package):
+        if _in(imp.module, package) and (any(_private(p) for p in imp.module.split("."))
+                                         or any(_private(n) for n in imp.names)):
+            bad.append(f"line {imp.line}: imports a private part of {imp.module} {imp.names}")
+    tree = ast.parse(source)
+    defined: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            defined.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            defined.add(node.attr)
+        elif isinstance(node, ast.arg):
+            defined.add(node.arg)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in defined \
+                and node.attr not in _PUBLIC_UNDERSCORED:
+            bad.append(f"line {node.lineno}: reads {ast.unparse(node)}, private to another module")
+    return bad
+
+
+def adapter_files(package: str, root: Path) -> dict[str, tuple[str, bool]]:
+    """module -> (source, is_package) for every Python module of an adapter package at `root`."""
+    out = {}
+    for path in sources(root, (".py",)):
+        module, is_package = module_name(path, root.parent)
+        out[module] = (path.read_text(encoding="utf-8"), is_package)
+    return out
+
+
 def _chain_is_module(node: ast.expr) -> bool:
     """vcore.x.y (names and attributes only, no calls or subscripts): a reference into a module, not an object."""
     while isinstance(node, ast.Attribute):
@@ -259,6 +435,55 @@ def test_adapters_use_only_the_public_vcore_api(adapter, root, path):
                          ids=[str(p.relative_to(ROOT)) for _, _, p in ADAPTER_SOURCES])
 def test_adapters_use_each_other_only_one_way_and_publicly(adapter, root, path):
     bad = cross_adapter_violations(adapter, file_imports(path, root.parent))
+    assert not bad, (path, bad)
+
+
+@pytest.mark.parametrize("adapter", sorted(ADAPTERS))
+def test_each_adapter_module_has_one_layer(adapter):
+    files = adapter_files(adapter, ADAPTERS[adapter])
+    assert f"{adapter}.__init__" not in files and adapter in files
+    bad = placement_violations(adapter, list(files), LAYERS[adapter])
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("adapter", sorted(ADAPTERS))
+def test_adapter_imports_form_no_circle(adapter):
+    cycles = import_cycles(internal_graph(adapter, adapter_files(adapter, ADAPTERS[adapter])))
+    assert not cycles, [" -> ".join(c) for c in cycles]
+
+
+@pytest.mark.parametrize("adapter", sorted(ADAPTERS))
+def test_adapter_imports_point_down_the_layers(adapter):
+    bad = upward_imports(adapter, internal_graph(adapter, adapter_files(adapter, ADAPTERS[adapter])), LAYERS[adapter])
+    assert not bad, bad
+
+
+def documented_layers(docstring: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The layers a package docstring lists after its "Modules by layer" paragraph: an unindented line names a
+    layer, each indented line under it starts with its modules ("cli, demo   what they do")."""
+    layers: list[tuple[str, list[str]]] = []
+    for line in docstring.split("Modules by layer", 1)[1].split("\n\n", 1)[1].splitlines():
+        if not line.strip():
+            break
+        if not line.startswith(" "):
+            layers.append((line.strip(), []))
+        elif layers:
+            layers[-1][1].extend(m.strip() for m in re.split(r"\s{2,}", line.strip())[0].split(","))
+    return [(name, tuple(modules)) for name, modules in layers]
+
+
+@pytest.mark.parametrize("adapter", sorted(ADAPTERS))
+def test_package_docstring_lists_the_layers(adapter):
+    doc = ast.get_docstring(ast.parse((ADAPTERS[adapter] / "__init__.py").read_text(encoding="utf-8"))) or ""
+    declared = [(name, tuple(sorted(set(entries) - {"__init__", "__main__"}))) for name, entries in LAYERS[adapter]]
+    assert [(name, tuple(sorted(modules))) for name, modules in documented_layers(doc)] == declared
+
+
+@pytest.mark.parametrize("adapter, root, path", ADAPTER_SOURCES,
+                         ids=[str(p.relative_to(ROOT)) for _, _, p in ADAPTER_SOURCES])
+def test_adapter_modules_read_no_other_module_s_private_names(adapter, root, path):
+    module, is_package = module_name(path, root.parent)
+    bad = private_reads(adapter, module, path.read_text(encoding="utf-8"), is_package)
     assert not bad, (path, bad)
 
 
@@ -367,3 +592,92 @@ def test_relative_import_resolution():
     assert resolve(2, "errors", "vcore._native", True) == "vcore.errors"
     with pytest.raises(ValueError):
         resolve(3, None, "vcore.cli", False)
+
+
+def _package(**modules: str) -> dict[str, tuple[str, bool]]:
+    """A synthetic package "pkg" from module name -> source: "init" is pkg itself, "sub__x" the module pkg.sub.x
+    (which makes "sub" a subpackage)."""
+    files = {}
+    for name, source in modules.items():
+        dotted = "pkg" if name == "init" else "pkg." + name.replace("__", ".")
+        files[dotted] = (source, dotted == "pkg" or any(m.startswith(name + "__") for m in modules))
+    return files
+
+
+def test_internal_graph_resolves_every_form_of_import():
+    files = _package(init="", a="from pkg import b, CONST\nfrom . import c\nimport pkg.sub.x\nimport os\n",
+                     b="from .sub import x\nfrom pkg.c import f\nfrom pkg.missing import y\n", c="",
+                     sub="", sub__x="def f():\n    import importlib\n    importlib.import_module('pkg.b')\n")
+    assert internal_graph("pkg", files) == {
+        "pkg": {}, "pkg.a": {"pkg.b": 1, "pkg": 1, "pkg.c": 2, "pkg.sub.x": 3},
+        "pkg.b": {"pkg.sub.x": 1, "pkg.c": 2, "pkg": 3}, "pkg.c": {}, "pkg.sub": {}, "pkg.sub.x": {"pkg.b": 3}}
+
+
+@pytest.mark.parametrize("modules, expected", [
+    (dict(a="from pkg import b", b="from pkg.a import f"), [["pkg.a", "pkg.b", "pkg.a"]]),
+    # in a function, or for type checking only: still a circle of the design
+    (dict(a="from pkg import b", b="def f():\n    from pkg.c import x\n",
+          c="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import A\n"),
+     [["pkg.a", "pkg.b", "pkg.c", "pkg.a"]]),
+    (dict(a="from . import b", b="from .a import f"), [["pkg.a", "pkg.b", "pkg.a"]]),
+    (dict(a="import importlib\nimportlib.import_module('pkg.b')", b="import pkg.a"), [["pkg.a", "pkg.b", "pkg.a"]]),
+    (dict(init="from pkg.a import A", a="from pkg import VERSION"), [["pkg", "pkg.a", "pkg"]]),
+    # two separate circles, both reported
+    (dict(a="from pkg import b", b="from pkg import a", c="from pkg import d", d="from pkg import c"),
+     [["pkg.a", "pkg.b", "pkg.a"], ["pkg.c", "pkg.d", "pkg.c"]]),
+    # no circle: a chain, a diamond, a package importing its module that imports a sibling
+    (dict(a="from pkg import b", b="from pkg import c", c=""), []),
+    (dict(a="from pkg import b, c", b="from pkg import d", c="from pkg import d", d=""), []),
+    (dict(init="from pkg.a import A", a="from pkg import b", b=""), []),
+])
+def test_checker_finds_import_circles(modules, expected):
+    files = _package(**({"init": ""} | modules))
+    assert import_cycles(internal_graph("pkg", files)) == expected
+
+
+_LAYERS = (("low", ("__init__", "a", "b")), ("high", ("c", "sub")))
+
+
+@pytest.mark.parametrize("modules, expected", [
+    (dict(a="from pkg import b", c="from pkg import a\nfrom pkg.sub import x"), []),  # same layer, downward
+    (dict(a="from pkg import c"), ["pkg.a line 1: imports pkg.c (high) from below it (low)"]),
+    (dict(b="def f():\n    from pkg.sub.x import y\n"), ["pkg.b line 2: imports pkg.sub.x (high) from below it (low)"]),
+    (dict(init="from pkg import sub"), ["pkg line 1: imports pkg.sub (high) from below it (low)"]),
+])
+def test_checker_flags_upward_imports(modules, expected):
+    files = _package(**({"init": "", "a": "", "b": "", "c": "", "sub": "", "sub__x": ""} | modules))
+    assert upward_imports("pkg", internal_graph("pkg", files), _LAYERS) == expected
+
+
+def test_checker_places_every_module_in_one_layer():
+    modules = ["pkg", "pkg.a", "pkg.b", "pkg.c", "pkg.sub", "pkg.sub.x"]
+    assert placement_violations("pkg", modules, _LAYERS) == []
+    assert placement_violations("pkg", modules + ["pkg.new"], _LAYERS) == \
+        ["pkg.new: in 0 layers of LAYERS['pkg'] [], not 1"]
+    assert placement_violations("pkg", ["pkg", "pkg.a", "pkg.b", "pkg.sub"], _LAYERS) == \
+        ["LAYERS['pkg']: 'c' names no module"]
+    twice = (("low", ("__init__", "a", "b", "sub.x")), ("high", ("c", "sub")))
+    assert placement_violations("pkg", modules, twice) == \
+        ["pkg.sub.x: in 2 layers of LAYERS['pkg'] ['sub.x', 'sub'], not 1"]
+    assert layer_of("pkg.sub.x", "pkg", _LAYERS) == 1 and layer_of("pkg", "pkg", _LAYERS) == 0
+
+
+@pytest.mark.parametrize("source, expected", [  # expected: 1 = flagged, 0 = allowed
+    ("def f(loop):\n    loop._failed(1)\n", 1),  # the loop's own business, read from elsewhere
+    ("import vcore\nc = vcore.Cluster()\nc._state\n", 1),  # a library object's private state
+    ("from pkg.loop import _helper", 1),
+    ("from pkg import _private", 1),
+    ("from pkg._impl import thing", 1),
+    ("def f(plane):\n    plane._install()\n", 1),
+    ("class A:\n    def __init__(self):\n        self._x = 1\n\n"
+     "    def same(self, other):\n        return other._x\n", 0),  # another object of this module's class
+    ("class P:\n    _count: int = 0\n\ndef f(p):\n    return p._count\n", 0),
+    ("class P:\n    @classmethod\n    def make(cls):\n        plane = cls()\n        plane._setup()\n\n"
+     "    def _setup(self):\n        pass\n", 0),  # a private method of a class of this module
+    ("def f(point):\n    return point._replace(x=1), point._asdict()\n", 0),  # namedtuple's public API
+    ("def f(obj):\n    return obj.__class__.__name__\n", 0),
+    ("from pkg.loop import helper\nimport os\n", 0),
+])
+def test_checker_flags_private_names_read_across_modules(source, expected):
+    bad = private_reads("pkg", "pkg.mod", source)
+    assert bool(bad) == bool(expected), bad

@@ -10,10 +10,10 @@ import itertools
 import pytest
 
 from vcore_kube import binder as bind
-from vcore_kube.agentwork import AgentWork
+from vcore_kube.agentcontrol import AgentControl
 from vcore_kube.config import load_config
 from vcore_kube.convert import Converter
-from vcore_kube.cycle import Cycle
+from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.fastpath import FastPath
 from vcore_kube.loop import SchedulingLoop
 from vcore_kube.metrics import Metrics
@@ -72,13 +72,13 @@ def loop():
                                                                "window": "1ms"}})
     converter = Converter()
     now = [100.0]
-    lp = SchedulingLoop(config, converter, Cycle(converter), RecordingBinder(), Silent(), Metrics(),
+    lp = SchedulingLoop(config, converter, BatchCycle(converter), RecordingBinder(), Silent(), Metrics(),
                         clock=lambda: now[0])
     lp.now = now
     queue = SchedulingQueue(1.0, 10.0, 300.0)
     fast = FastPath(config.fast_path, SCHED, converter.cluster, None, queue, clock=lp.clock)
     warm = WarmPools(config.warm_pools, SCHED, {AGENT}, converter.cluster, None, clock=lp.clock)
-    lp.agents = AgentWork(lp, fast, warm, Writer())
+    lp.agents = AgentControl(lp, fast, warm, Writer())
     lp.leading.set()
     for i in range(4):
         lp.event("Node", "ADDED", node(f"n{i}", cpu="4"))

@@ -9,7 +9,7 @@ from vcore_kube import binder as bind
 from vcore_kube.config import load_config
 from vcore_kube.convert import Converter
 import vcore
-from vcore_kube.cycle import Cycle
+from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.loop import SchedulingLoop
 from vcore_kube.metrics import Metrics
 from vcore_kube.testenv.objects import node, pod
@@ -47,7 +47,7 @@ def loop():
     config = load_config({"podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 10})
     converter = Converter()
     now = [100.0]
-    lp = SchedulingLoop(config, converter, Cycle(converter), RecordingBinder(), Silent(), Metrics(),
+    lp = SchedulingLoop(config, converter, BatchCycle(converter), RecordingBinder(), Silent(), Metrics(),
                         clock=lambda: now[0])
     lp.now = now
     lp.leading.set()
@@ -148,9 +148,9 @@ def test_a_pod_vcore_cannot_read_is_reported_alone(loop):
 
 
 def test_cycle_configuration_is_volcanos():
-    assert Cycle(Converter(), cycle={"actions": "enqueue, allocate", "tiers": [{"plugins": [{"name": "gang"}]}]})
+    assert BatchCycle(Converter(), cycle={"actions": "enqueue, allocate", "tiers": [{"plugins": [{"name": "gang"}]}]})
     with pytest.raises(vcore.ProfileError, match="unknown action"):
-        Cycle(Converter(), cycle={"actions": "enqueue, shuffle", "tiers": []})
+        BatchCycle(Converter(), cycle={"actions": "enqueue, shuffle", "tiers": []})
 
 
 def test_node_heartbeats_do_not_wake_unschedulable_pods(loop):

@@ -73,7 +73,7 @@ def test_only_the_conversion_seam_imports_vcore():
     # The conversion, and the decision seams: the batch cycle, the fast path, the warm pools' hits and refills;
     # and the configuration, which has vcore check the profiles and the cycle it will run. Any module may check
     # user input with vcore.validation.
-    assert _vcore_importers() == {"config.py", "convert.py", "cycle.py", "fastpath.py", "warmpool.py"}
+    assert _vcore_importers() == {"config.py", "convert.py", "batchcycle.py", "fastpath.py", "warmpool.py"}
 
 
 class _Closing:

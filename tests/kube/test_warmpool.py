@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import vcore
-from vcore_kube.config import WarmPools as WarmPoolsConfig
+from vcore_kube.config import WarmPoolsConfig
 from vcore_kube.warmpool import PLACEHOLDER_LABEL, POOL_LABEL, PoolSpec, WarmPools, is_placeholder, pool_of
 
 NS = "agents"

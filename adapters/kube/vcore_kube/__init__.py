@@ -1,28 +1,40 @@
 """vcore_kube: vcore-scheduler, the standalone Kubernetes scheduler built on vcore.
 
-Modules, by job:
-    config      the YAML configuration (unknown keys are errors)
-    kubeclient  raw-JSON requests through the official client's configuration, auth and connection pool
-    reflector   list+watch of one resource per thread (relist on 410, bookmarks, backoff with jitter)
-    cache       the latest objects by kind and key, and the deltas between states
-    convert     Kubernetes objects into vcore's cluster state (the one module that knows both)
-    cycle       the decision seam of the batch: vcore.Scheduler.run_cycle() (the gang API)
-    loop        the scheduling loop and its queue (backoff, unschedulable pods, assume/forget)
-    fastpath    agent pods placed on arrival in micro-batches (the fast path's decision seam)
-    schedqueue  kube-scheduler's scheduling queue for the fast path (active, backoff, unschedulable, hints)
-    warmpool    warm pools: placeholders kept out of vcore's state, hits, room, refill (their decision seam)
-    agentwork   the fast path and warm pools wired to the loop's events and bindings
-    shardplan   the sharding controller's configuration and assignment rule (numpy)
-    sharder     the sharding controller process (vcore-scheduler --role sharder)
-    nodeshard   Volcano's NodeShard reads and writes
-    membership  an instance's share of the nodes and its hand-over protocol
-    shardwriter an instance's NodeShard status writes (a thread of their own)
+Modules by layer, lowest first; a module imports only from its own layer and those below, and the imports form no
+circle (tests/test_layering.py holds the same list and keeps it true):
+
+values and connections
+    config        the YAML configuration (unknown keys are errors)
+    kubeclient    raw-JSON requests through the official client's configuration, auth and connection pool
+    metrics       Prometheus metrics, /metrics /healthz /readyz
+    inbox         what other threads hand the scheduling loop, with a lane for the fast path
+    cache         the latest objects by kind and key, and the deltas between states
+    convert       Kubernetes objects into vcore's cluster state (the one module that knows both)
+    schedqueue    kube-scheduler's scheduling queue for the fast path (active, backoff, unschedulable, hints)
+    pending       a pod being placed: the loop's record of it (state, backoff, binding in flight, last event)
+the API's objects
+    reflector     list+watch of one resource per thread (relist on 410, bookmarks, backoff with jitter)
+    nodeshard     Volcano's NodeShard reads and writes, and its watch
+    binder        pods/binding with bounded concurrency (the volcano.sh/gpu-index annotation, evictions first)
+    events        Scheduled / FailedScheduling events, the PodScheduled condition, PodGroup status, evictions
+    leader        leader election on a coordination.k8s.io Lease
+decisions
+    batchcycle    the batch's decision seam: vcore.Scheduler.run_cycle() (the gang API)
+    fastpath      agent pods placed on arrival in micro-batches (the fast path's decision seam)
+    warmpool      warm pools: placeholders kept out of vcore's state, hits, room, refill (their decision seam)
+    membership    an instance's share of the nodes and its hand-over protocol
+    shardplan     the sharding controller's configuration and assignment rule (numpy)
+beside the loop
+    agentcontrol  the fast path and warm pools in the scheduling loop: their events, micro-batches, refills
     shardcontrol  sharding in the scheduling loop: scopes applied to every scheduler, writes handed over
-    binder      pods/binding with bounded concurrency (and the volcano.sh/gpu-index annotation, evictions first)
-    events      Scheduled / FailedScheduling events and the PodScheduled condition
-    leader      leader election on a coordination.k8s.io Lease
-    metrics     Prometheus metrics, /metrics /healthz /readyz
-    process     one scheduler process: wiring, graceful shutdown
-    cli, demo   the vcore-scheduler command and its --demo
-    testenv     the real control plane for tests, the demo and benchmarks
+    shardwriter   an instance's NodeShard status writes (a thread of their own)
+the loop
+    loop          the scheduling loop and its queue (backoff, unschedulable pods, assume/forget)
+processes
+    process       one scheduler process: wiring, graceful shutdown
+    sharder       the sharding controller process (vcore-scheduler --role sharder)
+the test control plane
+    testenv       the real control plane for tests, the demo and benchmarks (no runtime part uses it)
+commands
+    cli, demo     the vcore-scheduler command and its --demo
 """

@@ -55,7 +55,7 @@ class LeaderElection:
 
 
 @dataclass(frozen=True)
-class FastPath:
+class FastPathConfig:
     """Agent pods placed on arrival (see fastpath.py): those of `schedulerName`, and this scheduler's pods of the
     `priorityClassNames` or with the annotation vcore.io/fast-path: "true"."""
 
@@ -77,7 +77,7 @@ class Sharding:
 
 
 @dataclass(frozen=True)
-class WarmPools:
+class WarmPoolsConfig:
     """Warm pools (vcore.io/v1alpha1 WarmPool objects naming this scheduler; see warmpool.py)."""
 
     enabled: bool = True
@@ -100,9 +100,9 @@ class Config:
     leader_election: LeaderElection = field(default_factory=LeaderElection)
     metrics_address: str = "0.0.0.0:10261"  # "" disables the HTTP endpoint (/metrics, /healthz, /readyz)
     seed: int = 0
-    fast_path: FastPath = field(default_factory=FastPath)
+    fast_path: FastPathConfig = field(default_factory=FastPathConfig)
     sharding: Sharding = field(default_factory=Sharding)
-    warm_pools: WarmPools = field(default_factory=WarmPools)
+    warm_pools: WarmPoolsConfig = field(default_factory=WarmPoolsConfig)
 
 
 # -- constraints the adapter's configurations share (the sharding controller's too) ---------------------------
@@ -255,7 +255,7 @@ CONFIG = Section(Config, {
     }),
     "metrics_address": ListenAddress(),
     "seed": Integer(0, 2**64 - 1),
-    "fast_path": Section(FastPath, {
+    "fast_path": Section(FastPathConfig, {
         "enabled": Boolean(),
         "scheduler_name": EmptyOr(NAME),
         "priority_class_names": ListOf(NAME),
@@ -265,7 +265,7 @@ CONFIG = Section(Config, {
         "profile": Nullable(Document()),
     }),
     "sharding": Section(Sharding, {"mode": SHARDING_MODE, "shard": SHARD_NAME}),
-    "warm_pools": Section(WarmPools, {
+    "warm_pools": Section(WarmPoolsConfig, {
         "enabled": Boolean(),
         "placeholder_priority_class": NAME,
         "placeholder_image": String(nonempty=True),

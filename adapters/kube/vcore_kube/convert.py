@@ -1,4 +1,5 @@
-"""Kubernetes objects into vcore's cluster state: the one module (with its seam, cycle.py) that knows both.
+"""Kubernetes objects into vcore's cluster state: the one module (with the decision seams batchcycle.py, fastpath.py
+and warmpool.py) that knows both.
 
 Nodes become vcore nodes. Pods go to vcore with ``add_pod``/``update_pod``/``remove_pod``: every bound,
 non-terminal pod (any scheduler's) is accounted on its node, with the GPUs of its ``volcano.sh/gpu-index``

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import vcore
 
-from vcore_kube.config import FastPath as FastPathConfig
+from vcore_kube.config import FastPathConfig
 from vcore_kube.convert import scheduler_name_of
 from vcore_kube.schedqueue import SchedulingQueue
 

@@ -2,7 +2,7 @@
 
 Reflector threads and bind workers talk to it only through its inbox (inbox.py: fast-path pods in a lane of their
 own, taken first). Between cycles it applies what arrived (object deltas, bind results); every cyclePeriod, while
-it leads and every cache has synced, it asks vcore (cycle.py) to place the pending pods that are due, assumes each
+it leads and every cache has synced, it asks vcore (batchcycle.py) to place the pending pods that are due, assumes each
 placement, and hands it to the binder.
 
 The queue follows kube-scheduler's: a pod that did not fit waits, unschedulable, until something that could
@@ -10,15 +10,16 @@ make it fit happens (a node added or changed, a pod's resources freed, the pod i
 or PriorityClass changed) or five minutes pass; every failed attempt backs it off exponentially (1 s doubling to
 10 s by default). A gang is tried when one of its pods is due; its pods share one fate, so they back off together.
 After a cycle the loop writes what changed in each PodGroup's status, evicts the pods a preemption chose (and tells
-the preemptor's status which node it waits for). A failed binding is
-forgotten (the pod's resources are released in vcore) and retried after its backoff, unless the pod is gone or
-the watch has meanwhile shown it bound; a 409 or a 404 is never retried blindly, so a pod bound by someone else
-or deleted between decision and binding costs one request, not a storm.
+the preemptor's status which node it waits for). A failed binding is forgotten (the pod's resources are released
+in vcore) and retried after its backoff, unless the pod is gone or the watch has meanwhile shown it bound; a 409
+or a 404 is never retried blindly, so a pod bound by someone else or deleted between decision and binding costs
+one request, not a storm. Each pod it places is a PendingPod (pending.py) until its binding is confirmed.
 
-Agent pods (the fast path) and warm-pool placeholders are handled by agentwork.py, which the loop calls for their
-events, between its other work and between two jobs of a running cycle; sharding (shardcontrol.py) confines every
-decision to the instance's nodes. Every binding, whoever decided it, first deletes the placeholders its node can no
-longer hold beside it.
+Agent pods (the fast path) and warm-pool placeholders are handled by agentcontrol.py, which the loop calls for
+their events, between its other work and between two jobs of a running cycle; sharding (shardcontrol.py) confines
+every decision to the instance's nodes. Both sit below the loop and call back only what their AgentHost and
+ShardHost protocols name. Every binding, whoever decided it, first deletes the placeholders its node can no longer
+hold beside it.
 """
 
 from __future__ import annotations
@@ -30,21 +31,21 @@ import queue
 import threading
 import time
 from collections import Counter, deque
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from vcore_kube import binder as bind
 from vcore_kube.cache import Cache, Delta
 from vcore_kube.config import Config
 from vcore_kube.convert import Converter, is_terminating, node_name_of, scheduler_name_of
-from vcore_kube.cycle import Cycle
+from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.events import Recorder
 from vcore_kube.inbox import Inbox
 from vcore_kube.metrics import Metrics
+from vcore_kube.pending import PendingPod
 from vcore_kube.reflector import paused_gc
 
 if TYPE_CHECKING:
-    from vcore_kube.agentwork import AgentWork
+    from vcore_kube.agentcontrol import AgentControl
     from vcore_kube.shardcontrol import ShardControl
 
 log = logging.getLogger(__name__)
@@ -52,27 +53,8 @@ log = logging.getLogger(__name__)
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 
 
-@dataclass
-class PendingPod:
-    key: str
-    uid: str
-    pod: dict
-    first_seen: float  # monotonic
-    state: str = "active"  # active | unschedulable | gated | invalid | binding
-    attempts: int = 0
-    not_before: float = 0.0  # monotonic: backoff
-    unschedulable_since: float = 0.0
-    node: str = ""  # while binding
-    confirmed: bool = False  # while binding: the watch has shown the pod bound
-    deleted: bool = False  # while binding: the watch has shown the pod deleted
-    event_message: str = ""
-    event_at: float = field(default=-1e9)
-    kind: str = "batch"  # batch (the cycle's) | fast (the fast path's) | placeholder (a warm pool's)
-    received: float = 0.0  # perf_counter of the watch event that brought it (fast path)
-
-
 class SchedulingLoop(threading.Thread):
-    def __init__(self, config: Config, converter: Converter, cycle: Cycle, binder: "bind.Binder | None",
+    def __init__(self, config: Config, converter: Converter, cycle: BatchCycle, binder: "bind.Binder | None",
                  recorder: Recorder, metrics: Metrics, *, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(name="scheduling-loop", daemon=True)
         self.config, self.converter, self.cycle, self.binder = config, converter, cycle, binder
@@ -89,7 +71,7 @@ class SchedulingLoop(threading.Thread):
         self.cycles = 0
         self._queues_seen: set[str] = set()
         self._announced = False  # "caches synced" logged
-        self.agents: "AgentWork | None" = None  # the fast path and warm pools (process.py wires them)
+        self.agents: "AgentControl | None" = None  # the fast path and warm pools (process.py wires them)
         self.shards: "ShardControl | None" = None  # sharding
         self._deferred: deque = deque()  # what arrived during a cycle and waits for its end
         self._deferred_keys: set[str] = set()  # pods with a deferred event (their later events wait too)
@@ -343,7 +325,7 @@ class SchedulingLoop(threading.Thread):
         else:
             entry.state = "invalid"
             self.metrics.attempts.labels("error").inc()
-            self._failed(entry, f"vcore cannot read the pod: {error}")
+            self.failed_scheduling(entry, f"vcore cannot read the pod: {error}")
 
     def _wake_unschedulable(self) -> None:
         for entry in self.pending.values():
@@ -360,6 +342,21 @@ class SchedulingLoop(threading.Thread):
 
     def in_flight_on(self, node: str) -> int:
         return self._in_flight_nodes[node]
+
+    def accounted_node(self, key: str) -> str | None:
+        """Where this process's state has pod `key`: vcore's cluster, or the warm pools' ledger for our
+        placeholders (which stay out of vcore's cluster)."""
+        node = self.converter.node_of(key)
+        if node is None and self.agents is not None:
+            node = self.agents.placeholder_node(key)
+        return node
+
+    def failed_scheduling(self, entry: PendingPod, message: str) -> None:
+        """FailedScheduling, at most once a minute per pod unless the reason changed."""
+        now = self.clock()
+        if message != entry.event_message or now - entry.event_at >= 60.0:
+            entry.event_message, entry.event_at = message, now
+            self.recorder.failed_scheduling(entry.pod, message)
 
     def node_left_scope(self, node: str) -> None:
         if self.agents is not None:
@@ -435,7 +432,7 @@ class SchedulingLoop(threading.Thread):
             self.metrics.attempts.labels("unschedulable").inc()
             entry.state, entry.unschedulable_since = "unschedulable", now
             self._back_off(entry)
-            self._failed(entry, message)
+            self.failed_scheduling(entry, message)
         self._write_podgroups(outcome)
         for e in outcome.evictions:
             victim = self.cache.get("Pod", e.victim)
@@ -465,13 +462,6 @@ class SchedulingLoop(threading.Thread):
         delay = min(self.config.pod_initial_backoff_seconds * 2 ** (entry.attempts - 1),
                     self.config.pod_max_backoff_seconds)
         entry.not_before = self.clock() + delay
-
-    def _failed(self, entry: PendingPod, message: str) -> None:
-        """FailedScheduling, at most once a minute per pod unless the reason changed."""
-        now = self.clock()
-        if message != entry.event_message or now - entry.event_at >= 60.0:
-            entry.event_message, entry.event_at = message, now
-            self.recorder.failed_scheduling(entry.pod, message)
 
     # -- bind results -------------------------------------------------------------------------------------
     def _on_bound(self, r: "bind.BindResult") -> None:

@@ -10,10 +10,16 @@ import datetime
 from dataclasses import dataclass
 from typing import Iterable
 
+from kubernetes import client
+
 from vcore_kube.kubeclient import Api, ApiException
+from vcore_kube.reflector import Resource
 
 GROUP, VERSION, PLURAL = "shard.volcano.sh", "v1alpha1", "nodeshards"
 COLLECTION = f"/apis/{GROUP}/{VERSION}/{PLURAL}"
+# What the scheduler instances and the sharding controller watch (a CRD that may not be installed).
+RESOURCE = Resource("NodeShard", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
+                    (GROUP, VERSION, PLURAL), optional=True)
 
 
 def path(name: str, subresource: str = "") -> str:

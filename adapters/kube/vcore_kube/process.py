@@ -21,11 +21,11 @@ import uuid
 from kubernetes import client
 
 from vcore_kube import nodeshard, warmpool
-from vcore_kube.agentwork import AgentWork, PlaceholderWriter
+from vcore_kube.agentcontrol import AgentControl, PlaceholderWriter
 from vcore_kube.binder import Binder
 from vcore_kube.config import Config
 from vcore_kube.convert import Converter
-from vcore_kube.cycle import Cycle
+from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.events import Recorder
 from vcore_kube.fastpath import FastPath
 from vcore_kube.kubeclient import load_api
@@ -38,8 +38,6 @@ from vcore_kube.shardcontrol import ShardControl
 from vcore_kube.shardwriter import ShardWriter
 from vcore_kube.warmpool import WarmPools
 
-NODESHARDS = Resource("NodeShard", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
-                      (nodeshard.GROUP, nodeshard.VERSION, nodeshard.PLURAL), optional=True)
 WARMPOOLS = Resource("WarmPool", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
                      (warmpool.GROUP, warmpool.VERSION, warmpool.PLURAL), optional=True)
 
@@ -52,7 +50,7 @@ class SchedulerProcess:
         self.identity = identity or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
         self.metrics = Metrics()
         self.converter = Converter()
-        self.cycle = Cycle(self.converter, config.profile, config.cycle, config.seed)  # validates profile, cycle
+        self.cycle = BatchCycle(self.converter, config.profile, config.cycle, config.seed)  # validates profile, cycle
         # Writes (bindings, events, the lease) and watches use separate pools: a watch holds its connection for
         # minutes and must never make a binding wait for a socket.
         agents = config.fast_path.bind_concurrency if config.fast_path.enabled else 0
@@ -101,7 +99,7 @@ class SchedulerProcess:
             writer = PlaceholderWriter(self.api, lambda pool: loop.inbox.put(("placeholder-created", pool)))
             self.writers.append(writer)
             resources.append(WARMPOOLS)
-        loop.agents = AgentWork(loop, fast, warm, writer)
+        loop.agents = AgentControl(loop, fast, warm, writer)
         # Fast-path pods bind through workers of their own: neither a batch cycle's bindings nor a warm pool's
         # refill (placeholders bind with the batch) ever queue ahead of them.
         self.agent_binder = loop.agent_binder = Binder(self.api, config.fast_path.bind_concurrency, loop.fast_bind_done)
@@ -117,7 +115,7 @@ class SchedulerProcess:
         writer = ShardWriter(self.api, sharding.shard, lambda result: self.loop.inbox.put(("shard-published", result)))
         self.writers.append(writer)
         self.loop.shards = ShardControl(self.loop, sharding.shard, sharding.mode == "soft", writer)
-        resources.append(NODESHARDS)
+        resources.append(nodeshard.RESOURCE)
 
     def synced(self) -> bool:
         return all(r.synced.is_set() for r in self.reflectors)

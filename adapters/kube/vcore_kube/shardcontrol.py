@@ -2,27 +2,44 @@
 fed with NodeShard and pod events and with its own bindings in flight, its scope applied to every vcore scheduler
 of the process (the batch cycle's, the fast path's) as soon as it changes, without a restart, and its status
 writes handed to the ShardWriter thread. A failed write is tried again after RETRY seconds. A graceful shutdown
-gives every node back once the last binding finished.
+gives every node back once the last binding finished. The loop calls in from its thread and is seen here only
+through what ShardHost names.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from vcore_kube.membership import Membership, Publish, Published
+from vcore_kube.metrics import Metrics
 from vcore_kube.shardwriter import ShardWriter, publish
-
-if TYPE_CHECKING:
-    from vcore_kube.loop import SchedulingLoop
 
 log = logging.getLogger(__name__)
 
 RETRY = 0.5
 
 
+class ShardHost(Protocol):
+    """What sharding uses of the scheduling loop (loop.py's SchedulingLoop, which calls in from its thread)."""
+
+    metrics: Metrics
+
+    def clock(self) -> float: ...
+
+    def schedulers(self) -> list: ...
+
+    def in_flight_on(self, node: str) -> int: ...
+
+    def accounted_node(self, key: str) -> str | None: ...
+
+    def node_left_scope(self, node: str) -> None: ...
+
+    def scope_grew(self) -> None: ...
+
+
 class ShardControl:
-    def __init__(self, loop: "SchedulingLoop", shard: str, soft: bool, writer: ShardWriter | None) -> None:
+    def __init__(self, loop: ShardHost, shard: str, soft: bool, writer: ShardWriter | None) -> None:
         self.loop, self.writer = loop, writer
         self.membership = Membership(shard, soft=soft)
         self._applied: tuple | None = None
@@ -43,7 +60,7 @@ class ShardControl:
             if gained:
                 self.loop.metrics.shard_handovers.labels("gained").inc(len(gained))
         before = self.membership.in_use
-        self.membership.published(result, self._accounted)
+        self.membership.published(result, self.loop.accounted_node)
         released = before - self.membership.in_use
         if released:
             self.loop.metrics.shard_handovers.labels("released").inc(len(released))
@@ -108,11 +125,3 @@ class ShardControl:
         else:
             log.warning("NodeShard %s: could not release its nodes at shutdown (%s); they wait for this instance",
                         self.membership.shard, result.error)
-
-    def _accounted(self, key: str) -> str | None:
-        """Where our state has a pod: vcore's cluster, or the warm pools' ledger for our placeholders."""
-        node = self.loop.converter.node_of(key)
-        if node is None and self.loop.agents is not None and self.loop.agents.warm is not None:
-            p = self.loop.agents.warm.placeholders.get(key)
-            node = p.node if p is not None and p.bound else None
-        return node

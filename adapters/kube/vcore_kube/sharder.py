@@ -207,8 +207,7 @@ def run_sharder(kubeconfig: str | None, sharding_config: str | None, *, identity
     metrics = SharderMetrics()
     sharder = Sharder(config, api, metrics)
     stop = threading.Event()
-    from vcore_kube.process import NODESHARDS
-    resources = [r for r in RESOURCES if r.kind in ("Node", "Pod")] + [NODESHARDS]
+    resources = [r for r in RESOURCES if r.kind in ("Node", "Pod")] + [nodeshard.RESOURCE]
     reflectors = [Reflector(watch_api.api_client, r, sharder, stop) for r in resources]
     sharder.synced = lambda: all(r.synced.is_set() for r in reflectors)
     finished = threading.Event()

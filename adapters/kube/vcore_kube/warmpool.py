@@ -40,7 +40,7 @@ import numpy as np
 
 import vcore
 
-from vcore_kube.config import WarmPools as WarmPoolsConfig
+from vcore_kube.config import WarmPoolsConfig
 from vcore_kube.convert import pod_key
 
 log = logging.getLogger(__name__)

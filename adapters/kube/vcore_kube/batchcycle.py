@@ -1,4 +1,5 @@
-"""The decision seam: the only module that asks vcore where pods go.
+"""The batch's decision seam: the only module that asks vcore's gang cycle where the batch's pods go (the fast
+path and warm pools have their own, fastpath.py and warmpool.py).
 
 A cycle is ``vcore.Scheduler.run_cycle()``: vcore's gang cycle over the pending pods it holds (the converter puts
 this scheduler's pending pods there as they arrive and change), their PodGroups and queues, with the configured
@@ -35,7 +36,7 @@ class Outcome:
     evictions: list[vcore.Eviction] = field(default_factory=list)  # victims of preemption and reclaim
 
 
-class Cycle:
+class BatchCycle:
     def __init__(self, converter: Converter, profile: dict | None = None, cycle: dict | None = None,
                  seed: int = 0) -> None:
         self.converter = converter

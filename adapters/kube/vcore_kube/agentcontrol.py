@@ -1,10 +1,12 @@
-"""The agent side of the scheduling loop: the fast path (fastpath.py) and warm pools (warmpool.py) wired to the
-loop's pods, bindings and cluster events. The loop calls in from its thread; placeholder pods are created and
-deleted by a writer thread of their own (PlaceholderWriter), which reports back through the loop's inbox.
+"""The fast path and warm pools in the scheduling loop: the fast path (fastpath.py) and warm pools (warmpool.py)
+fed with the loop's pod, node and WarmPool events and bind results, their micro-batches run and their pools
+refilled when due, and their decisions handed to the loop's binder. The loop calls in from its thread and is seen
+here only through what AgentHost names; placeholder pods are created and deleted by a writer thread of their own
+(PlaceholderWriter), which reports back through the loop's inbox.
 
-Between two jobs of a running batch cycle the loop lets this module run a due micro-batch (`interleave`): only
-fast-path pods arriving and fast-path bindings finishing are handled then; every other change waits for the cycle
-to end, so the cycle's view of the cluster moves only by what the fast path binds.
+Between two jobs of a running batch cycle the loop lets this module run a due micro-batch (`tick(in_cycle=True)`):
+only fast-path pods arriving and fast-path bindings finishing are handled then; every other change waits for the
+cycle to end, so the cycle's view of the cluster moves only by what the fast path binds.
 """
 
 from __future__ import annotations
@@ -13,16 +15,16 @@ import logging
 import queue
 import threading
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
 from vcore_kube import binder as bind
+from vcore_kube.convert import Converter
 from vcore_kube.fastpath import FastPath
 from vcore_kube.kubeclient import Api, ApiException
+from vcore_kube.metrics import Metrics
+from vcore_kube.pending import PendingPod
 from vcore_kube.schedqueue import NODE_ADDED, NODE_UPDATED, POD_DELETED, SHARD_CHANGED
 from vcore_kube.warmpool import WarmPools, is_placeholder, pool_of
-
-if TYPE_CHECKING:
-    from vcore_kube.loop import PendingPod, SchedulingLoop
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +66,24 @@ class PlaceholderWriter(threading.Thread):
                     self.created(pool_of(pod))
 
 
-class AgentWork:
-    def __init__(self, loop: "SchedulingLoop", fast: FastPath | None, warm: WarmPools | None,
+class AgentHost(Protocol):
+    """What the agent side uses of the scheduling loop (loop.py's SchedulingLoop, which calls in from its thread)."""
+
+    converter: Converter
+    metrics: Metrics
+
+    def clock(self) -> float: ...
+
+    def start_binding(self, entry: PendingPod, gpu_index: str | None, evict: list[dict] | None = None) -> None: ...
+
+    def failed_scheduling(self, entry: PendingPod, message: str) -> None: ...
+
+
+class AgentControl:
+    def __init__(self, loop: AgentHost, fast: FastPath | None, warm: WarmPools | None,
                  writer: PlaceholderWriter | None) -> None:
         self.loop, self.fast, self.warm, self.writer = loop, fast, warm, writer
-        self.entries: dict[str, "PendingPod"] = {}  # fast-path pods waiting (their events' bookkeeping)
+        self.entries: dict[str, PendingPod] = {}  # fast-path pods waiting (their events' bookkeeping)
         self._refilled = -1e9
 
     # -- which pods are ours to handle ----------------------------------------------------------------------
@@ -86,7 +101,6 @@ class AgentWork:
         if self.placeholder(pod):
             self.warm.placeholder_seen(pod)
             return
-        from vcore_kube.loop import PendingPod
         entry = self.entries.get(key)
         uid = pod["metadata"].get("uid", "")
         if entry is None or entry.uid != uid:
@@ -176,13 +190,13 @@ class AgentWork:
             self.fast.queue.unschedulable(key, placement.reasons, now)
             loop.metrics.attempts.labels("unschedulable").inc()
             if entry is not None:
-                loop._failed(entry, placement.message)
+                loop.failed_scheduling(entry, placement.message)
         for key, why in batch.invalid:
             entry = self.entries.get(key)
             self.fast.queue.failed(key, now)
             loop.metrics.attempts.labels("error").inc()
             if entry is not None:
-                loop._failed(entry, f"vcore cannot read the pod: {why}")
+                loop.failed_scheduling(entry, f"vcore cannot read the pod: {why}")
 
     def _hit(self, key: str, pod: dict) -> bool:
         """A warm pool's placeholder for a session pod: placed and bound (after the placeholder's deletion)."""
@@ -206,7 +220,7 @@ class AgentWork:
         self.loop.converter.assumed(key, entry.pod)
         self.loop.start_binding(entry, gpus, evict)
 
-    def binding_failed(self, entry: "PendingPod", gone: bool) -> None:
+    def binding_failed(self, entry: PendingPod, gone: bool) -> None:
         """A fast-path or placeholder binding failed (the loop already took the decision back)."""
         if entry.kind == "placeholder":
             if self.warm is not None:
@@ -228,7 +242,6 @@ class AgentWork:
         for pod in warm.to_create():
             self.writer.create(pod)
         if warm.pending() and self.fast is not None:
-            from vcore_kube.loop import PendingPod
             for p, placement in warm.place(self.fast.scheduler):
                 meta = p.pod["metadata"]
                 entry = PendingPod(p.key, meta.get("uid", ""), p.pod, loop.clock(), kind="placeholder")
@@ -242,6 +255,11 @@ class AgentWork:
             ready, _ = warm.counts(key)
             loop.metrics.warm_size.labels(key).set(spec.size)
             loop.metrics.warm_ready.labels(key).set(ready)
+
+    def placeholder_node(self, key: str) -> str | None:
+        """The node our placeholder `key` is bound to, or None (not ours, or not bound)."""
+        p = self.warm.placeholders.get(key) if self.warm is not None else None
+        return p.node if p is not None and p.bound else None
 
     def room(self, node: str) -> list[dict]:
         """Placeholders to delete before a real pod is bound to `node`."""

@@ -1,0 +1,28 @@
+"""A pod this scheduler is placing: the scheduling loop's record of it from its first watch event until its
+binding is confirmed or given up (its state, its backoff, its binding in flight, the last FailedScheduling event
+written for it). The loop keeps the batch cycle's pods; the agent side (agentcontrol.py) keeps the fast path's and
+its warm pools' placeholders, and hands them to the loop's binder in the same record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class PendingPod:
+    key: str
+    uid: str
+    pod: dict
+    first_seen: float  # monotonic
+    state: str = "active"  # active | unschedulable | gated | invalid | binding
+    attempts: int = 0
+    not_before: float = 0.0  # monotonic: backoff
+    unschedulable_since: float = 0.0
+    node: str = ""  # while binding
+    confirmed: bool = False  # while binding: the watch has shown the pod bound
+    deleted: bool = False  # while binding: the watch has shown the pod deleted
+    event_message: str = ""
+    event_at: float = field(default=-1e9)
+    kind: str = "batch"  # batch (the cycle's) | fast (the fast path's) | placeholder (a warm pool's)
+    received: float = 0.0  # perf_counter of the watch event that brought it (fast path)
