@@ -18,7 +18,11 @@
   or below, the imports form no circle (module level and inside functions, type-only imports included), and no
   module reads another module's private names (an import of one, or an attribute `_name` that the reading module
   does not define itself: `loop._failed` in a module that is not loop.py); the package's docstring lists the same
-  layers, so a reader finds them where the package starts.
+  layers, so a reader finds them where the package starts;
+- inside src/vcore the same (VCORE_LAYERS): base (errors, reasons, validation, types, the plugin declarations) ->
+  native -> the object model -> the cluster -> profiles -> the capability packages -> the scheduler -> the public
+  API -> the simulations -> the command line; no circle; no private name of another module (vcore._native, vcore's
+  own private layer, aside).
 
 The checker itself is tested on small synthetic sources, so the rules are known to bite even while the adapter
 packages are still nearly empty.
@@ -349,7 +353,7 @@ _PUBLIC_UNDERSCORED = {"_replace", "_asdict", "_fields", "_make"}  # namedtuple'
 def private_reads(package: str, module: str, source: str, is_package: bool = False) -> list[str]:
     """Another module's private names read by `module`: an import of a private name or module of the same package,
     or an attribute `x._name` where `_name` is not defined in this module (a def, a class, an assignment, a class
-    body's field). A private attribute of an object from elsewhere (another module's, vcore's, a library's) is
+    body's field) and `x` is not the object itself (`self`, `cls`: what a subclass inherits is its own). A private attribute of an object from elsewhere (another module's, vcore's, a library's) is
     read through that module's public functions instead."""
     bad = []
     for imp in python_imports(source, module, is_package):
@@ -369,8 +373,9 @@ def private_reads(package: str, module: str, source: str, is_package: bool = Fal
         elif isinstance(node, ast.arg):
             defined.add(node.arg)
     for node in ast.walk(tree):
+        own = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
         if isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in defined \
-                and node.attr not in _PUBLIC_UNDERSCORED:
+                and node.attr not in _PUBLIC_UNDERSCORED and not own:  # self._x: its own (or inherited) state
             bad.append(f"line {node.lineno}: reads {ast.unparse(node)}, private to another module")
     return bad
 
@@ -681,3 +686,73 @@ def test_checker_places_every_module_in_one_layer():
 def test_checker_flags_private_names_read_across_modules(source, expected):
     bad = private_reads("pkg", "pkg.mod", source)
     assert bool(bad) == bool(expected), bad
+
+
+# -------------------------------------------------------------------------------------------------------------
+# Inside src/vcore: the same rules as inside the adapters (layers lowest first, no circle, no private read)
+# -------------------------------------------------------------------------------------------------------------
+# A module imports only from its own layer or lower ones. The value types shared across layers (types), the
+# errors, reasons, validation and the plugin declarations are the base; the object model (the parsers of
+# Kubernetes, Volcano, KAI and Kueue objects and the records they become) sits below the cluster that holds it; the
+# capability packages (the batch cycle, the topology search, GPU placement, routing) are used by the Scheduler,
+# their facade; the root package re-exports the public API, which the simulations and the command line use.
+VCORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("base", ("errors", "reasons", "validation", "types", "plugins", "gpu.policies", "batch.amounts",
+              "batch.shares.names")),
+    ("native", ("_native",)),
+    ("object model", ("batch.podgroup", "batch.pods", "batch.queue", "batch.priority", "batch.state", "gpu.specs",
+                      "gpu.numa", "gpu.devices", "gpu.requests", "gpu.mig", "topology.constraint", "topology.hypernode",
+                      "topology.tree", "topology.patterns", "topology.args")),
+    ("cluster", ("cluster",)),
+    ("profiles", ("profile", "batch.config")),
+    ("capabilities", ("batch.__init__", "batch.actions", "batch.cycle", "batch.result", "batch.session",
+                      "batch.statement", "batch.topology_planner", "batch.shares.__init__", "batch.shares.base",
+                      "batch.shares.capacity", "batch.shares.cohort", "batch.shares.hierarchy",
+                      "batch.shares.proportion", "topology.__init__", "topology.cost", "topology.cpsat",
+                      "topology.search", "gpu.__init__", "routing")),
+    ("scheduler", ("scheduler",)),
+    ("public API", ("__init__",)),
+    ("simulations", ("sim",)),
+    ("command line", ("cli", "__main__")),
+)
+
+
+def vcore_files() -> dict[str, tuple[str, bool]]:
+    out = {}
+    for path in sources(VCORE, (".py",)):
+        module, is_package = module_name(path, SRC)
+        out[module] = (path.read_text(encoding="utf-8"), is_package)
+    return out
+
+
+def test_every_vcore_module_is_in_one_layer():
+    # A package's __init__ is named "pkg.__init__" where the package's other modules sit in other layers.
+    modules = [m if not is_package or m == "vcore" or any(e == _relative(m, "vcore") for _, g in VCORE_LAYERS
+                                                           for e in g) else f"{m}.__init__"
+               for m, (_, is_package) in vcore_files().items()]
+    assert placement_violations("vcore", modules, VCORE_LAYERS) == []
+
+
+def _vcore_graph() -> dict[str, dict[str, int]]:
+    """vcore's import graph, with a package's __init__ named as VCORE_LAYERS names it."""
+    files = vcore_files()
+    graph = internal_graph("vcore", files)
+    rename = {m: f"{m}.__init__" for m, (_, is_package) in files.items()
+              if is_package and m != "vcore" and not any(e == _relative(m, "vcore") for _, g in VCORE_LAYERS for e in g)}
+    return {rename.get(m, m): {rename.get(t, t): line for t, line in targets.items()} for m, targets in graph.items()}
+
+
+def test_vcore_has_no_import_circle():
+    assert import_cycles(_vcore_graph()) == []
+
+
+def test_vcore_imports_point_down_its_layers():
+    assert upward_imports("vcore", _vcore_graph(), VCORE_LAYERS) == []
+
+
+@pytest.mark.parametrize("module", sorted(vcore_files()))
+def test_vcore_modules_read_no_other_module_s_private_names(module):
+    source, is_package = vcore_files()[module]
+    # vcore._native is vcore's own private layer: its modules are what the layers above it are built on.
+    bad = [b for b in private_reads("vcore", module, source, is_package) if "vcore._native" not in b]
+    assert bad == []
