@@ -30,7 +30,7 @@ _FILES = r"setup\.py|pyproject\.toml|README\.md|CONTRIBUTING\.md|MANIFEST\.in"
 PATH = re.compile(rf"(?<![\w./<>-])({_TOP}|(?:{_FILES})(?![\w.]))")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
-FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+FENCE = re.compile(r"^```.*?^```", re.DOTALL | re.MULTILINE)
 NODE_ID = re.compile(r"^(\S+?\.py)::(\w+)(?:\[(.+)\])?$")
 CASE_ID = re.compile(r"^\[(.+)\]$")
 BARE_FILE = re.compile(r"^[\w-]+\.(?:py|pyx|pyi|cpp|h|go|md)$")
@@ -88,13 +88,13 @@ def case_id_problems(case: str, sources: str) -> list[str]:
     return [] if f'"{case}"' in sources or f"'{case}'" in sources else [f"[{case}]: no test spells this case id"]
 
 
-def node_id_problems(span: str, sources: str) -> list[str]:
-    file, name, case = NODE_ID.match(span).groups()
+def node_id_problems(span: re.Match[str], sources: str) -> list[str]:
+    file, name, case = span.groups()
     path = resolve(file)
     if not path.is_file():
-        return [f"{span}: no file {file}"]
+        return [f"{span[0]}: no file {file}"]
     if name not in defined_names(path):
-        return [f"{span}: {file} defines no {name}"]
+        return [f"{span[0]}: {file} defines no {name}"]
     return case_id_problems(case, sources) if case else []
 
 
@@ -119,10 +119,10 @@ def native_sources() -> tuple[str, ...]:
                  if p.suffix in (".h", ".cpp") and not SKIP_DIRS & set(p.parts))
 
 
-def cpp_member_problems(span: str) -> list[str]:
-    cls, member = CPP_MEMBER.match(span).groups()
+def cpp_member_problems(span: re.Match[str]) -> list[str]:
+    cls, member = span.groups()
     found = any(re.search(rf"\b{cls}\b", s) and re.search(rf"\b{member}\b", s) for s in native_sources())
-    return [] if found else [f"{span}: no native source names both {cls} and {member}"]
+    return [] if found else [f"{span[0]}: no native source names both {cls} and {member}"]
 
 
 def problems(text: str, *, base: Path = ROOT, spans: bool = True, sources: str | None = None) -> list[str]:
@@ -140,16 +140,16 @@ def problems(text: str, *, base: Path = ROOT, spans: bool = True, sources: str |
     sources = source_of_tests() if sources is None else sources
     for span in CODE_SPAN.findall(FENCE.sub("", text)):
         span = span.strip()
-        if NODE_ID.match(span):
-            out += node_id_problems(span, sources)
-        elif CASE_ID.match(span):
-            out += case_id_problems(CASE_ID.match(span).group(1), sources)
+        if node_id := NODE_ID.match(span):
+            out += node_id_problems(node_id, sources)
+        elif case_id := CASE_ID.match(span):
+            out += case_id_problems(case_id[1], sources)
         elif BARE_FILE.match(span):
             out += [] if span in repository_file_names() else [f"{span}: no file of this name"]
         elif DOTTED.match(span):
             out += dotted_problems(span)
-        elif CPP_MEMBER.match(span):
-            out += cpp_member_problems(span)
+        elif cpp_member := CPP_MEMBER.match(span):
+            out += cpp_member_problems(cpp_member)
     return out
 
 
