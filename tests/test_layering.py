@@ -700,7 +700,7 @@ VCORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("errors", "reasons", "validation", "types", "plugins", "gpu.policies", "batch.amounts",
               "batch.shares.names")),
     ("native", ("_native",)),
-    ("object model", ("batch.podgroup", "batch.pods", "batch.queue", "batch.priority", "batch.state", "gpu.specs",
+    ("object model", ("pod_selectors", "batch.podgroup", "batch.pods", "batch.queue", "batch.priority", "batch.state", "gpu.specs",
                       "gpu.numa", "gpu.devices", "gpu.requests", "gpu.mig", "topology.constraint", "topology.hypernode",
                       "topology.tree", "topology.patterns", "topology.args")),
     ("cluster", ("cluster",)),
