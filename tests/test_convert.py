@@ -389,6 +389,8 @@ def test_pod_spec_full():
         "tolerations": [("", "Exists", "", ""), ("dedicated", "Equal", "ml", "NoSchedule"),
                         ("gpu", "Exists", "", "NoExecute"), ("a", "Equal", "b", "")],
         "priority": 1000,
+        "images": ["busybox:latest"],
+        "n_containers": 1,
     }
 
 
@@ -580,11 +582,12 @@ def test_v1_pod_model_matches_dict():
     model = k8s.V1Pod(
         metadata=k8s.V1ObjectMeta(name="w-0", namespace="ml"),
         spec=k8s.V1PodSpec(
-            containers=[k8s.V1Container(name="main", resources=res({"cpu": "2", "memory": "8Gi"},
-                                                                   {"nvidia.com/gpu": "1"})),
-                        k8s.V1Container(name="helper")],
-            init_containers=[k8s.V1Container(name="prep", resources=res({"cpu": "4"})),
-                             k8s.V1Container(name="proxy", restart_policy="Always", resources=res({"cpu": "100m"}))],
+            containers=[k8s.V1Container(name="main", image="busybox", resources=res({"cpu": "2", "memory": "8Gi"},
+                                                                                   {"nvidia.com/gpu": "1"})),
+                        k8s.V1Container(name="helper", image="busybox")],
+            init_containers=[k8s.V1Container(name="prep", image="busybox", resources=res({"cpu": "4"})),
+                             k8s.V1Container(name="proxy", image="busybox", restart_policy="Always",
+                                             resources=res({"cpu": "100m"}))],
             overhead={"cpu": "250m"},
             node_selector={"pool": "gpu"},
             affinity=k8s.V1Affinity(node_affinity=k8s.V1NodeAffinity(

@@ -25,7 +25,7 @@ SPREAD = [{"maxSkew": 1, "topologyKey": HOSTNAME, "whenUnsatisfiable": "DoNotSch
 
 # Every PodSpec field (snake_case, as the client names them) and what vcore does with it.
 HONORED = {  # evaluated exactly as kube-scheduler v1.34 does
-    "containers", "init_containers", "overhead", "resources",  # NodeResourcesFit (requests, sidecars, pod level)
+    "containers", "init_containers", "overhead", "resources",  # NodeResourcesFit, NodePorts, ImageLocality
     "node_selector", "affinity",  # NodeAffinity, InterPodAffinity
     "tolerations",  # TaintToleration, NodeUnschedulable
     "node_name",  # NodeName
@@ -33,13 +33,9 @@ HONORED = {  # evaluated exactly as kube-scheduler v1.34 does
     "scheduler_name",  # which scheduler owns the pod (the adapter's filter)
     "scheduling_gates",  # SchedulingGates: never attempted while gated
     "topology_spread_constraints",  # PodTopologySpread
-    "host_network",  # makes every container port a host port (NodePorts): refused with ports
+    "host_network",  # makes every container port a host port (NodePorts)
 }
 REFUSED_FIELDS = {  # field -> a pod spec fragment that uses it as a hard constraint, and the path named
-    "containers": ({"containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}]},
-                   "spec.containers[0].ports[0].hostPort"),
-    "host_network": ({"hostNetwork": True, "containers": [{"name": "c", "ports": [{"containerPort": 8080}]}]},
-                     "spec.containers[0].ports[0].hostPort"),
     "volumes": ({"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
                 "spec.volumes[0].persistentVolumeClaim"),
     "resource_claims": ({"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"}]},
@@ -54,7 +50,7 @@ NOT_SCHEDULING = {  # read by the kubelet, the API server or controllers; no kub
     # Newer than Kubernetes 1.34: the v1.34 API server drops them, and its scheduler never reads them.
     "hostname_override", "scheduling_group", "eviction_responders",
 }
-CONTAINER_FIELDS_READ = {"resources", "restart_policy", "ports"}  # ports: hostPort is refused
+CONTAINER_FIELDS_READ = {"resources", "restart_policy", "ports", "image"}  # ports: NodePorts; image: ImageLocality
 VOLUME_SOURCES_REFUSED = {"persistent_volume_claim", "ephemeral", "gce_persistent_disk", "aws_elastic_block_store",
                           "rbd", "iscsi", "azure_disk", "azure_file", "cinder", "vsphere_volume", "portworx_volume"}
 
@@ -147,10 +143,20 @@ def test_soft_terms_never_make_a_pod_pending():
 
 def test_a_sidecar_host_port_counts_and_a_regular_init_container_port_does_not():
     init = {"name": "i", "ports": [{"containerPort": 53, "hostPort": 53}]}
-    scheduler = vcore.Scheduler(_cluster())
-    assert scheduler.schedule([_pod("init", initContainers=[init])])[0].node is not None
-    sidecar = scheduler.schedule([_pod("side", initContainers=[{**init, "restartPolicy": "Always"}])])[0]
-    assert sidecar.message == "0/2 nodes are available: vcore does not honor spec.initContainers[0].ports[0].hostPort."
+    scheduler = vcore.Scheduler(_cluster(1))
+    assert scheduler.schedule([_pod("init", initContainers=[init])])[0].node == "n0"
+    assert scheduler.schedule([_pod("init2", initContainers=[init])])[0].node == "n0"
+    assert scheduler.schedule([_pod("side", initContainers=[{**init, "restartPolicy": "Always"}])])[0].node == "n0"
+    taken = scheduler.schedule([_pod("side2", initContainers=[{**init, "restartPolicy": "Always"}])])[0]
+    assert taken.message == "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports."
+
+
+def test_a_host_network_pods_container_ports_are_host_ports():
+    scheduler = vcore.Scheduler(_cluster(1))
+    web = {"name": "c", "ports": [{"containerPort": 8080}]}
+    assert scheduler.schedule([_pod("a", hostNetwork=True, containers=[web])])[0].node == "n0"
+    assert scheduler.schedule([_pod("b", containers=[web])])[0].node == "n0"  # no host port without hostNetwork
+    assert scheduler.schedule([_pod("c", hostNetwork=True, containers=[web])])[0].node is None
 
 
 def test_a_gated_pod_waits_for_its_gates_in_kube_schedulers_words():
@@ -183,20 +189,18 @@ def test_a_bound_pods_required_anti_affinity_keeps_the_pods_it_matches_off_its_d
 def test_refusals_reach_the_cycle_results():
     cluster = _cluster()
     cluster.add_podgroup(B.podgroup("gang", 2))
-    port = [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}]
-    cluster.add_pod({**B.pod("a", "gang"), "spec": {**B.pod("a", "gang")["spec"], "hostNetwork": True,
-                                                    "containers": port}})
+    claims = [{"name": "gpu", "resourceClaimName": "gpu-claim"}]
+    cluster.add_pod({**B.pod("a", "gang"), "spec": {**B.pod("a", "gang")["spec"], "resourceClaims": claims}})
     cluster.add_pod(B.pod("b", "gang"))
-    pvc = [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
-    cluster.add_pod({**B.pod("single"), "spec": {**B.pod("single")["spec"], "volumes": pvc}})
+    cluster.add_pod({**B.pod("single"), "spec": {**B.pod("single")["spec"], "resourceClaims": claims}})
     gated = B.pod("gated")
     gated["spec"]["schedulingGates"] = [{"name": "wait"}]
     cluster.add_pod(gated)
     result = vcore.Scheduler(cluster).run_cycle()
     assert result.bindings == []
-    assert "vcore does not honor spec.containers[0].ports[0].hostPort" in result.podgroups[f"{B.NS}/gang"].message
+    assert "vcore does not honor spec.resourceClaims" in result.podgroups[f"{B.NS}/gang"].message
     assert result.unschedulable[f"{B.NS}/single"][1] == \
-        "0/2 nodes are available: vcore does not honor spec.volumes[0].persistentVolumeClaim."
+        "0/2 nodes are available: vcore does not honor spec.resourceClaims."
     assert "waiting for scheduling gates: [wait]" in result.unschedulable[f"{B.NS}/gated"][1]
     assert cluster.n_pods == 0
 

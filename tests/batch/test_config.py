@@ -52,10 +52,11 @@ def test_typical_volcano_configuration_loads(tmp_path):
     assert config.plugin("gang").enabled("enableJobOrder")
     profile = vcore.Profile.from_config(config.node_profile())
     assert dict(profile.scores) == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
-                                    "NodeResourcesBalancedAllocation": 1, "binpack": 1}
+                                    "NodeResourcesBalancedAllocation": 1, "InterPodAffinity": 2,
+                                    "PodTopologySpread": 2, "ImageLocality": 1, "binpack": 1}
     assert profile.args["binpack"].weight == 10
-    assert profile.filters == ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit",
-                               "GPUDeviceFit")
+    assert profile.filters == ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
+                               "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "GPUDeviceFit")
 
 
 def test_configmap_wrapping_loads(tmp_path):
@@ -68,13 +69,17 @@ def test_configmap_wrapping_loads(tmp_path):
 
 def test_nodeorder_weights_become_the_profile():
     conf = {"actions": "allocate", "tiers": [{"plugins": [
-        {"name": "predicates", "arguments": {"predicate.TaintTolerationEnable": False}},
+        {"name": "predicates", "arguments": {"predicate.TaintTolerationEnable": False,
+                                             "predicate.PodAffinityEnable": False}},
         {"name": "nodeorder", "arguments": {"leastrequested.weight": 0, "mostrequested.weight": 3,
-                                            "nodeaffinity.weight": 5, "tainttoleration.weight": 0}}]}]}
+                                            "nodeaffinity.weight": 5, "tainttoleration.weight": 0,
+                                            "podaffinity.weight": 4, "imagelocality.weight": 0}}]}]}
     profile = vcore.Profile.from_config(CycleConfig.from_config(conf).node_profile())
-    assert dict(profile.scores) == {"NodeAffinity": 5, "NodeResourcesFit": 3, "NodeResourcesBalancedAllocation": 1}
+    assert dict(profile.scores) == {"NodeAffinity": 5, "NodeResourcesFit": 3, "NodeResourcesBalancedAllocation": 1,
+                                    "InterPodAffinity": 4, "PodTopologySpread": 2}
     assert profile.args["NodeResourcesFit"].strategy == "MostAllocated"
-    assert "TaintToleration" not in profile.filters
+    assert "TaintToleration" not in profile.filters and "InterPodAffinity" not in profile.filters
+    assert "PodTopologySpread" in profile.filters and "NodePorts" in profile.filters
 
 
 def test_without_predicates_only_resources_filter():
@@ -117,10 +122,8 @@ BAD = {
                       r"tiers\[0\]\.plugins\[0\]\.arguments\.x: unknown argument of gang"),
     "nodeorder-both-strategies": ({"actions": "allocate", "tiers": [{"plugins": [
         {"name": "nodeorder", "arguments": {"mostrequested.weight": 1}}]}]}, r"both set"),
-    "nodeorder-unimplemented": ({"actions": "allocate", "tiers": [{"plugins": [
-        {"name": "nodeorder", "arguments": {"podaffinity.weight": 2}}]}]}, r"does not implement InterPodAffinity"),
     "predicate-unimplemented": ({"actions": "allocate", "tiers": [{"plugins": [
-        {"name": "predicates", "arguments": {"predicate.PodAffinityEnable": True}}]}]}, r"does not implement"),
+        {"name": "predicates", "arguments": {"predicate.VolumeZoneEnable": True}}]}]}, r"does not implement"),
     "share-argument": ({"actions": "allocate", "tiers": [{"plugins": [
         {"name": "proportion", "arguments": {"nope": 1}}]}]}, r"proportion: arguments\.nope: unknown argument"),
     "configurations": ({"actions": "allocate", "tiers": [], "configurations": [{"name": "allocate",

@@ -48,11 +48,12 @@ def gpu_index(pod: dict) -> str | None:
 
 
 def _node_inputs(node: dict) -> tuple:
-    """What vcore reads of a Node: labels and annotations (GPU topology), taints, the unschedulable flag and
-    allocatable."""
+    """What vcore reads of a Node: labels and annotations (GPU topology), taints, the unschedulable flag,
+    allocatable and the images it has (ImageLocality)."""
     meta, spec = node.get("metadata") or {}, node.get("spec") or {}
+    status = node.get("status") or {}
     return (meta.get("labels"), meta.get("annotations"), spec.get("taints"), spec.get("unschedulable"),
-            (node.get("status") or {}).get("allocatable"))
+            status.get("allocatable"), status.get("images"))
 
 
 class Converter:
@@ -222,6 +223,31 @@ class Converter:
             log.error("%s %s: not usable by vcore: %s", kind, name, e)
             return False
 
+    # -- namespaces and the objects that select pods -------------------------------------------------------
+    SELECTING_KINDS = {"Namespace": "namespace", "Service": "service", "ReplicationController": "replication_controller",
+                  "ReplicaSet": "replica_set", "StatefulSet": "stateful_set"}
+
+    def selecting_object(self, kind: str, old: dict | None, new: dict | None) -> bool:
+        """A Namespace (labels for namespaceSelector) or Service/ReplicationController/ReplicaSet/StatefulSet
+        (default topology spread) delta; True when it changed what vcore reads, so pending pods might fit now."""
+        noun = self.SELECTING_KINDS[kind]
+        obj = new or old
+        name = obj["metadata"].get("name", "")
+        if old is not None and new is not None and _selecting_inputs(old) == _selecting_inputs(new):
+            return False
+        try:
+            if new is None:
+                getattr(self.cluster, f"remove_{noun}")(old)
+            elif old is None:
+                getattr(self.cluster, f"add_{noun}")(new)
+            else:
+                getattr(self.cluster, f"update_{noun}")(new)
+            return True
+        except (ValueError, TypeError, KeyError, vcore.VCoreError) as e:
+            self.errors += 1
+            log.error("%s %s: not usable by vcore: %s", kind, name, e)
+            return False
+
     def replace_hypernodes(self, hypernodes: list[dict]) -> None:
         """A relist of HyperNodes: install them as a whole (members may arrive in any order)."""
         try:
@@ -231,10 +257,17 @@ class Converter:
             log.error("HyperNodes: the tree is not usable by vcore: %s", e)
 
 
+def _selecting_inputs(obj: dict) -> tuple:
+    """What vcore reads of a Namespace (its labels) or of an object that selects pods (its selector)."""
+    return obj["metadata"].get("labels"), (obj.get("spec") or {}).get("selector")
+
+
 def _accounting_inputs(pod: dict) -> tuple:
-    """What vcore reads of a bound pod: its requests, annotations (gang, GPUs), labels and phase."""
+    """What vcore reads of a bound pod: its spec, annotations (gang, GPUs), labels, whether it is being deleted
+    (topology spread leaves such pods out) and phase."""
     meta = pod["metadata"]
-    return (pod.get("spec"), meta.get("annotations"), meta.get("labels"), (pod.get("status") or {}).get("phase"))
+    return (pod.get("spec"), meta.get("annotations"), meta.get("labels"), meta.get("deletionTimestamp"),
+            (pod.get("status") or {}).get("phase"))
 
 
 def _without_gpu_index(pod: dict) -> dict:

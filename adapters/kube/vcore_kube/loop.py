@@ -250,6 +250,9 @@ class SchedulingLoop(threading.Thread):
         elif d.kind == "HyperNode":
             if not relist:  # a relist installs the whole tree once it is applied
                 self._hypernodes_changed()
+        elif d.kind in self.converter.SELECTING_KINDS:
+            if self.converter.selecting_object(d.kind, d.old, d.new):
+                self._wake_unschedulable()
         elif self.converter.volcano_object(d.kind, d.old, d.new):
             self._wake_unschedulable()
 

@@ -46,6 +46,13 @@ RESOURCES = (
     Resource("Node", lambda c: client.CoreV1Api(c).list_node),
     Resource("Pod", lambda c: client.CoreV1Api(c).list_pod_for_all_namespaces, field_selector=NON_TERMINAL_PODS),
     Resource("PriorityClass", lambda c: client.SchedulingV1Api(c).list_priority_class),
+    # What inter-pod constraints read: namespace labels (namespaceSelector), and the objects whose selectors give
+    # PodTopologySpread's default constraints.
+    Resource("Namespace", lambda c: client.CoreV1Api(c).list_namespace),
+    Resource("Service", lambda c: client.CoreV1Api(c).list_service_for_all_namespaces),
+    Resource("ReplicationController", lambda c: client.CoreV1Api(c).list_replication_controller_for_all_namespaces),
+    Resource("ReplicaSet", lambda c: client.AppsV1Api(c).list_replica_set_for_all_namespaces),
+    Resource("StatefulSet", lambda c: client.AppsV1Api(c).list_stateful_set_for_all_namespaces),
     Resource("PodGroup", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
              ("scheduling.volcano.sh", "v1beta1", "podgroups"), optional=True),
     Resource("Queue", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,

@@ -551,6 +551,26 @@ cdef dict _node_spec(object node_in):
     }
     if _may_have_gpus(out["allocatable"], labels):
         out["may_have_gpus"] = True
+    if status is not None and status.get("images"):
+        out["images"] = _node_images(_opt_list(status.get("images"), ctx, "status.images"), ctx)
+    return out
+
+
+cdef list _node_images(list images, str ctx):
+    """status.images as [(names, sizeBytes)] (ImageLocality)."""
+    cdef list out = []
+    cdef dict image
+    cdef Py_ssize_t i
+    for i in range(len(images)):
+        image = _req_dict(images[i], ctx, "status.images", i)
+        size = image.get("sizeBytes")
+        if size is None:
+            size = 0
+        elif type(size) is not int:
+            _fail(ctx, f"status.images[{i}].sizeBytes", f"expected an integer, got {type(size).__name__}", True)
+        elif not 0 <= size <= PY_INT64_MAX:
+            _fail(ctx, f"status.images[{i}].sizeBytes", f"must be between 0 and 2**63-1, got {size}")
+        out.append((_label_keys(image.get("names"), ctx, f"status.images[{i}].names"), size))
     return out
 
 
@@ -1172,12 +1192,17 @@ cdef bint _nonempty(object v, str ctx, str path) except -1:
     _fail(ctx, path, f"expected a list, got {type(v).__name__}", True)
 
 
+cdef frozenset PROTOCOLS = frozenset(("TCP", "UDP", "SCTP"))
+
+
 cdef void _host_ports(list containers, str base, str ctx, bint host_network, bint sidecars_only, list out) except *:
-    """Paths of container ports that take a port on the node (NodePorts): hostPort > 0, or any port of a
-    hostNetwork pod (the API server defaults its hostPort to the containerPort)."""
+    """The host ports containers take (NodePorts): (host IP, protocol, port) of each port with hostPort > 0, the IP
+    0.0.0.0 and the protocol TCP when unset. A hostNetwork pod's ports default their hostPort to the containerPort
+    (the API server's defaulting). Of init containers only sidecars (restartPolicy Always) hold their ports."""
     cdef Py_ssize_t i, j
     cdef dict c, p
     cdef list ports
+    cdef str where, protocol, ip
     for i in range(len(containers)):
         c = _req_dict(containers[i], ctx, base, i)
         if sidecars_only and c.get("restartPolicy") != "Always":
@@ -1186,15 +1211,43 @@ cdef void _host_ports(list containers, str base, str ctx, bint host_network, bin
         if not ports:
             continue
         for j in range(len(ports)):
-            p = _req_dict(ports[j], ctx, f"{base}[{i}].ports", j)
+            where = f"{base}[{i}].ports[{j}]"
+            p = _req_dict(ports[j], ctx, where)
             host = p.get("hostPort")
             if host is not None and (type(host) is not int or isinstance(host, bool)):
-                _fail(ctx, f"{base}[{i}].ports[{j}].hostPort", f"expected an integer, got {type(host).__name__}", True)
+                _fail(ctx, where + ".hostPort", f"expected an integer, got {type(host).__name__}", True)
             if host is not None and not 0 <= host <= 65535:
-                _fail(ctx, f"{base}[{i}].ports[{j}].hostPort", f"must be between 0 and 65535, got {host}")
-            if (host is not None and host > 0) or host_network:
-                out.append(f"{base}[{i}].ports[{j}].hostPort")
-                return
+                _fail(ctx, where + ".hostPort", f"must be between 0 and 65535, got {host}")
+            if not host and host_network:
+                host = p.get("containerPort")
+                if type(host) is not int or isinstance(host, bool) or not 1 <= host <= 65535:
+                    _fail(ctx, where + ".containerPort", f"must be an integer between 1 and 65535, got {host!r}")
+            if not host:
+                continue
+            protocol = _opt_str(p.get("protocol"), ctx, where + ".protocol") or "TCP"
+            if protocol not in PROTOCOLS:
+                _fail(ctx, where + ".protocol", f"unsupported value {protocol!r} (TCP, UDP or SCTP)")
+            ip = _opt_str(p.get("hostIP"), ctx, where + ".hostIP") or "0.0.0.0"
+            out.append((ip, protocol, host))
+
+
+cdef list _images(list inits, list containers, str ctx):
+    """Each container's image (init containers first), normalized as ImageLocality looks them up: a name without a
+    tag gets ":latest"."""
+    cdef list out = []
+    cdef str image
+    cdef bint named = False
+    cdef Py_ssize_t i
+    for base, items in (("spec.initContainers", inits), ("spec.containers", containers)):
+        if not items:
+            continue
+        for i in range(len(items)):
+            image = _opt_str(_req_dict(items[i], ctx, base, i).get("image"), ctx, base, i, ".image")
+            named |= len(image) > 0
+            if image.rfind(":") <= image.rfind("/"):
+                image += ":latest"
+            out.append(image)
+    return out if named else []
 
 
 cdef tuple _unhonored(dict spec, str ctx):
@@ -1205,15 +1258,6 @@ cdef tuple _unhonored(dict spec, str ctx):
     cdef list items
     cdef Py_ssize_t i
     cdef str kind
-    host_network = spec.get("hostNetwork")
-    if host_network is not None and type(host_network) is not bool:
-        _fail(ctx, "spec.hostNetwork", f"expected a bool, got {type(host_network).__name__}", True)
-    items = _opt_list(spec.get("containers"), ctx, "spec.containers")
-    if items:
-        _host_ports(items, "spec.containers", ctx, host_network is True, False, out)
-    items = _opt_list(spec.get("initContainers"), ctx, "spec.initContainers")
-    if items:
-        _host_ports(items, "spec.initContainers", ctx, host_network is True, True, out)
     items = _opt_list(spec.get("volumes"), ctx, "spec.volumes")
     if items:
         for i in range(len(items)):
@@ -1300,6 +1344,22 @@ cdef dict _pod_spec(object pod_in):
     cdef list spread = _opt_list(spec.get("topologySpreadConstraints"), ctx, "spec.topologySpreadConstraints")
     if spread:
         out["spread"] = _spread_constraints(spread, ctx, labels or {})
+    host_network = spec.get("hostNetwork")
+    if host_network is not None and type(host_network) is not bool:
+        _fail(ctx, "spec.hostNetwork", f"expected a bool, got {type(host_network).__name__}", True)
+    cdef list containers = _opt_list(spec.get("containers"), ctx, "spec.containers")
+    cdef list inits = _opt_list(spec.get("initContainers"), ctx, "spec.initContainers")
+    cdef list host_ports = []
+    if inits:
+        _host_ports(inits, "spec.initContainers", ctx, host_network is True, True, host_ports)
+    if containers:
+        _host_ports(containers, "spec.containers", ctx, host_network is True, False, host_ports)
+    if host_ports:
+        out["host_ports"] = host_ports
+    cdef list images = _images(inits, containers, ctx)
+    if images:
+        out["images"] = images
+        out["n_containers"] = len(images)
     cdef tuple unhonored = _unhonored(spec, ctx)
     if unhonored:
         out["unhonored"] = unhonored

@@ -61,16 +61,17 @@ NODEORDER_DEFAULTS = {
     "balancedresource.weight": 1, "tainttoleration.weight": 3, "imagelocality.weight": 1,
     "podtopologyspread.weight": 2,
 }
-#: nodeorder scores vcore does not implement: a non-zero weight given explicitly is an error.
-_NODEORDER_UNIMPLEMENTED = {"podaffinity.weight": "InterPodAffinity", "imagelocality.weight": "ImageLocality",
-                            "podtopologyspread.weight": "PodTopologySpread"}
 #: predicates switches: those vcore maps to a filter, and those of filters it does not implement.
-_PREDICATE_FILTERS = {"predicate.NodeAffinityEnable": "NodeAffinity",
-                      "predicate.TaintTolerationEnable": "TaintToleration"}
+_PREDICATE_FILTERS = {"predicate.TaintTolerationEnable": "TaintToleration",
+                      "predicate.NodeAffinityEnable": "NodeAffinity", "predicate.NodePortsEnable": "NodePorts",
+                      "predicate.PodTopologySpreadEnable": "PodTopologySpread",
+                      "predicate.PodAffinityEnable": "InterPodAffinity"}
+#: The predicates plugin's filters in the order they run (kube-scheduler's default profile order).
+_PREDICATES_IN_ORDER = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
+                        "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "GPUDeviceFit")
 _PREDICATE_GPU = ("predicate.GPUSharingEnable", "predicate.GPUNumberEnable")
-_PREDICATE_UNIMPLEMENTED = ("predicate.PodAffinityEnable", "predicate.NodePortsEnable",
-                            "predicate.NodeVolumeLimitsEnable", "predicate.VolumeZoneEnable",
-                            "predicate.PodTopologySpreadEnable", "predicate.VolumeBindingEnable")
+_PREDICATE_UNIMPLEMENTED = ("predicate.NodeVolumeLimitsEnable", "predicate.VolumeZoneEnable",
+                            "predicate.VolumeBindingEnable")
 _PREDICATE_ACCEPTED = ("predicate.CacheEnable", "predicate.ProportionalEnable", "predicate.resources")
 
 DEFAULT_CONF = {
@@ -159,10 +160,8 @@ class CycleConfig:
         filters = ["NodeResourcesFit", "GPUDeviceFit"]
         predicates = self.plugin(PREDICATES)
         if predicates is not None:
-            filters.insert(0, "NodeUnschedulable")
-            for key, plugin in _PREDICATE_FILTERS.items():
-                if predicates.arguments.get(key, True):
-                    filters.insert(1, plugin)
+            switched = {plugin for key, plugin in _PREDICATE_FILTERS.items() if predicates.arguments.get(key, True)}
+            filters = [p for p in _PREDICATES_IN_ORDER if p in switched or p not in _PREDICATE_FILTERS.values()]
             if not all(predicates.arguments.get(k, True) for k in _PREDICATE_GPU):
                 filters.remove("GPUDeviceFit")
         scores: list[dict[str, Any]] = []
@@ -180,7 +179,10 @@ class CycleConfig:
                     "type": "LeastAllocated" if least else "MostAllocated",
                     "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}}})
             for key, plugin in (("balancedresource.weight", "NodeResourcesBalancedAllocation"),
-                                ("nodeaffinity.weight", "NodeAffinity"), ("tainttoleration.weight", "TaintToleration")):
+                                ("nodeaffinity.weight", "NodeAffinity"), ("tainttoleration.weight", "TaintToleration"),
+                                ("podaffinity.weight", "InterPodAffinity"),
+                                ("podtopologyspread.weight", "PodTopologySpread"),
+                                ("imagelocality.weight", "ImageLocality")):
                 if w[key]:
                     scores.append({"name": plugin, "weight": w[key]})
         binpack = self.plugin(BINPACK)
@@ -307,9 +309,6 @@ def _check_arguments(name: str, args: dict[str, Any], path: str) -> dict[str, An
         for key, value in args.items():
             if key in NODEORDER_DEFAULTS:
                 _number(value, f"{path}.{key}", lo=0, integer=True)
-                if key in _NODEORDER_UNIMPLEMENTED and value:
-                    raise ProfileError(f"{path}.{key}: vcore does not implement {_NODEORDER_UNIMPLEMENTED[key]}; "
-                                       "set it to 0 or leave it out")
     elif name == PREDICATES:
         allowed = (*_PREDICATE_FILTERS, *_PREDICATE_GPU, *_PREDICATE_UNIMPLEMENTED, *_PREDICATE_ACCEPTED)
         for key, value in args.items():

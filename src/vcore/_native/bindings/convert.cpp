@@ -100,6 +100,7 @@ vcore::NodeInput node_input(const py::dict& spec) {
   // The regexMatch patterns (vcore.topology.patterns) its name matches, by id under the pattern table's version.
   n.patterns.version = field_or<uint64_t>(spec, "pattern_version", named, 0);
   n.patterns.ids = field_or<std::vector<int32_t>>(spec, "pattern_ids", named, {});
+  n.images = field_or<decltype(n.images)>(spec, "images", named, {});
   return n;
 }
 
@@ -139,7 +140,8 @@ struct PodKeys {
       priority{"priority"}, node_selector{"node_selector"}, required_terms{"required_terms"},
       preferred_terms{"preferred_terms"}, tolerations{"tolerations"}, gpu{"gpu"}, node_name{"node_name"},
       unhonored{"unhonored"}, scheduling_gates{"scheduling_gates"}, labels{"labels"}, deleting{"deleting"},
-      pod_affinity{"pod_affinity"}, spread{"spread"}, default_spread{"default_spread_selector"};
+      pod_affinity{"pod_affinity"}, spread{"spread"}, default_spread{"default_spread_selector"},
+      host_ports{"host_ports"}, images{"images"}, n_containers{"n_containers"};
 };
 
 const PodKeys& pod_keys() {
@@ -228,6 +230,10 @@ vcore::PodInput pod_input(const py::dict& spec) {
     if (!PyDict_Check(v)) throw py::type_error(what + ": gpu must be a dict");
     p.gpu = gpu_request(py::reinterpret_borrow<py::dict>(v), what);
   }
+  if (PyObject* v = lookup(spec, k.host_ports); !empty_sequence(v))
+    p.host_ports = field<decltype(p.host_ports)>(spec, "host_ports", what);
+  if (PyObject* v = lookup(spec, k.images); !empty_sequence(v)) p.images = field<decltype(p.images)>(spec, "images", what);
+  if (PyObject* v = lookup(spec, k.n_containers)) p.n_containers = static_cast<int32_t>(as_int64(v, what, "n_containers"));
   return p;
 }
 

@@ -80,6 +80,7 @@ ClusterState::ClusterState() : id_(next_state_id.fetch_add(1)) {
   nonzero_.reshape(2, 0);
   nonzero_.rows = 2;
   for (const char* name : {"cpu", "memory", "ephemeral-storage", "pods"}) resource_axis(name);
+  any_host_ip_ = intern_string("0.0.0.0");
 }
 
 int32_t ClusterState::resource_axis(const std::string& name) {
@@ -130,6 +131,8 @@ ClusterState::ParsedNode ClusterState::parse_node(const NodeInput& node) {
   }
   gpus_.validate(node.name, node.gpus);
   DeviceTable::validate_numa(node.name, node.numa_cpu);
+  for (const auto& [names, size] : node.images)
+    if (size < 0) throw Invalid(where + ": status.images: sizeBytes must not be negative");
   // Validation done; interning below only grows lookup tables.
   for (const auto& [key, value] : node.labels) parsed.labels.emplace_back(intern_string(key), intern_string(value));
   std::sort(parsed.labels.begin(), parsed.labels.end());
@@ -139,6 +142,11 @@ ClusterState::ParsedNode ClusterState::parse_node(const NodeInput& node) {
   for (const auto& [name, amount] : node.allocatable) parsed.allocatable.emplace_back(resource_axis(name), amount);
   for (const auto& [key, value, effect] : node.taints)
     parsed.taints.push_back({intern_string(key), intern_string(value), parse_effect(effect, false, where)});
+  for (const auto& [names, size] : node.images) {
+    std::vector<int32_t> ids;
+    for (const auto& name : names) ids.push_back(intern_string(name));
+    parsed.images.emplace_back(std::move(ids), size);
+  }
   return parsed;
 }
 
@@ -179,6 +187,7 @@ void ClusterState::write_node(int32_t slot, const NodeInput& node, ParsedNode&& 
   unschedulable_[slot] = node.unschedulable ? 1 : 0;
   gpus_.set_node(slot, node.gpus);
   gpus_.set_numa(slot, node.numa_cpu);
+  images_.set_node(slot, parsed.images);
   ++node_version_[slot];
 }
 
@@ -482,6 +491,12 @@ CompiledPod ClusterState::compile_pod(const PodInput& pod) {
   out.node_name = pod.node_name;
   out.refused = pod.refused;
   compile_inter_pod(pod, out, where);
+  for (const auto& [ip, protocol, port] : pod.host_ports) {
+    if (port < 1 || port > 65535) throw Invalid(where + ": hostPort " + std::to_string(port) + ": must be in 1..65535");
+    out.host_ports.push_back({intern_string(ip), intern_string(protocol), port});
+  }
+  for (const auto& image : pod.images) out.images.push_back(intern_string(image));
+  out.n_containers = pod.n_containers;
   for (const auto& [name, amount] : pod.requests) {
     if (amount == 0 || name == "pods") continue;  // the pod count is accounted per bound pod, not requested
     out.requests.emplace_back(resource_axis(name), amount);
@@ -523,6 +538,7 @@ void ClusterState::apply_pod(const BoundPod& pod, int64_t sign) {
   nonzero_.row(0)[pod.node] += sign * pod.nonzero_cpu_milli;
   nonzero_.row(1)[pod.node] += sign * pod.nonzero_mem_bytes;
   pod_index_.apply(pod.identity, pod.carried, pod.node, static_cast<int>(sign));
+  host_ports_.apply(pod.node, pod.host_ports, static_cast<int>(sign));
   gpus_.apply(pod.node, pod.gpu, static_cast<int>(sign));
   count_gpu_class(pod.node, pod.gpu, static_cast<int32_t>(sign));
   ++node_version_[static_cast<size_t>(pod.node)];
@@ -565,7 +581,7 @@ void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAs
   const auto [it, inserted] = pods_.try_emplace(pod.key);
   if (!inserted) throw Invalid("pod " + pod.key + ": already bound to node " + names_[it->second.node]);
   it->second = BoundPod{slot, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes, std::move(gpu),
-                        pod.identity, pod.inter_pod.carried};
+                        pod.identity, pod.inter_pod.carried, pod.host_ports};
   apply_pod(it->second, +1);
   pods_on_[slot].push_back(&it->first);
 }
@@ -676,7 +692,7 @@ int32_t ClusterState::pod_node(const std::string& key) const {
 
 size_t ClusterState::native_bytes() const {
   size_t bytes = (alloc_.data->capacity() + req_.data->capacity() + nonzero_.data->capacity()) * sizeof(int64_t);
-  bytes += pod_index_.bytes();
+  bytes += pod_index_.bytes() + host_ports_.bytes() + images_.bytes();
   bytes += live_->capacity() + unschedulable_.capacity() + blocking_taints_.capacity() + prefer_taints_.capacity();
   for (const auto& [key, column] : label_columns_) bytes += column.capacity() * sizeof(int32_t);
   bytes += taint_set_.capacity() * sizeof(int32_t) + labels_.capacity() * sizeof(labels_[0]);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "vcore/interner.h"
+#include "vcore/node_extras.h"
 #include "vcore/pod.h"
 #include "vcore/topology.h"
 
@@ -40,6 +41,7 @@ struct NodeInput {
   std::vector<DeviceInput> gpus;  // from vcore.gpu.devices; empty for nodes without GPUs
   std::vector<std::pair<int32_t, int64_t>> numa_cpu;  // (NUMA id, allocatable millicores); from vcore.gpu.numa
   NodePatternMatches patterns;  // the HyperNodes' regexMatch patterns its name matches (see topology.h)
+  std::vector<std::pair<std::vector<std::string>, int64_t>> images;  // status.images: (names, sizeBytes)
 };
 
 struct RequirementInput {
@@ -97,6 +99,9 @@ struct PodInput {
   std::vector<AffinityTermInput> required_affinity, required_anti_affinity, preferred_affinity, preferred_anti_affinity;
   std::vector<SpreadInput> spread;
   std::optional<PodSelectorInput> default_spread_selector;
+  std::vector<std::tuple<std::string, std::string, int32_t>> host_ports;  // (host IP, protocol, port), sanitized
+  std::vector<std::string> images;  // each container's image (init containers first), normalized
+  int32_t n_containers = 0;         // init containers + containers
 };
 
 // A row-major int64 matrix [rows][stride] whose storage numpy views may share.
@@ -119,6 +124,7 @@ struct BoundPod {
   GpuAssignment gpu;
   PodIdentity identity;  // what the pod index counts it by
   CarriedTerms carried;  // its (anti-)affinity terms, as term classes of the pod index
+  std::vector<HostPort> host_ports;
 };
 
 class ClusterState {
@@ -162,6 +168,10 @@ class ClusterState {
   const std::unordered_map<std::string, BoundPod>& bound_pods() const { return pods_; }
   // The bound pods as inter-pod constraints count them (pod_affinity.h).
   const PodIndex& pod_index() const { return pod_index_; }
+  // Host ports held per node (NodePorts), the images nodes report (ImageLocality); the interned id of 0.0.0.0.
+  const HostPortTable& host_ports() const { return host_ports_; }
+  const ImageTable& images() const { return images_; }
+  int32_t any_host_ip() const { return any_host_ip_; }
   // A namespace's labels (for namespaceSelector); exclusive lock.
   void set_namespace_labels(const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels);
   // Room for n bound pods without rehashing: a cycle about to bind thousands of pods asks once, instead of the
@@ -237,6 +247,7 @@ class ClusterState {
     std::vector<std::pair<int32_t, int32_t>> labels;
     std::vector<std::pair<int32_t, int64_t>> allocatable;
     std::vector<Taint> taints;
+    std::vector<std::pair<std::vector<int32_t>, int64_t>> images;
   };
   ParsedNode parse_node(const NodeInput& node);  // validates and interns; writes nothing else
   void write_node(int32_t slot, const NodeInput& node, ParsedNode&& parsed);
@@ -285,6 +296,9 @@ class ClusterState {
   std::unordered_map<std::string, BoundPod> pods_;
   int32_t n_live_ = 0;
   PodIndex pod_index_;
+  HostPortTable host_ports_;
+  ImageTable images_;
+  int32_t any_host_ip_ = -1;
   int64_t n_prefer_taints_ = 0;
   uint64_t generation_ = 0;
   uint64_t membership_ = 0;

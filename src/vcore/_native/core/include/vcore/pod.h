@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "vcore/gpu_devices.h"
+#include "vcore/node_extras.h"
 #include "vcore/pod_affinity.h"
 
 namespace vcore {
@@ -79,6 +80,9 @@ struct CompiledPod {
   std::string node_name;  // spec.nodeName: the only node the pod may go to (NodeName); empty: any
   PodIdentity identity;   // namespace, labels, being deleted: what other pods' selectors look at
   InterPodConstraints inter_pod;
+  std::vector<HostPort> host_ports;  // NodePorts: the host ports its containers (and sidecars) take
+  std::vector<int32_t> images;       // ImageLocality: its containers' images (init first), interned
+  int32_t n_containers = 0;
   // A constraint vcore does not evaluate (or scheduling gates): every node is infeasible for the pod.
   bool refused = false;
   uint64_t state_id = 0;  // which ClusterState interned the ids
