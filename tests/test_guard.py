@@ -13,8 +13,8 @@ import pytest
 from kubernetes import client
 
 import vcore
-from vcore.reasons import EXISTING_ANTI_AFFINITY
 from tests.batch import builders as B
+from vcore.reasons import EXISTING_ANTI_AFFINITY
 
 HOSTNAME = "kubernetes.io/hostname"
 ANTI = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
@@ -83,7 +83,8 @@ def _pod(name: str, labels: dict | None = None, **spec) -> dict:
 def test_every_pod_spec_field_is_classified():
     fields = set(client.V1PodSpec.attribute_map)
     classified = HONORED | set(REFUSED_FIELDS) | NOT_SCHEDULING | {"volumes", "resource_claims"}
-    assert fields - classified == set(), "PodSpec fields vcore has not classified: decide whether kube-scheduler acts on them"
+    assert fields - classified == set(), \
+        "PodSpec fields vcore has not classified: decide whether kube-scheduler acts on them"
     assert classified - fields == set(), "classified fields the client does not have"
 
 
@@ -137,7 +138,8 @@ def test_the_testers_cases_are_never_placed():
 
 def test_soft_terms_never_make_a_pod_pending():
     preferred = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 10, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOSTNAME}}]}}
+        {"weight": 10,
+         "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOSTNAME}}]}}
     anyway = [{**SPREAD[0], "whenUnsatisfiable": "ScheduleAnyway"}]
     pods = [_pod("pref", affinity=preferred), _pod("anyway", topologySpreadConstraints=anyway),
             _pod("port0", containers=[{"name": "c", "ports": [{"containerPort": 80}]}]),

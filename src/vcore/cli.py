@@ -105,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", type=_int_at_least(0, "a non-negative integer"), default=0,
                      help="seed of the generator and of the scheduler's tie-breaking (default: %(default)s)")
     sim.add_argument("--profile", type=_existing_file, metavar="PATH",
-                     help="scheduler profile (YAML, one KubeSchedulerConfiguration profile); default profile if omitted")
+                     help="scheduler profile (YAML, one KubeSchedulerConfiguration profile); "
+                          "default profile if omitted")
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
     sim.add_argument("--scenario", choices=("pods", "gang", "topology", "agent"), default="pods",
                      help="pods: one schedule() call over synthetic pods (default); gang: one run_cycle() over "

@@ -19,10 +19,6 @@ from vcore.batch.podgroup import parse_podgroup, podgroup_key
 from vcore.batch.pods import pod_info
 from vcore.batch.queue import QueueSpec
 from vcore.batch.state import BatchState
-from vcore.gpu import numa as _gpu_numa
-from vcore.gpu import specs as _gpu_specs
-from vcore.topology import tree as _topology
-from vcore.topology.patterns import NodePatterns
 from vcore.errors import (
     NodeExistsError,
     NodeInUseError,
@@ -33,6 +29,9 @@ from vcore.errors import (
     PodGroupNotFoundError,
     PodNotFoundError,
 )
+from vcore.gpu import numa as _gpu_numa, specs as _gpu_specs
+from vcore.topology import tree as _topology
+from vcore.topology.patterns import NodePatterns
 from vcore.types import GpuChoice
 
 T = TypeVar("T")
@@ -78,7 +77,7 @@ def pod_key(pod: Any) -> str:
 def _locked(method: Callable[..., T]) -> Callable[..., T]:
     """Run a Cluster method holding the cluster's lock (see Cluster.lock)."""
     @functools.wraps(method)
-    def locked(self: "Cluster", *args: Any, **kwargs: Any) -> T:
+    def locked(self: Cluster, *args: Any, **kwargs: Any) -> T:
         with self._lock:
             return method(self, *args, **kwargs)
     return locked

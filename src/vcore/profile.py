@@ -26,7 +26,7 @@ from typing import Any
 
 from vcore import plugins as P
 from vcore.errors import ProfileError
-from vcore.plugins.base import API_VERSION, MAX_NODE_SCORE
+from vcore.plugins.base import API_VERSION
 from vcore.validation import Integer, ListOf, String, fail, join, load_yaml_file, mapping, unknown_key
 
 __all__ = ["API_VERSION", "DEFAULT_SCHEDULER_NAME", "Profile"]

@@ -27,7 +27,7 @@ from vcore.cluster import Cluster, gpu_choice, pod_spec, with_gpu
 from vcore.errors import ProfileError
 from vcore.profile import Profile
 from vcore.reasons import fit_error_message, reason_counts
-from vcore.types import GpuChoice, Placement
+from vcore.types import Placement
 
 T = TypeVar("T")
 
@@ -88,7 +88,7 @@ class Evaluation:
 def _holding_cluster(method: Callable[..., T]) -> Callable[..., T]:
     """Run a Scheduler method holding its cluster's lock (Cluster.lock): each call is atomic from any thread."""
     @functools.wraps(method)
-    def locked(self: "Scheduler", *args: Any, **kwargs: Any) -> T:
+    def locked(self: Scheduler, *args: Any, **kwargs: Any) -> T:
         with self.cluster.lock:
             return method(self, *args, **kwargs)
     return locked
@@ -256,8 +256,9 @@ class Scheduler:
         their status and still count in their queues.
 
         ``between_jobs`` is called after each job's placement (or eviction) is committed or undone (pods without a
-        group, placed in runs by one native call, after each run of at most 128), in the calling thread: a caller that must not wait for the whole cycle (an adapter placing latency-sensitive pods with
-        ``schedule()`` on the same cluster) does its work there. It may bind and unbind pods; it must not add or
+        group, placed in runs by one native call, after each run of at most 128), in the calling thread: a caller
+        that must not wait for the whole cycle (an adapter placing latency-sensitive pods with ``schedule()`` on the
+        same cluster) does its work there. It may bind and unbind pods; it must not add or
         remove nodes or the cycle's pods and groups. The cycle's later jobs see what it bound."""
         if between_jobs is not None and not callable(between_jobs):
             raise TypeError(f"run_cycle: between_jobs must be callable, not {type(between_jobs).__name__}")

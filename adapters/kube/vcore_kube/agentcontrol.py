@@ -15,7 +15,8 @@ import logging
 import queue
 import threading
 import time
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from vcore_kube import binder as bind
 from vcore_kube.convert import Converter

@@ -11,11 +11,10 @@ the pods to evict for preemption.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import vcore
-
 from vcore_kube.convert import Converter
 
 

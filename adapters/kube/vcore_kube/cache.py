@@ -7,8 +7,8 @@ Owned by the scheduling loop's thread (reflectors hand it events through the loo
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 NAMESPACED = {"Pod", "PodGroup", "WarmPool"}
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"  # Volcano's pod -> PodGroup link

@@ -12,6 +12,7 @@ them, and reported under their key.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import re
@@ -343,7 +344,7 @@ def _check_with_vcore(c: Config) -> None:
     """The profiles and the cycle, checked by vcore as the process will use them."""
     for path, profile in (("profile", c.profile), ("fastPath.profile", c.fast_path.profile)):
         if profile is not None:
-            _vcore_check(path, lambda: vcore.Profile.from_config(profile))
+            _vcore_check(path, functools.partial(vcore.Profile.from_config, profile))
     if c.cycle is not None:
         _vcore_check("cycle", lambda: vcore.CycleConfig.from_config(c.cycle))
         # Together: a cycle without a profile gives the node scoring its plugins describe; with a profile, the two

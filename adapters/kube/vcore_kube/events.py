@@ -18,7 +18,7 @@ import queue
 import socket
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from vcore_kube.kubeclient import Api, ApiException, pod_path
 
@@ -32,11 +32,11 @@ GATED_REASON, GATED_MESSAGE = "SchedulingGated", "Scheduling is blocked due to n
 
 
 def micro_time() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def now_time() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Recorder:

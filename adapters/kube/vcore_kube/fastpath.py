@@ -16,11 +16,11 @@ double-allocated.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import vcore
-
 from vcore_kube.config import FastPathConfig
 from vcore_kube.convert import scheduler_name_of
 from vcore_kube.schedqueue import SchedulingQueue

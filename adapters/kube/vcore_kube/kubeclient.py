@@ -37,7 +37,7 @@ class KubeconfigError(config.ConfigException, ValueError):
     ConfigException, as the client raises for some of these, so callers catching that see every case.)"""
 
 
-def load_api(kubeconfig: str | None = None, *, pool_size: int = 16, context: str | None = None) -> "Api":
+def load_api(kubeconfig: str | None = None, *, pool_size: int = 16, context: str | None = None) -> Api:
     """An Api for a kubeconfig file, or the in-cluster service account when kubeconfig is None."""
     configuration = client.Configuration()
     if kubeconfig and not os.path.isfile(kubeconfig):

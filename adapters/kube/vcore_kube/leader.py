@@ -13,7 +13,7 @@ import datetime
 import logging
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from vcore_kube.kubeclient import Api, ApiException
 
@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 
 def _micro_now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class LeaderElector(threading.Thread):

@@ -31,13 +31,14 @@ import queue
 import threading
 import time
 from collections import Counter, deque
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from vcore_kube import binder as bind
+from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.cache import Cache, Delta
 from vcore_kube.config import Config
 from vcore_kube.convert import Converter, is_terminating, node_name_of, scheduler_name_of
-from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.events import Recorder
 from vcore_kube.inbox import Inbox
 from vcore_kube.metrics import Metrics
@@ -54,7 +55,7 @@ QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 
 
 class SchedulingLoop(threading.Thread):
-    def __init__(self, config: Config, converter: Converter, cycle: BatchCycle, binder: "bind.Binder | None",
+    def __init__(self, config: Config, converter: Converter, cycle: BatchCycle, binder: bind.Binder | None,
                  recorder: Recorder, metrics: Metrics, *, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(name="scheduling-loop", daemon=True)
         self.config, self.converter, self.cycle, self.binder = config, converter, cycle, binder
@@ -71,12 +72,12 @@ class SchedulingLoop(threading.Thread):
         self.cycles = 0
         self._queues_seen: set[str] = set()
         self._announced = False  # "caches synced" logged
-        self.agents: "AgentControl | None" = None  # the fast path and warm pools (process.py wires them)
-        self.shards: "ShardControl | None" = None  # sharding
+        self.agents: AgentControl | None = None  # the fast path and warm pools (process.py wires them)
+        self.shards: ShardControl | None = None  # sharding
         self._deferred: deque = deque()  # what arrived during a cycle and waits for its end
         self._deferred_keys: set[str] = set()  # pods with a deferred event (their later events wait too)
         self._in_flight_nodes: Counter = Counter()  # node -> our bindings in flight to it
-        self.agent_binder: "bind.Binder | None" = None  # fast-path pods' own (None: the binder)
+        self.agent_binder: bind.Binder | None = None  # fast-path pods' own (None: the binder)
 
     # -- inputs (any thread) -------------------------------------------------------------------------------
     def replace(self, kind: str, items: list[dict], resource_version: str) -> None:
@@ -88,10 +89,10 @@ class SchedulingLoop(threading.Thread):
         self.inbox.put(("event", kind, event_type, obj, time.perf_counter()),
                        fast=kind == "Pod" and self._fast_lane(event_type, obj))
 
-    def bind_done(self, result: "bind.BindResult") -> None:
+    def bind_done(self, result: bind.BindResult) -> None:
         self.inbox.put(("bound", result))
 
-    def fast_bind_done(self, result: "bind.BindResult") -> None:
+    def fast_bind_done(self, result: bind.BindResult) -> None:
         """A binding of the agent binder (fast-path pods): in the lane of their pods' events."""
         self.inbox.put(("bound", result), fast=True)
 
@@ -425,7 +426,7 @@ class SchedulingLoop(threading.Thread):
             entry.state, entry.node, entry.confirmed, entry.deleted = "binding", b.node, False, False
             self.converter.assumed(b.key, entry.pod)
             self.start_binding(entry, b.gpu_index)
-        for key, (reasons, message) in outcome.unschedulable.items():
+        for key, (_reasons, message) in outcome.unschedulable.items():
             entry = self.pending.get(key)
             if entry is None:
                 continue
@@ -464,7 +465,7 @@ class SchedulingLoop(threading.Thread):
         entry.not_before = self.clock() + delay
 
     # -- bind results -------------------------------------------------------------------------------------
-    def _on_bound(self, r: "bind.BindResult") -> None:
+    def _on_bound(self, r: bind.BindResult) -> None:
         entry = self.in_flight.get(r.key)
         if entry is None or entry.uid != r.uid:
             return
@@ -486,7 +487,7 @@ class SchedulingLoop(threading.Thread):
             return
         self._requeue(entry, forget=True, backoff=True)
 
-    def _scheduled(self, entry: PendingPod, r: "bind.BindResult") -> None:
+    def _scheduled(self, entry: PendingPod, r: bind.BindResult) -> None:
         self.metrics.attempts.labels("scheduled").inc()
         self.metrics.queue_to_bind.observe(self.clock() - entry.first_seen)
         created = _creation_epoch(entry.pod)
@@ -494,7 +495,7 @@ class SchedulingLoop(threading.Thread):
             self.metrics.creation_to_bind.observe(max(0.0, r.finished - created))
         self.recorder.scheduled(entry.pod, r.node)
 
-    def _agent_bound(self, entry: PendingPod, r: "bind.BindResult") -> None:
+    def _agent_bound(self, entry: PendingPod, r: bind.BindResult) -> None:
         """A fast-path pod's or a placeholder's binding finished."""
         if r.outcome == bind.OK:
             if entry.kind == "fast":

@@ -21,8 +21,8 @@ hard mode places nowhere and soft mode only on such unassigned nodes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from vcore_kube.nodeshard import Shard
 

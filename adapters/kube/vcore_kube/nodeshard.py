@@ -7,8 +7,8 @@ read, so a write based on a stale read fails (409) instead of undoing another's.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from kubernetes import client
 
@@ -38,7 +38,7 @@ class Shard:
     resource_version: str
 
     @classmethod
-    def of(cls, obj: dict) -> "Shard":
+    def of(cls, obj: dict) -> Shard:
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
         return cls(obj["metadata"]["name"], frozenset(spec.get("nodesDesired") or ()),
                    frozenset(status.get("nodesInUse") or ()), frozenset(status.get("nodesToAdd") or ()),
@@ -46,7 +46,7 @@ class Shard:
 
 
 def now_time() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def status_body(in_use: Iterable[str], desired: Iterable[str]) -> dict:

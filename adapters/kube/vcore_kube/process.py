@@ -22,10 +22,10 @@ from kubernetes import client
 
 from vcore_kube import nodeshard, warmpool
 from vcore_kube.agentcontrol import AgentControl, PlaceholderWriter
+from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.binder import Binder
 from vcore_kube.config import Config
 from vcore_kube.convert import Converter
-from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.events import Recorder
 from vcore_kube.fastpath import FastPath
 from vcore_kube.kubeclient import load_api

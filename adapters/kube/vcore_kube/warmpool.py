@@ -33,13 +33,13 @@ from __future__ import annotations
 import logging
 import secrets
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 import vcore
-
 from vcore_kube.config import WarmPoolsConfig
 from vcore_kube.convert import pod_key
 
@@ -73,7 +73,7 @@ class PoolSpec:
     requests: dict[str, int]  # per resource (cpu in milli), what one placeholder requests
 
     @classmethod
-    def parse(cls, obj: dict) -> "PoolSpec":
+    def parse(cls, obj: dict) -> PoolSpec:
         """A WarmPool object; ValueError naming the field when it is malformed."""
         meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
         where = f"WarmPool {meta.get('namespace', '')}/{meta.get('name', '')}"

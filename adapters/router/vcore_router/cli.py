@@ -14,8 +14,17 @@ import logging
 import sys
 
 from vcore.routing import POLICY_NAMES
-from vcore.sim.llm import (PRESETS, TRACE_PRESET, format_table, load_trace, prompt_load, replay, synthetic_trace,
-                           ttft_lower_bound, write_trace)
+from vcore.sim.llm import (
+    PRESETS,
+    TRACE_PRESET,
+    format_table,
+    load_trace,
+    prompt_load,
+    replay,
+    synthetic_trace,
+    ttft_lower_bound,
+    write_trace,
+)
 from vcore.validation import PORT
 
 
@@ -136,7 +145,8 @@ def _event_loop(choice: str):
         import uvloop
     except ImportError:
         if choice == "uvloop":
-            raise SystemExit("vcore-router: --loop uvloop: uvloop is not installed (pip install 'vcore[router]')")
+            raise SystemExit(
+                "vcore-router: --loop uvloop: uvloop is not installed (pip install 'vcore[router]')") from None
         logging.getLogger("vcore_router").info("uvloop not installed: asyncio's event loop")
         return None
     return uvloop.new_event_loop()

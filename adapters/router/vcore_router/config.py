@@ -42,8 +42,23 @@ import yaml
 from yarl import URL
 
 from vcore.routing import DEFAULT_POLICY, ROLES, Policy, PolicyError, make_policy, named_policy
-from vcore.validation import (DNS1123_LABEL, LABEL_KEY, PORT, Constraint, Duration, Integer, ListOf, MapOf, Number,
-                              OneOf, Record, String, fail, join, mapping)
+from vcore.validation import (
+    DNS1123_LABEL,
+    LABEL_KEY,
+    PORT,
+    Constraint,
+    Duration,
+    Integer,
+    ListOf,
+    MapOf,
+    Number,
+    OneOf,
+    Record,
+    String,
+    fail,
+    join,
+    mapping,
+)
 
 
 class ConfigError(ValueError):

@@ -7,7 +7,6 @@ long system prompts, as agents do; the summary shows where requests went, the ro
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import socket
 import statistics
@@ -42,7 +41,7 @@ def start_engines(n: int, model: str, time_scale: float) -> tuple[list[subproces
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"engine simulator on port {p} did not start")
+                    raise RuntimeError(f"engine simulator on port {p} did not start") from None
                 time.sleep(0.05)
     return procs, ports
 

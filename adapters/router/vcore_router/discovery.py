@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping
 
 from kubernetes import client
 from kubernetes.config import ConfigException
+
 from vcore_kube.kubeclient import load_api
 from vcore_kube.reflector import Reflector, Resource
-
 from vcore_router.config import ConfigError, StaticEndpoint, WorkloadSelector
 
 log = logging.getLogger("vcore_router.discovery")

@@ -37,7 +37,6 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from vcore.routing import estimate_tokens, hash_prompt
 from vcore.sim.llm import DEFAULT_PRESET, FIRST_TOKEN, PRESETS, SimRequest, SimulatedEngine
-
 from vcore_router.request import RequestError, parse_request
 
 BLOCK_BYTES = 64  # 16 tokens of text: vLLM's default KV block
@@ -121,7 +120,7 @@ class EngineSim:
             timeout = None if math.isinf(nxt) else self._wall_delay(nxt - self.now())
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     def start(self) -> None:

@@ -35,7 +35,11 @@ tokens = math.min(cap, tokens + math.max(0, now - ts) * rate)
 local allowed = 1
 local wait = 0
 if mode == 1 then
-  if tokens >= cost and tokens > 0 then tokens = tokens - cost else allowed = 0; wait = (math.max(cost, 1) - tokens) / rate end
+  if tokens >= cost and tokens > 0 then
+    tokens = tokens - cost
+  else
+    allowed = 0; wait = (math.max(cost, 1) - tokens) / rate
+  end
 else
   tokens = tokens - cost
 end

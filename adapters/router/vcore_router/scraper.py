@@ -11,7 +11,6 @@ on the router's event loop, in front of every request waiting there.
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 

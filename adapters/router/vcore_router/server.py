@@ -32,7 +32,6 @@ from prometheus_client import generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from vcore.routing import Endpoint, Router, estimate_tokens, hash_prompt
-
 from vcore_router import health
 from vcore_router.config import ModelServer, RateLimit, RouterConfig, StaticEndpoint
 from vcore_router.health import EndpointHealth
@@ -151,7 +150,7 @@ class RouterApp:
                         raise aiohttp.ClientResponseError(resp.request_info, (), status=resp.status)
                     text = await resp.text()
                 metrics, loras = parse_engine_metrics(text, engine, state)
-            except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as e:
+            except (TimeoutError, aiohttp.ClientError, ValueError) as e:
                 log.debug("scrape %s failed: %s", name, e)
                 if self.upstreams.get(name) is up:
                     self.health.scraped(name, False)
@@ -251,12 +250,12 @@ class RouterApp:
             self.metrics.in_flight.dec()
             self.metrics.requests.labels(ctx.model, str(ctx.status)).inc()
 
-    def _refuse(self, ctx: "_Ctx", status: int, message: str, kind: str, headers: dict | None = None,
+    def _refuse(self, ctx: _Ctx, status: int, message: str, kind: str, headers: dict | None = None,
                 param: str | None = None) -> web.Response:
         ctx.status = status
         return error_response(status, message, kind, headers, param)
 
-    async def _serve(self, request: web.Request, ctx: "_Ctx") -> web.StreamResponse:
+    async def _serve(self, request: web.Request, ctx: _Ctx) -> web.StreamResponse:
         try:
             raw = await request.read()
         except web.HTTPRequestEntityTooLarge:
@@ -335,7 +334,7 @@ class RouterApp:
         fields["pd_min_prompt_tokens"] = server.pd_min_prompt_tokens
         return make_policy(fields)
 
-    async def _prefill(self, ctx: "_Ctx", body: dict, name: str, matched: int) -> dict | None:
+    async def _prefill(self, ctx: _Ctx, body: dict, name: str, matched: int) -> dict | None:
         """The prefill leg (vLLM's disaggregated-serving convention): max_tokens 1, no stream, asking for
         kv_transfer_params to hand to the decode engine. None when the prefill endpoint failed."""
         leg = copy.deepcopy(body)
@@ -359,14 +358,14 @@ class RouterApp:
                 raise ValueError(f"its kv_transfer_params are {type(params).__name__}, not an object")
             self.health.request_ended(name, health.OK)
             return params or {}
-        except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as e:
+        except (TimeoutError, aiohttp.ClientError, ValueError) as e:
             log.warning("prefill on %s failed: %s", name, e)
             self.health.request_ended(name, health.FAILED)
             return None
         finally:
             self._finish(rid)
 
-    async def _attempt(self, request: web.Request, ctx: "_Ctx", body: dict, name: str, prefill: str | None,
+    async def _attempt(self, request: web.Request, ctx: _Ctx, body: dict, name: str, prefill: str | None,
                        matched: int) -> web.StreamResponse | None:
         """One try on one endpoint (or PD pair). None when it failed before the first byte, or when the endpoint
         left the table (discovery) since the decision: try the next."""
@@ -390,7 +389,7 @@ class RouterApp:
             try:
                 resp_cm = self.http.post(up.url + ctx.path, json=body)
                 upstream = await resp_cm.__aenter__()
-            except (aiohttp.ClientError, asyncio.TimeoutError) as e:
+            except (TimeoutError, aiohttp.ClientError) as e:
                 log.warning("endpoint %s refused: %s", name, e)
                 self.health.request_ended(name, health.REFUSED)
                 return None
@@ -401,7 +400,7 @@ class RouterApp:
                 if not ctx.streaming or upstream.status != 200:
                     try:
                         data = await upstream.read()
-                    except (aiohttp.ClientError, asyncio.TimeoutError):
+                    except (TimeoutError, aiohttp.ClientError):
                         self.health.request_ended(name, health.FAILED)
                         return None
                     self.router.first_token(rid)
@@ -426,7 +425,7 @@ class RouterApp:
         except KeyError:
             pass  # its endpoint left the table (discovery) while the request was in flight: nothing to count
 
-    async def _stream(self, request: web.Request, ctx: "_Ctx", upstream: aiohttp.ClientResponse, rid: int,
+    async def _stream(self, request: web.Request, ctx: _Ctx, upstream: aiohttp.ClientResponse, rid: int,
                       name: str) -> web.StreamResponse | None:
         """Pass the engine's events through as they come. Reading the engine and writing to the client fail
         apart: the first is the engine's failure, the second the client's leaving. None when the engine failed
@@ -435,7 +434,7 @@ class RouterApp:
         while True:
             try:
                 chunk = await upstream.content.readany()
-            except (aiohttp.ClientError, asyncio.TimeoutError) as e:
+            except (TimeoutError, aiohttp.ClientError) as e:
                 if ctx.stream is None:
                     self.health.request_ended(name, health.FAILED)
                     return None
@@ -470,7 +469,7 @@ class RouterApp:
             pass  # the client left after the last event: it has its whole answer
         return ctx.stream
 
-    async def _abort_stream(self, ctx: "_Ctx", name: str, message: str) -> web.StreamResponse:
+    async def _abort_stream(self, ctx: _Ctx, name: str, message: str) -> web.StreamResponse:
         log.warning(message)
         self.health.request_ended(name, health.FAILED_MID_STREAM)
         ctx.status = 502
@@ -483,7 +482,7 @@ class RouterApp:
         await self._account(ctx)
         return ctx.stream
 
-    async def _client_gone(self, ctx: "_Ctx") -> None:
+    async def _client_gone(self, ctx: _Ctx) -> None:
         """The client left before its answer was complete: 499, and whatever the engine produced for it is
         charged; the engine it was talking to, if any, is not blamed."""
         ctx.status = CLIENT_CLOSED
@@ -491,7 +490,7 @@ class RouterApp:
             self.health.request_ended(ctx.endpoint, health.CLIENT_DISCONNECTED)
             await self._account(ctx)
 
-    async def _account(self, ctx: "_Ctx") -> None:
+    async def _account(self, ctx: _Ctx) -> None:
         """The request's tokens, in the throughput window and the model's output token bucket."""
         self.metrics.record_tokens(ctx.model, ctx.tokens, ctx.out_tokens)
         await self.limiter.charge_output(ctx.model, ctx.rate_limit, ctx.out_tokens)

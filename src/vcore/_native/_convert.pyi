@@ -3,7 +3,8 @@
 Kubernetes resource quantities and v1 Node/Pod objects -> the flat integer-only dicts of vcore's core.
 cpu is in milli-cores, every other resource in whole units (bytes, devices, pods); values round up.
 """
-from typing import Any, Iterable, Literal, Mapping, NotRequired, TypedDict
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = ["parse_quantity", "node_spec", "pod_spec", "pod_specs"]
 

@@ -35,9 +35,10 @@ TypeError (a value of the wrong JSON type) or a ValueError (a bad value) in the 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from vcore._native._convert import api_dict, parse_quantity
 from vcore.gpu import mig as _mig

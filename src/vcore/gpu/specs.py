@@ -8,10 +8,10 @@ which objects need that parsing at all (most pods ask for no GPU, and their conv
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from vcore.gpu import mig as _mig
-from vcore.gpu import numa as _numa
+from vcore.gpu import mig as _mig, numa as _numa
 from vcore.gpu.devices import GPU_RESOURCE, TOPOLOGY_ANNOTATION, NodeGpus, node_gpus
 from vcore.gpu.requests import GpuRequest, pod_gpu_request
 

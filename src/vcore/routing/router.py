@@ -72,7 +72,8 @@ class Decision:
     def message(self) -> str:
         """Why no endpoint is available, in the scheduler's words ("0/4 endpoints are available: ...")."""
         reasons = ", ".join(f"{n} {r}" for r, n in sorted(self.filtered.items()) if n)
-        return f"{len(self.endpoints)}/{self.n_candidates} endpoints are available" + (f": {reasons}" if reasons else "")
+        available = f"{len(self.endpoints)}/{self.n_candidates} endpoints are available"
+        return available + (f": {reasons}" if reasons else "")
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,8 @@ class Router:
         if not isinstance(endpoint, Endpoint):
             raise TypeError(f"add_endpoint: expected an Endpoint, got {type(endpoint).__name__}")
         if endpoint.role not in ROLES:
-            raise ValueError(f"endpoint {endpoint.name!r}: role must be one of {', '.join(ROLES)}, got {endpoint.role!r}")
+            raise ValueError(
+                f"endpoint {endpoint.name!r}: role must be one of {', '.join(ROLES)}, got {endpoint.role!r}")
         group = -1 if endpoint.pd_group is None else self._groups.setdefault(endpoint.pd_group, len(self._groups))
         domain = -1 if endpoint.domain is None else self._domains.setdefault(endpoint.domain, len(self._domains))
         slot = self._native.add_endpoint(endpoint.name, endpoint.role, group, domain, endpoint.max_loras,

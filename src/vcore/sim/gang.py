@@ -89,7 +89,8 @@ def gang_workload(n_nodes: int = 5000, n_jobs: int = 2000, n_queues: int = 4, ma
             left -= take
             for r, q in res.items():
                 total[r] += take * (int(q[:-1]) if q.endswith("m") else int(q[:-2]) if q.endswith("Mi") else int(q))
-        min_resources = {r: (f"{v}m" if r == "cpu" else f"{v}Mi" if r == "memory" else str(v)) for r, v in total.items()}
+        min_resources = {r: (f"{v}m" if r == "cpu" else f"{v}Mi" if r == "memory" else str(v))
+                         for r, v in total.items()}
         podgroups.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                           "metadata": {"name": name, "namespace": NAMESPACE,
                                        "creationTimestamp": f"2026-01-01T00:{j // 60 % 60:02d}:{j % 60:02d}Z"},

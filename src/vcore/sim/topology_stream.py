@@ -22,8 +22,8 @@ import numpy as np
 
 import vcore
 
-__all__ = ["POLICIES", "Gang", "GangOutcome", "StreamResult", "build_tree_cluster", "gang_stream", "plot", "run_scenario",
-           "run_stream"]
+__all__ = ["POLICIES", "Gang", "GangOutcome", "StreamResult", "build_tree_cluster", "gang_stream", "plot",
+           "run_scenario", "run_stream"]
 
 NAMESPACE = "sim"
 

@@ -14,9 +14,9 @@ Volcano PodGroup ``spec.networkTopology``                     constraint
 ``{mode: hard, highestTierAllowed: t}}``                     of tier <= t (soft sub-groups are rejected, as Volcano)
 ==========================================================  ==========================================================
 
-=================================================================  ======================================================
+=================================================================  =====================================================
 Kueue pod-template annotation (``kueue.x-k8s.io/...``)               constraint
-=================================================================  ======================================================
+=================================================================  =====================================================
 ``podset-required-topology: L``                                     hard: one domain of level L exactly (Kueue does not
                                                                     try lower levels first)
 ``podset-preferred-topology: L``                                    soft: level L first, then higher levels, then
@@ -24,7 +24,7 @@ Kueue pod-template annotation (``kueue.x-k8s.io/...``)               constraint
 ``podset-unconstrained-topology: "true"``                           none
 ``podset-slice-required-topology: S`` + ``podset-slice-size: p``    a layer: slices of p pods, each in one domain of S
 ``podset-slice-required-topology-constraints: [{topology, size}]``  nested layers, coarsest first
-=================================================================  ======================================================
+=================================================================  =====================================================
 
 A level or tier name is a tier's name in the tree: a HyperNode ``tierName`` or, with label levels, the label key.
 Errors name the owner (the PodGroup or the pod template) and the field.

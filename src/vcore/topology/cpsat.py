@@ -180,7 +180,7 @@ def solve(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, *, hint: 
     ydfull = {d: m.NewBoolVar(f"F{d}") for d in members}
     ypart = {d: m.NewBoolVar(f"P{d}") for d in members}
     load = {d: sum(x[s] for s in nodes) for d, nodes in members.items()}
-    for d, nodes in members.items():
+    for d in members:
         p = int(view.domain_parent[d])
         if p in y:
             m.Add(y[p] >= y[d])

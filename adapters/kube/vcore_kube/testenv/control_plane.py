@@ -194,7 +194,7 @@ class ControlPlane:
         tmp.rename(self.path / "testenv.json")
 
     @classmethod
-    def load(cls, directory: str | os.PathLike) -> "ControlPlane":
+    def load(cls, directory: str | os.PathLike) -> ControlPlane:
         state = Path(directory) / "testenv.json"
         if not state.exists():
             raise ControlPlaneError(f"{directory}: no testenv.json (was `up` run with this --dir?)")
@@ -204,7 +204,7 @@ class ControlPlane:
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     @classmethod
-    def up(cls, directory: str | os.PathLike, *, nodes: int = 0, out=None) -> "ControlPlane":
+    def up(cls, directory: str | os.PathLike, *, nodes: int = 0, out=None) -> ControlPlane:
         """Build or reuse the binaries, start etcd and kube-apiserver, install what vcore needs, return when
         /readyz is ok. An existing running control plane in the folder is stopped first."""
         import sys

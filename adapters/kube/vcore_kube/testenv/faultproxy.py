@@ -69,7 +69,7 @@ class FaultProxy:
         self._thread = threading.Thread(target=self._serve, name="fault-proxy", daemon=True)
 
     # -- control (any thread) -----------------------------------------------------------------------------
-    def start(self) -> "FaultProxy":
+    def start(self) -> FaultProxy:
         self._thread.start()
         if not self._ready.wait(10):
             raise RuntimeError("fault proxy did not start")

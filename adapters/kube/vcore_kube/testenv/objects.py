@@ -5,8 +5,9 @@ pods of a given schedulerName, plus fast parallel creation through the API."""
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable
+from typing import Any
 
 GPU_PRODUCT = "NVIDIA-A100-SXM4-80GB"
 GPU_MEMORY_MIB = 81920
@@ -25,7 +26,7 @@ def node(name: str, *, cpu: str = "32", memory: str = "128Gi", pods: str = "110"
         all_labels.update({"nvidia.com/gpu.product": GPU_PRODUCT, "nvidia.com/gpu.memory": str(GPU_MEMORY_MIB),
                            "nvidia.com/gpu.count": str(gpus)})
     all_labels.update(labels or {})
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     obj: dict[str, Any] = {
         "apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": all_labels}, "spec": {},
         "status": {"capacity": capacity, "allocatable": dict(capacity),

@@ -11,6 +11,7 @@ the jobs made only of best-effort pods (no requests), which allocate leaves alon
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 
 import numpy as np
@@ -62,9 +63,9 @@ def _serve(ssn: Session, wanted, *, check_overused: bool) -> None:
             limit = SINGLES_PER_CALL if ssn.between_jobs is None else SINGLES_PER_CALL_INTERLEAVED
             while jobs and len(run) < limit and _plain(ssn, jobs[0]):
                 run.append(jobs.popleft())
-            ssn.isolated(run, lambda: place_singles(ssn, run))
+            ssn.isolated(run, functools.partial(place_singles, ssn, run))
         else:
-            ssn.isolated([job], lambda: place_job(ssn, job))
+            ssn.isolated([job], functools.partial(place_job, ssn, job))
         ssn.interleave()
         if not jobs:
             del waiting[queue]
@@ -90,7 +91,8 @@ def place_singles(ssn: Session, jobs: list[Job]) -> None:
     ssn.allocated_singles([jobs[i] for i in placed], [slots[i] for i in placed], [gpus[i] for i in placed])
     for i in np.flatnonzero(nodes < 0):
         if over[i]:
-            ssn.fail(jobs[i], f"queue {jobs[i].queue} has no room left for the pod: {_shortfall(ssn, tasks[i], headroom)}")
+            shortfall = _shortfall(ssn, tasks[i], headroom)
+            ssn.fail(jobs[i], f"queue {jobs[i].queue} has no room left for the pod: {shortfall}")
         else:
             counts = reason_counts(reasons[i], reason_names, tasks[i].spec)
             ssn.fail(jobs[i], fit_error_message(n_nodes, counts), counts)

@@ -13,13 +13,14 @@ Volcano: the victims' nodes would have to lie in one domain).
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 
 import numpy as np
 
 from vcore.batch import config as C
-from vcore.batch.amounts import summed
 from vcore.batch.actions.allocate import task_order
+from vcore.batch.amounts import summed
 from vcore.batch.podgroup import PENDING
 from vcore.batch.priority import SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL
 from vcore.batch.session import Job, Session
@@ -31,16 +32,19 @@ PREEMPT_REASON, RECLAIM_REASON = "preempt", "reclaim"
 
 def preempt(ssn: Session) -> None:
     for job in _starving(ssn):
-        ssn.isolated([job], lambda: _evict_for(
-            ssn, job, PREEMPT_REASON,
-            lambda victim_job: victim_job.queue == job.queue and victim_job.priority < job.priority))
+        ssn.isolated([job], functools.partial(_preempt_for, ssn, job))
         ssn.interleave()
 
 
 def reclaim(ssn: Session) -> None:
     for job in _starving(ssn):
-        ssn.isolated([job], lambda: _reclaim_for(ssn, job))
+        ssn.isolated([job], functools.partial(_reclaim_for, ssn, job))
         ssn.interleave()
+
+
+def _preempt_for(ssn: Session, job: Job) -> None:
+    _evict_for(ssn, job, PREEMPT_REASON,
+               lambda victim_job: victim_job.queue == job.queue and victim_job.priority < job.priority)
 
 
 def _reclaim_for(ssn: Session, job: Job) -> None:

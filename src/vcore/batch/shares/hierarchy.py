@@ -338,7 +338,8 @@ class HierarchyPlugin(SharePlugin):
         wanted = self._quantities(self._vector(request, "request"))
         if not self.tree.get(queue).is_open or q.children:
             return False
-        return not any(wanted[k] > 0 and up.max_allowed[k] < UNLIMITED and up.max_allowed[k] < up.allocated[k] + wanted[k]
+        return not any(wanted[k] > 0 and up.max_allowed[k] < UNLIMITED
+                       and up.max_allowed[k] < up.allocated[k] + wanted[k]
                        for up in _path_up(self._queues, queue) for k in self._axes)
 
     def headroom(self, queue: str) -> np.ndarray:

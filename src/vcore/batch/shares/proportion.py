@@ -43,7 +43,6 @@ from vcore.batch.shares.base import (
     sub_floor,
 )
 
-
 _MIN_RESOURCE = 0.1  # Volcano's minResource: quantities below it count as zero, differences below it as equal
 
 

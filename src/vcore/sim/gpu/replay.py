@@ -289,7 +289,8 @@ def replay(cluster: ReplayCluster, pods: PodList, target: TargetWorkload, policy
     frag0 = float(gpu.node_fragments(inv, tgt).sum())
     t0 = time.perf_counter()
     res = gpu.replay(inv, pods.cpu_milli, pods.memory_mib, pods.num_gpu, pods.gpu_milli, masks, cluster.order,
-                     tgt, native_name, int(seed) & 0xFFFFFFFFFFFFFFFF, float(vcore_scale), float(vcore_pack_points), float(vcore_balance_points))
+                     tgt, native_name, int(seed) & 0xFFFFFFFFFFFFFFFF, float(vcore_scale), float(vcore_pack_points),
+                     float(vcore_balance_points))
     seconds = time.perf_counter() - t0
     demand = pods.gpu_demand_milli
     node_idx = res["node_idx"]

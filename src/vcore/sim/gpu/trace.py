@@ -87,7 +87,7 @@ class PodList:
         """Total GPU milli each pod asks for (num_gpu x gpu_milli), int64."""
         return self.num_gpu.astype(np.int64) * self.gpu_milli.astype(np.int64)
 
-    def take(self, idx: np.ndarray) -> "PodList":
+    def take(self, idx: np.ndarray) -> PodList:
         """The pods at ``idx`` (with repetitions), in that order."""
         idx = np.asarray(idx, dtype=np.int64)
         return PodList(
@@ -247,7 +247,8 @@ def load_pods(path: str) -> PodList:
 
 
 def workload_path(trace_dir: str, workload: str) -> str:
-    """Path of a workload: a file path, ``<dir>/<name>``, ``<dir>/<name>.csv`` or ``<dir>/openb_pod_list_<name>.csv``."""
+    """Path of a workload: a file path, ``<dir>/<name>``, ``<dir>/<name>.csv`` or
+    ``<dir>/openb_pod_list_<name>.csv``."""
     candidates = [workload, os.path.join(trace_dir, workload), os.path.join(trace_dir, workload + ".csv"),
                   os.path.join(trace_dir, f"openb_pod_list_{workload}.csv")]
     for c in candidates:

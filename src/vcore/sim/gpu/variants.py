@@ -443,7 +443,7 @@ def heldout_comparison(data_dir: str, workloads=HELDOUT_WORKLOADS, policies=("fg
         with ProcessPoolExecutor(max_workers=min(jobs, len(args)), mp_context=ctx) as ex:
             finals = list(ex.map(_run_task, *zip(*args), chunksize=max(1, len(seeds) // 2)))
     out: dict = {t: {w: {p: {"finals": []} for p in pols} for w in workloads} for t in tie_orders}
-    for (w, p, s, t), f in zip(tasks, finals):
+    for (w, p, _seed, t), f in zip(tasks, finals):
         out[t][w][p]["finals"].append(f)
     for t in out.values():
         for w in t.values():

@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from vcore.routing import Endpoint, EngineMetrics, Policy, Router, named_policy
-from vcore.routing.policies import KTHENA_BLOCK_BYTES
 from vcore.routing.hashing import BYTES_PER_TOKEN
+from vcore.routing.policies import KTHENA_BLOCK_BYTES
 from vcore.sim.llm.engine import FIRST_TOKEN, EngineEvent, SimRequest, SimulatedEngine
 from vcore.sim.llm.params import PRESETS, TRACE_PRESET, EngineParams
 from vcore.sim.llm.trace import TRACE_BLOCK_TOKENS, TraceRequest
