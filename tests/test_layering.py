@@ -706,7 +706,7 @@ VCORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                       "topology.tree", "topology.patterns", "topology.args")),
     ("cluster", ("cluster",)),
     ("profiles", ("profile", "batch.config")),
-    ("capabilities", ("batch.__init__", "batch.actions", "batch.cycle", "batch.result", "batch.session",
+    ("capabilities", ("batch.__init__", "batch.actions", "batch.cycle", "batch.job", "batch.result", "batch.session",
                       "batch.statement", "batch.topology_planner", "batch.shares.__init__", "batch.shares.base",
                       "batch.shares.capacity", "batch.shares.cohort", "batch.shares.hierarchy",
                       "batch.shares.proportion", "topology.__init__", "topology.cost", "topology.cpsat",

@@ -33,17 +33,20 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from vcore.sim.gpu import cli as trace_cli
+
+if TYPE_CHECKING:
+    from vcore.sim.pods import PodsScenarioResult
 
 __all__ = ["build_parser", "main"]
 
 PROG = "vcore"
 
 
-def _int_at_least(minimum: int, what: str):
+def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
     """An argparse ``type`` accepting integers >= ``minimum`` with a message that says what was wrong."""
 
     def parse(text: str) -> int:
@@ -138,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _format_report(result: Any, seed: int, profile: str | None) -> str:
+def _format_report(result: PodsScenarioResult, seed: int, profile: str | None) -> str:
     lines = [
         f"vcore simulate: {result.nodes:,} nodes, {result.pods:,} pods "
         f"(seed {seed}, profile {profile or 'default'})",
@@ -183,7 +186,14 @@ def _run_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scenario(run, args: argparse.Namespace, **kwargs) -> Any:
+class _Result(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+R = TypeVar("R", bound=_Result)
+
+
+def _scenario(run: Callable[..., R], args: argparse.Namespace, **kwargs: Any) -> R | None:
     """Run a scenario; its result (printed as JSON with --json), or None after a one-line error (bad input)."""
     from vcore.errors import VCoreError
 

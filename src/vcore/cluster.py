@@ -10,13 +10,13 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from vcore._native import _convert, _core
 from vcore.batch.podgroup import parse_podgroup, podgroup_key
-from vcore.batch.pods import pod_info
+from vcore.batch.pods import PodInfo, pod_info
 from vcore.batch.queue import QueueSpec
 from vcore.batch.state import BatchState
 from vcore.errors import (
@@ -32,12 +32,15 @@ from vcore.errors import (
 from vcore.gpu import numa as _gpu_numa, specs as _gpu_specs
 from vcore.topology import tree as _topology
 from vcore.topology.patterns import NodePatterns
-from vcore.types import GpuChoice
+from vcore.types import GpuChoice, HeldGpus
+
+if TYPE_CHECKING:
+    from vcore._native._convert import NodeSpec, PodSpec
 
 T = TypeVar("T")
 
 
-def node_spec(node: Any) -> dict:
+def node_spec(node: Any) -> NodeSpec:
     """The native spec of a Node, with its GPU devices when it has any."""
     spec = _convert.node_spec(node)
     if _gpu_specs.node_has_gpus(spec):
@@ -48,12 +51,12 @@ def node_spec(node: Any) -> dict:
     return spec
 
 
-def pod_spec(pod: Any) -> dict:
+def pod_spec(pod: Any) -> PodSpec:
     """The native spec of a Pod, with its GPU request when it has one."""
     return with_gpu(_convert.pod_spec(pod), pod)
 
 
-def with_gpu(spec: dict, pod: Any) -> dict:
+def with_gpu(spec: PodSpec, pod: Any) -> PodSpec:
     """Add a converted pod spec's GPU request (parsed only for pods that may have one)."""
     if _gpu_specs.pod_may_use_gpus(spec):
         gpu = _gpu_specs.pod_gpu(pod, spec.get("requests"))
@@ -62,7 +65,7 @@ def with_gpu(spec: dict, pod: Any) -> dict:
     return spec
 
 
-def gpu_choice(held: tuple) -> GpuChoice | None:
+def gpu_choice(held: HeldGpus) -> GpuChoice | None:
     """The native ((gpu, mig_start), ...) of a placed pod as a GpuChoice; None when it holds no GPU."""
     if not held:
         return None
@@ -183,7 +186,7 @@ class Cluster:
         """
         self._bind_spec(pod_spec(pod), node_name, gpus)
 
-    def _bind_spec(self, spec: dict, node_name: str, gpus: Any) -> Any:
+    def _bind_spec(self, spec: PodSpec, node_name: str, gpus: Any) -> _core.CompiledPod:
         """Bind a converted pod; returns its CompiledPod."""
         # Check before compiling: compiling may add resource rows, and a failed call must change nothing.
         index = self.node_index(node_name)
@@ -253,7 +256,7 @@ class Cluster:
         self._track(info)
         self._batch.add_pod(info)
 
-    def _track(self, info: Any) -> None:
+    def _track(self, info: PodInfo) -> None:
         """Bind a running pod, compile a pending one (once, at ingest: a cycle then only places it)."""
         if info.node_name and not info.terminated:
             if self.node_of(info.key) == info.node_name:  # placed by schedule() or bind(): adopt that binding

@@ -12,9 +12,9 @@ import functools
 import gc
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -29,11 +29,14 @@ from vcore.profile import Profile
 from vcore.reasons import fit_error_message, reason_counts
 from vcore.types import Placement
 
+if TYPE_CHECKING:
+    from vcore._native._convert import PodSpec
+
 T = TypeVar("T")
 
 
 @contextlib.contextmanager
-def _gc_paused(*, promote: bool = False):
+def _gc_paused(*, promote: bool = False) -> Iterator[None]:
     """Pause the cyclic garbage collector for a batch.
 
     A batch allocates tens of thousands of small acyclic objects (specs, placements) while the caller's pod
@@ -104,8 +107,8 @@ class Scheduler:
     seed fixes the tie-break among equally scored nodes, so runs are reproducible.
     """
 
-    def __init__(self, cluster: Cluster, profile: dict | str | os.PathLike | None = None, *,
-                 cycle: dict | str | os.PathLike | CycleConfig | None = None, seed: int = 0) -> None:
+    def __init__(self, cluster: Cluster, profile: dict[str, Any] | str | os.PathLike[str] | None = None, *,
+                 cycle: dict[str, Any] | str | os.PathLike[str] | CycleConfig | None = None, seed: int = 0) -> None:
         if not isinstance(cluster, Cluster):
             raise TypeError(f"Scheduler: cluster must be a vcore.Cluster, not {type(cluster).__name__}")
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
@@ -173,7 +176,7 @@ class Scheduler:
             with_gpu(specs[i], raw[i])
         if any(given):  # per pod its spec, None for a pod compiled by the caller
             remaining = iter(specs)
-            spec_of: list[dict | None] = [None if compiled else next(remaining) for compiled in given]
+            spec_of: Sequence[PodSpec | None] = [None if compiled else next(remaining) for compiled in given]
             keys = [p.key if spec is None else spec["key"] for p, spec in zip(pods, spec_of)]
         else:
             spec_of = specs

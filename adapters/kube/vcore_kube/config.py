@@ -66,7 +66,7 @@ class FastPathConfig:
     window: float = 0.001  # a micro-batch takes the pods that arrive within this of its first
     max_batch: int = 256
     bind_concurrency: int = 32  # bindings in flight for agent pods and placeholders (their own workers)
-    profile: dict | None = None  # the agent profile (None: the scheduler's profile)
+    profile: dict[str, Any] | None = None  # the agent profile (None: the scheduler's profile)
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,8 @@ class WarmPoolsConfig:
 @dataclass(frozen=True)
 class Config:
     scheduler_name: str = "vcore"
-    profile: dict | None = None  # one KubeSchedulerConfiguration profile (vcore.Profile validates it)
-    cycle: dict | None = None  # a volcano-scheduler.conf shape (actions, tiers), for the gang cycle
+    profile: dict[str, Any] | None = None  # one KubeSchedulerConfiguration profile (vcore.Profile validates it)
+    cycle: dict[str, Any] | None = None  # a volcano-scheduler.conf shape (actions, tiers), for the gang cycle
     cycle_period: float = 0.1
     bind_concurrency: int = 16
     pod_initial_backoff_seconds: float = 1.0
@@ -169,7 +169,7 @@ class EmptyOr(Constraint[str]):
 class Document(Constraint[dict]):
     """A mapping with string keys whose content another parser checks (a profile, a cycle)."""
 
-    def __call__(self, value: Any, path: str, error: Any = ValueError) -> dict:
+    def __call__(self, value: Any, path: str, error: Any = ValueError) -> dict[str, Any]:
         return dict(mapping(value, path, error))
 
 
@@ -297,7 +297,7 @@ def yaml_problem(e: yaml.YAMLError) -> str:
     return " ".join(str(e).split())
 
 
-def load_config(source: str | os.PathLike | dict | None) -> Config:
+def load_config(source: str | os.PathLike | dict[str, Any] | None) -> Config:
     """A Config from a YAML file path, a dict, or None (all defaults)."""
     if source is None:
         return Config()
@@ -322,7 +322,7 @@ def _parse(data: Any) -> Config:
     return config
 
 
-def _cycle_document(cycle: dict) -> dict:
+def _cycle_document(cycle: dict[str, Any]) -> dict[str, Any]:
     """The volcano-scheduler.conf document; a ConfigMap holding it (as Volcano deploys it) gives the YAML inside."""
     if cycle.get("kind") != "ConfigMap":
         return cycle

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from vcore_kube.config import load_config
 from vcore_kube.testenv import ControlPlane, ControlPlaneError
@@ -25,7 +26,7 @@ from vcore_kube.testenv.objects import create_nodes, create_pods, ensure_namespa
 NAMESPACE = "vcore-demo"
 
 
-def mixed_workload(n: int, seed: int = 7) -> list[dict]:
+def mixed_workload(n: int, seed: int = 7) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     pods = []
     for i in range(n):
@@ -102,14 +103,14 @@ def _bound_count(admin) -> int:
     return sum(1 for p in items if p["spec"].get("schedulerName") == "vcore")
 
 
-def _summary(admin, process, ours: list[dict], elapsed: float) -> None:
+def _summary(admin, process, ours: list[dict[str, Any]], elapsed: float) -> None:
     items = admin.get(f"/api/v1/namespaces/{NAMESPACE}/pods")["items"]
     mine = [p for p in items if p["spec"].get("schedulerName") == "vcore"]
     bound = [p for p in mine if p["spec"].get("nodeName")]
     kinds = collections.Counter(p["metadata"]["name"].split("-")[0] for p in bound)
     gpu_annotated = sum(1 for p in bound if "volcano.sh/gpu-index" in (p["metadata"].get("annotations") or {}))
     untouched = sum(1 for p in items if p["spec"].get("schedulerName") != "vcore" and not p["spec"].get("nodeName"))
-    reasons = collections.Counter()
+    reasons: collections.Counter[str] = collections.Counter()
     for entry in process.loop.pending.values():
         reasons[entry.event_message.split(":", 1)[-1].strip() or "(retrying)"] += 1
     m = process.metrics

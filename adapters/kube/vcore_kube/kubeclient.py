@@ -163,7 +163,7 @@ def _seconds(timeout: Any) -> float | None:
 class _Raw:
     """What ApiException reads from an HTTP response (status, reason, body, headers)."""
 
-    def __init__(self, status: int, reason: str, data: bytes, headers: Any) -> None:
+    def __init__(self, status: int, reason: str | None, data: bytes, headers: Any) -> None:
         self.status, self.reason, self.data, self.headers = status, reason, data, headers
 
 
@@ -178,6 +178,8 @@ class _Direct:
 
     def __init__(self, configuration: client.Configuration) -> None:
         url = urlsplit(configuration.host)
+        if url.hostname is None:
+            raise ValueError(f"kubernetes client configuration: host: no host name in {configuration.host!r}")
         self.https = url.scheme == "https"
         self.host, self.port = url.hostname, url.port or (443 if self.https else 80)
         self.context = None
@@ -211,7 +213,7 @@ class _Direct:
         conn.timeout = timeout
         return conn, reused
 
-    def request(self, method: str, url: str, body, headers: dict, timeout: float | None):
+    def request(self, method: str, url: str, body, headers: dict[str, Any], timeout: float | None):
         for attempt in (0, 1):
             conn, reused = self._connection(timeout)
             sent = False

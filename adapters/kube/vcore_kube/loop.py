@@ -32,7 +32,7 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vcore_kube import binder as bind
 from vcore_kube.batchcycle import BatchCycle
@@ -80,12 +80,12 @@ class SchedulingLoop(threading.Thread):
         self.agent_binder: bind.Binder | None = None  # fast-path pods' own (None: the binder)
 
     # -- inputs (any thread) -------------------------------------------------------------------------------
-    def replace(self, kind: str, items: list[dict], resource_version: str) -> None:
+    def replace(self, kind: str, items: list[dict[str, Any]], resource_version: str) -> None:
         if kind == "Pod" and self.agents is not None:
             self._fast_keys = {_pod_key(p) for p in items if self._fast_pod(p)}
         self.inbox.put(("replace", kind, items), barrier=kind == "Pod")
 
-    def event(self, kind: str, event_type: str, obj: dict) -> None:
+    def event(self, kind: str, event_type: str, obj: dict[str, Any]) -> None:
         self.inbox.put(("event", kind, event_type, obj, time.perf_counter()),
                        fast=kind == "Pod" and self._fast_lane(event_type, obj))
 
@@ -96,10 +96,10 @@ class SchedulingLoop(threading.Thread):
         """A binding of the agent binder (fast-path pods): in the lane of their pods' events."""
         self.inbox.put(("bound", result), fast=True)
 
-    def _fast_pod(self, pod: dict) -> bool:
+    def _fast_pod(self, pod: dict[str, Any]) -> bool:
         return self.agents is not None and self.agents.fast is not None and self.agents.fast.selects(pod)
 
-    def _fast_lane(self, event_type: str, pod: dict) -> bool:
+    def _fast_lane(self, event_type: str, pod: dict[str, Any]) -> bool:
         """Whether a pod's event goes in the fast lane: decided once, when the pod is first seen, so that one
         pod's events all go in one lane (a later change of its annotations does not move them)."""
         if self.agents is None:
@@ -185,7 +185,18 @@ class SchedulingLoop(threading.Thread):
                         self._deferred_keys.add(_pod_key(msg[3]))
         except queue.Empty:
             pass
-        self.agents.tick(in_cycle=True)
+        self._agent_control().tick(in_cycle=True)
+
+    # The parts a message or a pod reaches only when they are configured (process.py wires them).
+    def _agent_control(self) -> AgentControl:
+        if self.agents is None:
+            raise RuntimeError("scheduling loop: the fast path and warm pools are not configured")
+        return self.agents
+
+    def _shard_control(self) -> ShardControl:
+        if self.shards is None:
+            raise RuntimeError("scheduling loop: sharding is not configured")
+        return self.shards
 
     def _interleave_at(self, i: int) -> None:
         """In a long walk over a cycle's outcome (bindings, statuses): the fast path's turn every 256 items."""
@@ -227,9 +238,12 @@ class SchedulingLoop(threading.Thread):
         elif msg[0] == "bound":
             self._on_bound(msg[1])
         elif msg[0] == "placeholder-created":
-            self.agents.warm.created(msg[1])
+            warm = self._agent_control().warm
+            if warm is None:  # only warm pools create placeholders
+                raise RuntimeError("scheduling loop: a placeholder was created without warm pools")
+            warm.created(msg[1])
         elif msg[0] == "shard-published":
-            self.shards.published(msg[1])
+            self._shard_control().published(msg[1])
 
     # -- deltas -------------------------------------------------------------------------------------------
     def _on_delta(self, d: Delta, relist: bool = False, received: float = 0.0) -> None:
@@ -303,7 +317,7 @@ class SchedulingLoop(threading.Thread):
         if assumed is not None:  # a pod of the same name replaced the one we bound: that one is gone
             self.converter.pod_released(key)
         if takes:
-            agents.pending(key, pod, received)
+            self._agent_control().pending(key, pod, received)
             return
         entry = self.pending.get(key)
         if entry is not None and entry.uid == uid:
@@ -368,7 +382,8 @@ class SchedulingLoop(threading.Thread):
         if self.agents is not None:
             self.agents.shard_grew()
 
-    def start_binding(self, entry: PendingPod, gpu_index: str | None, evict: list[dict] | None = None) -> None:
+    def start_binding(self, entry: PendingPod, gpu_index: str | None,
+                      evict: list[dict[str, Any]] | None = None) -> None:
         """Hand a decided pod (entry.node set, assumed in vcore unless a placeholder) to the binder; a real pod
         first has the placeholders its node can no longer hold deleted."""
         if entry.kind != "placeholder" and self.agents is not None:
@@ -384,7 +399,7 @@ class SchedulingLoop(threading.Thread):
             else:
                 if entry.kind == "fast":
                     self.cycle.forget(entry.key)
-                self.agents.binding_failed(entry, gone=False)
+                self._agent_control().binding_failed(entry, gone=False)
 
     def _binding_finished(self, entry: PendingPod) -> None:
         self.in_flight.pop(entry.key, None)
@@ -509,7 +524,7 @@ class SchedulingLoop(threading.Thread):
         gone = entry.deleted or r.outcome == bind.NOT_FOUND
         if entry.kind == "fast" and self.converter.node_of(r.key) == entry.node:
             self.cycle.forget(r.key)
-        self.agents.binding_failed(entry, gone=gone)
+        self._agent_control().binding_failed(entry, gone=gone)
 
     def _requeue(self, entry: PendingPod, *, forget: bool, backoff: bool) -> None:
         if forget and self.converter.node_of(entry.key) == entry.node:
@@ -534,7 +549,7 @@ class SchedulingLoop(threading.Thread):
             self.metrics.pending.labels(q).set(n)
         self._queues_seen |= counts.keys()
 
-    def _queue_of(self, pod: dict) -> str:
+    def _queue_of(self, pod: dict[str, Any]) -> str:
         meta = pod["metadata"]
         annotations = meta.get("annotations") or {}
         group = annotations.get("scheduling.k8s.io/group-name")
@@ -545,14 +560,14 @@ class SchedulingLoop(threading.Thread):
         return annotations.get(QUEUE_ANNOTATION) or "default"
 
 
-def _scheduling_inputs(pod: dict | None) -> tuple:
+def _scheduling_inputs(pod: dict[str, Any] | None) -> tuple:
     if pod is None:
         return ()
     meta = pod.get("metadata") or {}
     return (meta.get("labels"), meta.get("annotations"), pod.get("spec"))
 
 
-def _creation_epoch(pod: dict) -> float | None:
+def _creation_epoch(pod: dict[str, Any]) -> float | None:
     stamp = pod["metadata"].get("creationTimestamp")
     if not stamp:
         return None
@@ -562,6 +577,6 @@ def _creation_epoch(pod: dict) -> float | None:
         return None
 
 
-def _pod_key(pod: dict) -> str:
+def _pod_key(pod: dict[str, Any]) -> str:
     meta = pod.get("metadata") or {}
     return f"{meta.get('namespace', '')}/{meta.get('name', '')}"

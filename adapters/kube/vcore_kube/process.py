@@ -65,7 +65,7 @@ class SchedulerProcess:
         self.finished = threading.Event()  # the process should exit (signal, or leadership lost)
         self.exit_code = 0
         resources = list(RESOURCES)
-        self.writers: list[threading.Thread] = []
+        self.writers: list[PlaceholderWriter | ShardWriter] = []
         self.agent_binder: Binder | None = None
         self._wire_agents(config, resources)
         self._wire_sharding(config, resources)

@@ -74,9 +74,9 @@ def paused_gc():
 
 
 class Sink(Protocol):
-    def replace(self, kind: str, items: list[dict], resource_version: str) -> None: ...
+    def replace(self, kind: str, items: list[dict[str, Any]], resource_version: str) -> None: ...
 
-    def event(self, kind: str, event_type: str, obj: dict) -> None: ...
+    def event(self, kind: str, event_type: str, obj: dict[str, Any]) -> None: ...
 
 
 class Backoff:
@@ -176,7 +176,7 @@ class Reflector(threading.Thread):
 
     def _list(self, from_cache: bool = False) -> None:
         started = time.monotonic()
-        items: list[dict] = []
+        items: list[dict[str, Any]] = []
         token = None
         while True:
             kwargs: dict[str, Any] = {"_request_timeout": (10, 300)}
@@ -241,7 +241,7 @@ class Reflector(threading.Thread):
             raise ConnectionError("watch ended at once without events")  # back off instead of spinning
 
 
-def _slim(obj: dict) -> None:
+def _slim(obj: dict[str, Any]) -> None:
     """Drop metadata.managedFields (server-side apply bookkeeping, often the largest part of an object, never
     read here): less memory and less to copy for a cache of many pods."""
     meta = obj.get("metadata")

@@ -99,7 +99,7 @@ class SchedulingQueue:
     def pop(self, n: int, now: float) -> list[str]:
         """Up to n pods from the active queue, best first (after moving the expired backoffs over)."""
         self.flush(now)
-        out = []
+        out: list[str] = []
         self.scheduling_cycle += 1
         while self._active and len(out) < n:
             *_, token, key = heapq.heappop(self._active)

@@ -9,7 +9,7 @@ through what ShardHost names.
 from __future__ import annotations
 
 import logging
-from typing import Protocol
+from typing import Any, Protocol
 
 from vcore_kube.membership import Membership, Publish, Published
 from vcore_kube.metrics import Metrics
@@ -48,7 +48,7 @@ class ShardControl:
         self.apply()  # until our NodeShard is read: hard places nowhere, soft only on unassigned nodes
 
     # -- inputs (the loop's thread) -------------------------------------------------------------------------
-    def shard_event(self, name: str, obj: dict | None) -> None:
+    def shard_event(self, name: str, obj: dict[str, Any] | None) -> None:
         self.membership.shard_changed(name, obj)
         self.update()
 

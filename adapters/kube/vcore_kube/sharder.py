@@ -20,6 +20,7 @@ import socket
 import threading
 import time
 import uuid
+from typing import Any
 
 import numpy as np
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -74,10 +75,10 @@ class Sharder(threading.Thread):
         self.assignments = 0
 
     # -- inputs ---------------------------------------------------------------------------------------------
-    def replace(self, kind: str, items: list[dict], resource_version: str) -> None:
+    def replace(self, kind: str, items: list[dict[str, Any]], resource_version: str) -> None:
         self.inbox.put(("replace", kind, items))
 
-    def event(self, kind: str, event_type: str, obj: dict) -> None:
+    def event(self, kind: str, event_type: str, obj: dict[str, Any]) -> None:
         self.inbox.put(("event", kind, event_type, obj))
 
     # -- the thread -----------------------------------------------------------------------------------------
@@ -105,9 +106,9 @@ class Sharder(threading.Thread):
                 for d in self.cache.replace(msg[1], msg[2]):
                     self._on_delta(d)
         else:
-            d = self.cache.apply(msg[1], msg[2], msg[3])
-            if d is not None:
-                self._on_delta(d)
+            delta = self.cache.apply(msg[1], msg[2], msg[3])
+            if delta is not None:
+                self._on_delta(delta)
 
     def _on_delta(self, d: Delta) -> None:
         if d.kind == "Node":

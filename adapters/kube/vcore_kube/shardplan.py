@@ -122,7 +122,7 @@ SHARDING_CONFIG = Section(ShardingConfig, {
 }, required=("scheduler_configs",))
 
 
-def load_sharding_config(source: str | Path | dict) -> ShardingConfig:
+def load_sharding_config(source: str | Path | dict[str, Any]) -> ShardingConfig:
     """The sharding controller's configuration from a YAML file or a dict; errors name the key."""
     if isinstance(source, dict):
         return _parse(source)

@@ -41,13 +41,15 @@ from typing import Any
 import yaml
 from yarl import URL
 
-from vcore.routing import DEFAULT_POLICY, ROLES, Policy, PolicyError, make_policy, named_policy
+from vcore.routing import DEFAULT_POLICY, ROLES, Policy, PolicyError, Role, make_policy, named_policy
 from vcore.validation import (
     DNS1123_LABEL,
     LABEL_KEY,
     PORT,
+    Check,
     Constraint,
     Duration,
+    ErrorType,
     Integer,
     ListOf,
     MapOf,
@@ -72,7 +74,7 @@ UNITS = {"second": 1.0, "minute": 60.0, "hour": 3600.0, "day": 86400.0}
 class StaticEndpoint:
     name: str
     url: str
-    role: str = "both"
+    role: Role = "both"
     pd_group: str | None = None
     domain: str | None = None
     max_loras: int = 0
@@ -168,13 +170,13 @@ class RouterConfig:
 class _OrNull(Constraint[Any]):
     """An optional key: ``null`` means absent (None), anything else must meet ``inner``."""
 
-    inner: Constraint[Any]
+    inner: Check[Any]
 
-    def __call__(self, value: Any, path: str, error=ValueError) -> Any:
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> Any:
         return None if value is None else self.inner(value, path, error)
 
 
-def _record(fields: Mapping[str, Constraint[Any]], required: tuple[str, ...] = ()) -> Record:
+def _record(fields: Mapping[str, Check[Any]], required: tuple[str, ...] = ()) -> Record:
     """A Record whose optional keys may be null."""
     return Record({k: c if k in required else _OrNull(c) for k, c in fields.items()}, required)
 

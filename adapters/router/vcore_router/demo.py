@@ -13,6 +13,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -47,7 +48,7 @@ def start_engines(n: int, model: str, time_scale: float) -> tuple[list[subproces
 
 
 async def run_demo(n_engines: int = 4, n_requests: int = 200, policy: str = "vcore", time_scale: float = 0.05,
-                   seed: int = 0) -> dict:
+                   seed: int = 0) -> dict[str, Any]:
     model = "sim-model"
     procs, ports = start_engines(n_engines, model, time_scale)
     try:

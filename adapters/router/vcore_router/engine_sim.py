@@ -30,6 +30,7 @@ import math
 import time
 import uuid
 from collections import OrderedDict
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -70,7 +71,7 @@ class EngineSim:
         self.loras: OrderedDict[str, int] = OrderedDict()  # loaded adapter -> requests using it
         self.default_max_tokens = default_max_tokens
         self.max_model_len = max_model_len
-        self.fault: dict = {"mode": "none"}
+        self.fault: dict[str, Any] = {"mode": "none"}
         self._t0 = time.monotonic()
         self._ids = itertools.count()
         self._wake = asyncio.Event()
@@ -213,7 +214,7 @@ class EngineSim:
             if lora is not None and lora in self.loras:
                 self.loras[lora] -= 1
 
-    async def _serve(self, request: web.Request, body: dict, text: str, chat: bool, model: str,
+    async def _serve(self, request: web.Request, body: dict[str, Any], text: str, chat: bool, model: str,
                      lora: str | None) -> web.StreamResponse:
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or self.default_max_tokens
         kv_params = body.get("kv_transfer_params") or {}
@@ -281,7 +282,8 @@ class EngineSim:
                 produced = self.engine.tokens_generated(sim)
                 while sent < produced:
                     if fail_after is not None and sent >= fail_after:
-                        request.transport.close()  # the engine dies mid-stream: no final chunk, no [DONE]
+                        if request.transport is not None:  # the engine dies mid-stream: no final chunk, no [DONE]
+                            request.transport.close()
                         return resp
                     delta = {"content": piece(sent)} if chat else None
                     choice = ({"index": 0, "delta": delta, "finish_reason": None} if chat

@@ -19,6 +19,10 @@ class SelectorTerm(TypedDict):
     expressions: list[Requirement]
     fields: list[Requirement]  # key is always "metadata.name", operator In/NotIn, exactly one value
 
+# A GPU of a node spec: (model, memory MiB, NUMA node, NVLink domain, MIG mode, MIG geometry id,
+# [(MIG shape id, start slice)]).
+GpuDevice = tuple[str, int, int, int, bool, int, list[tuple[int, int]]]
+
 class NodeSpec(TypedDict):
     name: str
     labels: list[tuple[str, str]]
@@ -26,6 +30,11 @@ class NodeSpec(TypedDict):
     taints: list[tuple[str, str, TaintEffect]]  # (key, value, effect)
     unschedulable: bool
     may_have_gpus: NotRequired[bool]  # present (True) when allocatable or GFD labels show GPUs
+    # Added by vcore, not by the converter, before the core reads the spec:
+    gpus: NotRequired[list[GpuDevice]]  # vcore.gpu.specs.node_devices
+    numa_cpu: NotRequired[list[tuple[int, int]]]  # vcore.gpu.numa.node_numa_cpu: (NUMA node, allocatable milli-cpu)
+    pattern_version: NotRequired[int]  # vcore.topology.patterns: the regexMatch pattern table the ids are of
+    pattern_ids: NotRequired[list[int]]  # the ids of the patterns the node's name matches
 
 class PodSpec(TypedDict):
     key: str  # "namespace/name"
@@ -38,6 +47,11 @@ class PodSpec(TypedDict):
     tolerations: list[tuple[str, Literal["Equal", "Exists"], str, TolerationEffect]]  # (key, operator, value, effect)
     priority: int
     may_use_gpus: NotRequired[bool]  # present (True) when the pod may have a GPU request
+    unhonored: NotRequired[tuple[str, ...]]  # the fields kube-scheduler acts on that vcore does not honor
+    required_anti_affinity: NotRequired[bool]  # present (True) when a required pod anti-affinity is among them
+    scheduling_gates: NotRequired[tuple[str, ...]]  # spec.schedulingGates names
+    node_name: NotRequired[str]  # spec.nodeName when set
+    gpu: NotRequired[dict[str, Any]]  # added by vcore (vcore.gpu.specs.pod_gpu): the native GPU request
 
 def parse_quantity(value: str | int | float, *, milli: bool = False, obj: str = "", field: str = "") -> int:
     """MilliValue() if milli else Value() of a Kubernetes quantity, rounded up.

@@ -190,7 +190,7 @@ class Engine:
     def evaluate(self, pod: CompiledPod, /) -> tuple[NDArray[np.bool_], NDArray[np.int64], NDArray[np.int64]]:
         """One pass over all slots: (feasible_mask bool[n_slots], scores int64[n_slots] (0 where infeasible),
         reason_counts int64[n_reasons])."""
-    def schedule(self, pods: Sequence[CompiledPod], headroom: Sequence[_Int] | None = None
+    def schedule(self, pods: Sequence[CompiledPod], headroom: Sequence[_Int] | NDArray[np.int64] | None = None
                  ) -> tuple[NDArray[np.int32], NDArray[np.int64], list[tuple[tuple[int, int], ...]], NDArray[np.bool_]]:
         """Place and bind pods in order with percentageOfNodesToScore sampling and a rotating start:
         (slot int32[n] (-1 = unschedulable), reason_counts int64[n, n_reasons] (zero rows for placed pods),

@@ -333,7 +333,7 @@ def _parse_configurations(value: Any, actions: list[str]) -> dict[str, Mapping[s
         return {}
     if not isinstance(value, list):
         raise ProfileError("configurations: expected a list of {name, arguments}")
-    out = {}
+    out: dict[str, Mapping[str, Any]] = {}
     for i, entry in enumerate(value):
         if not isinstance(entry, Mapping) or entry.get("name") not in actions:
             raise ProfileError(f"configurations[{i}].name: expected one of the configured actions")

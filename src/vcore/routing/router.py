@@ -12,6 +12,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -19,7 +20,8 @@ from vcore._native import _core
 from vcore.errors import VCoreError
 from vcore.routing.policies import DEFAULT_POLICY, Policy, named_policy
 
-ROLES = ("both", "prefill", "decode")
+Role = Literal["both", "prefill", "decode"]
+ROLES: tuple[Role, ...] = ("both", "prefill", "decode")
 
 
 class EndpointNotFoundError(VCoreError, KeyError):
@@ -31,7 +33,7 @@ class Endpoint:
     """One inference engine the router may send requests to."""
 
     name: str
-    role: str = "both"  # both | prefill | decode
+    role: Role = "both"
     pd_group: str | None = None  # prefill/decode pairing group
     domain: str | None = None  # network domain (node topology label or HyperNode), for PD pairing
     max_loras: int = 0  # LoRA adapter slots

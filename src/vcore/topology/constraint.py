@@ -144,7 +144,7 @@ class TopologyConstraint:
             raise TopologyError(f"{owner}: the number of pods must be a positive integer, got {n_pods!r}")
         top = view.n_rows
         start_row = self.start.row(view, owner) if self.start is not None else 0
-        if self.mode == "hard":
+        if self.mode == "hard" and self.limit is not None:  # __post_init__: a hard constraint has its limit
             limit_row = self.limit.row(view, owner)
             if start_row > limit_row:
                 raise TopologyError(f"{owner}: the level {self.start} is above the limit {self.limit}")

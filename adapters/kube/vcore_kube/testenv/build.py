@@ -114,6 +114,7 @@ class GoBuild:
         proc = subprocess.Popen(cmd, cwd=self.module_dir, env=_go_env(), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
         compiled, errors = 0, []
+        assert proc.stderr is not None, "stderr=PIPE"
         for line in proc.stderr:  # go build -v names each package as it compiles it; anything else is an error
             line = line.rstrip("\n")
             if re.fullmatch(r"[\w./~-]+", line):

@@ -53,14 +53,14 @@ class ControlPlaneError(RuntimeError):
     """A control-plane process did not start or did not become ready (the message ends with its log)."""
 
 
-def deploy_manifests() -> list[dict]:
+def deploy_manifests() -> list[dict[str, Any]]:
     """The objects of deploy/'s plain manifests: the scheduler's namespace, identity, ClusterRole, ...; the sharding
     controller's; what warm pools add."""
     deploy = resources.files("vcore_kube").joinpath("deploy")
     return [d for name in chart.PLAIN_MANIFESTS for d in yaml.safe_load_all(deploy.joinpath(name).read_text()) if d]
 
 
-def crd_manifests() -> list[dict]:
+def crd_manifests() -> list[dict[str, Any]]:
     """vcore's CustomResourceDefinitions (Volcano's PodGroup, Queue, HyperNode, NodeShard shapes)."""
     folder = resources.files("vcore_kube").joinpath("deploy/crds")
     return [yaml.safe_load(f.read_text()) for f in sorted(folder.iterdir(), key=lambda f: f.name)
@@ -318,7 +318,7 @@ class ControlPlane:
         except (urllib.error.URLError, OSError):
             return False
 
-    def _etcd_post(self, path: str, body: dict) -> dict:
+    def _etcd_post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         req = urllib.request.Request(self.etcd_url + path, data=json.dumps(body).encode(), method="POST",
                                      headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=10) as resp:
@@ -401,7 +401,7 @@ class ControlPlane:
             raise ControlPlaneError(f"CRDs not established after {timeout:.0f} s: {sorted(pending)}")
 
 
-def _create(api, path: str, body: dict) -> None:
+def _create(api, path: str, body: dict[str, Any]) -> None:
     from vcore_kube.kubeclient import ApiException
     try:
         api.create(path, body)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -101,7 +102,7 @@ class PodList:
         )
 
 
-def _rows(path: str, formats: list[list[str]], kind: str):
+def _rows(path: str, formats: list[list[str]], kind: str) -> Iterator[tuple[int, list[str], list[str]]]:
     """Yield (line_number, header_columns, row) after checking the header / column count."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{kind} list {path!r} does not exist")
