@@ -14,7 +14,6 @@ from kubernetes import client
 
 import vcore
 from tests.batch import builders as B
-from vcore.reasons import EXISTING_ANTI_AFFINITY
 
 HOSTNAME = "kubernetes.io/hostname"
 ANTI = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
@@ -27,18 +26,16 @@ SPREAD = [{"maxSkew": 1, "topologyKey": HOSTNAME, "whenUnsatisfiable": "DoNotSch
 # Every PodSpec field (snake_case, as the client names them) and what vcore does with it.
 HONORED = {  # evaluated exactly as kube-scheduler v1.34 does
     "containers", "init_containers", "overhead", "resources",  # NodeResourcesFit (requests, sidecars, pod level)
-    "node_selector", "affinity",  # NodeAffinity (pod affinity is refused, see REFUSED_FIELDS)
+    "node_selector", "affinity",  # NodeAffinity, InterPodAffinity
     "tolerations",  # TaintToleration, NodeUnschedulable
     "node_name",  # NodeName
     "priority", "priority_class_name", "preemption_policy",  # queueing and preemption
     "scheduler_name",  # which scheduler owns the pod (the adapter's filter)
     "scheduling_gates",  # SchedulingGates: never attempted while gated
-    "topology_spread_constraints",  # ScheduleAnyway is a score only; DoNotSchedule is refused
+    "topology_spread_constraints",  # PodTopologySpread
     "host_network",  # makes every container port a host port (NodePorts): refused with ports
 }
 REFUSED_FIELDS = {  # field -> a pod spec fragment that uses it as a hard constraint, and the path named
-    "affinity": ({"affinity": ANTI}, "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution"),
-    "topology_spread_constraints": ({"topologySpreadConstraints": SPREAD}, "spec.topologySpreadConstraints[0]"),
     "containers": ({"containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}]},
                    "spec.containers[0].ports[0].hostPort"),
     "host_network": ({"hostNetwork": True, "containers": [{"name": "c", "ports": [{"containerPort": 8080}]}]},
@@ -121,19 +118,23 @@ def test_refused_fields_are_named_in_schedule_filter_and_score(field):
     assert cluster.n_pods == 0
 
 
-def test_the_testers_cases_are_never_placed():
+def test_the_testers_cases_are_never_placed_wrong():
     """Three anti-affinity replicas, three hostPort pods, a gated pod, a DoNotSchedule spread and a PVC on two nodes:
-    placed as if the fields did not exist before the guard."""
+    placed as if the fields did not exist before the guard. Now each is honored or refused."""
     cluster = _cluster()
     pods = [_pod(f"anti-{i}", affinity=ANTI) for i in range(3)]
-    pods += [_pod(f"port-{i}", containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}])
+    pods += [_pod(f"port-{i}", {"app": "port"},
+                  containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}])
              for i in range(3)]
     pods += [_pod("gated", schedulingGates=[{"name": "kueue.x-k8s.io/admission"}]),
-             _pod("spread", topologySpreadConstraints=SPREAD),
+             _pod("spread", {"app": "spread"}, topologySpreadConstraints=SPREAD),
              _pod("pvc", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}])]
-    placements = vcore.Scheduler(cluster).schedule(pods)
-    assert [p.node for p in placements] == [None] * len(pods)
-    assert cluster.n_pods == 0
+    placed = {p.pod.split("/")[1]: p.node for p in vcore.Scheduler(cluster).schedule(pods)}
+    for group in ("anti", "port"):
+        nodes = [placed[f"{group}-{i}"] for i in range(3) if placed[f"{group}-{i}"] is not None]
+        assert len(nodes) == len(set(nodes)) <= 2, f"two {group} pods share a node"
+    assert sum(placed[f"anti-{i}"] is not None for i in range(3)) == 2
+    assert placed["gated"] is None and placed["pvc"] is None and placed["spread"] is not None
 
 
 def test_soft_terms_never_make_a_pod_pending():
@@ -172,32 +173,33 @@ def test_node_name_confines_the_pod_to_that_node():
     assert missing.message == "0/3 nodes are available: 3 node(s) didn't match the requested node name."
 
 
-def test_a_bound_pod_with_required_anti_affinity_blocks_placement_until_it_goes():
-    # vcore cannot tell which domains such a pod keeps others out of, so nothing is placed beside it.
+def test_a_bound_pods_required_anti_affinity_keeps_the_pods_it_matches_off_its_domain():
     cluster = _cluster()
-    cluster.bind(_pod("guard", affinity=ANTI), "n0")
+    cluster.bind(_pod("guard", {"app": "guard"}, affinity=ANTI), "n0")
     scheduler = vcore.Scheduler(cluster)
-    placement = scheduler.schedule([_pod("web")])[0]
-    assert placement.node is None and placement.reasons == {EXISTING_ANTI_AFFINITY: 2}
+    assert scheduler.filter(_pod("web")).feasible == ["n1"]
+    assert scheduler.filter(_pod("other", {"app": "other"})).feasible == ["n0", "n1"]
     cluster.unbind("default/guard")
-    assert scheduler.schedule([_pod("web2")])[0].node is not None
+    assert scheduler.filter(_pod("web")).feasible == ["n0", "n1"]
 
 
 def test_refusals_reach_the_cycle_results():
     cluster = _cluster()
     cluster.add_podgroup(B.podgroup("gang", 2))
-    spec_pod = {**B.pod("a", "gang"), "spec": {**B.pod("a", "gang")["spec"], "affinity": ANTI}}
-    cluster.add_pod(spec_pod)
+    port = [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}]
+    cluster.add_pod({**B.pod("a", "gang"), "spec": {**B.pod("a", "gang")["spec"], "hostNetwork": True,
+                                                    "containers": port}})
     cluster.add_pod(B.pod("b", "gang"))
-    cluster.add_pod({**B.pod("single"), "spec": {**B.pod("single")["spec"], "topologySpreadConstraints": SPREAD}})
+    pvc = [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
+    cluster.add_pod({**B.pod("single"), "spec": {**B.pod("single")["spec"], "volumes": pvc}})
     gated = B.pod("gated")
     gated["spec"]["schedulingGates"] = [{"name": "wait"}]
     cluster.add_pod(gated)
     result = vcore.Scheduler(cluster).run_cycle()
     assert result.bindings == []
-    assert "vcore does not honor spec.affinity.podAntiAffinity" in result.podgroups[f"{B.NS}/gang"].message
+    assert "vcore does not honor spec.containers[0].ports[0].hostPort" in result.podgroups[f"{B.NS}/gang"].message
     assert result.unschedulable[f"{B.NS}/single"][1] == \
-        "0/2 nodes are available: vcore does not honor spec.topologySpreadConstraints[0]."
+        "0/2 nodes are available: vcore does not honor spec.volumes[0].persistentVolumeClaim."
     assert "waiting for scheduling gates: [wait]" in result.unschedulable[f"{B.NS}/gated"][1]
     assert cluster.n_pods == 0
 

@@ -114,7 +114,7 @@ def test_optional_mapping_and_list_read_a_missing_field_as_empty():
     assert v.optional_list([1], "f") == [1] and v.optional_list((1,), "f") == (1,)
     with pytest.raises(TypeError, match=r"^node x: metadata: must be a mapping, got a list$"):
         v.optional_mapping([], "node x: metadata", TypeError)
-    with pytest.raises(ValueError, match=r"^f: keys must be strings, got an integer 1$"):
+    with pytest.raises(TypeError, match=r"^f: keys must be strings, got an integer 1$"):
         v.optional_mapping({1: "a"}, "f")
     with pytest.raises(TypeError, match=r"^spec.containers: must be a list, got a mapping$"):
         v.optional_list({"name": "c"}, "spec.containers", TypeError)

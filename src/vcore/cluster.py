@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from vcore import pod_selectors as _selectors
 from vcore._native import _convert, _core
 from vcore.batch.podgroup import parse_podgroup, podgroup_key
 from vcore.batch.pods import PodInfo, pod_info
@@ -23,6 +24,8 @@ from vcore.errors import (
     NodeExistsError,
     NodeInUseError,
     NodeNotFoundError,
+    ObjectExistsError,
+    ObjectNotFoundError,
     PodAlreadyBoundError,
     PodExistsError,
     PodGroupExistsError,
@@ -99,6 +102,8 @@ class Cluster:
         self._batch = BatchState()
         self._lock = threading.RLock()
         self._node_patterns = NodePatterns(self._state)  # the HyperNodes' regexMatch patterns, for node writes
+        self._selectors = _selectors.PodSelectors()  # Services, controllers: default topology spread
+        self._namespaces: set[str] = set()
 
     @property
     def state(self) -> _core.ClusterState:
@@ -184,7 +189,7 @@ class Cluster:
 
         ``bind`` is node-level accounting only; ``add_pod`` also tells the batch layer (gangs, queues) the pod.
         """
-        self._bind_spec(pod_spec(pod), node_name, gpus)
+        self._bind_spec(self.pod_spec(pod), node_name, gpus)
 
     def _bind_spec(self, spec: PodSpec, node_name: str, gpus: Any) -> _core.CompiledPod:
         """Bind a converted pod; returns its CompiledPod."""
@@ -241,6 +246,20 @@ class Cluster:
     def n_pods(self) -> int:
         return self._state.n_pods
 
+    def pod_spec(self, pod: Any) -> PodSpec:
+        """The native spec of a Pod as this cluster schedules it: converted, with its GPU request and the default
+        topology spread selector the cluster's Services and controllers give it."""
+        return self.complete_spec(pod_spec(pod))
+
+    def complete_spec(self, spec: PodSpec) -> PodSpec:
+        """Add to a converted pod spec what the cluster knows about the pod: the selector of its default topology
+        spread constraints (PodTopologySpread), when it has no constraints of its own and something selects it."""
+        if self._selectors and "spread" not in spec:
+            requirements = self._selectors.default_selector(spec)
+            if requirements is not None:
+                spec["default_spread_selector"] = {"requirements": requirements}
+        return spec
+
     # -- pods the batch layer schedules (gangs, queues) --------------------------------------------------
     @_locked
     def add_pod(self, pod: Any) -> None:
@@ -249,7 +268,7 @@ class Cluster:
         It joins the PodGroup its ``scheduling.k8s.io/group-name`` annotation names; without one it is a gang of
         one. A running pod that ``schedule()`` or ``bind()`` already accounted on that node keeps that accounting
         (its devices included). A key already present raises PodExistsError; an unknown node NodeNotFoundError."""
-        spec = pod_spec(pod)
+        spec = self.pod_spec(pod)
         info = pod_info(pod, spec)
         if info.key in self._batch.pods:
             raise PodExistsError(f"pod {info.key}: already exists (use update_pod)")
@@ -275,7 +294,7 @@ class Cluster:
         """Replace a pod's record. A pending pod that now has ``spec.nodeName`` is accounted there (bound by
         someone else); a running pod that terminated releases its resources; a running pod cannot move to
         another node (ValueError)."""
-        spec = pod_spec(pod)
+        spec = self.pod_spec(pod)
         info = pod_info(pod, spec)
         old = self._batch.pods.get(info.key)
         if old is None:
@@ -381,6 +400,107 @@ class Cluster:
         self._batch.priority_classes.remove(name)
 
     # -- views -------------------------------------------------------------------------------------------
+    # -- namespaces and the objects that select pods --------------------------------------------------------
+    @_locked
+    def add_namespace(self, namespace: Any) -> None:
+        """Add a Namespace: its labels are what pod affinity terms' namespaceSelector matches."""
+        self._set_namespace(namespace, exists=False)
+
+    @_locked
+    def update_namespace(self, namespace: Any) -> None:
+        self._set_namespace(namespace, exists=True)
+
+    @_locked
+    def remove_namespace(self, namespace: Any) -> None:
+        name = namespace if isinstance(namespace, str) else _namespace(namespace)[0]
+        if name not in self._namespaces:
+            raise ObjectNotFoundError(f"namespace {name}: not found")
+        self._state.set_namespace_labels(name, [])
+        self._namespaces.discard(name)
+
+    def _set_namespace(self, namespace: Any, *, exists: bool) -> None:
+        name, labels = _namespace(namespace)
+        if exists != (name in self._namespaces):
+            raise (ObjectNotFoundError(f"namespace {name}: not found (use add_namespace)") if exists else
+                   ObjectExistsError(f"namespace {name}: already exists (use update_namespace)"))
+        self._state.set_namespace_labels(name, labels)
+        self._namespaces.add(name)
+
+    @_locked
+    def add_service(self, service: Any) -> None:
+        """Add a Service: the pods its selector picks are spread together by PodTopologySpread's defaults."""
+        self._set_selecting(_selectors.SERVICE, service, exists=False)
+
+    @_locked
+    def update_service(self, service: Any) -> None:
+        self._set_selecting(_selectors.SERVICE, service, exists=True)
+
+    @_locked
+    def remove_service(self, service: Any) -> None:
+        self._remove_selecting(_selectors.SERVICE, service)
+
+    @_locked
+    def add_replication_controller(self, rc: Any) -> None:
+        self._set_selecting(_selectors.REPLICATION_CONTROLLER, rc, exists=False)
+
+    @_locked
+    def update_replication_controller(self, rc: Any) -> None:
+        self._set_selecting(_selectors.REPLICATION_CONTROLLER, rc, exists=True)
+
+    @_locked
+    def remove_replication_controller(self, rc: Any) -> None:
+        self._remove_selecting(_selectors.REPLICATION_CONTROLLER, rc)
+
+    @_locked
+    def add_replica_set(self, rs: Any) -> None:
+        """Add a ReplicaSet: the pods it controls are spread by its selector under PodTopologySpread's defaults."""
+        self._set_selecting(_selectors.REPLICA_SET, rs, exists=False)
+
+    @_locked
+    def update_replica_set(self, rs: Any) -> None:
+        self._set_selecting(_selectors.REPLICA_SET, rs, exists=True)
+
+    @_locked
+    def remove_replica_set(self, rs: Any) -> None:
+        self._remove_selecting(_selectors.REPLICA_SET, rs)
+
+    @_locked
+    def add_stateful_set(self, ss: Any) -> None:
+        self._set_selecting(_selectors.STATEFUL_SET, ss, exists=False)
+
+    @_locked
+    def update_stateful_set(self, ss: Any) -> None:
+        self._set_selecting(_selectors.STATEFUL_SET, ss, exists=True)
+
+    @_locked
+    def remove_stateful_set(self, ss: Any) -> None:
+        self._remove_selecting(_selectors.STATEFUL_SET, ss)
+
+    def _set_selecting(self, kind: str, obj: Any, *, exists: bool) -> None:
+        parsed = _selectors.parse(kind, obj)
+        if exists != self._selectors.has(kind, parsed.key):
+            raise (ObjectNotFoundError(f"{kind} {parsed.key}: not found") if exists else
+                   ObjectExistsError(f"{kind} {parsed.key}: already exists"))
+        self._selectors.put(kind, parsed)
+        self._recompile_pending(parsed.key.split("/", 1)[0])
+
+    def _remove_selecting(self, kind: str, obj: Any) -> None:
+        key = _selectors.name_of(kind, obj)
+        if not self._selectors.has(kind, key):
+            raise ObjectNotFoundError(f"{kind} {key}: not found")
+        self._selectors.remove(kind, key)
+        self._recompile_pending(key.split("/", 1)[0])
+
+    def _recompile_pending(self, namespace: str) -> None:
+        """The pending pods of a namespace again with their default spread selector as it now is (kube-scheduler
+        works it out when it schedules the pod; vcore compiles a pending pod once, at ingest)."""
+        prefix = namespace + "/"
+        for key, info in self._batch.pods.items():
+            if info.compiled is None or not key.startswith(prefix):
+                continue
+            info.spec.pop("default_spread_selector", None)
+            info.compiled = self._state.compile_pod(self.complete_spec(info.spec))
+
     @property
     @_locked
     def resource_names(self) -> list[str]:
@@ -487,3 +607,16 @@ def _gpu_indices(gpus: Any, key: str) -> list[int] | None:
     if not all(isinstance(i, int) and not isinstance(i, bool) for i in out):
         raise TypeError(f"pod {key}: gpus: expected GPU indices (ints), got {gpus!r}")
     return out
+
+
+def _namespace(namespace: Any) -> tuple[str, list[tuple[str, str]]]:
+    """(name, labels) of a Namespace (dict or client model)."""
+    d = _convert.api_dict(namespace, "namespace")
+    meta = d.get("metadata") or {}
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError("namespace <unnamed>: metadata.name: required")
+    labels = meta.get("labels") or {}
+    if not isinstance(labels, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+        raise TypeError(f"namespace {name}: metadata.labels: must map strings to strings")
+    return name, sorted(labels.items())

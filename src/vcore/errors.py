@@ -62,3 +62,11 @@ class TopologyError(VCoreError, ValueError):
 
 class HyperNodeNotFoundError(VCoreError, KeyError):
     """update_hypernode / remove_hypernode of a HyperNode the cluster does not have."""
+
+
+class ObjectExistsError(VCoreError, ValueError):
+    """An object of another kind the cluster holds (a Service, a PersistentVolume, ...) is added twice."""
+
+
+class ObjectNotFoundError(VCoreError, KeyError):
+    """An object of another kind the cluster holds is updated or removed but was never added."""

@@ -24,7 +24,6 @@ FIXED_REASONS = (UNSCHEDULABLE, UNTOLERATED_TAINT, AFFINITY_MISMATCH, TOO_MANY_P
 # Refusals of the whole pod, not of particular nodes: reported as kube-scheduler reports a PreFilter rejection.
 _NOT_HONORED = "vcore does not honor "
 _GATED = "waiting for scheduling gates: "
-EXISTING_ANTI_AFFINITY = _NOT_HONORED + "the required pod anti-affinity of pods already bound"
 
 
 def insufficient(resource: str) -> str:
@@ -33,8 +32,7 @@ def insufficient(resource: str) -> str:
 
 def pod_refusal(spec: Mapping[str, Any] | None) -> str:
     """Why every node refuses a pod outright: its scheduling gates (as kube-scheduler's SchedulingGates words
-    them), or the fields of it that vcore does not evaluate; otherwise the required anti-affinity of pods already
-    bound, which vcore cannot evaluate either."""
+    them), or the fields of it that vcore does not evaluate (unnamed for a pod the caller compiled)."""
     if spec is not None:
         gates = spec.get("scheduling_gates")
         if gates:
@@ -42,7 +40,7 @@ def pod_refusal(spec: Mapping[str, Any] | None) -> str:
         fields = spec.get("unhonored")
         if fields:
             return _NOT_HONORED + ", ".join(fields)
-    return EXISTING_ANTI_AFFINITY
+    return _NOT_HONORED + "a field of this pod, or it waits for scheduling gates"
 
 
 def reason_counts(codes_counts: Iterable[int], reason_names: Sequence[str],

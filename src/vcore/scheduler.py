@@ -23,7 +23,7 @@ from vcore.batch.config import CycleConfig
 from vcore.batch.cycle import run_cycle
 from vcore.batch.result import CycleResult
 from vcore.batch.session import share_plugin
-from vcore.cluster import Cluster, gpu_choice, pod_spec, with_gpu
+from vcore.cluster import Cluster, gpu_choice, with_gpu
 from vcore.errors import ProfileError
 from vcore.profile import Profile
 from vcore.reasons import fit_error_message, reason_counts
@@ -131,12 +131,12 @@ class Scheduler:
         """Convert a pod once for repeated evaluation (benchmarks, what-if loops)."""
         if isinstance(pod, _core.CompiledPod):
             return pod
-        return self._state.compile_pod(pod_spec(pod))
+        return self._state.compile_pod(self.cluster.pod_spec(pod))
 
     @_holding_cluster
     def evaluate(self, pod: Any) -> Evaluation:
         """One fused native pass over all nodes: feasibility mask, final scores, reason counts."""
-        spec = None if isinstance(pod, _core.CompiledPod) else pod_spec(pod)
+        spec = None if isinstance(pod, _core.CompiledPod) else self.cluster.pod_spec(pod)
         compiled = pod if spec is None else self._state.compile_pod(spec)
         mask, scores, codes = self._engine.evaluate(compiled)
         return Evaluation(mask, scores, reason_counts(codes, _core.reason_names(self._state), spec))
@@ -174,6 +174,8 @@ class Scheduler:
         specs = _convert.pod_specs(raw)
         for i in [i for i, spec in enumerate(specs) if "may_use_gpus" in spec]:
             with_gpu(specs[i], raw[i])
+        for spec in specs:
+            self.cluster.complete_spec(spec)
         if any(given):  # per pod its spec, None for a pod compiled by the caller
             remaining = iter(specs)
             spec_of: Sequence[PodSpec | None] = [None if compiled else next(remaining) for compiled in given]

@@ -195,11 +195,10 @@ def test_a_gated_pod_is_not_attempted_until_its_gates_are_removed(loop):
 
 
 def test_a_pod_with_a_field_vcore_does_not_honor_gets_a_failed_scheduling_naming_it(loop):
-    p = _pod("anti")
-    p["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    p = _pod("pvc")
+    p["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
     loop.event("Pod", "ADDED", p)
     loop.drain()
     assert loop.schedule_once() == 0 and loop.binder.submitted == []
-    assert loop.recorder.failed == [("anti", "0/1 nodes are available: vcore does not honor "
-                                             "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.")]
+    assert loop.recorder.failed == [("pvc", "0/1 nodes are available: vcore does not honor "
+                                            "spec.volumes[0].persistentVolumeClaim.")]

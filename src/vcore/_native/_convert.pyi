@@ -6,7 +6,7 @@ cpu is in milli-cores, every other resource in whole units (bytes, devices, pods
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 
-__all__ = ["parse_quantity", "node_spec", "pod_spec", "pod_specs"]
+__all__ = ["api_dict", "parse_quantity", "node_spec", "pod_spec", "pod_specs", "label_selector"]
 
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 TolerationEffect = Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -36,6 +36,31 @@ class NodeSpec(TypedDict):
     pattern_version: NotRequired[int]  # vcore.topology.patterns: the regexMatch pattern table the ids are of
     pattern_ids: NotRequired[list[int]]  # the ids of the patterns the node's name matches
 
+class LabelSelector(TypedDict):
+    requirements: list[Requirement]  # matchLabels as In of one value; In, NotIn, Exists, DoesNotExist only
+
+class AffinityTerm(TypedDict):
+    selector: LabelSelector | None  # None: a nil labelSelector (matches no pod); matchLabelKeys merged in
+    topology_key: str
+    namespaces: list[str]  # none and no namespace_selector: the pod's own namespace
+    namespace_selector: NotRequired[LabelSelector | None]
+    weight: int  # preferred terms 1..100, required terms 0
+
+class PodAffinity(TypedDict, total=False):
+    required_affinity: list[AffinityTerm]
+    required_anti_affinity: list[AffinityTerm]
+    preferred_affinity: list[AffinityTerm]
+    preferred_anti_affinity: list[AffinityTerm]
+
+class SpreadConstraint(TypedDict):
+    max_skew: int
+    topology_key: str
+    hard: bool  # whenUnsatisfiable DoNotSchedule
+    selector: LabelSelector | None  # matchLabelKeys merged in
+    min_domains: int
+    honor_node_affinity: bool
+    honor_taints: bool
+
 class PodSpec(TypedDict):
     key: str  # "namespace/name"
     requests: dict[str, int]  # effective request (resourcehelper.PodRequests), nonzero entries only
@@ -47,10 +72,15 @@ class PodSpec(TypedDict):
     tolerations: list[tuple[str, Literal["Equal", "Exists"], str, TolerationEffect]]  # (key, operator, value, effect)
     priority: int
     may_use_gpus: NotRequired[bool]  # present (True) when the pod may have a GPU request
-    unhonored: NotRequired[tuple[str, ...]]  # the fields kube-scheduler acts on that vcore does not honor
-    required_anti_affinity: NotRequired[bool]  # present (True) when a required pod anti-affinity is among them
-    scheduling_gates: NotRequired[tuple[str, ...]]  # spec.schedulingGates names
-    node_name: NotRequired[str]  # spec.nodeName when set
+    labels: NotRequired[list[tuple[str, str]]]  # metadata.labels, when it has any
+    deleting: NotRequired[bool]  # metadata.deletionTimestamp is set
+    controller: NotRequired[tuple[str, str, str]]  # (apiVersion, kind, name) of the controller owner reference
+    pod_affinity: NotRequired[PodAffinity]
+    spread: NotRequired[list[SpreadConstraint]]
+    default_spread_selector: NotRequired[LabelSelector]  # added by Cluster.complete_spec
+    node_name: NotRequired[str]
+    unhonored: NotRequired[tuple[str, ...]]  # fields vcore does not evaluate: the pod is refused
+    scheduling_gates: NotRequired[tuple[str, ...]]
     gpu: NotRequired[dict[str, Any]]  # added by vcore (vcore.gpu.specs.pod_gpu): the native GPU request
 
 def parse_quantity(value: str | int | float, *, milli: bool = False, obj: str = "", field: str = "") -> int:
@@ -72,3 +102,6 @@ def pod_spec(pod: Mapping[str, Any] | Any) -> PodSpec:
 
 def pod_specs(pods: Iterable[Mapping[str, Any] | Any]) -> list[PodSpec]:
     """pod_spec over a sequence; errors are prefixed with "pods[<index>]: "."""
+
+def label_selector(selector: Mapping[str, Any] | None, ctx: str, path: str) -> LabelSelector | None:
+    """A metav1.LabelSelector as the core reads it; None for a nil selector."""

@@ -26,7 +26,7 @@ cdef extern from "Python.h":
 import math
 import operator
 
-__all__ = ["api_dict", "parse_quantity", "node_spec", "pod_spec", "pod_specs"]
+__all__ = ["api_dict", "parse_quantity", "node_spec", "pod_spec", "pod_specs", "label_selector"]
 
 cdef int64_t INT64_MAX = 9223372036854775807
 cdef uint64_t UINT64_MAX = 18446744073709551615ULL
@@ -978,6 +978,179 @@ cdef list _tolerations(dict spec, str ctx):
 
 
 # ----------------------------------------------------------------------------------------------------------
+# Pod: inter-pod affinity and topology spread (InterPodAffinity, PodTopologySpread)
+# ----------------------------------------------------------------------------------------------------------
+
+cdef frozenset LABEL_SELECTOR_OPS = frozenset(("In", "NotIn", "Exists", "DoesNotExist"))
+cdef frozenset NODE_INCLUSION_POLICIES = frozenset(("Honor", "Ignore"))
+
+
+cdef object _label_selector(object sel_in, str ctx, str path):
+    """A metav1.LabelSelector as {"requirements": [(key, op, values)]} (matchLabels as In of one value), or None
+    for a nil selector, which matches nothing; an empty one matches everything."""
+    cdef dict sel = _opt_dict(sel_in, ctx, path)
+    cdef list reqs = [], exprs
+    cdef dict r
+    cdef str rpath, key, op
+    cdef Py_ssize_t i
+    if sel is None:
+        return None
+    labels = _opt_dict(sel.get("matchLabels"), ctx, path + ".matchLabels")
+    if labels:
+        for key, value in _string_pairs(labels, ctx, path + ".matchLabels"):
+            reqs.append((key, "In", [value]))
+    exprs = _opt_list(sel.get("matchExpressions"), ctx, path + ".matchExpressions")
+    if exprs:
+        for i in range(len(exprs)):
+            rpath = f"{path}.matchExpressions[{i}]"
+            r = _req_dict(exprs[i], ctx, rpath)
+            key = _opt_str(r.get("key"), ctx, rpath + ".key")
+            if not key:
+                _fail(ctx, rpath + ".key", "required")
+            op = _opt_str(r.get("operator"), ctx, rpath + ".operator")
+            if op not in LABEL_SELECTOR_OPS:
+                _fail(ctx, rpath + ".operator", f"not a valid selector operator: {op!r} "
+                      "(In, NotIn, Exists or DoesNotExist)")
+            vals = _requirement_values(r, ctx, rpath)
+            if op in SET_OPS and not vals:
+                _fail(ctx, rpath + ".values", f"must be specified when `operator` is '{op}'")
+            if op in EXIST_OPS and vals:
+                _fail(ctx, rpath + ".values", f"may not be specified when `operator` is '{op}'")
+            reqs.append((key, op, vals))
+    return {"requirements": reqs}
+
+
+def label_selector(selector, str ctx, str path):
+    """A metav1.LabelSelector (API-shaped dict) as the core reads it: {"requirements": [(key, op, values)]}, or None
+    for a nil selector; errors name ``ctx`` and ``path``."""
+    return _label_selector(selector, ctx, path)
+
+
+cdef list _label_keys(object keys_in, str ctx, str path):
+    cdef list keys = _opt_list(keys_in, ctx, path)
+    cdef Py_ssize_t i
+    if not keys:
+        return []
+    for i in range(len(keys)):
+        if type(keys[i]) is not str:
+            _fail(ctx, f"{path}[{i}]", f"expected a string, got {type(keys[i]).__name__}", True)
+    return keys
+
+
+cdef void _merge_label_keys(object selector, list keys, str op, dict labels):
+    """The API server's merge of matchLabelKeys (In) / mismatchLabelKeys (NotIn) into a non-nil selector: each key
+    the pod has a label for becomes a requirement on that label's value (merging twice changes nothing)."""
+    if selector is None:
+        return
+    for key in keys:
+        if key in labels:
+            (<list>selector["requirements"]).append((key, op, [labels[key]]))
+
+
+cdef dict _affinity_term(object t_in, str ctx, str path, dict labels, int64_t weight):
+    cdef dict t = _req_dict(t_in, ctx, path)
+    cdef str topology_key = _opt_str(t.get("topologyKey"), ctx, path + ".topologyKey")
+    if not topology_key:
+        _fail(ctx, path + ".topologyKey", "required")
+    selector = _label_selector(t.get("labelSelector"), ctx, path + ".labelSelector")
+    cdef list match_keys = _label_keys(t.get("matchLabelKeys"), ctx, path + ".matchLabelKeys")
+    cdef list mismatch_keys = _label_keys(t.get("mismatchLabelKeys"), ctx, path + ".mismatchLabelKeys")
+    cdef set both = set(match_keys) & set(mismatch_keys)
+    if both:
+        _fail(ctx, path + ".matchLabelKeys", f"{sorted(both)[0]!r} is also in mismatchLabelKeys")
+    _merge_label_keys(selector, match_keys, "In", labels)
+    _merge_label_keys(selector, mismatch_keys, "NotIn", labels)
+    cdef list namespaces = _label_keys(t.get("namespaces"), ctx, path + ".namespaces")
+    cdef dict out = {"selector": selector, "topology_key": topology_key, "namespaces": namespaces,
+                     "weight": weight}
+    ns_sel = t.get("namespaceSelector")
+    if ns_sel is not None:
+        out["namespace_selector"] = _label_selector(ns_sel, ctx, path + ".namespaceSelector")
+    return out
+
+
+cdef dict _pod_affinity(dict aff, str ctx, dict labels):
+    """spec.affinity.podAffinity / podAntiAffinity as the four term lists of the core, or None without any term."""
+    cdef dict out = {}, part, w
+    cdef list items, terms
+    cdef str kind, name, base
+    cdef Py_ssize_t i
+    for kind, name in (("podAffinity", "affinity"), ("podAntiAffinity", "anti_affinity")):
+        part = _opt_dict(aff.get(kind), ctx, "spec.affinity." + kind)
+        if part is None:
+            continue
+        base = f"spec.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution"
+        items = _opt_list(part.get("requiredDuringSchedulingIgnoredDuringExecution"), ctx, base)
+        if items:
+            out["required_" + name] = [_affinity_term(items[i], ctx, f"{base}[{i}]", labels, 0)
+                                       for i in range(len(items))]
+        base = f"spec.affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution"
+        items = _opt_list(part.get("preferredDuringSchedulingIgnoredDuringExecution"), ctx, base)
+        if items:
+            terms = []
+            for i in range(len(items)):
+                w = _req_dict(items[i], ctx, base, i)
+                weight = w.get("weight")
+                if type(weight) is not int:
+                    _fail(ctx, f"{base}[{i}].weight", f"expected an integer, got {type(weight).__name__}", True)
+                if not 1 <= weight <= 100:
+                    _fail(ctx, f"{base}[{i}].weight", f"must be in the range 1-100, got {weight}")
+                terms.append(_affinity_term(w.get("podAffinityTerm"), ctx, f"{base}[{i}].podAffinityTerm", labels,
+                                            weight))
+            out["preferred_" + name] = terms
+    return out or None
+
+
+cdef list _spread_constraints(list items, str ctx, dict labels):
+    """spec.topologySpreadConstraints with the defaults kube-scheduler applies (minDomains 1, nodeAffinityPolicy
+    Honor, nodeTaintsPolicy Ignore) and matchLabelKeys merged into the selector."""
+    cdef list out = []
+    cdef dict c
+    cdef str path, when, key
+    cdef set seen = set()
+    cdef Py_ssize_t i
+    for i in range(len(items)):
+        path = f"spec.topologySpreadConstraints[{i}]"
+        c = _req_dict(items[i], ctx, path)
+        skew = c.get("maxSkew")
+        if type(skew) is not int:
+            _fail(ctx, path + ".maxSkew", f"expected an integer, got {type(skew).__name__}", True)
+        if not 1 <= skew <= 2147483647:
+            _fail(ctx, path + ".maxSkew", f"must be greater than zero, got {skew}")
+        key = _opt_str(c.get("topologyKey"), ctx, path + ".topologyKey")
+        if not key:
+            _fail(ctx, path + ".topologyKey", "required")
+        when = _opt_str(c.get("whenUnsatisfiable"), ctx, path + ".whenUnsatisfiable")
+        if when not in ("DoNotSchedule", "ScheduleAnyway"):
+            _fail(ctx, path + ".whenUnsatisfiable", f"unsupported value {when!r} (DoNotSchedule or ScheduleAnyway)")
+        if (key, when) in seen:
+            _fail(ctx, path, f"duplicate {{{key!r}, {when!r}}} pair")
+        seen.add((key, when))
+        min_domains = c.get("minDomains")
+        if min_domains is None:
+            min_domains = 1
+        elif type(min_domains) is not int:
+            _fail(ctx, path + ".minDomains", f"expected an integer, got {type(min_domains).__name__}", True)
+        elif when != "DoNotSchedule":
+            _fail(ctx, path + ".minDomains", "can only be set when whenUnsatisfiable is DoNotSchedule")
+        elif not 1 <= min_domains <= 2147483647:
+            _fail(ctx, path + ".minDomains", f"must be greater than zero, got {min_domains}")
+        policies = []
+        for field, default in (("nodeAffinityPolicy", "Honor"), ("nodeTaintsPolicy", "Ignore")):
+            policy = _opt_str(c.get(field), ctx, path + "." + field) or default
+            if policy not in NODE_INCLUSION_POLICIES:
+                _fail(ctx, path + "." + field, f"unsupported value {policy!r} (Honor or Ignore)")
+            policies.append(policy == "Honor")
+        selector = _label_selector(c.get("labelSelector"), ctx, path + ".labelSelector")
+        _merge_label_keys(selector, _label_keys(c.get("matchLabelKeys"), ctx, path + ".matchLabelKeys"), "In",
+                          labels)
+        out.append({"max_skew": skew, "topology_key": key, "hard": when == "DoNotSchedule", "selector": selector,
+                    "min_domains": min_domains, "honor_node_affinity": policies[0],
+                    "honor_taints": policies[1]})
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
 # Pod: hard constraints vcore does not evaluate (the guard), scheduling gates, spec.nodeName
 # ----------------------------------------------------------------------------------------------------------
 
@@ -1028,24 +1201,10 @@ cdef tuple _unhonored(dict spec, str ctx):
     """The fields of a pod that make nodes infeasible in kube-scheduler and that vcore does not evaluate: such a
     pod is refused (never placed) with these paths as its reason. Empty for almost every pod."""
     cdef list out = []
-    cdef dict aff = _opt_dict(spec.get("affinity"), ctx, "spec.affinity")
     cdef dict term
     cdef list items
     cdef Py_ssize_t i
-    cdef str kind, base
-    if aff is not None:
-        for kind in ("podAffinity", "podAntiAffinity"):
-            term = _opt_dict(aff.get(kind), ctx, "spec.affinity." + kind)
-            base = f"spec.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution"
-            if term is not None and _nonempty(term.get("requiredDuringSchedulingIgnoredDuringExecution"), ctx, base):
-                out.append(base)
-    items = _opt_list(spec.get("topologySpreadConstraints"), ctx, "spec.topologySpreadConstraints")
-    if items:
-        for i in range(len(items)):
-            term = _req_dict(items[i], ctx, "spec.topologySpreadConstraints", i)
-            if _opt_str(term.get("whenUnsatisfiable"), ctx, "spec.topologySpreadConstraints", i,
-                        ".whenUnsatisfiable") != "ScheduleAnyway":
-                out.append(f"spec.topologySpreadConstraints[{i}]")
+    cdef str kind
     host_network = spec.get("hostNetwork")
     if host_network is not None and type(host_network) is not bool:
         _fail(ctx, "spec.hostNetwork", f"expected a bool, got {type(host_network).__name__}", True)
@@ -1123,11 +1282,27 @@ cdef dict _pod_spec(object pod_in):
     }
     if _may_use_gpus(rq[0], meta):
         out["may_use_gpus"] = True
+    cdef dict labels = None
+    if meta is not None:
+        labels = _opt_dict(meta.get("labels"), ctx, "metadata.labels")
+        if labels:
+            out["labels"] = _string_pairs(labels, ctx, "metadata.labels")
+        if meta.get("deletionTimestamp") is not None:
+            out["deleting"] = True
+        controller = _controller(meta, ctx)
+        if controller is not None:
+            out["controller"] = controller
+    cdef dict aff_spec = _opt_dict(spec.get("affinity"), ctx, "spec.affinity")
+    if aff_spec is not None and ("podAffinity" in aff_spec or "podAntiAffinity" in aff_spec):
+        pod_affinity = _pod_affinity(aff_spec, ctx, labels or {})
+        if pod_affinity is not None:
+            out["pod_affinity"] = pod_affinity
+    cdef list spread = _opt_list(spec.get("topologySpreadConstraints"), ctx, "spec.topologySpreadConstraints")
+    if spread:
+        out["spread"] = _spread_constraints(spread, ctx, labels or {})
     cdef tuple unhonored = _unhonored(spec, ctx)
     if unhonored:
         out["unhonored"] = unhonored
-        if "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution" in unhonored:
-            out["required_anti_affinity"] = True
     cdef tuple gates = _scheduling_gates(spec, ctx)
     if gates:
         out["scheduling_gates"] = gates
@@ -1135,6 +1310,22 @@ cdef dict _pod_spec(object pod_in):
     if node_name:
         out["node_name"] = node_name
     return out
+
+
+cdef tuple _controller(dict meta, str ctx):
+    """(apiVersion, kind, name) of the owner reference marked controller, or None."""
+    cdef list owners = _opt_list(meta.get("ownerReferences"), ctx, "metadata.ownerReferences")
+    cdef dict o
+    cdef Py_ssize_t i
+    if not owners:
+        return None
+    for i in range(len(owners)):
+        o = _req_dict(owners[i], ctx, "metadata.ownerReferences", i)
+        if o.get("controller") is True:
+            return (_opt_str(o.get("apiVersion"), ctx, "metadata.ownerReferences", i, ".apiVersion"),
+                    _opt_str(o.get("kind"), ctx, "metadata.ownerReferences", i, ".kind"),
+                    _opt_str(o.get("name"), ctx, "metadata.ownerReferences", i, ".name"))
+    return None
 
 
 cdef bint _may_use_gpus(dict requests, dict meta):

@@ -57,6 +57,8 @@ GPU_DEVICE_FIT = "GPUDeviceFit"  # vcore: device-level GPU fit (whole, shared sl
 GPU_PLACEMENT = "GPUPlacement"   # vcore: GPU placement policy (FGD, vcore, binpack, ...), scores node + GPUs
 
 NODE_NAME = "NodeName"
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
+INTER_POD_AFFINITY = "InterPodAffinity"
 
 #: Every plugin vcore implements, by name: one module of this package each.
 PLUGINS: Mapping[str, NodePlugin] = MappingProxyType({
@@ -75,8 +77,6 @@ VOLUME_RESTRICTIONS = "VolumeRestrictions"
 NODE_VOLUME_LIMITS = "NodeVolumeLimits"
 VOLUME_BINDING = "VolumeBinding"
 VOLUME_ZONE = "VolumeZone"
-POD_TOPOLOGY_SPREAD = "PodTopologySpread"
-INTER_POD_AFFINITY = "InterPodAffinity"
 DYNAMIC_RESOURCES = "DynamicResources"
 DEFAULT_PREEMPTION = "DefaultPreemption"
 IMAGE_LOCALITY = "ImageLocality"
@@ -86,7 +86,7 @@ DEFAULT_BINDER = "DefaultBinder"
 #: (or giving them pluginConfig) is a ProfileError.
 UNIMPLEMENTED_PLUGINS: tuple[str, ...] = (
     SCHEDULING_GATES, PRIORITY_SORT, NODE_PORTS, VOLUME_RESTRICTIONS, NODE_VOLUME_LIMITS,
-    VOLUME_BINDING, VOLUME_ZONE, POD_TOPOLOGY_SPREAD, INTER_POD_AFFINITY, DYNAMIC_RESOURCES,
+    VOLUME_BINDING, VOLUME_ZONE, DYNAMIC_RESOURCES,
     DEFAULT_PREEMPTION, IMAGE_LOCALITY, DEFAULT_BINDER,
 )
 

@@ -14,6 +14,67 @@ vcore::TermInput term_input(const py::dict& term, const std::string& what) {
   return out;
 }
 
+using Requirement = std::tuple<std::string, std::string, std::vector<std::string>>;
+
+vcore::PodSelectorInput pod_selector(const py::handle& value, const std::string& what) {
+  vcore::PodSelectorInput out;
+  if (value.is_none()) {
+    out.nothing = true;
+    return out;
+  }
+  const auto d = value.cast<py::dict>();
+  out.nothing = field_or<bool>(d, "nothing", what, false);
+  for (const auto& [key, op, values] : field_or<std::vector<Requirement>>(d, "requirements", what, {}))
+    out.requirements.push_back({key, op, values});
+  return out;
+}
+
+vcore::AffinityTermInput affinity_term(const py::handle& value, const std::string& what) {
+  const auto d = value.cast<py::dict>();
+  vcore::AffinityTermInput t;
+  t.namespaces = field_or<std::vector<std::string>>(d, "namespaces", what, {});
+  if (d.contains("namespace_selector") && !d["namespace_selector"].is_none()) {
+    t.has_namespace_selector = true;
+    t.namespace_selector = pod_selector(d["namespace_selector"], what);
+  }
+  t.selector = pod_selector(d.contains("selector") ? py::object(d["selector"]) : py::object(py::none()), what);
+  t.topology_key = field<std::string>(d, "topology_key", what);
+  t.weight = field_or<int64_t>(d, "weight", what, 0);
+  return t;
+}
+
+vcore::SpreadInput spread_constraint(const py::handle& value, const std::string& what) {
+  const auto d = value.cast<py::dict>();
+  vcore::SpreadInput c;
+  c.max_skew = field<int32_t>(d, "max_skew", what);
+  c.topology_key = field<std::string>(d, "topology_key", what);
+  c.hard = field<bool>(d, "hard", what);
+  c.selector = pod_selector(d.contains("selector") ? py::object(d["selector"]) : py::object(py::none()), what);
+  c.min_domains = field_or<int32_t>(d, "min_domains", what, 1);
+  c.honor_node_affinity = field_or<bool>(d, "honor_node_affinity", what, true);
+  c.honor_taints = field_or<bool>(d, "honor_taints", what, false);
+  return c;
+}
+
+// The pod's inter-pod constraints (present only for pods that have any).
+void inter_pod_input(const py::dict& spec, vcore::PodInput& p, const std::string& what) {
+  if (spec.contains("pod_affinity")) {
+    const auto a = spec["pod_affinity"].cast<py::dict>();
+    const auto list = [&](const char* key, std::vector<vcore::AffinityTermInput>& out) {
+      if (!a.contains(key)) return;
+      for (const auto& t : a[key].cast<py::list>()) out.push_back(affinity_term(t, what + ": " + key));
+    };
+    list("required_affinity", p.required_affinity);
+    list("required_anti_affinity", p.required_anti_affinity);
+    list("preferred_affinity", p.preferred_affinity);
+    list("preferred_anti_affinity", p.preferred_anti_affinity);
+  }
+  if (spec.contains("spread"))
+    for (const auto& c : spec["spread"].cast<py::list>()) p.spread.push_back(spread_constraint(c, what + ": spread"));
+  if (spec.contains("default_spread_selector") && !spec["default_spread_selector"].is_none())
+    p.default_spread_selector = pod_selector(spec["default_spread_selector"], what + ": default spread selector");
+}
+
 }  // namespace
 
 vcore::NodeInput node_input(const py::dict& spec) {
@@ -77,7 +138,8 @@ struct PodKeys {
   py::str key{"key"}, requests{"requests"}, nonzero_cpu{"nonzero_cpu_milli"}, nonzero_mem{"nonzero_mem_bytes"},
       priority{"priority"}, node_selector{"node_selector"}, required_terms{"required_terms"},
       preferred_terms{"preferred_terms"}, tolerations{"tolerations"}, gpu{"gpu"}, node_name{"node_name"},
-      unhonored{"unhonored"}, scheduling_gates{"scheduling_gates"}, anti_affinity{"required_anti_affinity"};
+      unhonored{"unhonored"}, scheduling_gates{"scheduling_gates"}, labels{"labels"}, deleting{"deleting"},
+      pod_affinity{"pod_affinity"}, spread{"spread"}, default_spread{"default_spread_selector"};
 };
 
 const PodKeys& pod_keys() {
@@ -155,7 +217,13 @@ vcore::PodInput pod_input(const py::dict& spec) {
     p.tolerations = field<decltype(p.tolerations)>(spec, "tolerations", what);
   if (PyObject* v = lookup(spec, k.node_name)) p.node_name = as_string(v, what, "node_name");
   p.refused = !empty_sequence(lookup(spec, k.unhonored)) || !empty_sequence(lookup(spec, k.scheduling_gates));
-  if (PyObject* v = lookup(spec, k.anti_affinity)) p.required_anti_affinity = PyObject_IsTrue(v) == 1;
+  if (PyObject* v = lookup(spec, k.labels); !empty_sequence(v))
+    p.labels = field<decltype(p.labels)>(spec, "labels", what);
+  if (PyObject* v = lookup(spec, k.deleting)) p.deleting = PyObject_IsTrue(v) == 1;
+  // Rare: only pods with inter-pod constraints (or selected by Services and the like) carry these keys.
+  if (lookup(spec, k.pod_affinity) != nullptr || lookup(spec, k.spread) != nullptr ||
+      lookup(spec, k.default_spread) != nullptr)
+    inter_pod_input(spec, p, what);
   if (PyObject* v = lookup(spec, k.gpu)) {
     if (!PyDict_Check(v)) throw py::type_error(what + ": gpu must be a dict");
     p.gpu = gpu_request(py::reinterpret_borrow<py::dict>(v), what);

@@ -161,6 +161,12 @@ void register_cluster(py::module_& m) {
              s.attach(pod.key, pod.record);
            },
            "bind a detached pod again exactly as it was")
+      .def("set_namespace_labels",
+           [](ClusterState& s, const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels) {
+             std::unique_lock lock(s.mutex());
+             s.set_namespace_labels(name, labels);
+           },
+           "a namespace's labels, which pod affinity terms' namespaceSelector reads")
       .def("pod_node", &ClusterState::pod_node)
       .def("bound_keys",
            [](const ClusterState& s) {

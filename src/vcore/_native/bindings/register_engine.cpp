@@ -32,6 +32,9 @@ vcore::PluginArgs plugin_args(const py::dict& d, const std::string& plugin) {
     if (py::isinstance<py::bool_>(v) || py::isinstance<py::int_>(v)) out.ints[key] = py::cast<int64_t>(v);
     else if (py::isinstance<py::float_>(v)) out.floats[key] = py::cast<double>(v);
     else if (py::isinstance<py::str>(v)) out.strings[key] = py::cast<std::string>(v);
+    else if ((py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) && py::len(v) > 0 &&
+             py::isinstance<py::int_>(py::reinterpret_borrow<py::sequence>(v)[0]))
+      out.int_lists[key] = py::cast<std::vector<int64_t>>(v);
     else if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) out.string_lists[key] = py::cast<std::vector<std::string>>(v);
     else throw py::type_error("profile: args of " + plugin + ": " + key + " has an unsupported type");
   }

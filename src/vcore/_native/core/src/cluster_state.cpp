@@ -290,6 +290,130 @@ void ClusterState::ensure_label_column(int32_t key) {
   label_columns_.emplace(key, std::move(column));
 }
 
+PodSelector ClusterState::compile_selector(const PodSelectorInput& in, const std::string& where) {
+  PodSelector out;
+  out.nothing = in.nothing;
+  for (const auto& req : in.requirements) {
+    const SelectorOp op = parse_op(req.op, where + ".matchExpressions[" + req.key + "].operator");
+    if (op != SelectorOp::kIn && op != SelectorOp::kNotIn && op != SelectorOp::kExists && op != SelectorOp::kDoesNotExist)
+      throw Invalid(where + ".matchExpressions[" + req.key + "].operator: not a label selector operator");
+    PodSelectorRequirement r{intern_string(req.key), op, {}};
+    for (const auto& v : req.values) r.values.push_back(intern_string(v));
+    std::sort(r.values.begin(), r.values.end());
+    out.requirements.push_back(std::move(r));
+  }
+  // One order, so two selectors that say the same thing share one tracker.
+  std::sort(out.requirements.begin(), out.requirements.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.key, a.op, a.values) < std::tie(b.key, b.op, b.values);
+  });
+  return out;
+}
+
+PodAffinityTerm ClusterState::compile_affinity_term(const AffinityTermInput& in, int32_t own_namespace,
+                                                    const std::string& where) {
+  if (in.topology_key.empty()) throw Invalid(where + ".topologyKey: required");
+  PodAffinityTerm t;
+  t.selector = compile_selector(in.selector, where + ".labelSelector");
+  for (const auto& name : in.namespaces) t.namespaces.names.push_back(intern_string(name));
+  if (in.has_namespace_selector) {
+    t.namespaces.has_selector = true;
+    t.namespaces.selector = compile_selector(in.namespace_selector, where + ".namespaceSelector");
+  }
+  // The API server's default: no namespaces and no namespace selector means the pod's own namespace.
+  if (in.namespaces.empty() && !in.has_namespace_selector) t.namespaces.names.push_back(own_namespace);
+  std::sort(t.namespaces.names.begin(), t.namespaces.names.end());
+  t.namespaces.names.erase(std::unique(t.namespaces.names.begin(), t.namespaces.names.end()), t.namespaces.names.end());
+  t.topology_key = intern_string(in.topology_key);
+  ensure_label_column(t.topology_key);
+  t.weight = in.weight;
+  return t;
+}
+
+std::vector<std::pair<int32_t, PodIdentity>> ClusterState::bound_identities() const {
+  std::vector<std::pair<int32_t, PodIdentity>> out;
+  out.reserve(pods_.size());
+  for (const auto& [key, pod] : pods_) out.emplace_back(pod.node, pod.identity);
+  return out;
+}
+
+void ClusterState::compile_inter_pod(const PodInput& pod, CompiledPod& out, const std::string& where) {
+  const size_t slash = pod.key.find('/');
+  out.identity.namespace_id = intern_string(slash == std::string::npos ? std::string("default") : pod.key.substr(0, slash));
+  std::vector<std::pair<int32_t, int32_t>> labels;
+  for (const auto& [k, v] : pod.labels) labels.emplace_back(intern_string(k), intern_string(v));
+  std::sort(labels.begin(), labels.end());
+  out.identity.label_set = pod_index_.label_set(out.identity.namespace_id, std::move(labels));
+  out.identity.deleting = pod.deleting;
+
+  InterPodConstraints& c = out.inter_pod;
+  const int32_t ns = out.identity.namespace_id;
+  const auto terms = [&](const std::vector<AffinityTermInput>& in, const std::string& path) {
+    std::vector<PodAffinityTerm> compiled;
+    for (size_t i = 0; i < in.size(); ++i) compiled.push_back(compile_affinity_term(in[i], ns, where + ": " + path + "[" + std::to_string(i) + "]"));
+    return compiled;
+  };
+  c.required_affinity = terms(pod.required_affinity, "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+  c.required_anti_affinity = terms(pod.required_anti_affinity, "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+  c.preferred_affinity = terms(pod.preferred_affinity, "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution");
+  c.preferred_anti_affinity = terms(pod.preferred_anti_affinity, "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution");
+  for (size_t i = 0; i < pod.spread.size(); ++i) {
+    const SpreadInput& in = pod.spread[i];
+    const std::string at = where + ": spec.topologySpreadConstraints[" + std::to_string(i) + "]";
+    if (in.max_skew < 1) throw Invalid(at + ".maxSkew: must be at least 1");
+    if (in.min_domains < 1) throw Invalid(at + ".minDomains: must be at least 1");
+    if (in.topology_key.empty()) throw Invalid(at + ".topologyKey: required");
+    SpreadConstraint sc{in.max_skew, intern_string(in.topology_key), in.hard, compile_selector(in.selector, at + ".labelSelector"),
+                        in.min_domains, in.honor_node_affinity, in.honor_taints};
+    ensure_label_column(sc.topology_key);
+    c.spread.push_back(std::move(sc));
+  }
+  c.default_spread_selector.nothing = true;
+  if (pod.default_spread_selector) c.default_spread_selector = compile_selector(*pod.default_spread_selector, where + ": default spread selector");
+  if (c.empty()) return;  // no counter to register (the common case)
+
+  // The counters its terms read, registered now (the exclusive lock is held): a new one is counted from the pods
+  // bound so far, and kept current by every bind after.
+  std::vector<std::pair<int32_t, PodIdentity>> bound;
+  bool listed = false;
+  const auto bound_pods = [&]() -> const std::vector<std::pair<int32_t, PodIdentity>>& {
+    if (!listed) bound = bound_identities(), listed = true;
+    return bound;
+  };
+  if (!c.required_affinity.empty()) {
+    std::vector<PodIndex::Condition> all_of;
+    for (const auto& t : c.required_affinity) all_of.push_back({t.namespaces, t.selector});
+    c.affinity_tracker = pod_index_.tracker(std::move(all_of), false, bound_pods());
+  }
+  for (const auto& t : c.required_anti_affinity)
+    c.anti_affinity_trackers.push_back(pod_index_.tracker({{t.namespaces, t.selector}}, false, bound_pods()));
+  for (const auto& t : c.preferred_affinity)
+    c.preferred_affinity_trackers.push_back(pod_index_.tracker({{t.namespaces, t.selector}}, false, bound_pods()));
+  for (const auto& t : c.preferred_anti_affinity)
+    c.preferred_anti_affinity_trackers.push_back(pod_index_.tracker({{t.namespaces, t.selector}}, false, bound_pods()));
+  // Topology spread counts the pods of the pod's own namespace that are not being deleted, and none at all for an
+  // empty selector (which still matches the pod itself).
+  NamespaceFilter own{{ns}, false, {}};
+  for (const auto& sc : c.spread) {
+    PodSelector counted = sc.selector;
+    counted.nothing |= counted.requirements.empty();
+    c.spread_trackers.push_back(pod_index_.tracker({{own, counted}}, true, bound_pods()));
+  }
+  if (!c.default_spread_selector.nothing)
+    c.default_spread_tracker = pod_index_.tracker({{own, c.default_spread_selector}}, true, bound_pods());
+  for (const auto& t : c.required_affinity) c.carried.required_affinity.push_back(pod_index_.term_class(t));
+  for (const auto& t : c.required_anti_affinity) c.carried.required_anti_affinity.push_back(pod_index_.term_class(t));
+  for (const auto& t : c.preferred_affinity) c.carried.preferred_affinity.push_back(pod_index_.term_class(t));
+  for (const auto& t : c.preferred_anti_affinity) c.carried.preferred_anti_affinity.push_back(pod_index_.term_class(t));
+}
+
+void ClusterState::set_namespace_labels(const std::string& name,
+                                        const std::vector<std::pair<std::string, std::string>>& labels) {
+  std::vector<std::pair<int32_t, int32_t>> interned;
+  for (const auto& [k, v] : labels) interned.emplace_back(intern_string(k), intern_string(v));
+  pod_index_.set_namespace_labels(intern_string(name), std::move(interned));
+  pod_index_.recount(bound_identities());
+}
+
 NodeSelectorTerm ClusterState::compile_term(const TermInput& term, const std::string& where) {
   NodeSelectorTerm out;
   for (const auto& req : term.expressions) {
@@ -357,7 +481,7 @@ CompiledPod ClusterState::compile_pod(const PodInput& pod) {
   out.priority = pod.priority;
   out.node_name = pod.node_name;
   out.refused = pod.refused;
-  out.required_anti_affinity = pod.required_anti_affinity;
+  compile_inter_pod(pod, out, where);
   for (const auto& [name, amount] : pod.requests) {
     if (amount == 0 || name == "pods") continue;  // the pod count is accounted per bound pod, not requested
     out.requests.emplace_back(resource_axis(name), amount);
@@ -398,7 +522,7 @@ void ClusterState::apply_pod(const BoundPod& pod, int64_t sign) {
   req_.row(kAxisPods)[pod.node] += sign;
   nonzero_.row(0)[pod.node] += sign * pod.nonzero_cpu_milli;
   nonzero_.row(1)[pod.node] += sign * pod.nonzero_mem_bytes;
-  n_required_anti_affinity_ += pod.required_anti_affinity ? sign : 0;
+  pod_index_.apply(pod.identity, pod.carried, pod.node, static_cast<int>(sign));
   gpus_.apply(pod.node, pod.gpu, static_cast<int>(sign));
   count_gpu_class(pod.node, pod.gpu, static_cast<int32_t>(sign));
   ++node_version_[static_cast<size_t>(pod.node)];
@@ -441,7 +565,7 @@ void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAs
   const auto [it, inserted] = pods_.try_emplace(pod.key);
   if (!inserted) throw Invalid("pod " + pod.key + ": already bound to node " + names_[it->second.node]);
   it->second = BoundPod{slot, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes, std::move(gpu),
-                        pod.required_anti_affinity};
+                        pod.identity, pod.inter_pod.carried};
   apply_pod(it->second, +1);
   pods_on_[slot].push_back(&it->first);
 }
@@ -552,6 +676,7 @@ int32_t ClusterState::pod_node(const std::string& key) const {
 
 size_t ClusterState::native_bytes() const {
   size_t bytes = (alloc_.data->capacity() + req_.data->capacity() + nonzero_.data->capacity()) * sizeof(int64_t);
+  bytes += pod_index_.bytes();
   bytes += live_->capacity() + unschedulable_.capacity() + blocking_taints_.capacity() + prefer_taints_.capacity();
   for (const auto& [key, column] : label_columns_) bytes += column.capacity() * sizeof(int32_t);
   bytes += taint_set_.capacity() * sizeof(int32_t) + labels_.capacity() * sizeof(labels_[0]);

@@ -63,6 +63,8 @@ Engine::Engine(std::shared_ptr<ClusterState> state, ProfileConfig config, uint64
     for (const std::string& name : config_.filter_order) add_stage(name);
   }
   std::unique_lock lock(state_->mutex());
+  for (const PluginSlot& slot : plugins_->slots)
+    for (const std::string& key : slot.plugin->label_keys()) state_->ensure_label_column(state_->intern_string(key));
   // Score resources become axes now so kernels never grow the state.
   for (auto* list : {&config_.fit_resources, &config_.balanced_resources, &config_.binpack_resources})
     for (const auto& rw : *list) state_->resource_axis(rw.name);

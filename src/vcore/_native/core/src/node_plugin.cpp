@@ -58,6 +58,11 @@ std::vector<std::string> PluginArgs::get_strings(const std::string& key) const {
   return it == string_lists.end() ? std::vector<std::string>{} : it->second;
 }
 
+std::vector<int64_t> PluginArgs::get_ints(const std::string& key) const {
+  const auto it = int_lists.find(key);
+  return it == int_lists.end() ? std::vector<int64_t>{} : it->second;
+}
+
 void PodPlugin::filter(int32_t, int32_t, uint8_t*, int64_t*) const {}
 void PodPlugin::score(int32_t, int32_t, const uint8_t*, int64_t*) const {}
 void PodPlugin::score_nodes(const int32_t*, int32_t, int64_t*) const {}

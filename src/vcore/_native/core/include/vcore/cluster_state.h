@@ -53,6 +53,32 @@ struct TermInput {
   std::vector<RequirementInput> fields;
 };
 
+// A pod label selector as vcore._native._convert gives it: requirements with In/NotIn/Exists/DoesNotExist
+// (matchLabels as In of one value); `nothing`: a nil selector.
+struct PodSelectorInput {
+  bool nothing = false;
+  std::vector<RequirementInput> requirements;
+};
+
+struct AffinityTermInput {
+  std::vector<std::string> namespaces;
+  bool has_namespace_selector = false;
+  PodSelectorInput namespace_selector;
+  PodSelectorInput selector;
+  std::string topology_key;
+  int64_t weight = 0;
+};
+
+struct SpreadInput {
+  int32_t max_skew = 1;
+  std::string topology_key;
+  bool hard = true;
+  PodSelectorInput selector;
+  int32_t min_domains = 1;
+  bool honor_node_affinity = true;
+  bool honor_taints = false;
+};
+
 struct PodInput {
   std::string key;
   std::vector<std::pair<std::string, int64_t>> requests;
@@ -66,7 +92,11 @@ struct PodInput {
   DeviceRequest gpu;
   std::string node_name;
   bool refused = false;
-  bool required_anti_affinity = false;
+  std::vector<std::pair<std::string, std::string>> labels;  // metadata.labels
+  bool deleting = false;                                    // metadata.deletionTimestamp is set
+  std::vector<AffinityTermInput> required_affinity, required_anti_affinity, preferred_affinity, preferred_anti_affinity;
+  std::vector<SpreadInput> spread;
+  std::optional<PodSelectorInput> default_spread_selector;
 };
 
 // A row-major int64 matrix [rows][stride] whose storage numpy views may share.
@@ -87,7 +117,8 @@ struct BoundPod {
   int64_t nonzero_cpu_milli;
   int64_t nonzero_mem_bytes;
   GpuAssignment gpu;
-  bool required_anti_affinity = false;
+  PodIdentity identity;  // what the pod index counts it by
+  CarriedTerms carried;  // its (anti-)affinity terms, as term classes of the pod index
 };
 
 class ClusterState {
@@ -129,8 +160,10 @@ class ClusterState {
   int32_t pod_node(const std::string& key) const;
   int64_t n_pods() const { return static_cast<int64_t>(pods_.size()); }
   const std::unordered_map<std::string, BoundPod>& bound_pods() const { return pods_; }
-  // Bound pods with required pod anti-affinity (see CompiledPod::required_anti_affinity).
-  int64_t n_required_anti_affinity() const { return n_required_anti_affinity_; }
+  // The bound pods as inter-pod constraints count them (pod_affinity.h).
+  const PodIndex& pod_index() const { return pod_index_; }
+  // A namespace's labels (for namespaceSelector); exclusive lock.
+  void set_namespace_labels(const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels);
   // Room for n bound pods without rehashing: a cycle about to bind thousands of pods asks once, instead of the
   // table growing (and moving every entry) several times while it binds.
   void reserve_pods(int64_t n) { pods_.reserve(static_cast<size_t>(std::max<int64_t>(n, 0))); }
@@ -214,6 +247,10 @@ class ClusterState {
   void ensure_slot_capacity(int32_t slots);
   void apply_pod(const BoundPod& pod, int64_t sign);
   NodeSelectorTerm compile_term(const TermInput& term, const std::string& where);
+  PodSelector compile_selector(const PodSelectorInput& in, const std::string& where);
+  PodAffinityTerm compile_affinity_term(const AffinityTermInput& in, int32_t own_namespace, const std::string& where);
+  void compile_inter_pod(const PodInput& pod, CompiledPod& out, const std::string& where);
+  std::vector<std::pair<int32_t, PodIdentity>> bound_identities() const;
 
   DeviceTable gpus_;
   Topology topology_;
@@ -247,7 +284,7 @@ class ClusterState {
   std::unordered_map<std::string, int32_t> slot_of_;
   std::unordered_map<std::string, BoundPod> pods_;
   int32_t n_live_ = 0;
-  int64_t n_required_anti_affinity_ = 0;
+  PodIndex pod_index_;
   int64_t n_prefer_taints_ = 0;
   uint64_t generation_ = 0;
   uint64_t membership_ = 0;

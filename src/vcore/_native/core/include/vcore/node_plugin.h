@@ -27,11 +27,13 @@ struct PluginArgs {
   std::map<std::string, double> floats;
   std::map<std::string, std::string> strings;
   std::map<std::string, std::vector<std::string>> string_lists;
+  std::map<std::string, std::vector<int64_t>> int_lists;
 
   int64_t get_int(const std::string& key, int64_t fallback) const;
   double get_float(const std::string& key, double fallback) const;
   const std::string& get_string(const std::string& key, const std::string& fallback) const;
   std::vector<std::string> get_strings(const std::string& key) const;
+  std::vector<int64_t> get_ints(const std::string& key) const;
 };
 
 // How a plugin's raw scores become node scores 0..100 over the feasible nodes (kube-scheduler's NormalizeScore).
@@ -75,6 +77,8 @@ class NodePlugin {
   // Its filter reasons, in kube-scheduler's words (their codes follow the fixed ones, see reason_table()).
   virtual std::vector<std::string> reasons() const { return {}; }
   virtual Normalization normalization() const { return Normalization::kNone; }
+  // Node label keys its kernels read by column (ClusterState::label_column): the engine makes sure they exist.
+  virtual std::vector<std::string> label_keys() const { return {}; }
   // The pod's prepared state (PreFilter, PreScore); `filters`/`scores` say what it takes part in. Called under the
   // state's lock (shared or exclusive), without the GIL.
   virtual std::unique_ptr<PodPlugin> prepare(const ClusterState& s, const CompiledPod& pod) const = 0;

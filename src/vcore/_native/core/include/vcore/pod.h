@@ -6,12 +6,31 @@
 #include <vector>
 
 #include "vcore/gpu_devices.h"
+#include "vcore/pod_affinity.h"
 
 namespace vcore {
 
 enum class TaintEffect : uint8_t { kAny = 0, kNoSchedule = 1, kPreferNoSchedule = 2, kNoExecute = 3 };
 
 enum class SelectorOp : uint8_t { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
+
+// A pod's inter-pod constraints (InterPodAffinity, PodTopologySpread), compiled: its terms, and the counters of the
+// pod index that serve them (registered when the pod is compiled; see pod_affinity.h).
+struct InterPodConstraints {
+  std::vector<PodAffinityTerm> required_affinity, required_anti_affinity, preferred_affinity, preferred_anti_affinity;
+  std::vector<SpreadConstraint> spread;  // its own; or, without any, none (the profile's defaults apply)
+  PodSelector default_spread_selector;   // for the profile's default constraints (Services, ReplicaSets... that
+                                         // select the pod); `nothing` when none selects it
+  int32_t affinity_tracker = -1;         // bound pods matching every required affinity term
+  std::vector<int32_t> anti_affinity_trackers, preferred_affinity_trackers, preferred_anti_affinity_trackers;
+  std::vector<int32_t> spread_trackers;  // per own constraint
+  int32_t default_spread_tracker = -1;   // the default selector's
+  CarriedTerms carried;                  // its terms as term classes: what other pods meet once it is bound
+  bool empty() const {
+    return required_affinity.empty() && required_anti_affinity.empty() && preferred_affinity.empty() &&
+           preferred_anti_affinity.empty() && spread.empty() && default_spread_selector.nothing;
+  }
+};
 
 struct Taint {
   int32_t key;
@@ -58,11 +77,10 @@ struct CompiledPod {
   bool tolerates_unschedulable = false;
   DeviceRequest gpu;  // GPU devices (whole, shared slices, MIG instances); kind kNone for most pods
   std::string node_name;  // spec.nodeName: the only node the pod may go to (NodeName); empty: any
+  PodIdentity identity;   // namespace, labels, being deleted: what other pods' selectors look at
+  InterPodConstraints inter_pod;
   // A constraint vcore does not evaluate (or scheduling gates): every node is infeasible for the pod.
   bool refused = false;
-  // It carries required pod anti-affinity: while such a pod is bound, no pod is placed (vcore cannot tell which
-  // domains that term keeps other pods out of).
-  bool required_anti_affinity = false;
   uint64_t state_id = 0;  // which ClusterState interned the ids
 
   int64_t request(int32_t axis) const {

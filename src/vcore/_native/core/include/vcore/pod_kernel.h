@@ -14,6 +14,7 @@
 #include "vcore/cluster_state.h"
 #include "vcore/errors.h"
 #include "vcore/gpu_scorer.h"
+#include "vcore/node_match.h"
 #include "vcore/node_plugin.h"
 #include "vcore/profile.h"
 #include "vcore/reasons.h"
@@ -138,7 +139,7 @@ class PodKernel {
     for (const auto& [u, score] : c.shape) shape_.emplace_back(u, score * (kMaxNodeScore / 10));
     if (pod.gpu.uses_gpus()) allowed_models_ = s.gpus().allowed_models(pod.gpu);
     check_gpu_ = c.filter_gpu && pod.gpu.needs_devices();
-    refused_ = pod.refused || s.n_required_anti_affinity() > 0;
+    refused_ = pod.refused;
     if (count_prefer_taints_) normalized_.push_back({Normalization::kMaxReverse, c.weight_taints});
     if (sum_preferred_) normalized_.push_back({Normalization::kMax, c.weight_affinity});
     prepared_.resize(plugins.slots.size());
@@ -291,12 +292,6 @@ class PodKernel {
     return out;
   }
 
-  static bool tolerates(const Toleration& t, const Taint& taint) {
-    if (t.effect != TaintEffect::kAny && t.effect != taint.effect) return false;
-    if (t.key != -1 && t.key != taint.key) return false;
-    return t.exists || t.value == taint.value;
-  }
-
   bool has_untolerated_taint(int32_t i) const {
     if (!untolerated_by_set_.empty()) return untolerated_by_set_[s_.taint_set_ids()[i]];
     return has_untolerated(s_.node_taints(i));
@@ -304,13 +299,7 @@ class PodKernel {
 
   // Whether a NoSchedule or NoExecute taint of the set is not tolerated by the pod.
   bool has_untolerated(const std::vector<Taint>& taints) const {
-    for (const auto& taint : taints) {
-      if (taint.effect != TaintEffect::kNoSchedule && taint.effect != TaintEffect::kNoExecute) continue;
-      bool tolerated = false;
-      for (const auto& t : pod_.tolerations) tolerated |= tolerates(t, taint);
-      if (!tolerated) return true;
-    }
-    return false;
+    return has_untolerated_blocking_taint(taints, pod_.tolerations);
   }
 
   // PreferNoSchedule taints of the set not tolerated by a toleration with an empty or PreferNoSchedule effect.
@@ -348,38 +337,10 @@ class PodKernel {
   }
 
   bool matches_requirement(int32_t i, const ResolvedRequirement& rr) const {
-    const LabelRequirement& r = *rr.requirement;
-    const int32_t value = rr.column[i];
-    const bool has = value >= 0;
-    switch (r.op) {
-      case SelectorOp::kIn:
-        return has && std::find(r.values.begin(), r.values.end(), value) != r.values.end();
-      case SelectorOp::kNotIn:
-        return !has || std::find(r.values.begin(), r.values.end(), value) == r.values.end();
-      case SelectorOp::kExists:
-        return has;
-      case SelectorOp::kDoesNotExist:
-        return !has;
-      case SelectorOp::kGt:
-      case SelectorOp::kLt: {
-        if (!has) return false;
-        const auto& number = s_.string_as_int(value);
-        if (!number) return false;
-        return r.op == SelectorOp::kGt ? *number > r.number : *number < r.number;
-      }
-    }
-    return false;
+    return label_requirement_matches(s_, *rr.requirement, rr.column[i]);
   }
 
-  bool matches_fields(int32_t i, const NodeSelectorTerm& term) const {
-    for (const auto& f : term.fields) {
-      const bool in = std::find(f.names.begin(), f.names.end(), s_.names()[i]) != f.names.end();
-      if (in != (f.op == SelectorOp::kIn)) return false;
-    }
-    return true;
-  }
-
-
+  bool matches_fields(int32_t i, const NodeSelectorTerm& term) const { return name_requirements_match(term, s_.names()[i]); }
 
   // term_mask[j] = whether node begin + j matches the term; vector loops for the label operators.
   void term_block(int32_t begin, int32_t end, const ResolvedTerm& rt, uint8_t* term_mask) const {

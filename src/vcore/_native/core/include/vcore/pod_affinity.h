@@ -1,0 +1,204 @@
+// Inter-pod constraints: label selectors over pods, the terms of pod (anti-)affinity and topology spread, and the
+// index of bound pods they count.
+//
+// kube-scheduler recounts, in PreFilter for every pod, the pods that match each term of the pod (and the pods
+// whose terms match it) over every node. vcore keeps those counts: a pod's terms register, when it is compiled, a
+// counter of the bound pods matching each of its selectors (a "tracker": per node slot, how many) and, for the
+// terms bound pods carry, a counter per "term class" (per slot, how many bound pods carry it). Every bind and
+// unbind updates the counters it touches, so a pod without affinity or spread pays nothing, and one with them
+// reads its counts instead of walking every pod. Pods of one template share one interned label set, and each
+// label set remembers which trackers it matches.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace vcore {
+
+enum class SelectorOp : uint8_t;  // pod.h
+
+// A label requirement of a pod selector (metav1.LabelSelector: In, NotIn, Exists, DoesNotExist), interned.
+struct PodSelectorRequirement {
+  int32_t key;
+  SelectorOp op;
+  std::vector<int32_t> values;  // sorted
+};
+
+// A pod label selector: requirements ANDed. `nothing`: a nil selector, which matches no pod; an empty (non-nil)
+// selector matches every pod.
+struct PodSelector {
+  std::vector<PodSelectorRequirement> requirements;
+  bool nothing = false;
+  bool matches(const std::vector<std::pair<int32_t, int32_t>>& labels) const;  // labels sorted by key
+};
+
+// The namespaces a pod affinity term looks at: listed ones, or those whose labels match a selector.
+struct NamespaceFilter {
+  std::vector<int32_t> names;  // interned, sorted
+  bool has_selector = false;
+  PodSelector selector;  // namespaceSelector; an empty one means every namespace
+};
+
+// One pod (anti-)affinity term (v1.PodAffinityTerm), its namespaces resolved as the API server defaults them (none
+// listed and no selector: the pod's own), matchLabelKeys/mismatchLabelKeys merged into the selector.
+struct PodAffinityTerm {
+  NamespaceFilter namespaces;
+  PodSelector selector;
+  int32_t topology_key = -1;  // interned label key
+  int64_t weight = 0;         // preferred terms: 1..100
+};
+
+// One topology spread constraint (v1.TopologySpreadConstraint) with its defaults resolved.
+struct SpreadConstraint {
+  int32_t max_skew = 1;
+  int32_t topology_key = -1;
+  bool hard = true;  // DoNotSchedule; else ScheduleAnyway
+  PodSelector selector;  // matchLabelKeys merged in
+  int32_t min_domains = 1;
+  bool honor_node_affinity = true;  // nodeAffinityPolicy Honor (default)
+  bool honor_taints = false;        // nodeTaintsPolicy Honor (default Ignore)
+};
+
+// What the index knows of a pod: its namespace and labels (interned as a label set), whether it is being deleted.
+struct PodIdentity {
+  int32_t namespace_id = -1;
+  int32_t label_set = -1;
+  bool deleting = false;
+};
+
+// The terms a bound pod carries that concern other pods: per kind, the term classes (index of PodIndex::classes).
+struct CarriedTerms {
+  std::vector<int32_t> required_affinity, required_anti_affinity, preferred_affinity, preferred_anti_affinity;
+  bool empty() const {
+    return required_affinity.empty() && required_anti_affinity.empty() && preferred_affinity.empty() &&
+           preferred_anti_affinity.empty();
+  }
+};
+
+// How many pods per node slot, holding only the slots with any: a selector matches a few pods (a workload's
+// replicas), so its counts cost memory in proportion to them, not to the cluster's nodes.
+class SlotCounts {
+ public:
+  int32_t at(int32_t slot) const {
+    const auto it = counts_.find(slot);
+    return it == counts_.end() ? 0 : it->second;
+  }
+  void add(int32_t slot, int32_t delta) {
+    if (delta == 0) return;
+    const auto it = counts_.try_emplace(slot, 0).first;
+    if ((it->second += delta) == 0) counts_.erase(it);
+  }
+  void clear() { counts_.clear(); }
+  auto begin() const { return counts_.begin(); }
+  auto end() const { return counts_.end(); }
+  size_t bytes() const { return counts_.size() * 32 + counts_.bucket_count() * sizeof(void*); }
+
+ private:
+  std::unordered_map<int32_t, int32_t> counts_;
+};
+
+class PodIndex {
+ public:
+  // One condition on a pod: in one of the filter's namespaces, with labels the selector matches.
+  struct Condition {
+    NamespaceFilter namespaces;
+    PodSelector selector;
+  };
+  // A counter of bound pods, per node slot: those that meet every condition (those being deleted left out when
+  // `live_only`: PodTopologySpread does not count them).
+  struct Tracker {
+    std::vector<Condition> all_of;
+    bool live_only = false;
+    SlotCounts per_slot;
+  };
+  // A term carried by bound pods, and how many carry it per node slot.
+  struct TermClass {
+    PodAffinityTerm term;
+    SlotCounts per_slot;
+    int64_t total = 0;
+  };
+
+  int32_t label_set(int32_t namespace_id, std::vector<std::pair<int32_t, int32_t>> labels);  // sorted by key
+  const std::vector<std::pair<int32_t, int32_t>>& labels_of(int32_t label_set) const { return sets_[label_set].labels; }
+  int32_t namespace_of(int32_t label_set) const { return sets_[label_set].namespace_id; }
+
+  // Namespace labels, for namespace selectors (every namespace has none until it is set).
+  void set_namespace_labels(int32_t namespace_id, std::vector<std::pair<int32_t, int32_t>> labels);
+  const std::vector<std::pair<int32_t, int32_t>>& namespace_labels(int32_t namespace_id) const;
+  bool in_namespaces(const NamespaceFilter& filter, int32_t namespace_id) const;
+  // Whether a pod (by identity) matches a term: its namespace and its labels.
+  bool matches(const PodAffinityTerm& term, const PodIdentity& pod) const;
+
+  // Register (or find) the tracker of a selector and the class of a carried term. `bound` lists the bound pods
+  // (slot, identity) to count a new tracker or class from.
+  template <typename BoundPods>
+  int32_t tracker(std::vector<Condition> all_of, bool live_only, const BoundPods& bound);
+  int32_t term_class(const PodAffinityTerm& term);
+  // Count every tracker again from the bound pods (after namespace labels changed what a selector takes in).
+  template <typename BoundPods>
+  void recount(const BoundPods& bound);
+  const Tracker& tracker_at(int32_t id) const { return trackers_[id]; }
+  const std::vector<TermClass>& classes() const { return classes_; }
+  // Term classes of one kind with any bound pod carrying them (what a pod's PreFilter must look at).
+  const std::vector<int32_t>& active(int kind) const { return active_[kind]; }
+
+  // A pod bound (sign +1) or unbound (-1) on a slot.
+  void apply(const PodIdentity& pod, const CarriedTerms& terms, int32_t slot, int sign);
+  size_t bytes() const;
+
+  static constexpr int kRequiredAffinity = 0, kRequiredAntiAffinity = 1, kPreferredAffinity = 2,
+                       kPreferredAntiAffinity = 3;
+
+ private:
+  struct LabelSet {
+    int32_t namespace_id;
+    std::vector<std::pair<int32_t, int32_t>> labels;
+    std::vector<int32_t> trackers;  // the trackers it matches (deleting pods checked at apply)
+    size_t trackers_seen = 0;       // trackers_.size() when `trackers` was last brought up to date
+  };
+  const std::vector<int32_t>& trackers_of(int32_t label_set);
+  bool tracker_matches(const Tracker& t, const LabelSet& set) const;
+  void count_into(Tracker& t, int32_t slot, const PodIdentity& pod, int sign);
+
+  std::vector<LabelSet> sets_;
+  std::map<std::pair<int32_t, std::vector<std::pair<int32_t, int32_t>>>, int32_t> set_ids_;
+  std::vector<Tracker> trackers_;
+  std::map<std::string, int32_t> tracker_ids_;
+  std::vector<TermClass> classes_;
+  std::map<std::string, int32_t> class_ids_;
+  std::vector<int32_t> active_[4];
+  std::map<int32_t, std::vector<std::pair<int32_t, int32_t>>> namespace_labels_;
+};
+
+// A signature that says when two selectors (or filters, or terms) are the same, for deduplication.
+std::string signature(const PodSelector& s);
+std::string signature(const NamespaceFilter& f);
+
+template <typename BoundPods>
+int32_t PodIndex::tracker(std::vector<Condition> all_of, bool live_only, const BoundPods& bound) {
+  std::string key = live_only ? "live" : "all";
+  for (const Condition& c : all_of) key += "|" + signature(c.namespaces) + "/" + signature(c.selector);
+  const auto [it, inserted] = tracker_ids_.emplace(key, static_cast<int32_t>(trackers_.size()));
+  if (!inserted) return it->second;
+  Tracker t{std::move(all_of), live_only, {}};
+  for (const auto& [slot, pod] : bound)
+    if (pod.label_set >= 0 && tracker_matches(t, sets_[pod.label_set]) && !(live_only && pod.deleting)) t.per_slot.add(slot, 1);
+  trackers_.push_back(std::move(t));
+  return it->second;
+}
+
+template <typename BoundPods>
+void PodIndex::recount(const BoundPods& bound) {
+  for (Tracker& t : trackers_) {
+    t.per_slot.clear();
+    for (const auto& [slot, pod] : bound)
+      if (pod.label_set >= 0 && tracker_matches(t, sets_[pod.label_set]) && !(t.live_only && pod.deleting))
+        t.per_slot.add(slot, 1);
+  }
+}
+
+}  // namespace vcore

@@ -1,0 +1,147 @@
+// The index of bound pods that inter-pod constraints count (pod_affinity.h), and pod selector matching.
+#include "vcore/pod_affinity.h"
+
+#include <algorithm>
+
+#include "vcore/pod.h"
+
+namespace vcore {
+
+namespace {
+
+// The value of a label key in labels sorted by key, or -1.
+int32_t value_of(const std::vector<std::pair<int32_t, int32_t>>& labels, int32_t key) {
+  const auto it = std::lower_bound(labels.begin(), labels.end(), std::make_pair(key, INT32_MIN));
+  return it != labels.end() && it->first == key ? it->second : -1;
+}
+
+}  // namespace
+
+bool PodSelector::matches(const std::vector<std::pair<int32_t, int32_t>>& labels) const {
+  if (nothing) return false;
+  for (const PodSelectorRequirement& r : requirements) {
+    const int32_t v = value_of(labels, r.key);
+    const bool in = v >= 0 && std::binary_search(r.values.begin(), r.values.end(), v);
+    switch (r.op) {
+      case SelectorOp::kIn:
+        if (!in) return false;
+        break;
+      case SelectorOp::kNotIn:
+        if (in) return false;
+        break;
+      case SelectorOp::kExists:
+        if (v < 0) return false;
+        break;
+      case SelectorOp::kDoesNotExist:
+        if (v >= 0) return false;
+        break;
+      default:
+        return false;  // Gt/Lt are node selector operators: a pod selector never has them
+    }
+  }
+  return true;
+}
+
+std::string signature(const PodSelector& s) {
+  if (s.nothing) return "nil";
+  std::string out;
+  for (const auto& r : s.requirements) {
+    out += std::to_string(r.key) + ":" + std::to_string(static_cast<int>(r.op));
+    for (int32_t v : r.values) out += "," + std::to_string(v);
+    out += ";";
+  }
+  return out;
+}
+
+std::string signature(const NamespaceFilter& f) {
+  std::string out;
+  for (int32_t n : f.names) out += std::to_string(n) + ",";
+  if (f.has_selector) out += "sel(" + signature(f.selector) + ")";
+  return out;
+}
+
+int32_t PodIndex::label_set(int32_t namespace_id, std::vector<std::pair<int32_t, int32_t>> labels) {
+  auto key = std::make_pair(namespace_id, labels);
+  const auto [it, inserted] = set_ids_.emplace(std::move(key), static_cast<int32_t>(sets_.size()));
+  if (inserted) sets_.push_back({namespace_id, std::move(labels), {}, 0});
+  return it->second;
+}
+
+void PodIndex::set_namespace_labels(int32_t namespace_id, std::vector<std::pair<int32_t, int32_t>> labels) {
+  std::sort(labels.begin(), labels.end());
+  namespace_labels_[namespace_id] = std::move(labels);
+  // Which pods a namespace selector takes in changed: every label set's tracker list is worked out again (the
+  // caller recounts the trackers themselves, see ClusterState::set_namespace_labels).
+  for (LabelSet& set : sets_) set.trackers.clear(), set.trackers_seen = 0;
+}
+
+const std::vector<std::pair<int32_t, int32_t>>& PodIndex::namespace_labels(int32_t namespace_id) const {
+  static const std::vector<std::pair<int32_t, int32_t>> none;
+  const auto it = namespace_labels_.find(namespace_id);
+  return it == namespace_labels_.end() ? none : it->second;
+}
+
+bool PodIndex::in_namespaces(const NamespaceFilter& filter, int32_t namespace_id) const {
+  if (std::binary_search(filter.names.begin(), filter.names.end(), namespace_id)) return true;
+  return filter.has_selector && filter.selector.matches(namespace_labels(namespace_id));
+}
+
+bool PodIndex::matches(const PodAffinityTerm& term, const PodIdentity& pod) const {
+  return in_namespaces(term.namespaces, pod.namespace_id) && term.selector.matches(labels_of(pod.label_set));
+}
+
+bool PodIndex::tracker_matches(const Tracker& t, const LabelSet& set) const {
+  for (const Condition& c : t.all_of)
+    if (!in_namespaces(c.namespaces, set.namespace_id) || !c.selector.matches(set.labels)) return false;
+  return true;
+}
+
+const std::vector<int32_t>& PodIndex::trackers_of(int32_t label_set) {
+  LabelSet& set = sets_[static_cast<size_t>(label_set)];
+  for (; set.trackers_seen < trackers_.size(); ++set.trackers_seen)
+    if (tracker_matches(trackers_[set.trackers_seen], set)) set.trackers.push_back(static_cast<int32_t>(set.trackers_seen));
+  return set.trackers;
+}
+
+void PodIndex::apply(const PodIdentity& pod, const CarriedTerms& terms, int32_t slot, int sign) {
+  if (pod.label_set < 0) return;
+  for (int32_t id : trackers_of(pod.label_set)) {
+    Tracker& t = trackers_[static_cast<size_t>(id)];
+    if (!(t.live_only && pod.deleting)) t.per_slot.add(slot, sign);
+  }
+  if (terms.empty()) return;
+  const std::vector<int32_t>* kinds[4] = {&terms.required_affinity, &terms.required_anti_affinity,
+                                          &terms.preferred_affinity, &terms.preferred_anti_affinity};
+  for (int kind = 0; kind < 4; ++kind) {
+    for (int32_t id : *kinds[kind]) {
+      TermClass& c = classes_[static_cast<size_t>(id)];
+      c.per_slot.add(slot, sign);
+      const bool was_active = c.total > 0;
+      c.total += sign;
+      std::vector<int32_t>& active = active_[kind];
+      if (!was_active && c.total > 0 && std::find(active.begin(), active.end(), id) == active.end())
+        active.push_back(id);
+      else if (was_active && c.total == 0)
+        active.erase(std::remove(active.begin(), active.end(), id), active.end());
+    }
+  }
+}
+
+int32_t PodIndex::term_class(const PodAffinityTerm& term) {
+  const std::string key = signature(term.namespaces) + "|" + signature(term.selector) + "|" +
+                          std::to_string(term.topology_key) + "|" + std::to_string(term.weight);
+  const auto [it, inserted] = class_ids_.emplace(key, static_cast<int32_t>(classes_.size()));
+  // No bound pod carries a class the moment it is made: pods count into it as they bind.
+  if (inserted) classes_.push_back({term, {}, 0});
+  return it->second;
+}
+
+size_t PodIndex::bytes() const {
+  size_t b = 0;
+  for (const Tracker& t : trackers_) b += sizeof(Tracker) + t.per_slot.bytes();
+  for (const TermClass& c : classes_) b += sizeof(TermClass) + c.per_slot.bytes();
+  for (const LabelSet& s : sets_) b += s.labels.capacity() * sizeof(s.labels[0]) + s.trackers.capacity() * 4;
+  return b;
+}
+
+}  // namespace vcore
