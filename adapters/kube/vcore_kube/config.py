@@ -20,7 +20,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -39,6 +39,10 @@ from vcore.validation import (
     fail,
     mapping,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 
 class ConfigError(ValueError):
@@ -352,7 +356,7 @@ def _check_with_vcore(c: Config) -> None:
         _vcore_check("cycle", lambda: vcore.Scheduler(vcore.Cluster(), c.profile, cycle=c.cycle, seed=c.seed))
 
 
-def _vcore_check(path: str, check) -> None:
+def _vcore_check(path: str, check: Callable[[], object]) -> None:
     try:
         check()
     except vcore.VCoreError as e:

@@ -19,13 +19,17 @@ import os
 import ssl
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
 import urllib3
 import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
+
+if TYPE_CHECKING:
+    from urllib3 import BaseHTTPResponse
+
 
 __all__ = ["ApiException", "Api", "KubeconfigError", "load_api"]
 
@@ -89,7 +93,7 @@ class Api:
         return self.host + path + ("?" + urlencode(q) if q else "")
 
     def open(self, method: str, path: str, *, query: dict[str, Any] | None = None, body: Any = None,
-             content_type: str | None = None, timeout: Any = None):
+             content_type: str | None = None, timeout: Any = None) -> BaseHTTPResponse:
         """Send a request and return the urllib3 response unread (streams: watches, large lists).
         Raises ApiException for a status >= 400 (the body is read for the message)."""
         if body is not None and not isinstance(body, (bytes, str)):
@@ -213,7 +217,8 @@ class _Direct:
         conn.timeout = timeout
         return conn, reused
 
-    def request(self, method: str, url: str, body, headers: dict[str, Any], timeout: float | None):
+    def request(self, method: str, url: str, body: bytes | str | None, headers: dict[str, Any],
+                timeout: float | None) -> tuple[int, str, bytes, http.client.HTTPMessage]:
         for attempt in (0, 1):
             conn, reused = self._connection(timeout)
             sent = False

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from vcore_kube import binder as bind
-from vcore_kube.batchcycle import BatchCycle
+from vcore_kube.batchcycle import BatchCycle, Outcome
 from vcore_kube.cache import Cache, Delta
 from vcore_kube.config import Config
 from vcore_kube.convert import Converter, is_terminating, node_name_of, scheduler_name_of
@@ -461,7 +461,7 @@ class SchedulingLoop(threading.Thread):
                 self.recorder.nominate(waiting.pod, e.node)
         return len(outcome.bindings)
 
-    def _write_podgroups(self, outcome) -> None:
+    def _write_podgroups(self, outcome: Outcome) -> None:
         """Each PodGroup's status, where the cycle changed it (the cache holds what the API server has)."""
         for i, (key, status) in enumerate(outcome.podgroups.items()):
             self._interleave_at(i)

@@ -109,7 +109,7 @@ class HealthServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, *args) -> None:  # probes every few seconds: not worth a log line each
+            def log_message(self, *args: object) -> None:  # probes every few seconds: not worth a log line each
                 pass
 
         try:

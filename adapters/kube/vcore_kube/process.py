@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 import uuid
+from typing import TYPE_CHECKING
 
 from kubernetes import client
 
@@ -37,6 +38,10 @@ from vcore_kube.schedqueue import SchedulingQueue
 from vcore_kube.shardcontrol import ShardControl
 from vcore_kube.shardwriter import ShardWriter
 from vcore_kube.warmpool import WarmPools
+
+if TYPE_CHECKING:
+    from types import FrameType
+
 
 WARMPOOLS = Resource("WarmPool", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
                      (warmpool.GROUP, warmpool.VERSION, warmpool.PLURAL), optional=True)
@@ -175,7 +180,7 @@ class SchedulerProcess:
 
     def run_until_signalled(self) -> int:
         """start(), then wait for SIGTERM/SIGINT (or the loss of the lease); returns the exit status."""
-        def on_signal(signum, frame):
+        def on_signal(signum: int, frame: FrameType | None) -> None:
             log.info("signal %s: shutting down", signal.Signals(signum).name)
             self.finished.set()
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}

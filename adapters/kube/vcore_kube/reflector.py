@@ -19,11 +19,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +61,7 @@ RESOURCES = (
 
 
 @contextlib.contextmanager
-def paused_gc():
+def paused_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while a list is parsed and applied.
 
     Parsing 50,000 pods allocates millions of dicts, and each allocation burst triggers a collection that walks
@@ -162,7 +166,7 @@ class Reflector(threading.Thread):
         self.stop_event.wait(seconds)
 
     # -- list --------------------------------------------------------------------------------------------
-    def _call(self, **kwargs):
+    def _call(self, **kwargs: Any) -> Any:
         if self.resource.field_selector:
             kwargs["field_selector"] = self.resource.field_selector
         if self.resource.label_selector:

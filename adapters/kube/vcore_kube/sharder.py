@@ -29,7 +29,7 @@ from vcore_kube import nodeshard
 from vcore_kube.cache import Cache, Delta
 from vcore_kube.config import ConfigError, one_line
 from vcore_kube.convert import Converter, node_name_of
-from vcore_kube.kubeclient import KubeconfigError, load_api
+from vcore_kube.kubeclient import Api, KubeconfigError, load_api
 from vcore_kube.leader import LeaderElector
 from vcore_kube.metrics import HealthServer
 from vcore_kube.reflector import RESOURCES, Reflector, paused_gc
@@ -59,7 +59,7 @@ class SharderMetrics:
 class Sharder(threading.Thread):
     """The controller's loop: applies watch events, decides when to reassign, writes NodeShards."""
 
-    def __init__(self, config: ShardingConfig, api, metrics: SharderMetrics) -> None:
+    def __init__(self, config: ShardingConfig, api: Api, metrics: SharderMetrics) -> None:
         super().__init__(name="sharder", daemon=True)
         self.config, self.api, self.metrics = config, api, metrics
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
@@ -214,11 +214,11 @@ def run_sharder(kubeconfig: str | None, sharding_config: str | None, *, identity
     finished = threading.Event()
     exit_code = [0]
 
-    def lead():
+    def lead() -> None:
         metrics.leader.set(1)
         sharder.leading.set()
 
-    def lost():
+    def lost() -> None:
         metrics.leader.set(0)
         sharder.leading.clear()
         exit_code[0] = 1

@@ -12,6 +12,7 @@ import gc
 import json
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 from vcore.routing import POLICY_NAMES
 from vcore.sim.llm import (
@@ -26,6 +27,10 @@ from vcore.sim.llm import (
     write_trace,
 )
 from vcore.validation import PORT
+
+if TYPE_CHECKING:
+    import asyncio
+
 
 
 def _replay(argv: list[str]) -> int:
@@ -136,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _event_loop(choice: str):
+def _event_loop(choice: str) -> asyncio.AbstractEventLoop | None:
     """uvloop's event loop when it is installed (the router extra brings it; less work per request than asyncio's
     own), asyncio's otherwise or when asked; None = asyncio's default."""
     if choice == "asyncio":

@@ -191,7 +191,7 @@ class _EngineUrl(Constraint[str]):
     """An engine's base URL, as aiohttp will read it (yarl): http(s)://host[:port][/path], port in 1..65535, no
     query or fragment (the router appends /v1/... and /metrics). Returned without a trailing '/'."""
 
-    def __call__(self, value: Any, path: str, error=ValueError) -> str:
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> str:
         text = String(nonempty=True)(value, path, error)
         try:
             url = URL(text)
@@ -212,7 +212,7 @@ class _RedisUrl(Constraint[str]):
     (without connecting), plus what its parser lets through silently: a port of 0, a database that is not a
     number (both would be dropped for the defaults)."""
 
-    def __call__(self, value: Any, path: str, error=ValueError) -> str:
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> str:
         text = String(nonempty=True)(value, path, error)
         try:
             from redis.asyncio import ConnectionPool

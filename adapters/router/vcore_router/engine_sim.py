@@ -37,7 +37,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from vcore.routing import estimate_tokens, hash_prompt
-from vcore.sim.llm import DEFAULT_PRESET, FIRST_TOKEN, PRESETS, SimRequest, SimulatedEngine
+from vcore.sim.llm import DEFAULT_PRESET, FIRST_TOKEN, PRESETS, EngineEvent, SimRequest, SimulatedEngine
 from vcore_router.request import RequestError, parse_request
 
 BLOCK_BYTES = 64  # 16 tokens of text: vLLM's default KV block
@@ -100,7 +100,7 @@ class EngineSim:
     def _wall_delay(self, model_seconds: float) -> float:
         return max(model_seconds, 0.0) * self.time_scale
 
-    def _deliver(self, events) -> None:
+    def _deliver(self, events: list[EngineEvent]) -> None:
         """Every event the model produced, whoever advanced it, resolves the waiting handler's future."""
         for ev in events:
             fut = self._waiters.get(ev.request.rid)

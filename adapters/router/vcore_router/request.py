@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +41,7 @@ class ClientRequest:
     max_tokens: int | None  # max_tokens, else max_completion_tokens; None when the client leaves it to the engine
 
 
-def _error(path: str):
+def _error(path: str) -> Callable[[str], RequestError]:
     """The error class for one field: a RequestError naming it."""
     return lambda message: RequestError(message, path)
 

@@ -24,7 +24,7 @@ import random
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import numpy as np
@@ -41,6 +41,10 @@ from vcore_router.metrics import RouterMetrics
 from vcore_router.ratelimit import RateLimiter
 from vcore_router.request import RequestError, parse_request
 from vcore_router.scraper import ScrapeState, parse_engine_metrics
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
 
 log = logging.getLogger("vcore_router")
 SESSION_HEADER = "X-Session-ID"
@@ -82,7 +86,7 @@ def error_response(status: int, message: str, kind: str, headers: dict[str, Any]
 
 
 class RouterApp:
-    def __init__(self, config: RouterConfig, redis=None, kubeconfig: str | None = None):
+    def __init__(self, config: RouterConfig, redis: Redis | None = None, kubeconfig: str | None = None) -> None:
         self.config = config
         self.router = Router(config.policy, block_tokens=max(1, config.block_bytes // 4),
                              prefix_capacity_blocks=config.prefix_capacity_blocks, seed=config.seed)
@@ -526,7 +530,8 @@ class _Ctx:
     out_tokens: int = 0
 
 
-def make_app(config: RouterConfig, redis=None, kubeconfig: str | None = None) -> tuple[web.Application, RouterApp]:
+def make_app(config: RouterConfig, redis: Redis | None = None,
+             kubeconfig: str | None = None) -> tuple[web.Application, RouterApp]:
     """The aiohttp application and its router; ``kubeconfig`` (None: the in-cluster service account) is read only
     when a ModelServer has a workloadSelector."""
     core = RouterApp(config, redis, kubeconfig)

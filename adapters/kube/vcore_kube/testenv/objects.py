@@ -7,7 +7,10 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vcore_kube.kubeclient import Api
 
 GPU_PRODUCT = "NVIDIA-A100-SXM4-80GB"
 GPU_MEMORY_MIB = 81920
@@ -79,7 +82,7 @@ def pod(name: str, namespace: str = "default", *, scheduler: str = "vcore", cpu:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
-def create_all(api, items: Iterable[tuple[str, dict[str, Any]]], *, workers: int = 8) -> list[dict[str, Any]]:
+def create_all(api: Api, items: Iterable[tuple[str, dict[str, Any]]], *, workers: int = 8) -> list[dict[str, Any]]:
     """POST (path, object) pairs with a few threads; returns the created objects in order."""
     items = list(items)
     if len(items) <= 1:
@@ -88,7 +91,7 @@ def create_all(api, items: Iterable[tuple[str, dict[str, Any]]], *, workers: int
         return list(pool.map(lambda item: api.create(*item), items))
 
 
-def create_nodes(api, nodes: list[dict[str, Any]], *, workers: int = 8) -> list[dict[str, Any]]:
+def create_nodes(api: Api, nodes: list[dict[str, Any]], *, workers: int = 8) -> list[dict[str, Any]]:
     created = create_all(api, [("/api/v1/nodes", n) for n in nodes], workers=workers)
     # A Node's create keeps its status (kubelet registration); should a server drop it, write it as a kubelet does.
     for want, got in zip(nodes, created):
@@ -97,12 +100,12 @@ def create_nodes(api, nodes: list[dict[str, Any]], *, workers: int = 8) -> list[
     return created
 
 
-def create_pods(api, pods: list[dict[str, Any]], *, workers: int = 8) -> list[dict[str, Any]]:
+def create_pods(api: Api, pods: list[dict[str, Any]], *, workers: int = 8) -> list[dict[str, Any]]:
     return create_all(api, [(f"/api/v1/namespaces/{p['metadata']['namespace']}/pods", p) for p in pods],
                       workers=workers)
 
 
-def ensure_namespace(api, name: str) -> None:
+def ensure_namespace(api: Api, name: str) -> None:
     from vcore_kube.kubeclient import ApiException
     try:
         api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
