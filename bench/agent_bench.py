@@ -31,10 +31,23 @@ from pathlib import Path
 
 import yaml
 
-from kube_bench import (BindWatcher, RawClient, Result, bind_limit, burst, cpu_seconds, create_and_bind_limit,
-                       delete_pods, fan_out, percentile, plane_with_nodes, start_kube_scheduler, stop, wait_ready)
-from vcore.sim.gang import NAMESPACE as BATCH_NS
-from vcore.sim.gang import gang_workload
+from kube_bench import (
+    BindWatcher,
+    RawClient,
+    Result,
+    bind_limit,
+    burst,
+    cpu_seconds,
+    create_and_bind_limit,
+    delete_pods,
+    fan_out,
+    percentile,
+    plane_with_nodes,
+    start_kube_scheduler,
+    stop,
+    wait_ready,
+)
+from vcore.sim.gang import NAMESPACE as BATCH_NS, gang_workload
 from vcore_kube import nodeshard
 from vcore_kube.testenv.control_plane import ControlPlane, free_port
 from vcore_kube.testenv.objects import create_all, ensure_namespace, pod
@@ -119,9 +132,10 @@ class Latency:
     extra: dict = field(default_factory=dict)
 
     def row(self) -> str:
-        return (f"{self.name:<44} {self.bound:>6}/{self.pods:<6} creation->bind p50 {self.creation_to_bind_p50_ms:7.1f} "
-                f"p99 {self.creation_to_bind_p99_ms:7.1f} ms  event->bind request p50 {self.event_to_bind_p50_ms:6.2f}"
-                f" p99 {self.event_to_bind_p99_ms:6.2f} ms  {self.extra}")
+        return (f"{self.name:<44} {self.bound:>6}/{self.pods:<6} "
+                f"creation->bind p50 {self.creation_to_bind_p50_ms:7.1f} p99 {self.creation_to_bind_p99_ms:7.1f} ms  "
+                f"event->bind request p50 {self.event_to_bind_p50_ms:6.2f} p99 {self.event_to_bind_p99_ms:6.2f} ms  "
+                f"{self.extra}")
 
 
 def _latencies(sent: list[tuple[float, int]], names: list[str], watcher: BindWatcher) -> list[float]:

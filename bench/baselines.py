@@ -142,7 +142,7 @@ class NodeTable:
     nonzero_mem: np.ndarray
 
     @classmethod
-    def build(cls, cluster: Any, node_specs: list[dict[str, Any]]) -> "NodeTable":
+    def build(cls, cluster: Any, node_specs: list[dict[str, Any]]) -> NodeTable:
         n_slots = int(cluster.allocatable_matrix.shape[1])
         live = np.zeros(n_slots, dtype=bool)
         names: list[str | None] = [None] * n_slots
@@ -258,7 +258,8 @@ def numpy_filter(table: NodeTable, pod: dict[str, Any]) -> np.ndarray:
 def numpy_scores(table: NodeTable, pod: dict[str, Any], feasible_idx: np.ndarray) -> np.ndarray:
     """Weighted default-profile score of the nodes in ``feasible_idx`` (int64, same order)."""
     tol = [t for t in pod["tolerations"] if t[3] in ("", "PreferNoSchedule")]
-    soft = [t for t, taint in enumerate(table.taint_vocab) if taint[2] == "PreferNoSchedule" and not tolerates(tol, taint)]
+    soft = [t for t, taint in enumerate(table.taint_vocab)
+            if taint[2] == "PreferNoSchedule" and not tolerates(tol, taint)]
     if soft:
         intolerable = table.taint_rows[soft][:, feasible_idx].sum(axis=0, dtype=np.int64)
     else:

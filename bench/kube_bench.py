@@ -52,7 +52,7 @@ class RawClient:
         return conn
 
     def post(self, path: str, body: bytes) -> int:
-        for attempt in range(3):
+        for _attempt in range(3):
             conn = self._conn()
             try:
                 conn.request("POST", path, body, {"Authorization": f"Bearer {self.token}",
@@ -118,6 +118,7 @@ def plane_with_nodes(directory: str | Path, n_nodes: int, gpu_every: int = 0, wo
 def bench_plane(directory: str | Path, n_nodes: int, **kw):
     """plane_with_nodes for a pytest benchmark, which skips when the control plane cannot be built (no Go)."""
     import pytest
+
     from vcore_kube.testenv import build
 
     try:
@@ -210,7 +211,8 @@ class Result:
 
     def row(self) -> str:
         return (f"{self.name:<30} {self.bound:>6}/{self.pods:<6} {self.seconds:8.2f} s {self.pods_per_second:9.0f} "
-                f"pods/s  p50 {self.p50_ms:8.0f} ms  p99 {self.p99_ms:8.0f} ms  scheduler CPU {self.cpu_seconds:6.1f} s")
+                f"pods/s  p50 {self.p50_ms:8.0f} ms  p99 {self.p99_ms:8.0f} ms  "
+                f"scheduler CPU {self.cpu_seconds:6.1f} s")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -248,6 +250,7 @@ def delete_pods(plane: ControlPlane, namespace: str) -> None:
     """Delete every pod of the namespace (a deletecollection; a large one outlives the API server's request
     timeout, so it is repeated until the namespace is empty)."""
     import urllib3
+
     from vcore_kube.kubeclient import ApiException
     api = plane.admin_api()
     while api.get(f"/api/v1/namespaces/{namespace}/pods", limit=1)["items"]:

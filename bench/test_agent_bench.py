@@ -47,7 +47,7 @@ def test_fast_path_latency(benchmark, bench_report, plane, limits, tmp_path, rat
     benchmark.pedantic(lambda: results.update(fast_path(plane, tmp_path, NODES, JOBS, AGENTS, per_s, MAX_GANG)),
                        rounds=1, iterations=1)
     group = f"agent fast path {AGENTS} pods at {per_s:.0f}/s, {NODES} nodes, {JOBS} jobs"
-    for key, r in results.items():
+    for r in results.values():
         assert r.bound == r.pods  # every agent placed
         bench_report.add(benchmark, group, r.name, creation_to_bind_p50_ms=r.creation_to_bind_p50_ms,
                          creation_to_bind_p99_ms=r.creation_to_bind_p99_ms, event_to_bind_p50_ms=r.event_to_bind_p50_ms,
@@ -60,7 +60,7 @@ def test_sharded_throughput(benchmark, bench_report, plane, limits, tmp_path):
     benchmark.pedantic(lambda: results.update(sharded(plane, tmp_path, PODS, INSTANCES)), rounds=1, iterations=1)
     group = f"sharded throughput {PODS} pods {NODES} nodes"
     one = results[INSTANCES[0]].pods_per_second
-    for k, r in results.items():
+    for r in results.values():
         assert r.bound == r.pods
         bench_report.add(benchmark, group, r.name, pods_per_s=r.pods_per_second, p50_ms=r.p50_ms, p99_ms=r.p99_ms,
                          cpu_s=r.cpu_seconds, vs_one_instance=r.pods_per_second / one,
@@ -72,7 +72,7 @@ def test_warm_pool_hit_latency(benchmark, bench_report, plane, limits, tmp_path)
     results = {}
     benchmark.pedantic(lambda: results.update(warm_pool(plane, tmp_path, POOL, POOL_RATE)), rounds=1, iterations=1)
     group = f"warm pool {POOL} sessions at {POOL_RATE:.0f}/s"
-    for key, r in results.items():
+    for r in results.values():
         assert r.bound == r.pods
         bench_report.add(benchmark, group, r.name, creation_to_bind_p50_ms=r.creation_to_bind_p50_ms,
                          creation_to_bind_p99_ms=r.creation_to_bind_p99_ms, **r.extra)

@@ -148,7 +148,7 @@ class _NumpyEngine:
         role_left = [role.count(r) for r in range(len(role_need))]
         role_need, left, i = list(role_need), n, 0
         while i < n:
-            if all_or_nothing and (left < need or any(l < w for l, w in zip(role_left, role_need))):
+            if all_or_nothing and (left < need or any(have < want for have, want in zip(role_left, role_need))):
                 break
             j = i
             while j < n and shapes[j] == shapes[i]:

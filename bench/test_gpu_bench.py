@@ -56,9 +56,7 @@ def default_seed42():
 @pytest.mark.parametrize("policy,target_s", [("fgd", 1.0), ("first-fit", 0.5), ("best-fit", 1.0),
                                              ("random", 1.0), ("vcore", 2.0)])
 def test_replay_one_seed(benchmark, bench_report, default_seed42, policy, target_s):
-    from vcore.sim.gpu.replay import replay
-
-    from vcore.sim.gpu.replay import blended_target_workload
+    from vcore.sim.gpu.replay import blended_target_workload, replay
     from vcore.sim.gpu.trace import load_pods, workload_path
 
     cluster, pods, tw = default_seed42
@@ -157,8 +155,10 @@ def test_fgd_score_one_pod(benchmark, bench_report, default_seed42, impl):
     a = gpu.fgd_scores(inv, *pod, tgt)
     b = numpy_fgd_scores(cluster, inv, pod, tgt)
     assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]), "native and numpy FGD scores disagree"
-    fn = (lambda: gpu.fgd_scores(inv, *pod, tgt)) if impl == "native" else (lambda: numpy_fgd_scores(cluster, inv, pod, tgt))
-    benchmark(fn)
+    if impl == "native":
+        benchmark(lambda: gpu.fgd_scores(inv, *pod, tgt))
+    else:
+        benchmark(lambda: numpy_fgd_scores(cluster, inv, pod, tgt))
     n = cluster.nodes.n_nodes
     row = bench_report.add(benchmark, "gpu fgd score one pod", impl, nodes=n)
     if row is not None:

@@ -117,8 +117,9 @@ def _load(url: str, model: str, n: int, warmup: int) -> list[float]:
 def test_router_overhead_500_rps(benchmark, bench_report, tmp_path):
     pytest.importorskip("aiohttp")
     sys.path.insert(0, str(BENCH.parent))
-    from tests.router.conftest import free_port, wait_port
     import yaml
+
+    from tests.router.conftest import free_port, wait_port
 
     ports = {k: free_port() for k in ("engine", "router", "router-asyncio", "passthrough")}
     engine = f"http://127.0.0.1:{ports['engine']}"
@@ -144,7 +145,8 @@ def test_router_overhead_500_rps(benchmark, bench_report, tmp_path):
                                          str(ports["passthrough"]), "--upstream", engine]
                                         + (["--uvloop"] if loop == "uvloop" else []), **quiet),
     }
-    targets = {"direct": (engine, "sim-model"), "passthrough": (f"http://127.0.0.1:{ports['passthrough']}", "sim-model"),
+    targets = {"direct": (engine, "sim-model"),
+               "passthrough": (f"http://127.0.0.1:{ports['passthrough']}", "sim-model"),
                "router": (f"http://127.0.0.1:{ports['router']}", "m"),
                "router-asyncio": (f"http://127.0.0.1:{ports['router-asyncio']}", "m")}
     try:

@@ -12,8 +12,7 @@ import shutil
 import sys
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, Phase, settings, strategies as st
 
 sys.path.insert(0, os.path.dirname(__file__))  # `import reference` from any test module
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Iterable
 
 MAX_NODE_SCORE = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
@@ -182,10 +182,11 @@ class RefPod:
     tolerations: list                 # [(key, operator, value, effect)]
 
     @classmethod
-    def from_dict(cls, pod: dict) -> "RefPod":
+    def from_dict(cls, pod: dict) -> RefPod:
         spec = pod.get("spec") or {}
         real = pod_requests(pod)
-        nz = pod_requests(pod, {CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000), MEMORY: Fraction(DEFAULT_MEMORY_REQUEST)})
+        nz = pod_requests(pod, {CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000),
+                                MEMORY: Fraction(DEFAULT_MEMORY_REQUEST)})
         requests = {}
         for name, amount in real.items():
             v = canonical(name, amount)
@@ -217,7 +218,7 @@ class RefNode:
     unschedulable: bool
 
     @classmethod
-    def from_dict(cls, node: dict) -> "RefNode":
+    def from_dict(cls, node: dict) -> RefNode:
         meta = node.get("metadata") or {}
         spec = node.get("spec") or {}
         status = node.get("status") or {}
@@ -350,8 +351,8 @@ def profile_to_native(profile: dict | None) -> dict:
                   ((strategy.get("requestedToCapacityRatio") or {}).get("shape") or [])],
     }
     bal_args = args.get("NodeResourcesBalancedAllocation", {})
-    balanced = {"resources": [(r["name"], int(r.get("weight") or 1)) for r in
-                              (bal_args.get("resources") or [{"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1}])]}
+    bal_resources = bal_args.get("resources") or [{"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1}]
+    balanced = {"resources": [(r["name"], int(r.get("weight") or 1)) for r in bal_resources]}
     bp = args.get("binpack", {})
     bp_resources = [(CPU, int(bp.get("binpack.cpu", 1))), (MEMORY, int(bp.get("binpack.memory", 1)))]
     extra = [r.strip() for r in str(bp.get("binpack.resources", "") or "").split(",") if r.strip()]

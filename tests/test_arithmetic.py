@@ -8,12 +8,11 @@ import importlib
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import vcore
-from vcore.batch.amounts import MAX_AMOUNT, summed, vector
 from tests.batch import builders as B
+from vcore.batch.amounts import MAX_AMOUNT, summed, vector
 
 EI = 2**60
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import GIB, container, make_node, make_pod, req_pod, taint
 from kubernetes import client as k8s
 
 import vcore
+from conftest import GIB, container, make_node, make_pod, req_pod, taint
 from vcore import (
     NodeExistsError,
     NodeInUseError,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-import vcore
 import reference as ref
+import vcore
 from test_reference_self import ALL_SCORE_CASES, FILTER_CASES, build_reference, populate
 
 

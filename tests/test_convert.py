@@ -8,8 +8,7 @@ native code on random pods (hypothesis).
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from vcore._native import _convert
 
@@ -237,7 +236,8 @@ K8S_REQUEST_CASES = [
          init=[container(requests={"cpu": "5"}), sidecar(requests={"cpu": "1"}), sidecar(requests={"cpu": "2"}),
                container(requests={"cpu": "5"}), sidecar(requests={"cpu": "3"})]), {"cpu": 8000}),
     ("restartable-init-init-and-regular",  # max(10 + 100, 10 + 200) = 210
-     pod([container(requests={"cpu": "100"})], init=[sidecar(requests={"cpu": "10"}), container(requests={"cpu": "200"})]),
+     pod([container(requests={"cpu": "100"})],
+         init=[sidecar(requests={"cpu": "10"}), container(requests={"cpu": "200"})]),
      {"cpu": 210000}),
     # TestPodResourceLimits sidecar cases, through request := limit defaulting
     ("limits-restartable-init-container", pod([container(limits={"cpu": "1"})], init=[sidecar(limits={"cpu": "1"})]),
@@ -453,7 +453,8 @@ POD_ERRORS = [
     ("resource-name-not-str", pod([container(requests={1: "1"})]), TypeError,
      r"^pod default/p1: spec\.containers\[0\]\.resources\.requests: resource name 1 is not a string"),
     ("container-none", pod([None]), TypeError, r"^pod default/p1: spec\.containers\[0\]: expected an object"),
-    ("containers-not-list", {"metadata": {"name": "p1"}, "spec": {"containers": {"name": "c"}}}, TypeError, r"^pod default/p1: spec\.containers: expected a list"),
+    ("containers-not-list", {"metadata": {"name": "p1"}, "spec": {"containers": {"name": "c"}}}, TypeError,
+     r"^pod default/p1: spec\.containers: expected a list"),
     ("restart-policy-not-str", pod([], init=[container(restart=1)]), TypeError,
      r"^pod default/p1: spec\.initContainers\[0\]\.restartPolicy: expected a string"),
     ("node-selector-not-dict", pod(nodeSelector=["a"]), TypeError, r"^pod default/p1: spec\.nodeSelector: expected an"),
@@ -466,7 +467,8 @@ POD_ERRORS = [
     ("no-terms", pod(affinity=_aff(required=[])), ValueError,
      rf"^pod default/p1: {REQ}: must have at least one node selector term"),
     ("in-without-values", pod(affinity=_aff(required=[{"matchExpressions": [_expr(op="In", values=[])]}])),
-     ValueError, rf"^pod default/p1: {REQ}\[0\]\.matchExpressions\[0\]\.values: must be specified when `operator` is 'In'"),
+     ValueError,
+     rf"^pod default/p1: {REQ}\[0\]\.matchExpressions\[0\]\.values: must be specified when `operator` is 'In'"),
     ("notin-without-values", pod(affinity=_aff(required=[{"matchExpressions": [_expr(op="NotIn")]}])),
      ValueError, rf"^pod default/p1: {REQ}\[0\]\.matchExpressions\[0\]\.values: must be specified"),
     ("exists-with-values",

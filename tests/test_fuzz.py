@@ -10,11 +10,11 @@ The adapters' configurations, the router's HTTP bodies and the topology inputs h
 from __future__ import annotations
 
 import copy
+import functools
 import math
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import vcore
 
@@ -62,7 +62,8 @@ PRIORITY_CLASS = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
 PROFILE = {"percentageOfNodesToScore": 50,
            "plugins": {"score": {"enabled": [{"name": "NodeResourcesFit", "weight": 2}]}},
            "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {
-               "type": "MostAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}}}]}
+               "type": "MostAllocated",
+               "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}}}]}
 CYCLE = {"actions": "enqueue, allocate, preempt, reclaim, backfill",
          "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang", "enablePreemptable": False},
                                 {"name": "conformance"}]},
@@ -172,7 +173,7 @@ def _fuzz(name):
 def test_the_valid_objects_are_valid():
     for name, (valid, call) in ENTRY_POINTS.items():
         cluster = _cluster()
-        assert _call_or_promised_error(cluster, lambda: call(cluster, copy.deepcopy(valid))), name
+        assert _call_or_promised_error(cluster, functools.partial(call, cluster, copy.deepcopy(valid))), name
 
 
 test_fuzz_add_node = _fuzz("add_node")
@@ -198,7 +199,7 @@ def test_fuzz_sequences_keep_the_accounting_consistent(names, data):
     for name in names:
         valid, call = ENTRY_POINTS[name]
         obj = data.draw(st.one_of(st.just(copy.deepcopy(valid)), mutated(valid)))
-        _call_or_promised_error(cluster, lambda: call(cluster, obj))
+        _call_or_promised_error(cluster, functools.partial(call, cluster, obj))
         requested, allocatable = cluster.requested_matrix, cluster.allocatable_matrix
         assert (requested >= 0).all() and (allocatable >= 0).all()
         assert not np.isnan(requested.astype(float)).any() and math.isfinite(float(requested.sum()))

@@ -76,7 +76,8 @@ def _pod(name: str, labels: dict | None = None, **spec) -> dict:
 def test_every_pod_spec_field_is_classified():
     fields = set(client.V1PodSpec.attribute_map)
     classified = HONORED | set(REFUSED_FIELDS) | NOT_SCHEDULING | {"volumes", "resource_claims"}
-    assert fields - classified == set(), "PodSpec fields vcore has not classified: decide whether kube-scheduler acts on them"
+    assert fields - classified == set(), \
+        "PodSpec fields vcore has not classified: decide whether kube-scheduler acts on them"
     assert classified - fields == set(), "classified fields the client does not have"
 
 
@@ -118,7 +119,8 @@ def test_the_testers_cases_are_never_placed_wrong():
     placed as if the fields did not exist before the guard. Now each is honored or refused."""
     cluster = _cluster()
     pods = [_pod(f"anti-{i}", affinity=ANTI) for i in range(3)]
-    pods += [_pod(f"port-{i}", {"app": "port"}, containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}])
+    pods += [_pod(f"port-{i}", {"app": "port"},
+                  containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}])
              for i in range(3)]
     pods += [_pod("gated", schedulingGates=[{"name": "kueue.x-k8s.io/admission"}]),
              _pod("spread", {"app": "spread"}, topologySpreadConstraints=SPREAD),
@@ -133,7 +135,8 @@ def test_the_testers_cases_are_never_placed_wrong():
 
 def test_soft_terms_never_make_a_pod_pending():
     preferred = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 10, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOSTNAME}}]}}
+        {"weight": 10,
+         "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOSTNAME}}]}}
     anyway = [{**SPREAD[0], "whenUnsatisfiable": "ScheduleAnyway"}]
     pods = [_pod("pref", affinity=preferred), _pod("anyway", topologySpreadConstraints=anyway),
             _pod("port0", containers=[{"name": "c", "ports": [{"containerPort": 80}]}]),

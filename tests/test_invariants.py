@@ -7,12 +7,11 @@ hypothesis.stateful drives vcore.Cluster / vcore.Scheduler and reference.Referen
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import settings
-from hypothesis import strategies as st
+from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-import vcore
 import reference as ref
+import vcore
 from conftest import fit_args, make_profile, node_dicts, pod_dicts
 
 NODE_NAMES = [f"node{i}" for i in range(8)]

@@ -353,8 +353,9 @@ _PUBLIC_UNDERSCORED = {"_replace", "_asdict", "_fields", "_make"}  # namedtuple'
 def private_reads(package: str, module: str, source: str, is_package: bool = False) -> list[str]:
     """Another module's private names read by `module`: an import of a private name or module of the same package,
     or an attribute `x._name` where `_name` is not defined in this module (a def, a class, an assignment, a class
-    body's field) and `x` is not the object itself (`self`, `cls`: what a subclass inherits is its own). A private attribute of an object from elsewhere (another module's, vcore's, a library's) is
-    read through that module's public functions instead."""
+    body's field) and `x` is not the object itself (`self`, `cls`: what a subclass inherits is its own). A private
+    attribute of an object from elsewhere (another module's, vcore's, a library's) is read through that module's
+    public functions instead."""
     bad = []
     for imp in python_imports(source, module, is_package):
         if _in(imp.module, package) and (any(_private(p) for p in imp.module.split("."))
@@ -700,12 +701,12 @@ VCORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("errors", "reasons", "validation", "types", "plugins", "gpu.policies", "batch.amounts",
               "batch.shares.names")),
     ("native", ("_native",)),
-    ("object model", ("pod_selectors", "batch.podgroup", "batch.pods", "batch.queue", "batch.priority", "batch.state", "gpu.specs",
-                      "gpu.numa", "gpu.devices", "gpu.requests", "gpu.mig", "topology.constraint", "topology.hypernode",
-                      "topology.tree", "topology.patterns", "topology.args")),
+    ("object model", ("pod_selectors", "batch.podgroup", "batch.pods", "batch.queue", "batch.priority", "batch.state",
+                      "gpu.specs", "gpu.numa", "gpu.devices", "gpu.requests", "gpu.mig", "topology.constraint",
+                      "topology.hypernode", "topology.tree", "topology.patterns", "topology.args")),
     ("cluster", ("cluster",)),
     ("profiles", ("profile", "batch.config")),
-    ("capabilities", ("batch.__init__", "batch.actions", "batch.cycle", "batch.result", "batch.session",
+    ("capabilities", ("batch.__init__", "batch.actions", "batch.cycle", "batch.job", "batch.result", "batch.session",
                       "batch.statement", "batch.topology_planner", "batch.shares.__init__", "batch.shares.base",
                       "batch.shares.capacity", "batch.shares.cohort", "batch.shares.hierarchy",
                       "batch.shares.proportion", "topology.__init__", "topology.cost", "topology.cpsat",
@@ -738,7 +739,8 @@ def _vcore_graph() -> dict[str, dict[str, int]]:
     files = vcore_files()
     graph = internal_graph("vcore", files)
     rename = {m: f"{m}.__init__" for m, (_, is_package) in files.items()
-              if is_package and m != "vcore" and not any(e == _relative(m, "vcore") for _, g in VCORE_LAYERS for e in g)}
+              if is_package and m != "vcore"
+              and not any(e == _relative(m, "vcore") for _, g in VCORE_LAYERS for e in g)}
     return {rename.get(m, m): {rename.get(t, t): line for t, line in targets.items()} for m, targets in graph.items()}
 
 

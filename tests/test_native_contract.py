@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from vcore import reasons
-from vcore._native import _convert, _core
+from vcore._native import _core
 
 ROOT = Path(__file__).resolve().parents[1]
 STUB = ROOT / "src" / "vcore" / "_native" / "_core.pyi"
@@ -662,7 +662,8 @@ GARBAGE_DRIVER = textwrap.dedent(r'''
          lambda: s.compile_pod({"key": "ns/x", "tolerations": [("", "Equal", "", "")]})),
         ("compile_pod(toleration effect NUL)",
          lambda: s.compile_pod({"key": "ns/x", "tolerations": [("k", "Exists", "", "NoSchedule\x00")]})),
-        ("compile_pod(toleration 3-tuple)", lambda: s.compile_pod({"key": "ns/x", "tolerations": [("k", "Exists", "")]})),
+        ("compile_pod(toleration 3-tuple)",
+         lambda: s.compile_pod({"key": "ns/x", "tolerations": [("k", "Exists", "")]})),
         ("compile_pod(term op)", lambda: s.compile_pod(rt(expressions=[("k", "Bogus", ["a"])]))),
         ("compile_pod(term op NUL)", lambda: s.compile_pod(rt(expressions=[("k", "In\x00", ["a"])]))),
         ("compile_pod(Gt not int)", lambda: s.compile_pod(rt(expressions=[("k", "Gt", ["x"])]))),
@@ -735,7 +736,8 @@ GARBAGE_DRIVER = textwrap.dedent(r'''
                                                                    "shape": [(0, 11)]}})),
         ("Engine(binpack weight str)",
          lambda: _core.Engine(s, {"filters": [], "scores": [], "binpack": {"weight": "x"}})),
-        ("Engine(pct 101)", lambda: _core.Engine(s, {"filters": [], "scores": [], "percentage_of_nodes_to_score": 101})),
+        ("Engine(pct 101)",
+         lambda: _core.Engine(s, {"filters": [], "scores": [], "percentage_of_nodes_to_score": 101})),
         ("Engine(pct -1)", lambda: _core.Engine(s, {"filters": [], "scores": [], "percentage_of_nodes_to_score": -1})),
         ("Engine(pct 2**31)",
          lambda: _core.Engine(s, {"filters": [], "scores": [], "percentage_of_nodes_to_score": 2**31})),
@@ -862,17 +864,22 @@ GARBAGE_DRIVER = textwrap.dedent(r'''
         ("topology.add_hypernode(tier -1)", lambda: T.add_hypernode(s, hn(tier=-1))),
         ("topology.add_hypernode(tier 2**40)", lambda: T.add_hypernode(s, hn(tier=2**40))),
         ("topology.add_hypernode(no members)", lambda: T.add_hypernode(s, hn(members=[]))),
-        ("topology.add_hypernode(member 4-tuple)", lambda: T.add_hypernode(s, hn(members=[("Node", "exactMatch", "n0", [])]))),
+        ("topology.add_hypernode(member 4-tuple)",
+         lambda: T.add_hypernode(s, hn(members=[("Node", "exactMatch", "n0", [])]))),
         ("topology.add_hypernode(member None)", lambda: T.add_hypernode(s, hn(members=[None]))),
-        ("topology.add_hypernode(member type)", lambda: T.add_hypernode(s, hn(members=[("Rack", "exactMatch", "n0", [], [])]))),
+        ("topology.add_hypernode(member type)",
+         lambda: T.add_hypernode(s, hn(members=[("Rack", "exactMatch", "n0", [], [])]))),
         ("topology.add_hypernode(selector)", lambda: T.add_hypernode(s, hn(members=[("Node", "bogus", "n0", [], [])]))),
-        ("topology.add_hypernode(regex)", lambda: T.add_hypernode(s, hn(members=[("Node", "regexMatch", "(", [], [])]))),
+        ("topology.add_hypernode(regex)",
+         lambda: T.add_hypernode(s, hn(members=[("Node", "regexMatch", "(", [], [])]))),
         ("topology.add_hypernode(regex no match)",
          lambda: T.add_hypernode(s, hn(members=[("Node", "regexMatch", "^zz$", [], [])]))),
         ("topology.add_hypernode(label op)",
          lambda: T.add_hypernode(s, hn(members=[("Node", "labelMatch", "", [("k", "Gt", ["1"])], [])]))),
-        ("topology.add_hypernode(labels empty)", lambda: T.add_hypernode(s, hn(members=[("Node", "labelMatch", "", [], [])]))),
-        ("topology.add_hypernode(unknown node)", lambda: T.add_hypernode(s, hn(members=[("Node", "exactMatch", "ghost", [], [])]))),
+        ("topology.add_hypernode(labels empty)",
+         lambda: T.add_hypernode(s, hn(members=[("Node", "labelMatch", "", [], [])]))),
+        ("topology.add_hypernode(unknown node)",
+         lambda: T.add_hypernode(s, hn(members=[("Node", "exactMatch", "ghost", [], [])]))),
         ("topology.add_hypernode(unknown child)",
          lambda: T.add_hypernode(s, hn(members=[("HyperNode", "exactMatch", "ghost", [], [])]))),
         ("topology.add_hypernode(child by regex)",
@@ -1019,7 +1026,8 @@ def test_garbage_never_crashes_the_interpreter(tmp_path):
             pytest.fail(f"driver failed outside any call (rc {proc.returncode}):\n{proc.stderr[-3000:]}")
         crashed[labels[last]] = f"rc {proc.returncode}: {proc.stderr.strip().splitlines()[:1]}"
         start = last + 1
-    problems = {**{f"CRASH {k}": v for k, v in crashed.items()}, **{f"NO EXCEPTION {k}": v for k, v in returned.items()}}
+    problems = {**{f"CRASH {k}": v for k, v in crashed.items()},
+                **{f"NO EXCEPTION {k}": v for k, v in returned.items()}}
     assert not problems, json.dumps(problems, indent=1)
     assert len(raised) == len(labels)
     # StaleError: regexMatch results computed against other nodes (vcore.topology.patterns computes them again).

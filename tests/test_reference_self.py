@@ -13,8 +13,19 @@ from dataclasses import dataclass, field
 import pytest
 
 import reference as ref
-from conftest import (container, expr, fit_args, make_node, make_pod, make_profile, req_pod, taint, term,
-                      toleration, zero_container)
+from conftest import (
+    container,
+    expr,
+    fit_args,
+    make_node,
+    make_pod,
+    make_profile,
+    req_pod,
+    taint,
+    term,
+    toleration,
+    zero_container,
+)
 
 
 @dataclass
@@ -98,11 +109,22 @@ SCORING_CASES = [
 # tainttoleration/taint_toleration_test.go). Kube's st.MakePod().Obj() has no containers: it is encoded as a
 # container with explicit zero requests, which is the same for every plugin.
 # ---------------------------------------------------------------------------------------------------------------
-_cpu_only = lambda name: make_pod(name, container({"cpu": 1000, "memory": 0}), container({"cpu": 2000, "memory": 0}))  # noqa: E731
-_cpu_mem = lambda name: make_pod(name, container({"cpu": 1000, "memory": 2000}), container({"cpu": 2000, "memory": 3000}))  # noqa: E731
-_cpu_mem_gpu = lambda name: make_pod(name, container({"cpu": 1000, "memory": 2000}),  # noqa: E731
-                                     container({"cpu": 2000, "memory": 3000, "nvidia.com/gpu": 3}))
-_no_req = lambda name: make_pod(name, container())  # noqa: E731  (a container with *missing* requests)
+def _cpu_only(name):
+    return make_pod(name, container({"cpu": 1000, "memory": 0}), container({"cpu": 2000, "memory": 0}))
+
+
+def _cpu_mem(name):
+    return make_pod(name, container({"cpu": 1000, "memory": 2000}), container({"cpu": 2000, "memory": 3000}))
+
+
+def _cpu_mem_gpu(name):
+    return make_pod(name, container({"cpu": 1000, "memory": 2000}),
+                    container({"cpu": 2000, "memory": 3000, "nvidia.com/gpu": 3}))
+
+
+def _no_req(name):
+    return make_pod(name, container())  # a container with *missing* requests
+
 
 KUBE_SCORE_CASES = [
     # least_allocated_test.go
@@ -211,7 +233,8 @@ KUBE_SCORE_CASES = [
     ScoreCase("balanced_allocation_test.go: resources requested, pods scheduled with resources",
               two(10000, 20000, 10000, 20000), _cpu_mem("in"), balanced_only(), {"n1": 82, "n2": 95},
               [("n1", _cpu_only("e1")), ("n2", _cpu_mem("e2"))]),
-    ScoreCase("balanced_allocation_test.go: resources requested, pods scheduled with resources, differently sized nodes",
+    ScoreCase("balanced_allocation_test.go: resources requested, pods scheduled with resources, "
+              "differently sized nodes",
               two(10000, 20000, 10000, 50000), _cpu_mem("in"), balanced_only(), {"n1": 82, "n2": 80},
               [("n1", _cpu_only("e1")), ("n2", _cpu_mem("e2"))]),
     ScoreCase("balanced_allocation_test.go: requested resources at node capacity",
@@ -351,7 +374,8 @@ FILTER_CASES = [
     _one(_n(taints=[taint("foo", "bar")]), _tpod(toleration("foo", "Exists", effect="NoSchedule")), True, {},
          "taint_toleration_test.go: operator Exists tolerates"),
     _one(_n(taints=[taint("dedicated", "user2"), taint("foo", "bar")]),
-         _tpod(toleration("dedicated", "Equal", "user2", "NoSchedule"), toleration("foo", "Exists", effect="NoSchedule")),
+         _tpod(toleration("dedicated", "Equal", "user2", "NoSchedule"),
+               toleration("foo", "Exists", effect="NoSchedule")),
          True, {}, "taint_toleration_test.go: multiple tolerations, all taints tolerated"),
     _one(_n(taints=[taint("foo", "bar")]), _tpod(toleration("foo", "Equal", "bar", "PreferNoSchedule")), False,
          {T: 1}, "taint_toleration_test.go: key and value match, effect differs"),
@@ -415,7 +439,8 @@ FILTER_CASES = [
          "fit_test.go: too many pods and insufficient resources all counted"),
     _one(_n(), req_pod("in", 3000, 5000), False, {"Insufficient cpu": 1}, "fit_test.go: insufficient cpu",
          existing=[("n1", p(2000, 0, "e1"))]),
-    _one(_n(), req_pod("in", 2000, 5000), True, {}, "fit_test.go: exactly fits", existing=[("n1", p(2000, 5000, "e1"))]),
+    _one(_n(), req_pod("in", 2000, 5000), True, {}, "fit_test.go: exactly fits",
+         existing=[("n1", p(2000, 5000, "e1"))]),
     _one(_n(), req_pod("in", None, None), True, {}, "fit_test.go: missing requests fit a full node",
          existing=[("n1", p(4000, 10000, "e1"))]),
     _one(_n(extra={EXT: 2}), req_pod("in", 0, 0, {EXT: 3}), False, {f"Insufficient {EXT}": 1},

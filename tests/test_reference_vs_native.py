@@ -9,11 +9,10 @@ score plugin weights). Hypothesis runs derandomized (profile "ci" in conftest.py
 """
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-import vcore
 import reference as ref
+import vcore
 from conftest import node_dicts, pod_dicts, profiles
 
 

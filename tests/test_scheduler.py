@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from conftest import GIB, expr, make_node, make_pod, make_profile, req_pod, taint, term, toleration
 
 import vcore
+from conftest import GIB, expr, make_node, make_pod, make_profile, req_pod, taint, term, toleration
 from vcore import Placement, PodAlreadyBoundError
 
 MI = 2**20

@@ -122,5 +122,6 @@ def test_optional_mapping_and_list_read_a_missing_field_as_empty():
 
 def test_strings_are_unicode_text():
     assert v.String()("zoné", "f") == "zoné"
-    with pytest.raises((ValueError, TypeError), match=r"^f: '\\ud800' is not valid Unicode text \(it holds a lone surrogate\)$"):
+    with pytest.raises((ValueError, TypeError),
+                       match=r"^f: '\\ud800' is not valid Unicode text \(it holds a lone surrogate\)$"):
         v.String()("\ud800", "f")

@@ -31,7 +31,8 @@ from vcore.errors import (
     VCoreError,
 )
 from vcore.profile import Profile
-from vcore.scheduler import Evaluation, FilterResult, NodeScope, Placement, Scheduler
+from vcore.scheduler import Evaluation, FilterResult, NodeScope, Scheduler
+from vcore.types import Placement
 
 __version__ = "0.1.0"
 

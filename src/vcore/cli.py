@@ -33,17 +33,20 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from vcore.sim.gpu import cli as trace_cli
+
+if TYPE_CHECKING:
+    from vcore.sim.pods import PodsScenarioResult
 
 __all__ = ["build_parser", "main"]
 
 PROG = "vcore"
 
 
-def _int_at_least(minimum: int, what: str):
+def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
     """An argparse ``type`` accepting integers >= ``minimum`` with a message that says what was wrong."""
 
     def parse(text: str) -> int:
@@ -105,7 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", type=_int_at_least(0, "a non-negative integer"), default=0,
                      help="seed of the generator and of the scheduler's tie-breaking (default: %(default)s)")
     sim.add_argument("--profile", type=_existing_file, metavar="PATH",
-                     help="scheduler profile (YAML, one KubeSchedulerConfiguration profile); default profile if omitted")
+                     help="scheduler profile (YAML, one KubeSchedulerConfiguration profile); "
+                          "default profile if omitted")
     sim.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
     sim.add_argument("--scenario", choices=("pods", "gang", "topology", "agent"), default="pods",
                      help="pods: one schedule() call over synthetic pods (default); gang: one run_cycle() over "
@@ -137,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _format_report(result: Any, seed: int, profile: str | None) -> str:
+def _format_report(result: PodsScenarioResult, seed: int, profile: str | None) -> str:
     lines = [
         f"vcore simulate: {result.nodes:,} nodes, {result.pods:,} pods "
         f"(seed {seed}, profile {profile or 'default'})",
@@ -182,7 +186,14 @@ def _run_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scenario(run, args: argparse.Namespace, **kwargs) -> Any:
+class _Result(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+R = TypeVar("R", bound=_Result)
+
+
+def _scenario(run: Callable[..., R], args: argparse.Namespace, **kwargs: Any) -> R | None:
     """Run a scenario; its result (printed as JSON with --json), or None after a one-line error (bad input)."""
     from vcore.errors import VCoreError
 

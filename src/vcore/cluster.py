@@ -10,20 +10,16 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from vcore import pod_selectors as _selectors
 from vcore._native import _convert, _core
 from vcore.batch.podgroup import parse_podgroup, podgroup_key
-from vcore.batch.pods import pod_info
+from vcore.batch.pods import PodInfo, pod_info
 from vcore.batch.queue import QueueSpec
 from vcore.batch.state import BatchState
-from vcore.gpu import numa as _gpu_numa
-from vcore.gpu import specs as _gpu_specs
-from vcore import pod_selectors as _selectors
-from vcore.topology import tree as _topology
-from vcore.topology.patterns import NodePatterns
 from vcore.errors import (
     NodeExistsError,
     NodeInUseError,
@@ -36,12 +32,18 @@ from vcore.errors import (
     PodGroupNotFoundError,
     PodNotFoundError,
 )
-from vcore.types import GpuChoice
+from vcore.gpu import numa as _gpu_numa, specs as _gpu_specs
+from vcore.topology import tree as _topology
+from vcore.topology.patterns import NodePatterns
+from vcore.types import GpuChoice, HeldGpus
+
+if TYPE_CHECKING:
+    from vcore._native._convert import NodeSpec, PodSpec
 
 T = TypeVar("T")
 
 
-def node_spec(node: Any) -> dict:
+def node_spec(node: Any) -> NodeSpec:
     """The native spec of a Node, with its GPU devices when it has any."""
     spec = _convert.node_spec(node)
     if _gpu_specs.node_has_gpus(spec):
@@ -52,12 +54,12 @@ def node_spec(node: Any) -> dict:
     return spec
 
 
-def pod_spec(pod: Any) -> dict:
+def pod_spec(pod: Any) -> PodSpec:
     """The native spec of a Pod, with its GPU request when it has one."""
     return with_gpu(_convert.pod_spec(pod), pod)
 
 
-def with_gpu(spec: dict, pod: Any) -> dict:
+def with_gpu(spec: PodSpec, pod: Any) -> PodSpec:
     """Add a converted pod spec's GPU request (parsed only for pods that may have one)."""
     if _gpu_specs.pod_may_use_gpus(spec):
         gpu = _gpu_specs.pod_gpu(pod, spec.get("requests"))
@@ -66,7 +68,7 @@ def with_gpu(spec: dict, pod: Any) -> dict:
     return spec
 
 
-def gpu_choice(held: tuple) -> GpuChoice | None:
+def gpu_choice(held: HeldGpus) -> GpuChoice | None:
     """The native ((gpu, mig_start), ...) of a placed pod as a GpuChoice; None when it holds no GPU."""
     if not held:
         return None
@@ -81,7 +83,7 @@ def pod_key(pod: Any) -> str:
 def _locked(method: Callable[..., T]) -> Callable[..., T]:
     """Run a Cluster method holding the cluster's lock (see Cluster.lock)."""
     @functools.wraps(method)
-    def locked(self: "Cluster", *args: Any, **kwargs: Any) -> T:
+    def locked(self: Cluster, *args: Any, **kwargs: Any) -> T:
         with self._lock:
             return method(self, *args, **kwargs)
     return locked
@@ -189,7 +191,7 @@ class Cluster:
         """
         self._bind_spec(self.pod_spec(pod), node_name, gpus)
 
-    def _bind_spec(self, spec: dict, node_name: str, gpus: Any) -> Any:
+    def _bind_spec(self, spec: PodSpec, node_name: str, gpus: Any) -> _core.CompiledPod:
         """Bind a converted pod; returns its CompiledPod."""
         # Check before compiling: compiling may add resource rows, and a failed call must change nothing.
         index = self.node_index(node_name)
@@ -244,12 +246,12 @@ class Cluster:
     def n_pods(self) -> int:
         return self._state.n_pods
 
-    def pod_spec(self, pod: Any) -> dict:
+    def pod_spec(self, pod: Any) -> PodSpec:
         """The native spec of a Pod as this cluster schedules it: converted, with its GPU request and the default
         topology spread selector the cluster's Services and controllers give it."""
         return self.complete_spec(pod_spec(pod))
 
-    def complete_spec(self, spec: dict) -> dict:
+    def complete_spec(self, spec: PodSpec) -> PodSpec:
         """Add to a converted pod spec what the cluster knows about the pod: the selector of its default topology
         spread constraints (PodTopologySpread), when it has no constraints of its own and something selects it."""
         if self._selectors and "spread" not in spec:
@@ -273,7 +275,7 @@ class Cluster:
         self._track(info)
         self._batch.add_pod(info)
 
-    def _track(self, info: Any) -> None:
+    def _track(self, info: PodInfo) -> None:
         """Bind a running pod, compile a pending one (once, at ingest: a cycle then only places it)."""
         if info.node_name and not info.terminated:
             if self.node_of(info.key) == info.node_name:  # placed by schedule() or bind(): adopt that binding

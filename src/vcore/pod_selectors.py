@@ -13,19 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vcore._native import _convert
 from vcore.validation import MapOf, String, mapping, optional_mapping
 
-SERVICE, REPLICATION_CONTROLLER, REPLICA_SET, STATEFUL_SET = "service", "replicationcontroller", "replicaset", "statefulset"
+if TYPE_CHECKING:
+    from vcore._native._convert import Requirement
+
+SERVICE, REPLICATION_CONTROLLER, REPLICA_SET, STATEFUL_SET = (
+    "service", "replicationcontroller", "replicaset", "statefulset")
 KINDS = (SERVICE, REPLICATION_CONTROLLER, REPLICA_SET, STATEFUL_SET)
 # The controller kinds kube-scheduler follows from a pod's owner reference, by (apiVersion, kind).
 _CONTROLLERS = {("v1", "ReplicationController"): REPLICATION_CONTROLLER, ("apps/v1", "ReplicaSet"): REPLICA_SET,
                 ("apps/v1", "StatefulSet"): STATEFUL_SET}
 _LABEL_MAP = MapOf(String())
-
-Requirement = tuple[str, str, list[str]]
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ class PodSelectors:
         requirements: list[Requirement] = [(k, "In", [v]) for k, v in merged.items()]
         controller = spec.get("controller")
         kind = _CONTROLLERS.get(controller[:2]) if controller else None
-        owner = self._objects[kind].get(f"{namespace}/{controller[2]}") if kind else None
+        owner = self._objects[kind].get(f"{namespace}/{controller[2]}") if kind and controller else None
         if owner is not None and owner.labels is not None:  # ReplicationController: its map merged in
             merged.update(owner.labels)
             requirements = [(k, "In", [v]) for k, v in merged.items()]

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from vcore import plugins as P
 from vcore.errors import ProfileError
-from vcore.plugins.base import API_VERSION, MAX_NODE_SCORE
-from vcore.validation import Integer, ListOf, String, fail, join, load_yaml_file, mapping, unknown_key
+from vcore.plugins.base import API_VERSION, FILTER, MULTI_POINT, PRE_FILTER, PRE_SCORE, SCORE
+from vcore.validation import ANY, Integer, ListOf, String, fail, join, load_yaml_file, mapping, unknown_key
 
 __all__ = ["API_VERSION", "DEFAULT_SCHEDULER_NAME", "Profile"]
 
@@ -57,7 +57,7 @@ class PluginArguments(Mapping[str, Any]):
     def __getitem__(self, name: str) -> Any:
         return self._items[name]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._items)
 
     def __len__(self) -> int:
@@ -145,10 +145,10 @@ class Profile:
             return {"enabled": [{"name": n} for n in names], "disabled": [{"name": "*"}]}
 
         plugins: dict[str, Any] = {
-            P.PRE_FILTER: point(self.pre_filters),
-            P.FILTER: point(self.filters),
-            P.PRE_SCORE: point(self.pre_scores),
-            P.SCORE: {"enabled": [{"name": n, "weight": w} for n, w in self.scores], "disabled": [{"name": "*"}]},
+            PRE_FILTER: point(self.pre_filters),
+            FILTER: point(self.filters),
+            PRE_SCORE: point(self.pre_scores),
+            SCORE: {"enabled": [{"name": n, "weight": w} for n, w in self.scores], "disabled": [{"name": "*"}]},
         }
         running = set(self.filters) | {n for n, _ in self.scores}
         plugin_config = [{"name": name, "args": plugin.to_args(self.args[name])} for name, plugin in P.PLUGINS.items()
@@ -190,7 +190,7 @@ def _check_keys(value: Mapping[str, Any], allowed: tuple[str, ...], path: str) -
 
 
 def _as_list(value: Any, path: str) -> list[Any]:
-    return list(ListOf(_ANY_ITEM)(value, path, ProfileError))
+    return list(ListOf(ANY)(value, path, ProfileError))
 
 
 def _as_str(value: Any, path: str) -> str:
@@ -199,10 +199,6 @@ def _as_str(value: Any, path: str) -> str:
 
 def _as_int(value: Any, path: str, lo: int, hi: int) -> int:
     return Integer(lo, hi)(value, path, ProfileError)
-
-
-def _ANY_ITEM(value: Any, path: str, error: Any = None) -> Any:
-    return value
 
 
 def _suggest_plugin(name: str) -> str:
@@ -266,10 +262,10 @@ def _resolve(data: Any, root: str, global_pct: int | None) -> Profile:
     return Profile(
         scheduler_name=scheduler_name,
         percentage_of_nodes_to_score=pct,
-        pre_filters=points[P.PRE_FILTER],
-        filters=points[P.FILTER],
-        pre_scores=points[P.PRE_SCORE],
-        scores=points[P.SCORE],
+        pre_filters=points[PRE_FILTER],
+        filters=points[FILTER],
+        pre_scores=points[PRE_SCORE],
+        scores=points[SCORE],
         args=PluginArguments(args),
     )
 
@@ -317,7 +313,7 @@ def _parse_plugin_set(value: Any, point: str, path: str) -> _PluginSet:
             raise _fail(npath, f"vcore does not implement plugin {name!r}; disable it or leave it out")
         if not P.is_implemented(name):
             raise _fail(npath, f"unknown plugin {name!r}{_suggest_plugin(name)}")
-        if point != P.MULTI_POINT and not P.implements(name, point):
+        if point != MULTI_POINT and not P.implements(name, point):
             points = ", ".join(p for p in P.SPECIFIC_POINTS if P.implements(name, p))
             raise _fail(npath, f"plugin {name!r} does not implement the {point} extension point "
                                f"(it implements: {points})")
@@ -370,10 +366,10 @@ def _resolve_plugins(value: Any, path: str, args: Mapping[str, Any]) -> dict[str
     sets = {point: _parse_plugin_set(value.get(point), point, _child(path, point)) for point in P.EXTENSION_POINTS}
 
     # v1 defaulting: the defaults all come through multiPoint; every other point's default set is empty.
-    multi_point = _merge_plugin_set(P.VCORE_DEFAULT_MULTI_POINT, sets[P.MULTI_POINT])
+    multi_point = _merge_plugin_set(P.VCORE_DEFAULT_MULTI_POINT, sets[MULTI_POINT])
 
     resolved: dict[str, Any] = {}
-    for point in (P.PRE_FILTER, P.FILTER, P.PRE_SCORE, P.SCORE):
+    for point in (PRE_FILTER, FILTER, PRE_SCORE, SCORE):
         specific = sets[point]
         specific_names = [n for n, _ in specific.enabled]
         if "*" in specific.disabled:
@@ -395,17 +391,17 @@ def _resolve_plugins(value: Any, path: str, args: Mapping[str, Any]) -> dict[str
 
     # framework getScoreWeights: the score point's own entry wins over multiPoint; 0/absent -> 1.
     weights: dict[str, int] = {}
-    for name, weight in list(sets[P.SCORE].enabled) + multi_point:
-        if P.implements(name, P.SCORE) and name not in weights:
+    for name, weight in list(sets[SCORE].enabled) + multi_point:
+        if P.implements(name, SCORE) and name not in weights:
             weights[name] = weight or 1
     total = 0
     for name in weights:
         # Most plugins score up to 100; binpack up to 100 * binpack.weight (Volcano), GPUPlacement in tenths.
         top = weights[name] * P.PLUGINS[name].max_score(args.get(name))
         if top > P.MAX_TOTAL_SCORE - total:
-            raise _fail(_child(path, P.SCORE), "total score of Score plugins could overflow")
+            raise _fail(_child(path, SCORE), "total score of Score plugins could overflow")
         total += top
-    resolved[P.SCORE] = tuple((n, weights[n]) for n in resolved[P.SCORE])
+    resolved[SCORE] = tuple((n, weights[n]) for n in resolved[SCORE])
     return resolved
 
 

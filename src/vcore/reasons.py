@@ -5,7 +5,8 @@ tests keep the two equal), then every node plugin's, then "Insufficient <resourc
 table of a cluster state is ``vcore._native._core.reason_names(state)``.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 UNSCHEDULABLE = "node(s) were unschedulable"
 UNTOLERATED_TAINT = "node(s) had untolerated taint"
@@ -29,7 +30,7 @@ def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
 
-def pod_refusal(spec: Mapping | None) -> str:
+def pod_refusal(spec: Mapping[str, Any] | None) -> str:
     """Why every node refuses a pod outright: its scheduling gates (as kube-scheduler's SchedulingGates words
     them), or the fields of it that vcore does not evaluate (unnamed for a pod the caller compiled)."""
     if spec is not None:
@@ -42,7 +43,8 @@ def pod_refusal(spec: Mapping | None) -> str:
     return _NOT_HONORED + "a field of this pod, or it waits for scheduling gates"
 
 
-def reason_counts(codes_counts, reason_names: Sequence[str], spec: Mapping | None = None) -> dict[str, int]:
+def reason_counts(codes_counts: Iterable[int], reason_names: Sequence[str],
+                  spec: Mapping[str, Any] | None = None) -> dict[str, int]:
     """Map a per-code count array to {reason: count}, keeping only reasons that occurred; ``reason_names`` is the
     state's table (``_core.reason_names(state)``), ``spec`` (the pod's native spec) names what a refusal is about."""
     out = {reason_names[code]: int(count) for code, count in enumerate(codes_counts) if count}

@@ -12,9 +12,9 @@ import functools
 import gc
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -27,13 +27,16 @@ from vcore.cluster import Cluster, gpu_choice, with_gpu
 from vcore.errors import ProfileError
 from vcore.profile import Profile
 from vcore.reasons import fit_error_message, reason_counts
-from vcore.types import GpuChoice, Placement
+from vcore.types import Placement
+
+if TYPE_CHECKING:
+    from vcore._native._convert import PodSpec
 
 T = TypeVar("T")
 
 
 @contextlib.contextmanager
-def _gc_paused(*, promote: bool = False):
+def _gc_paused(*, promote: bool = False) -> Iterator[None]:
     """Pause the cyclic garbage collector for a batch.
 
     A batch allocates tens of thousands of small acyclic objects (specs, placements) while the caller's pod
@@ -88,7 +91,7 @@ class Evaluation:
 def _holding_cluster(method: Callable[..., T]) -> Callable[..., T]:
     """Run a Scheduler method holding its cluster's lock (Cluster.lock): each call is atomic from any thread."""
     @functools.wraps(method)
-    def locked(self: "Scheduler", *args: Any, **kwargs: Any) -> T:
+    def locked(self: Scheduler, *args: Any, **kwargs: Any) -> T:
         with self.cluster.lock:
             return method(self, *args, **kwargs)
     return locked
@@ -104,8 +107,8 @@ class Scheduler:
     seed fixes the tie-break among equally scored nodes, so runs are reproducible.
     """
 
-    def __init__(self, cluster: Cluster, profile: dict | str | os.PathLike | None = None, *,
-                 cycle: dict | str | os.PathLike | CycleConfig | None = None, seed: int = 0) -> None:
+    def __init__(self, cluster: Cluster, profile: dict[str, Any] | str | os.PathLike[str] | None = None, *,
+                 cycle: dict[str, Any] | str | os.PathLike[str] | CycleConfig | None = None, seed: int = 0) -> None:
         if not isinstance(cluster, Cluster):
             raise TypeError(f"Scheduler: cluster must be a vcore.Cluster, not {type(cluster).__name__}")
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
@@ -175,7 +178,7 @@ class Scheduler:
             self.cluster.complete_spec(spec)
         if any(given):  # per pod its spec, None for a pod compiled by the caller
             remaining = iter(specs)
-            spec_of: list[dict | None] = [None if compiled else next(remaining) for compiled in given]
+            spec_of: Sequence[PodSpec | None] = [None if compiled else next(remaining) for compiled in given]
             keys = [p.key if spec is None else spec["key"] for p, spec in zip(pods, spec_of)]
         else:
             spec_of = specs
@@ -258,8 +261,9 @@ class Scheduler:
         their status and still count in their queues.
 
         ``between_jobs`` is called after each job's placement (or eviction) is committed or undone (pods without a
-        group, placed in runs by one native call, after each run of at most 128), in the calling thread: a caller that must not wait for the whole cycle (an adapter placing latency-sensitive pods with
-        ``schedule()`` on the same cluster) does its work there. It may bind and unbind pods; it must not add or
+        group, placed in runs by one native call, after each run of at most 128), in the calling thread: a caller
+        that must not wait for the whole cycle (an adapter placing latency-sensitive pods with ``schedule()`` on the
+        same cluster) does its work there. It may bind and unbind pods; it must not add or
         remove nodes or the cycle's pods and groups. The cycle's later jobs see what it bound."""
         if between_jobs is not None and not callable(between_jobs):
             raise TypeError(f"run_cycle: between_jobs must be callable, not {type(between_jobs).__name__}")

@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["GpuChoice", "Placement"]
+__all__ = ["GpuChoice", "HeldGpus", "Placement"]
+
+#: The GPUs a pod holds as the native core reports them: (GPU index, MIG start slice or -1) per device.
+HeldGpus = tuple[tuple[int, int], ...]
 
 
 @dataclass(frozen=True)

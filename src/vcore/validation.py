@@ -40,6 +40,7 @@ __all__ = [
     "PORT",
     "Anything",
     "Boolean",
+    "Check",
     "Constraint",
     "Duration",
     "Integer",
@@ -64,6 +65,10 @@ __all__ = [
 
 T = TypeVar("T")
 ErrorType = Callable[[str], Exception]
+E = TypeVar("E", bound=Exception)
+#: A check: ``check(value, path, error)`` returns the checked value or raises ``error("<path>: <problem>")``. A
+#: Constraint is one; so is a function such as :func:`mapping`.
+Check = Callable[[Any, str, ErrorType], T]
 
 
 def join(path: str, key: str | int) -> str:
@@ -92,7 +97,7 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def fail(error: ErrorType, path: str, problem: str) -> Exception:
+def fail(error: Callable[[str], E], path: str, problem: str) -> E:
     """The error to raise for a field: ``error("<path>: <problem>")``."""
     return error(f"{path}: {problem}" if path else problem)
 
@@ -196,13 +201,13 @@ class String(Constraint[str]):
 
 
 @dataclass(frozen=True)
-class ListOf(Constraint[tuple]):
+class ListOf(Constraint[tuple[Any, ...]]):
     """A list (or tuple) whose every item meets ``item``; at least ``min_len`` items."""
 
-    item: Constraint[Any]
+    item: Check[Any]
     min_len: int = 0
 
-    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> tuple:
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> tuple[Any, ...]:
         if not isinstance(value, (list, tuple)):
             raise fail_type(error, path, f"must be a list, got {type_name(value)}")
         if len(value) < self.min_len:
@@ -211,26 +216,26 @@ class ListOf(Constraint[tuple]):
 
 
 @dataclass(frozen=True)
-class MapOf(Constraint[dict]):
+class MapOf(Constraint[dict[str, Any]]):
     """A mapping with string keys (meeting ``key``) and values meeting ``value``."""
 
-    value: Constraint[Any]
-    key: Constraint[str] = field(default_factory=String)
+    value: Check[Any]
+    key: Check[str] = field(default_factory=String)
 
-    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> dict:
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> dict[str, Any]:
         mapping = _mapping(value, path, error)
         return {self.key(k, join(path, str(k)), error): self.value(v, join(path, k), error) for k, v in mapping.items()}
 
 
 @dataclass(frozen=True)
-class Record(Constraint[dict]):
+class Record(Constraint[dict[str, Any]]):
     """A mapping with known keys: each key's value meets its constraint, ``required`` keys are present, any other
     key is an error (with a did-you-mean hint). Returns a dict of the keys present, checked."""
 
-    fields: Mapping[str, Constraint[Any]]
+    fields: Mapping[str, Check[Any]]
     required: tuple[str, ...] = ()
 
-    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> dict:
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> dict[str, Any]:
         mapping = _mapping(value, path, error)
         for key in mapping:
             if key not in self.fields:
@@ -245,7 +250,7 @@ class Record(Constraint[dict]):
 class OneOf(Constraint[Any]):
     """The first of several constraints that accepts the value (e.g. a port number or a port name)."""
 
-    options: tuple[Constraint[Any], ...]
+    options: tuple[Check[Any], ...]
     what: str
 
     def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> Any:
@@ -262,7 +267,7 @@ class NullsAbsent(Constraint[Any]):
     """A mapping whose null fields count as absent (Kubernetes objects leave an unset field out or write it null),
     then checked by ``inner`` (usually a Record)."""
 
-    inner: Constraint[Any]
+    inner: Check[Any]
 
     def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> Any:
         if isinstance(value, Mapping):

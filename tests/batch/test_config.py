@@ -7,7 +7,7 @@ import yaml
 import vcore
 from vcore.batch.config import DEFAULT_CONF, CycleConfig
 
-from .builders import gang, node, build
+from .builders import build, gang, node
 
 VOLCANO_TYPICAL = """
 actions: "enqueue, allocate, backfill, preempt, reclaim"
@@ -108,16 +108,19 @@ BAD = {
     "unknown-key": ({"actions": "allocate", "tiers": [], "metrics": {}}, r"metrics: unknown key"),
     "unknown-plugin": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}, {"name": "sla"}]}]},
                        r"tiers\[0\]\.plugins\[1\]\.name: unknown plugin 'sla'"),
-    "plugin-twice": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}]}, {"plugins": [{"name": "gang"}]}]},
+    "plugin-twice": ({"actions": "allocate",
+                      "tiers": [{"plugins": [{"name": "gang"}]}, {"plugins": [{"name": "gang"}]}]},
                      r"tiers\[1\]\.plugins\[0\]\.name: gang is configured twice"),
-    "two-share-plugins": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "proportion"}, {"name": "capacity"}]}]},
+    "two-share-plugins": ({"actions": "allocate",
+                           "tiers": [{"plugins": [{"name": "proportion"}, {"name": "capacity"}]}]},
                           r"capacity and proportion are both queue-share plugins"),
     "unknown-option": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableSomething": True}]}]},
                        r"tiers\[0\]\.plugins\[0\]\.enableSomething: unknown plugin option"),
     "option-not-bool": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableJobOrder": "yes"}]}]},
                         r"enableJobOrder: expected true or false"),
     "overcommit-below-one": ({"actions": "enqueue", "tiers": [{"plugins": [
-        {"name": "overcommit", "arguments": {"overcommit-factor": 0.5}}]}]}, r"overcommit-factor: must be in \[1, inf\]"),
+        {"name": "overcommit", "arguments": {"overcommit-factor": 0.5}}]}]},
+        r"overcommit-factor: must be in \[1, inf\]"),
     "gang-argument": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "arguments": {"x": 1}}]}]},
                       r"tiers\[0\]\.plugins\[0\]\.arguments\.x: unknown argument of gang"),
     "nodeorder-both-strategies": ({"actions": "allocate", "tiers": [{"plugins": [

@@ -8,12 +8,13 @@ import pytest
 
 import vcore
 
-from .builders import (bound_by_group, build, flatten, gang, node, pod, podgroup, priority_class, queue)
+from .builders import bound_by_group, build, flatten, gang, node, pod, podgroup, priority_class, queue
 
 PLUGINS_T1 = [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]
 
 
-def cycle(actions: str, *, shares: str | dict | None = "proportion", drf: bool = True, extra: list | None = None) -> dict:
+def cycle(actions: str, *, shares: str | dict | None = "proportion", drf: bool = True,
+          extra: list | None = None) -> dict:
     share = [] if shares is None else [shares if isinstance(shares, dict) else {"name": shares}]
     t2 = ([{"name": "drf"}] if drf else []) + [{"name": "predicates"}, *share, {"name": "nodeorder"}] + (extra or [])
     return {"actions": actions, "tiers": [{"plugins": PLUGINS_T1}, {"plugins": t2}]}
@@ -98,7 +99,8 @@ CASES = {
         flatten(node("n1", "8"), queue("capped", capability={"cpu": "3"}), gang("job", 4, queue="capped")), {},
         {"job": "Inqueue"}),
     "queue-capability-elastic": Case(
-        flatten(node("n1", "8"), queue("capped", capability={"cpu": "3"}), gang("job", 5, min_member=2, queue="capped")),
+        flatten(node("n1", "8"), queue("capped", capability={"cpu": "3"}),
+                gang("job", 5, min_member=2, queue="capped")),
         {"job": 3}, {"job": "Running"}),
     "proportion-weights": Case(
         flatten(node("n1", "8"), queue("q1", 1), queue("q3", 3),

@@ -5,15 +5,15 @@ import copy
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import reference as ref
 import vcore
-from vcore._native import _core
 from conftest import GIB, container, make_node, make_profile, node_dicts, pod_dicts, profiles, req_pod
-from .gang_reference import reference_place_gang
 from test_reference_vs_native import build_both
+from vcore._native import _core
+
+from .gang_reference import reference_place_gang
 
 UNLIMITED = 2**63 - 1
 

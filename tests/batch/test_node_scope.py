@@ -3,8 +3,7 @@ schedule() and in run_cycle(); nodes joining and leaving the scope; bad input.""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import vcore
 

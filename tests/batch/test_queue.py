@@ -5,8 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from vcore.batch.queue import (
     GPU,
@@ -60,7 +59,8 @@ def test_volcano_limit_reads_capability_as_volcanos_scheduler(resource, value, e
 
 
 @pytest.mark.parametrize("obj, error, match", [
-    pytest.param(volcano("q", weight=-1), ValueError, r"queue q: spec.weight: must be in \[0, inf\], got -1", id="neg-weight"),
+    pytest.param(volcano("q", weight=-1), ValueError, r"queue q: spec.weight: must be in \[0, inf\], got -1",
+                 id="neg-weight"),
     pytest.param(volcano("q", weight="3"), TypeError, r"queue q: spec.weight: must be an integer", id="str-weight"),
     pytest.param(volcano("q", capability={"cpu": "-1"}), ValueError, r"queue q: spec.capability.cpu: .*negative",
                  id="neg-capability"),
@@ -75,14 +75,14 @@ def test_volcano_limit_reads_capability_as_volcanos_scheduler(resource, value, e
                  r"queue q: spec.deserved.cpu: 3000 exceeds spec.capability.cpu", id="capability-below-deserved"),
     pytest.param(volcano("q", deserved=rlist(gpu=1), guarantee=rlist(gpu=2)), ValueError,
                  r"queue q: spec.guarantee.resource.nvidia.com/gpu: 2 exceeds spec.deserved", id="deserved-below-guar"),
-    pytest.param(volcano("q", state="Paused"), ValueError, r"queue q: status.state: must be one of Open, Closed, Closing, Unknown; got 'Paused'",
-                 id="bad-state"),
+    pytest.param(volcano("q", state="Paused"), ValueError,
+                 r"queue q: status.state: must be one of Open, Closed, Closing, Unknown; got 'Paused'", id="bad-state"),
     pytest.param(volcano("q", parent="q"), ValueError, r"queue q: spec.parent: a queue cannot be its own parent",
                  id="self-parent"),
     pytest.param(volcano("q", reclaimable="yes"), TypeError, r"queue q: spec.reclaimable: must be true or false",
                  id="bad-reclaimable"),
-    pytest.param(volcano("q", priority=2**40), ValueError, r"queue q: spec.priority: must be in \[-2147483648, 2147483647\]",
-                 id="priority-int32"),
+    pytest.param(volcano("q", priority=2**40), ValueError,
+                 r"queue q: spec.priority: must be in \[-2147483648, 2147483647\]", id="priority-int32"),
     pytest.param({"apiVersion": "scheduling.volcano.sh/v1alpha9", "kind": "Queue", "metadata": {"name": "q"}},
                  ValueError, r"queue q: apiVersion/kind: unknown kind", id="unknown-kind"),
     pytest.param({"apiVersion": VOLCANO_API, "kind": "PodGroup", "metadata": {"name": "q"}}, ValueError,
@@ -189,7 +189,8 @@ def test_kueue_stop_policy_closes_the_queue():
                  r"flavors\[0\].resources: must list exactly", id="missing-covered-resource"),
     pytest.param(kueue("q", covered=("cpu",), flavors=[_flavor("f", cpu={"nominalQuota": 1})],
                        preemption={"reclaimWithinCohort": "Sometimes"}),
-                 r"spec.preemption.reclaimWithinCohort: must be one of Never, LowerPriority, Any; got 'Sometimes'", id="bad-policy"),
+                 r"spec.preemption.reclaimWithinCohort: must be one of Never, LowerPriority, Any; got 'Sometimes'",
+                 id="bad-policy"),
     pytest.param(kueue("q", covered=("cpu",), flavors=[_flavor("f", cpu={"nominalQuota": 1})],
                        preemption={"borrowWithinCohort": {"policy": "LowerPriority"}}),
                  r"borrowWithinCohort.policy: LowerPriority requires spec.preemption.reclaimWithinCohort",

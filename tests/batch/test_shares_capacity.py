@@ -66,7 +66,8 @@ def test_case3_scalar_not_overused_reclaim_for_a_task_without_cpu_memory():
 
 def test_case4_queues_are_ordered_by_priority():
     cap = rlist(cpu="2", mem="4Gi")
-    p = run(CM, r(CM, "4", "8Gi"), [volcano("q7", priority=5, capability=cap), volcano("q8", priority=1, capability=cap),
+    p = run(CM, r(CM, "4", "8Gi"), [volcano("q7", priority=5, capability=cap),
+                                    volcano("q8", priority=1, capability=cap),
                                     volcano("q9", priority=10, capability=cap)],
             {"q7": usage(CM, allocated=r(CM, "2", "4Gi")), "q8": usage(CM, pending=r(CM, "2", "4Gi")),
              "q9": usage(CM, pending=r(CM, "2", "4Gi"))})
@@ -75,8 +76,9 @@ def test_case4_queues_are_ordered_by_priority():
 
 
 def test_case5_reclaim_when_allocated_plus_request_within_deserved_on_one_resource():
-    p = run(CM, r(CM, "2", "4Gi"), [volcano("q10", deserved=rlist(cpu="2", mem="2Gi"), capability=rlist(cpu="4", mem="4Gi")),
-                                    volcano("q11", deserved=rlist(cpu="0", mem="0"), capability=rlist(cpu="2", mem="2Gi"))],
+    p = run(CM, r(CM, "2", "4Gi"),
+            [volcano("q10", deserved=rlist(cpu="2", mem="2Gi"), capability=rlist(cpu="4", mem="4Gi")),
+             volcano("q11", deserved=rlist(cpu="0", mem="0"), capability=rlist(cpu="2", mem="2Gi"))],
             {"q10": usage(CM, allocated=r(CM, "1", "3Gi"), pending=r(CM, "1", "1Gi")),
              "q11": usage(CM, allocated=r(CM, "1", "1Gi"))})
     assert p.preemptive("q10", r(CM, "1", "1Gi"))  # cpu: 1 + 1 <= 2 although memory 3Gi + 1Gi > 2Gi
@@ -84,8 +86,9 @@ def test_case5_reclaim_when_allocated_plus_request_within_deserved_on_one_resour
 
 
 def test_case6_no_reclaim_when_allocated_plus_request_exceeds_deserved():
-    p = run(CM, r(CM, "2", "4Gi"), [volcano("q12", deserved=rlist(cpu="1", mem="2Gi"), capability=rlist(cpu="4", mem="4Gi")),
-                                    volcano("q13", deserved=rlist(cpu="0", mem="0"), capability=rlist(cpu="2", mem="2Gi"))],
+    p = run(CM, r(CM, "2", "4Gi"),
+            [volcano("q12", deserved=rlist(cpu="1", mem="2Gi"), capability=rlist(cpu="4", mem="4Gi")),
+             volcano("q13", deserved=rlist(cpu="0", mem="0"), capability=rlist(cpu="2", mem="2Gi"))],
             {"q12": usage(CM, allocated=r(CM, "1", "1Gi"), pending=r(CM, "1", "2Gi")),
              "q13": usage(CM, allocated=r(CM, "1", "1Gi"))})
     assert not p.preemptive("q12", r(CM, "1", "2Gi"))
@@ -247,8 +250,8 @@ def test_h_case7_guarantees_above_parent_capacity_do_not_break():
 def test_h_case8_scalar_deserved_passes():
     q8 = h("q8", "root", rlist(cpu="4", mem="4Gi", gpu=8))
     q81, q82 = (h(n, "q8", rlist(cpu="2", mem="2Gi", gpu=4)) for n in ("q81", "q82"))
-    p = run(GPU, r(GPU, "8", "8Gi", gpu=8), [ROOT, q8, q81, q82], {"q81": usage(GPU, pending=r(GPU, "2", "2Gi", gpu=1))},
-            hierarchy=True)
+    p = run(GPU, r(GPU, "8", "8Gi", gpu=8), [ROOT, q8, q81, q82],
+            {"q81": usage(GPU, pending=r(GPU, "2", "2Gi", gpu=1))}, hierarchy=True)
     assert p.allocatable("q81", r(GPU, "2", "2Gi", gpu=1))
 
 

@@ -104,7 +104,8 @@ def _reclaim(policy="Any", b_usage=0, borrow=None, threshold=None):
                                                                  if threshold is not None else {})}
     return session(cq("team-a-cq", cpu=9, covered=["cpu"]),
                    cq("team-b-cq", cpu=12, covered=["cpu"], preemption=preemption),
-                   usages={"team-a-cq": usage(NAMES, allocated=cpu(18)), "team-b-cq": usage(NAMES, allocated=cpu(b_usage))})
+                   usages={"team-a-cq": usage(NAMES, allocated=cpu(18)),
+                           "team-b-cq": usage(NAMES, allocated=cpu(b_usage))})
 
 
 A_WORKLOADS = [Claim("team-a-cq", cpu(6), priority=0), Claim("team-a-cq", cpu(6), priority=0),

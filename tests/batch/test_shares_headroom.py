@@ -6,12 +6,11 @@ must never disagree: hypothesis draws queue trees, usage and requests for every 
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from vcore.batch.shares import SHARE_PLUGINS
 
-from .share_builders import NAMES, kai, kueue, opened, rlist, tree, usage, volcano, vec
+from .share_builders import NAMES, kai, kueue, opened, rlist, tree, usage, vec, volcano
 
 _AMOUNT = st.integers(0, 12)
 

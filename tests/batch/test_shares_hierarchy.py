@@ -263,7 +263,8 @@ def _kai_cluster(p1_request=6, p2_request=1, d_limit=U):
              kai("p2", parent="d", gpu={"quota": 2, "limit": -1, "overQuotaWeight": 1}, **GPU_ONLY),
              kai("other", gpu={"quota": 4, "limit": -1, "overQuotaWeight": 1}, **GPU_ONLY), default_queue=False)
     usages = {"p1": usage(NAMES, allocated=vec(NAMES, gpu=2), pending=vec(NAMES, gpu=p1_request - 2)),
-              "p2": usage(NAMES, pending=vec(NAMES, gpu=p2_request)), "other": usage(NAMES, allocated=vec(NAMES, gpu=1))}
+              "p2": usage(NAMES, pending=vec(NAMES, gpu=p2_request)),
+              "other": usage(NAMES, allocated=vec(NAMES, gpu=1))}
     return opened(HierarchyPlugin(), t, vec(NAMES, cpu="64", mem="256Gi", gpu=8), usages)
 
 

@@ -4,8 +4,7 @@ sums, monotonicity in weight, and quota invariants under random allocation."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from vcore.batch.queue import UNLIMITED
 from vcore.batch.shares import CapacityPlugin, CohortPlugin, HierarchyPlugin, ProportionPlugin, QueueUsage
@@ -134,8 +133,8 @@ def test_kai_fair_share_bounds(tops, children, total):
     fair = {n: q.fair[0] for n, q in queues.items()}
     for q in queues.values():
         assert fair[q.name] <= q.requestable(0)
-    for level, amount in ((["t%d" % i for i in range(len(tops))], total),
-                          (["c%d" % j for j in range(len(children))], fair.get("t0", 0))):
+    for level, amount in (([f"t{i}" for i in range(len(tops))], total),
+                          ([f"c{j}" for j in range(len(children))], fair.get("t0", 0))):
         if not level:
             continue
         quotas = sum(min(amount if queues[n].deserved[0] >= UNLIMITED else queues[n].deserved[0],

@@ -63,8 +63,8 @@ def add_gang(c: vcore.Cluster, name: str, n: int, topology: dict | None = None, 
 
 
 def leaf_of(node_name: str) -> str:
-    s, l, _ = node_name.split("-")
-    return f"leaf-{s[1:]}-{l[1:]}"
+    spine, leaf, _ = node_name.split("-")
+    return f"leaf-{spine[1:]}-{leaf[1:]}"
 
 
 def per_leaf(c: vcore.Cluster, group: str) -> dict[str, int]:

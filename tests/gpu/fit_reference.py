@@ -31,8 +31,8 @@ raises ValueError/TypeError naming ``used_state[i]`` and the node.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from vcore.gpu import mig as _mig
 from vcore.gpu.devices import Gpu, NodeGpus
@@ -143,7 +143,7 @@ def pick(candidates: list[Gpu], n: int) -> tuple[int, ...] | None:
             groups.setdefault(("nvlink", g.nvlink_domain), []).append(g)
         if g.numa != -1:
             groups.setdefault(("numa", g.numa), []).append(g)
-    best = min((set_key(members[:n]) for members in groups.values() if len(members) >= n))
+    best = min(set_key(members[:n]) for members in groups.values() if len(members) >= n)
     return best[2]
 
 

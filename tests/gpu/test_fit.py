@@ -8,13 +8,12 @@ import itertools
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from tests.gpu.fit_reference import GpuUse, fit, free_state
 from vcore.gpu import mig
 from vcore.gpu.devices import Gpu, NodeGpus
 from vcore.gpu.mig import MigInstance
 from vcore.gpu.requests import GpuRequest, pod_gpu_request
 from vcore.types import GpuChoice
-
-from tests.gpu.fit_reference import GpuUse, fit, free_state
 
 A40, A80, H80, V100 = ("NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3",
                        "Tesla-V100-SXM2-16GB")
@@ -301,7 +300,8 @@ def scenarios(draw):
         req = GpuRequest("shared", count=draw(st.integers(1, 3)), milli=milli, memory_milli=milli, models=models)
     elif kind == "shared_mem":
         req = GpuRequest("shared", count=draw(st.integers(1, 2)),
-                         milli=draw(st.one_of(st.none(), st.integers(0, 1000))), memory_mib=draw(st.integers(1, 50000)), models=models)
+                         milli=draw(st.one_of(st.none(), st.integers(0, 1000))), memory_mib=draw(st.integers(1, 50000)),
+                         models=models)
     else:
         req = GpuRequest("mig", count=draw(st.integers(1, 4)), models=models,
                          mig_profile=draw(st.sampled_from(sorted(mig.all_profile_names()))))

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.gpu import reference as ref
 
@@ -102,7 +101,8 @@ spec_st = st.tuples(
 pod_st = st.tuples(
     st.integers(0, 32000), st.integers(0, 1 << 18), st.integers(0, 4), st.sampled_from([0, 100, 300, 500, 1000]),
     st.sampled_from([0, 1, 2, 3]),
-).map(lambda t: (t[0], t[1], 0 if t[3] == 0 else (1 if t[3] < 1000 else max(1, t[2])), t[3] if t[2] or t[3] else 0, t[4]))
+).map(lambda t: (t[0], t[1], 0 if t[3] == 0 else (1 if t[3] < 1000 else max(1, t[2])),
+                   t[3] if t[2] or t[3] else 0, t[4]))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import vcore
+from tests.gpu.fit_reference import GpuUse, fit
 from vcore._native import _core
 from vcore.gpu import mig
 from vcore.gpu.devices import Gpu, NodeGpus
@@ -17,8 +18,6 @@ from vcore.gpu.mig import MigInstance
 from vcore.gpu.requests import GpuRequest
 from vcore.gpu.specs import device_tuples, native_request
 from vcore.types import GpuChoice
-
-from tests.gpu.fit_reference import GpuUse, fit
 
 A40, A80, H80, T4 = "NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3", "Tesla-T4"
 MEMORY = {A40: 40960, A80: 81920, H80: 81559, T4: 15360}

@@ -147,22 +147,37 @@ def test_bad_pod_policy():
 def reference_numa_fit(gpus, cpu, policy, count, cpu_req):
     """gpus: [(numa, nvlink, free)] by index; cpu: {numa: [alloc, used]} (empty: unknown). Returns (GPU indices or
     None when filtered, {numa: pinned milli}). The rule of vcore.gpu.numa, written from its docstring."""
-    from vcore.gpu.devices import Gpu
     from tests.gpu.fit_reference import pick, set_key
+    from vcore.gpu.devices import Gpu
 
-    objs = [Gpu(i, "A100", 81920, n, l) for i, (n, l, _) in enumerate(gpus)]
+    objs = [Gpu(i, "A100", 81920, n, link) for i, (n, link, _) in enumerate(gpus)]
     ids = sorted(set(cpu) | {n for n, _, _ in gpus if n >= 0})
     if not ids:  # no NUMA information: one NUMA node, the plain device preference
         return pick([g for g in objs if gpus[g.index][2]], count), {}
-    free_gpus = lambda members: [g for g in objs if gpus[g.index][2] and g.numa in members]
-    all_gpus = lambda members: [g for g in objs if g.numa in members]
     known = bool(cpu)
-    free_cpu = lambda s: sum(cpu[i][0] - cpu[i][1] for i in s if i in cpu)
-    cap_cpu = lambda s: sum(cpu[i][0] for i in s if i in cpu)
-    holds = lambda s: (not known or free_cpu(s) >= cpu_req) and len(free_gpus(s)) >= count
-    could = lambda s: (not known or cap_cpu(s) >= cpu_req) and len(all_gpus(s)) >= count
+
+    def free_gpus(numa_ids):
+        return [g for g in objs if gpus[g.index][2] and g.numa in numa_ids]
+
+    def all_gpus(numa_ids):
+        return [g for g in objs if g.numa in numa_ids]
+
+    def free_cpu(s):
+        return sum(cpu[i][0] - cpu[i][1] for i in s if i in cpu)
+
+    def cap_cpu(s):
+        return sum(cpu[i][0] for i in s if i in cpu)
+
+    def holds(s):
+        return (not known or free_cpu(s) >= cpu_req) and len(free_gpus(s)) >= count
+
+    def could(s):
+        return (not known or cap_cpu(s) >= cpu_req) and len(all_gpus(s)) >= count
+
+    def members(m):
+        return {ids[k] for k in range(len(ids)) if m >> k & 1}
+
     masks = sorted(range(1, 1 << len(ids)), key=lambda m: m)
-    members = lambda m: {ids[k] for k in range(len(ids)) if m >> k & 1}
     if policy == "single-numa-node":
         sizes = [1]
     elif policy == "restricted":
@@ -223,8 +238,8 @@ def numa_nodes(draw):
        st.integers(0, 6), st.lists(st.integers(1, 3), max_size=3))
 def test_native_numa_fit_equals_reference(node_case, policy, count, cpus, pinned_before):
     gpus, cpu = node_case
-    topo = {"gpus": [{"index": i, **({"numa": n} if n >= 0 else {}), **({"nvlink": l} if l >= 0 else {})}
-                     for i, (n, l, _) in enumerate(gpus)]}
+    topo = {"gpus": [{"index": i, **({"numa": n} if n >= 0 else {}), **({"nvlink": link} if link >= 0 else {})}
+                     for i, (n, link, _) in enumerate(gpus)]}
     numa = {"numa": [{"id": i, "cpu": str(a // 1000)} for i, (a, _) in cpu.items()]} if cpu else None
     n = node(gpus=len(gpus), numa=numa, gpu_topology=topo if gpus else None)
     n["status"]["allocatable"]["cpu"] = "64"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import yaml
 
-from vcore_kube.testenv.control_plane import free_port
 from vcore_kube.kubeclient import ApiException
+from vcore_kube.testenv.control_plane import free_port
 
 
 class SchedulerRun:
@@ -31,7 +31,7 @@ class SchedulerRun:
         self.log = self.directory / f"{name}-{self.port}.log"
         self.proc: subprocess.Popen | None = None
 
-    def start(self, identity: str | None = None, wait_ready: bool = True) -> "SchedulerRun":
+    def start(self, identity: str | None = None, wait_ready: bool = True) -> SchedulerRun:
         argv = [sys.executable, "-m", "vcore_kube", "--kubeconfig", self.kubeconfig, "--config",
                 str(self.config_file)]
         if identity:
@@ -82,7 +82,7 @@ class SchedulerRun:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
-                raise AssertionError(f"{self.name} did not stop on SIGTERM; log:\n{self.log_tail()}")
+                raise AssertionError(f"{self.name} did not stop on SIGTERM; log:\n{self.log_tail()}") from None
         return self.proc.returncode if self.proc else 0
 
     def log_tail(self, n: int = 40) -> str:

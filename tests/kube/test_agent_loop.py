@@ -11,16 +11,16 @@ import pytest
 
 from vcore_kube import binder as bind
 from vcore_kube.agentcontrol import AgentControl
+from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.config import load_config
 from vcore_kube.convert import Converter
-from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.fastpath import FastPath
 from vcore_kube.loop import SchedulingLoop
 from vcore_kube.metrics import Metrics
 from vcore_kube.schedqueue import SchedulingQueue
 from vcore_kube.shardcontrol import ShardControl
 from vcore_kube.testenv.objects import node, pod
-from vcore_kube.warmpool import PLACEHOLDER_LABEL, POOL_LABEL, WarmPools
+from vcore_kube.warmpool import POOL_LABEL, WarmPools
 
 SCHED, AGENT = "vcore", "vcore-agent"
 _uids = itertools.count()

@@ -9,9 +9,10 @@ import json
 import threading
 import urllib.request
 
-from .harness import SchedulerRun, bound, check_invariants, events, pods, wait_bound, wait_for
 from vcore_kube.testenv.objects import create_nodes, create_pods, ensure_namespace, node, pod
 from vcore_kube.warmpool import PLACEHOLDER_LABEL, POOL_LABEL
+
+from .harness import SchedulerRun, bound, check_invariants, events, pods, wait_bound, wait_for
 
 VOLCANO = "/apis/scheduling.volcano.sh/v1beta1"
 WARMPOOLS = "/apis/vcore.io/v1alpha1/namespaces/{ns}/warmpools"
@@ -90,7 +91,7 @@ def test_warm_pool_hits_misses_refill_and_never_blocks(admin, namespace, schedul
     create_pods(admin, sessions)
     placed = wait_bound(admin, namespace, ["s0", "s1"], run=run)
     assert set(placed[n] for n in ("s0", "s1")) <= set(held.values())
-    wait_for(lambda: run.metric('vcore_scheduler_warm_pool_hits_total{pool="%s/sandbox"}' % namespace) == 2, 20,
+    wait_for(lambda: run.metric(f'vcore_scheduler_warm_pool_hits_total{{pool="{namespace}/sandbox"}}') == 2, 20,
              "2 hits", run)
     # The pool refills to its size, on the capacity left.
     refilled = wait_for(lambda: (h := placeholders(admin, namespace)) and len(h) == 4 and h, 60, "the refill", run)
@@ -101,7 +102,7 @@ def test_warm_pool_hits_misses_refill_and_never_blocks(admin, namespace, schedul
     miss["spec"]["nodeSelector"] = {"only": "here"}
     create_pods(admin, [miss])
     assert wait_bound(admin, namespace, ["s-miss"], run=run)["s-miss"] == "warm-x"
-    assert run.metric('vcore_scheduler_warm_pool_misses_total{pool="%s/sandbox"}' % namespace) >= 1
+    assert run.metric(f'vcore_scheduler_warm_pool_misses_total{{pool="{namespace}/sandbox"}}') >= 1
     # Never blocks: real pods of any priority (below the placeholders' too, never preempting) take every cpu of
     # the reserved nodes; the placeholders there give way.
     admin.create("/apis/scheduling.k8s.io/v1/priorityclasses", {

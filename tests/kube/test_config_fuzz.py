@@ -12,8 +12,7 @@ import math
 from pathlib import Path
 
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from vcore_kube.cli import main
 from vcore_kube.config import Config, ConfigError, load_config

@@ -5,9 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import control_plane_unavailable
-
 import pytest
+
+from conftest import control_plane_unavailable
 
 
 def test_demo_prints_a_summary(tmp_path):

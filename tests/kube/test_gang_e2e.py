@@ -9,8 +9,9 @@ import functools
 
 import pytest
 
-from .harness import bound, check_invariants, delete_pod, pods, wait_bound, wait_for
 from vcore_kube.testenv.objects import create_nodes, create_pods, node, pod
+
+from .harness import bound, check_invariants, delete_pod, pods, wait_bound, wait_for
 
 SCHED = "vcore-gang"
 VOLCANO = "/apis/scheduling.volcano.sh/v1beta1"

@@ -10,8 +10,9 @@ from collections import Counter
 
 import pytest
 
-from .harness import bound, check_invariants, events, pods, wait_bound, wait_for
 from vcore_kube.testenv.objects import create_nodes, create_pods, ensure_namespace, node, pod
+
+from .harness import bound, check_invariants, events, pods, wait_bound, wait_for
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+import vcore
 from vcore_kube import binder as bind
+from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.config import load_config
 from vcore_kube.convert import Converter
-import vcore
-from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.loop import SchedulingLoop
 from vcore_kube.metrics import Metrics
 from vcore_kube.testenv.objects import node, pod

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from vcore_kube.membership import Membership, Published
+from vcore_kube.membership import Membership
 from vcore_kube.nodeshard import apply_assignment
 from vcore_kube.shardwriter import publish
 

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from vcore_kube.schedqueue import (ALL_EVENTS, NODE_ADDED, NODE_UPDATED, POD_DELETED, SHARD_CHANGED,
-                                   SchedulingQueue, hints)
+from vcore_kube.schedqueue import (
+    ALL_EVENTS,
+    NODE_ADDED,
+    NODE_UPDATED,
+    POD_DELETED,
+    SHARD_CHANGED,
+    SchedulingQueue,
+    hints,
+)
 
 
 def test_active_order_is_priority_then_arrival():

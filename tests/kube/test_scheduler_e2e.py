@@ -8,8 +8,9 @@ import functools
 
 import pytest
 
-from .harness import (bound, check_invariants, events, pods, wait_bound, wait_for)
 from vcore_kube.testenv.objects import create_nodes, create_pods, node, pod
+
+from .harness import bound, check_invariants, events, pods, wait_bound, wait_for
 
 
 @pytest.fixture
@@ -69,7 +70,8 @@ def test_whole_gpu_pod_gets_its_indices(admin, namespace, scheduler):
     create_pods(admin, [pinned(pod("two", namespace, scheduler="vcore-e2e", gpus=2), selector),
                         pinned(pod("one", namespace, scheduler="vcore-e2e", gpus=1), selector)])
     wait_bound(admin, namespace, ["two", "one"], run=run)
-    items = {p["metadata"]["name"]: p["metadata"]["annotations"]["volcano.sh/gpu-index"] for p in pods(admin, namespace)}
+    items = {p["metadata"]["name"]: p["metadata"]["annotations"]["volcano.sh/gpu-index"]
+             for p in pods(admin, namespace)}
     two, one = {int(i) for i in items["two"].split(",")}, {int(i) for i in items["one"].split(",")}
     assert len(two) == 2 and len(one) == 1 and not two & one and (two | one) <= {0, 1, 2, 3}
     check_invariants(admin, namespace, "vcore-e2e", expect_all_bound=True)

@@ -14,10 +14,11 @@ import sys
 import pytest
 import yaml
 
-from .harness import check_invariants, pods, wait_bound, wait_for
 from vcore_kube import nodeshard
 from vcore_kube.testenv.control_plane import free_port
 from vcore_kube.testenv.objects import create_nodes, create_pods, ensure_namespace, node, pod
+
+from .harness import check_invariants, pods, wait_bound, wait_for
 
 _tests = itertools.count()
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from vcore_kube.config import ConfigError
-from vcore_kube.shardplan import (WARMUP_LABEL, NodeTable, assign, load_sharding_config, shard_members)
+from vcore_kube.shardplan import WARMUP_LABEL, NodeTable, assign, load_sharding_config, shard_members
 
 from .shard_reference import assign_reference
 
@@ -206,7 +205,7 @@ def test_numpy_rule_equals_the_reference(specs, nodes, hysteresis, tolerance):
         "hysteresis": hysteresis, "balanceTolerance": tolerance, "minMoveInterval": "30s"})
     rows = [(f"n{i:03d}", {"pool": "x"} if in_pool else {}, cores * 1000, cores * GIB, cores * 10 * pct)
             for i, (cores, pct, in_pool, _, _, _) in enumerate(nodes)]
-    for i, (cores, pct, in_pool, warm, _, _) in enumerate(nodes):
+    for i, (_cores, _pct, _in_pool, warm, _, _) in enumerate(nodes):
         if warm:
             rows[i][1][WARMUP_LABEL] = "true"
     t = NodeTable.build(config, rows)

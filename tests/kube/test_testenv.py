@@ -122,7 +122,7 @@ def test_scheduler_identity_has_exactly_the_cluster_role(control_plane, namespac
                 "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": namespace}})
         assert err.value.status == 403
         with pytest.raises(ApiException) as err:
-            api.put(f"/apis/shard.volcano.sh/v1alpha1/nodeshards/x", {
+            api.put("/apis/shard.volcano.sh/v1alpha1/nodeshards/x", {
                 "apiVersion": "shard.volcano.sh/v1alpha1", "kind": "NodeShard", "metadata": {"name": "x"},
                 "spec": {"nodesDesired": []}})
         assert err.value.status == 403  # a NodeShard's spec is the sharding controller's

@@ -115,6 +115,7 @@ class _Closing:
 @pytest.mark.parametrize("close_after_each", [False, True], ids=["kept-alive", "closed-by-server"])
 def test_direct_requests_reuse_connections_and_resend_once_on_a_stale_one(close_after_each):
     from kubernetes import client
+
     from vcore_kube.kubeclient import Api
     server = _Closing(close_after_each)
     try:

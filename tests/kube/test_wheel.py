@@ -20,8 +20,8 @@ import venv
 from pathlib import Path
 
 import pytest
-from conftest import control_plane_unavailable
 
+from conftest import control_plane_unavailable
 from vcore_kube.testenv import build
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,6 +9,7 @@ import pytest
 import vcore
 
 MB = 1024 * 1024
+ALLOCATABLE = {"cpu": "4", "memory": "4Gi", "pods": "10"}
 
 
 def images(*entries: tuple[tuple[str, ...], int]) -> list[dict]:
@@ -55,8 +56,8 @@ ONLY_IMAGE_LOCALITY = {"plugins": {"multiPoint": {"disabled": [{"name": "*"}],
 def _cluster(node_images: list[list[dict]]) -> vcore.Cluster:
     cluster = vcore.Cluster()
     for i, node_imgs in enumerate(node_images):
-        cluster.add_node({"metadata": {"name": f"node{i + 1}"},
-                          "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "10"}, "images": node_imgs}})
+        status = {"allocatable": ALLOCATABLE, "images": node_imgs}
+        cluster.add_node({"metadata": {"name": f"node{i + 1}"}, "status": status})
     return cluster
 
 
@@ -71,13 +72,11 @@ def test_node_updates_and_removals_keep_the_spread_right():
     scheduler = vcore.Scheduler(cluster, ONLY_IMAGE_LOCALITY)
     incoming = pod("gcr.io/10", "gcr.io/4000")
     assert scheduler.score(incoming)["node1"] == 66  # 4000M on 1 of 3 nodes
-    cluster.update_node({"metadata": {"name": "node2"},
-                         "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "10"}, "images": NODE_4000_30}})
+    cluster.update_node({"metadata": {"name": "node2"}, "status": {"allocatable": ALLOCATABLE, "images": NODE_4000_30}})
     assert scheduler.score(incoming) == {"node1": 100, "node2": 100, "node3": 0}  # on 2 of 3: over the limit
     cluster.remove_node("node2")
     assert scheduler.score(incoming) == {"node1": 100, "node3": 0}  # on 1 of 2 nodes: 2000M, the limit
-    cluster.update_node({"metadata": {"name": "node1"},
-                         "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "10"}, "images": NO_IMAGES}})
+    cluster.update_node({"metadata": {"name": "node1"}, "status": {"allocatable": ALLOCATABLE, "images": NO_IMAGES}})
     assert scheduler.score(incoming) == {"node1": 0, "node3": 0}
 
 

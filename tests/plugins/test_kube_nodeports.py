@@ -9,6 +9,7 @@ import pytest
 import vcore
 
 REASON = "node(s) didn't have free ports for the requested pod ports"
+ALLOCATABLE = {"cpu": "4", "memory": "4Gi", "pods": "10"}
 
 
 def ports(*specs: str) -> list[dict]:
@@ -63,7 +64,7 @@ ONLY_NODE_PORTS = {"plugins": {"multiPoint": {"disabled": [{"name": "*"}], "enab
 @pytest.mark.parametrize("name, incoming, existing, fits", CASES, ids=[c[0] for c in CASES])
 def test_node_ports_table(name, incoming, existing, fits):
     cluster = vcore.Cluster()
-    cluster.add_node({"metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "10"}}})
+    cluster.add_node({"metadata": {"name": "n"}, "status": {"allocatable": ALLOCATABLE}})
     if existing is not None:
         cluster.bind(existing, "n")
     result = vcore.Scheduler(cluster, ONLY_NODE_PORTS).filter(incoming)
@@ -74,7 +75,7 @@ def test_node_ports_table(name, incoming, existing, fits):
 
 def test_unbinding_frees_the_port_and_two_holders_keep_it_taken():
     cluster = vcore.Cluster()
-    cluster.add_node({"metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "10"}}})
+    cluster.add_node({"metadata": {"name": "n"}, "status": {"allocatable": ALLOCATABLE}})
     # Two pods bound on one port by someone else (vcore would not place the second): each holds it.
     cluster.bind(pod("a", "TCP/0.0.0.0/80"), "n")
     cluster.bind(pod("b", "TCP/0.0.0.0/80"), "n")

@@ -35,7 +35,7 @@ def wait_port(port: int, timeout: float = 30.0) -> None:
             return
         except OSError:
             if time.monotonic() > deadline:
-                raise RuntimeError(f"nothing listens on port {port}")
+                raise RuntimeError(f"nothing listens on port {port}") from None
             time.sleep(0.05)
 
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -24,7 +23,8 @@ def reference(text: str, engine: str) -> tuple[dict, dict, list[str] | None]:
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             if sample.name == names["lora"]:
-                both = sample.labels.get("running_lora_adapters", "") + "," + sample.labels.get("waiting_lora_adapters", "")
+                both = (sample.labels.get("running_lora_adapters", "") + ","
+                        + sample.labels.get("waiting_lora_adapters", ""))
                 lora = sorted({a for a in both.split(",") if a})
             elif sample.name.endswith("_sum") or sample.name.endswith("_count"):
                 base, kind = sample.name.rsplit("_", 1)

@@ -22,8 +22,7 @@ import time
 
 import aiohttp
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from tests.router.conftest import read_metrics
 from vcore_router.config import ConfigError, parse_config

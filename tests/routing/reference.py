@@ -189,7 +189,8 @@ def rank(policy: dict, eps: dict[int, RefEndpoint], index: RefPrefixIndex, hashe
         if policy.get("w_prefix", 0) > 0:
             mb = policy.get("prefix_max_blocks", 0)
             considered = min(len(hashes), mb) if mb > 0 else len(hashes)
-            add(policy["w_prefix"], prefix([min(m, considered) for m in match], considered, policy.get("prefix_top_k", 0)))
+            add(policy["w_prefix"],
+                prefix([min(m, considered) for m in match], considered, policy.get("prefix_top_k", 0)))
         if policy.get("w_least_request", 0) > 0:
             add(policy["w_least_request"], least_request(sub, policy.get("queue_weight", 100.0)))
         if policy.get("w_kv_cache", 0) > 0:

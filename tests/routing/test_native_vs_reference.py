@@ -4,11 +4,10 @@ blocks, tiny LRU capacities, unhealthy and overloaded endpoints."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from vcore._native import _core
 from tests.routing import reference as ref
+from vcore._native import _core
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -72,7 +71,8 @@ def router_states(draw):
         )
     # (endpoint, prompt blocks, prompt tokens, output tokens, seconds since the previous event, answered how)
     served = draw(st.lists(st.tuples(st.integers(0, n - 1), chains, st.integers(1, 3000), st.integers(0, 50),
-                                     st.sampled_from([0.0, 0.001, 0.5, 30.0]), st.sampled_from(["no", "first", "finish"])),
+                                     st.sampled_from([0.0, 0.001, 0.5, 30.0]),
+                                     st.sampled_from(["no", "first", "finish"])),
                            max_size=8))
     return eps, served
 

@@ -22,7 +22,8 @@ from vcore.sim.llm import (
     write_trace,
 )
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"  # ../shared
+# ../shared, beside the repository
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"
 
 
 def test_kv_cache_lru_pins_and_tail_first_eviction():

@@ -183,6 +183,14 @@ def place_gang(tree: Tree, fit: dict[str, int], n_pods: int, start_row: int, lim
             if len(ds) == 1 and None not in ds:
                 anchor = ds.pop()
                 break
+    def link(d: str, max_bw: int) -> float:
+        if bandwidth_weight == 0 and congestion_weight == 0:
+            return 0.0
+        bw = tree.bandwidth.get(d, -1)
+        cg = tree.congestion.get(d, -1)
+        return (bandwidth_weight * (bw / max_bw if bw > 0 and max_bw > 0 else 0.0)
+                - congestion_weight * (cg if cg > 0 else 0.0))
+
     chosen: str | None = None
     chosen_row = None
     for r in range(start_row, min(limit_row, rows - 1) + 1):
@@ -200,17 +208,9 @@ def place_gang(tree: Tree, fit: dict[str, int], n_pods: int, start_row: int, lim
             continue
         min_slack = min(capacity(d) - need for d in feasible)
         max_bw = max([tree.bandwidth.get(d, -1) for d in feasible] + [0])
-
-        def link(d: str) -> float:
-            if bandwidth_weight == 0 and congestion_weight == 0:
-                return 0.0
-            bw = tree.bandwidth.get(d, -1)
-            cg = tree.congestion.get(d, -1)
-            return (bandwidth_weight * (bw / max_bw if bw > 0 and max_bw > 0 else 0.0)
-                    - congestion_weight * (cg if cg > 0 else 0.0))
-
         tied = [d for d in feasible if capacity(d) - need <= min_slack + tie_slack]
-        chosen = min(tied, key=lambda d: (-link(d), capacity(d) - need, agg[d], d))
+        links = {d: link(d, max_bw) for d in tied}
+        chosen = min(tied, key=lambda d: (-links[d], capacity(d) - need, agg[d], d))
         chosen_row = r
         break
     if chosen_row is None and (not hard or limit_row == rows) and capacity(None) >= need:
@@ -257,7 +257,8 @@ def place_gang(tree: Tree, fit: dict[str, int], n_pods: int, start_row: int, lim
     return Result(True, None if chosen_row == rows else chosen, chosen_row, counts, "")
 
 
-def node_scores(tree: Tree, nodes: list[str], job_pods: dict[str, int], job_tasks: int, weight: float) -> dict[str, float]:
+def node_scores(tree: Tree, nodes: list[str], job_pods: dict[str, int], job_tasks: int,
+                weight: float) -> dict[str, float]:
     """Volcano's network-topology-aware node score (see SCORING.md), with its task-count tie-break."""
     out = {n: 0.0 for n in nodes}
     if not tree.tiers:
@@ -281,8 +282,8 @@ def node_scores(tree: Tree, nodes: list[str], job_pods: dict[str, int], job_task
         if leaf == allocated:
             s = 100.0
         else:
-            l = tree.lca(allocated, leaf)
-            s = 0.0 if l is None or hi == lo else 100.0 * (hi - tree.tiers[tree.row[l]]) / (hi - lo)
+            lca = tree.lca(allocated, leaf)
+            s = 0.0 if lca is None or hi == lo else 100.0 * (hi - tree.tiers[tree.row[lca]]) / (hi - lo)
         out[n] = s * weight
     best = max(out.values(), default=0.0)
     top = [n for n in nodes if out[n] == best]

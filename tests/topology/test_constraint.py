@@ -6,8 +6,15 @@ import pytest
 
 import vcore
 from topology.trees import hn, leaf_spine, node
-from vcore.topology import (SubGroup, TierRef, TopologyConstraint, TopologyPlacementArgs, kueue_constraint,
-                            parse_topology_args, podgroup_topology)
+from vcore.topology import (
+    SubGroup,
+    TierRef,
+    TopologyConstraint,
+    TopologyPlacementArgs,
+    kueue_constraint,
+    parse_topology_args,
+    podgroup_topology,
+)
 
 
 def pg(spec: dict, name: str = "train") -> dict:
@@ -55,12 +62,16 @@ BAD_VOLCANO = [
      "PodGroup ml/train: spec.networkTopology: highestTierAllowed and highestTierName cannot be set together"),
     ("unknown-field", {"networkTopology": {"mode": "hard", "tier": 1}},
      "PodGroup ml/train: spec.networkTopology.tier: unknown key"),
-    ("bad-mode", {"networkTopology": {"mode": "strict"}}, "spec.networkTopology.mode: must be one of hard, soft; got 'strict'"),
-    ("negative-tier", {"networkTopology": {"highestTierAllowed": -1}}, "highestTierAllowed: must be in [0, 2147483647], got -1"),
-    ("tier-not-int", {"networkTopology": {"highestTierAllowed": "2"}}, "highestTierAllowed: must be an integer, got a string '2'"),
+    ("bad-mode", {"networkTopology": {"mode": "strict"}},
+     "spec.networkTopology.mode: must be one of hard, soft; got 'strict'"),
+    ("negative-tier", {"networkTopology": {"highestTierAllowed": -1}},
+     "highestTierAllowed: must be in [0, 2147483647], got -1"),
+    ("tier-not-int", {"networkTopology": {"highestTierAllowed": "2"}},
+     "highestTierAllowed: must be an integer, got a string '2'"),
     ("soft-subgroup", {"subGroupPolicy": [{"name": "a", "subGroupSize": 2, "networkTopology": {"mode": "soft"}}]},
      "spec.subGroupPolicy[0].networkTopology.mode: soft is not supported for sub-groups"),
-    ("subgroup-size-zero", {"subGroupPolicy": [{"subGroupSize": 0}]}, "spec.subGroupPolicy[0].subGroupSize: must be in [1, 2147483647], got 0"),
+    ("subgroup-size-zero", {"subGroupPolicy": [{"subGroupSize": 0}]},
+     "spec.subGroupPolicy[0].subGroupSize: must be in [1, 2147483647], got 0"),
     ("subgroup-unknown-field", {"subGroupPolicy": [{"size": 2}]}, "spec.subGroupPolicy[0].size: unknown key"),
 ]
 
@@ -237,7 +248,8 @@ BAD_ARGS = [
      "pluginConfig[x].args.objectiveWeights.tierSpans[1]: must be in"),
     ({"weight": -1}, "pluginConfig[x].args.weight: must be in [0, 1000000]"),
     ({"nodeScoreWeight": 1}, "pluginConfig[x].args.nodeScoreWeight: unknown key"),
-    ({"hypernode.binpack.cpu": 1.5}, "pluginConfig[x].args.hypernode.binpack.cpu: must be an integer, got a number 1.5"),
+    ({"hypernode.binpack.cpu": 1.5},
+     "pluginConfig[x].args.hypernode.binpack.cpu: must be an integer, got a number 1.5"),
     ({"hypernode.binpack.resources.nvidia.com/gpu": 2},
      "pluginConfig[x].args.hypernode.binpack.resources.nvidia.com/gpu: unknown key (list the resource in"),
     ({"hypernode.binpack.resources": ["nvidia.com/gpu"]},

@@ -6,13 +6,19 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 import vcore
 from topology.trees import fit_of, hn, leaf_spine, node, pod
-from vcore.topology import (TierRef, TopologyConstraint, TopologyPlacementArgs, fit_counts, place_gang,
-                            placement_cost, valid_placement)
+from vcore.topology import (
+    TierRef,
+    TopologyConstraint,
+    TopologyPlacementArgs,
+    fit_counts,
+    place_gang,
+    placement_cost,
+    valid_placement,
+)
 from vcore.topology.cpsat import solve
 
 CPSAT = TopologyPlacementArgs(solver="cpsat", time_limit_seconds=10.0, workers=1)

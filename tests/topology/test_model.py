@@ -154,7 +154,8 @@ BAD = [
     ("self-member", lambda c: c.add_hypernode(hn("me", 3, children=["me"])), "HyperNode me: lists itself"),
     ("unknown-member-type", lambda c: c.add_hypernode(
         {"metadata": {"name": "bad"}, "spec": {"tier": 1, "members": [{"type": "Rack", "selector": {
-            "exactMatch": {"name": "n0"}}}]}}), "HyperNode bad: spec.members[0].type: must be one of Node, HyperNode; got 'Rack'"),
+            "exactMatch": {"name": "n0"}}}]}}),
+     "HyperNode bad: spec.members[0].type: must be one of Node, HyperNode; got 'Rack'"),
     ("exact-matches-nothing", lambda c: c.add_hypernode(hn("ghost", 1, nodes=["nope"])),
      "HyperNode ghost: member Node nope (exactMatch) matches no node"),
     ("regex-matches-nothing", lambda c: c.add_hypernode(hn("ghost", 1, regex="^zz")),
@@ -171,8 +172,10 @@ BAD = [
      "HyperNode top: spec.tierName 'block' but HyperNode spine names tier 2 'spine'"),
     ("not-nested", lambda c: c.update_hypernode(hn("spine", 2, children=["leaf-b"], nodes=["n0"], tier_name="spine")),
      "n0"),
-    ("negative-tier", lambda c: c.add_hypernode(hn("neg", -1, nodes=["n0"])), "HyperNode neg: spec.tier: must be in [0, 2147483647], got -1"),
-    ("tier-not-int", lambda c: c.add_hypernode(hn("neg", 1.5, nodes=["n0"])), "HyperNode neg: spec.tier: must be an integer"),
+    ("negative-tier", lambda c: c.add_hypernode(hn("neg", -1, nodes=["n0"])),
+     "HyperNode neg: spec.tier: must be in [0, 2147483647], got -1"),
+    ("tier-not-int", lambda c: c.add_hypernode(hn("neg", 1.5, nodes=["n0"])),
+     "HyperNode neg: spec.tier: must be an integer"),
     ("no-members", lambda c: c.add_hypernode({"metadata": {"name": "empty"}, "spec": {"tier": 1, "members": []}}),
      "HyperNode empty: spec.members: must have at least 1 item"),
     ("two-selectors", lambda c: c.add_hypernode({"metadata": {"name": "two"}, "spec": {"tier": 1, "members": [

@@ -14,8 +14,19 @@ from hypothesis import given, settings, strategies as st
 import vcore
 from topology import reference as ref
 from topology.trees import by_name, fit_of, hn, leaf_spine, node, pod
-from vcore.topology import (SubGroup, TierRef, TopologyConstraint, TopologyPlacementArgs, binpack_scores, fit_counts,
-                            kueue_constraint, node_scores, place_gang, podgroup_topology, valid_placement)
+from vcore.topology import (
+    SubGroup,
+    TierRef,
+    TopologyConstraint,
+    TopologyPlacementArgs,
+    binpack_scores,
+    fit_counts,
+    kueue_constraint,
+    node_scores,
+    place_gang,
+    podgroup_topology,
+    valid_placement,
+)
 
 NATIVE = TopologyPlacementArgs(solver="native")
 
@@ -45,8 +56,8 @@ def busy() -> vcore.Cluster:
 
 
 def leaf_of(name: str) -> str:
-    s, l, _ = name.split("-")
-    return f"leaf-{s[1:]}-{l[1:]}"
+    spine, leaf, _ = name.split("-")
+    return f"leaf-{spine[1:]}-{leaf[1:]}"
 
 
 TABLE = [
@@ -64,7 +75,8 @@ TABLE = [
 ]
 
 
-@pytest.mark.parametrize("pods, constraint, domain, per_leaf, reason", [t[1:] for t in TABLE], ids=[t[0] for t in TABLE])
+@pytest.mark.parametrize("pods, constraint, domain, per_leaf, reason", [t[1:] for t in TABLE],
+                         ids=[t[0] for t in TABLE])
 def test_gang_table(busy, pods, constraint, domain, per_leaf, reason):
     fit = fit_counts(busy, pod("probe"))
     p = place_gang(busy, fit, pods, constraint, args=NATIVE)
@@ -326,10 +338,10 @@ def random_trees(draw):
         hns.append(hn(f"l{i}", tier, nodes=members, bandwidth=draw(st.sampled_from([None, 100, 400])),
                       congestion=draw(st.sampled_from([None, 0.0, 0.5, 1.0]))))
     uppers = []
-    pool = [l for l, t in leaves if t == 1]
+    pool = [leaf for leaf, t in leaves if t == 1]
     for j in range(draw(st.integers(0, 2))):
-        kids = [l for l in pool if draw(st.booleans())]
-        pool = [l for l in pool if l not in kids]
+        kids = [leaf for leaf in pool if draw(st.booleans())]
+        pool = [leaf for leaf in pool if leaf not in kids]
         extra = free[:draw(st.integers(0, min(1, len(free))))]
         free = free[len(extra):]
         if kids or extra:

@@ -15,7 +15,8 @@ import logging
 import queue
 import threading
 import time
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from vcore_kube import binder as bind
 from vcore_kube.convert import Converter
@@ -39,10 +40,10 @@ class PlaceholderWriter(threading.Thread):
         self.api, self.created = api, created
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
 
-    def create(self, pod: dict) -> None:
+    def create(self, pod: dict[str, Any]) -> None:
         self._jobs.put(("create", pod))
 
-    def delete(self, pod: dict) -> None:
+    def delete(self, pod: dict[str, Any]) -> None:
         self._jobs.put(("delete", pod))
 
     def stop(self) -> None:
@@ -62,8 +63,9 @@ class PlaceholderWriter(threading.Thread):
             except Exception as e:  # the API server is away: the pool is refilled on a later round
                 log.warning("placeholder %s/%s: %s failed: %s", meta["namespace"], meta["name"], kind, e)
             finally:
-                if kind == "create":
-                    self.created(pool_of(pod))
+                pool = pool_of(pod)
+                if kind == "create" and pool is not None:  # the placeholders it creates carry their pool
+                    self.created(pool)
 
 
 class AgentHost(Protocol):
@@ -74,7 +76,8 @@ class AgentHost(Protocol):
 
     def clock(self) -> float: ...
 
-    def start_binding(self, entry: PendingPod, gpu_index: str | None, evict: list[dict] | None = None) -> None: ...
+    def start_binding(self, entry: PendingPod, gpu_index: str | None,
+                      evict: list[dict[str, Any]] | None = None) -> None: ...
 
     def failed_scheduling(self, entry: PendingPod, message: str) -> None: ...
 
@@ -86,32 +89,48 @@ class AgentControl:
         self.entries: dict[str, PendingPod] = {}  # fast-path pods waiting (their events' bookkeeping)
         self._refilled = -1e9
 
+    # The parts a pod or an event reaches only when they are configured (takes() and placeholder() say so).
+    def _fast(self) -> FastPath:
+        if self.fast is None:
+            raise RuntimeError("agent control: the fast path is not configured")
+        return self.fast
+
+    def _warm(self) -> WarmPools:
+        if self.warm is None:
+            raise RuntimeError("agent control: warm pools are not configured")
+        return self.warm
+
+    def _writer(self) -> PlaceholderWriter:
+        if self.writer is None:
+            raise RuntimeError("agent control: warm pools are not configured (no placeholder writer)")
+        return self.writer
+
     # -- which pods are ours to handle ----------------------------------------------------------------------
-    def placeholder(self, pod: dict) -> bool:
+    def placeholder(self, pod: dict[str, Any]) -> bool:
         """One of this scheduler's warm-pool placeholders (kept out of the cluster state)."""
         return self.warm is not None and is_placeholder(pod) and \
             (pod.get("spec") or {}).get("schedulerName") == self.warm.scheduler_name
 
-    def takes(self, pod: dict) -> bool:
+    def takes(self, pod: dict[str, Any]) -> bool:
         """A pending pod for the fast path or the warm pools."""
         return self.placeholder(pod) or (self.fast is not None and self.fast.selects(pod))
 
     # -- pod events (the loop's thread) ---------------------------------------------------------------------
-    def pending(self, key: str, pod: dict, received: float) -> None:
+    def pending(self, key: str, pod: dict[str, Any], received: float) -> None:
         if self.placeholder(pod):
-            self.warm.placeholder_seen(pod)
+            self._warm().placeholder_seen(pod)
             return
         entry = self.entries.get(key)
         uid = pod["metadata"].get("uid", "")
         if entry is None or entry.uid != uid:
             entry = self.entries[key] = PendingPod(key, uid, pod, self.loop.clock(), kind="fast", received=received)
         entry.pod = pod
-        self.fast.add(key, pod, entry.received)
+        self._fast().add(key, pod, entry.received)
 
-    def bound(self, key: str, pod: dict) -> None:
+    def bound(self, key: str, pod: dict[str, Any]) -> None:
         """The watch shows a pod bound (ours or anyone's)."""
         if self.placeholder(pod):
-            self.warm.placeholder_seen(pod)
+            self._warm().placeholder_seen(pod)
         self.left_queue(key)
 
     def gone(self, key: str) -> None:
@@ -146,9 +165,9 @@ class AgentControl:
         """A node left the cluster or our shard: its placeholders go (they are made again elsewhere)."""
         if self.warm is not None:
             for pod in self.warm.node_gone(node):
-                self.writer.delete(pod)
+                self._writer().delete(pod)
 
-    def pool_event(self, key: str, obj: dict | None) -> None:
+    def pool_event(self, key: str, obj: dict[str, Any] | None) -> None:
         if self.warm is None:
             return
         problem = self.warm.pool_changed(key, obj)
@@ -176,46 +195,48 @@ class AgentControl:
             self.refill()
 
     def run_batch(self) -> None:
-        loop = self.loop
-        batch = self.fast.run(hit=self._hit if self.warm is not None else None)
+        loop, fast = self.loop, self._fast()
+        batch = fast.run(hit=self._hit if self.warm is not None else None)
         size = len(batch.placed) + len(batch.unschedulable) + len(batch.invalid)
         if size:
             loop.metrics.fast_batch.observe(size)
         now = loop.clock()
         for key, placement in batch.placed:
+            assert placement.node is not None, "a placed pod has its node"
             gpus = placement.gpus.gpu_index_annotation() if placement.gpus is not None else None
             self._decided(key, placement.node, gpus, None)
         for key, placement in batch.unschedulable:
             entry = self.entries.get(key)
-            self.fast.queue.unschedulable(key, placement.reasons, now)
+            fast.queue.unschedulable(key, placement.reasons, now)
             loop.metrics.attempts.labels("unschedulable").inc()
             if entry is not None:
                 loop.failed_scheduling(entry, placement.message)
         for key, why in batch.invalid:
             entry = self.entries.get(key)
-            self.fast.queue.failed(key, now)
+            fast.queue.failed(key, now)
             loop.metrics.attempts.labels("error").inc()
             if entry is not None:
                 loop.failed_scheduling(entry, f"vcore cannot read the pod: {why}")
 
-    def _hit(self, key: str, pod: dict) -> bool:
+    def _hit(self, key: str, pod: dict[str, Any]) -> bool:
         """A warm pool's placeholder for a session pod: placed and bound (after the placeholder's deletion)."""
-        pool = pool_of(pod)
-        misses = self.warm.misses
-        hit = self.warm.hit(pod)
+        pool, warm = pool_of(pod), self._warm()
+        misses = warm.misses
+        hit = warm.hit(pod)
         if hit is None:
-            if self.warm.misses > misses:
+            if warm.misses > misses:
                 self.loop.metrics.warm_misses.labels(pool).inc()
             return False
         self.loop.metrics.warm_hits.labels(pool).inc()
+        assert hit.placement.node is not None, "a hit has its node"
         gpus = hit.placement.gpus.gpu_index_annotation() if hit.placement.gpus is not None else None
         self._decided(key, hit.placement.node, gpus, hit.evict)
         return True
 
-    def _decided(self, key: str, node: str, gpus: str | None, evict: list[dict] | None) -> None:
+    def _decided(self, key: str, node: str, gpus: str | None, evict: list[dict[str, Any]] | None) -> None:
         entry = self.entries.pop(key)
         self.loop.metrics.sample("fast_event_to_decision", time.perf_counter() - entry.received)
-        self.fast.remove(key)
+        self._fast().remove(key)
         entry.state, entry.node, entry.confirmed, entry.deleted = "binding", node, False, False
         self.loop.converter.assumed(key, entry.pod)
         self.loop.start_binding(entry, gpus, evict)
@@ -231,20 +252,22 @@ class AgentControl:
         # Lost on the way (a conflict, the API server away): retried first, without backoff.
         self.entries[entry.key] = entry
         entry.state, entry.node = "active", ""
-        self.fast.add(entry.key, entry.pod, entry.received)
-        self.fast.queue.conflict(entry.key)
+        fast = self._fast()
+        fast.add(entry.key, entry.pod, entry.received)
+        fast.queue.conflict(entry.key)
 
     def refill(self) -> None:
         """Warm pools: delete the surplus, create what is missing, place the pending placeholders."""
-        warm, loop = self.warm, self.loop
+        warm, writer, loop = self._warm(), self._writer(), self.loop
         for pod in warm.surplus():
-            self.writer.delete(pod)
+            writer.delete(pod)
         for pod in warm.to_create():
-            self.writer.create(pod)
+            writer.create(pod)
         if warm.pending() and self.fast is not None:
             for p, placement in warm.place(self.fast.scheduler):
                 meta = p.pod["metadata"]
                 entry = PendingPod(p.key, meta.get("uid", ""), p.pod, loop.clock(), kind="placeholder")
+                assert placement.node is not None, "warm pools return placed placeholders"
                 entry.state, entry.node = "binding", placement.node
                 loop.start_binding(entry, None)
         for latency in warm.refill_latencies:
@@ -261,7 +284,7 @@ class AgentControl:
         p = self.warm.placeholders.get(key) if self.warm is not None else None
         return p.node if p is not None and p.bound else None
 
-    def room(self, node: str) -> list[dict]:
+    def room(self, node: str) -> list[dict[str, Any]]:
         """Placeholders to delete before a real pod is bound to `node`."""
         return self.warm.room(node) if self.warm is not None else []
 

@@ -11,11 +11,11 @@ the pods to evict for preemption.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any
 
 import vcore
-
 from vcore_kube.convert import Converter
 
 
@@ -37,12 +37,12 @@ class Outcome:
 
 
 class BatchCycle:
-    def __init__(self, converter: Converter, profile: dict | None = None, cycle: dict | None = None,
+    def __init__(self, converter: Converter, profile: dict[str, Any] | None = None, cycle: dict[str, Any] | None = None,
                  seed: int = 0) -> None:
         self.converter = converter
         self.scheduler = vcore.Scheduler(converter.cluster, profile, cycle=cycle, seed=seed)
 
-    def add(self, key: str, pod: dict) -> str | None:
+    def add(self, key: str, pod: dict[str, Any]) -> str | None:
         """A pending pod arrived or changed; returns why vcore cannot read it, or None."""
         return self.converter.pod_pending(pod)
 
@@ -61,6 +61,7 @@ class BatchCycle:
         outcome = Outcome(unschedulable=result.unschedulable, podgroups=result.podgroups,
                           evictions=result.evictions)
         for placement in result.bindings:
+            assert placement.node is not None, "a binding has its node"
             gpus = placement.gpus.gpu_index_annotation() if placement.gpus is not None else None
             outcome.bindings.append(Binding(placement.pod, placement.node, gpus))
         return outcome

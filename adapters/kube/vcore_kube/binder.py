@@ -13,9 +13,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any
 
 import urllib3
 
@@ -46,7 +47,8 @@ class Binder:
         self._lock = threading.Lock()
         self._closed = False
 
-    def submit(self, pod: dict, node: str, gpu_index: str | None = None, evict: list[dict] = ()) -> bool:
+    def submit(self, pod: dict[str, Any], node: str, gpu_index: str | None = None,
+               evict: Sequence[dict[str, Any]] = ()) -> bool:
         """Queue a binding (after deleting the `evict` pods); False once the binder is shut down (the caller
         forgets the decision)."""
         with self._lock:
@@ -62,7 +64,7 @@ class Binder:
             self._closed = True
         self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def _bind(self, pod: dict, node: str, gpu_index: str | None, evict: list[dict]) -> None:
+    def _bind(self, pod: dict[str, Any], node: str, gpu_index: str | None, evict: list[dict[str, Any]]) -> None:
         meta = pod["metadata"]
         namespace, name, uid = meta.get("namespace", ""), meta["name"], meta.get("uid", "")
         requested = 0.0
@@ -95,7 +97,7 @@ class Binder:
         self.done(result)
 
 
-def delete_pod(api: Api, pod: dict, timeout: float = 30.0) -> None:
+def delete_pod(api: Api, pod: dict[str, Any], timeout: float = 30.0) -> None:
     """Delete a pod at once (grace period 0), only the one of this UID; one already gone is fine."""
     meta = pod["metadata"]
     try:

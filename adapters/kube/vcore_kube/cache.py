@@ -7,14 +7,15 @@ Owned by the scheduling loop's thread (reflectors hand it events through the loo
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any
 
 NAMESPACED = {"Pod", "PodGroup", "WarmPool"}
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"  # Volcano's pod -> PodGroup link
 
 
-def object_key(kind: str, obj: dict) -> str:
+def object_key(kind: str, obj: dict[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     return f"{meta.get('namespace', '')}/{meta.get('name', '')}" if kind in NAMESPACED else meta.get("name", "")
 
@@ -23,19 +24,19 @@ def object_key(kind: str, obj: dict) -> str:
 class Delta:
     kind: str
     key: str
-    old: dict | None  # None: added
-    new: dict | None  # None: deleted
+    old: dict[str, Any] | None  # None: added
+    new: dict[str, Any] | None  # None: deleted
 
 
 class Cache:
     def __init__(self) -> None:
-        self._objects: dict[str, dict[str, dict]] = defaultdict(dict)
+        self._objects: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
         self._group_pods: dict[str, set[str]] = defaultdict(set)  # "ns/podgroup" -> pod keys
 
-    def get(self, kind: str, key: str) -> dict | None:
+    def get(self, kind: str, key: str) -> dict[str, Any] | None:
         return self._objects[kind].get(key)
 
-    def items(self, kind: str) -> Iterator[tuple[str, dict]]:
+    def items(self, kind: str) -> Iterator[tuple[str, dict[str, Any]]]:
         return iter(self._objects[kind].items())
 
     def count(self, kind: str) -> int:
@@ -44,7 +45,7 @@ class Cache:
     def pods_of_group(self, group_key: str) -> set[str]:
         return self._group_pods.get(group_key, set())
 
-    def apply(self, kind: str, event_type: str, obj: dict) -> Delta | None:
+    def apply(self, kind: str, event_type: str, obj: dict[str, Any]) -> Delta | None:
         """One watch event (ADDED, MODIFIED, DELETED) -> the delta, or None when nothing changed."""
         key = object_key(kind, obj)
         store = self._objects[kind]
@@ -59,7 +60,7 @@ class Cache:
         self._index(kind, key, old, obj)
         return Delta(kind, key, old, obj)
 
-    def replace(self, kind: str, items: list[dict]) -> list[Delta]:
+    def replace(self, kind: str, items: list[dict[str, Any]]) -> list[Delta]:
         """A relist: everything of this kind is now `items`; objects missing from it were deleted meanwhile."""
         store = self._objects[kind]
         fresh = {object_key(kind, item): item for item in items}
@@ -73,7 +74,7 @@ class Cache:
         self._objects[kind] = fresh
         return deltas
 
-    def _index(self, kind: str, key: str, old: dict | None, new: dict | None) -> None:
+    def _index(self, kind: str, key: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
         if kind != "Pod":
             return
         before, after = _group_of(old), _group_of(new)
@@ -86,11 +87,11 @@ class Cache:
                 self._group_pods[after].add(key)
 
 
-def _rv(obj: dict) -> str | None:
+def _rv(obj: dict[str, Any]) -> str | None:
     return (obj.get("metadata") or {}).get("resourceVersion")
 
 
-def _group_of(pod: dict | None) -> str | None:
+def _group_of(pod: dict[str, Any] | None) -> str | None:
     if not pod:
         return None
     meta = pod.get("metadata") or {}

@@ -12,6 +12,7 @@ them, and reported under their key.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import re
@@ -19,7 +20,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -38,6 +39,10 @@ from vcore.validation import (
     fail,
     mapping,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 
 class ConfigError(ValueError):
@@ -65,7 +70,7 @@ class FastPathConfig:
     window: float = 0.001  # a micro-batch takes the pods that arrive within this of its first
     max_batch: int = 256
     bind_concurrency: int = 32  # bindings in flight for agent pods and placeholders (their own workers)
-    profile: dict | None = None  # the agent profile (None: the scheduler's profile)
+    profile: dict[str, Any] | None = None  # the agent profile (None: the scheduler's profile)
 
 
 @dataclass(frozen=True)
@@ -88,8 +93,8 @@ class WarmPoolsConfig:
 @dataclass(frozen=True)
 class Config:
     scheduler_name: str = "vcore"
-    profile: dict | None = None  # one KubeSchedulerConfiguration profile (vcore.Profile validates it)
-    cycle: dict | None = None  # a volcano-scheduler.conf shape (actions, tiers), for the gang cycle
+    profile: dict[str, Any] | None = None  # one KubeSchedulerConfiguration profile (vcore.Profile validates it)
+    cycle: dict[str, Any] | None = None  # a volcano-scheduler.conf shape (actions, tiers), for the gang cycle
     cycle_period: float = 0.1
     bind_concurrency: int = 16
     pod_initial_backoff_seconds: float = 1.0
@@ -168,7 +173,7 @@ class EmptyOr(Constraint[str]):
 class Document(Constraint[dict]):
     """A mapping with string keys whose content another parser checks (a profile, a cycle)."""
 
-    def __call__(self, value: Any, path: str, error: Any = ValueError) -> dict:
+    def __call__(self, value: Any, path: str, error: Any = ValueError) -> dict[str, Any]:
         return dict(mapping(value, path, error))
 
 
@@ -296,7 +301,7 @@ def yaml_problem(e: yaml.YAMLError) -> str:
     return " ".join(str(e).split())
 
 
-def load_config(source: str | os.PathLike | dict | None) -> Config:
+def load_config(source: str | os.PathLike | dict[str, Any] | None) -> Config:
     """A Config from a YAML file path, a dict, or None (all defaults)."""
     if source is None:
         return Config()
@@ -321,7 +326,7 @@ def _parse(data: Any) -> Config:
     return config
 
 
-def _cycle_document(cycle: dict) -> dict:
+def _cycle_document(cycle: dict[str, Any]) -> dict[str, Any]:
     """The volcano-scheduler.conf document; a ConfigMap holding it (as Volcano deploys it) gives the YAML inside."""
     if cycle.get("kind") != "ConfigMap":
         return cycle
@@ -343,7 +348,7 @@ def _check_with_vcore(c: Config) -> None:
     """The profiles and the cycle, checked by vcore as the process will use them."""
     for path, profile in (("profile", c.profile), ("fastPath.profile", c.fast_path.profile)):
         if profile is not None:
-            _vcore_check(path, lambda: vcore.Profile.from_config(profile))
+            _vcore_check(path, functools.partial(vcore.Profile.from_config, profile))
     if c.cycle is not None:
         _vcore_check("cycle", lambda: vcore.CycleConfig.from_config(c.cycle))
         # Together: a cycle without a profile gives the node scoring its plugins describe; with a profile, the two
@@ -351,7 +356,7 @@ def _check_with_vcore(c: Config) -> None:
         _vcore_check("cycle", lambda: vcore.Scheduler(vcore.Cluster(), c.profile, cycle=c.cycle, seed=c.seed))
 
 
-def _vcore_check(path: str, check) -> None:
+def _vcore_check(path: str, check: Callable[[], object]) -> None:
     try:
         check()
     except vcore.VCoreError as e:

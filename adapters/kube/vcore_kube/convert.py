@@ -22,32 +22,40 @@ GPU_INDEX_ANNOTATION = "volcano.sh/gpu-index"
 
 
 # -- what a pod is, in Kubernetes' terms -------------------------------------------------------------------
-def pod_key(pod: dict) -> str:
+def pod_key(pod: dict[str, Any]) -> str:
     meta = pod["metadata"]
     return f"{meta.get('namespace', '')}/{meta['name']}"
 
 
-def node_name_of(pod: dict) -> str:
+def node_name_of(pod: dict[str, Any]) -> str:
     return (pod.get("spec") or {}).get("nodeName") or ""
 
 
-def scheduler_name_of(pod: dict) -> str:
+def scheduler_name_of(pod: dict[str, Any]) -> str:
     return (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
 
 
-def is_terminal(pod: dict) -> bool:
+def is_terminal(pod: dict[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
-def is_terminating(pod: dict) -> bool:
+def is_terminating(pod: dict[str, Any]) -> bool:
     return bool(pod["metadata"].get("deletionTimestamp"))
 
 
-def gpu_index(pod: dict) -> str | None:
+def gpu_index(pod: dict[str, Any]) -> str | None:
     return ((pod["metadata"].get("annotations") or {}).get(GPU_INDEX_ANNOTATION)) or None
 
 
-def _node_inputs(node: dict) -> tuple:
+def _object(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any]:
+    """The object a delta is about: its new version, the old one when it was deleted."""
+    obj = new or old
+    if obj is None:
+        raise ValueError("a delta without an object")
+    return obj
+
+
+def _node_inputs(node: dict[str, Any]) -> tuple:
     """What vcore reads of a Node: labels and annotations (GPU topology), taints, the unschedulable flag,
     allocatable and the images it has (ImageLocality)."""
     meta, spec = node.get("metadata") or {}, node.get("spec") or {}
@@ -61,14 +69,14 @@ class Converter:
 
     def __init__(self) -> None:
         self.cluster = vcore.Cluster()
-        self._accounted: dict[str, dict] = {}  # pod key -> the pod bound (or assumed) in vcore
-        self._orphans: dict[str, dict[str, dict]] = {}  # node name -> pods bound to it before it was seen
+        self._accounted: dict[str, dict[str, Any]] = {}  # pod key -> the pod bound (or assumed) in vcore
+        self._orphans: dict[str, dict[str, dict[str, Any]]] = {}  # node name -> pods bound to it before it was seen
         self.errors = 0  # objects vcore rejected (logged; the rest of the cluster goes on)
 
     # -- nodes -------------------------------------------------------------------------------------------
-    def node_changed(self, old: dict | None, new: dict | None) -> bool:
+    def node_changed(self, old: dict[str, Any] | None, new: dict[str, Any] | None) -> bool:
         """Apply a Node delta; True when pods that did not fit before might fit now."""
-        name = (new or old)["metadata"]["name"]
+        name = _object(old, new)["metadata"]["name"]
         try:
             if new is None:
                 if self.cluster.has_node(name):
@@ -96,7 +104,7 @@ class Converter:
             return False
 
     # -- pods --------------------------------------------------------------------------------------------
-    def pod_bound(self, pod: dict) -> None:
+    def pod_bound(self, pod: dict[str, Any]) -> None:
         """A pod bound to a node (by us or anyone): account it there, unless it is already."""
         key, node = pod_key(pod), node_name_of(pod)
         current = self.cluster.node_of(key)
@@ -126,7 +134,7 @@ class Converter:
             self.errors += 1
             log.error("pod %s on node %s: not accountable by vcore: %s", key, node, e)
 
-    def assumed(self, key: str, pod: dict) -> None:
+    def assumed(self, key: str, pod: dict[str, Any]) -> None:
         """A placement the scheduler made (already bound in vcore by the cycle): remember the pod."""
         self._accounted[key] = pod
 
@@ -135,7 +143,7 @@ class Converter:
         pod = self._accounted.get(key)
         return pod["metadata"].get("uid", "") if pod is not None else None
 
-    def pod_pending(self, pod: dict) -> str | None:
+    def pod_pending(self, pod: dict[str, Any]) -> str | None:
         """One of this scheduler's pods waits for a node: vcore holds it for the next cycle. Returns why vcore
         cannot read it, or None."""
         try:
@@ -146,7 +154,7 @@ class Converter:
             return str(e)
         return None
 
-    def _put(self, pod: dict) -> None:
+    def _put(self, pod: dict[str, Any]) -> None:
         if self.cluster.has_pod(pod_key(pod)):
             self.cluster.update_pod(pod)
         else:
@@ -180,13 +188,13 @@ class Converter:
         return self.cluster.node_of(key)
 
     # -- Volcano objects ---------------------------------------------------------------------------------
-    def volcano_object(self, kind: str, old: dict | None, new: dict | None) -> bool:
+    def volcano_object(self, kind: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> bool:
         """A PodGroup, Queue, HyperNode or PriorityClass delta; True when pending pods might fit now."""
         c = self.cluster
-        name = (new or old)["metadata"].get("name", "")
+        name = _object(old, new)["metadata"].get("name", "")
         try:
             if kind == "PodGroup":
-                key = f"{(new or old)['metadata'].get('namespace', '')}/{name}"
+                key = f"{_object(old, new)['metadata'].get('namespace', '')}/{name}"
                 if new is None:
                     if key in c.podgroups:
                         c.remove_podgroup(key)
@@ -224,15 +232,15 @@ class Converter:
             return False
 
     # -- namespaces and the objects that select pods -------------------------------------------------------
-    SELECTING_KINDS = {"Namespace": "namespace", "Service": "service", "ReplicationController": "replication_controller",
-                  "ReplicaSet": "replica_set", "StatefulSet": "stateful_set"}
+    SELECTING_KINDS = {"Namespace": "namespace", "Service": "service",
+                       "ReplicationController": "replication_controller", "ReplicaSet": "replica_set",
+                       "StatefulSet": "stateful_set"}
 
-    def selecting_object(self, kind: str, old: dict | None, new: dict | None) -> bool:
+    def selecting_object(self, kind: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> bool:
         """A Namespace (labels for namespaceSelector) or Service/ReplicationController/ReplicaSet/StatefulSet
         (default topology spread) delta; True when it changed what vcore reads, so pending pods might fit now."""
         noun = self.SELECTING_KINDS[kind]
-        obj = new or old
-        name = obj["metadata"].get("name", "")
+        name = _object(old, new)["metadata"].get("name", "")
         if old is not None and new is not None and _selecting_inputs(old) == _selecting_inputs(new):
             return False
         try:
@@ -248,7 +256,7 @@ class Converter:
             log.error("%s %s: not usable by vcore: %s", kind, name, e)
             return False
 
-    def replace_hypernodes(self, hypernodes: list[dict]) -> None:
+    def replace_hypernodes(self, hypernodes: list[dict[str, Any]]) -> None:
         """A relist of HyperNodes: install them as a whole (members may arrive in any order)."""
         try:
             self.cluster.set_hypernodes(hypernodes)
@@ -257,12 +265,12 @@ class Converter:
             log.error("HyperNodes: the tree is not usable by vcore: %s", e)
 
 
-def _selecting_inputs(obj: dict) -> tuple:
+def _selecting_inputs(obj: dict[str, Any]) -> tuple:
     """What vcore reads of a Namespace (its labels) or of an object that selects pods (its selector)."""
     return obj["metadata"].get("labels"), (obj.get("spec") or {}).get("selector")
 
 
-def _accounting_inputs(pod: dict) -> tuple:
+def _accounting_inputs(pod: dict[str, Any]) -> tuple:
     """What vcore reads of a bound pod: its spec, annotations (gang, GPUs), labels, whether it is being deleted
     (topology spread leaves such pods out) and phase."""
     meta = pod["metadata"]
@@ -270,7 +278,7 @@ def _accounting_inputs(pod: dict) -> tuple:
             (pod.get("status") or {}).get("phase"))
 
 
-def _without_gpu_index(pod: dict) -> dict:
+def _without_gpu_index(pod: dict[str, Any]) -> dict[str, Any]:
     annotations = dict(pod["metadata"].get("annotations") or {})
     annotations.pop(GPU_INDEX_ANNOTATION, None)
     return {**pod, "metadata": {**pod["metadata"], "annotations": annotations}}

@@ -16,16 +16,24 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from vcore_kube.config import load_config
 from vcore_kube.testenv import ControlPlane, ControlPlaneError
 from vcore_kube.testenv.build import BuildError
 from vcore_kube.testenv.objects import create_nodes, create_pods, ensure_namespace, pod, synthetic_nodes
 
+if TYPE_CHECKING:
+    from prometheus_client import Histogram
+
+    from vcore_kube.kubeclient import Api
+    from vcore_kube.process import SchedulerProcess
+
+
 NAMESPACE = "vcore-demo"
 
 
-def mixed_workload(n: int, seed: int = 7) -> list[dict]:
+def mixed_workload(n: int, seed: int = 7) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     pods = []
     for i in range(n):
@@ -97,19 +105,19 @@ def run_demo(*, nodes: int = 200, pods: int = 2000, directory: str | None = None
         plane.down()
 
 
-def _bound_count(admin) -> int:
+def _bound_count(admin: Api) -> int:
     items = admin.get(f"/api/v1/namespaces/{NAMESPACE}/pods", fieldSelector="spec.nodeName!=")["items"]
     return sum(1 for p in items if p["spec"].get("schedulerName") == "vcore")
 
 
-def _summary(admin, process, ours: list[dict], elapsed: float) -> None:
+def _summary(admin: Api, process: SchedulerProcess, ours: list[dict[str, Any]], elapsed: float) -> None:
     items = admin.get(f"/api/v1/namespaces/{NAMESPACE}/pods")["items"]
     mine = [p for p in items if p["spec"].get("schedulerName") == "vcore"]
     bound = [p for p in mine if p["spec"].get("nodeName")]
     kinds = collections.Counter(p["metadata"]["name"].split("-")[0] for p in bound)
     gpu_annotated = sum(1 for p in bound if "volcano.sh/gpu-index" in (p["metadata"].get("annotations") or {}))
     untouched = sum(1 for p in items if p["spec"].get("schedulerName") != "vcore" and not p["spec"].get("nodeName"))
-    reasons = collections.Counter()
+    reasons: collections.Counter[str] = collections.Counter()
     for entry in process.loop.pending.values():
         reasons[entry.event_message.split(":", 1)[-1].strip() or "(retrying)"] += 1
     m = process.metrics
@@ -126,8 +134,8 @@ def _summary(admin, process, ours: list[dict], elapsed: float) -> None:
             print(f"  {count:5d}  {reason}")
 
 
-def _histogram_quantile(histogram, q: float) -> float:
-    samples = {s.labels.get("le"): s.value for metric in histogram.collect() for s in metric.samples
+def _histogram_quantile(histogram: Histogram, q: float) -> float:
+    samples = {s.labels["le"]: s.value for metric in histogram.collect() for s in metric.samples
                if s.name.endswith("_bucket")}
     total = samples.get("+Inf", 0)
     for le, count in samples.items():

@@ -18,7 +18,8 @@ import queue
 import socket
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 from vcore_kube.kubeclient import Api, ApiException, pod_path
 
@@ -32,11 +33,11 @@ GATED_REASON, GATED_MESSAGE = "SchedulingGated", "Scheduling is blocked due to n
 
 
 def micro_time() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def now_time() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Recorder:
@@ -52,36 +53,36 @@ class Recorder:
         self._thread.start()
 
     # -- what the loop reports -----------------------------------------------------------------------------
-    def scheduled(self, pod: dict, node: str) -> None:
+    def scheduled(self, pod: dict[str, Any], node: str) -> None:
         meta = pod["metadata"]
         self._put(("event", pod, "Normal", "Scheduled", "Binding",
                    f"Successfully assigned {meta.get('namespace')}/{meta['name']} to {node}"))
 
-    def failed_scheduling(self, pod: dict, message: str) -> None:
+    def failed_scheduling(self, pod: dict[str, Any], message: str) -> None:
         self._put(("event", pod, "Warning", "FailedScheduling", "Scheduling", message))
         if _pod_scheduled_condition(pod) != ("False", "Unschedulable", message):
             self._put(("condition", pod, "Unschedulable", message))
 
-    def gated(self, pod: dict) -> None:
+    def gated(self, pod: dict[str, Any]) -> None:
         """A pod with scheduling gates is not attempted: no event, only the condition kube-scheduler writes."""
         if _pod_scheduled_condition(pod) != ("False", GATED_REASON, GATED_MESSAGE):
             self._put(("condition", pod, GATED_REASON, GATED_MESSAGE))
 
-    def podgroup_status(self, podgroup: dict, status: dict) -> None:
+    def podgroup_status(self, podgroup: dict[str, Any], status: dict[str, Any]) -> None:
         self._put(("podgroup", podgroup, status))
 
-    def nominate(self, pod: dict, node: str) -> None:
+    def nominate(self, pod: dict[str, Any], node: str) -> None:
         """The preemptor waits for `node` (kube-scheduler's status.nominatedNodeName)."""
         if (pod.get("status") or {}).get("nominatedNodeName") != node:
             self._put(("nominate", pod, node))
 
-    def evict(self, victim: dict, preemptor: str, node: str, reason: str) -> None:
+    def evict(self, victim: dict[str, Any], preemptor: str, node: str, reason: str) -> None:
         """Delete a victim (graceful, for this UID only) and tell it why."""
         self._put(("event", victim, "Normal", "Preempted", "Preempting",
                    f"Preempted by {preemptor} on node {node} ({reason})"))
         self._queue.put(("evict", victim, EVICTION_ATTEMPTS))  # blocks rather than drops
 
-    def _controller(self, pod: dict) -> str:
+    def _controller(self, pod: dict[str, Any]) -> str:
         name = (pod.get("spec") or {}).get("schedulerName")
         return name if name in self.reports_for else self.scheduler_name
 
@@ -115,7 +116,7 @@ class Recorder:
             except Exception as e:  # the API server is down or slow: events are best effort
                 log.warning("writing %s for pod %s: %s", item[0], item[1]["metadata"].get("name"), e)
 
-    def _event(self, pod: dict, kind: str, reason: str, action: str, note: str) -> None:
+    def _event(self, pod: dict[str, Any], kind: str, reason: str, action: str, note: str) -> None:
         meta = pod["metadata"]
         namespace = meta.get("namespace", "default")
         self.api.create(f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", {
@@ -127,7 +128,7 @@ class Recorder:
             "regarding": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": meta["name"],
                           "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}})
 
-    def _condition(self, pod: dict, reason: str, message: str) -> None:
+    def _condition(self, pod: dict[str, Any], reason: str, message: str) -> None:
         meta = pod["metadata"]
         self.api.patch(pod_path(meta.get("namespace", ""), meta["name"], "status"), {
             "metadata": {"uid": meta.get("uid")},
@@ -136,17 +137,17 @@ class Recorder:
                                        "lastTransitionTime": now_time()}]}}, patch_type="strategic")
 
 
-    def _podgroup(self, podgroup: dict, status: dict) -> None:
+    def _podgroup(self, podgroup: dict[str, Any], status: dict[str, Any]) -> None:
         meta = podgroup["metadata"]
         self.api.patch(PODGROUPS.format(namespace=meta.get("namespace", ""), name=meta["name"]),
                        {"metadata": {"uid": meta.get("uid")}, "status": status})
 
-    def _nominate(self, pod: dict, node: str) -> None:
+    def _nominate(self, pod: dict[str, Any], node: str) -> None:
         meta = pod["metadata"]
         self.api.patch(pod_path(meta.get("namespace", ""), meta["name"], "status"),
                        {"metadata": {"uid": meta.get("uid")}, "status": {"nominatedNodeName": node}})
 
-    def _evict(self, victim: dict, attempts: int) -> None:
+    def _evict(self, victim: dict[str, Any], attempts: int) -> None:
         meta = victim["metadata"]
         try:
             self.api.delete(pod_path(meta.get("namespace", ""), meta["name"]),
@@ -165,7 +166,7 @@ class Recorder:
             self._queue.put(("evict", victim, attempts - 1))
 
 
-def _pod_scheduled_condition(pod: dict) -> tuple[str, str, str] | None:
+def _pod_scheduled_condition(pod: dict[str, Any]) -> tuple[str, str, str] | None:
     for c in (pod.get("status") or {}).get("conditions") or []:
         if c.get("type") == "PodScheduled":
             return c.get("status"), c.get("reason"), c.get("message")

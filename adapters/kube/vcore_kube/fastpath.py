@@ -16,11 +16,11 @@ double-allocated.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import vcore
-
 from vcore_kube.config import FastPathConfig
 from vcore_kube.convert import scheduler_name_of
 from vcore_kube.schedqueue import SchedulingQueue
@@ -28,7 +28,7 @@ from vcore_kube.schedqueue import SchedulingQueue
 FAST_PATH_ANNOTATION = "vcore.io/fast-path"
 
 
-def selects(config: FastPathConfig, scheduler_name: str, pod: dict) -> bool:
+def selects(config: FastPathConfig, scheduler_name: str, pod: dict[str, Any]) -> bool:
     """Whether a pending pod takes the fast path."""
     if not config.enabled:
         return False
@@ -47,7 +47,7 @@ def selects(config: FastPathConfig, scheduler_name: str, pod: dict) -> bool:
 class Waiting:
     """A fast-path pod in the queue: its latest object and when its watch event arrived (perf_counter)."""
 
-    pod: dict
+    pod: dict[str, Any]
     received: float
 
 
@@ -63,7 +63,7 @@ class Batch:
 
 class FastPath:
     def __init__(self, config: FastPathConfig, scheduler_name: str, cluster: vcore.Cluster,
-                 profile: dict | None, queue: SchedulingQueue, *, seed: int = 0,
+                 profile: dict[str, Any] | None, queue: SchedulingQueue, *, seed: int = 0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.config, self.scheduler_name = config, scheduler_name
         self.scheduler = vcore.Scheduler(cluster, config.profile if config.profile is not None else profile, seed=seed)
@@ -71,11 +71,11 @@ class FastPath:
         self.waiting: dict[str, Waiting] = {}
         self._opened: float | None = None  # when the open micro-batch's first pod arrived (monotonic)
 
-    def selects(self, pod: dict) -> bool:
+    def selects(self, pod: dict[str, Any]) -> bool:
         return selects(self.config, self.scheduler_name, pod)
 
     # -- the queue -------------------------------------------------------------------------------------------
-    def add(self, key: str, pod: dict, received: float) -> None:
+    def add(self, key: str, pod: dict[str, Any], received: float) -> None:
         """A pending fast-path pod arrived or changed (`received`: perf_counter of its watch event)."""
         now = self.clock()
         known = self.waiting.get(key)
@@ -110,7 +110,7 @@ class FastPath:
                              self.queue.next_backoff()) if t is not None]
         return min(times) if times else None
 
-    def run(self, hit: Callable[[str, dict], Any] | None = None) -> Batch:
+    def run(self, hit: Callable[[str, dict[str, Any]], Any] | None = None) -> Batch:
         """Place the micro-batch: up to maxBatch pods from the active queue, each offered to `hit` first (a warm
         pool's placeholder; the pods it takes are left out of the native call), the rest with one schedule()."""
         now = self.clock()

@@ -19,13 +19,17 @@ import os
 import ssl
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
 import urllib3
 import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
+
+if TYPE_CHECKING:
+    from urllib3 import BaseHTTPResponse
+
 
 __all__ = ["ApiException", "Api", "KubeconfigError", "load_api"]
 
@@ -37,7 +41,7 @@ class KubeconfigError(config.ConfigException, ValueError):
     ConfigException, as the client raises for some of these, so callers catching that see every case.)"""
 
 
-def load_api(kubeconfig: str | None = None, *, pool_size: int = 16, context: str | None = None) -> "Api":
+def load_api(kubeconfig: str | None = None, *, pool_size: int = 16, context: str | None = None) -> Api:
     """An Api for a kubeconfig file, or the in-cluster service account when kubeconfig is None."""
     configuration = client.Configuration()
     if kubeconfig and not os.path.isfile(kubeconfig):
@@ -89,7 +93,7 @@ class Api:
         return self.host + path + ("?" + urlencode(q) if q else "")
 
     def open(self, method: str, path: str, *, query: dict[str, Any] | None = None, body: Any = None,
-             content_type: str | None = None, timeout: Any = None):
+             content_type: str | None = None, timeout: Any = None) -> BaseHTTPResponse:
         """Send a request and return the urllib3 response unread (streams: watches, large lists).
         Raises ApiException for a status >= 400 (the body is read for the message)."""
         if body is not None and not isinstance(body, (bytes, str)):
@@ -163,7 +167,7 @@ def _seconds(timeout: Any) -> float | None:
 class _Raw:
     """What ApiException reads from an HTTP response (status, reason, body, headers)."""
 
-    def __init__(self, status: int, reason: str, data: bytes, headers: Any) -> None:
+    def __init__(self, status: int, reason: str | None, data: bytes, headers: Any) -> None:
         self.status, self.reason, self.data, self.headers = status, reason, data, headers
 
 
@@ -178,6 +182,8 @@ class _Direct:
 
     def __init__(self, configuration: client.Configuration) -> None:
         url = urlsplit(configuration.host)
+        if url.hostname is None:
+            raise ValueError(f"kubernetes client configuration: host: no host name in {configuration.host!r}")
         self.https = url.scheme == "https"
         self.host, self.port = url.hostname, url.port or (443 if self.https else 80)
         self.context = None
@@ -211,7 +217,8 @@ class _Direct:
         conn.timeout = timeout
         return conn, reused
 
-    def request(self, method: str, url: str, body, headers: dict, timeout: float | None):
+    def request(self, method: str, url: str, body: bytes | str | None, headers: dict[str, Any],
+                timeout: float | None) -> tuple[int, str, bytes, http.client.HTTPMessage]:
         for attempt in (0, 1):
             conn, reused = self._connection(timeout)
             sent = False

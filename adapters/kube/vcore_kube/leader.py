@@ -13,7 +13,8 @@ import datetime
 import logging
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 from vcore_kube.kubeclient import Api, ApiException
 
@@ -21,7 +22,7 @@ log = logging.getLogger(__name__)
 
 
 def _micro_now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class LeaderElector(threading.Thread):
@@ -38,7 +39,7 @@ class LeaderElector(threading.Thread):
         self.leading = threading.Event()
         self._observed: tuple | None = None  # (holder, renewTime, leaseTransitions) last seen
         self._observed_at = 0.0
-        self._lease: dict | None = None
+        self._lease: dict[str, Any] | None = None
 
     def run(self) -> None:
         # Candidate: try every retryPeriod until the Lease is ours.
@@ -105,11 +106,11 @@ class LeaderElector(threading.Thread):
         self._observe(self._lease)
         return True
 
-    def _spec(self, acquire: str, renew: str, transitions: int) -> dict:
+    def _spec(self, acquire: str | None, renew: str, transitions: int) -> dict[str, Any]:
         return {"holderIdentity": self.identity, "leaseDurationSeconds": max(1, round(self.lease_duration)),
                 "acquireTime": acquire, "renewTime": renew, "leaseTransitions": transitions}
 
-    def _observe(self, lease: dict) -> None:
+    def _observe(self, lease: dict[str, Any]) -> None:
         spec = lease.get("spec") or {}
         record = (spec.get("holderIdentity"), spec.get("renewTime"), spec.get("leaseTransitions"))
         if record != self._observed:

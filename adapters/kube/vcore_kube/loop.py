@@ -31,13 +31,14 @@ import queue
 import threading
 import time
 from collections import Counter, deque
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from vcore_kube import binder as bind
+from vcore_kube.batchcycle import BatchCycle, Outcome
 from vcore_kube.cache import Cache, Delta
 from vcore_kube.config import Config
 from vcore_kube.convert import Converter, is_terminating, node_name_of, scheduler_name_of
-from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.events import Recorder
 from vcore_kube.inbox import Inbox
 from vcore_kube.metrics import Metrics
@@ -54,7 +55,7 @@ QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 
 
 class SchedulingLoop(threading.Thread):
-    def __init__(self, config: Config, converter: Converter, cycle: BatchCycle, binder: "bind.Binder | None",
+    def __init__(self, config: Config, converter: Converter, cycle: BatchCycle, binder: bind.Binder | None,
                  recorder: Recorder, metrics: Metrics, *, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(name="scheduling-loop", daemon=True)
         self.config, self.converter, self.cycle, self.binder = config, converter, cycle, binder
@@ -71,34 +72,34 @@ class SchedulingLoop(threading.Thread):
         self.cycles = 0
         self._queues_seen: set[str] = set()
         self._announced = False  # "caches synced" logged
-        self.agents: "AgentControl | None" = None  # the fast path and warm pools (process.py wires them)
-        self.shards: "ShardControl | None" = None  # sharding
+        self.agents: AgentControl | None = None  # the fast path and warm pools (process.py wires them)
+        self.shards: ShardControl | None = None  # sharding
         self._deferred: deque = deque()  # what arrived during a cycle and waits for its end
         self._deferred_keys: set[str] = set()  # pods with a deferred event (their later events wait too)
         self._in_flight_nodes: Counter = Counter()  # node -> our bindings in flight to it
-        self.agent_binder: "bind.Binder | None" = None  # fast-path pods' own (None: the binder)
+        self.agent_binder: bind.Binder | None = None  # fast-path pods' own (None: the binder)
 
     # -- inputs (any thread) -------------------------------------------------------------------------------
-    def replace(self, kind: str, items: list[dict], resource_version: str) -> None:
+    def replace(self, kind: str, items: list[dict[str, Any]], resource_version: str) -> None:
         if kind == "Pod" and self.agents is not None:
             self._fast_keys = {_pod_key(p) for p in items if self._fast_pod(p)}
         self.inbox.put(("replace", kind, items), barrier=kind == "Pod")
 
-    def event(self, kind: str, event_type: str, obj: dict) -> None:
+    def event(self, kind: str, event_type: str, obj: dict[str, Any]) -> None:
         self.inbox.put(("event", kind, event_type, obj, time.perf_counter()),
                        fast=kind == "Pod" and self._fast_lane(event_type, obj))
 
-    def bind_done(self, result: "bind.BindResult") -> None:
+    def bind_done(self, result: bind.BindResult) -> None:
         self.inbox.put(("bound", result))
 
-    def fast_bind_done(self, result: "bind.BindResult") -> None:
+    def fast_bind_done(self, result: bind.BindResult) -> None:
         """A binding of the agent binder (fast-path pods): in the lane of their pods' events."""
         self.inbox.put(("bound", result), fast=True)
 
-    def _fast_pod(self, pod: dict) -> bool:
+    def _fast_pod(self, pod: dict[str, Any]) -> bool:
         return self.agents is not None and self.agents.fast is not None and self.agents.fast.selects(pod)
 
-    def _fast_lane(self, event_type: str, pod: dict) -> bool:
+    def _fast_lane(self, event_type: str, pod: dict[str, Any]) -> bool:
         """Whether a pod's event goes in the fast lane: decided once, when the pod is first seen, so that one
         pod's events all go in one lane (a later change of its annotations does not move them)."""
         if self.agents is None:
@@ -184,7 +185,18 @@ class SchedulingLoop(threading.Thread):
                         self._deferred_keys.add(_pod_key(msg[3]))
         except queue.Empty:
             pass
-        self.agents.tick(in_cycle=True)
+        self._agent_control().tick(in_cycle=True)
+
+    # The parts a message or a pod reaches only when they are configured (process.py wires them).
+    def _agent_control(self) -> AgentControl:
+        if self.agents is None:
+            raise RuntimeError("scheduling loop: the fast path and warm pools are not configured")
+        return self.agents
+
+    def _shard_control(self) -> ShardControl:
+        if self.shards is None:
+            raise RuntimeError("scheduling loop: sharding is not configured")
+        return self.shards
 
     def _interleave_at(self, i: int) -> None:
         """In a long walk over a cycle's outcome (bindings, statuses): the fast path's turn every 256 items."""
@@ -226,9 +238,12 @@ class SchedulingLoop(threading.Thread):
         elif msg[0] == "bound":
             self._on_bound(msg[1])
         elif msg[0] == "placeholder-created":
-            self.agents.warm.created(msg[1])
+            warm = self._agent_control().warm
+            if warm is None:  # only warm pools create placeholders
+                raise RuntimeError("scheduling loop: a placeholder was created without warm pools")
+            warm.created(msg[1])
         elif msg[0] == "shard-published":
-            self.shards.published(msg[1])
+            self._shard_control().published(msg[1])
 
     # -- deltas -------------------------------------------------------------------------------------------
     def _on_delta(self, d: Delta, relist: bool = False, received: float = 0.0) -> None:
@@ -305,7 +320,7 @@ class SchedulingLoop(threading.Thread):
         if assumed is not None:  # a pod of the same name replaced the one we bound: that one is gone
             self.converter.pod_released(key)
         if takes:
-            agents.pending(key, pod, received)
+            self._agent_control().pending(key, pod, received)
             return
         entry = self.pending.get(key)
         if entry is not None and entry.uid == uid:
@@ -370,7 +385,8 @@ class SchedulingLoop(threading.Thread):
         if self.agents is not None:
             self.agents.shard_grew()
 
-    def start_binding(self, entry: PendingPod, gpu_index: str | None, evict: list[dict] | None = None) -> None:
+    def start_binding(self, entry: PendingPod, gpu_index: str | None,
+                      evict: list[dict[str, Any]] | None = None) -> None:
         """Hand a decided pod (entry.node set, assumed in vcore unless a placeholder) to the binder; a real pod
         first has the placeholders its node can no longer hold deleted."""
         if entry.kind != "placeholder" and self.agents is not None:
@@ -386,7 +402,7 @@ class SchedulingLoop(threading.Thread):
             else:
                 if entry.kind == "fast":
                     self.cycle.forget(entry.key)
-                self.agents.binding_failed(entry, gone=False)
+                self._agent_control().binding_failed(entry, gone=False)
 
     def _binding_finished(self, entry: PendingPod) -> None:
         self.in_flight.pop(entry.key, None)
@@ -428,7 +444,7 @@ class SchedulingLoop(threading.Thread):
             entry.state, entry.node, entry.confirmed, entry.deleted = "binding", b.node, False, False
             self.converter.assumed(b.key, entry.pod)
             self.start_binding(entry, b.gpu_index)
-        for key, (reasons, message) in outcome.unschedulable.items():
+        for key, (_reasons, message) in outcome.unschedulable.items():
             entry = self.pending.get(key)
             if entry is None:
                 continue
@@ -448,7 +464,7 @@ class SchedulingLoop(threading.Thread):
                 self.recorder.nominate(waiting.pod, e.node)
         return len(outcome.bindings)
 
-    def _write_podgroups(self, outcome) -> None:
+    def _write_podgroups(self, outcome: Outcome) -> None:
         """Each PodGroup's status, where the cycle changed it (the cache holds what the API server has)."""
         for i, (key, status) in enumerate(outcome.podgroups.items()):
             self._interleave_at(i)
@@ -467,7 +483,7 @@ class SchedulingLoop(threading.Thread):
         entry.not_before = self.clock() + delay
 
     # -- bind results -------------------------------------------------------------------------------------
-    def _on_bound(self, r: "bind.BindResult") -> None:
+    def _on_bound(self, r: bind.BindResult) -> None:
         entry = self.in_flight.get(r.key)
         if entry is None or entry.uid != r.uid:
             return
@@ -489,7 +505,7 @@ class SchedulingLoop(threading.Thread):
             return
         self._requeue(entry, forget=True, backoff=True)
 
-    def _scheduled(self, entry: PendingPod, r: "bind.BindResult") -> None:
+    def _scheduled(self, entry: PendingPod, r: bind.BindResult) -> None:
         self.metrics.attempts.labels("scheduled").inc()
         self.metrics.queue_to_bind.observe(self.clock() - entry.first_seen)
         created = _creation_epoch(entry.pod)
@@ -497,7 +513,7 @@ class SchedulingLoop(threading.Thread):
             self.metrics.creation_to_bind.observe(max(0.0, r.finished - created))
         self.recorder.scheduled(entry.pod, r.node)
 
-    def _agent_bound(self, entry: PendingPod, r: "bind.BindResult") -> None:
+    def _agent_bound(self, entry: PendingPod, r: bind.BindResult) -> None:
         """A fast-path pod's or a placeholder's binding finished."""
         if r.outcome == bind.OK:
             if entry.kind == "fast":
@@ -511,7 +527,7 @@ class SchedulingLoop(threading.Thread):
         gone = entry.deleted or r.outcome == bind.NOT_FOUND
         if entry.kind == "fast" and self.converter.node_of(r.key) == entry.node:
             self.cycle.forget(r.key)
-        self.agents.binding_failed(entry, gone=gone)
+        self._agent_control().binding_failed(entry, gone=gone)
 
     def _requeue(self, entry: PendingPod, *, forget: bool, backoff: bool) -> None:
         if forget and self.converter.node_of(entry.key) == entry.node:
@@ -536,7 +552,7 @@ class SchedulingLoop(threading.Thread):
             self.metrics.pending.labels(q).set(n)
         self._queues_seen |= counts.keys()
 
-    def _queue_of(self, pod: dict) -> str:
+    def _queue_of(self, pod: dict[str, Any]) -> str:
         meta = pod["metadata"]
         annotations = meta.get("annotations") or {}
         group = annotations.get("scheduling.k8s.io/group-name")
@@ -547,14 +563,14 @@ class SchedulingLoop(threading.Thread):
         return annotations.get(QUEUE_ANNOTATION) or "default"
 
 
-def _scheduling_inputs(pod: dict | None) -> tuple:
+def _scheduling_inputs(pod: dict[str, Any] | None) -> tuple:
     if pod is None:
         return ()
     meta = pod.get("metadata") or {}
     return (meta.get("labels"), meta.get("annotations"), pod.get("spec"))
 
 
-def _creation_epoch(pod: dict) -> float | None:
+def _creation_epoch(pod: dict[str, Any]) -> float | None:
     stamp = pod["metadata"].get("creationTimestamp")
     if not stamp:
         return None
@@ -564,6 +580,6 @@ def _creation_epoch(pod: dict) -> float | None:
         return None
 
 
-def _pod_key(pod: dict) -> str:
+def _pod_key(pod: dict[str, Any]) -> str:
     meta = pod.get("metadata") or {}
     return f"{meta.get('namespace', '')}/{meta.get('name', '')}"

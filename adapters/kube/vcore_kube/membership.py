@@ -21,8 +21,9 @@ hard mode places nowhere and soft mode only on such unassigned nodes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any
 
 from vcore_kube.nodeshard import Shard
 
@@ -57,7 +58,7 @@ class Membership:
         self.publishing: Publish | None = None
 
     # -- inputs ---------------------------------------------------------------------------------------------
-    def shard_changed(self, name: str, obj: dict | None) -> None:
+    def shard_changed(self, name: str, obj: dict[str, Any] | None) -> None:
         """A NodeShard was added, changed or deleted (ours or another's)."""
         shard = Shard.of(obj) if obj is not None else None
         if name != self.shard:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
+from typing import Protocol
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
@@ -80,10 +81,17 @@ class Metrics:
         return generate_latest(self.registry)
 
 
+class Exposition(Protocol):
+    """What HealthServer serves at /metrics (a process's metrics: Metrics, the sharder's own)."""
+
+    def exposition(self) -> bytes: ...
+
+
 class HealthServer:
     """GET /metrics, /healthz, /readyz (and /debug/samples) on one address, in a daemon thread."""
 
-    def __init__(self, address: str, metrics: Metrics, healthy: Callable[[], bool], ready: Callable[[], bool]):
+    def __init__(self, address: str, metrics: Exposition, healthy: Callable[[], bool],
+                 ready: Callable[[], bool]) -> None:
         host, _, port = address.rpartition(":")
         routes = {"/metrics": lambda: (200, CONTENT_TYPE_LATEST, metrics.exposition()),
                   "/healthz": lambda: (200, "text/plain", b"ok") if healthy() else (500, "text/plain", b"unhealthy"),
@@ -101,7 +109,7 @@ class HealthServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, *args) -> None:  # probes every few seconds: not worth a log line each
+            def log_message(self, *args: object) -> None:  # probes every few seconds: not worth a log line each
                 pass
 
         try:
@@ -114,6 +122,7 @@ class HealthServer:
     @property
     def address(self) -> str:
         host, port = self.server.server_address[:2]
+        assert isinstance(host, str), "a TCP server's address"
         return f"{host}:{port}"
 
     def start(self) -> None:

@@ -7,8 +7,9 @@ read, so a write based on a stale read fails (409) instead of undoing another's.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any
 
 from kubernetes import client
 
@@ -38,7 +39,7 @@ class Shard:
     resource_version: str
 
     @classmethod
-    def of(cls, obj: dict) -> "Shard":
+    def of(cls, obj: dict[str, Any]) -> Shard:
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
         return cls(obj["metadata"]["name"], frozenset(spec.get("nodesDesired") or ()),
                    frozenset(status.get("nodesInUse") or ()), frozenset(status.get("nodesToAdd") or ()),
@@ -46,27 +47,28 @@ class Shard:
 
 
 def now_time() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def status_body(in_use: Iterable[str], desired: Iterable[str]) -> dict:
+def status_body(in_use: Iterable[str], desired: Iterable[str]) -> dict[str, Any]:
     """An instance's status: the nodes it uses, the desired ones it does not use yet, the used ones not desired."""
     used, wanted = set(in_use), set(desired)
     return {"nodesInUse": sorted(used), "nodesToAdd": sorted(wanted - used), "nodesToRemove": sorted(used - wanted),
             "lastUpdateTime": now_time()}
 
 
-def list_shards(api: Api, timeout: float = 10) -> dict[str, dict]:
+def list_shards(api: Api, timeout: float = 10) -> dict[str, dict[str, Any]]:
     """Every NodeShard, read from etcd (a quorum read: at least as new as any write that finished before)."""
     return {o["metadata"]["name"]: o for o in api.get(COLLECTION, timeout=timeout)["items"]}
 
 
-def put_status(api: Api, obj: dict, status: dict, timeout: float = 10) -> dict:
+def put_status(api: Api, obj: dict[str, Any], status: dict[str, Any], timeout: float = 10) -> dict[str, Any]:
     """Replace the status of the NodeShard `obj` (as read: its resourceVersion is the precondition)."""
     return api.put(path(obj["metadata"]["name"], "status"), {**obj, "status": status}, timeout=timeout)
 
 
-def put_desired(api: Api, obj: dict | None, name: str, nodes: Iterable[str], timeout: float = 10) -> dict:
+def put_desired(api: Api, obj: dict[str, Any] | None, name: str, nodes: Iterable[str],
+                timeout: float = 10) -> dict[str, Any]:
     """Set spec.nodesDesired of NodeShard `name`: create it when `obj` is None, else replace `obj`'s spec (its
     resourceVersion is the precondition). The status is the instance's and is left alone."""
     desired = sorted(set(nodes))

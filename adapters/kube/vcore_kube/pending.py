@@ -7,13 +7,14 @@ its warm pools' placeholders, and hands them to the loop's binder in the same re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
 class PendingPod:
     key: str
     uid: str
-    pod: dict
+    pod: dict[str, Any]
     first_seen: float  # monotonic
     state: str = "active"  # active | unschedulable | gated | invalid | binding
     attempts: int = 0

@@ -17,15 +17,16 @@ import sys
 import threading
 import time
 import uuid
+from typing import TYPE_CHECKING
 
 from kubernetes import client
 
 from vcore_kube import nodeshard, warmpool
 from vcore_kube.agentcontrol import AgentControl, PlaceholderWriter
+from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.binder import Binder
 from vcore_kube.config import Config
 from vcore_kube.convert import Converter
-from vcore_kube.batchcycle import BatchCycle
 from vcore_kube.events import Recorder
 from vcore_kube.fastpath import FastPath
 from vcore_kube.kubeclient import load_api
@@ -37,6 +38,10 @@ from vcore_kube.schedqueue import SchedulingQueue
 from vcore_kube.shardcontrol import ShardControl
 from vcore_kube.shardwriter import ShardWriter
 from vcore_kube.warmpool import WarmPools
+
+if TYPE_CHECKING:
+    from types import FrameType
+
 
 WARMPOOLS = Resource("WarmPool", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
                      (warmpool.GROUP, warmpool.VERSION, warmpool.PLURAL), optional=True)
@@ -65,7 +70,7 @@ class SchedulerProcess:
         self.finished = threading.Event()  # the process should exit (signal, or leadership lost)
         self.exit_code = 0
         resources = list(RESOURCES)
-        self.writers: list[threading.Thread] = []
+        self.writers: list[PlaceholderWriter | ShardWriter] = []
         self.agent_binder: Binder | None = None
         self._wire_agents(config, resources)
         self._wire_sharding(config, resources)
@@ -175,7 +180,7 @@ class SchedulerProcess:
 
     def run_until_signalled(self) -> int:
         """start(), then wait for SIGTERM/SIGINT (or the loss of the lease); returns the exit status."""
-        def on_signal(signum, frame):
+        def on_signal(signum: int, frame: FrameType | None) -> None:
             log.info("signal %s: shutting down", signal.Signals(signum).name)
             self.finished.set()
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}

@@ -17,12 +17,17 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +68,7 @@ RESOURCES = (
 
 
 @contextlib.contextmanager
-def paused_gc():
+def paused_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while a list is parsed and applied.
 
     Parsing 50,000 pods allocates millions of dicts, and each allocation burst triggers a collection that walks
@@ -80,9 +85,9 @@ def paused_gc():
 
 
 class Sink(Protocol):
-    def replace(self, kind: str, items: list[dict], resource_version: str) -> None: ...
+    def replace(self, kind: str, items: list[dict[str, Any]], resource_version: str) -> None: ...
 
-    def event(self, kind: str, event_type: str, obj: dict) -> None: ...
+    def event(self, kind: str, event_type: str, obj: dict[str, Any]) -> None: ...
 
 
 class Backoff:
@@ -168,7 +173,7 @@ class Reflector(threading.Thread):
         self.stop_event.wait(seconds)
 
     # -- list --------------------------------------------------------------------------------------------
-    def _call(self, **kwargs):
+    def _call(self, **kwargs: Any) -> Any:
         if self.resource.field_selector:
             kwargs["field_selector"] = self.resource.field_selector
         if self.resource.label_selector:
@@ -182,7 +187,7 @@ class Reflector(threading.Thread):
 
     def _list(self, from_cache: bool = False) -> None:
         started = time.monotonic()
-        items: list[dict] = []
+        items: list[dict[str, Any]] = []
         token = None
         while True:
             kwargs: dict[str, Any] = {"_request_timeout": (10, 300)}
@@ -247,7 +252,7 @@ class Reflector(threading.Thread):
             raise ConnectionError("watch ended at once without events")  # back off instead of spinning
 
 
-def _slim(obj: dict) -> None:
+def _slim(obj: dict[str, Any]) -> None:
     """Drop metadata.managedFields (server-side apply bookkeeping, often the largest part of an object, never
     read here): less memory and less to copy for a cache of many pods."""
     meta = obj.get("metadata")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 # Cluster events (kube-scheduler's ClusterEvent, in the terms this adapter sees them).
@@ -24,7 +25,7 @@ _RESOURCE_EVENTS = frozenset({NODE_ADDED, NODE_UPDATED, POD_DELETED, SHARD_CHANG
 _NODE_EVENTS = frozenset({NODE_ADDED, NODE_UPDATED, SHARD_CHANGED})
 
 
-def hints(reasons) -> frozenset[str]:
+def hints(reasons: Iterable[str] | None) -> frozenset[str]:
     """The events that can make a pod fit, from the reasons it did not (vcore's kube-scheduler reason strings)."""
     if not reasons:
         return ALL_EVENTS
@@ -99,7 +100,7 @@ class SchedulingQueue:
     def pop(self, n: int, now: float) -> list[str]:
         """Up to n pods from the active queue, best first (after moving the expired backoffs over)."""
         self.flush(now)
-        out = []
+        out: list[str] = []
         self.scheduling_cycle += 1
         while self._active and len(out) < n:
             *_, token, key = heapq.heappop(self._active)
@@ -111,7 +112,7 @@ class SchedulingQueue:
             out.append(key)
         return out
 
-    def unschedulable(self, key: str, reasons, now: float) -> None:
+    def unschedulable(self, key: str, reasons: Iterable[str] | None, now: float) -> None:
         """The popped pod fits nowhere: the pool (or backoff, if a move request overlapped its attempt)."""
         pod = self.pods.get(key)
         if pod is None:

@@ -9,11 +9,15 @@ through what ShardHost names.
 from __future__ import annotations
 
 import logging
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vcore_kube.membership import Membership, Publish, Published
 from vcore_kube.metrics import Metrics
 from vcore_kube.shardwriter import ShardWriter, publish
+
+if TYPE_CHECKING:
+    from vcore_kube.kubeclient import Api
+
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +52,7 @@ class ShardControl:
         self.apply()  # until our NodeShard is read: hard places nowhere, soft only on unassigned nodes
 
     # -- inputs (the loop's thread) -------------------------------------------------------------------------
-    def shard_event(self, name: str, obj: dict | None) -> None:
+    def shard_event(self, name: str, obj: dict[str, Any] | None) -> None:
         self.membership.shard_changed(name, obj)
         self.update()
 
@@ -114,7 +118,7 @@ class ShardControl:
         metrics.labels("to_add").set(len(m.desired - m.in_use))
         metrics.labels("to_remove").set(len(m.releasing()))
 
-    def release_all(self, api) -> None:
+    def release_all(self, api: Api) -> None:
         """At shutdown, once no binding of ours is in flight: give every node back (an empty nodesInUse), so the
         instances the controller gives them to need not wait for this one to return."""
         if self.membership.own is None:

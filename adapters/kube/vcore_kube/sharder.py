@@ -20,6 +20,7 @@ import socket
 import threading
 import time
 import uuid
+from typing import Any
 
 import numpy as np
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -28,7 +29,7 @@ from vcore_kube import nodeshard
 from vcore_kube.cache import Cache, Delta
 from vcore_kube.config import ConfigError, one_line
 from vcore_kube.convert import Converter, node_name_of
-from vcore_kube.kubeclient import KubeconfigError, load_api
+from vcore_kube.kubeclient import Api, KubeconfigError, load_api
 from vcore_kube.leader import LeaderElector
 from vcore_kube.metrics import HealthServer
 from vcore_kube.reflector import RESOURCES, Reflector, paused_gc
@@ -58,7 +59,7 @@ class SharderMetrics:
 class Sharder(threading.Thread):
     """The controller's loop: applies watch events, decides when to reassign, writes NodeShards."""
 
-    def __init__(self, config: ShardingConfig, api, metrics: SharderMetrics) -> None:
+    def __init__(self, config: ShardingConfig, api: Api, metrics: SharderMetrics) -> None:
         super().__init__(name="sharder", daemon=True)
         self.config, self.api, self.metrics = config, api, metrics
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
@@ -74,10 +75,10 @@ class Sharder(threading.Thread):
         self.assignments = 0
 
     # -- inputs ---------------------------------------------------------------------------------------------
-    def replace(self, kind: str, items: list[dict], resource_version: str) -> None:
+    def replace(self, kind: str, items: list[dict[str, Any]], resource_version: str) -> None:
         self.inbox.put(("replace", kind, items))
 
-    def event(self, kind: str, event_type: str, obj: dict) -> None:
+    def event(self, kind: str, event_type: str, obj: dict[str, Any]) -> None:
         self.inbox.put(("event", kind, event_type, obj))
 
     # -- the thread -----------------------------------------------------------------------------------------
@@ -105,9 +106,9 @@ class Sharder(threading.Thread):
                 for d in self.cache.replace(msg[1], msg[2]):
                     self._on_delta(d)
         else:
-            d = self.cache.apply(msg[1], msg[2], msg[3])
-            if d is not None:
-                self._on_delta(d)
+            delta = self.cache.apply(msg[1], msg[2], msg[3])
+            if delta is not None:
+                self._on_delta(delta)
 
     def _on_delta(self, d: Delta) -> None:
         if d.kind == "Node":
@@ -213,11 +214,11 @@ def run_sharder(kubeconfig: str | None, sharding_config: str | None, *, identity
     finished = threading.Event()
     exit_code = [0]
 
-    def lead():
+    def lead() -> None:
         metrics.leader.set(1)
         sharder.leading.set()
 
-    def lost():
+    def lost() -> None:
         metrics.leader.set(0)
         sharder.leading.clear()
         exit_code[0] = 1

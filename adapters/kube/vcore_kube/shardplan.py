@@ -41,14 +41,14 @@ The rule (``assign``), deterministic (ties by node order, the table's name order
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
 from vcore.validation import LABEL_KEY, Boolean, Integer, ListOf, MapOf, String
-
 from vcore_kube.config import NAME, ConfigError, ListenAddress, Real, Seconds, Section, read_yaml
 
 UTILIZATION, CAPACITY = "utilization", "capacity"
@@ -122,7 +122,7 @@ SHARDING_CONFIG = Section(ShardingConfig, {
 }, required=("scheduler_configs",))
 
 
-def load_sharding_config(source: str | Path | dict) -> ShardingConfig:
+def load_sharding_config(source: str | Path | dict[str, Any]) -> ShardingConfig:
     """The sharding controller's configuration from a YAML file or a dict; errors name the key."""
     if isinstance(source, dict):
         return _parse(source)
@@ -163,7 +163,7 @@ class NodeTable:
     pool: np.ndarray  # bool[S, N]
 
     @classmethod
-    def build(cls, config: ShardingConfig, nodes: Iterable[tuple[str, dict[str, str], int, int, int]]) -> "NodeTable":
+    def build(cls, config: ShardingConfig, nodes: Iterable[tuple[str, dict[str, str], int, int, int]]) -> NodeTable:
         """From (name, labels, cpu_alloc_milli, mem_alloc_bytes, cpu_req_milli) per node."""
         rows = sorted(nodes, key=lambda r: r[0])
         selectors = [spec.node_selector for spec in config.scheduler_configs]

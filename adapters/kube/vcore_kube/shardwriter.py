@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from vcore_kube import nodeshard
 from vcore_kube.kubeclient import Api, ApiException

@@ -33,13 +33,13 @@ from __future__ import annotations
 import logging
 import secrets
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 import vcore
-
 from vcore_kube.config import WarmPoolsConfig
 from vcore_kube.convert import pod_key
 
@@ -50,14 +50,14 @@ POOL_LABEL = "vcore.io/warm-pool"
 PLACEHOLDER_LABEL = "vcore.io/placeholder"
 
 
-def pool_of(pod: dict) -> str | None:
+def pool_of(pod: dict[str, Any]) -> str | None:
     """The pool a pod belongs to ("namespace/name"), placeholder or session pod; None for other pods."""
     meta = pod["metadata"]
     name = (meta.get("labels") or {}).get(POOL_LABEL)
     return f"{meta.get('namespace', '')}/{name}" if name else None
 
 
-def is_placeholder(pod: dict) -> bool:
+def is_placeholder(pod: dict[str, Any]) -> bool:
     return (pod["metadata"].get("labels") or {}).get(PLACEHOLDER_LABEL) == "true"
 
 
@@ -69,11 +69,11 @@ class PoolSpec:
     uid: str
     size: int
     scheduler_name: str
-    template: dict  # the pod template's spec
+    template: dict[str, Any]  # the pod template's spec
     requests: dict[str, int]  # per resource (cpu in milli), what one placeholder requests
 
     @classmethod
-    def parse(cls, obj: dict) -> "PoolSpec":
+    def parse(cls, obj: dict[str, Any]) -> PoolSpec:
         """A WarmPool object; ValueError naming the field when it is malformed."""
         meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
         where = f"WarmPool {meta.get('namespace', '')}/{meta.get('name', '')}"
@@ -100,7 +100,7 @@ class PoolSpec:
                    requests)
 
 
-def placeholder_pod(pool: PoolSpec, scheduler_name: str, config: WarmPoolsConfig) -> dict:
+def placeholder_pod(pool: PoolSpec, scheduler_name: str, config: WarmPoolsConfig) -> dict[str, Any]:
     """A new placeholder of the pool: the lowest priority, never preempting, a pause container requesting what a
     session pod requests, where a session pod may go."""
     resources = {"requests": {r: _quantity(r, v) for r, v in pool.requests.items()}}
@@ -129,8 +129,8 @@ def _quantity(resource: str, amount: int) -> str:
 @dataclass
 class Placeholder:
     key: str
-    pool: str
-    pod: dict
+    pool: str | None  # None: the pod names no pool (surplus, to delete)
+    pod: dict[str, Any]
     node: str = ""  # "" while pending; set when its binding is decided
     bound: bool = False  # the watch has shown it bound
     requests: dict[str, int] = field(default_factory=dict)
@@ -141,14 +141,15 @@ class Hit:
     """A session pod placed onto its pool's reserve: its placement, and the placeholders to delete first."""
 
     placement: vcore.Placement
-    evict: list[dict]
+    evict: list[dict[str, Any]]
 
 
 class WarmPools:
     """The pools of this scheduler and their placeholders (owned by the scheduling loop's thread)."""
 
     def __init__(self, config: WarmPoolsConfig, scheduler_name: str, scheduler_names: set[str],
-                 cluster: vcore.Cluster, profile: dict | None, *, seed: int = 0, clock: Callable[[], float]) -> None:
+                 cluster: vcore.Cluster, profile: dict[str, Any] | None, *, seed: int = 0,
+                 clock: Callable[[], float]) -> None:
         """scheduler_name: the placeholders' schedulerName; scheduler_names: the pools this scheduler keeps."""
         self.config, self.scheduler_name, self.cluster, self.clock = config, scheduler_name, cluster, clock
         self.scheduler_names = scheduler_names | {scheduler_name}
@@ -156,14 +157,15 @@ class WarmPools:
         self.placeholders: dict[str, Placeholder] = {}
         self.on_node: dict[str, set[str]] = {}  # node -> placeholders decided or bound there
         self.creating: dict[str, int] = {}  # pool -> creations in flight
-        self.vacant_since: dict[str, deque] = {}  # pool -> when each missing placeholder went missing
+        # pool -> when each missing placeholder went missing
+        self.vacant_since: dict[str | None, deque[float]] = {}
         self.hits = self.misses = 0
         self.refill_latencies: list[float] = []  # drained by the loop into its histogram
         # Hits are decided on the pool's placeholder nodes only: a scheduler of their own, its scope those nodes.
         self._hit_scheduler = vcore.Scheduler(cluster, profile, seed=seed)
 
     # -- pools ------------------------------------------------------------------------------------------------
-    def pool_changed(self, key: str, obj: dict | None) -> str | None:
+    def pool_changed(self, key: str, obj: dict[str, Any] | None) -> str | None:
         """A WarmPool was added, changed or deleted; returns why it is unusable, or None."""
         if obj is None:
             self.pools.pop(key, None)
@@ -187,7 +189,7 @@ class WarmPools:
         mine = [p for p in self.placeholders.values() if p.pool == pool]
         return sum(p.bound for p in mine), len(mine) + self.creating.get(pool, 0)
 
-    def to_create(self) -> list[dict]:
+    def to_create(self) -> list[dict[str, Any]]:
         """New placeholders to create now, for every pool below its size (and their creation is counted in
         flight until `created` is called)."""
         out = []
@@ -202,10 +204,10 @@ class WarmPools:
         """A creation finished (or failed): it no longer counts in flight."""
         self.creating[pool] = max(0, self.creating.get(pool, 0) - 1)
 
-    def surplus(self) -> list[dict]:
+    def surplus(self) -> list[dict[str, Any]]:
         """Placeholders beyond their pool's size (it shrank), or of a pool that is gone: to delete."""
         out = []
-        by_pool: dict[str, list[Placeholder]] = {}
+        by_pool: dict[str | None, list[Placeholder]] = {}
         for p in self.placeholders.values():
             by_pool.setdefault(p.pool, []).append(p)
         for pool, items in by_pool.items():
@@ -217,7 +219,7 @@ class WarmPools:
         return out
 
     # -- placeholders ----------------------------------------------------------------------------------------
-    def placeholder_seen(self, pod: dict) -> None:
+    def placeholder_seen(self, pod: dict[str, Any]) -> None:
         """A placeholder of ours, pending or bound, as the watch shows it."""
         key, node = pod_key(pod), (pod.get("spec") or {}).get("nodeName") or ""
         pool = pool_of(pod)
@@ -280,7 +282,7 @@ class WarmPools:
         return out
 
     # -- what real pods do to them ------------------------------------------------------------------------------
-    def hit(self, pod: dict) -> Hit | None:
+    def hit(self, pod: dict[str, Any]) -> Hit | None:
         """Place a session pod onto a node holding one of its pool's bound placeholders, if it fits on one; the
         pod is bound in the cluster state (as schedule() binds), the placeholders to delete are returned."""
         pool = pool_of(pod)
@@ -303,7 +305,7 @@ class WarmPools:
         self._vacate(pool)
         return Hit(placement, evict + self.room(placement.node))
 
-    def room(self, node: str) -> list[dict]:
+    def room(self, node: str) -> list[dict[str, Any]]:
         """Placeholders to delete so that the node's real pods (the cluster state) and its remaining
         placeholders fit its allocatable; forgotten here at once (the largest first)."""
         keys = self.on_node.get(node)
@@ -336,7 +338,7 @@ class WarmPools:
             self._vacate(pool)
         return out
 
-    def node_gone(self, node: str) -> list[dict]:
+    def node_gone(self, node: str) -> list[dict[str, Any]]:
         """A node left (the cluster, or our shard): its placeholders are deleted, to be made again elsewhere."""
         out = []
         for k in sorted(self.on_node.get(node, ())):
@@ -347,7 +349,7 @@ class WarmPools:
         return out
 
     # -- internals --------------------------------------------------------------------------------------------
-    def _requests(self, pod: dict) -> dict[str, int]:
+    def _requests(self, pod: dict[str, Any]) -> dict[str, int]:
         out: dict[str, int] = {}
         for c in (pod.get("spec") or {}).get("containers") or []:
             resources = c.get("resources") or {}
@@ -355,7 +357,7 @@ class WarmPools:
                 out[r] = out.get(r, 0) + vcore.parse_quantity(str(q), milli=r == "cpu")
         return out
 
-    def _vacate(self, pool: str) -> None:
+    def _vacate(self, pool: str | None) -> None:
         self.vacant_since.setdefault(pool, deque()).append(self.clock())
 
     def _place(self, p: Placeholder, node: str) -> None:

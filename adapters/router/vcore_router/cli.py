@@ -12,11 +12,25 @@ import gc
 import json
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 from vcore.routing import POLICY_NAMES
-from vcore.sim.llm import (PRESETS, TRACE_PRESET, format_table, load_trace, prompt_load, replay, synthetic_trace,
-                           ttft_lower_bound, write_trace)
+from vcore.sim.llm import (
+    PRESETS,
+    TRACE_PRESET,
+    format_table,
+    load_trace,
+    prompt_load,
+    replay,
+    synthetic_trace,
+    ttft_lower_bound,
+    write_trace,
+)
 from vcore.validation import PORT
+
+if TYPE_CHECKING:
+    import asyncio
+
 
 
 def _replay(argv: list[str]) -> int:
@@ -127,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _event_loop(choice: str):
+def _event_loop(choice: str) -> asyncio.AbstractEventLoop | None:
     """uvloop's event loop when it is installed (the router extra brings it; less work per request than asyncio's
     own), asyncio's otherwise or when asked; None = asyncio's default."""
     if choice == "asyncio":
@@ -136,7 +150,8 @@ def _event_loop(choice: str):
         import uvloop
     except ImportError:
         if choice == "uvloop":
-            raise SystemExit("vcore-router: --loop uvloop: uvloop is not installed (pip install 'vcore[router]')")
+            raise SystemExit(
+                "vcore-router: --loop uvloop: uvloop is not installed (pip install 'vcore[router]')") from None
         logging.getLogger("vcore_router").info("uvloop not installed: asyncio's event loop")
         return None
     return uvloop.new_event_loop()

@@ -41,9 +41,26 @@ from typing import Any
 import yaml
 from yarl import URL
 
-from vcore.routing import DEFAULT_POLICY, ROLES, Policy, PolicyError, make_policy, named_policy
-from vcore.validation import (DNS1123_LABEL, LABEL_KEY, PORT, Constraint, Duration, Integer, ListOf, MapOf, Number,
-                              OneOf, Record, String, fail, join, mapping)
+from vcore.routing import DEFAULT_POLICY, ROLES, Policy, PolicyError, Role, make_policy, named_policy
+from vcore.validation import (
+    DNS1123_LABEL,
+    LABEL_KEY,
+    PORT,
+    Check,
+    Constraint,
+    Duration,
+    ErrorType,
+    Integer,
+    ListOf,
+    MapOf,
+    Number,
+    OneOf,
+    Record,
+    String,
+    fail,
+    join,
+    mapping,
+)
 
 
 class ConfigError(ValueError):
@@ -57,7 +74,7 @@ UNITS = {"second": 1.0, "minute": 60.0, "hour": 3600.0, "day": 86400.0}
 class StaticEndpoint:
     name: str
     url: str
-    role: str = "both"
+    role: Role = "both"
     pd_group: str | None = None
     domain: str | None = None
     max_loras: int = 0
@@ -153,13 +170,13 @@ class RouterConfig:
 class _OrNull(Constraint[Any]):
     """An optional key: ``null`` means absent (None), anything else must meet ``inner``."""
 
-    inner: Constraint[Any]
+    inner: Check[Any]
 
-    def __call__(self, value: Any, path: str, error=ValueError) -> Any:
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> Any:
         return None if value is None else self.inner(value, path, error)
 
 
-def _record(fields: Mapping[str, Constraint[Any]], required: tuple[str, ...] = ()) -> Record:
+def _record(fields: Mapping[str, Check[Any]], required: tuple[str, ...] = ()) -> Record:
     """A Record whose optional keys may be null."""
     return Record({k: c if k in required else _OrNull(c) for k, c in fields.items()}, required)
 
@@ -174,7 +191,7 @@ class _EngineUrl(Constraint[str]):
     """An engine's base URL, as aiohttp will read it (yarl): http(s)://host[:port][/path], port in 1..65535, no
     query or fragment (the router appends /v1/... and /metrics). Returned without a trailing '/'."""
 
-    def __call__(self, value: Any, path: str, error=ValueError) -> str:
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> str:
         text = String(nonempty=True)(value, path, error)
         try:
             url = URL(text)
@@ -195,7 +212,7 @@ class _RedisUrl(Constraint[str]):
     (without connecting), plus what its parser lets through silently: a port of 0, a database that is not a
     number (both would be dropped for the defaults)."""
 
-    def __call__(self, value: Any, path: str, error=ValueError) -> str:
+    def __call__(self, value: Any, path: str, error: ErrorType = ValueError) -> str:
         text = String(nonempty=True)(value, path, error)
         try:
             from redis.asyncio import ConnectionPool

@@ -7,13 +7,13 @@ long system prompts, as agents do; the summary shows where requests went, the ro
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import socket
 import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -42,13 +42,13 @@ def start_engines(n: int, model: str, time_scale: float) -> tuple[list[subproces
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"engine simulator on port {p} did not start")
+                    raise RuntimeError(f"engine simulator on port {p} did not start") from None
                 time.sleep(0.05)
     return procs, ports
 
 
 async def run_demo(n_engines: int = 4, n_requests: int = 200, policy: str = "vcore", time_scale: float = 0.05,
-                   seed: int = 0) -> dict:
+                   seed: int = 0) -> dict[str, Any]:
     model = "sim-model"
     procs, ports = start_engines(n_engines, model, time_scale)
     try:

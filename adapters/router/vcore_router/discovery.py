@@ -19,12 +19,14 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from kubernetes import client
 from kubernetes.config import ConfigException
+
+from vcore.routing import Role
 from vcore_kube.kubeclient import load_api
 from vcore_kube.reflector import Reflector, Resource
-
 from vcore_router.config import ConfigError, StaticEndpoint, WorkloadSelector
 
 log = logging.getLogger("vcore_router.discovery")
@@ -33,12 +35,12 @@ log = logging.getLogger("vcore_router.discovery")
 Change = Callable[[str, list[str], list[StaticEndpoint]], None]
 
 
-def endpoint_name(server: str, pod: dict) -> str:
+def endpoint_name(server: str, pod: dict[str, Any]) -> str:
     meta = pod.get("metadata") or {}
     return f"{server}/{meta.get('namespace', '')}/{meta.get('name', '')}"
 
 
-def pod_port(pod: dict, port: int | str) -> int | None:
+def pod_port(pod: dict[str, Any], port: int | str) -> int | None:
     """The port to reach a pod on: ``port`` itself when it is a number, else the containerPort of the
     container port of that name (None when the pod has none)."""
     if isinstance(port, int):
@@ -50,7 +52,7 @@ def pod_port(pod: dict, port: int | str) -> int | None:
     return None
 
 
-def is_ready(pod: dict) -> bool:
+def is_ready(pod: dict[str, Any]) -> bool:
     """Ready condition True, a pod IP, not terminating (as the EndpointSlice controller counts ready)."""
     status = pod.get("status") or {}
     if not status.get("podIP") or (pod.get("metadata") or {}).get("deletionTimestamp"):
@@ -58,7 +60,7 @@ def is_ready(pod: dict) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
 
 
-def pod_endpoint(server: str, pod: dict, selector: WorkloadSelector) -> StaticEndpoint | None:
+def pod_endpoint(server: str, pod: dict[str, Any], selector: WorkloadSelector) -> StaticEndpoint | None:
     """The endpoint a pod (the API server's JSON) stands for, or None when it is not ready or has no port of
     the configured name."""
     if not is_ready(pod):
@@ -67,7 +69,8 @@ def pod_endpoint(server: str, pod: dict, selector: WorkloadSelector) -> StaticEn
     if port is None:
         return None
     labels = (pod.get("metadata") or {}).get("labels") or {}
-    role, group = "both", None
+    role: Role = "both"
+    group = None
     pd = selector.pd_group
     if pd is not None:
         group = labels.get(pd.group_key)
@@ -90,7 +93,7 @@ class PodEndpoints:
         self.endpoints: dict[str, StaticEndpoint] = {}  # endpoint name -> endpoint
         self._warned: set[str] = set()  # ready pods without the named port, said once
 
-    def _endpoint(self, pod: dict) -> StaticEndpoint | None:
+    def _endpoint(self, pod: dict[str, Any]) -> StaticEndpoint | None:
         ep = pod_endpoint(self.server, pod, self.selector)
         name = endpoint_name(self.server, pod)
         if ep is None and isinstance(self.selector.port, str) and is_ready(pod):
@@ -102,7 +105,7 @@ class PodEndpoints:
             self._warned.discard(name)
         return ep
 
-    def replace(self, kind: str, items: list[dict], resource_version: str) -> None:
+    def replace(self, kind: str, items: list[dict[str, Any]], resource_version: str) -> None:
         fresh = {}
         for pod in items:
             ep = self._endpoint(pod)
@@ -115,7 +118,7 @@ class PodEndpoints:
         if removed or added:
             self.publish(self.server, removed, added)
 
-    def event(self, kind: str, event_type: str, obj: dict) -> None:
+    def event(self, kind: str, event_type: str, obj: dict[str, Any]) -> None:
         name = endpoint_name(self.server, obj)
         if event_type == "DELETED":
             self._warned.discard(name)
@@ -149,13 +152,17 @@ class Discovery:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.apply: Change | None = None
         self.sinks = {server: PodEndpoints(server, selector, self._publish) for server, selector in selectors.items()}
-        relist = on_relist or (lambda server, reason: None)
+        relist: Callable[[str, str], None] = on_relist or (lambda server, reason: None)
+
+        def relisted(server: str) -> Callable[[str, str], None]:  # a reflector's relist, told as its server's
+            return lambda kind, reason: relist(server, reason)
+
         self.reflectors = [
             Reflector(self.api.api_client,
                       Resource("Pod", lambda c: client.CoreV1Api(c).list_namespaced_pod, (selector.namespace,),
                                label_selector=selector.label_selector or None),
                       self.sinks[server], self.stop_event,
-                      on_relist=lambda kind, reason, server=server: relist(server, reason))
+                      on_relist=relisted(server))
             for server, selector in selectors.items()]
         for server, r in zip(selectors, self.reflectors):
             r.name = f"discovery-{server}"
@@ -172,9 +179,10 @@ class Discovery:
         self.api.close()
 
     def _publish(self, server: str, removed: list[str], added: list[StaticEndpoint]) -> None:
-        if self.stop_event.is_set():
+        loop, apply = self.loop, self.apply
+        if self.stop_event.is_set() or loop is None or apply is None:  # stopping, or not started (no reflector is)
             return
         try:
-            self.loop.call_soon_threadsafe(self.apply, server, removed, added)
+            loop.call_soon_threadsafe(apply, server, removed, added)
         except RuntimeError:  # the event loop is closed: the router is stopping
             pass

@@ -30,14 +30,14 @@ import math
 import time
 import uuid
 from collections import OrderedDict
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from vcore.routing import estimate_tokens, hash_prompt
-from vcore.sim.llm import DEFAULT_PRESET, FIRST_TOKEN, PRESETS, SimRequest, SimulatedEngine
-
+from vcore.sim.llm import DEFAULT_PRESET, FIRST_TOKEN, PRESETS, EngineEvent, SimRequest, SimulatedEngine
 from vcore_router.request import RequestError, parse_request
 
 BLOCK_BYTES = 64  # 16 tokens of text: vLLM's default KV block
@@ -71,7 +71,7 @@ class EngineSim:
         self.loras: OrderedDict[str, int] = OrderedDict()  # loaded adapter -> requests using it
         self.default_max_tokens = default_max_tokens
         self.max_model_len = max_model_len
-        self.fault: dict = {"mode": "none"}
+        self.fault: dict[str, Any] = {"mode": "none"}
         self._t0 = time.monotonic()
         self._ids = itertools.count()
         self._wake = asyncio.Event()
@@ -100,7 +100,7 @@ class EngineSim:
     def _wall_delay(self, model_seconds: float) -> float:
         return max(model_seconds, 0.0) * self.time_scale
 
-    def _deliver(self, events) -> None:
+    def _deliver(self, events: list[EngineEvent]) -> None:
         """Every event the model produced, whoever advanced it, resolves the waiting handler's future."""
         for ev in events:
             fut = self._waiters.get(ev.request.rid)
@@ -121,7 +121,7 @@ class EngineSim:
             timeout = None if math.isinf(nxt) else self._wall_delay(nxt - self.now())
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     def start(self) -> None:
@@ -214,7 +214,7 @@ class EngineSim:
             if lora is not None and lora in self.loras:
                 self.loras[lora] -= 1
 
-    async def _serve(self, request: web.Request, body: dict, text: str, chat: bool, model: str,
+    async def _serve(self, request: web.Request, body: dict[str, Any], text: str, chat: bool, model: str,
                      lora: str | None) -> web.StreamResponse:
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or self.default_max_tokens
         kv_params = body.get("kv_transfer_params") or {}
@@ -282,7 +282,8 @@ class EngineSim:
                 produced = self.engine.tokens_generated(sim)
                 while sent < produced:
                     if fail_after is not None and sent >= fail_after:
-                        request.transport.close()  # the engine dies mid-stream: no final chunk, no [DONE]
+                        if request.transport is not None:  # the engine dies mid-stream: no final chunk, no [DONE]
+                            request.transport.close()
                         return resp
                     delta = {"content": piece(sent)} if chat else None
                     choice = ({"index": 0, "delta": delta, "finish_reason": None} if chat

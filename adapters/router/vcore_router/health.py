@@ -11,7 +11,6 @@ Every request outcome is also counted in ``vcore_router_upstream_requests_total{
 from __future__ import annotations
 
 from vcore.routing import Router
-
 from vcore_router.metrics import RouterMetrics
 
 OK = "ok"  # the engine answered

@@ -16,6 +16,12 @@ import logging
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from vcore_router.config import RateLimit
 
 log = logging.getLogger("vcore_router.ratelimit")
 
@@ -35,7 +41,11 @@ tokens = math.min(cap, tokens + math.max(0, now - ts) * rate)
 local allowed = 1
 local wait = 0
 if mode == 1 then
-  if tokens >= cost and tokens > 0 then tokens = tokens - cost else allowed = 0; wait = (math.max(cost, 1) - tokens) / rate end
+  if tokens >= cost and tokens > 0 then
+    tokens = tokens - cost
+  else
+    allowed = 0; wait = (math.max(cost, 1) - tokens) / rate
+  end
 else
   tokens = tokens - cost
 end
@@ -78,7 +88,8 @@ class Verdict:
 class RateLimiter:
     """Input/output token buckets per model; ``redis`` is a redis.asyncio client or None (local only)."""
 
-    def __init__(self, redis=None, prefix: str = "vcore-router:ratelimit", retry_s: float = 5.0):
+    def __init__(self, redis: Redis | None = None, prefix: str = "vcore-router:ratelimit",
+                 retry_s: float = 5.0) -> None:
         self.redis = redis
         self.prefix = prefix
         self.retry_s = retry_s
@@ -94,7 +105,8 @@ class RateLimiter:
             b = self._local[key] = LocalBucket(float(per_unit), per_unit / unit_s)
         return b
 
-    async def _shared(self, model: str, kind: str, per_unit: int, unit_s: float, cost: float, mode: int):
+    async def _shared(self, model: str, kind: str, per_unit: int, unit_s: float, cost: float,
+                      mode: int) -> tuple[bool, float] | None:
         """(allowed, wait) from Redis, or None when Redis is down (then the local bucket decides)."""
         if self._script is None or time.monotonic() < self._down_until:
             return None
@@ -112,7 +124,7 @@ class RateLimiter:
         self.fallback = False
         return bool(int(allowed)), float(wait)
 
-    async def admit(self, model: str, limit, input_tokens: int) -> Verdict:
+    async def admit(self, model: str, limit: RateLimit | None, input_tokens: int) -> Verdict:
         """Check both buckets for a request of ``input_tokens`` estimated prompt tokens (limit: config.RateLimit)."""
         if limit is None:
             return Verdict(True)
@@ -135,7 +147,7 @@ class RateLimiter:
                 return Verdict(False, shared[1], "output token rate limit")
         return Verdict(True)
 
-    async def charge_output(self, model: str, limit, output_tokens: int) -> None:
+    async def charge_output(self, model: str, limit: RateLimit | None, output_tokens: int) -> None:
         if limit is None or not limit.output_tokens_per_unit or output_tokens <= 0:
             return
         shared = await self._shared(model, "output", limit.output_tokens_per_unit, limit.unit_seconds,

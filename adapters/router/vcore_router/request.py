@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vcore.validation import Boolean, Constraint, Integer, String, join, mapping, type_name
+from vcore.validation import Boolean, Check, Integer, String, join, mapping, type_name
 
 MAX_DEPTH = 100  # nesting of objects and lists; deeper bodies could not be relayed (Python's recursion limit)
 
@@ -41,12 +41,12 @@ class ClientRequest:
     max_tokens: int | None  # max_tokens, else max_completion_tokens; None when the client leaves it to the engine
 
 
-def _error(path: str):
+def _error(path: str) -> Callable[[str], RequestError]:
     """The error class for one field: a RequestError naming it."""
     return lambda message: RequestError(message, path)
 
 
-def _check(constraint: Constraint[Any], value: Any, path: str) -> Any:
+def _check(constraint: Check[Any], value: Any, path: str) -> Any:
     return constraint(value, path, _error(path))
 
 
@@ -70,6 +70,7 @@ def _depth_ok(value: Any) -> bool:
     stack = [(value, 1)]
     while stack:
         node, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, list):
@@ -148,7 +149,7 @@ def _completion_text(prompt: Any) -> str:
     raise RequestError(f"prompt: must be a string or a list of strings, got {type_name(prompt)}", "prompt")
 
 
-def _optional(body: Mapping[str, Any], key: str, constraint: Constraint[Any]) -> Any:
+def _optional(body: Mapping[str, Any], key: str, constraint: Check[Any]) -> Any:
     value = body.get(key)
     return None if value is None else _check(constraint, value, key)
 

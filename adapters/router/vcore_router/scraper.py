@@ -11,13 +11,25 @@ on the router's event loop, in front of every request waiting there.
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from vcore.routing import EngineMetrics
 
-NAMES = {
+
+class EngineNames(TypedDict):
+    """The metric names an engine exports: per quantity the names to read, first present wins."""
+
+    running: tuple[str, ...]
+    waiting: tuple[str, ...]
+    kv: tuple[str, ...]
+    ttft: tuple[str, ...]  # histograms (their _sum and _count samples)
+    itl: tuple[str, ...]
+    lora: str | None  # the LoRA info gauge, None when the engine has none
+
+
+NAMES: dict[str, EngineNames] = {
     "vllm": {"running": ("vllm:num_requests_running",), "waiting": ("vllm:num_requests_waiting",),
              "kv": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
              "ttft": ("vllm:time_to_first_token_seconds",),
@@ -84,7 +96,7 @@ def _label_values(labels: str) -> dict[str, str]:
     return {k: re.sub(r'\\[\\"n]', lambda m: _UNESCAPE[m.group(0)], v) for k, v in _LABEL.findall(labels)}
 
 
-def _wanted(names: dict) -> frozenset[str]:
+def _wanted(names: EngineNames) -> frozenset[str]:
     out = {n for key in ("running", "waiting", "kv") for n in names[key]}
     out |= {n + suffix for key in ("ttft", "itl") for n in names[key] for suffix in ("_sum", "_count")}
     if names["lora"]:

@@ -23,16 +23,17 @@ import math
 import random
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
+import numpy as np
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from prometheus_client import generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from vcore.routing import Endpoint, Router, estimate_tokens, hash_prompt
-
+from vcore.routing import Endpoint, Policy, Router, estimate_tokens, hash_prompt
 from vcore_router import health
 from vcore_router.config import ModelServer, RateLimit, RouterConfig, StaticEndpoint
 from vcore_router.health import EndpointHealth
@@ -40,6 +41,10 @@ from vcore_router.metrics import RouterMetrics
 from vcore_router.ratelimit import RateLimiter
 from vcore_router.request import RequestError, parse_request
 from vcore_router.scraper import ScrapeState, parse_engine_metrics
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
 
 log = logging.getLogger("vcore_router")
 SESSION_HEADER = "X-Session-ID"
@@ -73,7 +78,7 @@ def completion_tokens(body: bytes) -> int:
         return 0
 
 
-def error_response(status: int, message: str, kind: str, headers: dict | None = None,
+def error_response(status: int, message: str, kind: str, headers: dict[str, Any] | None = None,
                    param: str | None = None) -> web.Response:
     """An OpenAI-style error: {"error": {"message", "type", "param" (the field at fault), "code"}}."""
     return web.json_response({"error": {"message": message, "type": kind, "param": param, "code": status}},
@@ -81,7 +86,7 @@ def error_response(status: int, message: str, kind: str, headers: dict | None = 
 
 
 class RouterApp:
-    def __init__(self, config: RouterConfig, redis=None, kubeconfig: str | None = None):
+    def __init__(self, config: RouterConfig, redis: Redis | None = None, kubeconfig: str | None = None) -> None:
         self.config = config
         self.router = Router(config.policy, block_tokens=max(1, config.block_bytes // 4),
                              prefix_capacity_blocks=config.prefix_capacity_blocks, seed=config.seed)
@@ -90,7 +95,7 @@ class RouterApp:
         self.limiter = RateLimiter(redis)
         self.upstreams: dict[str, Upstream] = {}
         self.pools: dict[str, list[str]] = {name: [] for name in config.servers}
-        self._pool_slots: dict[str, tuple[object, bool]] = {}  # server -> (candidate slots, has PD roles)
+        self._pool_slots: dict[str, tuple[np.ndarray, bool]] = {}  # server -> (candidate slots, has PD roles)
         self.scrape: dict[str, ScrapeState] = {}
         self.rng = random.Random(config.seed)
         self.ids = itertools.count(1)
@@ -146,12 +151,12 @@ class RouterApp:
             if state is None or self.upstreams.get(name) is not up:
                 return  # the endpoint left (discovery) before its scrape began
             try:
-                async with self.http.get(up.url + "/metrics", timeout=aiohttp.ClientTimeout(total=2)) as resp:
+                async with self._session().get(up.url + "/metrics", timeout=aiohttp.ClientTimeout(total=2)) as resp:
                     if resp.status != 200:
                         raise aiohttp.ClientResponseError(resp.request_info, (), status=resp.status)
                     text = await resp.text()
                 metrics, loras = parse_engine_metrics(text, engine, state)
-            except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as e:
+            except (TimeoutError, aiohttp.ClientError, ValueError) as e:
                 log.debug("scrape %s failed: %s", name, e)
                 if self.upstreams.get(name) is up:
                     self.health.scraped(name, False)
@@ -197,6 +202,12 @@ class RouterApp:
         self._tasks.append(asyncio.get_running_loop().create_task(self._scrape_loop()))
         if self.discovery is not None:
             self.discovery.start(asyncio.get_running_loop(), self.apply_discovered)
+
+    def _session(self) -> aiohttp.ClientSession:
+        """The engines' HTTP session (made by start, when the application starts)."""
+        if self.http is None:
+            raise RuntimeError("router: not started (the HTTP session is made when the application starts)")
+        return self.http
 
     async def stop(self, app: web.Application) -> None:
         if self.discovery is not None:
@@ -251,12 +262,12 @@ class RouterApp:
             self.metrics.in_flight.dec()
             self.metrics.requests.labels(ctx.model, str(ctx.status)).inc()
 
-    def _refuse(self, ctx: "_Ctx", status: int, message: str, kind: str, headers: dict | None = None,
+    def _refuse(self, ctx: _Ctx, status: int, message: str, kind: str, headers: dict[str, Any] | None = None,
                 param: str | None = None) -> web.Response:
         ctx.status = status
         return error_response(status, message, kind, headers, param)
 
-    async def _serve(self, request: web.Request, ctx: "_Ctx") -> web.StreamResponse:
+    async def _serve(self, request: web.Request, ctx: _Ctx) -> web.StreamResponse:
         try:
             raw = await request.read()
         except web.HTTPRequestEntityTooLarge:
@@ -297,9 +308,9 @@ class RouterApp:
         candidates, pd = self._candidates(server.name)
         t0 = time.perf_counter()
         if pd:
-            decision = self.router.route_pd(ctx.hashes, ctx.tokens, lora=lora, session=ctx.session,
-                                            candidates=candidates, policy=self._pd_policy(server))
-            attempts = [(d, p, m) for (d, p), m in zip(decision.pairs, decision.matched_blocks)]
+            pairs = self.router.route_pd(ctx.hashes, ctx.tokens, lora=lora, session=ctx.session,
+                                         candidates=candidates, policy=self._pd_policy(server))
+            attempts = [(d, p, m) for (d, p), m in zip(pairs.pairs, pairs.matched_blocks)]
         else:
             decision = self.router.route(ctx.hashes, ctx.tokens, lora=lora, session=ctx.session,
                                          candidates=candidates)
@@ -318,7 +329,7 @@ class RouterApp:
                 return result
         return self._refuse(ctx, 502, f"every candidate endpoint failed for {req.model!r}", "upstream_error")
 
-    def _candidates(self, server: str) -> tuple[object, bool]:
+    def _candidates(self, server: str) -> tuple[np.ndarray, bool]:
         """The pool's slots and whether it has prefill/decode roles (cached until the pool changes)."""
         found = self._pool_slots.get(server)
         if found is None:
@@ -327,7 +338,7 @@ class RouterApp:
                                                 any(self.upstreams[n].role != "both" for n in names))
         return found
 
-    def _pd_policy(self, server: ModelServer):
+    def _pd_policy(self, server: ModelServer) -> Policy | None:
         if not server.pd_min_prompt_tokens:
             return None
         from vcore.routing import make_policy, policy_fields
@@ -335,7 +346,7 @@ class RouterApp:
         fields["pd_min_prompt_tokens"] = server.pd_min_prompt_tokens
         return make_policy(fields)
 
-    async def _prefill(self, ctx: "_Ctx", body: dict, name: str, matched: int) -> dict | None:
+    async def _prefill(self, ctx: _Ctx, body: dict[str, Any], name: str, matched: int) -> dict[str, Any] | None:
         """The prefill leg (vLLM's disaggregated-serving convention): max_tokens 1, no stream, asking for
         kv_transfer_params to hand to the decode engine. None when the prefill endpoint failed."""
         leg = copy.deepcopy(body)
@@ -349,7 +360,7 @@ class RouterApp:
         self.router.dispatch(rid, name, ctx.hashes, ctx.tokens, matched, 1)
         ctx.endpoint = name
         try:
-            async with self.http.post(self.upstreams[name].url + ctx.path, json=leg) as resp:
+            async with self._session().post(self.upstreams[name].url + ctx.path, json=leg) as resp:
                 if resp.status >= 500:
                     self.health.request_ended(name, health.http_error(resp.status))
                     return None
@@ -359,14 +370,14 @@ class RouterApp:
                 raise ValueError(f"its kv_transfer_params are {type(params).__name__}, not an object")
             self.health.request_ended(name, health.OK)
             return params or {}
-        except (aiohttp.ClientError, asyncio.TimeoutError, ValueError) as e:
+        except (TimeoutError, aiohttp.ClientError, ValueError) as e:
             log.warning("prefill on %s failed: %s", name, e)
             self.health.request_ended(name, health.FAILED)
             return None
         finally:
             self._finish(rid)
 
-    async def _attempt(self, request: web.Request, ctx: "_Ctx", body: dict, name: str, prefill: str | None,
+    async def _attempt(self, request: web.Request, ctx: _Ctx, body: dict[str, Any], name: str, prefill: str | None,
                        matched: int) -> web.StreamResponse | None:
         """One try on one endpoint (or PD pair). None when it failed before the first byte, or when the endpoint
         left the table (discovery) since the decision: try the next."""
@@ -388,9 +399,9 @@ class RouterApp:
         up = self.upstreams[name]
         try:
             try:
-                resp_cm = self.http.post(up.url + ctx.path, json=body)
+                resp_cm = self._session().post(up.url + ctx.path, json=body)
                 upstream = await resp_cm.__aenter__()
-            except (aiohttp.ClientError, asyncio.TimeoutError) as e:
+            except (TimeoutError, aiohttp.ClientError) as e:
                 log.warning("endpoint %s refused: %s", name, e)
                 self.health.request_ended(name, health.REFUSED)
                 return None
@@ -401,7 +412,7 @@ class RouterApp:
                 if not ctx.streaming or upstream.status != 200:
                     try:
                         data = await upstream.read()
-                    except (aiohttp.ClientError, asyncio.TimeoutError):
+                    except (TimeoutError, aiohttp.ClientError):
                         self.health.request_ended(name, health.FAILED)
                         return None
                     self.router.first_token(rid)
@@ -426,7 +437,7 @@ class RouterApp:
         except KeyError:
             pass  # its endpoint left the table (discovery) while the request was in flight: nothing to count
 
-    async def _stream(self, request: web.Request, ctx: "_Ctx", upstream: aiohttp.ClientResponse, rid: int,
+    async def _stream(self, request: web.Request, ctx: _Ctx, upstream: aiohttp.ClientResponse, rid: int,
                       name: str) -> web.StreamResponse | None:
         """Pass the engine's events through as they come. Reading the engine and writing to the client fail
         apart: the first is the engine's failure, the second the client's leaving. None when the engine failed
@@ -435,11 +446,11 @@ class RouterApp:
         while True:
             try:
                 chunk = await upstream.content.readany()
-            except (aiohttp.ClientError, asyncio.TimeoutError) as e:
+            except (TimeoutError, aiohttp.ClientError) as e:
                 if ctx.stream is None:
                     self.health.request_ended(name, health.FAILED)
                     return None
-                return await self._abort_stream(ctx, name, f"upstream {name} failed mid-stream: {e}")
+                return await self._abort_stream(ctx, ctx.stream, name, f"upstream {name} failed mid-stream: {e}")
             if not chunk:
                 break
             try:
@@ -460,7 +471,7 @@ class RouterApp:
             self.health.request_ended(name, health.FAILED)
             return None
         if b"[DONE]" not in tail:
-            return await self._abort_stream(ctx, name, f"upstream {name} ended the stream early")
+            return await self._abort_stream(ctx, ctx.stream, name, f"upstream {name} ended the stream early")
         self.health.request_ended(name, health.OK)
         ctx.status = 200
         await self._account(ctx)
@@ -470,20 +481,22 @@ class RouterApp:
             pass  # the client left after the last event: it has its whole answer
         return ctx.stream
 
-    async def _abort_stream(self, ctx: "_Ctx", name: str, message: str) -> web.StreamResponse:
+    async def _abort_stream(self, ctx: _Ctx, stream: web.StreamResponse, name: str,
+                            message: str) -> web.StreamResponse:
+        """Cut short the client's stream (``ctx.stream``, begun) with an error event."""
         log.warning(message)
         self.health.request_ended(name, health.FAILED_MID_STREAM)
         ctx.status = 502
         event = {"error": {"message": message, "type": "upstream_error", "param": None, "code": 502}}
         try:
-            await ctx.stream.write(f"data: {json.dumps(event)}\n\n".encode())
-            await ctx.stream.write_eof()
+            await stream.write(f"data: {json.dumps(event)}\n\n".encode())
+            await stream.write_eof()
         except ConnectionError:
             pass
         await self._account(ctx)
-        return ctx.stream
+        return stream
 
-    async def _client_gone(self, ctx: "_Ctx") -> None:
+    async def _client_gone(self, ctx: _Ctx) -> None:
         """The client left before its answer was complete: 499, and whatever the engine produced for it is
         charged; the engine it was talking to, if any, is not blamed."""
         ctx.status = CLIENT_CLOSED
@@ -491,7 +504,7 @@ class RouterApp:
             self.health.request_ended(ctx.endpoint, health.CLIENT_DISCONNECTED)
             await self._account(ctx)
 
-    async def _account(self, ctx: "_Ctx") -> None:
+    async def _account(self, ctx: _Ctx) -> None:
         """The request's tokens, in the throughput window and the model's output token bucket."""
         self.metrics.record_tokens(ctx.model, ctx.tokens, ctx.out_tokens)
         await self.limiter.charge_output(ctx.model, ctx.rate_limit, ctx.out_tokens)
@@ -507,7 +520,7 @@ class _Ctx:
     model: str = ""  # the route's model name once known ("" before: the requests metric's label)
     status: int = 0  # the status the request ended with, as counted
     rate_limit: RateLimit | None = None
-    hashes: object = None
+    hashes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))  # the prompt's block hashes
     tokens: int = 0
     max_tokens: int = 16
     streaming: bool = False
@@ -517,7 +530,8 @@ class _Ctx:
     out_tokens: int = 0
 
 
-def make_app(config: RouterConfig, redis=None, kubeconfig: str | None = None) -> tuple[web.Application, RouterApp]:
+def make_app(config: RouterConfig, redis: Redis | None = None,
+             kubeconfig: str | None = None) -> tuple[web.Application, RouterApp]:
     """The aiohttp application and its router; ``kubeconfig`` (None: the in-cluster service account) is read only
     when a ModelServer has a workloadSelector."""
     core = RouterApp(config, redis, kubeconfig)

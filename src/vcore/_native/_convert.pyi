@@ -3,7 +3,8 @@
 Kubernetes resource quantities and v1 Node/Pod objects -> the flat integer-only dicts of vcore's core.
 cpu is in milli-cores, every other resource in whole units (bytes, devices, pods); values round up.
 """
-from typing import Any, Iterable, Literal, Mapping, NotRequired, TypedDict
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = ["api_dict", "parse_quantity", "node_spec", "pod_spec", "pod_specs", "label_selector"]
 
@@ -18,6 +19,10 @@ class SelectorTerm(TypedDict):
     expressions: list[Requirement]
     fields: list[Requirement]  # key is always "metadata.name", operator In/NotIn, exactly one value
 
+# A GPU of a node spec: (model, memory MiB, NUMA node, NVLink domain, MIG mode, MIG geometry id,
+# [(MIG shape id, start slice)]).
+GpuDevice = tuple[str, int, int, int, bool, int, list[tuple[int, int]]]
+
 class NodeSpec(TypedDict):
     name: str
     labels: list[tuple[str, str]]
@@ -25,6 +30,11 @@ class NodeSpec(TypedDict):
     taints: list[tuple[str, str, TaintEffect]]  # (key, value, effect)
     unschedulable: bool
     may_have_gpus: NotRequired[bool]  # present (True) when allocatable or GFD labels show GPUs
+    # Added by vcore, not by the converter, before the core reads the spec:
+    gpus: NotRequired[list[GpuDevice]]  # vcore.gpu.specs.node_devices
+    numa_cpu: NotRequired[list[tuple[int, int]]]  # vcore.gpu.numa.node_numa_cpu: (NUMA node, allocatable milli-cpu)
+    pattern_version: NotRequired[int]  # vcore.topology.patterns: the regexMatch pattern table the ids are of
+    pattern_ids: NotRequired[list[int]]  # the ids of the patterns the node's name matches
 
 class LabelSelector(TypedDict):
     requirements: list[Requirement]  # matchLabels as In of one value; In, NotIn, Exists, DoesNotExist only
@@ -71,6 +81,7 @@ class PodSpec(TypedDict):
     node_name: NotRequired[str]
     unhonored: NotRequired[tuple[str, ...]]  # fields vcore does not evaluate: the pod is refused
     scheduling_gates: NotRequired[tuple[str, ...]]
+    gpu: NotRequired[dict[str, Any]]  # added by vcore (vcore.gpu.specs.pod_gpu): the native GPU request
 
 def parse_quantity(value: str | int | float, *, milli: bool = False, obj: str = "", field: str = "") -> int:
     """MilliValue() if milli else Value() of a Kubernetes quantity, rounded up.

@@ -192,7 +192,8 @@ class Engine:
     def evaluate(self, pod: CompiledPod, /) -> tuple[NDArray[np.bool_], NDArray[np.int64], NDArray[np.int64]]:
         """One pass over all slots: (feasible_mask bool[n_slots], scores int64[n_slots] (0 where infeasible),
         reason_counts int64[n_reasons])."""
-    def schedule(self, pods: Sequence[CompiledPod], headroom: Sequence[_Int] | None = None) -> tuple[NDArray[np.int32], NDArray[np.int64], list[tuple[tuple[int, int], ...]], NDArray[np.bool_]]:
+    def schedule(self, pods: Sequence[CompiledPod], headroom: Sequence[_Int] | NDArray[np.int64] | None = None
+                 ) -> tuple[NDArray[np.int32], NDArray[np.int64], list[tuple[tuple[int, int], ...]], NDArray[np.bool_]]:
         """Place and bind pods in order with percentageOfNodesToScore sampling and a rotating start:
         (slot int32[n] (-1 = unschedulable), reason_counts int64[n, n_reasons] (zero rows for placed pods),
         per pod the ((gpu, mig_start), ...) it took, per pod whether the queue's ``headroom`` (per resource axis,
@@ -201,7 +202,9 @@ class Engine:
     def place_gang(self, tasks: Sequence[CompiledPod], role: Sequence[_Int] | None, role_need: Sequence[_Int],
                    need: _Int, headroom: ArrayLike | None = None, allowed: ArrayLike | None = None,
                    all_or_nothing: bool = True, cap: NDArray[np.int32] | None = None,
-                   score_bonus: NDArray[np.int64] | None = None) -> tuple[NDArray[np.int32], NDArray[np.uint8], list[tuple[tuple[int, int], ...]] | None, bool, int, NDArray[np.int64], int]:
+                   score_bonus: NDArray[np.int64] | None = None
+                   ) -> tuple[NDArray[np.int32], NDArray[np.uint8], list[tuple[tuple[int, int], ...]] | None, bool, int,
+                              NDArray[np.int64], int]:
         """Place a gang's tasks (bound on return), all or nothing up to its minimums (core/include/vcore/gang.h);
         ``role`` None: every task of role 0; ``cap`` int32[n_slots] bounds the gang's tasks per slot,
         ``score_bonus`` int64[n_slots] adds to each node's weighted score:
@@ -234,7 +237,8 @@ class Engine:
 def node_plugins() -> list[str]:
     """The names of the node plugins compiled into the core, sorted."""
 def reason_names(state: ClusterState, /) -> list[str]:
-    """Reason strings by code for this state: the fixed codes, the node plugins', then 'Insufficient <resource>' per axis."""
+    """Reason strings by code for this state: the fixed codes, the node plugins', then 'Insufficient <resource>' per
+    axis."""
 
 _GpuPolicy = Literal["first-fit", "best-fit", "random", "fgd", "dot-product", "gpu-packing", "gpu-clustering",
                     "binpack", "spread", "vcore"]

@@ -1,9 +1,9 @@
 """Type stub for the Cython module vcore._native._records (hand-written; keep in step with _records.pyx)."""
-from typing import Any, Sequence, TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["placements"]
 
-T = TypeVar("T", bound=tuple)
+T = TypeVar("T", bound=tuple[Any, ...])
 
 def placements(cls: type[T], keys: list[str], slots: list[int], names: list[str], gpus: list[Any]) -> list[T]:
     """``cls(keys[i], names[slots[i]], {}, "", gpus[i])`` for every i; ``cls`` a 5-field named tuple type."""

@@ -20,9 +20,10 @@ or argument is a ProfileError naming the field. ``CycleConfig.default()`` is Vol
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -236,7 +237,8 @@ def parse_cycle(data: Any) -> CycleConfig:
         for i, entry in enumerate(plugins):
             option = _parse_plugin(entry, f"{path}.plugins[{i}]")
             if option.name in seen:
-                raise ProfileError(f"{option.path}.name: {option.name} is configured twice (also at {seen[option.name]})")
+                raise ProfileError(
+                    f"{option.path}.name: {option.name} is configured twice (also at {seen[option.name]})")
             seen[option.name] = option.path
             options.append(option)
         tiers.append(tuple(options))
@@ -315,7 +317,8 @@ def _check_arguments(name: str, args: dict[str, Any], path: str) -> dict[str, An
             if key in allowed and key != "predicate.resources" and not isinstance(value, bool):
                 raise ProfileError(f"{path}.{key}: expected true or false")
             if key in _PREDICATE_UNIMPLEMENTED and value:
-                raise ProfileError(f"{path}.{key}: vcore does not implement this filter; set it to false or leave it out")
+                raise ProfileError(
+                    f"{path}.{key}: vcore does not implement this filter; set it to false or leave it out")
     for key in args:
         if key not in allowed:
             accepted = ", ".join(allowed) or "none"
@@ -329,7 +332,7 @@ def _parse_configurations(value: Any, actions: list[str]) -> dict[str, Mapping[s
         return {}
     if not isinstance(value, list):
         raise ProfileError("configurations: expected a list of {name, arguments}")
-    out = {}
+    out: dict[str, Mapping[str, Any]] = {}
     for i, entry in enumerate(value):
         if not isinstance(entry, Mapping) or entry.get("name") not in actions:
             raise ProfileError(f"configurations[{i}].name: expected one of the configured actions")

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from vcore._native import _core
 from vcore.batch.actions import ACTIONS
+from vcore.batch.config import CycleConfig
 from vcore.batch.result import CycleResult
 from vcore.batch.session import Session
+from vcore.batch.shares.base import SharePlugin
+from vcore.cluster import Cluster
 
 
-def run_cycle(cluster: Any, engine: Any, config: Any, share: Any, eligible: Any = None,
-              between_jobs: Callable[[], None] | None = None) -> CycleResult:
+def run_cycle(cluster: Cluster, engine: _core.Engine, config: CycleConfig, share: SharePlugin[Any] | None,
+              eligible: Iterable[str] | None = None, between_jobs: Callable[[], None] | None = None) -> CycleResult:
     session = Session(cluster, engine, config, share, eligible, between_jobs)
     try:
         for action in config.actions:

@@ -8,8 +8,9 @@ of one. This module parses and validates the objects; the cycle decides what to 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from vcore._native import _convert
 from vcore.topology.constraint import PodGroupTopology, podgroup_topology

@@ -7,11 +7,14 @@ The node a pod runs on is not kept here: the native cluster state is the one tru
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vcore._native import _convert
+from vcore._native import _convert, _core
 from vcore.batch.podgroup import GROUP_NAME_ANNOTATION, QUEUE_NAME_ANNOTATION, TASK_SPEC_KEY, metadata, string_map
 from vcore.topology.constraint import TopologyConstraint, kueue_constraint
+
+if TYPE_CHECKING:
+    from vcore._native._convert import PodSpec
 
 KUEUE_TAS_PREFIX = "kueue.x-k8s.io/podset-"
 
@@ -34,11 +37,11 @@ class PodInfo:
     node_name: str  # spec.nodeName, "" when pending
     creation: str
     gpu_index: str | None  # volcano.sh/gpu-index of a running pod
-    spec: dict  # the native pod spec (vcore.cluster.pod_spec)
+    spec: PodSpec  # the native pod spec (vcore.cluster.pod_spec)
     labels: dict[str, str]  # metadata.labels (PodGroup sub-group selectors)
     topology: TopologyConstraint | None  # Kueue TAS annotations of its pod template, None when it has none
     best_effort: bool  # no resource requests at all (Volcano's backfill places these)
-    compiled: Any = None  # CompiledPod, made when the pod is added while pending
+    compiled: _core.CompiledPod | None = None  # made when the pod is added while pending
     shape: int = -1  # its request shape in BatchState.shapes ((axis, amount) pairs); -1 until known
 
     @property
@@ -46,7 +49,7 @@ class PodInfo:
         return self.phase in TERMINATED
 
 
-def pod_info(obj: Any, spec: dict) -> PodInfo:
+def pod_info(obj: Any, spec: PodSpec) -> PodInfo:
     """The batch view of a pod whose native spec is ``spec`` (converted by the caller)."""
     d = _convert.api_dict(obj, "pod")
     namespace, name, meta = metadata(d, "pod")

@@ -166,11 +166,11 @@ def _at(ctx: str, path: str) -> str:
     return f"{ctx}: {path}"
 
 
-def _mapping(v: Any, ctx: str, path: str) -> Mapping:
+def _mapping(v: Any, ctx: str, path: str) -> Mapping[str, Any]:
     return {} if v is None else mapping(v, _at(ctx, path))
 
 
-def _list(v: Any, ctx: str, path: str) -> list:
+def _list(v: Any, ctx: str, path: str) -> list[Any]:
     return [] if v is None else list(ListOf(ANY)(v, _at(ctx, path)))
 
 
@@ -211,7 +211,7 @@ def _check_not_above(low: ResourceList, high: ResourceList, ctx: str, low_path: 
             raise ValueError(f"{ctx}: {low_path}.{r}: {v} exceeds {high_path}.{r} {high[r]}")
 
 
-def _volcano(d: Mapping, name: str, ctx: str, created: str) -> QueueSpec:
+def _volcano(d: Mapping[str, Any], name: str, ctx: str, created: str) -> QueueSpec:
     spec = _mapping(d.get("spec"), ctx, "spec")
     status = _mapping(d.get("status"), ctx, "status")
     weight = _int(spec.get("weight"), ctx, "spec.weight", 0, minimum=0) or 1  # admission: 0 -> 1
@@ -260,7 +260,7 @@ def _kai_amount(v: Any, ctx: str, path: str, scale: int, *, allow_unlimited: boo
     return int(units)
 
 
-def _kai(d: Mapping, name: str, ctx: str, created: str) -> QueueSpec:
+def _kai(d: Mapping[str, Any], name: str, ctx: str, created: str) -> QueueSpec:
     spec = _mapping(d.get("spec"), ctx, "spec")
     if spec.get("resources") is None:
         raise ValueError(f"{ctx}: spec.resources: resources must be specified (as KAI's admission requires)")
@@ -284,25 +284,27 @@ def _kai(d: Mapping, name: str, ctx: str, created: str) -> QueueSpec:
                      over_quota_weight=ResourceList(weight), creation_timestamp=created)
 
 
-def _kueue(d: Mapping, name: str, ctx: str, created: str) -> QueueSpec:
+def _kueue(d: Mapping[str, Any], name: str, ctx: str, created: str) -> QueueSpec:
     spec = _mapping(d.get("spec"), ctx, "spec")
     cohort = _str(spec.get("cohort"), ctx, "spec.cohort")
     nominal: dict[str, int] = {}
     borrowing: dict[str, int | None] = {}
-    lending: dict[str, int | None] = {}
+    lending: dict[str, int] = {}
     lending_set: set[str] = set()
     covered: set[str] = set()
     for g, group in enumerate(_list(spec.get("resourceGroups"), ctx, "spec.resourceGroups")):
         gpath = f"spec.resourceGroups[{g}]"
         group = _mapping(group, ctx, gpath)
-        names = [_str(r, ctx, f"{gpath}.coveredResources") for r in _list(group.get("coveredResources"), ctx,
+        given = [_str(r, ctx, f"{gpath}.coveredResources") for r in _list(group.get("coveredResources"), ctx,
                                                                             f"{gpath}.coveredResources")]
-        for r in names:
+        names: list[str] = []
+        for r in given:
             if r is None:
                 raise ValueError(f"{ctx}: {gpath}.coveredResources: resource names must be non-empty")
             if r in covered:
                 raise ValueError(f"{ctx}: {gpath}.coveredResources: {r} is covered by two resource groups")
             covered.add(r)
+            names.append(r)
         for f, flavor in enumerate(_list(group.get("flavors"), ctx, f"{gpath}.flavors")):
             fpath = f"{gpath}.flavors[{f}]"
             flavor = _mapping(flavor, ctx, fpath)
@@ -311,7 +313,7 @@ def _kueue(d: Mapping, name: str, ctx: str, created: str) -> QueueSpec:
                 rpath = f"{fpath}.resources[{i}]"
                 res = _mapping(res, ctx, rpath)
                 r = _str(res.get("name"), ctx, f"{rpath}.name")
-                if r not in names:
+                if r is None or r not in names:
                     raise ValueError(f"{ctx}: {rpath}.name: {r!r} is not in {gpath}.coveredResources")
                 seen.append(r)
                 if res.get("nominalQuota") is None:
@@ -323,10 +325,11 @@ def _kueue(d: Mapping, name: str, ctx: str, created: str) -> QueueSpec:
                 if (b is not None or l_ is not None) and cohort is None:
                     which = "borrowingLimit" if b is not None else "lendingLimit"
                     raise ValueError(f"{ctx}: {rpath}.{which}: must be unset when spec.cohort is empty")
+                borrowed = borrowing.get(r, 0)
                 if b is None:
                     borrowing[r] = None
-                elif borrowing.get(r, 0) is not None:
-                    borrowing[r] = borrowing.get(r, 0) + _quantity(b, r, ctx, f"{rpath}.borrowingLimit")
+                elif borrowed is not None:
+                    borrowing[r] = borrowed + _quantity(b, r, ctx, f"{rpath}.borrowingLimit")
                 lend = n
                 if l_ is not None:
                     lend = _quantity(l_, r, ctx, f"{rpath}.lendingLimit")

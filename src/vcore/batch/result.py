@@ -48,7 +48,7 @@ class QueueStatus:
 
 @dataclass
 class CycleResult:
-    bindings: list["Placement"] = field(default_factory=list)
+    bindings: list[Placement] = field(default_factory=list)
     evictions: list[Eviction] = field(default_factory=list)
     podgroups: dict[str, PodGroupStatus] = field(default_factory=dict)
     queues: dict[str, QueueStatus] = field(default_factory=dict)

@@ -10,25 +10,27 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any, TypeVar
 
 import numpy as np
 
+from vcore._native import _core
 from vcore._native._records import placements
 from vcore.batch import config as C
 from vcore.batch.amounts import summed, vector
+from vcore.batch.job import Job
 from vcore.batch.podgroup import DEFAULT_QUEUE, INQUEUE, PENDING, RUNNING, UNKNOWN, PodGroupSpec
 from vcore.batch.pods import PodInfo
 from vcore.batch.priority import PREEMPT_NEVER
 from vcore.batch.result import CycleResult, PodGroupStatus, QueueStatus
 from vcore.batch.shares import SHARE_PLUGINS
-from vcore.batch.shares.base import QueueUsage
+from vcore.batch.shares.base import QueueUsage, SharePlugin
 from vcore.batch.topology_planner import TopologyPlanner
-from vcore.cluster import gpu_choice
-from vcore.types import Placement
+from vcore.cluster import Cluster, gpu_choice
+from vcore.types import GpuChoice, HeldGpus, Placement
 
 # Volcano's PodGroup condition types and reasons.
 UNSCHEDULABLE_TYPE, SCHEDULED_TYPE = "Unschedulable", "Scheduled"
@@ -41,69 +43,12 @@ INTERLEAVE_EVERY = 64
 PLACEMENTS_PER_TURN = 4096
 _shape, _role = attrgetter("shape"), attrgetter("role")
 _NO_ROLES: Mapping[str, int] = MappingProxyType({})
-
-
-@dataclass(eq=False, slots=True)
-class Job:
-    """A gang: a PodGroup and its pods, or one pod without a group."""
-
-    key: str
-    podgroup: PodGroupSpec | None
-    queue: str
-    priority: int
-    can_preempt: bool
-    min_member: int
-    min_task: dict[str, int]
-    min_resources: np.ndarray | None
-    creation: str
-    pending: list[PodInfo]  # in task order
-    running: list[str]  # bound and not Releasing
-    releasing: int
-    succeeded: int
-    failed: int
-    role_ready: Mapping[str, int]  # role with a minimum -> running + succeeded (a Counter when there are any)
-    allocated: np.ndarray
-    request: np.ndarray
-    phase: str
-    n_tasks: int
-    placed: int = 0  # tasks bound by this cycle
-    tentative: int = 0  # tasks that found a node before the gang fell short and was undone
-    pipelined: int = 0  # tasks nominated onto nodes being freed, this cycle
-    fit_error: str = ""
-    invalid: tuple[str, str] | None = None  # (reason, message) when the gang can never run as defined
-    skipped: bool = False  # not eligible this cycle (run_cycle's `eligible`): not tried, status kept
-    hypernode: str | None = None  # the topology domain allocate placed a constrained gang in, this cycle
-    pending_request: np.ndarray | None = None  # the requests of `pending` summed (None once `pending` changed)
-    reported: list[PodInfo] | None = None  # the `pending` list whose pods fail() has already given a reason
-
-    @property
-    def ready_count(self) -> int:
-        """Volcano's ReadyTaskNum: running, succeeded and allocated this cycle."""
-        return len(self.running) + self.succeeded + self.placed
-
-    def role_need(self, roles: list[str]) -> list[int]:
-        return [self.min_task.get(r, 0) - self.role_ready.get(r, 0) for r in roles]
-
-    @property
-    def ready(self) -> bool:
-        if len(self.running) + self.succeeded + self.placed < self.min_member:  # ready_count, asked thousands of times
-            return False
-        return not self.min_task or all(self.role_ready.get(r, 0) >= n for r, n in self.min_task.items())
-
-    @property
-    def pipelined_ready(self) -> bool:
-        """Volcano's JobPipelined: ready once the tasks waiting for evictions land."""
-        return self.ready_count + self.pipelined >= self.min_member
-
-    @property
-    def best_effort(self) -> bool:
-        pending = self.pending  # the first pod usually settles it
-        return not pending or (pending[0].best_effort and all(t.best_effort for t in pending))
+T = TypeVar("T")
 
 
 class Session:
-    def __init__(self, cluster: Any, engine: Any, config: C.CycleConfig, share: Any,
-                 eligible: Any = None, between_jobs: Callable[[], None] | None = None) -> None:
+    def __init__(self, cluster: Cluster, engine: _core.Engine, config: C.CycleConfig, share: SharePlugin[Any] | None,
+                 eligible: Iterable[str] | None = None, between_jobs: Callable[[], None] | None = None) -> None:
         # run_cycle's caller, called after each job's placement or eviction is committed or undone.
         self.between_jobs = between_jobs
         self.cluster = cluster
@@ -117,7 +62,7 @@ class Session:
         # still in cache (made per job, each record's name was a cache miss after the native placement).
         self._bound_keys: list[str] = []
         self._bound_slots: list[int] = []
-        self._bound_gpus: list[Any] = []
+        self._bound_gpus: list[GpuChoice | None] = []
         self.started = time.perf_counter()
         # What abandon() restores (pods in flight between cycles: a handful).
         self._releasing_at_open = dict(self.batch.releasing)
@@ -217,25 +162,30 @@ class Session:
         running: list[str] = []
         released: list[PodInfo] = []  # Releasing pods: requested, not held
         succeeded = failed = 0
-        # Per role, running and succeeded pods; only the roles with a minimum are ever asked about (none: the
-        # shared read-only empty mapping, which nothing writes to).
-        role_ready = Counter() if min_task else _NO_ROLES
+        # Per role, running and succeeded pods; only the roles with a minimum are ever asked about (none: the job
+        # gets the shared read-only empty mapping).
+        role_ready: Counter[str] | None = Counter() if min_task else None
         bound, releasing_pods = self.bound, self.batch.releasing
         tally = self.batch.tallies.get(key) if pg is not None else None
-        whole = tally is not None and not tally.ended and -1 not in tally.shapes  # the tally describes every pod
+        if tally is not None and (tally.ended or -1 in tally.shapes):
+            tally = None  # the tally does not describe every pod
         uniform = True
-        if whole and (not bound or bound.isdisjoint(members)):
+        pending_shapes: Mapping[int, int]
+        held_shapes: Mapping[int, int]
+        requested: Mapping[int, int]
+        if tally is not None and (not bound or bound.isdisjoint(members)):
             # None of its pods runs or has ended (the usual new gang): what they add up to is kept as they come.
             pending = list(members.values())
             requested = pending_shapes = tally.shapes
             held_shapes = {}
             uniform = len(tally.priorities) <= 1
-        elif whole and bound.issuperset(members) and (not releasing_pods or releasing_pods.keys().isdisjoint(members)):
+        elif tally is not None and bound.issuperset(members) and (
+                not releasing_pods or releasing_pods.keys().isdisjoint(members)):
             # Every pod runs (the usual admitted gang, every cycle after): the same, without a pass over its pods.
             running = list(members)
             requested = held_shapes = tally.shapes
             pending_shapes = {}
-            if min_task:
+            if role_ready is not None:
                 role_ready.update({role: n for role, n in tally.roles.items() if role in min_task})
         else:
             counted_roles = min_task.keys()
@@ -244,7 +194,7 @@ class Session:
                 phase_of = info.phase
                 if phase_of == "Succeeded":
                     succeeded += 1
-                    if info.role in counted_roles:
+                    if info.role in counted_roles and role_ready is not None:
                         role_ready[info.role] += 1
                 elif phase_of == "Failed":
                     failed += 1
@@ -255,23 +205,24 @@ class Session:
                 else:
                     running.append(info.key)
                     held.append(info)
-                    if info.role in counted_roles:
+                    if info.role in counted_roles and role_ready is not None:
                         role_ready[info.role] += 1
             # Pods of a PodGroup share a few request shapes: count shapes, sum once per shape.
-            pending_shapes, held_shapes = self.shapes(pending), self.shapes(held)
-            requested = pending_shapes + held_shapes + self.shapes(released)
+            pending_counts, held_counts = self.shapes(pending), self.shapes(held)
+            requested = pending_counts + held_counts + self.shapes(released)
+            pending_shapes, held_shapes = pending_counts, held_counts
             uniform = len({(t.spec_priority, t.priority_class) for t in pending}) <= 1
         # Task order: priority, then the order pods arrived (Volcano: priority, creation, UID).
         if not uniform and len(pending) > 1:
             pending.sort(key=lambda t: -self.pod_priority(t))
         request = self.total_of(requested)
         job = Job(key, pg, queue, priority, can_preempt, min_member, min_task, min_resources, creation, pending,
-                  running, len(released), succeeded, failed, role_ready, self.total_of(held_shapes), request, phase,
-                  len(members))
+                  running, len(released), succeeded, failed, _NO_ROLES if role_ready is None else role_ready,
+                  self.total_of(held_shapes), request, phase, len(members))
         job.pending_request = request if pending_shapes is requested else self.total_of(pending_shapes)
         return job
 
-    def total_of(self, shape_counts: dict[int, int]) -> np.ndarray:
+    def total_of(self, shape_counts: Mapping[int, int]) -> np.ndarray:
         """The sum of request shapes times how many pods have each."""
         if not shape_counts:
             return np.zeros(self.n_resources, np.int64)
@@ -288,7 +239,7 @@ class Session:
             return job.pending_request
         return self.total_of(self.shapes(tasks))
 
-    def shapes(self, infos: list[PodInfo]) -> Counter:
+    def shapes(self, infos: list[PodInfo]) -> Counter[int]:
         counts = Counter(map(_shape, infos))
         if -1 in counts:  # pods that never went through compile: intern their shapes (once; kept on the pod)
             del counts[-1]
@@ -308,7 +259,7 @@ class Session:
             return info.spec_priority
         return self._class_of(info.priority_class)[0]
 
-    def vector_of(self, amounts: dict[str, int]) -> np.ndarray:
+    def vector_of(self, amounts: Mapping[str, int]) -> np.ndarray:
         """A {resource: amount} map as a vector over the resource axes (resources no axis has are dropped)."""
         vec = [0] * self.n_resources
         axes = self._axes
@@ -385,10 +336,10 @@ class Session:
         return [j for j in self.jobs.values() if j.running]
 
     # -- orders (Volcano's plugin order functions, each on when its plugin is configured) --------------------
-    def job_order_key(self, job: Job) -> tuple:
+    def job_order_key(self, job: Job) -> tuple[float | str, ...]:
         if self._full_job_order:  # Volcano's default tiers: asked for every job, twice a cycle
             return -job.priority, job.ready, self.dominant_share(job), job.creation, job.key
-        key: list[Any] = []
+        key: list[float | str] = []
         if C.PRIORITY in self.enabled:
             key.append(-job.priority)
         if C.GANG in self.enabled:
@@ -433,12 +384,13 @@ class Session:
         return tie
 
     # -- what the actions record ---------------------------------------------------------------------------
-    def allocated(self, job: Job, infos: list[PodInfo], slots: list[int], gpus: list[Any] | None,
+    def allocated(self, job: Job, infos: list[PodInfo], slots: list[int], gpus: Sequence[HeldGpus] | None,
                   still_pending: list[PodInfo]) -> None:
         """Tasks of a job bound by the cycle (already bound in the native state, on these node slots); the others
         stay pending."""
-        if job.min_task:
-            job.role_ready.update(info.role for info in infos if info.role in job.min_task)
+        ready = job.role_ready
+        if job.min_task and isinstance(ready, Counter):  # a job with role minimums counts its roles in a Counter
+            ready.update(info.role for info in infos if info.role in job.min_task)
         self._record_bindings(infos, slots, gpus)
         vec = self.pending_total(job, infos)
         job.allocated += vec
@@ -448,13 +400,13 @@ class Session:
         job.placed += len(infos)
         job.pending, job.pending_request = still_pending, None
 
-    def allocated_singles(self, jobs: list[Job], slots: list[int], gpus: list[Any]) -> None:
+    def allocated_singles(self, jobs: list[Job], slots: list[int], gpus: Sequence[HeldGpus]) -> None:
         """Jobs of one pod each (one queue) bound by the cycle: allocated() for many at a time."""
         if not jobs:
             return
         infos = [job.pending[0] for job in jobs]
         self._record_bindings(infos, slots, gpus)
-        shapes: Counter = Counter()
+        shapes: Counter[int] = Counter()
         for job, info in zip(jobs, infos):
             shape = info.shape if info.shape >= 0 else self.shape(info)
             shapes[shape] += 1
@@ -465,7 +417,7 @@ class Session:
         if self.share is not None:
             self.share.on_allocate(jobs[0].queue, total)
 
-    def _record_bindings(self, infos: list[PodInfo], slots: list[int], gpus: list[Any] | None) -> None:
+    def _record_bindings(self, infos: list[PodInfo], slots: list[int], gpus: Sequence[HeldGpus] | None) -> None:
         """Pods bound on these slots, for the result (no longer waiting for a nominated node). `gpus`: per pod the
         devices it holds, or None when none took any."""
         keys = [info.key for info in infos]
@@ -480,7 +432,7 @@ class Session:
             for k in keys:
                 nominated.pop(k, None)
 
-    def isolated(self, jobs: list[Job], step: Callable[[], Any]) -> Any:
+    def isolated(self, jobs: list[Job], step: Callable[[], T]) -> T | None:
         """Run one job's step (or one run of pods without a group): an error in it fails those jobs, with the error
         as their reason, and never the cycle. A pod the step bound without recording it is unbound again, so the
         cycle returns every binding it leaves in place."""
@@ -541,7 +493,7 @@ class Session:
         result.nominated = dict(self.batch.nominated)
         # The planner points back at the session: without this the session's jobs would wait, as cyclic garbage,
         # for the collector to walk everything the cycle made.
-        self.topology = None
+        del self.topology
         result.seconds = time.perf_counter() - self.started
         return result
 
@@ -590,7 +542,8 @@ class Session:
             return "the job is Pending: its queue or the cluster cannot admit its minResources yet"
         return "pod group is not ready"
 
-    def _condition(self, kind: str, reason: str, message: str, previous: dict | None = None) -> dict[str, Any]:
+    def _condition(self, kind: str, reason: str, message: str,
+                   previous: dict[str, Any] | None = None) -> dict[str, Any]:
         """A PodGroup condition; its lastTransitionTime moves only when the condition changes (Kubernetes'
         convention), so an unchanged status is not rewritten every cycle."""
         since = self.transition
@@ -619,7 +572,7 @@ class Session:
 
 
 
-def share_plugin(config: C.CycleConfig) -> Any:
+def share_plugin(config: C.CycleConfig) -> SharePlugin[Any] | None:
     """The configured queue-share plugin, built from its arguments (None when none is configured)."""
     option = config.share_plugin()
     if option is None:

@@ -9,8 +9,9 @@ validates before it changes anything.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from vcore.batch.podgroup import PENDING, PodGroupSpec
 from vcore.batch.pods import PodInfo
@@ -24,11 +25,12 @@ class GroupTally:
     without a pass over its pods. Pods that are not Succeeded or Failed are counted by request shape and role; the
     others only by number."""
 
-    shapes: Counter = field(default_factory=Counter)  # request shape -> pods not terminated
+    shapes: Counter[int] = field(default_factory=Counter)  # request shape -> pods not terminated
     ended: int = 0  # Succeeded or Failed
-    priorities: Counter = field(default_factory=Counter)  # (spec.priority, priorityClassName) -> pods
+    # (spec.priority, priorityClassName) -> pods
+    priorities: Counter[tuple[int | None, str]] = field(default_factory=Counter)
     topology: int = 0  # pods with Kueue topology annotations
-    roles: Counter = field(default_factory=Counter)  # volcano.sh/task-spec -> pods not terminated
+    roles: Counter[str] = field(default_factory=Counter)  # volcano.sh/task-spec -> pods not terminated
 
     def count(self, info: PodInfo, sign: int) -> None:
         """Add (sign +1) or take away (-1) one pod."""
@@ -42,7 +44,10 @@ class GroupTally:
         _bump(self.priorities, (info.spec_priority, info.priority_class), sign)
 
 
-def _bump(counts: Counter, key: Any, sign: int) -> None:
+K = TypeVar("K")
+
+
+def _bump(counts: Counter[K], key: K, sign: int) -> None:
     """counts[key] += sign, the key gone at zero (so len() counts the distinct keys present)."""
     counts[key] += sign
     if not counts[key]:
@@ -77,7 +82,7 @@ class BatchState:
         self.shapes: list[tuple[tuple[int, int], ...]] = []
         self._shape_ids: dict[tuple[tuple[int, int], ...], int] = {}
 
-    def shape_of(self, pairs) -> int:
+    def shape_of(self, pairs: Iterable[tuple[int, int]]) -> int:
         pairs = tuple(pairs)
         shape = self._shape_ids.get(pairs)
         if shape is None:

@@ -10,17 +10,21 @@ resources until they are really gone) and nominations (the tasks wait, unbound, 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
+from vcore._native import _core
 from vcore.batch.pods import PodInfo
 from vcore.batch.result import Eviction
 
+if TYPE_CHECKING:
+    from vcore.batch.session import Session
+
 
 class Statement:
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
         self.state = session.state
-        self._detached: list[tuple[Any, str, str, str]] = []  # (DetachedPod, node name, reason, preemptor)
+        self._detached: list[tuple[_core.DetachedPod, str, str, str]] = []  # (pod, node name, reason, preemptor)
         self._pipelined: list[tuple[PodInfo, str]] = []  # (task, node name)
 
     @property
@@ -32,6 +36,7 @@ class Statement:
         self._detached.append((self.state.detach(key), node, reason, preemptor))
 
     def pipeline(self, task: PodInfo, slot: int) -> None:
+        assert task.compiled is not None, "the session compiles every pending pod"
         self.state.bind(task.compiled, slot)
         self._pipelined.append((task, self.state.node_name(slot)))
 

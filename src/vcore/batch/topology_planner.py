@@ -28,8 +28,9 @@ for constrained gangs. Preempt and reclaim leave hard-constrained jobs alone (Vo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -40,6 +41,14 @@ from vcore.topology.constraint import TopologyConstraint
 from vcore.topology.hypernode import label_requirements, labels_match
 from vcore.topology.search import GangPlacement, binpack_scores, node_scores, place_gang
 from vcore.topology.tree import TopologyView
+from vcore.types import HeldGpus
+
+if TYPE_CHECKING:
+    from vcore._native import _core
+    from vcore.batch.config import CycleConfig
+    from vcore.batch.job import Job
+    from vcore.batch.state import BatchState
+    from vcore.cluster import Cluster
 
 __all__ = ["OPTIMIZE_ANNOTATION", "TOPOLOGY_INVALID", "TOPOLOGY_REASON", "Confinement", "TopologyPlanner"]
 
@@ -68,10 +77,30 @@ class Confinement:
     reasons: dict[str, int] | None = None
 
 
+class PlanningSession(Protocol):
+    """What the planner reads of its cycle's session (:class:`vcore.batch.session.Session`, which holds the planner
+    and so is described here rather than imported)."""
+
+    @property
+    def batch(self) -> BatchState: ...
+    @property
+    def cluster(self) -> Cluster: ...
+    @property
+    def config(self) -> CycleConfig: ...
+    @property
+    def engine(self) -> _core.Engine: ...
+    @property
+    def state(self) -> _core.ClusterState: ...
+    @property
+    def resources(self) -> list[str]: ...
+    def fail(self, job: Job, message: str, reasons: dict[str, int] | None = None) -> None: ...
+    def shape(self, info: PodInfo) -> int: ...
+
+
 class TopologyPlanner:
     """One cycle's topology decisions (the tree does not change while a session holds the cluster)."""
 
-    def __init__(self, ssn: Any) -> None:
+    def __init__(self, ssn: PlanningSession) -> None:
         self.ssn = ssn
         self.configured = ssn.config.topology is not None
         self.args = ssn.config.topology or TopologyPlacementArgs()
@@ -89,7 +118,7 @@ class TopologyPlanner:
         return self._view
 
     # -- which jobs are constrained ------------------------------------------------------------------------
-    def constraint(self, job: Any) -> TopologyConstraint | None:
+    def constraint(self, job: Job) -> TopologyConstraint | None:
         """The job's constraint with its sub-group layers, None when it has none. A constraint that cannot apply
         to the job's pods makes the job invalid (recorded on the job, TopologyError not raised)."""
         if job.key in self._constraints:
@@ -102,11 +131,11 @@ class TopologyPlanner:
         self._constraints[job.key] = c
         return c
 
-    def hard(self, job: Any) -> bool:
+    def hard(self, job: Job) -> bool:
         c = self.constraint(job)
         return c is not None and c.mode == "hard"
 
-    def _constraint(self, job: Any) -> TopologyConstraint | None:
+    def _constraint(self, job: Job) -> TopologyConstraint | None:
         pg = job.podgroup
         if pg is None:  # a pod without a group is on one node: in one domain of every tier
             return None
@@ -137,22 +166,22 @@ class TopologyPlanner:
                                 "(kueue.x-k8s.io/podset-*); one gang takes one constraint")
         return next(iter(kueue))
 
-    def _annotated(self, job: Any) -> bool:
+    def _annotated(self, job: Job) -> bool:
         """Whether any of the job's pods carries Kueue topology annotations (the group's tally knows)."""
         tally = self.ssn.batch.tallies.get(job.key)
         return tally is None or tally.topology > 0
 
-    def _pods(self, job: Any) -> list[PodInfo]:
+    def _pods(self, job: Job) -> list[PodInfo]:
         pods = self.ssn.batch.pods
         return list(job.pending) + [pods[k] for k in job.running]
 
-    def _invalid(self, job: Any, message: str) -> None:
+    def _invalid(self, job: Job, message: str) -> None:
         if job.invalid is None:
             job.invalid = (TOPOLOGY_INVALID, message)
             self.ssn.fail(job, message)
 
     # -- where a job may go ----------------------------------------------------------------------------------
-    def plan(self, job: Any, tasks: list[PodInfo], need: int) -> Confinement | None:
+    def plan(self, job: Job, tasks: list[PodInfo], need: int) -> Confinement | None:
         """The confinement of a job whose ordered pending tasks are ``tasks`` and whose minimum still needs
         ``need`` of them; None when the job is placed as any gang."""
         if self.idle:
@@ -165,9 +194,10 @@ class TopologyPlanner:
         ssn = self.ssn
         fit = self._fit(tasks)
         running = self._running(job)
-        optimize = str(job.podgroup.annotations.get(OPTIMIZE_ANNOTATION, "")).lower() == "true"
+        pg = job.podgroup  # a job with a constraint has its PodGroup
+        optimize = pg is not None and str(pg.annotations.get(OPTIMIZE_ANNOTATION, "")).lower() == "true"
         strict = c.mode == "hard" or bool(c.subgroups)  # sub-groups (Kueue slices) are required in every mode
-        placement = None
+        placement: GangPlacement | None = None
         try:
             sizes = [len(tasks)]
             unit = max((size for size, _ in c.resolve(self.view, len(tasks)).layers), default=1)
@@ -178,6 +208,7 @@ class TopologyPlanner:
                 placement = place_gang(ssn.cluster, fit, n, c, running=running, args=self.args, optimize=optimize)
                 if placement.placed:
                     break
+            assert placement is not None, "sizes holds the task count at least"
             if placement.placed and n < len(tasks) and placement.domain is not None:
                 # The minimum fits: take as many of the elastic pods as the chosen domain holds too.
                 inside = self.view.node_topo[placement.row] == self.view.domain_index(placement.domain)
@@ -209,30 +240,32 @@ class TopologyPlanner:
 
     def shortfall(self, conf: Confinement, n_pending: int) -> str:
         """Why pods beyond the confinement stay pending (its domain holds fewer than the job has)."""
-        where = conf.placement.domain or "the cluster"
+        where = (conf.placement.domain if conf.placement is not None else None) or "the cluster"
         return (f"0/{self.ssn.state.n_nodes} nodes are available: the gang's domain {where} holds {conf.n_tasks} "
                 f"of its {n_pending} pending pods.")
 
     def _fit(self, tasks: list[PodInfo]) -> np.ndarray:
         engine = self.ssn.engine
-        fit = None
+        fit: np.ndarray | None = None
         seen: set[str] = set()
         for t in tasks:
             if t.role in seen:
                 continue
             seen.add(t.role)
+            assert t.compiled is not None, "the session compiles every pending pod"
             role_fit = engine.fit_counts(t.compiled)
             fit = role_fit if fit is None else np.minimum(fit, role_fit)
+        assert fit is not None, "a job plans one pending task at least"
         return fit
 
-    def _running(self, job: Any) -> np.ndarray | None:
+    def _running(self, job: Job) -> np.ndarray | None:
         if not job.running:
             return None
         state = self.ssn.state
         slots = np.fromiter((state.pod_node(k) for k in job.running), np.int64, len(job.running))
         return np.bincount(slots[slots >= 0], minlength=state.n_slots).astype(np.int32)
 
-    def _soft_bonus(self, job: Any, running: np.ndarray | None, tasks: list[PodInfo]) -> np.ndarray | None:
+    def _soft_bonus(self, job: Job, running: np.ndarray | None, tasks: list[PodInfo]) -> np.ndarray | None:
         """Volcano's network-topology-aware node score for the job's next pods (nothing before its first pod)."""
         if running is None or not self.view.n_rows:
             return None
@@ -241,10 +274,11 @@ class TopologyPlanner:
         return scores.astype(np.int64)
 
     # -- sub-group label groups ---------------------------------------------------------------------------
-    def _label_groups(self, job: Any, tasks: list[PodInfo], placement: GangPlacement) -> list[list[PodInfo]] | None:
+    def _label_groups(self, job: Job, tasks: list[PodInfo], placement: GangPlacement) -> list[list[PodInfo]] | None:
         """Per search group, the pods of one label group (the finest sub-group policy's ``matchLabelKeys``); None
         when no policy names label keys; TopologyError when the pods cannot be arranged so."""
-        policies = [p for p in job.podgroup.topology.policies if p.limit is not None] if job.podgroup.topology else []
+        pg = job.podgroup
+        policies = [p for p in pg.topology.policies if p.limit is not None] if pg is not None and pg.topology else []
         keyed = [p for p in policies if p.match_label_keys]
         if not keyed:
             return None
@@ -267,11 +301,11 @@ class TopologyPlanner:
                                 f"{len(groups)} groups of {sum(groups[0].values())}")
         return [by_key[k] for k in sorted(by_key)]
 
-    def arrange(self, conf: Confinement, infos: list[PodInfo], slots: list[int], gpus: list[Any]
-                ) -> tuple[list[int], list[Any]]:
+    def arrange(self, conf: Confinement, infos: list[PodInfo], slots: list[int], gpus: Sequence[HeldGpus]
+                ) -> tuple[list[int], Sequence[HeldGpus]]:
         """Move the placed pods (identical: one role) so each label group fills one of the search's groups; the
         pods already bound are rebound in the native state. Returns the slots and GPUs per pod of ``infos``."""
-        if not conf.label_groups:
+        if not conf.label_groups or conf.placement is None:  # label groups are made for a placement
             return slots, gpus
         state = self.ssn.state
         target: dict[str, int] = {}
@@ -280,19 +314,21 @@ class TopologyPlanner:
             target.update(zip((p.key for p in pods), where))
         index = {info.key: i for i, info in enumerate(infos)}
         moved = [i for i, info in enumerate(infos) if target[info.key] != slots[i]]
-        freed: dict[int, list[Any]] = {}  # slot -> GPUs its departing pods held
+        freed: dict[int, list[HeldGpus]] = {}  # slot -> GPUs its departing pods held
         for i in moved:
             state.unbind(infos[i].key)
             freed.setdefault(slots[i], []).append(gpus[i])
-        slots, gpus = list(slots), list(gpus)
+        slots, arranged = list(slots), list(gpus)
         for i in moved:
             slot = target[infos[i].key]
             held = freed[slot].pop()
             whole = held and all(start < 0 for _, start in held)  # MIG slices are re-chosen by the fit rule
-            state.bind(infos[i].compiled, slot, [g for g, _ in held] if whole else None)
+            compiled = infos[i].compiled
+            assert compiled is not None, "the session compiles every pending pod"
+            state.bind(compiled, slot, [g for g, _ in held] if whole else None)
             slots[index[infos[i].key]] = slot
-            gpus[index[infos[i].key]] = state.pod_gpus(infos[i].key) or ()
-        return slots, gpus
+            arranged[index[infos[i].key]] = state.pod_gpus(infos[i].key) or ()
+        return slots, arranged
 
     # -- pods without a constraint -------------------------------------------------------------------------
     def _normal_pods(self, tasks: list[PodInfo]) -> Confinement | None:

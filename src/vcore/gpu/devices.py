@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -191,8 +192,11 @@ def _pack_instances(geometry: str, n_gpus: int, counts: dict[str, int]) -> list[
                 if start is not None:
                     gpu.append(MigInstance(name, start))
                     break
-            else:
-                layout.append([MigInstance(name, _mig.can_place(geometry, [], name))])
+            else:  # a GPU of its own: every profile of the geometry fits an empty one
+                start = _mig.can_place(geometry, [], name)
+                if start is None:
+                    raise ValueError(f"MIG profile {name} does not fit an empty {geometry} GPU")
+                layout.append([MigInstance(name, start)])
     return layout
 
 

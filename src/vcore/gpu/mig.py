@@ -24,8 +24,8 @@ This module is the reference the native MIG kernel is tested against; it is pure
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 __all__ = [
     "COMPUTE_SLICES",

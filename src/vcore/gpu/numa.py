@@ -73,17 +73,17 @@ def node_numa_cpu(node: Any) -> list[tuple[int, int]] | None:
     if not isinstance(entries, list):
         raise ValueError(f"{where}: expected {{\"numa\": [{{\"id\": 0, \"cpu\": \"32\"}}, ...]}}")
     out = []
-    for i, e in enumerate(entries):
+    for i, entry in enumerate(entries):
         at = f"{where}.numa[{i}]"
-        if not isinstance(e, Mapping) or set(e) - {"id", "cpu"}:
+        if not isinstance(entry, Mapping) or set(entry) - {"id", "cpu"}:
             raise ValueError(f"{at}: expected the keys id and cpu")
-        nid = e.get("id")
+        nid = entry.get("id")
         if isinstance(nid, bool) or not isinstance(nid, int) or nid < 0:
             raise ValueError(f"{at}.id: expected an integer >= 0, got {nid!r}")
         try:
-            milli = parse_quantity(str(e.get("cpu")), milli=True)
+            milli = parse_quantity(str(entry.get("cpu")), milli=True)
         except (TypeError, ValueError):
-            raise ValueError(f"{at}.cpu: expected a cpu quantity, got {e.get('cpu')!r}") from None
+            raise ValueError(f"{at}.cpu: expected a cpu quantity, got {entry.get('cpu')!r}") from None
         out.append((nid, int(milli)))
     return out
 

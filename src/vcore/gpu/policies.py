@@ -17,9 +17,16 @@ node name. The published names of the FGD paper (``FGD``, ``BestFit``, ``DotProd
 
 from __future__ import annotations
 
-__all__ = ["POLICIES", "ALIASES", "DEFAULT_POLICY", "VCORE_GPU_RES_WEIGHT", "native_policy_name", "describe"]
+from typing import Literal, TypeGuard
 
-POLICIES: dict[str, str] = {
+__all__ = ["POLICIES", "ALIASES", "DEFAULT_POLICY", "VCORE_GPU_RES_WEIGHT", "PolicyName", "native_policy_name",
+           "describe"]
+
+#: The canonical policy names (the native kernels'), the keys of POLICIES.
+PolicyName = Literal["first-fit", "best-fit", "random", "fgd", "dot-product", "gpu-packing", "gpu-clustering",
+                     "binpack", "spread", "vcore"]
+
+POLICIES: dict[PolicyName, str] = {
     "first-fit": "first feasible node in name order, first GPU that fits",
     "best-fit": "int(100*(1 - 0.5*(cpu_free-cpu)/128000 - 0.5*(gpu_free-gpu)/8000)); tightest GPU",
     "random": "uniformly random feasible node and fitting GPU (seeded)",
@@ -32,7 +39,7 @@ POLICIES: dict[str, str] = {
     "vcore": "vcore default: FGD on a target blended over coverage cut-offs + GPU packing + CPU/GPU balance",
 }
 
-ALIASES: dict[str, str] = {
+ALIASES: dict[str, PolicyName] = {
     "fgd": "fgd", "FGD": "fgd",
     "bestfit": "best-fit", "BestFit": "best-fit",
     "firstfit": "first-fit", "FirstFit": "first-fit",
@@ -49,16 +56,20 @@ DEFAULT_POLICY = "vcore"
 VCORE_GPU_RES_WEIGHT = 0.0
 
 
-def native_policy_name(name: str) -> str:
+def _canonical(name: str) -> TypeGuard[PolicyName]:
+    return name in POLICIES
+
+
+def native_policy_name(name: str) -> PolicyName:
     """The canonical policy name for ``name`` (case-sensitive aliases, then case-insensitive); ValueError if unknown."""
     if not isinstance(name, str):
         raise TypeError(f"policy: expected a string, got {type(name).__name__}")
-    if name in POLICIES:
+    if _canonical(name):
         return name
     if name in ALIASES:
         return ALIASES[name]
     low = name.lower().replace("_", "-")
-    if low in POLICIES:
+    if _canonical(low):
         return low
     if low in ALIASES:
         return ALIASES[low]

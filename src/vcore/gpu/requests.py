@@ -34,10 +34,12 @@ TypeError (a value of the wrong JSON type) or a ValueError (a bad value) in the 
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from vcore._native._convert import api_dict, parse_quantity
 from vcore.gpu import mig as _mig
@@ -359,9 +361,9 @@ def pod_gpu_request(pod: Mapping[str, Any] | Any) -> GpuRequest:
     if len(used) > 1:
         raise fail(ValueError, f"{ctx}: spec", f"a pod asks for GPUs in exactly one way, got {' and '.join(used)}")
 
-    common = dict(models=models, product_terms=terms)
+    request = functools.partial(GpuRequest, models=models, product_terms=terms)
     if GPU_RESOURCE in res:
-        return GpuRequest("whole", count=res[GPU_RESOURCE], source=GPU_RESOURCE, **common)
+        return request("whole", count=res[GPU_RESOURCE], source=GPU_RESOURCE)
 
     if mig_keys:
         known = _mig.all_profile_names()
@@ -375,7 +377,7 @@ def pod_gpu_request(pod: Mapping[str, Any] | Any) -> GpuRequest:
             raise fail(ValueError, f"{ctx}: spec.containers", f"more than one MIG profile ({', '.join(mig_keys)}); "
                        "a pod may request one MIG profile")
         k = mig_keys[0]
-        return GpuRequest("mig", count=res[k], mig_profile=k[len(MIG_RESOURCE_PREFIX):], source=k, **common)
+        return request("mig", count=res[k], mig_profile=k[len(MIG_RESOURCE_PREFIX):], source=k)
 
     if volcano_keys:
         users = [i for i, c in enumerate(containers) if any(k in c for k in _VOLCANO)]
@@ -392,9 +394,8 @@ def pod_gpu_request(pod: Mapping[str, Any] | Any) -> GpuRequest:
             raise fail(ValueError, where(VOLCANO_VGPU_CORES), f"must be a percentage 0-100, got {cores}")
         number = res.get(VOLCANO_VGPU_NUMBER, 1)
         memory = res.get(VOLCANO_GPU_MEMORY, res.get(VOLCANO_VGPU_MEMORY))
-        return GpuRequest("shared", count=number, milli=cores * 10, memory_mib=memory,
-                          memory_milli=None if memory is not None else MILLI,
-                          source="volcano.sh", **common)
+        return request("shared", count=number, milli=cores * 10, memory_mib=memory,
+                       memory_milli=None if memory is not None else MILLI, source="volcano.sh")
 
     if kai_keys:
         frac = _fraction_milli(annotations, ctx)
@@ -407,11 +408,10 @@ def pod_gpu_request(pod: Mapping[str, Any] | Any) -> GpuRequest:
             raise fail(ValueError, f"{ctx}: metadata.annotations[{KAI_NUM_DEVICES}]",
                        f"needs {KAI_GPU_FRACTION} or {KAI_GPU_MEMORY}")
         n = devices or 1
-        if frac is not None:
+        if mem is None:  # exactly one of the two is given
             if frac == MILLI:
-                return GpuRequest("whole", count=n, source=KAI_GPU_FRACTION, **common)
-            return GpuRequest("shared", count=n, milli=frac, memory_milli=frac, source=KAI_GPU_FRACTION,
-                              **common)
+                return request("whole", count=n, source=KAI_GPU_FRACTION)
+            return request("shared", count=n, milli=frac, memory_milli=frac, source=KAI_GPU_FRACTION)
         at = f"{ctx}: metadata.annotations[{KAI_GPU_MEMORY}]"
         try:
             mib = int(mem, 10)
@@ -419,6 +419,6 @@ def pod_gpu_request(pod: Mapping[str, Any] | Any) -> GpuRequest:
             raise fail(ValueError, at, f"expected an integer number of MiB, got {mem!r}") from None
         if mib <= 0:
             raise fail(ValueError, at, f"must be a positive number of MiB, got {mib}")
-        return GpuRequest("shared", count=n, milli=None, memory_mib=mib, source=KAI_GPU_MEMORY, **common)
+        return request("shared", count=n, milli=None, memory_mib=mib, source=KAI_GPU_MEMORY)
 
-    return GpuRequest("none", **common)
+    return request("none")

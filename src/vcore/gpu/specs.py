@@ -8,12 +8,15 @@ which objects need that parsing at all (most pods ask for no GPU, and their conv
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from vcore.gpu import mig as _mig
-from vcore.gpu import numa as _numa
+from vcore.gpu import mig as _mig, numa as _numa
 from vcore.gpu.devices import GPU_RESOURCE, TOPOLOGY_ANNOTATION, NodeGpus, node_gpus
 from vcore.gpu.requests import GpuRequest, pod_gpu_request
+
+if TYPE_CHECKING:
+    from vcore._native._convert import GpuDevice
 
 __all__ = ["GEOMETRIES", "MIG_SHAPES", "device_tuples", "native_request", "node_devices", "node_has_gpus", "pod_gpu",
            "pod_may_use_gpus"]
@@ -41,7 +44,7 @@ def _annotation(obj: Any, key: str) -> Any:
     return annotations.get(key) if annotations else None
 
 
-def node_devices(node: Any, spec: Mapping[str, Any]) -> list[tuple]:
+def node_devices(node: Any, spec: Mapping[str, Any]) -> list[GpuDevice]:
     """The native device tuples of a Node whose converted spec is ``spec`` (see :func:`device_tuples`).
 
     Nodes of one pool describe their GPUs identically, so the parse is cached by everything it reads (the
@@ -61,18 +64,20 @@ def node_devices(node: Any, spec: Mapping[str, Any]) -> list[tuple]:
     return devices
 
 
-_DEVICE_CACHE: dict[tuple, list[tuple]] = {}
+_DEVICE_CACHE: dict[tuple[Any, ...], list[GpuDevice]] = {}  # (GPU labels, allocatable, topology) -> devices
 _DEVICE_CACHE_SIZE = 1024
 
 
-def device_tuples(inventory: NodeGpus) -> list[tuple]:
+def device_tuples(inventory: NodeGpus) -> list[GpuDevice]:
     """The native device tuples of an inventory: (model, memory MiB, NUMA, NVLink, MIG mode, geometry, layout)."""
-    out = []
+    out: list[GpuDevice] = []
     for g in inventory.devices:
         if not g.mig_mode:  # the common case: no MIG geometry lookup (it parses the product name)
             out.append((g.model, g.memory_mib, g.numa, g.nvlink_domain, False, 0, []))
             continue
         geometry = g.mig_geometry
+        if geometry is None:  # node_gpus refuses MIG mode on such a model
+            raise ValueError(f"GPU {g.index}: MIG mode on {g.model!r}, which has no MIG geometry")
         layout = [(_shape_id(geometry, inst.profile), inst.start) for inst in g.mig_instances]
         out.append((g.model, g.memory_mib, g.numa, g.nvlink_domain, True, GEOMETRIES.get(geometry, 0), layout))
     return out
@@ -103,8 +108,10 @@ def native_request(request: GpuRequest, requests: Mapping[str, int] | None = Non
         out["memory_mib"] = -1 if request.memory_mib is None else request.memory_mib
         out["memory_milli"] = -1 if request.memory_milli is None else request.memory_milli
     if request.kind == "mig":
+        profile = request.mig_profile
+        assert profile is not None, "a MIG request names its profile"
         # indexed by native geometry id; id 0 (no MIG) has no shape
-        out["mig_shape"] = [-1] + [_shape_id(g, request.mig_profile) for g in GEOMETRIES]
+        out["mig_shape"] = [-1] + [_shape_id(g, profile) for g in GEOMETRIES]
     if request.models is not None:
         out["models"] = list(request.models)
     out["product_terms"] = [(t.allowed is None, list(t.allowed or ()), list(t.excluded), t.never)

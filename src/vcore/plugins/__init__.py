@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Mapping
 
 from vcore.plugins.base import (
     BIND,
     FILTER,
-    MAX_NODE_SCORE,
     MULTI_POINT,
     PERMIT,
     POST_BIND,

@@ -23,8 +23,9 @@ Every key is validated; an unknown key or a bad value is a ProfileError naming t
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from vcore.errors import ProfileError
 from vcore.gpu.policies import DEFAULT_POLICY, native_policy_name

@@ -29,6 +29,7 @@ from vcore.routing.router import (
     EndpointNotFoundError,
     EngineMetrics,
     PdDecision,
+    Role,
     Router,
 )
 
@@ -44,6 +45,7 @@ __all__ = [
     "PdDecision",
     "Policy",
     "PolicyError",
+    "Role",
     "Router",
     "estimate_tokens",
     "hash_prompt",

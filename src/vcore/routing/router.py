@@ -12,6 +12,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -19,7 +20,8 @@ from vcore._native import _core
 from vcore.errors import VCoreError
 from vcore.routing.policies import DEFAULT_POLICY, Policy, named_policy
 
-ROLES = ("both", "prefill", "decode")
+Role = Literal["both", "prefill", "decode"]
+ROLES: tuple[Role, ...] = ("both", "prefill", "decode")
 
 
 class EndpointNotFoundError(VCoreError, KeyError):
@@ -31,7 +33,7 @@ class Endpoint:
     """One inference engine the router may send requests to."""
 
     name: str
-    role: str = "both"  # both | prefill | decode
+    role: Role = "both"
     pd_group: str | None = None  # prefill/decode pairing group
     domain: str | None = None  # network domain (node topology label or HyperNode), for PD pairing
     max_loras: int = 0  # LoRA adapter slots
@@ -72,7 +74,8 @@ class Decision:
     def message(self) -> str:
         """Why no endpoint is available, in the scheduler's words ("0/4 endpoints are available: ...")."""
         reasons = ", ".join(f"{n} {r}" for r, n in sorted(self.filtered.items()) if n)
-        return f"{len(self.endpoints)}/{self.n_candidates} endpoints are available" + (f": {reasons}" if reasons else "")
+        available = f"{len(self.endpoints)}/{self.n_candidates} endpoints are available"
+        return available + (f": {reasons}" if reasons else "")
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,8 @@ class Router:
         if not isinstance(endpoint, Endpoint):
             raise TypeError(f"add_endpoint: expected an Endpoint, got {type(endpoint).__name__}")
         if endpoint.role not in ROLES:
-            raise ValueError(f"endpoint {endpoint.name!r}: role must be one of {', '.join(ROLES)}, got {endpoint.role!r}")
+            raise ValueError(
+                f"endpoint {endpoint.name!r}: role must be one of {', '.join(ROLES)}, got {endpoint.role!r}")
         group = -1 if endpoint.pd_group is None else self._groups.setdefault(endpoint.pd_group, len(self._groups))
         domain = -1 if endpoint.domain is None else self._domains.setdefault(endpoint.domain, len(self._domains))
         slot = self._native.add_endpoint(endpoint.name, endpoint.role, group, domain, endpoint.max_loras,

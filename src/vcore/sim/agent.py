@@ -14,11 +14,14 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vcore.sim.gang import gang_workload, load
+from vcore.sim.gang import CycleSource, gang_workload, load
+
+if TYPE_CHECKING:
+    from vcore.scheduler import Scheduler
 
 AGENT_NAMESPACE = "agents"
 MOST_ALLOCATED = {"pluginConfig": [{"name": "NodeResourcesFit", "args": {
@@ -65,7 +68,7 @@ class AgentScenarioResult:
 class _Arrivals:
     """Agent pods due on the wall clock (pod i at start + i / rate), placed in micro-batches."""
 
-    def __init__(self, scheduler: Any, n: int, rate: float):
+    def __init__(self, scheduler: Scheduler, n: int, rate: float) -> None:
         self.scheduler, self.rate = scheduler, rate
         self.pods = [agent_pod(i) for i in range(n)]
         self.start = 0.0
@@ -99,7 +102,7 @@ class _Arrivals:
 
 
 def run_agent_scenario(n_nodes: int = 5000, n_jobs: int = 2000, n_agents: int = 500, rate: float = 1000.0,
-                       seed: int = 0, cycle: Any = None) -> AgentScenarioResult:
+                       seed: int = 0, cycle: CycleSource = None) -> AgentScenarioResult:
     from vcore import Cluster, Scheduler
 
     if rate <= 0:

@@ -10,14 +10,22 @@ them. Everything comes from one seeded generator, so equal arguments give equal 
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
 from vcore.sim.synthetic import GPU_RESOURCE, synthetic_nodes
+
+if TYPE_CHECKING:
+    from vcore.batch.config import CycleConfig
+    from vcore.cluster import Cluster
+
+#: What Scheduler's ``cycle`` takes: a cycle configuration as a dict, a YAML path or a CycleConfig; None: Volcano's.
+CycleSource: TypeAlias = "dict[str, Any] | str | os.PathLike[str] | CycleConfig | None"
 
 Obj = dict[str, Any]
 NAMESPACE = "batch"
@@ -82,14 +90,15 @@ def gang_workload(n_nodes: int = 5000, n_jobs: int = 2000, n_queues: int = 4, ma
         else:
             roles.append(("worker", size, _resources(cpu, mem, gpus)))
         # minResources: the requests of the tasks the minimum needs (role minimums first), as vcjob sets them.
-        total = Counter()
+        total: Counter[str] = Counter()
         left = min_member
         for role, count, res in roles:
             take = min(count, min_task.get(role, 0) or left)
             left -= take
             for r, q in res.items():
                 total[r] += take * (int(q[:-1]) if q.endswith("m") else int(q[:-2]) if q.endswith("Mi") else int(q))
-        min_resources = {r: (f"{v}m" if r == "cpu" else f"{v}Mi" if r == "memory" else str(v)) for r, v in total.items()}
+        min_resources = {r: (f"{v}m" if r == "cpu" else f"{v}Mi" if r == "memory" else str(v))
+                         for r, v in total.items()}
         podgroups.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                           "metadata": {"name": name, "namespace": NAMESPACE,
                                        "creationTimestamp": f"2026-01-01T00:{j // 60 % 60:02d}:{j % 60:02d}Z"},
@@ -118,7 +127,7 @@ class GangScenarioResult:
         return asdict(self)
 
 
-def load(cluster: Any, workload: GangWorkload) -> None:
+def load(cluster: Cluster, workload: GangWorkload) -> None:
     for node in workload.nodes:
         cluster.add_node(node)
     for q in workload.queues:
@@ -132,7 +141,7 @@ def load(cluster: Any, workload: GangWorkload) -> None:
 
 
 def run_gang_scenario(n_nodes: int = 5000, n_jobs: int = 2000, n_queues: int = 4, seed: int = 0,
-                      cycle: Any = None) -> GangScenarioResult:
+                      cycle: CycleSource = None) -> GangScenarioResult:
     """Generate the workload, load it, run one cycle and summarize it."""
     from vcore import Cluster, Scheduler
 

@@ -16,14 +16,16 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 import vcore
 
-__all__ = ["POLICIES", "Gang", "GangOutcome", "StreamResult", "build_tree_cluster", "gang_stream", "plot", "run_scenario",
-           "run_stream"]
+__all__ = ["POLICIES", "Gang", "GangOutcome", "StreamResult", "build_tree_cluster", "gang_stream", "plot",
+           "run_scenario", "run_stream"]
 
 NAMESPACE = "sim"
 
@@ -54,7 +56,7 @@ def build_tree_cluster(spines: int = 8, leaves: int = 16, nodes: int = 32, gpus:
     return c
 
 
-def _hypernode(name: str, tier: int, tier_name: str, members: list[tuple[str, str]]) -> dict:
+def _hypernode(name: str, tier: int, tier_name: str, members: list[tuple[str, str]]) -> dict[str, Any]:
     return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name},
             "spec": {"tier": tier, "tierName": tier_name,
                      "members": [{"type": t, "selector": {"exactMatch": {"name": m}}} for t, m in members]}}
@@ -71,14 +73,14 @@ class Gang:
     def gpus(self) -> int:
         return self.pods * self.gpus_per_pod
 
-    def podgroup(self, topology_aware: bool) -> dict:
-        spec = {"minMember": self.pods}
+    def podgroup(self, topology_aware: bool) -> dict[str, Any]:
+        spec: dict[str, Any] = {"minMember": self.pods}
         if topology_aware:
             spec["networkTopology"] = {"mode": "soft"}
         return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                 "metadata": {"name": self.name, "namespace": NAMESPACE}, "spec": spec}
 
-    def pod(self, i: int) -> dict:
+    def pod(self, i: int) -> dict[str, Any]:
         g = self.gpus_per_pod
         req = {"cpu": str(8 * g), "memory": f"{64 * g}Gi", GPU: str(g)}
         return {"metadata": {"name": f"{self.name}-{i}", "namespace": NAMESPACE,
@@ -133,9 +135,9 @@ class StreamResult:
         }
 
 
-def _cycle(policy: str) -> dict:
+def _cycle(policy: str) -> dict[str, Any]:
     """The cycle configuration of a policy: one gang placed per cycle, Volcano's gang and node order plugins."""
-    plugins = [{"name": "predicates"}, {"name": "nodeorder"}]
+    plugins: list[dict[str, Any]] = [{"name": "predicates"}, {"name": "nodeorder"}]
     if policy == "native":
         plugins.append({"name": "network-topology-aware", "arguments": {"solver": "native"}})
     elif policy.startswith("cpsat-"):
@@ -205,7 +207,7 @@ def run_stream(cluster: vcore.Cluster, stream: list[Gang], policy: str) -> Strea
 
 
 def run_scenario(n_gangs: int = 100, seed: int = 1, policies: tuple[str, ...] = POLICIES,
-                 progress=None) -> dict[str, StreamResult]:
+                 progress: Callable[[str], object] | None = None) -> dict[str, StreamResult]:
     """The stream of ``n_gangs`` seeded gangs on the default 4096-node tree (8 spines x 16 leaves x 32 nodes of 8
     GPUs), once per policy, each on a fresh cluster. ``progress(policy)`` is called before each policy runs."""
     stream = gang_stream(n_gangs, seed=seed)

@@ -21,8 +21,7 @@ from vcore.topology.constraint import (
     podgroup_topology,
 )
 from vcore.topology.cost import PlacementCost, placement_cost
-from vcore.topology.search import (GangPlacement, binpack_scores, fit_counts, node_scores, place_gang,
-                                  valid_placement)
+from vcore.topology.search import GangPlacement, binpack_scores, fit_counts, node_scores, place_gang, valid_placement
 from vcore.topology.tree import TopologyView
 
 __all__ = [

@@ -35,7 +35,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from vcore.errors import ProfileError
-from vcore.validation import Boolean, Constraint, Integer, ListOf, Number, Record, String, fail, join, mapping, unknown_key
+from vcore.validation import (
+    Boolean,
+    Constraint,
+    Integer,
+    ListOf,
+    Number,
+    Record,
+    String,
+    fail,
+    join,
+    mapping,
+    unknown_key,
+)
 
 __all__ = ["OBJECTIVES", "SOLVERS", "TopologyPlacementArgs", "parse_topology_args"]
 

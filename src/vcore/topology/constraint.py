@@ -14,9 +14,9 @@ Volcano PodGroup ``spec.networkTopology``                     constraint
 ``{mode: hard, highestTierAllowed: t}}``                     of tier <= t (soft sub-groups are rejected, as Volcano)
 ==========================================================  ==========================================================
 
-=================================================================  ======================================================
+=================================================================  =====================================================
 Kueue pod-template annotation (``kueue.x-k8s.io/...``)               constraint
-=================================================================  ======================================================
+=================================================================  =====================================================
 ``podset-required-topology: L``                                     hard: one domain of level L exactly (Kueue does not
                                                                     try lower levels first)
 ``podset-preferred-topology: L``                                    soft: level L first, then higher levels, then
@@ -24,7 +24,7 @@ Kueue pod-template annotation (``kueue.x-k8s.io/...``)               constraint
 ``podset-unconstrained-topology: "true"``                           none
 ``podset-slice-required-topology: S`` + ``podset-slice-size: p``    a layer: slices of p pods, each in one domain of S
 ``podset-slice-required-topology-constraints: [{topology, size}]``  nested layers, coarsest first
-=================================================================  ======================================================
+=================================================================  =====================================================
 
 A level or tier name is a tier's name in the tree: a HyperNode ``tierName`` or, with label levels, the label key.
 Errors name the owner (the PodGroup or the pod template) and the field.
@@ -144,7 +144,7 @@ class TopologyConstraint:
             raise TopologyError(f"{owner}: the number of pods must be a positive integer, got {n_pods!r}")
         top = view.n_rows
         start_row = self.start.row(view, owner) if self.start is not None else 0
-        if self.mode == "hard":
+        if self.mode == "hard" and self.limit is not None:  # __post_init__: a hard constraint has its limit
             limit_row = self.limit.row(view, owner)
             if start_row > limit_row:
                 raise TopologyError(f"{owner}: the level {self.start} is above the limit {self.limit}")

@@ -23,12 +23,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from vcore.topology.constraint import ResolvedConstraint
 from vcore.topology.cost import placement_cost
 from vcore.topology.tree import TopologyView
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 __all__ = ["CpSatOutcome", "domain_capacity", "enclosures", "solve"]
 
@@ -94,7 +98,7 @@ def enclosures(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, runn
                 break
     for r in range(rc.start_row, min(rc.limit_row, view.n_rows - 1) + 1):
         if anchor == -2:
-            cands = [d for d in np.flatnonzero(view.domain_row == r)]
+            cands = [int(d) for d in np.flatnonzero(view.domain_row == r)]
         elif anchor >= 0 and view.domain_row[anchor] <= r:
             a = anchor
             while a >= 0 and view.domain_row[a] < r:
@@ -145,28 +149,28 @@ def solve(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, *, hint: 
     else:
         scope = np.flatnonzero(fit > 0)
     m = cp_model.CpModel()
-    x = {int(s): m.NewIntVar(0, int(fit[s]), f"x{s}") for s in scope}
-    u = {s: m.NewBoolVar(f"u{s}") for s in x}
-    full = {s: m.NewBoolVar(f"f{s}") for s in x}
-    part = {s: m.NewBoolVar(f"p{s}") for s in x}
-    m.Add(sum(x.values()) == rc.n_pods)
+    x = {int(s): m.new_int_var(0, int(fit[s]), f"x{s}") for s in scope}
+    u = {s: m.new_bool_var(f"u{s}") for s in x}
+    full = {s: m.new_bool_var(f"f{s}") for s in x}
+    part = {s: m.new_bool_var(f"p{s}") for s in x}
+    m.add(sum(x.values()) == rc.n_pods)
     for s, xs in x.items():
-        m.Add(xs <= int(fit[s]) * u[s])
-        m.Add(xs >= u[s])
-        m.Add(xs >= int(fit[s]) * full[s])
-        m.Add(part[s] >= u[s] - full[s])
+        m.add(xs <= int(fit[s]) * u[s])
+        m.add(xs >= u[s])
+        m.add(xs >= int(fit[s]) * full[s])
+        m.add(part[s] >= u[s] - full[s])
     if requests is not None and free is not None:
         for r, req in enumerate(np.asarray(requests, dtype=np.int64)):
             if req > 0:
                 for s, xs in x.items():
-                    m.Add(xs * int(req) <= int(free[r, s]))
-    choose = {}
+                    m.add(xs * int(req) <= int(free[r, s]))
+    choose: dict[int, cp_model.IntVar] = {}
     if len(cands) > 1:
-        choose = {e: m.NewBoolVar(f"c{e}") for e in cands}
-        m.AddExactlyOne(choose.values())
+        choose = {e: m.new_bool_var(f"c{e}") for e in cands}
+        m.add_exactly_one(choose.values())
         col = topo[row]
         for s, xs in x.items():
-            m.Add(xs <= int(fit[s]) * choose[int(col[s])])
+            m.add(xs <= int(fit[s]) * choose[int(col[s])])
     # Domains holding scope nodes, their loads and use indicators.
     members: dict[int, list[int]] = {}
     for r in range(n_rows):
@@ -176,29 +180,29 @@ def solve(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, *, hint: 
                 members.setdefault(int(col[s]), []).append(s)
     free_pods, _, _ = domain_capacity(view, fit, ())
     agg = {d: int(free_pods[d]) for d in members}  # the whole domain's room, in scope or not
-    y = {d: m.NewBoolVar(f"y{d}") for d in members}
-    ydfull = {d: m.NewBoolVar(f"F{d}") for d in members}
-    ypart = {d: m.NewBoolVar(f"P{d}") for d in members}
+    y = {d: m.new_bool_var(f"y{d}") for d in members}
+    ydfull = {d: m.new_bool_var(f"F{d}") for d in members}
+    ypart = {d: m.new_bool_var(f"P{d}") for d in members}
     load = {d: sum(x[s] for s in nodes) for d, nodes in members.items()}
-    for d, nodes in members.items():
+    for d in members:
         p = int(view.domain_parent[d])
         if p in y:
-            m.Add(y[p] >= y[d])
-        m.Add(load[d] >= agg[d] * ydfull[d])
-        m.Add(ypart[d] >= y[d] - ydfull[d])
+            m.add(y[p] >= y[d])
+        m.add(load[d] >= agg[d] * ydfull[d])
+        m.add(ypart[d] >= y[d] - ydfull[d])
     for s in x:
         leaf = int(view.node_leaf[s])
         if leaf in y:
-            m.Add(y[leaf] >= u[s])
+            m.add(y[leaf] >= u[s])
     # Redundant: each row's loads (and what lies outside that row's domains) add up to the gang.
     for r in range(n_rows):
         col = topo[r]
         row_domains = [d for d in members if view.domain_row[d] == r]
         outside = [x[s] for s in x if col[s] < 0]
         if row_domains:
-            m.Add(sum(load[d] for d in row_domains) + sum(outside) == rc.n_pods)
+            m.add(sum(load[d] for d in row_domains) + sum(outside) == rc.n_pods)
     # Sub-group layers: every slice domain holds whole groups; nodes without one take nothing.
-    slices: list[tuple[object, list[int], int]] = []
+    slices: list[tuple[cp_model.IntVar, list[int], int]] = []
     for k, (size, max_row) in enumerate(rc.layers):
         slice_of: dict[int, list[int]] = {}
         for s in x:
@@ -208,21 +212,21 @@ def solve(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, *, hint: 
                     d = int(topo[r, s])
                     break
             if d < 0:
-                m.Add(x[s] == 0)
+                m.add(x[s] == 0)
             else:
                 slice_of.setdefault(d, []).append(s)
         for d, nodes in slice_of.items():
-            g = m.NewIntVar(0, int(fit[nodes].sum()) // size, f"g{k}_{d}")
-            m.Add(sum(x[s] for s in nodes) == size * g)
+            g = m.new_int_var(0, int(fit[nodes].sum()) // size, f"g{k}_{d}")
+            m.add(sum(x[s] for s in nodes) == size * g)
             slices.append((g, nodes, size))
     # Symmetry: nodes with equal fit and equal domains are interchangeable; order their loads.
-    groups: dict[tuple, list[int]] = {}
+    groups: dict[tuple[int, ...], list[int]] = {}
     for s in x:
         groups.setdefault((int(fit[s]), *(int(v) for v in topo[:, s])), []).append(s)
     for nodes in groups.values():
         for a, b in zip(nodes, nodes[1:]):
-            m.Add(x[a] >= x[b])
-            m.Add(u[a] >= u[b])
+            m.add(x[a] >= x[b])
+            m.add(u[a] >= u[b])
     # Objective.
     span_terms = [[y[d] for d in members if view.domain_row[d] == r] + [u[s] for s in x if topo[r, s] < 0]
                   for r in range(n_rows)]
@@ -241,7 +245,7 @@ def solve(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, *, hint: 
         span_w = [tier_w[r] if r < len(tier_w) else 1 for r in range(n_rows)]
     objective = (sum(span_w[r] * sum(span_terms[r]) for r in range(n_rows)) + w_nodes * sum(node_term)
                  + w_part * sum(part_term))
-    m.Minimize(objective)
+    m.minimize(objective)
     if hint is not None:
         _add_hint(m, hint, fit, x, u, full, part, y, ydfull, ypart, members, agg, groups, choose, slices, topo, row)
     solver = cp_model.CpSolver()
@@ -249,8 +253,8 @@ def solve(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, *, hint: 
     solver.parameters.relative_gap_limit = float(relative_gap)
     solver.parameters.num_workers = int(workers)
     solver.parameters.random_seed = int(seed)
-    status = solver.Solve(m)
-    name = solver.StatusName(status)
+    status = solver.solve(m)
+    name = solver.status_name(status)
     wall = time.perf_counter() - start
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         if hint is None or status == cp_model.INFEASIBLE:
@@ -258,13 +262,13 @@ def solve(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, *, hint: 
         # Out of time before any solution: the hint's value is the objective to report, with the bound reached.
         cost = placement_cost(topo, hint, fit)
         obj = (sum(span_w[r] * cost.spans[r] for r in range(n_rows)) + w_nodes * cost.nodes + w_part * cost.partial)
-        bound = float(solver.BestObjectiveBound())
+        bound = float(solver.best_objective_bound)
         return CpSatOutcome(name, None, obj, bound, (obj - bound) / max(1.0, abs(obj)), wall, row)
     counts = np.zeros(topo.shape[1], dtype=np.int32)
     for s, xs in x.items():
-        counts[s] = solver.Value(xs)
-    obj = int(round(solver.ObjectiveValue()))
-    bound = float(solver.BestObjectiveBound())
+        counts[s] = solver.value(xs)
+    obj = int(round(solver.objective_value))
+    bound = float(solver.best_objective_bound)
     return CpSatOutcome(name, counts, obj, bound, (obj - bound) / max(1.0, abs(obj)), wall, row)
 
 
@@ -277,26 +281,30 @@ def _enclosing_at_lowest_row(view: TopologyView, counts: np.ndarray) -> int | No
     return None
 
 
-def _add_hint(m, hint, fit, x, u, full, part, y, ydfull, ypart, members, agg, groups, choose, slices, topo, row
-              ) -> None:
+def _add_hint(m: cp_model.CpModel, hint: np.ndarray, fit: np.ndarray, x: dict[int, cp_model.IntVar],
+              u: dict[int, cp_model.IntVar], full: dict[int, cp_model.IntVar], part: dict[int, cp_model.IntVar],
+              y: dict[int, cp_model.IntVar], ydfull: dict[int, cp_model.IntVar], ypart: dict[int, cp_model.IntVar],
+              members: dict[int, list[int]], agg: dict[int, int], groups: dict[tuple[int, ...], list[int]],
+              choose: dict[int, cp_model.IntVar], slices: list[tuple[cp_model.IntVar, list[int], int]],
+              topo: np.ndarray, row: int) -> None:
     """The native placement as a complete hint, its loads sorted within each symmetry group."""
     h = np.asarray(hint, dtype=np.int64).copy()
     for nodes in groups.values():
         h[nodes] = np.sort(h[nodes])[::-1]
     for s in x:
         v = int(h[s])
-        m.AddHint(x[s], v)
-        m.AddHint(u[s], int(v > 0))
-        m.AddHint(full[s], int(v >= fit[s]))
-        m.AddHint(part[s], int(0 < v < fit[s]))
+        m.add_hint(x[s], v)
+        m.add_hint(u[s], int(v > 0))
+        m.add_hint(full[s], int(v >= fit[s]))
+        m.add_hint(part[s], int(0 < v < fit[s]))
     for d, nodes in members.items():
         ld = int(h[nodes].sum())
-        m.AddHint(y[d], int(ld > 0))
-        m.AddHint(ydfull[d], int(ld >= agg[d]))
-        m.AddHint(ypart[d], int(0 < ld < agg[d]))
+        m.add_hint(y[d], int(ld > 0))
+        m.add_hint(ydfull[d], int(ld >= agg[d]))
+        m.add_hint(ypart[d], int(0 < ld < agg[d]))
     for g, nodes, size in slices:
-        m.AddHint(g, int(h[nodes].sum()) // size)
+        m.add_hint(g, int(h[nodes].sum()) // size)
     if choose:
         used = {int(topo[row, s]) for s in x if h[s] > 0}
         for e, var in choose.items():
-            m.AddHint(var, int(e in used))
+            m.add_hint(var, int(e in used))

@@ -80,7 +80,7 @@ _LABEL_SELECTOR_SHAPE = NullsAbsent(Record({"matchLabels": MapOf(String(), key=L
 
 
 @dataclass(frozen=True)
-class LabelSelector(Constraint[list]):
+class LabelSelector(Constraint[list[tuple[str, str, list[str]]]]):
     """A Kubernetes label selector (matchLabels, matchExpressions) as (key, operator, values) requirements, ANDed.
     An empty selector matches no node in a HyperNode member, every pod in a PodGroup's sub-group policy
     (``empty_selects_all``)."""
@@ -166,7 +166,7 @@ def labels_match(requirements: list[tuple[str, str, list[str]]], labels: Mapping
     return True
 
 
-def _member(path: str, member: Mapping[str, Any]) -> tuple[str, str, str, list]:
+def _member(path: str, member: Mapping[str, Any]) -> tuple[str, str, str, list[tuple[str, str, list[str]]]]:
     """(type, selector, name or pattern, label requirements) of a member checked by _MEMBER."""
     mtype, selector = member["type"], member["selector"]
     spath = join(path, "selector")

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import re2
 
 from vcore._native import _core
 from vcore.validation import Constraint, ErrorType, String, fail
+
+if TYPE_CHECKING:
+    from vcore._native._convert import NodeSpec
 
 __all__ = ["RE2_PATTERN", "NodePatterns", "PatternSet", "Re2Pattern", "compile_pattern", "retry_stale", "with_slots"]
 
@@ -106,7 +109,7 @@ def retry_stale(call: Callable[[], T]) -> T:
     return call()
 
 
-def with_slots(state: Any, specs: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], int | None]:
+def with_slots(state: _core.ClusterState, specs: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], int | None]:
     """The native specs of shape-checked HyperNode specs: every member with the slots it matches (the live nodes
     whose names a regexMatch pattern occurs in; empty for the other selectors), and the node membership they were
     computed at (None when no member is a regexMatch)."""
@@ -136,7 +139,7 @@ class NodePatterns:
     (refreshed when the native side reports it stale), compiled. Without regex HyperNodes a node write does no
     matching at all. Safe to share between threads: the native side refuses a write matched against a stale copy."""
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: _core.ClusterState) -> None:
         self._state = state
         # (version, patterns) replaced as a whole; version 0 is the native table before any HyperNode: no patterns.
         self._table: tuple[int, PatternSet] = (0, PatternSet(()))
@@ -146,7 +149,7 @@ class NodePatterns:
         if version != self._table[0]:
             self._table = (version, _pattern_set(tuple(patterns)))
 
-    def write(self, call: Callable[[dict[str, Any]], T], spec: dict[str, Any]) -> T:
+    def write(self, call: Callable[[NodeSpec], T], spec: NodeSpec) -> T:
         """``call(spec)`` (a native add_node / update_node) with the ids of the patterns the node's name matches."""
         version, matcher = self._table
         if matcher.patterns:  # without patterns (the native side refuses the write if it has some) nothing to add
@@ -163,6 +166,6 @@ class NodePatterns:
         return retry_stale(again)
 
 
-def _annotate(spec: dict[str, Any], version: int, matcher: PatternSet) -> None:
+def _annotate(spec: NodeSpec, version: int, matcher: PatternSet) -> None:
     spec["pattern_version"] = version
     spec["pattern_ids"] = matcher.ids(spec["name"])

@@ -17,17 +17,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from vcore._native import _convert, _core
+from vcore.cluster import Cluster
 from vcore.errors import TopologyError
 from vcore.topology import cpsat
 from vcore.topology.args import TopologyPlacementArgs
 from vcore.topology.constraint import ResolvedConstraint, TopologyConstraint
 from vcore.topology.cost import PlacementCost, placement_cost
 from vcore.topology.tree import TopologyView
+
+if TYPE_CHECKING:
+    from vcore._native._core import _GangResult
+
+Weights = tuple[tuple[int, ...], int, int]  # the weighted objective: (tier span weights, nodes, fragmentation)
 
 __all__ = ["GangPlacement", "binpack_scores", "fit_counts", "node_scores", "place_gang", "valid_placement"]
 
@@ -54,21 +60,23 @@ class GangPlacement:
     bound: float | None = None
     gap: float | None = None
     layers: tuple[tuple[int, int], ...] = ()
-    _fit: Any = None
-    _node_topo: Any = None
-    _native_counts: Any = None
+    _fit: np.ndarray | None = None  # the fit, the tree's node_topo and the native placement it was made with
+    _node_topo: np.ndarray | None = None
+    _native_counts: np.ndarray | None = None
 
     @cached_property
     def cost(self) -> PlacementCost | None:
-        return placement_cost(self._node_topo, self.counts, self._fit) if self.placed else None
+        if not self.placed or self._node_topo is None or self._fit is None:
+            return None
+        return placement_cost(self._node_topo, self.counts, self._fit)
 
     @cached_property
     def native_cost(self) -> PlacementCost | None:
-        if self._native_counts is None:
+        if self._native_counts is None or self._node_topo is None or self._fit is None:
             return None
         return placement_cost(self._node_topo, self._native_counts, self._fit)
 
-    def nodes(self, cluster: Any) -> dict[str, int]:
+    def nodes(self, cluster: Cluster) -> dict[str, int]:
         """{node name: pods} of the placement."""
         names = cluster.state.node_names()
         return {names[s]: int(self.counts[s]) for s in np.flatnonzero(self.counts)}
@@ -82,6 +90,7 @@ class GangPlacement:
         if not self.layers:
             return [{int(s): int(self.counts[s]) for s in np.flatnonzero(self.counts)}]
         topo = self._node_topo
+        assert topo is not None, "a placement with sub-group layers is made with the tree's node_topo"
         size = self.layers[0][0]
         slots = np.flatnonzero(self.counts)
         keys = []
@@ -95,11 +104,11 @@ class GangPlacement:
         out: list[dict[int, int]] = []
         current: dict[int, int] = {}
         filled = 0
-        for _, s in keys:
-            left = int(self.counts[s])
+        for _, slot in keys:
+            left = int(self.counts[slot])
             while left:
                 take = min(left, size - filled)
-                current[s] = current.get(s, 0) + take
+                current[slot] = current.get(slot, 0) + take
                 left -= take
                 filled += take
                 if filled == size:
@@ -108,7 +117,7 @@ class GangPlacement:
         return out
 
 
-def fit_counts(cluster: Any, pod: Any) -> np.ndarray:
+def fit_counts(cluster: Cluster, pod: Any) -> np.ndarray:
     """int32[n_slots]: how many copies of ``pod`` fit on each node by its resource requests (allocatable minus
     requested, and the pods count), 0 on free slots. Resource-level only: the cycle's own kernel also applies
     filters and device fit."""
@@ -169,7 +178,7 @@ def valid_placement(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint,
     return True
 
 
-def place_gang(cluster: Any, fit: np.ndarray, n_pods: int, constraint: TopologyConstraint | None = None, *,
+def place_gang(cluster: Cluster, fit: np.ndarray, n_pods: int, constraint: TopologyConstraint | None = None, *,
                running: np.ndarray | None = None, args: TopologyPlacementArgs | None = None,
                optimize: bool = False) -> GangPlacement:
     """Place ``n_pods`` identical pods of a gang (see the module docstring).
@@ -199,7 +208,7 @@ def place_gang(cluster: Any, fit: np.ndarray, n_pods: int, constraint: TopologyC
     run_cpsat = args.solver == "cpsat" or (args.solver == "auto" and (optimize or (not native["placed"] and rc.hard)))
     if not run_cpsat:
         return result
-    weights = None
+    weights: Weights | None = None
     if args.objective == "weighted":
         weights = (args.tier_span_weights, args.nodes_weight, args.fragmentation_weight)
     out = cpsat.solve(view, fit, rc, hint=native["counts"] if native["placed"] else None, running=running,
@@ -208,14 +217,15 @@ def place_gang(cluster: Any, fit: np.ndarray, n_pods: int, constraint: TopologyC
     if out.counts is None or not valid_placement(view, fit, rc, out.counts, running):
         return _replace(result, objective=out.objective, bound=out.bound, gap=out.gap)
     cost = placement_cost(topo, out.counts, fit)
-    if result.placed and not _better(cost, result.cost, weights):
+    incumbent = result.cost  # None when the native search placed nothing
+    if incumbent is not None and not _better(cost, incumbent, weights):
         return _replace(result, objective=out.objective, bound=out.bound, gap=out.gap)
     domain, tier, row = _enclosure(view, out.counts, rc)
     return GangPlacement(True, out.counts, domain, tier, row, "", "", "cpsat", out.objective, out.bound, out.gap,
                          rc.layers, fit, topo, native["counts"] if native["placed"] else None)
 
 
-def _better(a: PlacementCost, b: PlacementCost, weights) -> bool:
+def _better(a: PlacementCost, b: PlacementCost, weights: Weights | None) -> bool:
     if weights is None:
         return a.key() < b.key()
     return a.weighted(*weights) < b.weighted(*weights)
@@ -225,7 +235,7 @@ def _replace(p: GangPlacement, **kw: Any) -> GangPlacement:
     return GangPlacement(**{**{f.name: getattr(p, f.name) for f in fields(p)}, **kw})
 
 
-def _from_native(view: TopologyView, native: dict, fit: np.ndarray, rc: ResolvedConstraint) -> GangPlacement:
+def _from_native(view: TopologyView, native: _GangResult, fit: np.ndarray, rc: ResolvedConstraint) -> GangPlacement:
     placed = bool(native["placed"])
     d, row = native["domain"], native["row"]
     domain = native["domain_name"] if placed and d >= 0 else None
@@ -245,7 +255,7 @@ def _enclosure(view: TopologyView, counts: np.ndarray, rc: ResolvedConstraint) -
     return None, None, view.n_rows
 
 
-def node_scores(cluster: Any, job_pods: np.ndarray, *, job_tasks: int, weight: float = 1.0,
+def node_scores(cluster: Cluster, job_pods: np.ndarray, *, job_tasks: int, weight: float = 1.0,
                 candidates: np.ndarray | None = None) -> np.ndarray:
     """float64[n_slots]: Volcano's network-topology-aware score of each node for the next pod of a job whose pods
     run ``job_pods`` per slot (int32[n_slots]); ``job_tasks`` is the job's task count (Volcano's tie-break by the
@@ -263,7 +273,7 @@ def node_scores(cluster: Any, job_pods: np.ndarray, *, job_tasks: int, weight: f
         raise TopologyError(str(e)) from None
 
 
-def binpack_scores(cluster: Any, requests: Mapping[str, int], *, weights: Mapping[str, int], fading: float,
+def binpack_scores(cluster: Cluster, requests: Mapping[str, int], *, weights: Mapping[str, int], fading: float,
                    weight: float) -> np.ndarray:
     """int64[n_slots]: Volcano's HyperNode binpack node score of a pod without a network topology (the
     network-topology-aware plugin's normal-pod score), in 0..100 * ``weight``: per tier t, weighted ``fading`` **

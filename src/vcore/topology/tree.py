@@ -7,9 +7,9 @@ the domain of a node slot at that row (-1: none). :class:`TopologyView` is what 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,13 +19,16 @@ from vcore.topology.hypernode import hypernode_name, hypernode_spec
 from vcore.topology.patterns import retry_stale, with_slots
 from vcore.validation import LABEL_KEY, ListOf
 
+if TYPE_CHECKING:
+    from vcore._native._core import _TopologyTree
+
 __all__ = ["TopologyView", "add_hypernode", "remove_hypernode", "set_hypernodes", "set_levels", "update_hypernode"]
 
 # Label keys from the highest level to the lowest (Kueue Topology levels).
 _LEVELS = ListOf(LABEL_KEY)
 
 
-def _native(call, *args) -> None:
+def _native(call: Callable[..., None], *args: Any) -> None:
     """Run a native tree mutation, raising vcore's errors (the native message names the HyperNode or node)."""
     try:
         call(*args)
@@ -35,7 +38,7 @@ def _native(call, *args) -> None:
         raise TopologyError(str(e)) from None
 
 
-def _write(call, state: Any, specs: list[dict[str, Any]], one: bool) -> None:
+def _write(call: Callable[..., None], state: _core.ClusterState, specs: list[dict[str, Any]], one: bool) -> None:
     """A native HyperNode write with its regexMatch members matched against the nodes (again if they change)."""
     def attempt() -> None:
         native, membership = with_slots(state, specs)
@@ -43,25 +46,25 @@ def _write(call, state: Any, specs: list[dict[str, Any]], one: bool) -> None:
     retry_stale(attempt)
 
 
-def add_hypernode(state: Any, hn: Any) -> None:
+def add_hypernode(state: _core.ClusterState, hn: Any) -> None:
     _write(_core.topology.add_hypernode, state, [hypernode_spec(hn)], True)
 
 
-def update_hypernode(state: Any, hn: Any) -> None:
+def update_hypernode(state: _core.ClusterState, hn: Any) -> None:
     _write(_core.topology.update_hypernode, state, [hypernode_spec(hn)], True)
 
 
-def remove_hypernode(state: Any, hn: Any) -> None:
+def remove_hypernode(state: _core.ClusterState, hn: Any) -> None:
     _native(_core.topology.remove_hypernode, state, hypernode_name(hn))
 
 
-def set_hypernodes(state: Any, hns: Iterable[Any]) -> None:
+def set_hypernodes(state: _core.ClusterState, hns: Iterable[Any]) -> None:
     if isinstance(hns, (str, bytes)) or not isinstance(hns, Iterable):
         raise TypeError(f"HyperNodes: expected a list of HyperNode objects, got {type(hns).__name__}")
     _write(_core.topology.set_hypernodes, state, [hypernode_spec(h) for h in hns], False)
 
 
-def set_levels(state: Any, levels: Sequence[str]) -> None:
+def set_levels(state: _core.ClusterState, levels: Sequence[str]) -> None:
     if isinstance(levels, str) or not isinstance(levels, Sequence):
         raise TypeError(f"topology levels: expected a list of node label keys, got {type(levels).__name__}")
     _native(_core.topology.set_levels, state, list(_LEVELS(levels, "topology levels", TopologyError)))
@@ -76,7 +79,7 @@ class TopologyView:
     storage of ``node_topo`` does: take a new view then.
     """
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: _core.ClusterState) -> None:
         self._state = state
         t = _core.topology.tiers(state)
         self.tiers: list[int] = t["tiers"]
@@ -86,7 +89,7 @@ class TopologyView:
         self._index: dict[str, int] | None = None
 
     @cached_property
-    def _tree(self) -> dict[str, Any]:  # the domain arrays, copied on first use
+    def _tree(self) -> _TopologyTree:  # the domain arrays, copied on first use
         return _core.topology.tree(self._state)
 
     @property

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 GO_MODULES = Path(__file__).resolve().parent / "go"
 # Lean binaries: no symbol tables, no local paths, no cgo (static, and no C toolchain needed for Go).
@@ -78,7 +79,7 @@ class GoBuild:
         named = "_".join(f"{name}-{version}" for name, version in versions.items())
         return f"{named}_{toolchain}_{digest.hexdigest()[:12]}"
 
-    def directory(self, *, build: bool = True, out=sys.stderr) -> Path:
+    def directory(self, *, build: bool = True, out: TextIO = sys.stderr) -> Path:
         """The folder holding the binaries, building them first when they are not cached (and build=True)."""
         if not (self.module_dir / "go.mod").exists():
             raise BuildError(f"{self.module_dir}: the Go module of {self.what} is missing (a broken install of vcore?)")
@@ -97,7 +98,7 @@ class GoBuild:
     def _complete(self, folder: Path) -> bool:
         return all((folder / name).is_file() and os.access(folder / name, os.X_OK) for name in self.binaries)
 
-    def _build(self, target: Path, out) -> None:
+    def _build(self, target: Path, out: TextIO) -> None:
         versions = self.versions()
         tmp = target.with_name(target.name + f".tmp{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -114,6 +115,7 @@ class GoBuild:
         proc = subprocess.Popen(cmd, cwd=self.module_dir, env=_go_env(), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
         compiled, errors = 0, []
+        assert proc.stderr is not None, "stderr=PIPE"
         for line in proc.stderr:  # go build -v names each package as it compiles it; anything else is an error
             line = line.rstrip("\n")
             if re.fullmatch(r"[\w./~-]+", line):
@@ -170,7 +172,7 @@ MODULE_DIR = CONTROL_PLANE.module_dir
 BINARIES = CONTROL_PLANE.binaries
 
 
-def binaries_dir(*, build: bool = True, out=sys.stderr) -> Path:
+def binaries_dir(*, build: bool = True, out: TextIO = sys.stderr) -> Path:
     """The folder holding kube-apiserver, kube-scheduler and etcd, built first when not cached (and build=True)."""
     return CONTROL_PLANE.directory(build=build, out=out)
 
@@ -180,7 +182,7 @@ def version_key() -> str:
     return CONTROL_PLANE.key()
 
 
-def helm_binary(*, build: bool = True, out=sys.stderr) -> Path:
+def helm_binary(*, build: bool = True, out: TextIO = sys.stderr) -> Path:
     """The helm command, built first when not cached (and build=True)."""
     return HELM.directory(build=build, out=out) / "helm"
 
@@ -209,7 +211,7 @@ def cache_root() -> Path:
 class _Progress:
     """One progress line: rewritten in place on a terminal, printed every 30 s otherwise (CI logs)."""
 
-    def __init__(self, out, title: str) -> None:
+    def __init__(self, out: TextIO, title: str) -> None:
         self.out, self.tty, self.started, self.last = out, out.isatty(), time.monotonic(), 0.0
         print(title, file=out, flush=True)
 

@@ -24,7 +24,7 @@ def serving_certificate(directory: Path) -> tuple[Path, Path]:
     Returns (certificate, key) paths."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "vcore-testenv-apiserver")])
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     cert = (x509.CertificateBuilder()
             .subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number())

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import TextIO
 
 from vcore_kube.testenv import build
 
@@ -43,7 +44,7 @@ def chart_dir() -> Path:
     return Path(str(resources.files("vcore_kube").joinpath("deploy")))
 
 
-def helm(*args: str, out=sys.stderr, timeout: float = 120) -> str:
+def helm(*args: str, out: TextIO = sys.stderr, timeout: float = 120) -> str:
     """Run the pinned helm (built first when not cached); its stdout, or ChartError with its stderr."""
     binary = build.helm_binary(out=out)
     # helm's own configuration, repositories and plugins: a folder of its own, never the user's.
@@ -56,18 +57,18 @@ def helm(*args: str, out=sys.stderr, timeout: float = 120) -> str:
     return res.stdout
 
 
-def template(*args: str, out=sys.stderr) -> str:
+def template(*args: str, out: TextIO = sys.stderr) -> str:
     """`helm template` of the chart as the release vcore-scheduler in vcore-system, with these extra arguments."""
     return helm("template", RELEASE, str(chart_dir()), "--namespace", NAMESPACE, *args, out=out)
 
 
-def plain_manifest(name: str, out=sys.stderr) -> str:
+def plain_manifest(name: str, out: TextIO = sys.stderr) -> str:
     """What the plain manifest `name` must hold."""
     args, usage = PLAIN_MANIFESTS[name]
     return HEADER.format(usage=usage) + template(*args, out=out)
 
 
-def render_manifests(*, check: bool = False, out=sys.stderr) -> list[str]:
+def render_manifests(*, check: bool = False, out: TextIO = sys.stderr) -> list[str]:
     """Write the plain manifests (or, with check, only compare); the names of those that were out of date."""
     stale = []
     for name in PLAIN_MANIFESTS:

@@ -32,14 +32,18 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import yaml
 
 from vcore_kube.testenv import build, certs, chart
+
+if TYPE_CHECKING:
+    from vcore_kube.kubeclient import Api
 
 ADMIN_USER = "vcore-admin"
 SCHEDULER_USER = "vcore-scheduler"
@@ -53,14 +57,14 @@ class ControlPlaneError(RuntimeError):
     """A control-plane process did not start or did not become ready (the message ends with its log)."""
 
 
-def deploy_manifests() -> list[dict]:
+def deploy_manifests() -> list[dict[str, Any]]:
     """The objects of deploy/'s plain manifests: the scheduler's namespace, identity, ClusterRole, ...; the sharding
     controller's; what warm pools add."""
     deploy = resources.files("vcore_kube").joinpath("deploy")
     return [d for name in chart.PLAIN_MANIFESTS for d in yaml.safe_load_all(deploy.joinpath(name).read_text()) if d]
 
 
-def crd_manifests() -> list[dict]:
+def crd_manifests() -> list[dict[str, Any]]:
     """vcore's CustomResourceDefinitions (Volcano's PodGroup, Queue, HyperNode, NodeShard shapes)."""
     folder = resources.files("vcore_kube").joinpath("deploy/crds")
     return [yaml.safe_load(f.read_text()) for f in sorted(folder.iterdir(), key=lambda f: f.name)
@@ -194,7 +198,7 @@ class ControlPlane:
         tmp.rename(self.path / "testenv.json")
 
     @classmethod
-    def load(cls, directory: str | os.PathLike) -> "ControlPlane":
+    def load(cls, directory: str | os.PathLike[str]) -> ControlPlane:
         state = Path(directory) / "testenv.json"
         if not state.exists():
             raise ControlPlaneError(f"{directory}: no testenv.json (was `up` run with this --dir?)")
@@ -204,7 +208,7 @@ class ControlPlane:
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     @classmethod
-    def up(cls, directory: str | os.PathLike, *, nodes: int = 0, out=None) -> "ControlPlane":
+    def up(cls, directory: str | os.PathLike[str], *, nodes: int = 0, out: TextIO | None = None) -> ControlPlane:
         """Build or reuse the binaries, start etcd and kube-apiserver, install what vcore needs, return when
         /readyz is ok. An existing running control plane in the folder is stopped first."""
         import sys
@@ -293,7 +297,7 @@ class ControlPlane:
         self.kill_apiserver()
         self.start_apiserver()
 
-    def _wait(self, process: Process, ready, what: str, timeout: float = 60.0) -> None:
+    def _wait(self, process: Process, ready: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not process.alive():
@@ -318,7 +322,7 @@ class ControlPlane:
         except (urllib.error.URLError, OSError):
             return False
 
-    def _etcd_post(self, path: str, body: dict) -> dict:
+    def _etcd_post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         req = urllib.request.Request(self.etcd_url + path, data=json.dumps(body).encode(), method="POST",
                                      headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=10) as resp:
@@ -344,7 +348,7 @@ class ControlPlane:
         return revision
 
     # -- clients -----------------------------------------------------------------------------------------
-    def admin_api(self, pool_size: int = 16):
+    def admin_api(self, pool_size: int = 16) -> Api:
         from vcore_kube.kubeclient import load_api
         return load_api(self.kubeconfig, pool_size=pool_size)
 
@@ -387,7 +391,7 @@ class ControlPlane:
         finally:
             api.close()
 
-    def _wait_established(self, api, names: list[str], timeout: float = 60.0) -> None:
+    def _wait_established(self, api: Api, names: list[str], timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         pending = set(names)
         while pending and time.monotonic() < deadline:
@@ -401,7 +405,7 @@ class ControlPlane:
             raise ControlPlaneError(f"CRDs not established after {timeout:.0f} s: {sorted(pending)}")
 
 
-def _create(api, path: str, body: dict) -> None:
+def _create(api: Api, path: str, body: dict[str, Any]) -> None:
     from vcore_kube.kubeclient import ApiException
     try:
         api.create(path, body)

@@ -69,7 +69,7 @@ class FaultProxy:
         self._thread = threading.Thread(target=self._serve, name="fault-proxy", daemon=True)
 
     # -- control (any thread) -----------------------------------------------------------------------------
-    def start(self) -> "FaultProxy":
+    def start(self) -> FaultProxy:
         self._thread.start()
         if not self._ready.wait(10):
             raise RuntimeError("fault proxy did not start")
@@ -145,7 +145,8 @@ class FaultProxy:
         method, path_qs = request.method, request.path_qs
         self.counts[(method, request.path)] += 1
         if self._held:
-            request.transport.close()
+            if request.transport is not None:
+                request.transport.close()
             return web.Response(status=503)
         fault = self._fault_for(method, path_qs)
         if fault is not None:
@@ -155,7 +156,8 @@ class FaultProxy:
                                           "message": "injected by the fault proxy", "code": fault.status},
                                          status=fault.status)
             if fault.action == "sever":
-                request.transport.close()
+                if request.transport is not None:
+                    request.transport.close()
                 return web.Response(status=503)
             await asyncio.sleep(fault.seconds)
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}

@@ -5,15 +5,19 @@ pods of a given schedulerName, plus fast parallel creation through the API."""
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vcore_kube.kubeclient import Api
 
 GPU_PRODUCT = "NVIDIA-A100-SXM4-80GB"
 GPU_MEMORY_MIB = 81920
 
 
 def node(name: str, *, cpu: str = "32", memory: str = "128Gi", pods: str = "110", gpus: int = 0,
-         labels: dict[str, str] | None = None, taints: list[dict] | None = None) -> dict:
+         labels: dict[str, str] | None = None, taints: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """A Node with its status, as a kubelet registers it (the create request carries the status)."""
     capacity = {"cpu": cpu, "memory": memory, "pods": pods, "ephemeral-storage": "500Gi"}
     all_labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
@@ -25,7 +29,7 @@ def node(name: str, *, cpu: str = "32", memory: str = "128Gi", pods: str = "110"
         all_labels.update({"nvidia.com/gpu.product": GPU_PRODUCT, "nvidia.com/gpu.memory": str(GPU_MEMORY_MIB),
                            "nvidia.com/gpu.count": str(gpus)})
     all_labels.update(labels or {})
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     obj: dict[str, Any] = {
         "apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": all_labels}, "spec": {},
         "status": {"capacity": capacity, "allocatable": dict(capacity),
@@ -41,7 +45,7 @@ def node(name: str, *, cpu: str = "32", memory: str = "128Gi", pods: str = "110"
     return obj
 
 
-def synthetic_nodes(n: int, *, gpu_every: int = 0, zones: int = 3, prefix: str = "node") -> list[dict]:
+def synthetic_nodes(n: int, *, gpu_every: int = 0, zones: int = 3, prefix: str = "node") -> list[dict[str, Any]]:
     """n nodes over `zones` zones; every gpu_every-th node (if > 0) has 8 A100 GPUs."""
     width = max(4, len(str(n - 1)))
     return [node(f"{prefix}-{i:0{width}d}", gpus=8 if gpu_every and i % gpu_every == gpu_every - 1 else 0,
@@ -50,8 +54,9 @@ def synthetic_nodes(n: int, *, gpu_every: int = 0, zones: int = 3, prefix: str =
 
 
 def pod(name: str, namespace: str = "default", *, scheduler: str = "vcore", cpu: str = "100m",
-        memory: str = "128Mi", gpu_memory_mib: int = 0, gpus: int = 0, labels: dict | None = None,
-        annotations: dict | None = None, node_name: str | None = None, priority_class: str | None = None) -> dict:
+        memory: str = "128Mi", gpu_memory_mib: int = 0, gpus: int = 0, labels: dict[str, str] | None = None,
+        annotations: dict[str, str] | None = None, node_name: str | None = None,
+        priority_class: str | None = None) -> dict[str, Any]:
     """A one-container pod requesting cpu/memory (and whole GPUs or a Volcano GPU share)."""
     resources: dict[str, Any] = {"requests": {"cpu": cpu, "memory": memory}}
     limits = {}
@@ -77,7 +82,7 @@ def pod(name: str, namespace: str = "default", *, scheduler: str = "vcore", cpu:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
-def create_all(api, items: Iterable[tuple[str, dict]], *, workers: int = 8) -> list[dict]:
+def create_all(api: Api, items: Iterable[tuple[str, dict[str, Any]]], *, workers: int = 8) -> list[dict[str, Any]]:
     """POST (path, object) pairs with a few threads; returns the created objects in order."""
     items = list(items)
     if len(items) <= 1:
@@ -86,7 +91,7 @@ def create_all(api, items: Iterable[tuple[str, dict]], *, workers: int = 8) -> l
         return list(pool.map(lambda item: api.create(*item), items))
 
 
-def create_nodes(api, nodes: list[dict], *, workers: int = 8) -> list[dict]:
+def create_nodes(api: Api, nodes: list[dict[str, Any]], *, workers: int = 8) -> list[dict[str, Any]]:
     created = create_all(api, [("/api/v1/nodes", n) for n in nodes], workers=workers)
     # A Node's create keeps its status (kubelet registration); should a server drop it, write it as a kubelet does.
     for want, got in zip(nodes, created):
@@ -95,12 +100,12 @@ def create_nodes(api, nodes: list[dict], *, workers: int = 8) -> list[dict]:
     return created
 
 
-def create_pods(api, pods: list[dict], *, workers: int = 8) -> list[dict]:
+def create_pods(api: Api, pods: list[dict[str, Any]], *, workers: int = 8) -> list[dict[str, Any]]:
     return create_all(api, [(f"/api/v1/namespaces/{p['metadata']['namespace']}/pods", p) for p in pods],
                       workers=workers)
 
 
-def ensure_namespace(api, name: str) -> None:
+def ensure_namespace(api: Api, name: str) -> None:
     from vcore_kube.kubeclient import ApiException
     try:
         api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})

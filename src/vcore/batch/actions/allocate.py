@@ -11,15 +11,21 @@ the jobs made only of best-effort pods (no requests), which allocate leaves alon
 
 from __future__ import annotations
 
+import functools
 from collections import deque
+from collections.abc import Callable, Sequence
+from typing import cast
 
 import numpy as np
 
 from vcore._native import _core
 from vcore.batch import config as C
+from vcore.batch.job import Job
 from vcore.batch.podgroup import PENDING
-from vcore.batch.session import Job, Session
+from vcore.batch.pods import PodInfo
+from vcore.batch.session import Session
 from vcore.reasons import fit_error_message, reason_counts
+from vcore.types import HeldGpus
 
 KPLACED, KNOFIT, KHEADROOM = 1, 2, 3  # native TaskOutcome
 SINGLES_PER_CALL = 4096  # pods without a group per native call (bounds one call's hold on the cluster's lock)
@@ -36,13 +42,13 @@ def backfill(ssn: Session) -> None:
     _serve(ssn, lambda job: job.best_effort, check_overused=False)
 
 
-def _serve(ssn: Session, wanted, *, check_overused: bool) -> None:
+def _serve(ssn: Session, wanted: Callable[[Job], bool], *, check_overused: bool) -> None:
     gated = C.ENQUEUE in ssn.config.actions
     # Each queue's jobs in job order. A job's order key depends only on the job, which nothing changes while it
     # waits, so one stable sort per queue serves the jobs as a heap would, without a heap's comparisons per pop.
-    waiting: dict[str, deque] = {}
-    for queue, jobs in ssn.queue_jobs.items():
-        chosen = [job for job in jobs if job.invalid is None and job.pending and not job.skipped and not (
+    waiting: dict[str, deque[Job]] = {}
+    for queue, queued in ssn.queue_jobs.items():
+        chosen = [job for job in queued if job.invalid is None and job.pending and not job.skipped and not (
             gated and job.phase == PENDING and job.podgroup is not None) and wanted(job)]
         if chosen:
             waiting[queue] = deque(sorted(chosen, key=ssn.job_order_key))
@@ -62,9 +68,9 @@ def _serve(ssn: Session, wanted, *, check_overused: bool) -> None:
             limit = SINGLES_PER_CALL if ssn.between_jobs is None else SINGLES_PER_CALL_INTERLEAVED
             while jobs and len(run) < limit and _plain(ssn, jobs[0]):
                 run.append(jobs.popleft())
-            ssn.isolated(run, lambda: place_singles(ssn, run))
+            ssn.isolated(run, functools.partial(place_singles, ssn, run))
         else:
-            ssn.isolated([job], lambda: place_job(ssn, job))
+            ssn.isolated([job], functools.partial(place_job, ssn, job))
         ssn.interleave()
         if not jobs:
             del waiting[queue]
@@ -83,20 +89,26 @@ def place_singles(ssn: Session, jobs: list[Job]) -> None:
         return
     tasks = [job.pending[0] for job in jobs]
     headroom = ssn.share.headroom(jobs[0].queue) if ssn.share is not None else None
-    nodes, reasons, gpus, over = ssn.engine.schedule([t.compiled for t in tasks], headroom)
+    nodes, reasons, gpus, over = ssn.engine.schedule(_compiled(tasks), headroom)
     reason_names, n_nodes = _core.reason_names(ssn.state), ssn.state.n_nodes
     slots = nodes.tolist()
     placed = [i for i, n in enumerate(slots) if n >= 0]
     ssn.allocated_singles([jobs[i] for i in placed], [slots[i] for i in placed], [gpus[i] for i in placed])
     for i in np.flatnonzero(nodes < 0):
-        if over[i]:
-            ssn.fail(jobs[i], f"queue {jobs[i].queue} has no room left for the pod: {_shortfall(ssn, tasks[i], headroom)}")
+        if over[i] and headroom is not None:  # only a queue's headroom refuses a pod untried
+            shortfall = _shortfall(ssn, tasks[i], headroom)
+            ssn.fail(jobs[i], f"queue {jobs[i].queue} has no room left for the pod: {shortfall}")
         else:
             counts = reason_counts(reasons[i], reason_names, tasks[i].spec)
             ssn.fail(jobs[i], fit_error_message(n_nodes, counts), counts)
 
 
-def task_order(job: Job) -> tuple[list, list[int] | None, list[int]]:
+def _compiled(tasks: list[PodInfo]) -> list[_core.CompiledPod]:
+    """The compiled pods of pending tasks: the session compiled every one as it opened."""
+    return cast("list[_core.CompiledPod]", [t.compiled for t in tasks])
+
+
+def task_order(job: Job) -> tuple[list[PodInfo], list[int] | None, list[int]]:
     """The job's pending tasks with each role's missing minimum first, each task's role index (None: all of one
     unconstrained role, when the job sets no role minimums), and per role how many placements its minimum still
     needs."""
@@ -105,7 +117,8 @@ def task_order(job: Job) -> tuple[list, list[int] | None, list[int]]:
     roles = sorted({t.role for t in job.pending} | set(job.min_task))
     role_need = job.role_need(roles)
     left = dict(zip(roles, role_need))
-    first, rest = [], []
+    first: list[PodInfo] = []
+    rest: list[PodInfo] = []
     for t in job.pending:
         if left[t.role] > 0:
             left[t.role] -= 1
@@ -133,11 +146,12 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
         tasks, role_of = tasks[:conf.n_tasks], None if role_of is None else role_of[:conf.n_tasks]
     headroom = ssn.share.headroom(job.queue) if ssn.share is not None and hasattr(ssn.share, "headroom") else None
 
-    def attempt(allowed, cap=None, bonus=None):
-        confined = {} if cap is None and bonus is None else {"cap": cap, "score_bonus": bonus}
-        return ssn.engine.place_gang([t.compiled for t in tasks], role_of, role_need, need, headroom, allowed, gang,
-                                     **confined)
+    def attempt(allowed: np.ndarray | None, cap: np.ndarray | None = None, bonus: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray, list[HeldGpus] | None, bool, int, np.ndarray, int]:
+        return ssn.engine.place_gang(_compiled(tasks), role_of, role_need, need, headroom, allowed, gang,
+                                     cap=cap, score_bonus=bonus)
 
+    planned = conf  # the confinement the tasks were cut to, kept when a soft one falls back to no confinement
     if conf is None:
         nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(allowed)
     else:
@@ -146,6 +160,7 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
             nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(None, None, conf.fallback_bonus)
             conf = None
     slots = nodes.tolist()  # gpus: per task its devices, or None when no task took any
+    held: Sequence[HeldGpus] | None
     if slots and min(slots) >= 0:  # every task found a node (the usual ready gang)
         placed, chosen, held, unplaced = tasks, slots, gpus, []
     else:
@@ -162,8 +177,8 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
     ready = job.ready
     if not ready:  # what fitted before the gang was undone (Volcano's schedulable task count)
         job.tentative = int((outcome == KPLACED).sum())
-    if len(placed) == len(tasks) < len(pending):
-        ssn.fail(job, ssn.topology.shortfall(conf, len(pending)))
+    if planned is not None and len(placed) == len(tasks) < len(pending):  # only a confinement cuts the tasks
+        ssn.fail(job, ssn.topology.shortfall(planned, len(pending)))
     elif len(placed) < len(tasks):
         if first_unfit >= 0:
             counts = reason_counts(reasons, _core.reason_names(ssn.state), tasks[first_unfit].spec)
@@ -175,13 +190,13 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
     return ready
 
 
-def _shortfall(ssn: Session, task, headroom) -> str:
+def _shortfall(ssn: Session, task: PodInfo, headroom: np.ndarray) -> str:
     vec = ssn.pod_vector(task)
     return ", ".join(f"{ssn.resources[a]} {int(vec[a])} asked, {int(headroom[a])} left" for a in range(len(vec))
                      if a < len(headroom) and vec[a] > headroom[a]) or "its requests exceed the queue's share"
 
 
-def _fits_in_total(ssn: Session, job: Job, tasks: list, need: int) -> bool:
+def _fits_in_total(ssn: Session, job: Job, tasks: list[PodInfo], need: int) -> bool:
     """The cheapest test first: can the cluster's free totals hold the tasks the minimum needs at all? When they
     cannot, the message is kube-scheduler's for the first task if no node fits it, else the gang's shortfall."""
     minimum = ssn.pending_total(job, tasks[:need])
@@ -191,7 +206,7 @@ def _fits_in_total(ssn: Session, job: Job, tasks: list, need: int) -> bool:
     else:
         return True
     short = np.flatnonzero(minimum > ssn.free)
-    feasible, _, codes = ssn.engine.evaluate(tasks[0].compiled)
+    feasible, _, codes = ssn.engine.evaluate(_compiled(tasks[:1])[0])
     if not feasible.any():
         counts = reason_counts(codes, _core.reason_names(ssn.state), tasks[0].spec)
         ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)

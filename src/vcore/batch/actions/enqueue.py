@@ -11,11 +11,13 @@ import math
 
 import numpy as np
 
+from vcore.batch.job import Job
 from vcore.batch.podgroup import INQUEUE, PENDING
+from vcore.batch.session import Session
 from vcore.batch.shares.base import REJECT
 
 
-def enqueue(ssn) -> None:
+def enqueue(ssn: Session) -> None:
     factor = ssn.config.overcommit_factor
     idle = None
     if factor:
@@ -27,7 +29,7 @@ def enqueue(ssn) -> None:
                 waiting = np.maximum(job.min_resources - job.allocated, 0).tolist()
                 idle = [i - w for i, w in zip(idle, waiting)]
     pending = [j for j in ssn.jobs.values() if j.phase == PENDING and j.invalid is None and j.podgroup is not None]
-    by_queue: dict[str, list] = {}
+    by_queue: dict[str, list[Job]] = {}
     for job in pending:
         by_queue.setdefault(job.queue, []).append(job)
     queues = list(by_queue)
@@ -52,7 +54,7 @@ def enqueue(ssn) -> None:
             job.phase = INQUEUE
 
 
-def _shortfall(ssn, need: list[int], idle: list[int]) -> str:
+def _shortfall(ssn: Session, need: list[int], idle: list[int]) -> str:
     return ", ".join(f"{ssn.resources[a]} {m} > {max(free, 0)}" for a, (m, free) in enumerate(zip(need, idle))
                      if 0 < m and free < m)
 

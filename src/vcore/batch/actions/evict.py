@@ -13,16 +13,20 @@ Volcano: the victims' nodes would have to lie in one domain).
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
+from collections.abc import Callable
 
 import numpy as np
 
 from vcore.batch import config as C
-from vcore.batch.amounts import summed
 from vcore.batch.actions.allocate import task_order
+from vcore.batch.amounts import summed
+from vcore.batch.job import Job
 from vcore.batch.podgroup import PENDING
+from vcore.batch.pods import PodInfo
 from vcore.batch.priority import SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL
-from vcore.batch.session import Job, Session
+from vcore.batch.session import Session
 from vcore.batch.shares.base import Claim
 from vcore.batch.statement import Statement
 
@@ -31,16 +35,19 @@ PREEMPT_REASON, RECLAIM_REASON = "preempt", "reclaim"
 
 def preempt(ssn: Session) -> None:
     for job in _starving(ssn):
-        ssn.isolated([job], lambda: _evict_for(
-            ssn, job, PREEMPT_REASON,
-            lambda victim_job: victim_job.queue == job.queue and victim_job.priority < job.priority))
+        ssn.isolated([job], functools.partial(_preempt_for, ssn, job))
         ssn.interleave()
 
 
 def reclaim(ssn: Session) -> None:
     for job in _starving(ssn):
-        ssn.isolated([job], lambda: _reclaim_for(ssn, job))
+        ssn.isolated([job], functools.partial(_reclaim_for, ssn, job))
         ssn.interleave()
+
+
+def _preempt_for(ssn: Session, job: Job) -> None:
+    _evict_for(ssn, job, PREEMPT_REASON,
+               lambda victim_job: victim_job.queue == job.queue and victim_job.priority < job.priority)
 
 
 def _reclaim_for(ssn: Session, job: Job) -> None:
@@ -82,10 +89,10 @@ def _critical(ssn: Session, key: str) -> bool:
     return info.namespace == "kube-system" or info.priority_class in (SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL)
 
 
-def _evict_for(ssn: Session, job: Job, reason: str, eligible_job) -> None:
+def _evict_for(ssn: Session, job: Job, reason: str, eligible_job: Callable[[Job], bool]) -> None:
     # Running pods of eligible jobs; a gang's pods only while it keeps its minimum (per job, how many may go).
     owners: dict[str, Job] = {}
-    spare: Counter = Counter()
+    spare: Counter[str] = Counter()
     for other in ssn.running_jobs():
         if other is job or not eligible_job(other):
             continue
@@ -103,8 +110,8 @@ def _evict_for(ssn: Session, job: Job, reason: str, eligible_job) -> None:
         return
     stmt = Statement(ssn)
     tasks = task_order(job)[0]
-    taken: Counter = Counter()
-    piped_roles: Counter = Counter()
+    taken: Counter[str] = Counter()
+    piped_roles: Counter[str] = Counter()
 
     def satisfied() -> bool:  # Volcano's JobPipelined, with each role's minimum
         return job.pipelined_ready and all(job.role_ready.get(r, 0) + piped_roles[r] >= n
@@ -146,7 +153,8 @@ def _evict_for(ssn: Session, job: Job, reason: str, eligible_job) -> None:
         job.pipelined = 0
 
 
-def _choose(ssn: Session, task, owners: dict, spare: Counter, taken: Counter, gone: set[str]):
+def _choose(ssn: Session, task: PodInfo, owners: dict[str, Job], spare: Counter[str], taken: Counter[str],
+            gone: set[str]) -> tuple[int, list[str]] | None:
     """(slot, victims) for one task: first among pods whose gangs keep their minimum, then allowing a whole
     gang to go (all of its running pods); None when no node can be freed for it."""
     free_first = [(k, owners[k].priority) for k in owners
@@ -154,6 +162,7 @@ def _choose(ssn: Session, task, owners: dict, spare: Counter, taken: Counter, go
     for candidates, whole in ((free_first, False), ([(k, owners[k].priority) for k in owners if k not in gone], True)):
         if not candidates:
             continue
+        assert task.compiled is not None, "the session compiles every pending pod"
         slot, victims = ssn.engine.find_victims(task.compiled, candidates)
         if slot < 0:
             continue

@@ -27,12 +27,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
-from vcore.batch.amounts import MAX_AMOUNT, bounded
-from vcore.batch.queue import UNLIMITED, QueueSpec, QueueTree
+from vcore.batch.amounts import MAX_AMOUNT, UNLIMITED, bounded
+from vcore.batch.queue import QueueSpec, QueueTree
 from vcore.errors import ProfileError, QueueNotFoundError
 
 PERMIT, ABSTAIN, REJECT = 1, 0, -1  # Volcano's util.Permit / util.Abstain / util.Reject votes
@@ -72,16 +73,29 @@ class QueueShare:
     share: float
 
 
-ArgumentParser = Callable[[str, str, Any], Any]
+ArgumentParser = Callable[[str, str, Any], Any]  # (plugin, key, the user's value) -> the parsed value
 
 
-class SharePlugin:
+class Standing(Protocol):
+    """What ``SharePlugin._status`` reads of a queue's session attributes."""
+
+    allocated: np.ndarray
+    deserved: np.ndarray
+    share: float
+
+
+A = TypeVar("A")  # a plugin's session attributes of one queue
+S = TypeVar("S", bound=Standing)
+
+
+class SharePlugin(Generic[A]):
     """Base of the queue-share plugins: argument validation, session open, input checks and neutral hooks."""
 
     name: ClassVar[str]
-    hooks: ClassVar[frozenset[str]] = frozenset()
+    hooks: frozenset[str] = frozenset()  # per class; an instance may register more (its configuration's)
     accepted_arguments: ClassVar[Mapping[str, ArgumentParser]] = {}
     supports_hierarchy: ClassVar[bool] = False
+    _attrs: dict[str, A]  # the session attributes of the queues the plugin tracks, set by _open
 
     def __init__(self, arguments: Mapping[str, Any] | None = None, *, hierarchy: bool = False) -> None:
         if arguments is not None and not isinstance(arguments, Mapping):
@@ -100,7 +114,7 @@ class SharePlugin:
         self._opened = False
 
     # -- session open ----------------------------------------------------------------------------------------
-    def open(self, tree: QueueTree, resource_names: Sequence[str], total: Any,
+    def open(self, tree: QueueTree, resource_names: Sequence[str], total: npt.ArrayLike,
              usage: Mapping[str, QueueUsage]) -> None:
         """Start a session. ``usage`` holds one entry per queue that has jobs this session (Volcano's plugins only
         share the cluster among those); every name must be in ``tree``. Inputs are validated before any state
@@ -142,7 +156,7 @@ class SharePlugin:
     def overused(self, queue: str) -> bool:
         return False
 
-    def allocatable(self, queue: str, request: Any) -> bool:
+    def allocatable(self, queue: str, request: npt.ArrayLike) -> bool:
         return True
 
     def headroom(self, queue: str) -> np.ndarray:
@@ -152,13 +166,13 @@ class SharePlugin:
         self._spec(queue)
         return np.full(len(self.resource_names), UNLIMITED, dtype=np.int64)
 
-    def job_enqueueable(self, queue: str, min_resources: Any | None) -> int:
+    def job_enqueueable(self, queue: str, min_resources: npt.ArrayLike | None) -> int:
         return ABSTAIN
 
-    def on_job_enqueued(self, queue: str, min_resources: Any | None) -> None:
+    def on_job_enqueued(self, queue: str, min_resources: npt.ArrayLike | None) -> None:
         self._spec(queue)
 
-    def preemptive(self, queue: str, request: Any) -> bool:
+    def preemptive(self, queue: str, request: npt.ArrayLike) -> bool:
         return True
 
     def victim_queue_order(self, left: str, right: str, preemptor: str) -> int:
@@ -184,10 +198,10 @@ class SharePlugin:
     def _victims(self, reclaimer: Claim, candidates: list[tuple[int, Claim]]) -> list[int]:
         raise NotImplementedError
 
-    def on_allocate(self, queue: str, request: Any) -> None:
+    def on_allocate(self, queue: str, request: npt.ArrayLike) -> None:
         raise NotImplementedError
 
-    def on_deallocate(self, queue: str, request: Any) -> None:
+    def on_deallocate(self, queue: str, request: npt.ArrayLike) -> None:
         raise NotImplementedError
 
     def status(self) -> dict[str, QueueShare]:
@@ -208,7 +222,7 @@ class SharePlugin:
         self._require_open()
         return self.tree.get(queue)
 
-    def _tracked(self, queue: str) -> Any:
+    def _tracked(self, queue: str) -> A:
         """``self._attrs[queue]``, the session attributes of a queue the plugin tracks (for Volcano's flat plugins,
         one with jobs)."""
         self._spec(queue)
@@ -218,14 +232,14 @@ class SharePlugin:
             raise ValueError(f"queue {queue}: has no jobs this session (no usage was given for it at open)") \
                 from None
 
-    def _status(self) -> dict[str, QueueShare]:
+    def _status(self: SharePlugin[S]) -> dict[str, QueueShare]:
         """status() from ``self._attrs`` (allocated, deserved, share); queues not tracked report zeros."""
         self._require_open()
         zero = np.zeros(len(self.resource_names), dtype=np.int64)
         return {q: QueueShare(a.allocated.copy(), a.deserved.copy(), a.share) if (a := self._attrs.get(q))
                 else QueueShare(zero, zero, 0.0) for q in self.tree}
 
-    def _vector(self, v: Any, what: str) -> np.ndarray:
+    def _vector(self, v: npt.ArrayLike, what: str) -> np.ndarray:
         self._require_open()
         return as_vector(v, len(self.resource_names), self.name, what)
 
@@ -243,7 +257,7 @@ class SharePlugin:
         return np.array([r in names for r in self.resource_names], dtype=bool)
 
 
-def as_vector(v: Any, n: int, obj: str, what: str) -> np.ndarray:
+def as_vector(v: npt.ArrayLike, n: int, obj: str, what: str) -> np.ndarray:
     """An integer vector of length ``n`` with no negative entry, as int64 (TypeError / ValueError naming it).
     An int64 array of the right shape is returned as is (the plugins never write into their inputs)."""
     if type(v) is np.ndarray and v.dtype == np.int64 and v.shape == (n,):

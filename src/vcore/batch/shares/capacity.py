@@ -29,13 +29,15 @@ jobs. Volcano updates only the leaf's share on allocate; vcore updates the share
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from vcore.batch.amounts import bounded
-from vcore.batch.queue import ROOT_QUEUE, UNLIMITED, QueueSpec, implicit_queue
+from vcore.batch.amounts import UNLIMITED, bounded
+from vcore.batch.queue import ROOT_QUEUE, QueueSpec, implicit_queue
 from vcore.batch.shares import names
 from vcore.batch.shares.base import (
     PERMIT,
@@ -61,14 +63,14 @@ class _Attr:
     guarantee: np.ndarray
     deserved: np.ndarray
     deserved_named: np.ndarray  # resources deserved or guarantee name: Volcano's "relevant" scalar dimensions
-    capability: np.ndarray = field(default=None)  # type: ignore[assignment]
-    real_capability: np.ndarray = field(default=None)  # type: ignore[assignment]
+    capability: np.ndarray = field(init=False)  # the two set by _open, once the tree is walked
+    real_capability: np.ndarray = field(init=False)
     ancestors: list[str] = field(default_factory=list)  # root first
     children: list[str] = field(default_factory=list)
     share: float = 0.0
 
 
-class CapacityPlugin(SharePlugin):
+class CapacityPlugin(SharePlugin[_Attr]):
     """Volcano's capacity plugin; ``hierarchy=True`` is Volcano's ``enableHierarchy``."""
 
     name = names.CAPACITY
@@ -76,7 +78,7 @@ class CapacityPlugin(SharePlugin):
     hooks = frozenset({"queue_order", "allocatable", "job_enqueueable", "on_job_enqueued", "preemptive",
                        "reclaimable", "on_allocate", "on_deallocate", "status"})
 
-    def __init__(self, arguments: Any = None, *, hierarchy: bool = False) -> None:
+    def __init__(self, arguments: Mapping[str, Any] | None = None, *, hierarchy: bool = False) -> None:
         super().__init__(arguments, hierarchy=hierarchy)
         if self.hierarchy:
             self.hooks = self.hooks | {"victim_queue_order"}
@@ -125,7 +127,8 @@ class CapacityPlugin(SharePlugin):
             if q != ROOT_QUEUE:
                 parent = specs[q].parent or ROOT_QUEUE
                 self._attrs[parent].children.append(q)
-                chain, p = [], parent
+                chain: list[str] = []
+                p: str | None = parent
                 while p is not None:
                     chain.append(p)
                     p = None if p == ROOT_QUEUE else (specs[p].parent or ROOT_QUEUE)
@@ -215,13 +218,13 @@ class CapacityPlugin(SharePlugin):
         r_level = _common_level(self._attr(right), p)
         return 0 if l_level == r_level else (-1 if l_level > r_level else 1)
 
-    def allocatable(self, queue: str, request: Any) -> bool:
+    def allocatable(self, queue: str, request: npt.ArrayLike) -> bool:
         a = self._attr(queue)
-        request = self._vector(request, "request") * self._counted
+        vec = self._vector(request, "request") * self._counted
         if not a.spec.is_open or not self._is_leaf(a):
             return False
-        asked = request > 0
-        return all((q.allocated + request <= q.real_capability)[asked].all() for q in self._path(queue))
+        asked = vec > 0
+        return all((q.allocated + vec <= q.real_capability)[asked].all() for q in self._path(queue))
 
     def headroom(self, queue: str) -> np.ndarray:
         a = self._attr(queue)
@@ -232,7 +235,7 @@ class CapacityPlugin(SharePlugin):
             room = np.minimum(room, sub_floor(q.real_capability, q.allocated))
         return np.where(self._counted, room, UNLIMITED).astype(np.int64)
 
-    def job_enqueueable(self, queue: str, min_resources: Any | None) -> int:
+    def job_enqueueable(self, queue: str, min_resources: npt.ArrayLike | None) -> int:
         a = self._attr(queue)
         if not self._is_leaf(a) or not a.spec.is_open:
             return REJECT
@@ -245,20 +248,20 @@ class CapacityPlugin(SharePlugin):
                 return REJECT
         return PERMIT
 
-    def on_job_enqueued(self, queue: str, min_resources: Any | None) -> None:
+    def on_job_enqueued(self, queue: str, min_resources: npt.ArrayLike | None) -> None:
         path = self._path(queue)
         if min_resources is not None:
             minimum = self._vector(min_resources, "min_resources") * self._counted
             for q in path:
                 q.inqueue = add_bounded(q.inqueue, minimum)
 
-    def preemptive(self, queue: str, request: Any) -> bool:
+    def preemptive(self, queue: str, request: npt.ArrayLike) -> bool:
         a = self._attr(queue)
-        request = self._vector(request, "request") * self._counted
+        vec = self._vector(request, "request") * self._counted
         if not a.spec.is_open:
             return False
-        future = a.allocated + request
-        asked = request > 0
+        future = a.allocated + vec
+        asked = vec > 0
         if not (future <= a.real_capability)[asked].all():
             return False
         # partly: one requested resource still within deserved is enough to reclaim for it
@@ -285,20 +288,20 @@ class CapacityPlugin(SharePlugin):
             victims.append(i)
         return victims
 
-    def on_allocate(self, queue: str, request: Any) -> None:
+    def on_allocate(self, queue: str, request: npt.ArrayLike) -> None:
         path = self._path(queue)
-        request = self._vector(request, "request") * self._counted
+        vec = self._vector(request, "request") * self._counted
         for q in path:
-            q.allocated = q.allocated + request
+            q.allocated = q.allocated + vec
             q.share = capacity_share(q.allocated, q.deserved, self._counted)
 
-    def on_deallocate(self, queue: str, request: Any) -> None:
+    def on_deallocate(self, queue: str, request: npt.ArrayLike) -> None:
         path = self._path(queue)
-        request = self._vector(request, "request") * self._counted
-        if (path[0].allocated - request < 0).any():
+        vec = self._vector(request, "request") * self._counted
+        if (path[0].allocated - vec < 0).any():
             raise ValueError(f"queue {queue}: deallocating more than the queue holds ({path[0].allocated.tolist()})")
         for q in path:
-            q.allocated = q.allocated - request
+            q.allocated = q.allocated - vec
             q.share = capacity_share(q.allocated, q.deserved, self._counted)
 
     def status(self) -> dict[str, QueueShare]:

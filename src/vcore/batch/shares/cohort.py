@@ -28,11 +28,12 @@ order, where Kueue prefers the most recently admitted: give them newest first.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from vcore.batch.queue import KUEUE_API, UNLIMITED, QueueSpec
+from vcore.batch.amounts import UNLIMITED
+from vcore.batch.queue import KUEUE_API, QueueSpec
 from vcore.batch.shares import names
 from vcore.batch.shares.base import PERMIT, REJECT, Claim, QueueShare, SharePlugin, add_bounded, share
 
@@ -49,7 +50,7 @@ class _Attr:
     elastic: np.ndarray
 
 
-class CohortPlugin(SharePlugin):
+class CohortPlugin(SharePlugin[_Attr]):
     """Kueue's ClusterQueue quota with cohort borrowing and lending (no arguments)."""
 
     name = names.COHORT
@@ -146,7 +147,7 @@ class CohortPlugin(SharePlugin):
                   if borrowed[d] > 0 and lendable[d] > 0]
         return max(ratios, default=0)
 
-    def allocatable(self, queue: str, request: Any) -> bool:
+    def allocatable(self, queue: str, request: npt.ArrayLike) -> bool:
         request = self._vector(request, "request")
         return self._attr(queue).spec.is_open and self._fits(queue, request)
 
@@ -157,7 +158,7 @@ class CohortPlugin(SharePlugin):
         room = np.where(a.covered, np.maximum(self.available(queue), 0), 0)
         return np.where(self._pods & ~a.covered, UNLIMITED, room).astype(np.int64)
 
-    def job_enqueueable(self, queue: str, min_resources: Any | None) -> int:
+    def job_enqueueable(self, queue: str, min_resources: npt.ArrayLike | None) -> int:
         a = self._attr(queue)
         if not a.spec.is_open:
             return REJECT
@@ -166,12 +167,12 @@ class CohortPlugin(SharePlugin):
         minimum = self._vector(min_resources, "min_resources")
         return PERMIT if self._fits(queue, minimum, self._reserved()) else REJECT
 
-    def on_job_enqueued(self, queue: str, min_resources: Any | None) -> None:
+    def on_job_enqueued(self, queue: str, min_resources: npt.ArrayLike | None) -> None:
         a = self._attr(queue)
         if min_resources is not None:
             a.inqueue = add_bounded(a.inqueue, self._vector(min_resources, "min_resources"))
 
-    def preemptive(self, queue: str, request: Any) -> bool:
+    def preemptive(self, queue: str, request: npt.ArrayLike) -> bool:
         a = self._attr(queue)
         request = self._vector(request, "request")
         if not a.spec.is_open or a.spec.cohort is None or a.spec.reclaim_within_cohort == "Never":
@@ -236,11 +237,11 @@ class CohortPlugin(SharePlugin):
                 usage[c.queue] = usage[c.queue] - c.request
         return [i for i, _ in targets]
 
-    def on_allocate(self, queue: str, request: Any) -> None:
+    def on_allocate(self, queue: str, request: npt.ArrayLike) -> None:
         a = self._attr(queue)
         a.allocated = a.allocated + self._vector(request, "request")
 
-    def on_deallocate(self, queue: str, request: Any) -> None:
+    def on_deallocate(self, queue: str, request: npt.ArrayLike) -> None:
         a = self._attr(queue)
         allocated = a.allocated - self._vector(request, "request")
         if (allocated < 0).any():

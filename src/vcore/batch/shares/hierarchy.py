@@ -39,8 +39,10 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from vcore.batch.queue import GPU, UNLIMITED
+from vcore.batch.amounts import UNLIMITED
+from vcore.batch.queue import GPU
 from vcore.batch.shares import names
 from vcore.batch.shares.base import Claim, QueueShare, SharePlugin, positive_float, share
 from vcore.errors import ProfileError
@@ -241,7 +243,7 @@ def _up_to_fair_share(amount: int, group: list[KaiQueue], k: int) -> tuple[int, 
     return amount, dropped
 
 
-class HierarchyPlugin(SharePlugin):
+class HierarchyPlugin(SharePlugin[KaiQueue]):
     """KAI Scheduler's hierarchical fair share. Always hierarchical (a flat tree is one level)."""
 
     name = names.HIERARCHY
@@ -251,7 +253,7 @@ class HierarchyPlugin(SharePlugin):
     accepted_arguments = {key: (lambda plugin, k, v: positive_float(plugin, k, v, minimum=1.0))
                           for key in _MULTIPLIER_KEYS}
 
-    def __init__(self, arguments: Any = None, *, hierarchy: bool = False) -> None:
+    def __init__(self, arguments: Mapping[str, Any] | None = None, *, hierarchy: bool = False) -> None:
         super().__init__(arguments, hierarchy=hierarchy)
         given = [k for k in _MULTIPLIER_KEYS if k in self.arguments]
         if len(given) > 1:
@@ -333,12 +335,13 @@ class HierarchyPlugin(SharePlugin):
             dominant = max(dominant, value)
         return dominant
 
-    def allocatable(self, queue: str, request: Any) -> bool:
+    def allocatable(self, queue: str, request: npt.ArrayLike) -> bool:
         q = self._queue(queue)
         wanted = self._quantities(self._vector(request, "request"))
         if not self.tree.get(queue).is_open or q.children:
             return False
-        return not any(wanted[k] > 0 and up.max_allowed[k] < UNLIMITED and up.max_allowed[k] < up.allocated[k] + wanted[k]
+        return not any(wanted[k] > 0 and up.max_allowed[k] < UNLIMITED
+                       and up.max_allowed[k] < up.allocated[k] + wanted[k]
                        for up in _path_up(self._queues, queue) for k in self._axes)
 
     def headroom(self, queue: str) -> np.ndarray:
@@ -352,7 +355,7 @@ class HierarchyPlugin(SharePlugin):
                     room[k] = min(room[k], max(up.max_allowed[k] - up.allocated[k], 0))
         return room
 
-    def preemptive(self, queue: str, request: Any) -> bool:
+    def preemptive(self, queue: str, request: npt.ArrayLike) -> bool:
         return can_reclaim(self._queue(queue), self._quantities(self._vector(request, "request")))
 
     def _victims(self, reclaimer: Claim, candidates: list[tuple[int, Claim]]) -> list[int]:
@@ -364,11 +367,11 @@ class HierarchyPlugin(SharePlugin):
                 accepted = trial
         return [i for i, _, _ in accepted]
 
-    def on_allocate(self, queue: str, request: Any) -> None:
+    def on_allocate(self, queue: str, request: npt.ArrayLike) -> None:
         self._queue(queue)
         self._move(queue, self._vector(request, "request"))
 
-    def on_deallocate(self, queue: str, request: Any) -> None:
+    def on_deallocate(self, queue: str, request: npt.ArrayLike) -> None:
         self._queue(queue)
         request = self._vector(request, "request")
         if (self._allocated[queue] - request < 0).any():

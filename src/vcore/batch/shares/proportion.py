@@ -25,12 +25,11 @@ order, where overcommit votes before proportion).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from vcore.batch.amounts import bounded
-from vcore.batch.queue import UNLIMITED
+from vcore.batch.amounts import UNLIMITED, bounded
 from vcore.batch.shares import names
 from vcore.batch.shares.base import (
     PERMIT,
@@ -42,7 +41,6 @@ from vcore.batch.shares.base import (
     share,
     sub_floor,
 )
-
 
 _MIN_RESOURCE = 0.1  # Volcano's minResource: quantities below it count as zero, differences below it as equal
 
@@ -61,7 +59,7 @@ class _Attr:
     share: float = 0.0
 
 
-class ProportionPlugin(SharePlugin):
+class ProportionPlugin(SharePlugin[_Attr]):
     """Volcano's proportion plugin (no arguments)."""
 
     name = names.PROPORTION
@@ -115,7 +113,7 @@ class ProportionPlugin(SharePlugin):
         a = self._attr(queue)
         return all(d <= used for d, used in zip(a.deserved.tolist(), a.allocated.tolist()))
 
-    def allocatable(self, queue: str, request: Any) -> bool:
+    def allocatable(self, queue: str, request: npt.ArrayLike) -> bool:
         return self._fits_deserved(queue, self._vector(request, "request"))
 
     def headroom(self, queue: str) -> np.ndarray:
@@ -127,7 +125,7 @@ class ProportionPlugin(SharePlugin):
         room[self._uncounted] = UNLIMITED
         return room
 
-    def preemptive(self, queue: str, request: Any) -> bool:
+    def preemptive(self, queue: str, request: npt.ArrayLike) -> bool:
         return self._fits_deserved(queue, self._vector(request, "request"))
 
     def _fits_deserved(self, queue: str, request: np.ndarray) -> bool:
@@ -137,7 +135,7 @@ class ProportionPlugin(SharePlugin):
         asked = (request > 0) & self._counted
         return bool((a.allocated + request <= a.deserved)[asked].all())
 
-    def job_enqueueable(self, queue: str, min_resources: Any | None) -> int:
+    def job_enqueueable(self, queue: str, min_resources: npt.ArrayLike | None) -> int:
         a = self._attr(queue)
         if not self.tree.get(queue).is_open:
             return REJECT
@@ -151,7 +149,7 @@ class ProportionPlugin(SharePlugin):
                 return REJECT
         return PERMIT
 
-    def on_job_enqueued(self, queue: str, min_resources: Any | None) -> None:
+    def on_job_enqueued(self, queue: str, min_resources: npt.ArrayLike | None) -> None:
         a = self._attr(queue)
         if min_resources is not None:
             a.inqueue = a.inqueue + self._vector(min_resources, "min_resources") * self._counted
@@ -170,12 +168,12 @@ class ProportionPlugin(SharePlugin):
                 victims.append(i)
         return victims
 
-    def on_allocate(self, queue: str, request: Any) -> None:
+    def on_allocate(self, queue: str, request: npt.ArrayLike) -> None:
         a = self._attr(queue)
         a.allocated = a.allocated + self._vector(request, "request") * self._counted
         a.share = share(a.allocated, a.deserved)
 
-    def on_deallocate(self, queue: str, request: Any) -> None:
+    def on_deallocate(self, queue: str, request: npt.ArrayLike) -> None:
         a = self._attr(queue)
         allocated = a.allocated - self._vector(request, "request") * self._counted
         if (allocated < 0).any():

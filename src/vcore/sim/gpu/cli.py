@@ -20,8 +20,12 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from vcore.sim.gpu.trace import NodeList, PodList
 
 __all__ = ["add_trace_arguments", "run_trace", "parse_seeds", "simulate", "main"]
 
@@ -60,7 +64,7 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
     existing = set(getattr(parser, "_option_string_actions", {}))
     g = parser.add_argument_group("GPU trace replay (openb format, FGD protocol)")
 
-    def add(flag: str, **kw) -> None:
+    def add(flag: str, **kw: Any) -> None:
         if flag not in existing:
             g.add_argument(flag, **kw)
 
@@ -83,21 +87,21 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @lru_cache(maxsize=4)
-def _load(trace_dir: str, workload: str, node_list: str | None):
+def _load(trace_dir: str, workload: str, node_list: str | None) -> tuple[NodeList, PodList]:
     from vcore.sim.gpu.trace import load_nodes, load_pods, node_list_path, workload_path
 
     return load_nodes(node_list_path(trace_dir, node_list)), load_pods(workload_path(trace_dir, workload))
 
 
 def _run_one(trace_dir: str, workload: str, node_list: str | None, policy: str, seed: int, ratio: float,
-             tie_order: str = "name") -> dict:
+             tie_order: str = "name") -> dict[str, Any]:
     from vcore.sim.gpu.replay import run_protocol
 
     nodes, pods = _load(trace_dir, workload, node_list)
     return run_protocol(nodes, pods, policy, seed, ratio=ratio, tie_order=tie_order).to_dict()
 
 
-def _mean(runs: list[dict]) -> dict:
+def _mean(runs: list[dict[str, Any]]) -> dict[str, Any]:
     alloc = np.mean([r["alloc_ratio"] for r in runs], axis=0)
     frag = np.mean([r["frag_ratio"] for r in runs], axis=0)
     finals = [r["alloc_ratio_final"] for r in runs]
@@ -111,7 +115,8 @@ def _mean(runs: list[dict]) -> dict:
 
 
 def simulate(trace_dir: str, workload: str, policies: list[str], seeds: list[int], *, node_list: str | None = None,
-             ratio: float = 1.3, jobs: int = 0, progress: bool | None = None, tie_order: str = "name") -> dict:
+             ratio: float = 1.3, jobs: int = 0, progress: bool | None = None,
+             tie_order: str = "name") -> dict[str, Any]:
     """Run every (policy, seed) pair; returns {"policies": {policy: {"seeds": {seed: run}, "mean": {...}}}, ...}."""
     from vcore.gpu.policies import native_policy_name
     from vcore.sim.gpu.trace import node_list_path, workload_path
@@ -132,7 +137,7 @@ def simulate(trace_dir: str, workload: str, policies: list[str], seeds: list[int
         bar = tqdm(total=len(tasks), desc=f"simulate {workload}", unit="run", file=sys.stderr)
     jobs = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
     jobs = min(jobs, len(tasks))
-    results: dict[tuple[str, int], dict] = {}
+    results: dict[tuple[str, int], dict[str, Any]] = {}
     t0 = time.perf_counter()
     if jobs <= 1:
         for p, s in tasks:
@@ -150,7 +155,7 @@ def simulate(trace_dir: str, workload: str, policies: list[str], seeds: list[int
                     bar.update(1)
     if bar:
         bar.close()
-    out = {
+    out: dict[str, Any] = {
         "trace_dir": trace_dir,
         "workload": workload,
         "workload_file": workload_path(trace_dir, workload),
@@ -171,7 +176,7 @@ def simulate(trace_dir: str, workload: str, policies: list[str], seeds: list[int
     return out
 
 
-def _plot(result: dict, path: str) -> None:
+def _plot(result: dict[str, Any], path: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")

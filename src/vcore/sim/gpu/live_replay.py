@@ -79,7 +79,8 @@ def profile_for(policy: str, target: TargetWorkload | None = None, tie_break: st
     return {
         "percentageOfNodesToScore": 100,
         "plugins": {
-            "filter": {"disabled": [{"name": "*"}], "enabled": [{"name": "NodeResourcesFit"}, {"name": "GPUDeviceFit"}]},
+            "filter": {"disabled": [{"name": "*"}],
+                       "enabled": [{"name": "NodeResourcesFit"}, {"name": "GPUDeviceFit"}]},
             "score": {"disabled": [{"name": "*"}], "enabled": [{"name": "GPUPlacement", "weight": 1}]},
         },
         "pluginConfig": [{"name": "GPUPlacement", "args": args}],

@@ -18,12 +18,17 @@ frequent specs (cpu, gpu_milli, num_gpu, gpu model) covering 95 % of the pods, w
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from vcore.sim.gpu.trace import NodeList, PodList
+
+if TYPE_CHECKING:
+    from vcore._native import _core
 
 __all__ = [
     "ReplayCluster",
@@ -43,7 +48,7 @@ __all__ = [
 PERCENTS = np.arange(0, 131)  # arrived percentage points of the curves
 
 
-def _native():
+def _native() -> type[_core.gpu]:
     from vcore._native import _core  # imported lazily: trace loading works without the compiled core
 
     return _core.gpu
@@ -61,7 +66,7 @@ class ReplayCluster:
     order: np.ndarray           # int32: node indices sorted by name
     capacity_milli: int
 
-    def inventory(self):
+    def inventory(self) -> _core.gpu.GpuInventory:
         """A fresh native ``GpuInventory`` (all GPUs idle)."""
         n_dev = int(self.dev_offsets[-1])
         return _native().GpuInventory(
@@ -104,7 +109,7 @@ class TargetWorkload:
     models: list[tuple[str, ...]]
     weight: np.ndarray
 
-    def native(self, cluster: ReplayCluster) -> tuple:
+    def native(self, cluster: ReplayCluster) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         masks = np.array([cluster.model_mask(m) for m in self.models], dtype=np.uint64)
         return (self.cpu_milli.astype(np.int64), self.gpu_milli.astype(np.int32), self.num_gpu.astype(np.int32),
                 masks, self.weight.astype(np.float64))
@@ -127,7 +132,7 @@ def target_workload(pods: PodList, coverage: float = 95.0, gpu_res_weight: float
         raise ValueError(f"pod list {pods.source!r}: no pods to learn a target workload from")
     if not gpu_res_weight >= 0:
         raise ValueError(f"target workload: gpu_res_weight: must be >= 0, got {gpu_res_weight}")
-    counts: Counter = Counter()
+    counts: defaultdict[tuple[int, int, int, str], float] = defaultdict(float)  # spec -> its pods, weighted
     for c, g, n, s in zip(pods.cpu_milli.tolist(), pods.gpu_milli.tolist(), pods.num_gpu.tolist(), pods.gpu_spec):
         counts[(c, g, n, "|".join(s))] += 1.0 + (n * gpu_res_weight if g == 1000 else 0.0)
     ranked = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
@@ -150,7 +155,7 @@ def target_workload(pods: PodList, coverage: float = 95.0, gpu_res_weight: float
     )
 
 
-def blended_target_workload(pods: PodList, coverages=(95.0, 96.0, 97.0, 98.0, 99.0, 100.0),
+def blended_target_workload(pods: PodList, coverages: Sequence[float] = (95.0, 96.0, 97.0, 98.0, 99.0, 100.0),
                             gpu_res_weight: float = 0.0) -> TargetWorkload:
     """vcore's target workload: the mean of the artifact's targets at several coverage cut-offs.
 
@@ -159,7 +164,7 @@ def blended_target_workload(pods: PodList, coverages=(95.0, 96.0, 97.0, 98.0, 99
     line (the single cut-off makes FGD's quality swing by tenths of a point between similar workloads).
     """
     parts = [target_workload(pods, c, gpu_res_weight) for c in coverages]
-    acc: dict[tuple, float] = {}
+    acc: dict[tuple[int, int, int, tuple[str, ...]], float] = {}
     for t in parts:
         for i in range(len(t)):
             key = (int(t.cpu_milli[i]), int(t.gpu_milli[i]), int(t.num_gpu[i]), t.models[i])
@@ -262,7 +267,7 @@ class ReplayRun:
     def n_placed(self) -> int:
         return int((self.node_idx >= 0).sum())
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "policy": self.policy,
             "seed": self.seed,
@@ -289,7 +294,8 @@ def replay(cluster: ReplayCluster, pods: PodList, target: TargetWorkload, policy
     frag0 = float(gpu.node_fragments(inv, tgt).sum())
     t0 = time.perf_counter()
     res = gpu.replay(inv, pods.cpu_milli, pods.memory_mib, pods.num_gpu, pods.gpu_milli, masks, cluster.order,
-                     tgt, native_name, int(seed) & 0xFFFFFFFFFFFFFFFF, float(vcore_scale), float(vcore_pack_points), float(vcore_balance_points))
+                     tgt, native_name, int(seed) & 0xFFFFFFFFFFFFFFFF, float(vcore_scale), float(vcore_pack_points),
+                     float(vcore_balance_points))
     seconds = time.perf_counter() - t0
     demand = pods.gpu_demand_milli
     node_idx = res["node_idx"]
@@ -321,7 +327,7 @@ def policy_target(pods: PodList, policy: str, coverage: float | None = None,
 
 def run_protocol(nodes: NodeList, pods: PodList, policy: str, seed: int, ratio: float = 1.3,
                  coverage: float | None = None, gpu_res_weight: float | None = None, tie_order: str = "name",
-                 **policy_args) -> ReplayRun:
+                 **policy_args: float) -> ReplayRun:
     """Shuffle/tune ``pods`` with ``seed`` and replay them with ``policy`` on ``nodes`` (the full protocol).
 
     ``tie_order="name"`` breaks score ties by the smallest node name (the data README's protocol);

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -87,7 +88,7 @@ class PodList:
         """Total GPU milli each pod asks for (num_gpu x gpu_milli), int64."""
         return self.num_gpu.astype(np.int64) * self.gpu_milli.astype(np.int64)
 
-    def take(self, idx: np.ndarray) -> "PodList":
+    def take(self, idx: np.ndarray) -> PodList:
         """The pods at ``idx`` (with repetitions), in that order."""
         idx = np.asarray(idx, dtype=np.int64)
         return PodList(
@@ -101,7 +102,7 @@ class PodList:
         )
 
 
-def _rows(path: str, formats: list[list[str]], kind: str):
+def _rows(path: str, formats: list[list[str]], kind: str) -> Iterator[tuple[int, list[str], list[str]]]:
     """Yield (line_number, header_columns, row) after checking the header / column count."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{kind} list {path!r} does not exist")
@@ -247,7 +248,8 @@ def load_pods(path: str) -> PodList:
 
 
 def workload_path(trace_dir: str, workload: str) -> str:
-    """Path of a workload: a file path, ``<dir>/<name>``, ``<dir>/<name>.csv`` or ``<dir>/openb_pod_list_<name>.csv``."""
+    """Path of a workload: a file path, ``<dir>/<name>``, ``<dir>/<name>.csv`` or
+    ``<dir>/openb_pod_list_<name>.csv``."""
     candidates = [workload, os.path.join(trace_dir, workload), os.path.join(trace_dir, workload + ".csv"),
                   os.path.join(trace_dir, f"openb_pod_list_{workload}.csv")]
     for c in candidates:

@@ -57,8 +57,10 @@ import math
 import multiprocessing
 import os
 import sys
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -109,17 +111,17 @@ _SPOT_CPUS = Number(0)
 # ---------------------------------------------------------------------------------------------------- checks
 
 
-def _check_pods(pods, arg: str = "pods") -> None:
+def _check_pods(pods: object, arg: str = "pods") -> None:
     if not isinstance(pods, PodList):
         raise TypeError(f"{arg}: expected a vcore.sim.gpu.trace.PodList, got {type(pods).__name__}")
 
 
-def _check_nodes(nodes, arg: str = "nodes") -> None:
+def _check_nodes(nodes: object, arg: str = "nodes") -> None:
     if not isinstance(nodes, NodeList):
         raise TypeError(f"{arg}: expected a vcore.sim.gpu.trace.NodeList, got {type(nodes).__name__}")
 
 
-def _check_percent(percent, arg: str, lo_open: float, hi: float, hi_open: bool) -> float:
+def _check_percent(percent: object, arg: str, lo_open: float, hi: float, hi_open: bool) -> float:
     if isinstance(percent, bool) or not isinstance(percent, (int, float, np.integer, np.floating)):
         raise TypeError(f"{arg}: expected a number (percent), got {type(percent).__name__}")
     p = float(percent)
@@ -129,7 +131,7 @@ def _check_percent(percent, arg: str, lo_open: float, hi: float, hi_open: bool) 
     return p
 
 
-def _check_seed(seed) -> int:
+def _check_seed(seed: object) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed: expected an integer, got {type(seed).__name__}")
     if seed < 0:
@@ -362,7 +364,7 @@ def restrict_gpu_spec(pods: PodList, nodes: NodeList) -> tuple[PodList, int, int
 # ---------------------------------------------------------------------------------------------------- loading
 
 
-def load_heldout(data_dir: str, workload: str, seed: int = VARIANT_SEED) -> tuple[NodeList, PodList, dict]:
+def load_heldout(data_dir: str, workload: str, seed: int = VARIANT_SEED) -> tuple[NodeList, PodList, dict[str, Any]]:
     """(nodes, pods, info) of a held-out workload; ``data_dir`` holds ``openb/`` (and the spot node list).
 
     ``info`` says what was derived: the achieved multi-GPU share / constrained share, and for the spot cluster how
@@ -373,7 +375,7 @@ def load_heldout(data_dir: str, workload: str, seed: int = VARIANT_SEED) -> tupl
     if not isinstance(data_dir, (str, os.PathLike)) or not os.path.isdir(os.path.join(data_dir, "openb")):
         raise FileNotFoundError(f"data_dir: {data_dir!r} has no openb/ folder")
     openb = os.path.join(os.fspath(data_dir), "openb")
-    info: dict = {"workload": workload, "variant_seed": seed}
+    info: dict[str, Any] = {"workload": workload, "variant_seed": seed}
     if workload in SPOT_WORKLOADS:
         nodes = spot_node_list(os.path.join(data_dir, SPOT_NODE_LIST))
         base = load_pods(workload_path(openb, SPOT_WORKLOADS[workload]))
@@ -396,21 +398,22 @@ def load_heldout(data_dir: str, workload: str, seed: int = VARIANT_SEED) -> tupl
 
 
 @lru_cache(maxsize=2)
-def _cached(data_dir: str, workload: str, seed: int):
+def _cached(data_dir: str, workload: str, seed: int) -> tuple[NodeList, PodList, dict[str, Any]]:
     return load_heldout(data_dir, workload, seed)
 
 
 def _run_task(data_dir: str, workload: str, variant_seed: int, policy: str, seed: int, tie_order: str,
-              policy_args: tuple) -> float:
+              policy_args: tuple[tuple[str, float], ...]) -> float:
     from vcore.sim.gpu.replay import run_protocol
 
     nodes, pods, _ = _cached(data_dir, workload, variant_seed)
     return run_protocol(nodes, pods, policy, seed, tie_order=tie_order, **dict(policy_args)).final_alloc_ratio
 
 
-def heldout_comparison(data_dir: str, workloads=HELDOUT_WORKLOADS, policies=("fgd", "vcore"),
-                       seeds=range(42, 52), tie_orders=("name",), *, variant_seed: int = VARIANT_SEED,
-                       jobs: int = 0, policy_args: dict | None = None) -> dict:
+def heldout_comparison(data_dir: str, workloads: Sequence[str] = HELDOUT_WORKLOADS,
+                       policies: Sequence[str] = ("fgd", "vcore"), seeds: Iterable[int] = range(42, 52),
+                       tie_orders: Sequence[str] = ("name",), *, variant_seed: int = VARIANT_SEED,
+                       jobs: int = 0, policy_args: dict[str, float] | None = None) -> dict[str, Any]:
     """Mean final allocation ratio per (tie_order, workload, policy) over ``seeds``, protocol defaults.
 
     Returns ``{tie_order: {workload: {policy: {"mean": float, "finals": [per seed]}}}}``. ``policy_args`` are
@@ -442,8 +445,8 @@ def heldout_comparison(data_dir: str, workloads=HELDOUT_WORKLOADS, policies=("fg
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=min(jobs, len(args)), mp_context=ctx) as ex:
             finals = list(ex.map(_run_task, *zip(*args), chunksize=max(1, len(seeds) // 2)))
-    out: dict = {t: {w: {p: {"finals": []} for p in pols} for w in workloads} for t in tie_orders}
-    for (w, p, s, t), f in zip(tasks, finals):
+    out: dict[str, Any] = {t: {w: {p: {"finals": []} for p in pols} for w in workloads} for t in tie_orders}
+    for (w, p, _seed, t), f in zip(tasks, finals):
         out[t][w][p]["finals"].append(f)
     for t in out.values():
         for w in t.values():

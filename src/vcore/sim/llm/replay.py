@@ -16,12 +16,13 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
 from vcore.routing import Endpoint, EngineMetrics, Policy, Router, named_policy
-from vcore.routing.policies import KTHENA_BLOCK_BYTES
 from vcore.routing.hashing import BYTES_PER_TOKEN
+from vcore.routing.policies import KTHENA_BLOCK_BYTES
 from vcore.sim.llm.engine import FIRST_TOKEN, EngineEvent, SimRequest, SimulatedEngine
 from vcore.sim.llm.params import PRESETS, TRACE_PRESET, EngineParams
 from vcore.sim.llm.trace import TRACE_BLOCK_TOKENS, TraceRequest
@@ -45,7 +46,7 @@ class ReplayResult:
     waiting_filter_relaxed: int  # decisions where every endpoint was over the waiting cap
     makespan_s: float
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -142,8 +143,11 @@ def replay(trace: Sequence[TraceRequest], policy: str | Policy, *, engines: int 
             tr = arrivals[i][1]
             d = router.route(hashes[i], tr.input_length, now_s=t)
             relaxed += d.waiting_relaxed
-            k = router.slot(d.best)
-            router.dispatch(i, d.best, hashes[i], tr.input_length, d.matched_blocks[0], tr.output_length, now_s=t)
+            best = d.best
+            if best is None:  # every engine of the replay takes requests: a decision without one is a bug
+                raise RuntimeError(f"request {i}: the router chose no endpoint ({d.message()})")
+            k = router.slot(best)
+            router.dispatch(i, best, hashes[i], tr.input_length, d.matched_blocks[0], tr.output_length, now_s=t)
             req = SimRequest(i, t, tr.input_length, tr.output_length, tr.hash_ids)
             requests.append(req)
             handle(k, sims[k].submit(req, t))
