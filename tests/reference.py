@@ -522,6 +522,12 @@ def fit_error_message(n_nodes: int, counts: dict[str, int]) -> str:
     return f"0/{n_nodes} nodes are available: " + ", ".join(parts) + "."
 
 
+def filter_part(message: str) -> str:
+    """A FailedScheduling message without the PostFilter's (preemption's) text, which the filter references leave
+    to tests/preemption_reference.py."""
+    return message.split(" preemption: ", 1)[0]
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Score functions (one node, one plugin)
 # ---------------------------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ PTS = "PodTopologySpread"
 IPA = "InterPodAffinity"
 NP = "NodePorts"
 IL = "ImageLocality"
+DP = "DefaultPreemption"
 DEFAULT_FILTERS = [NU, NN, TT, NA, NP, FIT, PTS, IPA, GDF]
 DEFAULT_SCORES = [(TT, 3), (NA, 2), (FIT, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)]
 
@@ -372,8 +373,8 @@ ERROR_CASES = [
     pytest.param(en("multiPoint", {"name": "Binpack"}), "plugins.multiPoint.enabled[0].name",
                  "unknown plugin 'Binpack'",
                  id="binpack-is-lower-case"),
-    pytest.param(en("score", {"name": "DefaultPreemption"}), "plugins.score.enabled[0].name",
-                 "vcore does not implement plugin 'DefaultPreemption'", id="unimplemented-score"),
+    pytest.param(en("score", {"name": "DynamicResources"}), "plugins.score.enabled[0].name",
+                 "vcore does not implement plugin 'DynamicResources'", id="unimplemented-score"),
     pytest.param(en("multiPoint", {"name": "DynamicResources"}), "plugins.multiPoint.enabled[0].name",
                  "vcore does not implement plugin 'DynamicResources'", id="unimplemented-multipoint"),
     pytest.param(en("queueSort", {"name": "PrioritySort"}), "plugins.queueSort.enabled[0].name",
@@ -418,8 +419,12 @@ ERROR_CASES = [
                  "unknown key (did you mean 'args'?)", id="plugin-config-unknown-key"),
     pytest.param({"pluginConfig": [{"name": "Foo", "args": {}}]}, "pluginConfig[0].name", "unknown plugin 'Foo'",
                  id="plugin-config-unknown-plugin"),
-    pytest.param({"pluginConfig": [{"name": "DefaultPreemption", "args": {}}]}, "pluginConfig[0].name",
-                 "vcore does not implement plugin 'DefaultPreemption'", id="plugin-config-unimplemented"),
+    pytest.param({"pluginConfig": [{"name": "VolumeBinding", "args": {}}]}, "pluginConfig[0].name",
+                 "vcore does not implement plugin 'VolumeBinding'", id="plugin-config-unimplemented"),
+    pytest.param({"pluginConfig": [{"name": "DefaultPreemption", "args": {"minCandidateNodesPercentage": 0,
+                                                                        "minCandidateNodesAbsolute": 0}}]},
+                 "pluginConfig[0] (DefaultPreemption).args.minCandidateNodesPercentage",
+                 "cannot be zero at the same time as minCandidateNodesAbsolute", id="preemption-candidates-zero"),
     pytest.param({"pluginConfig": [{"name": FIT}, {"name": TT}, {"name": FIT}]}, "pluginConfig[2].name",
                  "duplicate entry for plugin 'NodeResourcesFit' (first at pluginConfig[0])",
                  id="plugin-config-duplicate"),
@@ -754,7 +759,7 @@ def test_to_dict_shows_what_runs():
     assert fit["args"]["scoringStrategy"] == {"type": "LeastAllocated", "resources": [
         {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}
     # Balanced allocation is not enabled and has its defaults; the running plugins show their arguments.
-    assert [c["name"] for c in profile["pluginConfig"]] == [IPA, FIT, PTS]
+    assert [c["name"] for c in profile["pluginConfig"]] == [DP, IPA, FIT, PTS]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -776,7 +781,7 @@ def test_plugin_registry_is_consistent():
         assert point_set <= set(P.SPECIFIC_POINTS)
     assert {n for n, _ in P.DEFAULT_MULTI_POINT} <= P.KNOWN_PLUGINS - set(P.REMOVED_PLUGINS) - {BP}
     for name in ("PrioritySort", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
-                 "VolumeZone", "DefaultPreemption",
+                 "VolumeZone",
                  "DefaultBinder"):
         assert name in P.UNIMPLEMENTED_PLUGINS
 

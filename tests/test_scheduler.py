@@ -70,7 +70,9 @@ def test_filter_counts_reasons_in_fit_error_form():
     result = vcore.Scheduler(c).filter(req_pod("p", 1000, GIB))
     assert result.feasible == []
     assert result.reasons == {"Insufficient cpu": 1, TAINTED: 2}
-    assert result.message == "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint."
+    assert result.message == ("0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint. "
+                              "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+                              "2 Preemption is not helpful for scheduling.")
 
 
 def test_filter_counts_every_insufficient_resource_of_a_node():
@@ -87,7 +89,9 @@ def test_filter_counts_every_insufficient_resource_of_a_node():
     assert result.reasons == {UNSCHEDULABLE: 1, AFFINITY: 1, "Too many pods": 1, "Insufficient cpu": 1,
                               "Insufficient memory": 1}
     assert result.message == ("0/4 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 Too many pods, "
-                              "1 node(s) didn't match Pod's node affinity/selector, 1 node(s) were unschedulable.")
+                              "1 node(s) didn't match Pod's node affinity/selector, 1 node(s) were unschedulable. "
+                              "preemption: 0/4 nodes are available: 2 No preemption victims found for incoming pod, "
+                              "2 Preemption is not helpful for scheduling.")
     # A pod that fits somewhere still gets the reasons of the other nodes, but no FitError message.
     result = sched.filter(req_pod("q", 1000, GIB))
     assert result.feasible == ["zone-b"]
@@ -111,7 +115,8 @@ def test_filter_extended_resource_reason():
     c = cluster_of(make_node("cpu", 8000, 8 * GIB), make_node("gpu", 8000, 8 * GIB, extra={"nvidia.com/gpu": 1}))
     result = vcore.Scheduler(c).filter(req_pod("p", 100, MI, extra={"nvidia.com/gpu": 2}))
     assert result.reasons == {"Insufficient nvidia.com/gpu": 2}
-    assert result.message == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+    assert result.message == ("0/2 nodes are available: 2 Insufficient nvidia.com/gpu. "
+                              "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.")
 
 
 def test_filter_on_empty_cluster():
@@ -199,7 +204,9 @@ def test_schedule_returns_placements_in_order_and_binds():
     # ml/c needs 2 cpu: big has 1000m left, small 100m: nowhere (the taint blocks the big node).
     assert by_key["ml/c"].node is None
     assert by_key["ml/c"].reasons == {"Insufficient cpu": 2, TAINTED: 1}
-    assert by_key["ml/c"].message == "0/3 nodes are available: 1 node(s) had untolerated taint, 2 Insufficient cpu."
+    assert by_key["ml/c"].message == (
+        "0/3 nodes are available: 1 node(s) had untolerated taint, 2 Insufficient cpu. preemption: 0/3 nodes are "
+        "available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.")
     assert by_key["default/e"].node == "tainted"  # tolerates, and has the most room
     for p in placements:
         assert c.node_of(p.pod) == p.node
@@ -456,4 +463,5 @@ def test_unschedulable_pod_on_node_selector_and_required_affinity():
     [placement] = sched.schedule([make_pod("none", required=[term(expr("zone", "In", "c"))])])
     assert placement.node is None
     assert placement.reasons == {AFFINITY: 2}
-    assert placement.message == "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector."
+    assert placement.message == ("0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. "
+                                 "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from vcore import pod_selectors as _selectors
+from vcore import disruption_budgets as _budgets, pod_selectors as _selectors
 from vcore._native import _convert, _core
 from vcore.batch.podgroup import parse_podgroup, podgroup_key
 from vcore.batch.pods import PodInfo, pod_info
@@ -104,6 +104,7 @@ class Cluster:
         self._node_patterns = NodePatterns(self._state)  # the HyperNodes' regexMatch patterns, for node writes
         self._selectors = _selectors.PodSelectors()  # Services, controllers: default topology spread
         self._namespaces: set[str] = set()
+        self._budgets: set[str] = set()
 
     @property
     def state(self) -> _core.ClusterState:
@@ -475,6 +476,31 @@ class Cluster:
     @_locked
     def remove_stateful_set(self, ss: Any) -> None:
         self._remove_selecting(_selectors.STATEFUL_SET, ss)
+
+    @_locked
+    def add_pod_disruption_budget(self, pdb: Any) -> None:
+        """Add a PodDisruptionBudget: preemption spares the pods it protects where it can."""
+        self._set_budget(pdb, exists=False)
+
+    @_locked
+    def update_pod_disruption_budget(self, pdb: Any) -> None:
+        self._set_budget(pdb, exists=True)
+
+    @_locked
+    def remove_pod_disruption_budget(self, pdb: Any) -> None:
+        key = _budgets.key_of(pdb)
+        if key not in self._budgets:
+            raise ObjectNotFoundError(f"{_budgets.KIND} {key}: not found")
+        self._state.remove_pdb(key)
+        self._budgets.discard(key)
+
+    def _set_budget(self, pdb: Any, *, exists: bool) -> None:
+        budget = _budgets.parse(pdb)
+        if exists != (budget.key in self._budgets):
+            raise (ObjectNotFoundError(f"{_budgets.KIND} {budget.key}: not found") if exists else
+                   ObjectExistsError(f"{_budgets.KIND} {budget.key}: already exists"))
+        self._state.set_pdb(budget.key, budget.selector, budget.disruptions_allowed, list(budget.disrupted))
+        self._budgets.add(budget.key)
 
     def _set_selecting(self, kind: str, obj: Any, *, exists: bool) -> None:
         parsed = _selectors.parse(kind, obj)

@@ -26,7 +26,7 @@ from typing import Any
 
 from vcore import plugins as P
 from vcore.errors import ProfileError
-from vcore.plugins.base import API_VERSION, FILTER, MULTI_POINT, PRE_FILTER, PRE_SCORE, SCORE
+from vcore.plugins.base import API_VERSION, FILTER, MULTI_POINT, POST_FILTER, PRE_FILTER, PRE_SCORE, SCORE
 from vcore.validation import ANY, Integer, ListOf, String, fail, join, load_yaml_file, mapping, unknown_key
 
 __all__ = ["API_VERSION", "DEFAULT_SCHEDULER_NAME", "Profile"]
@@ -76,7 +76,8 @@ class Profile:
 
     ``filters`` and ``scores`` are the plugins vcore runs at those extension points, in kube-scheduler's
     resolved order; ``pre_filters``/``pre_scores`` are the resolved pre-phases (vcore fuses them into the
-    filter and score kernels). kube-scheduler plugins that vcore does not implement are not listed.
+    filter and score kernels); ``post_filters`` what runs for a pod no node fits (preemption).
+    kube-scheduler plugins that vcore does not implement are not listed.
     """
 
     scheduler_name: str
@@ -85,6 +86,7 @@ class Profile:
     filters: tuple[str, ...]
     pre_scores: tuple[str, ...]
     scores: tuple[tuple[str, int], ...]  # (plugin, weight >= 1)
+    post_filters: tuple[str, ...] = ()  # DefaultPreemption when it runs
     #: every implemented plugin's resolved arguments (its defaults where the profile configures none)
     args: PluginArguments = field(default_factory=lambda: _default_args())
 
@@ -135,7 +137,7 @@ class Profile:
     def to_dict(self) -> dict[str, Any]:
         """The resolved configuration as a KubeSchedulerConfiguration with this one profile.
 
-        Every extension point vcore runs (preFilter, filter, preScore, score) is spelled out as
+        Every extension point vcore runs (preFilter, filter, postFilter, preScore, score) is spelled out as
         ``disabled: [{name: "*"}]`` plus the resolved ``enabled`` list (with weights at ``score``), and every
         argument is defaulted, so the result shows exactly what runs and loads back into an equal Profile.
         ``multiPoint`` is left at its default, so the other extension points (queueSort, bind, ...) keep
@@ -149,8 +151,9 @@ class Profile:
             FILTER: point(self.filters),
             PRE_SCORE: point(self.pre_scores),
             SCORE: {"enabled": [{"name": n, "weight": w} for n, w in self.scores], "disabled": [{"name": "*"}]},
+            POST_FILTER: point(self.post_filters),
         }
-        running = set(self.filters) | {n for n, _ in self.scores}
+        running = set(self.filters) | {n for n, _ in self.scores} | set(self.post_filters)
         plugin_config = [{"name": name, "args": plugin.to_args(self.args[name])} for name, plugin in P.PLUGINS.items()
                          if plugin.default_args is not None
                          and (name in running or self.args[name] != plugin.default_args)]
@@ -266,6 +269,7 @@ def _resolve(data: Any, root: str, global_pct: int | None) -> Profile:
         filters=points[FILTER],
         pre_scores=points[PRE_SCORE],
         scores=points[SCORE],
+        post_filters=points[POST_FILTER],
         args=PluginArguments(args),
     )
 
@@ -369,7 +373,7 @@ def _resolve_plugins(value: Any, path: str, args: Mapping[str, Any]) -> dict[str
     multi_point = _merge_plugin_set(P.VCORE_DEFAULT_MULTI_POINT, sets[MULTI_POINT])
 
     resolved: dict[str, Any] = {}
-    for point in (PRE_FILTER, FILTER, PRE_SCORE, SCORE):
+    for point in (PRE_FILTER, FILTER, POST_FILTER, PRE_SCORE, SCORE):
         specific = sets[point]
         specific_names = [n for n, _ in specific.enabled]
         if "*" in specific.disabled:

@@ -11,6 +11,7 @@ import contextlib
 import functools
 import gc
 import os
+import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -25,9 +26,11 @@ from vcore.batch.result import CycleResult
 from vcore.batch.session import share_plugin
 from vcore.cluster import Cluster, gpu_choice, with_gpu
 from vcore.errors import ProfileError
+from vcore.plugins import DEFAULT_PREEMPTION
+from vcore.preemption import preempt
 from vcore.profile import Profile
-from vcore.reasons import fit_error_message, reason_counts
-from vcore.types import Placement
+from vcore.reasons import fit_error_message, is_pod_refusal, reason_counts
+from vcore.types import Placement, Preemption
 
 if TYPE_CHECKING:
     from vcore._native._convert import PodSpec
@@ -69,6 +72,7 @@ class FilterResult:
     feasible: list[str]
     reasons: dict[str, int]
     message: str
+    preemption: Preemption | None = None  # when no node fits and DefaultPreemption runs
 
 
 class NodeScope(NamedTuple):
@@ -86,6 +90,11 @@ class Evaluation:
     feasible_mask: np.ndarray  # bool[n_slots]
     scores: np.ndarray  # int64[n_slots], 0 where infeasible
     reasons: dict[str, int]
+
+
+def _with_postfilter(message: str, preemption: Preemption | None) -> str:
+    """kube-scheduler's FitError text: the filter reasons, then the PostFilter's when it explains itself."""
+    return f"{message} {preemption.message}" if preemption is not None and preemption.message else message
 
 
 def _holding_cluster(method: Callable[..., T]) -> Callable[..., T]:
@@ -125,6 +134,7 @@ class Scheduler:
         self._state = cluster.state
         self._engine = _core.Engine(self._state, self.profile.native(), seed)
         self._scope: NodeScope | None = None
+        self._preemption_offsets = random.Random(seed)  # where each preemption's walk starts (kube: at random)
 
     @_holding_cluster
     def compile(self, pod: Any) -> _core.CompiledPod:
@@ -136,19 +146,53 @@ class Scheduler:
     @_holding_cluster
     def evaluate(self, pod: Any) -> Evaluation:
         """One fused native pass over all nodes: feasibility mask, final scores, reason counts."""
-        spec = None if isinstance(pod, _core.CompiledPod) else self.cluster.pod_spec(pod)
-        compiled = pod if spec is None else self._state.compile_pod(spec)
+        return self._evaluate(*self._compiled(pod))
+
+    def _compiled(self, pod: Any) -> tuple[_core.CompiledPod, PodSpec | None]:
+        """The pod compiled, and its spec (None for a pod the caller compiled)."""
+        if isinstance(pod, _core.CompiledPod):
+            return pod, None
+        spec = self.cluster.pod_spec(pod)
+        return self._state.compile_pod(spec), spec
+
+    def _evaluate(self, compiled: _core.CompiledPod, spec: PodSpec | None) -> Evaluation:
         mask, scores, codes = self._engine.evaluate(compiled)
         return Evaluation(mask, scores, reason_counts(codes, _core.reason_names(self._state), spec))
 
     @_holding_cluster
     def filter(self, pod: Any) -> FilterResult:
-        """Feasible node names (index order) and the reasons for the others, over every node."""
-        ev = self.evaluate(pod)
+        """Feasible node names (index order) and the reasons for the others, over every node. When none is feasible
+        and the profile runs DefaultPreemption, what preemption would do (its text ends the message, as in
+        kube-scheduler's FailedScheduling)."""
+        compiled, spec = self._compiled(pod)
+        ev = self._evaluate(compiled, spec)
         names = self._state.node_names()
         feasible = [names[i] for i in np.flatnonzero(ev.feasible_mask)]
-        message = "" if feasible else fit_error_message(self._n_visible(), ev.reasons)
-        return FilterResult(feasible, ev.reasons, message)
+        if feasible:
+            return FilterResult(feasible, ev.reasons, "")
+        message = fit_error_message(self._n_visible(), ev.reasons)
+        preemption = self._preemption(compiled, spec, ev.reasons)
+        return FilterResult(feasible, ev.reasons, _with_postfilter(message, preemption), preemption)
+
+    @_holding_cluster
+    def preempt(self, pod: Any) -> Preemption:
+        """kube-scheduler's DefaultPreemption for a pod that fits no node: the node it may have once the returned
+        victims are evicted, or None and why not. Decided, not done: nothing is evicted (see Preemption)."""
+        compiled, spec = self._compiled(pod)
+        return self._preemption(compiled, spec, {}) or Preemption(None)
+
+    def _preemption(self, pod: _core.CompiledPod, spec: PodSpec | None,
+                    reasons: dict[str, int]) -> Preemption | None:
+        """DefaultPreemption's dry run when the profile runs it; None when it does not, or for a pod vcore refuses
+        outright (its gates or a field vcore does not honor say why, not preemption)."""
+        if (DEFAULT_PREEMPTION not in self.profile.post_filters or any(is_pod_refusal(r) for r in reasons)
+                or self._n_visible() == 0):  # kube-scheduler: "no nodes available", no PostFilter
+            return None
+        batch = self.cluster.batch
+        return preempt(self._engine, self._state, pod, spec, args=self.profile.args[DEFAULT_PREEMPTION],
+                       offset=self._preemption_offsets.randrange(2**31), n_nodes=self._n_visible(),
+                       reason_names=_core.reason_names(self._state),
+                       terminating=lambda key: key in batch.pods and bool(batch.pods[key].spec.get("preempted")))
 
     @_holding_cluster
     def score(self, pod: Any) -> dict[str, int]:
@@ -163,7 +207,9 @@ class Scheduler:
         """Place pods in order with one native call, binding each placed pod into the cluster.
 
         The whole batch is validated first (conversion, keys already bound, duplicates): a bad batch raises and
-        binds nothing. An unschedulable pod is not an error: its Placement has node None and the reasons.
+        binds nothing. An unschedulable pod is not an error: its Placement has node None and the reasons, and when
+        the profile runs DefaultPreemption, its ``preemption`` (worked out once the batch is placed): the node it
+        may have once the victims go, which the caller evicts, or why preemption does not help.
         """
         with _gc_paused():
             return self._schedule(list(pods))
@@ -206,7 +252,9 @@ class Scheduler:
                 placements.append(Placement(key, names[node], {}, "", gpu_choice(gpus[i])))
             else:
                 counts = reason_counts(reasons[i], reason_names, spec_of[i])
-                placements.append(Placement(key, None, counts, fit_error_message(n_nodes, counts)))
+                preemption = self._preemption(batch[i], spec_of[i], counts)
+                message = _with_postfilter(fit_error_message(n_nodes, counts), preemption)
+                placements.append(Placement(key, None, counts, message, preemption=preemption))
         return placements
 
     @_holding_cluster

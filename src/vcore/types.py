@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["GpuChoice", "HeldGpus", "Placement"]
+__all__ = ["GpuChoice", "HeldGpus", "Placement", "Preemption"]
 
 #: The GPUs a pod holds as the native core reports them: (GPU index, MIG start slice or -1) per device.
 HeldGpus = tuple[tuple[int, int], ...]
@@ -33,7 +33,8 @@ class Placement(NamedTuple):
     """Where one pod went: a node name, or None with the reason summary.
 
     ``gpus`` are the node-local GPU devices a GPU pod took (``gpus.gpu_index_annotation()`` gives the value of
-    a ``volcano.sh/gpu-index`` annotation); None for pods without a GPU request or not placed.
+    a ``volcano.sh/gpu-index`` annotation); None for pods without a GPU request or not placed. ``preemption`` is
+    what DefaultPreemption found for a pod that was not placed (its text is part of ``message``).
     """
 
     pod: str
@@ -41,3 +42,19 @@ class Placement(NamedTuple):
     reasons: dict[str, int]
     message: str
     gpus: GpuChoice | None = None
+    preemption: Preemption | None = None  # an unplaced pod's preemption (DefaultPreemption), when it ran
+
+
+@dataclass(frozen=True)
+class Preemption:
+    """What kube-scheduler's DefaultPreemption decides for a pod no node fits: the node it may have once ``victims``
+    (most important first) are evicted, or None with kube-scheduler's PostFilter text in ``message``.
+
+    It is decided, not done: the caller evicts the victims and gives the pod ``node`` as its nominatedNodeName, and
+    the pod is scheduled again once they are gone (until then the room is not held for it).
+    """
+
+    node: str | None
+    victims: tuple[str, ...] = ()
+    pdb_violations: int = 0  # victims whose PodDisruptionBudget had no disruption left
+    message: str = ""

@@ -30,6 +30,7 @@ class NodeSpec(TypedDict):
     taints: list[tuple[str, str, TaintEffect]]  # (key, value, effect)
     unschedulable: bool
     may_have_gpus: NotRequired[bool]  # present (True) when allocatable or GFD labels show GPUs
+    images: NotRequired[list[tuple[list[str], int]]]  # status.images: (names, sizeBytes)
     # Added by vcore, not by the converter, before the core reads the spec:
     gpus: NotRequired[list[GpuDevice]]  # vcore.gpu.specs.node_devices
     numa_cpu: NotRequired[list[tuple[int, int]]]  # vcore.gpu.numa.node_numa_cpu: (NUMA node, allocatable milli-cpu)
@@ -81,6 +82,13 @@ class PodSpec(TypedDict):
     node_name: NotRequired[str]
     unhonored: NotRequired[tuple[str, ...]]  # fields vcore does not evaluate: the pod is refused
     scheduling_gates: NotRequired[tuple[str, ...]]
+    host_ports: NotRequired[list[tuple[str, str, int]]]  # (host IP, protocol, port): NodePorts
+    images: NotRequired[list[str]]  # each container's image, init containers first, tag defaulted: ImageLocality
+    n_containers: NotRequired[int]
+    preemption_policy: NotRequired[Literal["Never"]]  # present only when the pod may not preempt
+    start_time: NotRequired[int]  # status.startTime, Unix seconds
+    nominated_node: NotRequired[str]  # status.nominatedNodeName
+    preempted: NotRequired[bool]  # being terminated by a preemption (DisruptionTarget, PreemptionByScheduler)
     gpu: NotRequired[dict[str, Any]]  # added by vcore (vcore.gpu.specs.pod_gpu): the native GPU request
 
 def parse_quantity(value: str | int | float, *, milli: bool = False, obj: str = "", field: str = "") -> int:

@@ -23,6 +23,7 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
     void *PyUnicode_DATA(object o)
 
+import datetime
 import math
 import operator
 
@@ -1360,6 +1361,20 @@ cdef dict _pod_spec(object pod_in):
     if images:
         out["images"] = images
         out["n_containers"] = len(images)
+    policy = _opt_str(spec.get("preemptionPolicy"), ctx, "spec.preemptionPolicy")
+    if policy == "Never":
+        out["preemption_policy"] = policy
+    elif policy not in ("", "PreemptLowerPriority"):
+        _fail(ctx, "spec.preemptionPolicy", f"unsupported value {policy!r} (PreemptLowerPriority or Never)")
+    status = _opt_dict(pod.get("status"), ctx, "status")
+    if status is not None:
+        if status.get("startTime") is not None:
+            out["start_time"] = _timestamp(status.get("startTime"), ctx, "status.startTime")
+        nominated = _opt_str(status.get("nominatedNodeName"), ctx, "status.nominatedNodeName")
+        if nominated:
+            out["nominated_node"] = nominated
+        if out.get("deleting") and _preempted(status, ctx):
+            out["preempted"] = True
     cdef tuple unhonored = _unhonored(spec, ctx)
     if unhonored:
         out["unhonored"] = unhonored
@@ -1370,6 +1385,34 @@ cdef dict _pod_spec(object pod_in):
     if node_name:
         out["node_name"] = node_name
     return out
+
+
+cdef bint _preempted(dict status, str ctx) except -1:
+    """A DisruptionTarget condition from the scheduler's preemption (kube-scheduler's podTerminatingByPreemption)."""
+    cdef list conditions = _opt_list(status.get("conditions"), ctx, "status.conditions")
+    if not conditions:
+        return False
+    for c in conditions:
+        if type(c) is dict and c.get("type") == "DisruptionTarget" and c.get("status") == "True" \
+                and c.get("reason") == "PreemptionByScheduler":
+            return True
+    return False
+
+
+cdef object _timestamp(object value, str ctx, str path):
+    """An RFC 3339 timestamp (metav1.Time) as whole Unix seconds."""
+    if isinstance(value, datetime.datetime):
+        when = value
+    elif type(value) is str:
+        try:
+            when = datetime.datetime.fromisoformat(value)
+        except ValueError:
+            _fail(ctx, path, f"not an RFC 3339 timestamp: {value!r}")
+    else:
+        _fail(ctx, path, f"expected a timestamp string, got {type(value).__name__}", True)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return int(when.timestamp())
 
 
 cdef tuple _controller(dict meta, str ctx):

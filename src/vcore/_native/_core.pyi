@@ -12,7 +12,7 @@ Conventions of the binding layer, reflected here:
   (not invalid) when ``generation`` changes.
 - C++ errors surface as KeyError (not found), ValueError (invalid) or TypeError (wrong type in a spec dict).
 """
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, SupportsIndex, SupportsInt, TypedDict
 
 import numpy as np
@@ -145,6 +145,13 @@ class ClusterState:
         """bind a detached pod again exactly as it was. Bound meanwhile -> ValueError; node gone -> KeyError."""
     def pod_node(self, key: str, /) -> int:
         """Slot of a bound pod, -1 if not bound."""
+    def set_pdb(self, key: str, selector: Mapping[str, Any] | None, disruptions_allowed: int,
+                disrupted: Sequence[str]) -> None:
+        """Add or replace a PodDisruptionBudget (selector as _convert.label_selector gives it; None covers no pod)."""
+    def remove_pdb(self, key: str, /) -> bool:
+        """Forget a PodDisruptionBudget; False when it was not there."""
+    def pod_priority(self, key: str, /) -> int:
+        """The priority of a bound pod; KeyError when not bound."""
     def set_namespace_labels(self, name: str, labels: Sequence[tuple[str, str]], /) -> None:
         """A namespace's labels, which pod affinity terms' namespaceSelector reads (bound pods recounted)."""
     def reserve_pods(self, n: int, /) -> None:
@@ -216,6 +223,13 @@ class Engine:
                      allowed: ArrayLike | None = None) -> tuple[int, list[str]]:
         """(slot or -1, victim keys): where the pod fits once the fewest, lowest-priority candidates (key,
         priority) are gone, by kube-scheduler's DefaultPreemption rule. Nothing is evicted."""
+    def preempt(self, pod: CompiledPod, offset: int, min_candidate_nodes_percentage: int,
+                min_candidate_nodes_absolute: int) -> tuple[int, list[str], int, NDArray[np.int32],
+                                                             list[tuple[int, list[int]]]]:
+        """kube-scheduler's DefaultPreemption as a dry run: (node slot or -1, victim keys most important first,
+        PodDisruptionBudget violations, per-slot status (a reason code, or -1 candidate, -2 no victims, -3 not
+        helpful, -4 fits, -5 outside), [(slot, reason codes)] where the pod fails even with every lower-priority
+        pod gone). Nothing is evicted."""
     def fit_counts(self, pod: CompiledPod, allowed: ArrayLike | None = None) -> NDArray[np.int32]:
         """Per slot, how many copies of the pod fit there now (0 where it does not fit)."""
     def observe(self, pods: Sequence[CompiledPod], /) -> None:

@@ -62,6 +62,7 @@ INTER_POD_AFFINITY = "InterPodAffinity"
 NODE_PORTS = "NodePorts"
 IMAGE_LOCALITY = "ImageLocality"
 SCHEDULING_GATES = "SchedulingGates"
+DEFAULT_PREEMPTION = "DefaultPreemption"
 
 #: Every plugin vcore implements, by name: one module of this package each.
 PLUGINS: Mapping[str, NodePlugin] = MappingProxyType({
@@ -79,7 +80,6 @@ NODE_VOLUME_LIMITS = "NodeVolumeLimits"
 VOLUME_BINDING = "VolumeBinding"
 VOLUME_ZONE = "VolumeZone"
 DYNAMIC_RESOURCES = "DynamicResources"
-DEFAULT_PREEMPTION = "DefaultPreemption"
 DEFAULT_BINDER = "DefaultBinder"
 
 #: In-tree kube-scheduler plugins vcore does not implement: disabling them is a no-op, enabling them
@@ -87,7 +87,7 @@ DEFAULT_BINDER = "DefaultBinder"
 UNIMPLEMENTED_PLUGINS: tuple[str, ...] = (
     PRIORITY_SORT, VOLUME_RESTRICTIONS, NODE_VOLUME_LIMITS,
     VOLUME_BINDING, VOLUME_ZONE, DYNAMIC_RESOURCES,
-    DEFAULT_PREEMPTION, DEFAULT_BINDER,
+    DEFAULT_BINDER,
 )
 
 #: Plugins kube-scheduler removed before or in config v1 (its validation rejects enabling them);

@@ -77,6 +77,13 @@ void inter_pod_input(const py::dict& spec, vcore::PodInput& p, const std::string
 
 }  // namespace
 
+vcore::PdbInput pdb_input(const std::string& key, const py::object& selector, int32_t disruptions_allowed,
+                          const std::vector<std::string>& disrupted) {
+  vcore::PdbInput out{key, std::nullopt, disruptions_allowed, disrupted};
+  if (!selector.is_none()) out.selector = pod_selector(selector, "poddisruptionbudget " + key + ": spec.selector");
+  return out;
+}
+
 vcore::NodeInput node_input(const py::dict& spec) {
   const std::string what = "node spec";
   vcore::NodeInput n;
@@ -141,7 +148,7 @@ struct PodKeys {
       preferred_terms{"preferred_terms"}, tolerations{"tolerations"}, gpu{"gpu"}, node_name{"node_name"},
       unhonored{"unhonored"}, scheduling_gates{"scheduling_gates"}, labels{"labels"}, deleting{"deleting"},
       pod_affinity{"pod_affinity"}, spread{"spread"}, default_spread{"default_spread_selector"},
-      host_ports{"host_ports"}, images{"images"}, n_containers{"n_containers"};
+      host_ports{"host_ports"}, images{"images"}, n_containers{"n_containers"}, start_time{"start_time"};
 };
 
 const PodKeys& pod_keys() {
@@ -234,6 +241,7 @@ vcore::PodInput pod_input(const py::dict& spec) {
     p.host_ports = field<decltype(p.host_ports)>(spec, "host_ports", what);
   if (PyObject* v = lookup(spec, k.images); !empty_sequence(v)) p.images = field<decltype(p.images)>(spec, "images", what);
   if (PyObject* v = lookup(spec, k.n_containers)) p.n_containers = static_cast<int32_t>(as_int64(v, what, "n_containers"));
+  if (PyObject* v = lookup(spec, k.start_time)) p.start_time = as_int64(v, what, "start_time");
   return p;
 }
 

@@ -32,6 +32,9 @@ T field_or(const py::dict& d, const char* key, const std::string& what, T fallba
 
 vcore::NodeInput node_input(const py::dict& spec);
 vcore::PodInput pod_input(const py::dict& spec);
+// A PodDisruptionBudget: its selector as vcore._native._convert.label_selector gives it (None: covers no pod).
+vcore::PdbInput pdb_input(const std::string& key, const py::object& selector, int32_t disruptions_allowed,
+                          const std::vector<std::string>& disrupted);
 
 // A placed pod's devices for Python: ((gpu, mig_start), ...) with mig_start -1 outside MIG.
 py::tuple assignment_tuple(const vcore::GpuAssignment& a);

@@ -167,6 +167,21 @@ void register_cluster(py::module_& m) {
              s.set_namespace_labels(name, labels);
            },
            "a namespace's labels, which pod affinity terms' namespaceSelector reads")
+      .def("set_pdb",
+           [](ClusterState& s, const std::string& key, const py::object& selector, int32_t disruptions_allowed,
+              const std::vector<std::string>& disrupted) {
+             const auto input = pdb_input(key, selector, disruptions_allowed, disrupted);
+             std::unique_lock lock(s.mutex());
+             s.set_pdb(input);
+           },
+           py::arg("key"), py::arg("selector"), py::arg("disruptions_allowed"), py::arg("disrupted"),
+           "add or replace a PodDisruptionBudget (preemption spares what it protects where it can)")
+      .def("remove_pdb",
+           [](ClusterState& s, const std::string& key) {
+             std::unique_lock lock(s.mutex());
+             return s.remove_pdb(key);
+           },
+           "forget a PodDisruptionBudget; False when it was not there")
       .def("pod_node", &ClusterState::pod_node)
       .def("bound_keys",
            [](const ClusterState& s) {
@@ -211,6 +226,14 @@ void register_cluster(py::module_& m) {
            },
            "per resource axis, the requests of the bound pods summed (a new int64 array; never past 2**61)")
       .def("pods_on", &ClusterState::pods_on)
+      .def("pod_priority",
+           [](const ClusterState& s, const std::string& key) {
+             std::shared_lock lock(s.mutex());
+             const vcore::BoundPod* pod = s.bound_pod(key);
+             if (pod == nullptr) throw py::key_error("pod " + key + ": not bound");
+             return pod->priority;
+           },
+           "the priority of a bound pod")
       .def_property_readonly("n_nodes", &ClusterState::n_nodes)
       .def_property_readonly("n_slots", &ClusterState::n_slots)
       .def_property_readonly("n_pods", &ClusterState::n_pods)

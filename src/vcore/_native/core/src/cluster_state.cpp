@@ -415,6 +415,44 @@ void ClusterState::compile_inter_pod(const PodInput& pod, CompiledPod& out, cons
   for (const auto& t : c.preferred_anti_affinity) c.carried.preferred_anti_affinity.push_back(pod_index_.term_class(t));
 }
 
+void ClusterState::set_pdb(const PdbInput& in) {
+  const size_t slash = in.key.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == in.key.size())
+    throw Invalid("poddisruptionbudget " + in.key + ": key must be namespace/name");
+  Pdb pdb{in.key, intern_string(in.key.substr(0, slash)), {}, in.disruptions_allowed, in.disrupted};
+  pdb.selector.nothing = true;
+  if (in.selector) {
+    pdb.selector = compile_selector(*in.selector, "poddisruptionbudget " + in.key + ": spec.selector");
+    pdb.selector.nothing |= pdb.selector.requirements.empty();  // an empty selector covers no pod either
+  }
+  std::sort(pdb.disrupted.begin(), pdb.disrupted.end());
+  const auto it = std::find_if(pdbs_.begin(), pdbs_.end(), [&](const Pdb& p) { return p.key == in.key; });
+  if (it == pdbs_.end()) pdbs_.push_back(std::move(pdb));
+  else *it = std::move(pdb);
+}
+
+bool ClusterState::remove_pdb(const std::string& key) {
+  const auto it = std::find_if(pdbs_.begin(), pdbs_.end(), [&](const Pdb& p) { return p.key == key; });
+  if (it == pdbs_.end()) return false;
+  pdbs_.erase(it);
+  return true;
+}
+
+std::vector<int32_t> ClusterState::pdbs_of(const std::string& key, const BoundPod& pod) const {
+  std::vector<int32_t> out;
+  if (pdbs_.empty() || pod.identity.label_set < 0) return out;
+  const auto& labels = pod_index_.labels_of(pod.identity.label_set);
+  if (labels.empty()) return out;
+  const std::string name = key.substr(key.find('/') + 1);
+  for (size_t i = 0; i < pdbs_.size(); ++i) {
+    const Pdb& pdb = pdbs_[i];
+    if (pdb.namespace_id != pod.identity.namespace_id || !pdb.selector.matches(labels)) continue;
+    if (std::binary_search(pdb.disrupted.begin(), pdb.disrupted.end(), name)) continue;
+    out.push_back(static_cast<int32_t>(i));
+  }
+  return out;
+}
+
 void ClusterState::set_namespace_labels(const std::string& name,
                                         const std::vector<std::pair<std::string, std::string>>& labels) {
   std::vector<std::pair<int32_t, int32_t>> interned;
@@ -497,6 +535,7 @@ CompiledPod ClusterState::compile_pod(const PodInput& pod) {
   }
   for (const auto& image : pod.images) out.images.push_back(intern_string(image));
   out.n_containers = pod.n_containers;
+  out.start_time = pod.start_time;
   for (const auto& [name, amount] : pod.requests) {
     if (amount == 0 || name == "pods") continue;  // the pod count is accounted per bound pod, not requested
     out.requests.emplace_back(resource_axis(name), amount);
@@ -581,7 +620,7 @@ void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAs
   const auto [it, inserted] = pods_.try_emplace(pod.key);
   if (!inserted) throw Invalid("pod " + pod.key + ": already bound to node " + names_[it->second.node]);
   it->second = BoundPod{slot, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes, std::move(gpu),
-                        pod.identity, pod.inter_pod.carried, pod.host_ports};
+                        pod.identity, pod.inter_pod.carried, pod.host_ports, pod.priority, pod.start_time};
   apply_pod(it->second, +1);
   pods_on_[slot].push_back(&it->first);
 }

@@ -19,6 +19,7 @@ std::map<std::string, PluginFactory>& registry() {
 
 struct ReasonTable {
   std::vector<std::string> names;
+  std::vector<uint8_t> unresolvable;
   std::map<std::string, int32_t> base;  // plugin -> code of its first reason
 };
 
@@ -27,9 +28,14 @@ const ReasonTable& table() {
   static const ReasonTable t = [] {
     ReasonTable out;
     out.names.assign(kFixedReasonNames, kFixedReasonNames + kFixedReasons);
+    out.unresolvable.assign(kFixedReasonUnresolvable, kFixedReasonUnresolvable + kFixedReasons);
     for (const auto& [name, factory] : registry()) {
-      out.base[name] = static_cast<int32_t>(out.names.size());
-      for (auto& reason : factory(PluginArgs{})->reasons()) out.names.push_back(std::move(reason));
+      const int32_t base = static_cast<int32_t>(out.names.size());
+      out.base[name] = base;
+      const auto plugin = factory(PluginArgs{});
+      for (auto& reason : plugin->reasons()) out.names.push_back(std::move(reason));
+      out.unresolvable.resize(out.names.size(), 0);
+      for (int32_t k : plugin->unresolvable_reasons()) out.unresolvable.at(static_cast<size_t>(base + k)) = 1;
     }
     return out;
   }();
@@ -110,6 +116,8 @@ std::vector<std::string> registered_plugins() {
 }
 
 const std::vector<std::string>& reason_table() { return table().names; }
+
+const std::vector<uint8_t>& reason_unresolvable() { return table().unresolvable; }
 
 int32_t plugin_reason_base(const std::string& plugin) {
   const auto it = table().base.find(plugin);

@@ -102,6 +102,23 @@ struct PodInput {
   std::vector<std::tuple<std::string, std::string, int32_t>> host_ports;  // (host IP, protocol, port), sanitized
   std::vector<std::string> images;  // each container's image (init containers first), normalized
   int32_t n_containers = 0;         // init containers + containers
+  int64_t start_time = kUnknownStartTime;  // status.startTime, Unix seconds
+};
+
+// A PodDisruptionBudget as preemption reads it: the pods it covers and how many may still be disrupted.
+struct PdbInput {
+  std::string key;  // namespace/name
+  std::optional<PodSelectorInput> selector;  // spec.selector; none or empty: covers no pod (as kube-scheduler reads it)
+  int32_t disruptions_allowed = 0;           // status.disruptionsAllowed
+  std::vector<std::string> disrupted;        // status.disruptedPods: names the API server already counts
+};
+
+struct Pdb {
+  std::string key;
+  int32_t namespace_id;
+  PodSelector selector;  // `nothing` when it covers no pod
+  int32_t disruptions_allowed;
+  std::vector<std::string> disrupted;  // sorted
 };
 
 // A row-major int64 matrix [rows][stride] whose storage numpy views may share.
@@ -125,6 +142,8 @@ struct BoundPod {
   PodIdentity identity;  // what the pod index counts it by
   CarriedTerms carried;  // its (anti-)affinity terms, as term classes of the pod index
   std::vector<HostPort> host_ports;
+  int64_t priority = 0;
+  int64_t start_time = kUnknownStartTime;
 };
 
 class ClusterState {
@@ -172,6 +191,13 @@ class ClusterState {
   const HostPortTable& host_ports() const { return host_ports_; }
   const ImageTable& images() const { return images_; }
   int32_t any_host_ip() const { return any_host_ip_; }
+  // PodDisruptionBudgets (preemption spares the pods they protect where it can); exclusive lock to change.
+  void set_pdb(const PdbInput& pdb);
+  bool remove_pdb(const std::string& key);
+  const std::vector<Pdb>& pdbs() const { return pdbs_; }
+  // Indices into pdbs() of the budgets that count a bound pod's eviction (kube-scheduler's rule: same namespace,
+  // the selector matches its labels, not already among the budget's disrupted pods).
+  std::vector<int32_t> pdbs_of(const std::string& key, const BoundPod& pod) const;
   // A namespace's labels (for namespaceSelector); exclusive lock.
   void set_namespace_labels(const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels);
   // Room for n bound pods without rehashing: a cycle about to bind thousands of pods asks once, instead of the
@@ -298,6 +324,7 @@ class ClusterState {
   PodIndex pod_index_;
   HostPortTable host_ports_;
   ImageTable images_;
+  std::vector<Pdb> pdbs_;
   int32_t any_host_ip_ = -1;
   int64_t n_prefer_taints_ = 0;
   uint64_t generation_ = 0;

@@ -31,6 +31,29 @@ struct ScheduleResult {
   int32_t n_reasons = 0;
 };
 
+// kube-scheduler's DefaultPreemption for one pod (PostFilter), as a dry run: the state is left as it was found.
+struct PreemptionRequest {
+  int32_t offset = 0;  // where the walk over the potential nodes starts (kube-scheduler: at random)
+  int32_t min_candidate_nodes_percentage = 10;
+  int32_t min_candidate_nodes_absolute = 100;
+};
+
+struct PreemptionOutcome {
+  // Per slot, what the dry run found there (kube-scheduler's NodeToStatus): a reason code (the pod does not fit
+  // even with every lower-priority pod gone), or one of:
+  static constexpr int32_t kCandidate = -1;    // evicting `victims` there lets the pod fit
+  static constexpr int32_t kNoVictims = -2;    // "No preemption victims found for incoming pod"
+  static constexpr int32_t kNotHelpful = -3;   // "Preemption is not helpful for scheduling" (unresolvable, not tried)
+  static constexpr int32_t kFits = -4;         // the pod fits there as it is
+  static constexpr int32_t kOutside = -5;      // not a node, or outside a hard scope
+  int32_t node = -1;                   // the chosen node, -1 when none helps
+  std::vector<std::string> victims;    // the chosen node's victims, most important first
+  int64_t pdb_violations = 0;          // how many of them their PodDisruptionBudgets did not allow
+  std::vector<int32_t> status;         // per slot, see above
+  // The slots whose status is a reason code, with every reason the pod failed there for.
+  std::vector<std::pair<int32_t, std::vector<int32_t>>> reasons;
+};
+
 class Engine {
  public:
   Engine(std::shared_ptr<ClusterState> state, ProfileConfig config, uint64_t seed);
@@ -51,6 +74,12 @@ class Engine {
   // Exclusive lock: candidates are detached and re-attached while each node is tried.
   PreemptionChoice find_victims(const CompiledPod& pod, const std::vector<VictimCandidate>& candidates,
                                 const std::vector<uint8_t>& allowed);
+  // kube-scheduler's DefaultPreemption (preemption.h's Evaluator and SelectVictimsOnNode): the nodes whose failure
+  // an eviction could lift, from `offset` on, until enough candidates are found; per node the bound pods of lower
+  // priority go, then come back, PodDisruptionBudget-violating ones first, most important first, while the pod
+  // still fits; the candidate with the fewest violations, lowest highest-priority victim, lowest priority sum,
+  // fewest victims, latest start of its most important victims wins. Exclusive lock (pods detach and re-attach).
+  PreemptionOutcome preempt(const CompiledPod& pod, const PreemptionRequest& request);
   // Per slot, how many copies of the pod fit there now (0 where a filter fails or `allowed` is 0; the resource
   // and pod-count rows bound it, device-level GPU fit only says whether one copy fits); shared lock.
   std::vector<int32_t> fit_counts(const CompiledPod& pod, const std::vector<uint8_t>& allowed) const;

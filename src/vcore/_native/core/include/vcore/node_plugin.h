@@ -76,6 +76,9 @@ class NodePlugin {
   virtual ~NodePlugin() = default;
   // Its filter reasons, in kube-scheduler's words (their codes follow the fixed ones, see reason_table()).
   virtual std::vector<std::string> reasons() const { return {}; }
+  // Indices of its reasons that are UnschedulableAndUnresolvable in kube-scheduler: no eviction can lift them, so
+  // preemption leaves such nodes alone.
+  virtual std::vector<int32_t> unresolvable_reasons() const { return {}; }
   virtual Normalization normalization() const { return Normalization::kNone; }
   // Node label keys its kernels read by column (ClusterState::label_column): the engine makes sure they exist.
   virtual std::vector<std::string> label_keys() const { return {}; }
@@ -94,6 +97,8 @@ std::vector<std::string> registered_plugins();        // sorted
 // Reason codes: the fixed ones (reasons.h), then every registered plugin's reasons (plugins by name, each in its
 // own order), then "Insufficient <resource>" per resource axis from insufficient_base().
 const std::vector<std::string>& reason_table();
+// Per code of reason_table() (the Insufficient codes after it are all resolvable): UnschedulableAndUnresolvable.
+const std::vector<uint8_t>& reason_unresolvable();
 int32_t plugin_reason_base(const std::string& plugin);
 int32_t insufficient_base();
 

@@ -11,6 +11,9 @@
 
 namespace vcore {
 
+// A start time nobody knows: kube-scheduler reads a missing status.startTime as "now", later than every real one.
+inline constexpr int64_t kUnknownStartTime = INT64_MAX;
+
 enum class TaintEffect : uint8_t { kAny = 0, kNoSchedule = 1, kPreferNoSchedule = 2, kNoExecute = 3 };
 
 enum class SelectorOp : uint8_t { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
@@ -83,6 +86,7 @@ struct CompiledPod {
   std::vector<HostPort> host_ports;  // NodePorts: the host ports its containers (and sidecars) take
   std::vector<int32_t> images;       // ImageLocality: its containers' images (init first), interned
   int32_t n_containers = 0;
+  int64_t start_time = kUnknownStartTime;  // status.startTime (Unix seconds): preemption spares older pods first
   // A constraint vcore does not evaluate (or scheduling gates): every node is infeasible for the pod.
   bool refused = false;
   uint64_t state_id = 0;  // which ClusterState interned the ids

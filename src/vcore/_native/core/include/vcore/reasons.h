@@ -29,4 +29,8 @@ inline constexpr const char* kFixedReasonNames[kFixedReasons] = {
     "pod has a constraint vcore does not honor",
 };
 
+// Whether a fixed reason is kube-scheduler's UnschedulableAndUnresolvable: evicting pods cannot change it, so
+// preemption does not try such a node.
+inline constexpr bool kFixedReasonUnresolvable[kFixedReasons] = {true, true, true, false, false, false, true};
+
 }  // namespace vcore

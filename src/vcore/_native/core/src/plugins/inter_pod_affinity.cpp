@@ -110,6 +110,7 @@ class InterPodAffinity final : public NodePlugin {
     return {"node(s) didn't match pod affinity rules", "node(s) didn't match pod anti-affinity rules",
             "node(s) didn't satisfy existing pods anti-affinity rules"};
   }
+  std::vector<int32_t> unresolvable_reasons() const override { return {0}; }
   Normalization normalization() const override { return Normalization::kMinMax; }
 
   std::unique_ptr<PodPlugin> prepare(const ClusterState& s, const CompiledPod& pod) const override {

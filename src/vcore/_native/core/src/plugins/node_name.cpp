@@ -32,6 +32,7 @@ class NodeName final : public NodePlugin {
     if (pod.node_name.empty()) return nullptr;
     return std::make_unique<NamedNode>(s.node_index(pod.node_name));
   }
+  std::vector<int32_t> unresolvable_reasons() const override { return {0}; }
 };
 
 VCORE_NODE_PLUGIN("NodeName", [](const PluginArgs&) -> std::unique_ptr<NodePlugin> {

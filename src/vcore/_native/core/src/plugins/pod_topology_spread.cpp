@@ -190,6 +190,7 @@ class PodTopologySpread final : public NodePlugin {
     return {"node(s) didn't match pod topology spread constraints (missing required label)",
             "node(s) didn't match pod topology spread constraints"};
   }
+  std::vector<int32_t> unresolvable_reasons() const override { return {0}; }
   Normalization normalization() const override { return Normalization::kSpread; }
   std::vector<std::string> label_keys() const override { return default_keys_; }
 
