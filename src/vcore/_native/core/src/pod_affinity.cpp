@@ -127,9 +127,9 @@ void PodIndex::apply(const PodIdentity& pod, const CarriedTerms& terms, int32_t 
   }
 }
 
-int32_t PodIndex::term_class(const PodAffinityTerm& term) {
-  const std::string key = signature(term.namespaces) + "|" + signature(term.selector) + "|" +
-                          std::to_string(term.topology_key) + "|" + std::to_string(term.weight);
+int32_t PodIndex::term_class(const PodAffinityTerm& term, int kind) {
+  const std::string key = std::to_string(kind) + "|" + signature(term.namespaces) + "|" + signature(term.selector) +
+                          "|" + std::to_string(term.topology_key) + "|" + std::to_string(term.weight);
   const auto [it, inserted] = class_ids_.emplace(key, static_cast<int32_t>(classes_.size()));
   // No bound pod carries a class the moment it is made: pods count into it as they bind.
   if (inserted) classes_.push_back({term, {}, 0});

@@ -133,11 +133,12 @@ class PodIndex {
   // Whether a pod (by identity) matches a term: its namespace and its labels.
   bool matches(const PodAffinityTerm& term, const PodIdentity& pod) const;
 
-  // Register (or find) the tracker of a selector and the class of a carried term. `bound` lists the bound pods
-  // (slot, identity) to count a new tracker or class from.
+  // Register (or find) the tracker of a selector, counted from `bound`, the bound pods (slot, identity); and the
+  // class of a term carried as one kind (kRequiredAffinity...): the same term carried as affinity by some pods and
+  // as anti-affinity by others is two classes, each counting its own carriers.
   template <typename BoundPods>
   int32_t tracker(std::vector<Condition> all_of, bool live_only, const BoundPods& bound);
-  int32_t term_class(const PodAffinityTerm& term);
+  int32_t term_class(const PodAffinityTerm& term, int kind);
   // Count every tracker again from the bound pods (after namespace labels changed what a selector takes in).
   template <typename BoundPods>
   void recount(const BoundPods& bound);
