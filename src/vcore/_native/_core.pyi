@@ -145,7 +145,7 @@ class ClusterState:
         """bind a detached pod again exactly as it was. Bound meanwhile -> ValueError; node gone -> KeyError."""
     def pod_node(self, key: str, /) -> int:
         """Slot of a bound pod, -1 if not bound."""
-    def set_namespace_labels(self, name: str, labels: Sequence[tuple[str, str]], /) -> None:
+    def set_namespace_labels(self, name: str, labels: Sequence[tuple[str, str]], exists: bool = True) -> None:
         """A namespace's labels, which pod affinity terms' namespaceSelector reads (bound pods recounted)."""
     def reserve_pods(self, n: int, /) -> None:
         """Make room for n bound pods (no rehash while a cycle binds up to that many)."""

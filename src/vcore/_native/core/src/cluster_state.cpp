@@ -411,10 +411,10 @@ void ClusterState::compile_inter_pod(const PodInput& pod, CompiledPod& out, cons
 }
 
 void ClusterState::set_namespace_labels(const std::string& name,
-                                        const std::vector<std::pair<std::string, std::string>>& labels) {
+                                        const std::vector<std::pair<std::string, std::string>>& labels, bool exists) {
   std::vector<std::pair<int32_t, int32_t>> interned;
   for (const auto& [k, v] : labels) interned.emplace_back(intern_string(k), intern_string(v));
-  pod_index_.set_namespace_labels(intern_string(name), std::move(interned));
+  pod_index_.set_namespace_labels(intern_string(name), std::move(interned), exists);
   pod_index_.recount(bound_identities());
 }
 
