@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import reference as ref
 
@@ -308,7 +307,8 @@ def default_selector(cluster: Cluster, pod: dict) -> list[Requirement]:
     if owner is None:
         return reqs
     kind = _CONTROLLERS.get((owner.get("apiVersion"), owner.get("kind")))
-    pool = {"rc": cluster.replication_controllers, "rs": cluster.replica_sets, "ss": cluster.stateful_sets}.get(kind, [])
+    pools = {"rc": cluster.replication_controllers, "rs": cluster.replica_sets, "ss": cluster.stateful_sets}
+    pool = pools.get(kind, [])
     found = next((o for o in pool if (o["metadata"].get("namespace") or "default") == ns
                   and o["metadata"]["name"] == owner.get("name")), None)
     if found is None:
@@ -322,7 +322,8 @@ def default_selector(cluster: Cluster, pod: dict) -> list[Requirement]:
 
 def _constraint(c: dict, selector: list | None) -> Constraint:
     return Constraint(c["maxSkew"], c["topologyKey"], selector, c.get("minDomains") or 1,
-                      (c.get("nodeAffinityPolicy") or "Honor") == "Honor", (c.get("nodeTaintsPolicy") or "Ignore") == "Honor")
+                      (c.get("nodeAffinityPolicy") or "Honor") == "Honor",
+                      (c.get("nodeTaintsPolicy") or "Ignore") == "Honor")
 
 
 def constraints(cluster: Cluster, pod: dict, args: SpreadArgs, when: str) -> list[Constraint]:

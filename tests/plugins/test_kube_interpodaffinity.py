@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 import pytest
 
 import vcore
+from tests.plugins import interpod_reference as iref
 from tests.plugins.kube_builders import (
-    PREFERRED, REQUIRED, Pod, affinity, affinity_term, build_cluster, expr, filter_per_node, incoming, make_node,
+    REQUIRED, Pod, affinity, affinity_term, build_cluster, expr, filter_per_node, incoming, make_node,
     named, namespace, plugin_profile, weighted)
 
 PLUGIN = "InterPodAffinity"
@@ -139,7 +140,8 @@ SINGLE_NODE = [
             "node because one of the matchExpression item don't match.",
             _pod_with_terms(NS, POD_LABEL2, [
                 affinity_term("region", expr("service", "Exists"), expr("wrongkey", "DoesNotExist")),
-                affinity_term("region", expr("service", "In", "securityscan2"), expr("service", "NotIn", "WrongValue"))],
+                affinity_term("region", expr("service", "In", "securityscan2"),
+                              expr("service", "NotIn", "WrongValue"))],
                 None), R_AFFINITY, [EXISTING]),
     _single("satisfies the PodAffinity and PodAntiAffinity with the existing pod",
             Pod().namespace(NS).labels(POD_LABEL2)
@@ -282,7 +284,8 @@ MULTIPLE_NODES = [
            .pod_affinity_in("foo", "zone", ["bar"], REQUIRED)
            .pod_affinity_in("service", "zone", ["securityscan"], REQUIRED).obj(),
            [Pod().name("p1").node("nodeA").labels({"foo": "bar"}).obj()],
-           [make_node("nodeA", {"zone": "az1", "hostname": "h1"}), make_node("nodeB", {"zone": "az2", "hostname": "h2"})],
+           [make_node("nodeA", {"zone": "az1", "hostname": "h1"}),
+            make_node("nodeB", {"zone": "az2", "hostname": "h2"})],
            [None, None]),
     _multi("The first pod of the collection can only be scheduled on nodes labelled with the requested topology keys",
            Pod().namespace(NS).labels({"foo": "bar", "service": "securityscan"})
@@ -292,8 +295,8 @@ MULTIPLE_NODES = [
            [make_node("nodeA", {"zoneLabel": "az1", "hostname": "h1"}),
             make_node("nodeB", {"zoneLabel": "az2", "hostname": "h2"})],
            [R_AFFINITY, R_AFFINITY]),
-    _multi("NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter pod "
-           "affinity rule. The pod can not be scheduled onto nodeA and nodeB.",
+    _multi("NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter "
+           "pod affinity rule. The pod can not be scheduled onto nodeA and nodeB.",
            Pod().namespace(NS).pod_anti_affinity_in("foo", "region", ["abc"], REQUIRED).obj(),
            [Pod().node("nodeA").labels({"foo": "abc"}).obj()],
            [make_node("nodeA", {"region": "r1", "hostname": "nodeA"}),
@@ -306,22 +309,22 @@ MULTIPLE_NODES = [
            [make_node("nodeA", {"region": "r1", "zone": "z1", "hostname": "nodeA"}),
             make_node("nodeB", {"region": "r1", "zone": "z2", "hostname": "nodeB"})],
            [R_ANTI, R_ANTI]),
-    _multi("NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter pod "
-           "affinity rule. The pod can not be scheduled onto nodeA and nodeB but can be scheduled onto nodeC",
+    _multi("NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter "
+           "pod affinity rule. The pod can not be scheduled onto nodeA and nodeB but can be scheduled onto nodeC",
            Pod().namespace(NS).pod_anti_affinity_in("foo", "region", ["abc"], REQUIRED).obj(),
            [Pod().node("nodeA").labels({"foo": "abc"}).obj()],
            [make_node("nodeA", RG_CHINA), make_node("nodeB", RG_CHINA_AZ1), make_node("nodeC", RG_INDIA)],
            [R_ANTI, R_ANTI, None]),
-    _multi("NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter pod "
-           "affinity rule. The pod can not be scheduled onto nodeA, nodeB, but can be scheduled onto nodeC (NodeC has "
-           "an existing pod that match the inter pod affinity rule but in different namespace)",
+    _multi("NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter "
+           "pod affinity rule. The pod can not be scheduled onto nodeA, nodeB, but can be scheduled onto nodeC (NodeC "
+           "has an existing pod that match the inter pod affinity rule but in different namespace)",
            Pod().namespace("NS1").labels({"foo": "123"}).pod_anti_affinity_in("foo", "region", ["bar"], REQUIRED).obj(),
            [Pod().node("nodeA").namespace("NS1").labels({"foo": "bar"}).obj(),
             Pod().node("nodeC").namespace("NS2").pod_anti_affinity_in("foo", "region", ["123"], REQUIRED).obj()],
            [make_node("nodeA", RG_CHINA), make_node("nodeB", RG_CHINA_AZ1), make_node("nodeC", RG_INDIA)],
            [R_ANTI, R_ANTI, None]),
-    _multi("Test existing pod's anti-affinity: if an existing pod has a term with invalid topologyKey, labelSelector of "
-           "the term is firstly checked, and then topologyKey of the term is also checked",
+    _multi("Test existing pod's anti-affinity: if an existing pod has a term with invalid topologyKey, labelSelector "
+           "of the term is firstly checked, and then topologyKey of the term is also checked",
            Pod().label("foo", "").obj(),
            [Pod().node("nodeA").namespace(NS).pod_anti_affinity_exists("foo", "invalid-node-label", REQUIRED).obj()],
            ABC_NODES, [None, None]),
@@ -477,7 +480,6 @@ ADD_REMOVE = [
 
 def _own_terms_match(pod: dict) -> bool:
     """Whether the pod matches every one of its required affinity terms (it is always in its own namespace here)."""
-    from tests.plugins import interpod_reference as iref
     terms = iref.pod_terms(pod)["required_affinity"]
     return bool(terms) and all(iref.term_matches_pod(t, pod, {}) for t in terms)
 

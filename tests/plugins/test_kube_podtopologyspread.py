@@ -32,7 +32,7 @@ import vcore
 from tests.plugins import interpod_reference as iref
 from tests.plugins.kube_builders import (
     DO_NOT_SCHEDULE, HONOR, HOSTNAME, IGNORE, SCHEDULE_ANYWAY, UNSCHEDULABLE_TAINT, ZONE, Pod, Sel, build_cluster,
-    filter_per_node, incoming, make_node, named, plugin_profile, replica_set, service)
+    filter_per_node, incoming, make_node, plugin_profile, replica_set, service)
 
 PLUGIN = "PodTopologySpread"
 R_SKEW = "node(s) didn't match pod topology spread constraints"
@@ -577,7 +577,8 @@ REMOVE_POD = [
                [node_c("zone", {"zone1": 2, "zone2": 2}, 2)]),
     RemoveCase("two spreadConstraints", ZONE_NODE, ABX,
                foo_pods("p-a1@node-a", "p-a2@node-a", "p-b1@node-b", "p-x1@node-x", "p-x2@node-x"), "p-x1",
-               [node_c("zone", {"zone1": 3, "zone2": 1}, 1), node_c("node", {"node-a": 2, "node-b": 1, "node-x": 1}, 1)]),
+               [node_c("zone", {"zone1": 3, "zone2": 1}, 1),
+                node_c("node", {"node-a": 2, "node-b": 1, "node-x": 1}, 1)]),
     RemoveCase("remove a pod when scheduling node affinity unmatched pod with NodeInclusionPolicy disabled",
                ZONE_ONE_NOT_BAR, AB_FOO,
                [p("p-a2", "node-a", "foo", zone="zone1"), p("p-b1", "node-b", "foo", zone="zone2")], "p-a2",
@@ -862,7 +863,8 @@ EMPTY_NODES = [
     _es("system default constraints and a replicaset",
         Pod().name("p").namespace("default").label("foo", "tar").label("baz", "sup")
         .owner_reference("rs1", "apps/v1", "ReplicaSet").obj(),
-        [make_node("node-a", {HOSTNAME: "node-a", ZONE: "mars"}), make_node("node-b", {HOSTNAME: "node-b", ZONE: "mars"}),
+        [make_node("node-a", {HOSTNAME: "node-a", ZONE: "mars"}),
+         make_node("node-b", {HOSTNAME: "node-b", ZONE: "mars"}),
          make_node("node-c", {HOSTNAME: "node-c"}), make_node("node-d", {HOSTNAME: "node-d"})],
         {"defaultingType": "System"}, [ScoreState(HOSTNAME, 3), ScoreState(ZONE, 5)], replica_sets=RS1_FOO),
     _es("default constraints and a replicaset",
