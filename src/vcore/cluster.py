@@ -404,7 +404,9 @@ class Cluster:
     # -- namespaces and the objects that select pods --------------------------------------------------------
     @_locked
     def add_namespace(self, namespace: Any) -> None:
-        """Add a Namespace: its labels are what pod affinity terms' namespaceSelector matches."""
+        """Add a Namespace: its labels are what pod affinity terms' namespaceSelector matches. As in
+        kube-scheduler, a pod's own term with a non-empty namespaceSelector takes in only the namespaces added here;
+        a bound pod's term matches an incoming pod whose namespace was never added as if it had no labels."""
         self._set_namespace(namespace, exists=False)
 
     @_locked
@@ -416,7 +418,7 @@ class Cluster:
         name = namespace if isinstance(namespace, str) else _namespace(namespace)[0]
         if name not in self._namespaces:
             raise ObjectNotFoundError(f"namespace {name}: not found")
-        self._state.set_namespace_labels(name, [])
+        self._state.set_namespace_labels(name, [], exists=False)
         self._namespaces.discard(name)
 
     def _set_namespace(self, namespace: Any, *, exists: bool) -> None:

@@ -26,6 +26,7 @@ cdef extern from "Python.h":
 import datetime
 import math
 import operator
+import re
 
 __all__ = ["api_dict", "parse_quantity", "node_spec", "pod_spec", "pod_specs", "label_selector"]
 
@@ -1004,6 +1005,31 @@ cdef list _tolerations(dict spec, str ctx):
 
 cdef frozenset LABEL_SELECTOR_OPS = frozenset(("In", "NotIn", "Exists", "DoesNotExist"))
 cdef frozenset NODE_INCLUSION_POLICIES = frozenset(("Honor", "Ignore"))
+# Kubernetes' label syntax (apimachinery's IsQualifiedName, IsValidLabelValue), which metav1.LabelSelectorAsSelector
+# checks of every selector key and value: kube-scheduler refuses a pod whose selector breaks it ("parsing pod").
+# Fixed patterns of vcore's own, never a user's: the stdlib engine is fine here.
+cdef object _LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+cdef object _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+cdef int LABEL_NAME_MAX = 63
+
+
+cdef int _check_label_key(str key, str ctx, str path) except -1:
+    cdef str prefix = "", name = key
+    cdef Py_ssize_t slash = key.rfind("/")
+    if slash >= 0:
+        prefix, name = key[:slash], key[slash + 1:]
+    if (len(name) > LABEL_NAME_MAX or _LABEL_NAME.fullmatch(name) is None
+            or (slash >= 0 and (not prefix or _dns1123_subdomain_problem(prefix) is not None))):
+        _fail(ctx, path, f"{key!r} is not a valid label key (an optional DNS subdomain prefix and '/', then at most "
+              "63 alphanumerics, '-', '_' or '.', alphanumeric at both ends)")
+    return 0
+
+
+cdef int _check_label_value(str value, str ctx, str path) except -1:
+    if len(value) > LABEL_NAME_MAX or _LABEL_VALUE.fullmatch(value) is None:
+        _fail(ctx, path, f"{value!r} is not a valid label value (empty, or at most 63 alphanumerics, '-', '_' or "
+              "'.', alphanumeric at both ends)")
+    return 0
 
 
 cdef object _label_selector(object sel_in, str ctx, str path):
@@ -1013,12 +1039,14 @@ cdef object _label_selector(object sel_in, str ctx, str path):
     cdef list reqs = [], exprs
     cdef dict r
     cdef str rpath, key, op
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, j
     if sel is None:
         return None
     labels = _opt_dict(sel.get("matchLabels"), ctx, path + ".matchLabels")
     if labels:
         for key, value in _string_pairs(labels, ctx, path + ".matchLabels"):
+            _check_label_key(key, ctx, f"{path}.matchLabels")
+            _check_label_value(value, ctx, f"{path}.matchLabels[{key}]")
             reqs.append((key, "In", [value]))
     exprs = _opt_list(sel.get("matchExpressions"), ctx, path + ".matchExpressions")
     if exprs:
@@ -1028,6 +1056,7 @@ cdef object _label_selector(object sel_in, str ctx, str path):
             key = _opt_str(r.get("key"), ctx, rpath + ".key")
             if not key:
                 _fail(ctx, rpath + ".key", "required")
+            _check_label_key(key, ctx, rpath + ".key")
             op = _opt_str(r.get("operator"), ctx, rpath + ".operator")
             if op not in LABEL_SELECTOR_OPS:
                 _fail(ctx, rpath + ".operator", f"not a valid selector operator: {op!r} "
@@ -1037,6 +1066,8 @@ cdef object _label_selector(object sel_in, str ctx, str path):
                 _fail(ctx, rpath + ".values", f"must be specified when `operator` is '{op}'")
             if op in EXIST_OPS and vals:
                 _fail(ctx, rpath + ".values", f"may not be specified when `operator` is '{op}'")
+            for j in range(len(vals)):
+                _check_label_value(vals[j], ctx, f"{rpath}.values[{j}]")
             reqs.append((key, op, vals))
     return {"requirements": reqs}
 

@@ -152,7 +152,7 @@ class ClusterState:
         """Forget a PodDisruptionBudget; False when it was not there."""
     def pod_priority(self, key: str, /) -> int:
         """The priority of a bound pod; KeyError when not bound."""
-    def set_namespace_labels(self, name: str, labels: Sequence[tuple[str, str]], /) -> None:
+    def set_namespace_labels(self, name: str, labels: Sequence[tuple[str, str]], exists: bool = True) -> None:
         """A namespace's labels, which pod affinity terms' namespaceSelector reads (bound pods recounted)."""
     def reserve_pods(self, n: int, /) -> None:
         """Make room for n bound pods (no rehash while a cycle binds up to that many)."""

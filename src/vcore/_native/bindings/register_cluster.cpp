@@ -162,11 +162,13 @@ void register_cluster(py::module_& m) {
            },
            "bind a detached pod again exactly as it was")
       .def("set_namespace_labels",
-           [](ClusterState& s, const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels) {
+           [](ClusterState& s, const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels,
+              bool exists) {
              std::unique_lock lock(s.mutex());
-             s.set_namespace_labels(name, labels);
+             s.set_namespace_labels(name, labels, exists);
            },
-           "a namespace's labels, which pod affinity terms' namespaceSelector reads")
+           py::arg("name"), py::arg("labels"), py::arg("exists") = true,
+           "a namespace's labels, which pod affinity terms' namespaceSelector reads (exists=False: it is gone)")
       .def("set_pdb",
            [](ClusterState& s, const std::string& key, const py::object& selector, int32_t disruptions_allowed,
               const std::vector<std::string>& disrupted) {

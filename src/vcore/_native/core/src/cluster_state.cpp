@@ -409,10 +409,14 @@ void ClusterState::compile_inter_pod(const PodInput& pod, CompiledPod& out, cons
   }
   if (!c.default_spread_selector.nothing)
     c.default_spread_tracker = pod_index_.tracker({{own, c.default_spread_selector}}, true, bound_pods());
-  for (const auto& t : c.required_affinity) c.carried.required_affinity.push_back(pod_index_.term_class(t));
-  for (const auto& t : c.required_anti_affinity) c.carried.required_anti_affinity.push_back(pod_index_.term_class(t));
-  for (const auto& t : c.preferred_affinity) c.carried.preferred_affinity.push_back(pod_index_.term_class(t));
-  for (const auto& t : c.preferred_anti_affinity) c.carried.preferred_anti_affinity.push_back(pod_index_.term_class(t));
+  for (const auto& t : c.required_affinity)
+    c.carried.required_affinity.push_back(pod_index_.term_class(t, PodIndex::kRequiredAffinity));
+  for (const auto& t : c.required_anti_affinity)
+    c.carried.required_anti_affinity.push_back(pod_index_.term_class(t, PodIndex::kRequiredAntiAffinity));
+  for (const auto& t : c.preferred_affinity)
+    c.carried.preferred_affinity.push_back(pod_index_.term_class(t, PodIndex::kPreferredAffinity));
+  for (const auto& t : c.preferred_anti_affinity)
+    c.carried.preferred_anti_affinity.push_back(pod_index_.term_class(t, PodIndex::kPreferredAntiAffinity));
 }
 
 void ClusterState::set_pdb(const PdbInput& in) {
@@ -454,10 +458,10 @@ std::vector<int32_t> ClusterState::pdbs_of(const std::string& key, const BoundPo
 }
 
 void ClusterState::set_namespace_labels(const std::string& name,
-                                        const std::vector<std::pair<std::string, std::string>>& labels) {
+                                        const std::vector<std::pair<std::string, std::string>>& labels, bool exists) {
   std::vector<std::pair<int32_t, int32_t>> interned;
   for (const auto& [k, v] : labels) interned.emplace_back(intern_string(k), intern_string(v));
-  pod_index_.set_namespace_labels(intern_string(name), std::move(interned));
+  pod_index_.set_namespace_labels(intern_string(name), std::move(interned), exists);
   pod_index_.recount(bound_identities());
 }
 

@@ -67,9 +67,13 @@ int32_t PodIndex::label_set(int32_t namespace_id, std::vector<std::pair<int32_t,
   return it->second;
 }
 
-void PodIndex::set_namespace_labels(int32_t namespace_id, std::vector<std::pair<int32_t, int32_t>> labels) {
+void PodIndex::set_namespace_labels(int32_t namespace_id, std::vector<std::pair<int32_t, int32_t>> labels,
+                                    bool exists) {
   std::sort(labels.begin(), labels.end());
-  namespace_labels_[namespace_id] = std::move(labels);
+  if (exists)
+    namespace_labels_[namespace_id] = std::move(labels);
+  else
+    namespace_labels_.erase(namespace_id);
   // Which pods a namespace selector takes in changed: every label set's tracker list is worked out again (the
   // caller recounts the trackers themselves, see ClusterState::set_namespace_labels).
   for (LabelSet& set : sets_) set.trackers.clear(), set.trackers_seen = 0;
@@ -81,18 +85,25 @@ const std::vector<std::pair<int32_t, int32_t>>& PodIndex::namespace_labels(int32
   return it == namespace_labels_.end() ? none : it->second;
 }
 
-bool PodIndex::in_namespaces(const NamespaceFilter& filter, int32_t namespace_id) const {
+bool PodIndex::in_namespaces(const NamespaceFilter& filter, int32_t namespace_id, bool own_term) const {
   if (std::binary_search(filter.names.begin(), filter.names.end(), namespace_id)) return true;
-  return filter.has_selector && filter.selector.matches(namespace_labels(namespace_id));
+  if (!filter.has_selector) return false;
+  const PodSelector& sel = filter.selector;
+  if (!own_term) return sel.matches(namespace_labels(namespace_id));
+  // kube-scheduler's mergeAffinityTermNamespacesIfNotEmpty: an empty selector is left as is (every namespace, even
+  // one without a Namespace object); any other becomes the listed namespaces it matches.
+  if (!sel.nothing && sel.requirements.empty()) return true;
+  const auto it = namespace_labels_.find(namespace_id);
+  return it != namespace_labels_.end() && sel.matches(it->second);
 }
 
-bool PodIndex::matches(const PodAffinityTerm& term, const PodIdentity& pod) const {
-  return in_namespaces(term.namespaces, pod.namespace_id) && term.selector.matches(labels_of(pod.label_set));
+bool PodIndex::matches(const PodAffinityTerm& term, const PodIdentity& pod, bool own_term) const {
+  return in_namespaces(term.namespaces, pod.namespace_id, own_term) && term.selector.matches(labels_of(pod.label_set));
 }
 
 bool PodIndex::tracker_matches(const Tracker& t, const LabelSet& set) const {
   for (const Condition& c : t.all_of)
-    if (!in_namespaces(c.namespaces, set.namespace_id) || !c.selector.matches(set.labels)) return false;
+    if (!in_namespaces(c.namespaces, set.namespace_id, true) || !c.selector.matches(set.labels)) return false;
   return true;
 }
 
@@ -127,9 +138,9 @@ void PodIndex::apply(const PodIdentity& pod, const CarriedTerms& terms, int32_t 
   }
 }
 
-int32_t PodIndex::term_class(const PodAffinityTerm& term) {
-  const std::string key = signature(term.namespaces) + "|" + signature(term.selector) + "|" +
-                          std::to_string(term.topology_key) + "|" + std::to_string(term.weight);
+int32_t PodIndex::term_class(const PodAffinityTerm& term, int kind) {
+  const std::string key = std::to_string(kind) + "|" + signature(term.namespaces) + "|" + signature(term.selector) +
+                          "|" + std::to_string(term.topology_key) + "|" + std::to_string(term.weight);
   const auto [it, inserted] = class_ids_.emplace(key, static_cast<int32_t>(classes_.size()));
   // No bound pod carries a class the moment it is made: pods count into it as they bind.
   if (inserted) classes_.push_back({term, {}, 0});

@@ -199,7 +199,8 @@ class ClusterState {
   // the selector matches its labels, not already among the budget's disrupted pods).
   std::vector<int32_t> pdbs_of(const std::string& key, const BoundPod& pod) const;
   // A namespace's labels (for namespaceSelector); exclusive lock.
-  void set_namespace_labels(const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels);
+  void set_namespace_labels(const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels,
+                            bool exists = true);
   // Room for n bound pods without rehashing: a cycle about to bind thousands of pods asks once, instead of the
   // table growing (and moving every entry) several times while it binds.
   void reserve_pods(int64_t n) { pods_.reserve(static_cast<size_t>(std::max<int64_t>(n, 0))); }

@@ -109,7 +109,7 @@ class PodIndex {
     PodSelector selector;
   };
   // A counter of bound pods, per node slot: those that meet every condition (those being deleted left out when
-  // `live_only`: PodTopologySpread does not count them).
+  // `live_only`: PodTopologySpread does not count them). Its conditions are the incoming pod's own terms.
   struct Tracker {
     std::vector<Condition> all_of;
     bool live_only = false;
@@ -126,18 +126,24 @@ class PodIndex {
   const std::vector<std::pair<int32_t, int32_t>>& labels_of(int32_t label_set) const { return sets_[label_set].labels; }
   int32_t namespace_of(int32_t label_set) const { return sets_[label_set].namespace_id; }
 
-  // Namespace labels, for namespace selectors (every namespace has none until it is set).
-  void set_namespace_labels(int32_t namespace_id, std::vector<std::pair<int32_t, int32_t>> labels);
+  // The namespaces that exist and their labels, for namespace selectors (`exists` false: the namespace is gone).
+  void set_namespace_labels(int32_t namespace_id, std::vector<std::pair<int32_t, int32_t>> labels, bool exists);
   const std::vector<std::pair<int32_t, int32_t>>& namespace_labels(int32_t namespace_id) const;
-  bool in_namespaces(const NamespaceFilter& filter, int32_t namespace_id) const;
+  // Whether a namespace is one of a term's. kube-scheduler resolves the two sides of a term differently:
+  //  - the incoming pod's own terms (`own_term`): a non-empty namespaceSelector becomes the namespaces that exist
+  //    and match it (an empty one stays "every namespace"), so a namespace that does not exist matches only by name;
+  //  - a bound pod's term, against the incoming pod: the selector is matched against the incoming pod's namespace
+  //    labels, none when the namespace does not exist.
+  bool in_namespaces(const NamespaceFilter& filter, int32_t namespace_id, bool own_term) const;
   // Whether a pod (by identity) matches a term: its namespace and its labels.
-  bool matches(const PodAffinityTerm& term, const PodIdentity& pod) const;
+  bool matches(const PodAffinityTerm& term, const PodIdentity& pod, bool own_term) const;
 
-  // Register (or find) the tracker of a selector and the class of a carried term. `bound` lists the bound pods
-  // (slot, identity) to count a new tracker or class from.
+  // Register (or find) the tracker of a selector, counted from `bound`, the bound pods (slot, identity); and the
+  // class of a term carried as one kind (kRequiredAffinity...): the same term carried as affinity by some pods and
+  // as anti-affinity by others is two classes, each counting its own carriers.
   template <typename BoundPods>
   int32_t tracker(std::vector<Condition> all_of, bool live_only, const BoundPods& bound);
-  int32_t term_class(const PodAffinityTerm& term);
+  int32_t term_class(const PodAffinityTerm& term, int kind);
   // Count every tracker again from the bound pods (after namespace labels changed what a selector takes in).
   template <typename BoundPods>
   void recount(const BoundPods& bound);
@@ -171,7 +177,7 @@ class PodIndex {
   std::vector<TermClass> classes_;
   std::map<std::string, int32_t> class_ids_;
   std::vector<int32_t> active_[4];
-  std::map<int32_t, std::vector<std::pair<int32_t, int32_t>>> namespace_labels_;
+  std::map<int32_t, std::vector<std::pair<int32_t, int32_t>>> namespace_labels_;  // the namespaces that exist
 };
 
 // A signature that says when two selectors (or filters, or terms) are the same, for deduplication.

@@ -131,7 +131,7 @@ class InterPodAffinity final : public NodePlugin {
       }
       out->no_pod_matches_all_ = !any;
       out->matches_own_terms_ = true;
-      for (const auto& t : c.required_affinity) out->matches_own_terms_ &= index.matches(t, pod.identity);
+      for (const auto& t : c.required_affinity) out->matches_own_terms_ &= index.matches(t, pod.identity, true);
     }
     for (size_t i = 0; i < c.required_anti_affinity.size(); ++i) {
       const int32_t key = c.required_anti_affinity[i].topology_key;
@@ -140,7 +140,7 @@ class InterPodAffinity final : public NodePlugin {
     std::map<int32_t, DomainCounts> existing;  // topology key -> domains where a bound pod's term rules this pod out
     for (int32_t id : index.active(PodIndex::kRequiredAntiAffinity)) {
       const PodIndex::TermClass& tc = index.classes()[static_cast<size_t>(id)];
-      if (!index.matches(tc.term, pod.identity)) continue;
+      if (!index.matches(tc.term, pod.identity, false)) continue;
       for (const auto& [value, n] : by_domain(s, tc.term.topology_key, tc.per_slot)) existing[tc.term.topology_key][value] += n;
     }
     for (auto& [key, counts] : existing) out->existing_anti_.push_back(keyed(key, std::move(counts)));
@@ -164,7 +164,7 @@ class InterPodAffinity final : public NodePlugin {
     const auto add_existing = [&](int kind, int64_t sign, bool by_weight) {
       for (int32_t id : index.active(kind)) {
         const PodIndex::TermClass& tc = index.classes()[static_cast<size_t>(id)];
-        if (index.matches(tc.term, pod.identity))
+        if (index.matches(tc.term, pod.identity, false))
           add(tc.term.topology_key, tc.per_slot, sign * (by_weight ? tc.term.weight : hard_weight_));
       }
     };
