@@ -34,27 +34,27 @@ class Sel:
     def __init__(self) -> None:
         self._sel: dict[str, Any] = {}
 
-    def label(self, key: str, value: str) -> "Sel":
+    def label(self, key: str, value: str) -> Sel:
         self._sel.setdefault("matchLabels", {})[key] = value
         return self
 
-    def _expr(self, key: str, op: str, values: list[str] | None = None) -> "Sel":
+    def _expr(self, key: str, op: str, values: list[str] | None = None) -> Sel:
         e: dict[str, Any] = {"key": key, "operator": op}
         if values is not None:
             e["values"] = list(values)
         self._sel.setdefault("matchExpressions", []).append(e)
         return self
 
-    def in_(self, key: str, values: list[str]) -> "Sel":
+    def in_(self, key: str, values: list[str]) -> Sel:
         return self._expr(key, "In", values)
 
-    def not_in(self, key: str, values: list[str]) -> "Sel":
+    def not_in(self, key: str, values: list[str]) -> Sel:
         return self._expr(key, "NotIn", values)
 
-    def exists(self, key: str) -> "Sel":
+    def exists(self, key: str) -> Sel:
         return self._expr(key, "Exists")
 
-    def not_exist(self, key: str) -> "Sel":
+    def not_exist(self, key: str) -> Sel:
         return self._expr(key, "DoesNotExist")
 
     def obj(self) -> dict:
@@ -110,63 +110,63 @@ class Pod:
         self._meta: dict[str, Any] = {}
         self._spec: dict[str, Any] = {"containers": [{"name": "c", "image": "pause"}]}
 
-    def name(self, name: str) -> "Pod":
+    def name(self, name: str) -> Pod:
         self._meta["name"] = name
         return self
 
-    def namespace(self, namespace: str) -> "Pod":
+    def namespace(self, namespace: str) -> Pod:
         self._meta["namespace"] = namespace
         return self
 
-    def label(self, key: str, value: str) -> "Pod":
+    def label(self, key: str, value: str) -> Pod:
         self._meta.setdefault("labels", {})[key] = value
         return self
 
-    def labels(self, labels: dict[str, str]) -> "Pod":
+    def labels(self, labels: dict[str, str]) -> Pod:
         for k, v in labels.items():
             self.label(k, v)
         return self
 
-    def node(self, node_name: str) -> "Pod":
+    def node(self, node_name: str) -> Pod:
         self._spec["nodeName"] = node_name_of(node_name)
         return self
 
-    def terminating(self) -> "Pod":
+    def terminating(self) -> Pod:
         self._meta["deletionTimestamp"] = "2025-01-01T00:00:00Z"
         return self
 
-    def owner_reference(self, name: str, api_version: str, kind: str) -> "Pod":
+    def owner_reference(self, name: str, api_version: str, kind: str) -> Pod:
         self._meta["ownerReferences"] = [{"apiVersion": api_version, "kind": kind, "name": name, "controller": True,
                                           "uid": f"uid-{name}"}]
         return self
 
-    def node_selector(self, selector: dict[str, str]) -> "Pod":
+    def node_selector(self, selector: dict[str, str]) -> Pod:
         self._spec["nodeSelector"] = dict(selector)
         return self
 
     def _node_affinity(self) -> dict:
         return self._spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
 
-    def node_affinity_in(self, key: str, values: list[str]) -> "Pod":
+    def node_affinity_in(self, key: str, values: list[str]) -> Pod:
         self._node_affinity()["requiredDuringSchedulingIgnoredDuringExecution"] = {
             "nodeSelectorTerms": [{"matchExpressions": [expr(key, "In", *values)]}]}
         return self
 
-    def node_affinity_not_in(self, key: str, values: list[str]) -> "Pod":
+    def node_affinity_not_in(self, key: str, values: list[str]) -> Pod:
         self._node_affinity()["requiredDuringSchedulingIgnoredDuringExecution"] = {
             "nodeSelectorTerms": [{"matchExpressions": [expr(key, "NotIn", *values)]}]}
         return self
 
-    def toleration(self, key: str) -> "Pod":
+    def toleration(self, key: str) -> Pod:
         self._spec.setdefault("tolerations", []).append({"key": key, "operator": "Exists"})
         return self
 
-    def affinity(self, value: dict) -> "Pod":
+    def affinity(self, value: dict) -> Pod:
         """Set spec.affinity as a whole (the Go tables' hand-built v1.Affinity values)."""
         self._spec["affinity"] = copy.deepcopy(value)
         return self
 
-    def _pod_term(self, anti: bool, topology_key: str, selector: dict | None, kind: str) -> "Pod":
+    def _pod_term(self, anti: bool, topology_key: str, selector: dict | None, kind: str) -> Pod:
         part = self._spec.setdefault("affinity", {}).setdefault("podAntiAffinity" if anti else "podAffinity", {})
         term: dict[str, Any] = {"topologyKey": topology_key}
         if selector is not None:
@@ -178,33 +178,33 @@ class Pod:
                 {"weight": 1, "podAffinityTerm": copy.deepcopy(term)})
         return self
 
-    def pod_affinity(self, topology_key: str, selector: dict | None, kind: str) -> "Pod":
+    def pod_affinity(self, topology_key: str, selector: dict | None, kind: str) -> Pod:
         return self._pod_term(False, topology_key, selector, kind)
 
-    def pod_anti_affinity(self, topology_key: str, selector: dict | None, kind: str) -> "Pod":
+    def pod_anti_affinity(self, topology_key: str, selector: dict | None, kind: str) -> Pod:
         return self._pod_term(True, topology_key, selector, kind)
 
-    def pod_affinity_in(self, key: str, topology_key: str, values: list[str], kind: str) -> "Pod":
+    def pod_affinity_in(self, key: str, topology_key: str, values: list[str], kind: str) -> Pod:
         return self.pod_affinity(topology_key, Sel().in_(key, values).obj(), kind)
 
-    def pod_anti_affinity_in(self, key: str, topology_key: str, values: list[str], kind: str) -> "Pod":
+    def pod_anti_affinity_in(self, key: str, topology_key: str, values: list[str], kind: str) -> Pod:
         return self.pod_anti_affinity(topology_key, Sel().in_(key, values).obj(), kind)
 
-    def pod_affinity_not_in(self, key: str, topology_key: str, values: list[str], kind: str) -> "Pod":
+    def pod_affinity_not_in(self, key: str, topology_key: str, values: list[str], kind: str) -> Pod:
         return self.pod_affinity(topology_key, Sel().not_in(key, values).obj(), kind)
 
-    def pod_anti_affinity_not_in(self, key: str, topology_key: str, values: list[str], kind: str) -> "Pod":
+    def pod_anti_affinity_not_in(self, key: str, topology_key: str, values: list[str], kind: str) -> Pod:
         return self.pod_anti_affinity(topology_key, Sel().not_in(key, values).obj(), kind)
 
-    def pod_affinity_exists(self, key: str, topology_key: str, kind: str) -> "Pod":
+    def pod_affinity_exists(self, key: str, topology_key: str, kind: str) -> Pod:
         return self.pod_affinity(topology_key, Sel().exists(key).obj(), kind)
 
-    def pod_anti_affinity_exists(self, key: str, topology_key: str, kind: str) -> "Pod":
+    def pod_anti_affinity_exists(self, key: str, topology_key: str, kind: str) -> Pod:
         return self.pod_anti_affinity(topology_key, Sel().exists(key).obj(), kind)
 
     def spread(self, max_skew: int, topology_key: str, when: str, selector: dict | None,
                min_domains: int | None = None, node_affinity_policy: str | None = None,
-               node_taints_policy: str | None = None, match_label_keys: list[str] | None = None) -> "Pod":
+               node_taints_policy: str | None = None, match_label_keys: list[str] | None = None) -> Pod:
         """st.PodWrapper.SpreadConstraint (None: the field is unset)."""
         c: dict[str, Any] = {"maxSkew": max_skew, "topologyKey": topology_key, "whenUnsatisfiable": when}
         if selector is not None:

@@ -16,8 +16,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import vcore
 from tests.plugins import interpod_reference as iref

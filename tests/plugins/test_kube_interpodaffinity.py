@@ -23,8 +23,20 @@ import pytest
 import vcore
 from tests.plugins import interpod_reference as iref
 from tests.plugins.kube_builders import (
-    REQUIRED, Pod, affinity, affinity_term, build_cluster, expr, filter_per_node, incoming, make_node,
-    named, namespace, plugin_profile, weighted)
+    REQUIRED,
+    Pod,
+    affinity,
+    affinity_term,
+    build_cluster,
+    expr,
+    filter_per_node,
+    incoming,
+    make_node,
+    named,
+    namespace,
+    plugin_profile,
+    weighted,
+)
 
 PLUGIN = "InterPodAffinity"
 R_AFFINITY = "node(s) didn't match pod affinity rules"

@@ -31,8 +31,23 @@ import pytest
 import vcore
 from tests.plugins import interpod_reference as iref
 from tests.plugins.kube_builders import (
-    DO_NOT_SCHEDULE, HONOR, HOSTNAME, IGNORE, SCHEDULE_ANYWAY, UNSCHEDULABLE_TAINT, ZONE, Pod, Sel, build_cluster,
-    filter_per_node, incoming, make_node, plugin_profile, replica_set, service)
+    DO_NOT_SCHEDULE,
+    HONOR,
+    HOSTNAME,
+    IGNORE,
+    SCHEDULE_ANYWAY,
+    UNSCHEDULABLE_TAINT,
+    ZONE,
+    Pod,
+    Sel,
+    build_cluster,
+    filter_per_node,
+    incoming,
+    make_node,
+    plugin_profile,
+    replica_set,
+    service,
+)
 
 PLUGIN = "PodTopologySpread"
 R_SKEW = "node(s) didn't match pod topology spread constraints"

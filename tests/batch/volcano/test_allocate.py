@@ -13,9 +13,28 @@ import pytest
 from vcore.batch.config import CycleConfig
 
 from . import causes as C
-from .volcano_fixtures import (PENDING, PG_INQUEUE, PG_RUNNING, RUNNING, Case, Suite, build_node, build_pod,
-                               build_podgroup, build_queue, hypernodes_from_sets, mark, node_res, opt, rl, sub_group,
-                               subgroup_pg, topology_pg, topology_pg_by_name, uniform_nodes)
+from .volcano_fixtures import (
+    PENDING,
+    PG_INQUEUE,
+    PG_RUNNING,
+    RUNNING,
+    Case,
+    Suite,
+    build_node,
+    build_pod,
+    build_podgroup,
+    build_queue,
+    hypernodes_from_sets,
+    mark,
+    node_res,
+    opt,
+    rl,
+    sub_group,
+    subgroup_pg,
+    topology_pg,
+    topology_pg_by_name,
+    uniform_nodes,
+)
 
 TASK_SPEC, JOB_SPEC, HYPERNODE_SPEC = "volcano.sh/task-spec", "volcano.sh/job-spec", "volcano.sh/hypernode-spec"
 

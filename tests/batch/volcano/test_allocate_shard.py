@@ -4,8 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from .volcano_fixtures import (PENDING, PG_INQUEUE, Case, Suite, build_node, build_pod, build_podgroup, build_queue,
-                               node_res, opt, rl)
+from .volcano_fixtures import (
+    PENDING,
+    PG_INQUEUE,
+    Case,
+    Suite,
+    build_node,
+    build_pod,
+    build_podgroup,
+    build_queue,
+    node_res,
+    opt,
+    rl,
+)
 
 TIERS = [[
     opt("gang", EnabledJobReady=True),

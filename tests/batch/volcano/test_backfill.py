@@ -13,8 +13,21 @@ import pytest
 import vcore
 
 from . import causes as C
-from .volcano_fixtures import (PENDING, PG_INQUEUE, Case, build_cluster, build_node, build_pod, build_podgroup,
-                               build_priority_class, build_queue, node_res, opt, param, scheduler_conf)
+from .volcano_fixtures import (
+    PENDING,
+    PG_INQUEUE,
+    Case,
+    build_cluster,
+    build_node,
+    build_pod,
+    build_podgroup,
+    build_priority_class,
+    build_queue,
+    node_res,
+    opt,
+    param,
+    scheduler_conf,
+)
 
 TIERS = [[opt("priority", EnabledPreemptable=True, EnabledTaskOrder=True, EnabledJobOrder=True),
           opt("drf", EnabledQueueOrder=True)]]

@@ -10,8 +10,24 @@ from vcore import parse_quantity
 from vcore.batch.shares.capacity import capacity_share
 
 from . import causes as C
-from .volcano_fixtures import (PENDING, PG_INQUEUE, PG_PENDING, PG_RUNNING, PREEMPTABLE, RUNNING, Case, Suite,
-                               build_node, build_pod, build_podgroup, build_queue, node_res, opt, res, rl)
+from .volcano_fixtures import (
+    PENDING,
+    PG_INQUEUE,
+    PG_PENDING,
+    PG_RUNNING,
+    PREEMPTABLE,
+    RUNNING,
+    Case,
+    Suite,
+    build_node,
+    build_pod,
+    build_podgroup,
+    build_queue,
+    node_res,
+    opt,
+    res,
+    rl,
+)
 
 PLUGINS = {"capacity", "predicates", "gang"}
 NO = {PREEMPTABLE: "false"}

@@ -10,8 +10,22 @@ from __future__ import annotations
 
 import pytest
 
-from .volcano_fixtures import (PENDING, PG_INQUEUE, PG_RUNNING, RUNNING, Case, Suite, build_node, build_pod,
-                               build_podgroup, build_priority_class, build_queue, node_res, opt, rl)
+from .volcano_fixtures import (
+    PENDING,
+    PG_INQUEUE,
+    PG_RUNNING,
+    RUNNING,
+    Case,
+    Suite,
+    build_node,
+    build_pod,
+    build_podgroup,
+    build_priority_class,
+    build_queue,
+    node_res,
+    opt,
+    rl,
+)
 
 R1 = rl("1", "1Gi")
 SUITE = Suite("TestConformancePlugin", [[

@@ -4,8 +4,20 @@ from __future__ import annotations
 import pytest
 
 from . import causes as C
-from .volcano_fixtures import (PENDING, PG_INQUEUE, PG_PENDING, PG_RUNNING, RUNNING, Case, build_pod, build_podgroup,
-                               build_queue, opt, rl, Suite)
+from .volcano_fixtures import (
+    PENDING,
+    PG_INQUEUE,
+    PG_PENDING,
+    PG_RUNNING,
+    RUNNING,
+    Case,
+    Suite,
+    build_pod,
+    build_podgroup,
+    build_queue,
+    opt,
+    rl,
+)
 
 PLUGINS = {"drf", "gang", "sla", "proportion"}
 TIERS = [[

@@ -13,8 +13,22 @@ import pytest
 import vcore
 
 from . import causes as C
-from .volcano_fixtures import (PENDING, PG_INQUEUE, RUNNING, Case, build_cluster, build_node, build_pod,
-                               build_podgroup, build_queue, node_res, opt, param, rl, scheduler_conf)
+from .volcano_fixtures import (
+    PENDING,
+    PG_INQUEUE,
+    RUNNING,
+    Case,
+    build_cluster,
+    build_node,
+    build_pod,
+    build_podgroup,
+    build_queue,
+    node_res,
+    opt,
+    param,
+    rl,
+    scheduler_conf,
+)
 
 RELEASING = "Releasing"  # a Running pod with a deletionTimestamp: Volcano's api.Releasing task status
 PIPELINED = "Pipelined"

@@ -21,9 +21,29 @@ from vcore.topology.args import DEFAULT_BINPACK, DEFAULT_FADING, parse_topology_
 from vcore.topology.search import binpack_scores, node_scores
 
 from . import causes as C
-from .volcano_fixtures import (GROUP_ANNOTATION, PENDING, PG_INQUEUE, RUNNING, Case, build_cluster, build_hypernode,
-                               build_node, build_pod, build_podgroup, build_queue, hypernodes_from_sets, mark, node_res,
-                               param, res, rl, sub_group, subgroup_pg, topology_pg, uniform_nodes)
+from .volcano_fixtures import (
+    GROUP_ANNOTATION,
+    PENDING,
+    PG_INQUEUE,
+    RUNNING,
+    Case,
+    build_cluster,
+    build_hypernode,
+    build_node,
+    build_pod,
+    build_podgroup,
+    build_queue,
+    hypernodes_from_sets,
+    mark,
+    node_res,
+    param,
+    res,
+    rl,
+    sub_group,
+    subgroup_pg,
+    topology_pg,
+    uniform_nodes,
+)
 
 EPS = 1e-1  # the Go tests' eps
 TASK_SPEC = "volcano.sh/task-spec"

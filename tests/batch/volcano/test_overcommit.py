@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from . import causes as C
-from .volcano_fixtures import (PG_INQUEUE, PG_PENDING, Case, Suite, build_node, build_podgroup, build_queue, opt, rl)
+from .volcano_fixtures import PG_INQUEUE, PG_PENDING, Case, Suite, build_node, build_podgroup, build_queue, opt, rl
 
 NODES = [build_node("n1", rl("2", "4Gi")), build_node("n2", rl("4", "16Gi"))]
 NORMAL, HUGE, SMALL = rl("2000m", "2G"), rl("20000m", "20G"), rl("200m", "0.5G")

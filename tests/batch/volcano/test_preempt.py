@@ -5,8 +5,23 @@ from __future__ import annotations
 import pytest
 
 from . import causes as C
-from .volcano_fixtures import (PENDING, PG_INQUEUE, PG_RUNNING, PREEMPTABLE, RUNNING, Case, build_node, build_pod,
-                               build_podgroup, build_priority_class, build_queue, node_res, opt, rl, Suite)
+from .volcano_fixtures import (
+    PENDING,
+    PG_INQUEUE,
+    PG_RUNNING,
+    PREEMPTABLE,
+    RUNNING,
+    Case,
+    Suite,
+    build_node,
+    build_pod,
+    build_podgroup,
+    build_priority_class,
+    build_queue,
+    node_res,
+    opt,
+    rl,
+)
 
 HIGH = build_priority_class("high-priority", 100000)
 LOW = build_priority_class("low-priority", 10)

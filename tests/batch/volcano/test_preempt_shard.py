@@ -4,8 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from .volcano_fixtures import (PENDING, PG_INQUEUE, PREEMPTABLE, RUNNING, Case, Suite, build_node, build_pod,
-                               build_podgroup, build_priority_class, build_queue, node_res, opt, rl)
+from .volcano_fixtures import (
+    PENDING,
+    PG_INQUEUE,
+    PREEMPTABLE,
+    RUNNING,
+    Case,
+    Suite,
+    build_node,
+    build_pod,
+    build_podgroup,
+    build_priority_class,
+    build_queue,
+    node_res,
+    opt,
+    rl,
+)
 
 TIERS = [[
     opt("conformance", EnabledPreemptable=True),

@@ -5,8 +5,22 @@ from __future__ import annotations
 import pytest
 
 from . import causes as C
-from .volcano_fixtures import (PENDING, PG_INQUEUE, PREEMPTABLE, RUNNING, Case, Suite, build_node, build_pod,
-                               build_podgroup, build_priority_class, build_queue, node_res, opt, rl)
+from .volcano_fixtures import (
+    PENDING,
+    PG_INQUEUE,
+    PREEMPTABLE,
+    RUNNING,
+    Case,
+    Suite,
+    build_node,
+    build_pod,
+    build_podgroup,
+    build_priority_class,
+    build_queue,
+    node_res,
+    opt,
+    rl,
+)
 
 ENABLE_EVICT = opt("priority", EnabledTaskOrder=True, EnabledJobOrder=True, EnabledPreemptable=True,
                    EnabledReclaimable=True, EnabledJobStarving=True)

@@ -5,8 +5,22 @@ from __future__ import annotations
 import pytest
 
 from . import causes as C
-from .volcano_fixtures import (PENDING, PG_INQUEUE, PG_PENDING, PG_RUNNING, RUNNING, Case, Suite, build_node,
-                               build_pod, build_podgroup, build_queue, node_res, opt, rl)
+from .volcano_fixtures import (
+    PENDING,
+    PG_INQUEUE,
+    PG_PENDING,
+    PG_RUNNING,
+    RUNNING,
+    Case,
+    Suite,
+    build_node,
+    build_pod,
+    build_podgroup,
+    build_queue,
+    node_res,
+    opt,
+    rl,
+)
 
 # -- TestProportion -----------------------------------------------------------------------------------------------
 METRICS_ONLY = ("the Go test serves Volcano's Prometheus metrics on :8081 and compares volcano_queue_allocated_* "

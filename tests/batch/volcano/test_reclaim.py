@@ -6,8 +6,23 @@ from __future__ import annotations
 import pytest
 
 from . import causes as C
-from .volcano_fixtures import (PENDING, PG_INQUEUE, PG_RUNNING, PREEMPTABLE, RUNNING, Case, Suite, build_node,
-                               build_pod, build_podgroup, build_priority_class, build_queue, node_res, opt, rl)
+from .volcano_fixtures import (
+    PENDING,
+    PG_INQUEUE,
+    PG_RUNNING,
+    PREEMPTABLE,
+    RUNNING,
+    Case,
+    Suite,
+    build_node,
+    build_pod,
+    build_podgroup,
+    build_priority_class,
+    build_queue,
+    node_res,
+    opt,
+    rl,
+)
 
 TIERS = [[
     opt("conformance", EnabledReclaimable=True),

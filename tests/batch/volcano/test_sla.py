@@ -11,8 +11,19 @@ from __future__ import annotations
 import pytest
 
 from . import causes as C
-from .volcano_fixtures import (PENDING, PG_PENDING, Case, Suite, build_node, build_pod, build_podgroup, build_queue,
-                               node_res, opt, rl)
+from .volcano_fixtures import (
+    PENDING,
+    PG_PENDING,
+    Case,
+    Suite,
+    build_node,
+    build_pod,
+    build_podgroup,
+    build_queue,
+    node_res,
+    opt,
+    rl,
+)
 
 CREATED = "2020-01-01T00:00:00Z"
 

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 import vcore
+
 from .causes import Cause
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"  # schedulingv1beta1.KubeGroupNameAnnotationKey
