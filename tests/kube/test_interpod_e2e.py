@@ -102,3 +102,19 @@ def test_host_ports_are_never_shared(admin, namespace, scheduler):
              "the third pod's FailedScheduling", run)
     assert len(set(bound(admin, namespace).values())) == 2
     check_invariants(admin, namespace, "vcore-interpod")
+
+
+def test_a_pod_waiting_for_affinity_is_placed_when_its_partner_arrives(admin, namespace, scheduler):
+    run = scheduler()
+    selector = _nodes(admin, "partner", 2)
+    term = {"labelSelector": {"matchLabels": {"app": "cache"}}, "topologyKey": HOSTNAME}
+    affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    create_pods(admin, [_pod("client", namespace, selector, {"app": "client"}, affinity=affinity)])
+    wait_for(lambda: "didn't match pod affinity rules" in _failed(admin, namespace, "client"), 60,
+             "the client's FailedScheduling", run)
+    # Someone else binds the partner (spec.nodeName): vcore-scheduler learns it from the watch and tries again.
+    partner = _pod("cache", namespace, selector, {"app": "cache"})
+    partner["spec"]["nodeName"] = "partner-1"
+    create_pods(admin, [partner])
+    placed = wait_bound(admin, namespace, ["client"], timeout=90, run=run)
+    assert placed["client"] == "partner-1"

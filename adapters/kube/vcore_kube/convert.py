@@ -104,14 +104,15 @@ class Converter:
             return False
 
     # -- pods --------------------------------------------------------------------------------------------
-    def pod_bound(self, pod: dict[str, Any]) -> None:
-        """A pod bound to a node (by us or anyone): account it there, unless it is already."""
+    def pod_bound(self, pod: dict[str, Any]) -> bool:
+        """A pod bound to a node (by us or anyone): account it there, unless it is already. True when what vcore
+        counts changed (a new pod on the node, or its labels, spec or phase)."""
         key, node = pod_key(pod), node_name_of(pod)
         current = self.cluster.node_of(key)
         known = self._accounted.get(key)
         if current == node and known is not None and _accounting_inputs(known) == _accounting_inputs(pod):
             self._accounted[key] = pod  # a status update that changes nothing vcore counts
-            return
+            return False
         if current is not None and current != node:  # our assumption lost a race: the API server is the truth
             self.cluster.remove_pod(key)
         self._drop_orphan(key)
@@ -119,7 +120,7 @@ class Converter:
             if self.cluster.has_pod(key):
                 self.cluster.remove_pod(key)
             self._orphans.setdefault(node, {})[key] = pod
-            return
+            return False
         try:
             try:
                 self._put(pod)
@@ -130,9 +131,11 @@ class Converter:
                 # account the pod by its resources and let the fit rule choose its GPUs.
                 self._put(_without_gpu_index(pod))
             self._accounted[key] = pod
+            return True
         except (ValueError, TypeError, KeyError, vcore.VCoreError) as e:
             self.errors += 1
             log.error("pod %s on node %s: not accountable by vcore: %s", key, node, e)
+            return False
 
     def assumed(self, key: str, pod: dict[str, Any]) -> None:
         """A placement the scheduler made (already bound in vcore by the cycle): remember the pod."""

@@ -302,8 +302,10 @@ class SchedulingLoop(threading.Thread):
                 self.cycle.remove(key)
             if agents is not None:
                 agents.bound(key, pod)
-            if agents is None or not agents.placeholder(pod):  # our placeholders stay out of vcore's state
-                self.converter.pod_bound(pod)
+            # Our placeholders stay out of vcore's state. A pod someone else bound, or whose labels changed, may
+            # let a waiting pod in (pod affinity) or keep one out: the waiting ones get another look.
+            if (agents is None or not agents.placeholder(pod)) and self.converter.pod_bound(pod) and flying is None:
+                self._wake_unschedulable()
             if self.shards is not None:
                 self.shards.pod_seen(key, node_name_of(pod))
             return
