@@ -172,10 +172,10 @@ void ClusterState::write_node(int32_t slot, const NodeInput& node, ParsedNode&& 
   }
   prefer_taints_[slot] = std::any_of(parsed.taints.begin(), parsed.taints.end(),
                                      [](const Taint& t) { return t.effect == TaintEffect::kPreferNoSchedule; });
-  for (auto& [key, column] : label_columns_) column[slot] = -1;
+  for (auto& [key, column] : label_columns_) column.set(slot, -1);
   for (const auto& [key, value] : parsed.labels) {
     auto column = label_columns_.find(key);
-    if (column != label_columns_.end()) column->second[slot] = value;
+    if (column != label_columns_.end()) column->second.set(slot, value);
   }
   blocking_taints_[slot] = std::any_of(parsed.taints.begin(), parsed.taints.end(), [](const Taint& t) {
     return t.effect == TaintEffect::kNoSchedule || t.effect == TaintEffect::kNoExecute;
@@ -209,7 +209,7 @@ int32_t ClusterState::add_node(const NodeInput& node) {
     unschedulable_.push_back(0);
     blocking_taints_.push_back(0);
     prefer_taints_.push_back(0);
-    for (auto& [key, column] : label_columns_) column.push_back(-1);
+    for (auto& [key, column] : label_columns_) column.values.push_back(-1), column.domains.push_back(-1);
     taint_set_.push_back(0);
     labels_.emplace_back();
     pods_on_.emplace_back();
@@ -283,18 +283,45 @@ int32_t ClusterState::intern_taint_set(std::vector<Taint> taints) {
   return it->second;
 }
 
+void ClusterState::LabelColumn::set(int32_t slot, int32_t value) {
+  values[static_cast<size_t>(slot)] = value;
+  if (value < 0) {
+    domains[static_cast<size_t>(slot)] = -1;
+    return;
+  }
+  const auto [it, fresh] = domain_of_value.try_emplace(value, static_cast<int32_t>(domain_of_value.size()));
+  domains[static_cast<size_t>(slot)] = it->second;
+}
+
 const int32_t* ClusterState::label_column(int32_t key) const {
   auto it = label_columns_.find(key);
-  return it == label_columns_.end() ? nullptr : it->second.data();
+  return it == label_columns_.end() ? nullptr : it->second.values.data();
+}
+
+const int32_t* ClusterState::domain_column(int32_t key) const {
+  auto it = label_columns_.find(key);
+  return it == label_columns_.end() ? nullptr : it->second.domains.data();
+}
+
+int32_t ClusterState::n_domains(int32_t key) const {
+  auto it = label_columns_.find(key);
+  return it == label_columns_.end() ? 0 : static_cast<int32_t>(it->second.domain_of_value.size());
+}
+
+int32_t ClusterState::domain_of_value(int32_t key, int32_t value) const {
+  const auto it = label_columns_.find(key);
+  if (it == label_columns_.end()) return -1;
+  const auto d = it->second.domain_of_value.find(value);
+  return d == it->second.domain_of_value.end() ? -1 : d->second;
 }
 
 void ClusterState::ensure_label_column(int32_t key) {
   if (label_columns_.count(key)) return;
-  std::vector<int32_t> column(names_.size(), -1);
+  LabelColumn column{std::vector<int32_t>(names_.size(), -1), std::vector<int32_t>(names_.size(), -1), {}};
   for (size_t slot = 0; slot < labels_.size(); ++slot) {
     const auto& labels = labels_[slot];
     auto it = std::lower_bound(labels.begin(), labels.end(), std::make_pair(key, std::numeric_limits<int32_t>::min()));
-    if (it != labels.end() && it->first == key) column[slot] = it->second;
+    if (it != labels.end() && it->first == key) column.set(static_cast<int32_t>(slot), it->second);
   }
   label_columns_.emplace(key, std::move(column));
 }
@@ -737,7 +764,8 @@ size_t ClusterState::native_bytes() const {
   size_t bytes = (alloc_.data->capacity() + req_.data->capacity() + nonzero_.data->capacity()) * sizeof(int64_t);
   bytes += pod_index_.bytes() + host_ports_.bytes() + images_.bytes();
   bytes += live_->capacity() + unschedulable_.capacity() + blocking_taints_.capacity() + prefer_taints_.capacity();
-  for (const auto& [key, column] : label_columns_) bytes += column.capacity() * sizeof(int32_t);
+  for (const auto& [key, column] : label_columns_)
+    bytes += (column.values.capacity() + column.domains.capacity()) * sizeof(int32_t) + column.domain_of_value.size() * 24;
   bytes += taint_set_.capacity() * sizeof(int32_t) + labels_.capacity() * sizeof(labels_[0]);
   bytes += names_.capacity() * sizeof(std::string) + pods_on_.capacity() * sizeof(pods_on_[0]);
   for (size_t i = 0; i < names_.size(); ++i) {

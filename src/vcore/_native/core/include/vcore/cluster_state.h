@@ -243,6 +243,12 @@ class ClusterState {
   // test labels with one load per node instead of a search.
   const int32_t* label_column(int32_t key) const;
   void ensure_label_column(int32_t key);
+  // The same column as topology domains: per slot a dense id 0..n_domains(key)-1 of the label's value (-1: no
+  // such label), so inter-pod constraints count per domain in a plain array. Ids are handed out as values appear
+  // and kept (a value no node has any more keeps its id).
+  const int32_t* domain_column(int32_t key) const;
+  int32_t n_domains(int32_t key) const;
+  int32_t domain_of_value(int32_t key, int32_t value) const;  // -1: no node ever had it
   // 1 where a node has a PreferNoSchedule taint.
   const std::vector<uint8_t>& prefer_taints() const { return prefer_taints_; }
   const std::vector<std::string>& names() const { return names_; }
@@ -307,7 +313,13 @@ class ClusterState {
   std::vector<uint8_t> unschedulable_;
   std::vector<uint8_t> blocking_taints_;
   std::vector<uint8_t> prefer_taints_;
-  std::unordered_map<int32_t, std::vector<int32_t>> label_columns_;
+  struct LabelColumn {
+    std::vector<int32_t> values;   // value id per slot
+    std::vector<int32_t> domains;  // dense domain id per slot
+    std::unordered_map<int32_t, int32_t> domain_of_value;
+    void set(int32_t slot, int32_t value);
+  };
+  std::unordered_map<int32_t, LabelColumn> label_columns_;
   std::vector<int64_t> max_alloc_;
   std::vector<int64_t> alloc_total_, req_total_;
   int32_t intern_taint_set(std::vector<Taint> taints);

@@ -10,8 +10,8 @@
 // preferred terms of its own is not scored.
 //
 // The counts come from the pod index (pod_affinity.h): nothing here walks the bound pods.
-#include <unordered_map>
-#include <unordered_set>
+#include <map>
+#include <vector>
 
 #include "vcore/cluster_state.h"
 #include "vcore/node_plugin.h"
@@ -20,26 +20,32 @@
 namespace vcore {
 namespace {
 
-using DomainCounts = std::unordered_map<int32_t, int64_t>;  // label value -> count
+// Counts per topology domain of one key: the domains as dense ids (ClusterState::domain_column), so a node's count
+// is two loads.
+struct DomainCounts {
+  const int32_t* domain = nullptr;  // per slot, -1 where the node lacks the label (nullptr: no node has it)
+  std::vector<int64_t> count;       // per domain
+  bool any = false;                 // some pod was counted
 
-// Per label value of `key`, the sum of per-slot counts over the live slots that have the label.
-DomainCounts by_domain(const ClusterState& s, int32_t key, const SlotCounts& per_slot, int64_t factor = 1) {
-  DomainCounts out;
-  const int32_t* column = s.label_column(key);
-  if (column == nullptr) return out;
-  for (const auto& [slot, n] : per_slot)
-    if (column[slot] >= 0) out[column[slot]] += n * factor;
-  return out;
-}
+  DomainCounts(const ClusterState& s, int32_t key)
+      : domain(s.domain_column(key)), count(static_cast<size_t>(s.n_domains(key)), 0) {}
+  bool has_label(int32_t slot) const { return domain != nullptr && domain[slot] >= 0; }
+  int64_t at(int32_t slot) const { return has_label(slot) ? count[static_cast<size_t>(domain[slot])] : 0; }
+  // Add per-slot counts (times `factor`) into the domains of their nodes; nodes without the label add nothing.
+  void add(const SlotCounts& per_slot, int64_t factor = 1) {
+    if (domain == nullptr) return;
+    for (const auto& [slot, n] : per_slot) {
+      const int32_t d = domain[slot];
+      if (d < 0) continue;
+      count[static_cast<size_t>(d)] += n * factor;
+      any = true;
+    }
+  }
+};
 
 class AffinityOfPod final : public PodPlugin {
  public:
   enum Reason { kAffinity = 0, kAntiAffinity = 1, kExistingAntiAffinity = 2 };
-
-  struct KeyedCounts {
-    const int32_t* column;  // the key's label value per slot (-1: the node lacks it)
-    DomainCounts counts;
-  };
 
   void filter(int32_t begin, int32_t end, uint8_t* failed, int64_t* reasons) const override {
     int64_t counts[3] = {0, 0, 0};
@@ -60,43 +66,32 @@ class AffinityOfPod final : public PodPlugin {
   void score_nodes(const int32_t* slots, int32_t n, int64_t* raw) const override {
     for (int32_t i = 0; i < n; ++i) {
       int64_t total = 0;
-      for (const KeyedCounts& k : scores_) {
-        const int32_t value = k.column[slots[i]];
-        if (value < 0) continue;
-        const auto it = k.counts.find(value);
-        if (it != k.counts.end()) total += it->second;
-      }
+      for (const DomainCounts& k : scores_) total += k.at(slots[i]);
       raw[i] = total;
     }
   }
 
   // Required affinity: per term, its key's column and the domains holding a pod that matches every term.
-  std::vector<KeyedCounts> affinity_;
+  std::vector<DomainCounts> affinity_;
   bool no_pod_matches_all_ = false;  // affinityCounts empty: no such pod on any node with the term's label
   bool matches_own_terms_ = false;
-  std::vector<KeyedCounts> anti_, existing_anti_;  // domains a count > 0 rules out
-  std::vector<KeyedCounts> scores_;                // per topology key, the score of each domain
+  std::vector<DomainCounts> anti_, existing_anti_;  // domains a count > 0 rules out
+  std::vector<DomainCounts> scores_;                // per topology key, the score of each domain
 
  private:
   bool satisfies_affinity(int32_t slot) const {
     bool pods_exist = true;
-    for (const KeyedCounts& k : affinity_) {
-      const int32_t value = k.column[slot];
-      if (value < 0) return false;  // every topology label must be on the node
-      const auto it = k.counts.find(value);
-      if (it == k.counts.end() || it->second <= 0) pods_exist = false;
+    for (const DomainCounts& k : affinity_) {
+      if (!k.has_label(slot)) return false;  // every topology label must be on the node
+      if (k.at(slot) <= 0) pods_exist = false;
     }
     // The first pod of a group with affinity to itself: nothing matches anywhere yet, and it matches itself.
     return pods_exist || (no_pod_matches_all_ && matches_own_terms_);
   }
 
-  static bool violates(const std::vector<KeyedCounts>& keyed, int32_t slot) {
-    for (const KeyedCounts& k : keyed) {
-      const int32_t value = k.column[slot];
-      if (value < 0) continue;
-      const auto it = k.counts.find(value);
-      if (it != k.counts.end() && it->second > 0) return true;
-    }
+  static bool violates(const std::vector<DomainCounts>& keyed, int32_t slot) {
+    for (const DomainCounts& k : keyed)
+      if (k.at(slot) > 0) return true;
     return false;
   }
 };
@@ -117,33 +112,32 @@ class InterPodAffinity final : public NodePlugin {
     const PodIndex& index = s.pod_index();
     const InterPodConstraints& c = pod.inter_pod;
     auto out = std::make_unique<AffinityOfPod>();
-    const auto keyed = [&](int32_t key, DomainCounts counts) {
-      return AffinityOfPod::KeyedCounts{s.label_column(key), std::move(counts)};
-    };
 
     // Filter (PreFilter): the pod's required terms, and the required anti-affinity of the pods bound.
     if (!c.required_affinity.empty()) {
       const auto& per_slot = index.tracker_at(c.affinity_tracker).per_slot;
       bool any = false;
       for (const auto& t : c.required_affinity) {
-        out->affinity_.push_back(keyed(t.topology_key, by_domain(s, t.topology_key, per_slot)));
-        any |= !out->affinity_.back().counts.empty();
+        out->affinity_.emplace_back(s, t.topology_key);
+        out->affinity_.back().add(per_slot);
+        any |= out->affinity_.back().any;
       }
       out->no_pod_matches_all_ = !any;
       out->matches_own_terms_ = true;
       for (const auto& t : c.required_affinity) out->matches_own_terms_ &= index.matches(t, pod.identity, true);
     }
     for (size_t i = 0; i < c.required_anti_affinity.size(); ++i) {
-      const int32_t key = c.required_anti_affinity[i].topology_key;
-      out->anti_.push_back(keyed(key, by_domain(s, key, index.tracker_at(c.anti_affinity_trackers[i]).per_slot)));
+      out->anti_.emplace_back(s, c.required_anti_affinity[i].topology_key);
+      out->anti_.back().add(index.tracker_at(c.anti_affinity_trackers[i]).per_slot);
     }
-    std::map<int32_t, DomainCounts> existing;  // topology key -> domains where a bound pod's term rules this pod out
+    // Per topology key, the domains where a bound pod's term rules this pod out.
+    std::map<int32_t, DomainCounts> existing;
     for (int32_t id : index.active(PodIndex::kRequiredAntiAffinity)) {
       const PodIndex::TermClass& tc = index.classes()[static_cast<size_t>(id)];
       if (!index.matches(tc.term, pod.identity, false)) continue;
-      for (const auto& [value, n] : by_domain(s, tc.term.topology_key, tc.per_slot)) existing[tc.term.topology_key][value] += n;
+      existing.try_emplace(tc.term.topology_key, s, tc.term.topology_key).first->second.add(tc.per_slot);
     }
-    for (auto& [key, counts] : existing) out->existing_anti_.push_back(keyed(key, std::move(counts)));
+    for (auto& [key, counts] : existing) out->existing_anti_.push_back(std::move(counts));
     out->filters = !out->affinity_.empty() || !out->anti_.empty() || !out->existing_anti_.empty();
 
     // Score (PreScore): per topology key, each domain's score. ignorePreferredTermsOfExistingPods skips scoring
@@ -153,7 +147,7 @@ class InterPodAffinity final : public NodePlugin {
     if (ignore_existing_preferred_ && !has_preferred) return out->filters ? std::move(out) : nullptr;
     std::map<int32_t, DomainCounts> topo;
     const auto add = [&](int32_t key, const SlotCounts& per_slot, int64_t factor) {
-      for (const auto& [value, n] : by_domain(s, key, per_slot, factor)) topo[key][value] += n;
+      topo.try_emplace(key, s, key).first->second.add(per_slot, factor);
     };
     for (size_t i = 0; i < c.preferred_affinity.size(); ++i)
       add(c.preferred_affinity[i].topology_key, index.tracker_at(c.preferred_affinity_trackers[i]).per_slot,
@@ -171,7 +165,8 @@ class InterPodAffinity final : public NodePlugin {
     if (hard_weight_ > 0) add_existing(PodIndex::kRequiredAffinity, 1, false);
     add_existing(PodIndex::kPreferredAffinity, 1, true);
     add_existing(PodIndex::kPreferredAntiAffinity, -1, true);
-    for (auto& [key, counts] : topo) out->scores_.push_back(keyed(key, std::move(counts)));
+    for (auto& [key, counts] : topo)
+      if (counts.any) out->scores_.push_back(std::move(counts));
     out->scores = !out->scores_.empty();
     if (!out->filters && !out->scores) return nullptr;
     return out;

@@ -11,8 +11,6 @@
 //
 // The counts come from the pod index (pod_affinity.h): per node slot, how many matching pods are bound there.
 #include <cmath>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "vcore/cluster_state.h"
 #include "vcore/node_match.h"
@@ -27,10 +25,22 @@ constexpr const char* kHostname = "kubernetes.io/hostname";
 // One constraint as the plugin applies it to a pod.
 struct Applied {
   const SpreadConstraint* constraint;
-  int32_t key;                           // the topology key, interned in this state (-1: no node has it)
-  const SlotCounts* per_slot;            // matching pods bound per slot (the tracker's counts)
-  const int32_t* column;                 // the topology label's value per slot (nullptr: no node has the key)
-  bool self_match;                       // the pod matches the selector
+  int32_t key;                 // the topology key, interned in this state (-1: no node has it)
+  const SlotCounts* per_slot;  // matching pods bound per slot (the tracker's counts)
+  const int32_t* domain;       // the topology label's domain per slot, -1 without it (nullptr: no node has the key)
+  int32_t n_domains;
+  int32_t missing;             // the domain a node without the label reads as: that of the value "" (kube-scheduler
+                               // reads a missing map key as ""), n_domains when no node has that value
+  bool self_match;             // the pod matches the selector
+
+  Applied(const ClusterState& s, const SpreadConstraint* c, int32_t key, const SlotCounts* per_slot, bool self_match)
+      : constraint(c), key(key), per_slot(per_slot), domain(key < 0 ? nullptr : s.domain_column(key)),
+        n_domains(key < 0 ? 0 : s.n_domains(key)), missing(n_domains), self_match(self_match) {
+    const int32_t empty = s.find_string("");
+    if (key >= 0 && empty >= 0 && s.domain_of_value(key, empty) >= 0) missing = s.domain_of_value(key, empty);
+  }
+  bool has_label(int32_t slot) const { return domain != nullptr && domain[slot] >= 0; }
+  int32_t domain_of(int32_t slot) const { return has_label(slot) ? domain[slot] : missing; }
 };
 
 class SpreadOfPod final : public PodPlugin {
@@ -47,18 +57,22 @@ class SpreadOfPod final : public PodPlugin {
     for (int32_t slot = 0; slot < n; ++slot) has_all[slot] = s_.is_live(slot) && has_every_key(hard_, slot);
     for (const Applied& a : hard_) {
       // The domains of the nodes the constraint considers, then the matching pods on those nodes.
-      std::unordered_map<int32_t, int64_t> counts;
-      std::vector<uint8_t> considered(static_cast<size_t>(n), 0);
+      std::vector<int64_t> counts(static_cast<size_t>(a.n_domains), 0);
+      std::vector<uint8_t> present(static_cast<size_t>(a.n_domains), 0), considered(static_cast<size_t>(n), 0);
+      int32_t n_present = 0;
       for (int32_t slot = 0; slot < n; ++slot) {
         if (!has_all[slot] || !included(*a.constraint, slot)) continue;
         considered[slot] = 1;
-        counts.try_emplace(a.column[slot], 0);
+        uint8_t& p = present[static_cast<size_t>(a.domain[slot])];
+        n_present += !p;
+        p = 1;
       }
       for (const auto& [slot, matched] : *a.per_slot)
-        if (slot < n && considered[slot]) counts[a.column[slot]] += matched;
+        if (slot < n && considered[slot]) counts[static_cast<size_t>(a.domain[slot])] += matched;
       int64_t min = static_cast<int64_t>(INT32_MAX);
-      for (const auto& [value, count] : counts) min = std::min(min, count);
-      if (static_cast<int64_t>(counts.size()) < a.constraint->min_domains) min = 0;
+      for (int32_t d = 0; d < a.n_domains; ++d)
+        if (present[static_cast<size_t>(d)]) min = std::min(min, counts[static_cast<size_t>(d)]);
+      if (n_present < a.constraint->min_domains) min = 0;
       domain_counts_.push_back(std::move(counts));
       min_counts_.push_back(min);
     }
@@ -72,13 +86,11 @@ class SpreadOfPod final : public PodPlugin {
       const int32_t slot = begin + j;
       for (size_t i = 0; i < hard_.size(); ++i) {
         const Applied& a = hard_[i];
-        const int32_t value = a.column == nullptr ? -1 : a.column[slot];
-        if (value < 0) {
+        if (!a.has_label(slot)) {
           failed[j] = 1, ++counts[kMissingLabel];
           break;
         }
-        const auto it = domain_counts_[i].find(value);
-        const int64_t matched = it == domain_counts_[i].end() ? 0 : it->second;
+        const int64_t matched = domain_counts_[i][static_cast<size_t>(a.domain[slot])];
         if (matched + (a.self_match ? 1 : 0) - min_counts_[i] > a.constraint->max_skew) {
           failed[j] = 1, ++counts[kSkew];
           break;
@@ -101,7 +113,7 @@ class SpreadOfPod final : public PodPlugin {
     std::vector<uint8_t> ignored(static_cast<size_t>(n), 0);
     for (int32_t i = 0; i < n; ++i) ignored[i] = require_all_ && !has_every_key(soft_, slots[i]);
     // The domains among the feasible nodes (kube-scheduler's topology sizes), then their counts over every node.
-    std::vector<std::unordered_map<int32_t, int64_t>> counts(soft_.size());
+    std::vector<std::vector<int64_t>> counts(soft_.size());
     std::vector<double> weight(soft_.size());
     for (size_t c = 0; c < soft_.size(); ++c) {
       const Applied& a = soft_[c];
@@ -109,13 +121,18 @@ class SpreadOfPod final : public PodPlugin {
       if (a.key == hostname) {
         for (int32_t i = 0; i < n; ++i) size += !ignored[i];
       } else {
-        for (int32_t i = 0; i < n; ++i)
-          if (!ignored[i] && counts[c].emplace(value_of(a, slots[i]), 0).second) ++size;
+        // -1: a domain no feasible node is in (its pods are not counted); the extra last one is `missing`.
+        counts[c].assign(static_cast<size_t>(a.n_domains) + 1, -1);
+        for (int32_t i = 0; i < n; ++i) {
+          if (ignored[i]) continue;
+          int64_t& count = counts[c][static_cast<size_t>(a.domain_of(slots[i]))];
+          if (count < 0) count = 0, ++size;
+        }
         for (const auto& [slot, matched] : *a.per_slot) {
           if (!s_.is_live(slot) || (require_all_ && !has_every_key(soft_, slot)) || !included(*a.constraint, slot))
             continue;
-          const auto it = counts[c].find(value_of(a, slot));
-          if (it != counts[c].end()) it->second += matched;
+          int64_t& count = counts[c][static_cast<size_t>(a.domain_of(slot))];
+          if (count >= 0) count += matched;
         }
       }
       weight[c] = std::log(static_cast<double>(size + 2));
@@ -128,10 +145,9 @@ class SpreadOfPod final : public PodPlugin {
       double score = 0;
       for (size_t c = 0; c < soft_.size(); ++c) {
         const Applied& a = soft_[c];
-        if (a.column == nullptr || a.column[slots[i]] < 0) continue;
-        const int64_t count = a.key == hostname
-                                  ? a.per_slot->at(slots[i])
-                                  : counts[c].at(value_of(a, slots[i]));
+        if (!a.has_label(slots[i])) continue;
+        const int64_t count = a.key == hostname ? a.per_slot->at(slots[i])
+                                                : counts[c][static_cast<size_t>(a.domain[slots[i]])];
         score += static_cast<double>(count) * weight[c] + static_cast<double>(a.constraint->max_skew - 1);
       }
       raw[i] = static_cast<int64_t>(std::round(score));
@@ -141,13 +157,8 @@ class SpreadOfPod final : public PodPlugin {
  private:
   static bool has_every_key(const std::vector<Applied>& applied, int32_t slot) {
     for (const Applied& a : applied)
-      if (a.column == nullptr || a.column[slot] < 0) return false;
+      if (!a.has_label(slot)) return false;
     return true;
-  }
-  // A node without the label reads as the empty value (kube-scheduler reads a missing map key as "").
-  int32_t value_of(const Applied& a, int32_t slot) const {
-    const int32_t value = a.column == nullptr ? -1 : a.column[slot];
-    return value >= 0 ? value : s_.find_string("");
   }
   bool included(const SpreadConstraint& c, int32_t slot) const {
     if (c.honor_node_affinity && !affinity_.matches(slot)) return false;
@@ -158,7 +169,7 @@ class SpreadOfPod final : public PodPlugin {
   const CompiledPod& pod_;
   const RequiredNodeAffinity affinity_;
   std::vector<Applied> hard_, soft_;
-  std::vector<std::unordered_map<int32_t, int64_t>> domain_counts_;
+  std::vector<std::vector<int64_t>> domain_counts_;  // per hard constraint, per domain
   std::vector<int64_t> min_counts_;
   bool require_all_ = true;
 };
@@ -202,17 +213,15 @@ class PodTopologySpread final : public NodePlugin {
     if (!ip.spread.empty()) {
       for (size_t i = 0; i < ip.spread.size(); ++i) {
         const SpreadConstraint& c = ip.spread[i];
-        Applied a{&c, c.topology_key, &index.tracker_at(ip.spread_trackers[i]).per_slot,
-                  s.label_column(c.topology_key), c.selector.matches(labels)};
-        (c.hard ? hard : soft).push_back(a);
+        (c.hard ? hard : soft).emplace_back(s, &c, c.topology_key, &index.tracker_at(ip.spread_trackers[i]).per_slot,
+                                            c.selector.matches(labels));
       }
     } else if (ip.default_spread_tracker >= 0) {  // the profile's defaults, with the selector of what selects it
       for (size_t i = 0; i < defaults_.size(); ++i) {
         const SpreadConstraint& c = defaults_[i];
-        const int32_t key = s.find_string(default_keys_[i]);
-        Applied a{&c, key, &index.tracker_at(ip.default_spread_tracker).per_slot,
-                  key < 0 ? nullptr : s.label_column(key), ip.default_spread_selector.matches(labels)};
-        (c.hard ? hard : soft).push_back(a);
+        (c.hard ? hard : soft).emplace_back(s, &c, s.find_string(default_keys_[i]),
+                                            &index.tracker_at(ip.default_spread_tracker).per_slot,
+                                            ip.default_spread_selector.matches(labels));
       }
     }
     if (hard.empty() && soft.empty()) return nullptr;
