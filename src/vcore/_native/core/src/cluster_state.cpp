@@ -418,24 +418,24 @@ void ClusterState::compile_inter_pod(const PodInput& pod, CompiledPod& out, cons
   if (!c.required_affinity.empty()) {
     std::vector<PodIndex::Condition> all_of;
     for (const auto& t : c.required_affinity) all_of.push_back({t.namespaces, t.selector});
-    c.affinity_tracker = pod_index_.tracker(std::move(all_of), false, bound_pods());
+    c.affinity_tracker = pod_index_.tracker(std::move(all_of), false, bound_pods);
   }
   for (const auto& t : c.required_anti_affinity)
-    c.anti_affinity_trackers.push_back(pod_index_.tracker({{t.namespaces, t.selector}}, false, bound_pods()));
+    c.anti_affinity_trackers.push_back(pod_index_.tracker({{t.namespaces, t.selector}}, false, bound_pods));
   for (const auto& t : c.preferred_affinity)
-    c.preferred_affinity_trackers.push_back(pod_index_.tracker({{t.namespaces, t.selector}}, false, bound_pods()));
+    c.preferred_affinity_trackers.push_back(pod_index_.tracker({{t.namespaces, t.selector}}, false, bound_pods));
   for (const auto& t : c.preferred_anti_affinity)
-    c.preferred_anti_affinity_trackers.push_back(pod_index_.tracker({{t.namespaces, t.selector}}, false, bound_pods()));
+    c.preferred_anti_affinity_trackers.push_back(pod_index_.tracker({{t.namespaces, t.selector}}, false, bound_pods));
   // Topology spread counts the pods of the pod's own namespace that are not being deleted, and none at all for an
   // empty selector (which still matches the pod itself).
   NamespaceFilter own{{ns}, false, {}};
   for (const auto& sc : c.spread) {
     PodSelector counted = sc.selector;
     counted.nothing |= counted.requirements.empty();
-    c.spread_trackers.push_back(pod_index_.tracker({{own, counted}}, true, bound_pods()));
+    c.spread_trackers.push_back(pod_index_.tracker({{own, counted}}, true, bound_pods));
   }
   if (!c.default_spread_selector.nothing)
-    c.default_spread_tracker = pod_index_.tracker({{own, c.default_spread_selector}}, true, bound_pods());
+    c.default_spread_tracker = pod_index_.tracker({{own, c.default_spread_selector}}, true, bound_pods);
   for (const auto& t : c.required_affinity)
     c.carried.required_affinity.push_back(pod_index_.term_class(t, PodIndex::kRequiredAffinity));
   for (const auto& t : c.required_anti_affinity)

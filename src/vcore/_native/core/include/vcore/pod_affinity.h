@@ -84,21 +84,35 @@ struct CarriedTerms {
 class SlotCounts {
  public:
   int32_t at(int32_t slot) const {
-    const auto it = counts_.find(slot);
-    return it == counts_.end() ? 0 : it->second;
+    const auto it = position_.find(slot);
+    return it == position_.end() ? 0 : entries_[static_cast<size_t>(it->second)].second;
   }
   void add(int32_t slot, int32_t delta) {
     if (delta == 0) return;
-    const auto it = counts_.try_emplace(slot, 0).first;
-    if ((it->second += delta) == 0) counts_.erase(it);
+    const auto [it, fresh] = position_.try_emplace(slot, static_cast<int32_t>(entries_.size()));
+    if (fresh) entries_.emplace_back(slot, 0);
+    auto& entry = entries_[static_cast<size_t>(it->second)];
+    if ((entry.second += delta) != 0) return;
+    // Gone to zero: the last entry takes its place, so the entries stay contiguous.
+    const int32_t hole = it->second;
+    position_.erase(it);
+    if (static_cast<size_t>(hole) + 1 != entries_.size()) {
+      entries_[static_cast<size_t>(hole)] = entries_.back();
+      position_[entries_[static_cast<size_t>(hole)].first] = hole;
+    }
+    entries_.pop_back();
   }
-  void clear() { counts_.clear(); }
-  auto begin() const { return counts_.begin(); }
-  auto end() const { return counts_.end(); }
-  size_t bytes() const { return counts_.size() * 32 + counts_.bucket_count() * sizeof(void*); }
+  void clear() { entries_.clear(), position_.clear(); }
+  // (slot, count) of every slot with a non-zero count, contiguous (kernels walk them per pod).
+  auto begin() const { return entries_.begin(); }
+  auto end() const { return entries_.end(); }
+  size_t bytes() const {
+    return entries_.capacity() * sizeof(entries_[0]) + position_.size() * 32 + position_.bucket_count() * sizeof(void*);
+  }
 
  private:
-  std::unordered_map<int32_t, int32_t> counts_;
+  std::vector<std::pair<int32_t, int32_t>> entries_;
+  std::unordered_map<int32_t, int32_t> position_;  // slot -> index in entries_
 };
 
 class PodIndex {
@@ -141,8 +155,9 @@ class PodIndex {
   // Register (or find) the tracker of a selector, counted from `bound`, the bound pods (slot, identity); and the
   // class of a term carried as one kind (kRequiredAffinity...): the same term carried as affinity by some pods and
   // as anti-affinity by others is two classes, each counting its own carriers.
-  template <typename BoundPods>
-  int32_t tracker(std::vector<Condition> all_of, bool live_only, const BoundPods& bound);
+  // `bound()` lists the bound pods; it is only called when the tracker is new.
+  template <typename ListBound>
+  int32_t tracker(std::vector<Condition> all_of, bool live_only, const ListBound& bound);
   int32_t term_class(const PodAffinityTerm& term, int kind);
   // Count every tracker again from the bound pods (after namespace labels changed what a selector takes in).
   template <typename BoundPods>
@@ -184,14 +199,14 @@ class PodIndex {
 std::string signature(const PodSelector& s);
 std::string signature(const NamespaceFilter& f);
 
-template <typename BoundPods>
-int32_t PodIndex::tracker(std::vector<Condition> all_of, bool live_only, const BoundPods& bound) {
+template <typename ListBound>
+int32_t PodIndex::tracker(std::vector<Condition> all_of, bool live_only, const ListBound& bound) {
   std::string key = live_only ? "live" : "all";
   for (const Condition& c : all_of) key += "|" + signature(c.namespaces) + "/" + signature(c.selector);
   const auto [it, inserted] = tracker_ids_.emplace(key, static_cast<int32_t>(trackers_.size()));
   if (!inserted) return it->second;
   Tracker t{std::move(all_of), live_only, {}};
-  for (const auto& [slot, pod] : bound)
+  for (const auto& [slot, pod] : bound())
     if (pod.label_set >= 0 && tracker_matches(t, sets_[pod.label_set]) && !(live_only && pod.deleting)) t.per_slot.add(slot, 1);
   trackers_.push_back(std::move(t));
   return it->second;
