@@ -30,6 +30,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -226,13 +227,13 @@ def cpu_seconds(pid: int) -> float:
 
 
 def measure_burst(plane: ControlPlane, namespace: str, scheduler: str, n: int, name: str, pid: int,
-                  timeout: float = 600) -> Result:
+                  timeout: float = 600, bodies: list[tuple[str, bytes]] | None = None) -> Result:
     ensure_namespace(admin := plane.admin_api(), namespace)
     cpu_before = cpu_seconds(pid)
     watcher = BindWatcher(plane, namespace)
     watcher.start()
     watcher.started.wait(10)
-    bodies = pod_bodies(namespace, n, scheduler)
+    bodies = bodies if bodies is not None else pod_bodies(namespace, n, scheduler)
     sent = burst(plane, bodies)
     assert all(status == 201 for _, status in sent), {s for _, s in sent}
     watcher.wait(n, timeout)
@@ -381,6 +382,71 @@ def side_by_side(plane: ControlPlane, n_pods: int, workdir: Path) -> dict[str, R
         finally:
             stop(vs)
         delete_pods(plane, f"bench-{key}")
+    return results
+
+
+# -- inter-pod constraints side by side ---------------------------------------------------------------------
+ZONE = "topology.kubernetes.io/zone"
+
+
+def constrained_pod_bodies(namespace: str, n: int, scheduler: str, n_nodes: int) -> list[tuple[str, bytes]]:
+    """n pods: a third (at most one per node) with required anti-affinity to each other per hostname, the rest
+    spread over the zones with maxSkew 1 (DoNotSchedule); interleaved in creation order."""
+    n_anti = min(n // 3, n_nodes)
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "anti"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    spread = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "spread"}}}]
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    out = []
+    for i in range(n):
+        is_anti = i % 3 == 0 and i // 3 < n_anti
+        body = pod(f"p{i}", namespace, scheduler=scheduler, cpu="100m", memory="128Mi",
+                   labels={"app": "anti" if is_anti else "spread"})
+        if is_anti:
+            body["spec"]["affinity"] = anti
+        else:
+            body["spec"]["topologySpreadConstraints"] = spread
+        out.append((path, json.dumps(body).encode()))
+    return out
+
+
+def constraint_violations(plane: ControlPlane, namespace: str) -> int:
+    """From the API: anti-affinity pods sharing a node, plus how far the spread pods' zones exceed skew 1."""
+    api = plane.admin_api()
+    zone_of = {nd["metadata"]["name"]: nd["metadata"].get("labels", {}).get(ZONE)
+               for nd in api.get("/api/v1/nodes")["items"]}
+    pods = api.get(f"/api/v1/namespaces/{namespace}/pods")["items"]
+    api.close()
+    anti_nodes = [p["spec"]["nodeName"] for p in pods
+                  if p["metadata"]["labels"]["app"] == "anti" and p["spec"].get("nodeName")]
+    per_zone = {z: 0 for z in set(zone_of.values())}
+    for p in pods:
+        if p["metadata"]["labels"]["app"] == "spread" and p["spec"].get("nodeName"):
+            per_zone[zone_of[p["spec"]["nodeName"]]] += 1
+    skew = max(per_zone.values()) - min(per_zone.values()) if per_zone else 0
+    return (len(anti_nodes) - len(set(anti_nodes))) + max(0, skew - 1)
+
+
+def side_by_side_constraints(plane: ControlPlane, n_pods: int, n_nodes: int, workdir: Path) -> dict[str, Any]:
+    """The anti-affinity and spread workload through kube-scheduler and vcore-scheduler in turn, with the API
+    server's create+bind limit for as many pods, and the constraint violations each left (read from the API)."""
+    results: dict[str, Any] = {"create+bind": create_and_bind_limit(plane, n_pods)}
+    runs = (("kube-scheduler", "default-scheduler", start_kube_scheduler), ("vcore", "vcore", None))
+    for key, scheduler, start in runs:
+        namespace = f"bench-constrained-{key}"
+        if start is not None:
+            proc, port = start(plane, workdir), None
+        else:
+            proc, port = start_vcore_scheduler(plane, workdir)
+            wait_ready(port)
+        try:
+            bodies = constrained_pod_bodies(namespace, n_pods, scheduler, n_nodes)
+            results[key] = measure_burst(plane, namespace, scheduler, n_pods, key, proc.pid, bodies=bodies)
+            results[f"{key} violations"] = constraint_violations(plane, namespace)
+        finally:
+            stop(proc)
+        delete_pods(plane, namespace)
     return results
 
 

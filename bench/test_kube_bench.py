@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from kube_bench import bench_plane, restart, side_by_side
+from kube_bench import bench_plane, restart, side_by_side, side_by_side_constraints
 
 NODES = int(os.environ.get("VCORE_KUBE_BENCH_NODES", 500))
 PODS = int(os.environ.get("VCORE_KUBE_BENCH_PODS", 1000))
@@ -49,3 +49,25 @@ def test_restart_to_first_bind(benchmark, bench_report, plane, tmp_path):
     assert figures["start_to_first_bind_s"] == figures["start_to_first_bind_s"]  # not NaN: the pod was bound
     bench_report.add(benchmark, f"kube restart {NODES} nodes / {RESTART_PODS} running pods", "vcore-scheduler",
                      start_to_first_bind_s=figures["start_to_first_bind_s"], peak_rss_mib=figures["peak_rss_mib"])
+
+
+CONSTRAINED_PODS = int(os.environ.get("VCORE_KUBE_BENCH_CONSTRAINED_PODS", 3 * NODES // 5 * 2))
+
+
+def test_side_by_side_with_inter_pod_constraints(benchmark, bench_report, plane, tmp_path):
+    """Anti-affinity and topology spread (bench/kube_bench.py constrained_pod_bodies) through both schedulers:
+    both place every pod and leave no constraint violated (read back from the API server)."""
+    results = {}
+    benchmark.pedantic(lambda: results.update(side_by_side_constraints(plane, CONSTRAINED_PODS, NODES, tmp_path)),
+                       rounds=1, iterations=1)
+    vcore, kube, pipeline = results["vcore"], results["kube-scheduler"], results["create+bind"]
+    assert (results["vcore violations"], results["kube-scheduler violations"]) == (0, 0)
+    assert vcore.bound == kube.bound == CONSTRAINED_PODS
+    group = f"kube anti-affinity + spread {NODES} nodes / {CONSTRAINED_PODS} pods"
+    bench_report.add(benchmark, group, "kube-scheduler", pods_per_s=kube.pods_per_second, p50_ms=kube.p50_ms,
+                     p99_ms=kube.p99_ms, cpu_s=kube.cpu_seconds, violations=0)
+    bench_report.add(benchmark, group, "vcore-scheduler", pods_per_s=vcore.pods_per_second, p50_ms=vcore.p50_ms,
+                     p99_ms=vcore.p99_ms, cpu_s=vcore.cpu_seconds, violations=0,
+                     ratio=vcore.pods_per_second / kube.pods_per_second,
+                     of_create_bind_limit=vcore.pods_per_second / pipeline.pods_per_second)
+    bench_report.add(benchmark, group, "API server create+bind limit", pods_per_s=pipeline.pods_per_second)
