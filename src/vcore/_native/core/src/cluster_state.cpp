@@ -365,13 +365,6 @@ PodAffinityTerm ClusterState::compile_affinity_term(const AffinityTermInput& in,
   return t;
 }
 
-std::vector<std::pair<int32_t, PodIdentity>> ClusterState::bound_identities() const {
-  std::vector<std::pair<int32_t, PodIdentity>> out;
-  out.reserve(pods_.size());
-  for (const auto& [key, pod] : pods_) out.emplace_back(pod.node, pod.identity);
-  return out;
-}
-
 void ClusterState::compile_inter_pod(const PodInput& pod, CompiledPod& out, const std::string& where) {
   const size_t slash = pod.key.find('/');
   out.identity.namespace_id = intern_string(slash == std::string::npos ? std::string("default") : pod.key.substr(0, slash));
@@ -409,33 +402,27 @@ void ClusterState::compile_inter_pod(const PodInput& pod, CompiledPod& out, cons
 
   // The counters its terms read, registered now (the exclusive lock is held): a new one is counted from the pods
   // bound so far, and kept current by every bind after.
-  std::vector<std::pair<int32_t, PodIdentity>> bound;
-  bool listed = false;
-  const auto bound_pods = [&]() -> const std::vector<std::pair<int32_t, PodIdentity>>& {
-    if (!listed) bound = bound_identities(), listed = true;
-    return bound;
-  };
   if (!c.required_affinity.empty()) {
     std::vector<PodIndex::Condition> all_of;
     for (const auto& t : c.required_affinity) all_of.push_back({t.namespaces, t.selector});
-    c.affinity_tracker = pod_index_.tracker(std::move(all_of), false, bound_pods);
+    c.affinity_tracker = pod_index_.tracker(std::move(all_of), false);
   }
   for (const auto& t : c.required_anti_affinity)
-    c.anti_affinity_trackers.push_back(pod_index_.tracker({{t.namespaces, t.selector}}, false, bound_pods));
+    c.anti_affinity_trackers.push_back(pod_index_.tracker({{t.namespaces, t.selector}}, false));
   for (const auto& t : c.preferred_affinity)
-    c.preferred_affinity_trackers.push_back(pod_index_.tracker({{t.namespaces, t.selector}}, false, bound_pods));
+    c.preferred_affinity_trackers.push_back(pod_index_.tracker({{t.namespaces, t.selector}}, false));
   for (const auto& t : c.preferred_anti_affinity)
-    c.preferred_anti_affinity_trackers.push_back(pod_index_.tracker({{t.namespaces, t.selector}}, false, bound_pods));
+    c.preferred_anti_affinity_trackers.push_back(pod_index_.tracker({{t.namespaces, t.selector}}, false));
   // Topology spread counts the pods of the pod's own namespace that are not being deleted, and none at all for an
   // empty selector (which still matches the pod itself).
   NamespaceFilter own{{ns}, false, {}};
   for (const auto& sc : c.spread) {
     PodSelector counted = sc.selector;
     counted.nothing |= counted.requirements.empty();
-    c.spread_trackers.push_back(pod_index_.tracker({{own, counted}}, true, bound_pods));
+    c.spread_trackers.push_back(pod_index_.tracker({{own, counted}}, true));
   }
   if (!c.default_spread_selector.nothing)
-    c.default_spread_tracker = pod_index_.tracker({{own, c.default_spread_selector}}, true, bound_pods);
+    c.default_spread_tracker = pod_index_.tracker({{own, c.default_spread_selector}}, true);
   for (const auto& t : c.required_affinity)
     c.carried.required_affinity.push_back(pod_index_.term_class(t, PodIndex::kRequiredAffinity));
   for (const auto& t : c.required_anti_affinity)
@@ -489,7 +476,6 @@ void ClusterState::set_namespace_labels(const std::string& name,
   std::vector<std::pair<int32_t, int32_t>> interned;
   for (const auto& [k, v] : labels) interned.emplace_back(intern_string(k), intern_string(v));
   pod_index_.set_namespace_labels(intern_string(name), std::move(interned), exists);
-  pod_index_.recount(bound_identities());
 }
 
 NodeSelectorTerm ClusterState::compile_term(const TermInput& term, const std::string& where) {

@@ -60,11 +60,80 @@ std::string signature(const NamespaceFilter& f) {
   return out;
 }
 
+uint64_t PodIndex::required_label(const PodSelector& selector) {
+  if (selector.nothing) return kNever;
+  for (const PodSelectorRequirement& r : selector.requirements)
+    if (r.op == SelectorOp::kIn && r.values.size() == 1) return label_key(r.key, r.values.front());
+  return kNoLabel;
+}
+
 int32_t PodIndex::label_set(int32_t namespace_id, std::vector<std::pair<int32_t, int32_t>> labels) {
   auto key = std::make_pair(namespace_id, labels);
   const auto [it, inserted] = set_ids_.emplace(std::move(key), static_cast<int32_t>(sets_.size()));
-  if (inserted) sets_.push_back({namespace_id, std::move(labels), {}, 0});
-  return it->second;
+  if (!inserted) return it->second;
+  const int32_t id = it->second;
+  sets_.push_back({namespace_id, std::move(labels), {}, {}, {}});
+  for (const auto& [k, v] : sets_.back().labels) sets_by_label_[label_key(k, v)].push_back(id);
+  // A new label set has no bound pod yet: it only learns which trackers it feeds.
+  for (int32_t t : tracker_candidates(sets_.back()))
+    if (tracker_matches(trackers_[static_cast<size_t>(t)], sets_.back())) sets_.back().trackers.push_back(t);
+  return id;
+}
+
+std::vector<int32_t> PodIndex::tracker_candidates(const LabelSet& set) const {
+  std::vector<int32_t> out = trackers_without_label_;
+  for (const auto& [k, v] : set.labels) {
+    const auto it = trackers_by_label_.find(label_key(k, v));
+    if (it != trackers_by_label_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+  }
+  return out;
+}
+
+void PodIndex::link(int32_t tracker, int32_t label_set) {
+  LabelSet& set = sets_[static_cast<size_t>(label_set)];
+  Tracker& t = trackers_[static_cast<size_t>(tracker)];
+  set.trackers.push_back(tracker);
+  for (const auto& [slot, n] : t.live_only ? set.live : set.bound) t.per_slot.add(slot, n);
+}
+
+int32_t PodIndex::tracker(std::vector<Condition> all_of, bool live_only) {
+  std::string key = live_only ? "live" : "all";
+  for (const Condition& c : all_of) key += "|" + signature(c.namespaces) + "/" + signature(c.selector);
+  const auto [it, inserted] = tracker_ids_.emplace(key, static_cast<int32_t>(trackers_.size()));
+  if (!inserted) return it->second;
+  const int32_t id = it->second;
+  // Indexed by the first label some condition requires: only sets with that label can match.
+  uint64_t label = kNoLabel;
+  for (const Condition& c : all_of) {
+    const uint64_t l = required_label(c.selector);
+    if (l == kNever || label == kNoLabel) label = l;
+    if (l == kNever) break;
+  }
+  trackers_.push_back({std::move(all_of), live_only, {}});
+  if (label == kNever) return id;  // matches no pod: nothing ever counts into it
+  std::vector<int32_t> candidates;
+  if (label == kNoLabel) {
+    trackers_without_label_.push_back(id);
+    for (size_t s = 0; s < sets_.size(); ++s) candidates.push_back(static_cast<int32_t>(s));
+  } else {
+    trackers_by_label_[label].push_back(id);
+    const auto sets = sets_by_label_.find(label);
+    if (sets != sets_by_label_.end()) candidates = sets->second;
+  }
+  for (int32_t s : candidates)
+    if (tracker_matches(trackers_[static_cast<size_t>(id)], sets_[static_cast<size_t>(s)])) link(id, s);
+  return id;
+}
+
+void PodIndex::relink_all() {
+  for (Tracker& t : trackers_) t.per_slot.clear();
+  for (size_t s = 0; s < sets_.size(); ++s) {
+    LabelSet& set = sets_[s];
+    std::vector<int32_t> candidates = tracker_candidates(set);
+    set.trackers.clear();
+    for (int32_t t : candidates)
+      if (tracker_matches(trackers_[static_cast<size_t>(t)], set)) link(t, static_cast<int32_t>(s));
+  }
 }
 
 void PodIndex::set_namespace_labels(int32_t namespace_id, std::vector<std::pair<int32_t, int32_t>> labels,
@@ -74,9 +143,8 @@ void PodIndex::set_namespace_labels(int32_t namespace_id, std::vector<std::pair<
     namespace_labels_[namespace_id] = std::move(labels);
   else
     namespace_labels_.erase(namespace_id);
-  // Which pods a namespace selector takes in changed: every label set's tracker list is worked out again (the
-  // caller recounts the trackers themselves, see ClusterState::set_namespace_labels).
-  for (LabelSet& set : sets_) set.trackers.clear(), set.trackers_seen = 0;
+  // Which pods a namespace selector takes in changed: every label set's trackers are worked out and counted again.
+  relink_all();
 }
 
 const std::vector<std::pair<int32_t, int32_t>>& PodIndex::namespace_labels(int32_t namespace_id) const {
@@ -107,16 +175,12 @@ bool PodIndex::tracker_matches(const Tracker& t, const LabelSet& set) const {
   return true;
 }
 
-const std::vector<int32_t>& PodIndex::trackers_of(int32_t label_set) {
-  LabelSet& set = sets_[static_cast<size_t>(label_set)];
-  for (; set.trackers_seen < trackers_.size(); ++set.trackers_seen)
-    if (tracker_matches(trackers_[set.trackers_seen], set)) set.trackers.push_back(static_cast<int32_t>(set.trackers_seen));
-  return set.trackers;
-}
-
 void PodIndex::apply(const PodIdentity& pod, const CarriedTerms& terms, int32_t slot, int sign) {
   if (pod.label_set < 0) return;
-  for (int32_t id : trackers_of(pod.label_set)) {
+  LabelSet& set = sets_[static_cast<size_t>(pod.label_set)];
+  set.bound.add(slot, sign);
+  if (!pod.deleting) set.live.add(slot, sign);
+  for (int32_t id : set.trackers) {
     Tracker& t = trackers_[static_cast<size_t>(id)];
     if (!(t.live_only && pod.deleting)) t.per_slot.add(slot, sign);
   }
@@ -129,8 +193,10 @@ void PodIndex::apply(const PodIdentity& pod, const CarriedTerms& terms, int32_t 
       c.per_slot.add(slot, sign);
       const bool was_active = c.total > 0;
       c.total += sign;
-      std::vector<int32_t>& active = active_[kind];
-      if (!was_active && c.total > 0 && std::find(active.begin(), active.end(), id) == active.end())
+      const uint64_t label = class_label_[static_cast<size_t>(id)];
+      if (label == kNever) continue;  // a term that matches no pod never rules anything in or out
+      std::vector<int32_t>& active = active_[kind][label];
+      if (!was_active && c.total > 0)
         active.push_back(id);
       else if (was_active && c.total == 0)
         active.erase(std::remove(active.begin(), active.end(), id), active.end());
@@ -143,7 +209,10 @@ int32_t PodIndex::term_class(const PodAffinityTerm& term, int kind) {
                           "|" + std::to_string(term.topology_key) + "|" + std::to_string(term.weight);
   const auto [it, inserted] = class_ids_.emplace(key, static_cast<int32_t>(classes_.size()));
   // No bound pod carries a class the moment it is made: pods count into it as they bind.
-  if (inserted) classes_.push_back({term, {}, 0});
+  if (inserted) {
+    classes_.push_back({term, {}, 0});
+    class_label_.push_back(required_label(term.selector));
+  }
   return it->second;
 }
 
@@ -151,7 +220,10 @@ size_t PodIndex::bytes() const {
   size_t b = 0;
   for (const Tracker& t : trackers_) b += sizeof(Tracker) + t.per_slot.bytes();
   for (const TermClass& c : classes_) b += sizeof(TermClass) + c.per_slot.bytes();
-  for (const LabelSet& s : sets_) b += s.labels.capacity() * sizeof(s.labels[0]) + s.trackers.capacity() * 4;
+  for (const LabelSet& s : sets_)
+    b += sizeof(LabelSet) + s.labels.capacity() * sizeof(s.labels[0]) + s.trackers.capacity() * 4 + s.bound.bytes() +
+         s.live.bytes();
+  b += (sets_by_label_.size() + trackers_by_label_.size()) * 48 + class_label_.capacity() * 8;
   return b;
 }
 

@@ -294,7 +294,6 @@ class ClusterState {
   PodSelector compile_selector(const PodSelectorInput& in, const std::string& where);
   PodAffinityTerm compile_affinity_term(const AffinityTermInput& in, int32_t own_namespace, const std::string& where);
   void compile_inter_pod(const PodInput& pod, CompiledPod& out, const std::string& where);
-  std::vector<std::pair<int32_t, PodIdentity>> bound_identities() const;
 
   DeviceTable gpus_;
   Topology topology_;

@@ -7,7 +7,9 @@
 // terms bound pods carry, a counter per "term class" (per slot, how many bound pods carry it). Every bind and
 // unbind updates the counters it touches, so a pod without affinity or spread pays nothing, and one with them
 // reads its counts instead of walking every pod. Pods of one template share one interned label set, and each
-// label set remembers which trackers it matches.
+// label set remembers which trackers it matches and where its bound pods are. Trackers and carried terms are found
+// by a label their selector requires (an In of one value, as matchLabels are), so a new label set is checked
+// against the few trackers that could match it, and a new tracker counts from the few label sets that could.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -152,20 +154,17 @@ class PodIndex {
   // Whether a pod (by identity) matches a term: its namespace and its labels.
   bool matches(const PodAffinityTerm& term, const PodIdentity& pod, bool own_term) const;
 
-  // Register (or find) the tracker of a selector, counted from `bound`, the bound pods (slot, identity); and the
-  // class of a term carried as one kind (kRequiredAffinity...): the same term carried as affinity by some pods and
-  // as anti-affinity by others is two classes, each counting its own carriers.
-  // `bound()` lists the bound pods; it is only called when the tracker is new.
-  template <typename ListBound>
-  int32_t tracker(std::vector<Condition> all_of, bool live_only, const ListBound& bound);
+  // Register (or find) the tracker of a selector (counted from the pods bound so far), and the class of a term
+  // carried as one kind (kRequiredAffinity...): the same term carried as affinity by some pods and as
+  // anti-affinity by others is two classes, each counting its own carriers.
+  int32_t tracker(std::vector<Condition> all_of, bool live_only);
   int32_t term_class(const PodAffinityTerm& term, int kind);
-  // Count every tracker again from the bound pods (after namespace labels changed what a selector takes in).
-  template <typename BoundPods>
-  void recount(const BoundPods& bound);
   const Tracker& tracker_at(int32_t id) const { return trackers_[id]; }
   const std::vector<TermClass>& classes() const { return classes_; }
-  // Term classes of one kind with any bound pod carrying them (what a pod's PreFilter must look at).
-  const std::vector<int32_t>& active(int kind) const { return active_[kind]; }
+  // The term classes of one kind that some bound pod carries and whose selector could match a pod of `label_set`
+  // (the caller checks the term itself): what a pod's PreFilter must look at.
+  template <typename F>
+  void for_active(int kind, int32_t label_set, const F& f) const;
 
   // A pod bound (sign +1) or unbound (-1) on a slot.
   void apply(const PodIdentity& pod, const CarriedTerms& terms, int32_t slot, int sign);
@@ -179,19 +178,32 @@ class PodIndex {
     int32_t namespace_id;
     std::vector<std::pair<int32_t, int32_t>> labels;
     std::vector<int32_t> trackers;  // the trackers it matches (deleting pods checked at apply)
-    size_t trackers_seen = 0;       // trackers_.size() when `trackers` was last brought up to date
+    SlotCounts bound, live;         // its bound pods per slot, and those of them not being deleted
   };
-  const std::vector<int32_t>& trackers_of(int32_t label_set);
+  // A label (key, value) as one index key; kNoLabel for a selector without an In of one value; kNever for one
+  // that matches no pod.
+  static constexpr uint64_t kNoLabel = ~uint64_t{0}, kNever = ~uint64_t{0} - 1;
+  static uint64_t label_key(int32_t key, int32_t value) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(key)) << 32) | static_cast<uint32_t>(value);
+  }
+  static uint64_t required_label(const PodSelector& selector);
   bool tracker_matches(const Tracker& t, const LabelSet& set) const;
-  void count_into(Tracker& t, int32_t slot, const PodIdentity& pod, int sign);
+  void link(int32_t tracker, int32_t label_set);  // the set matches the tracker: count its pods in
+  std::vector<int32_t> tracker_candidates(const LabelSet& set) const;
+  void relink_all();  // every set's trackers worked out again, every tracker counted again
 
   std::vector<LabelSet> sets_;
   std::map<std::pair<int32_t, std::vector<std::pair<int32_t, int32_t>>>, int32_t> set_ids_;
+  std::unordered_map<uint64_t, std::vector<int32_t>> sets_by_label_;
   std::vector<Tracker> trackers_;
   std::map<std::string, int32_t> tracker_ids_;
+  std::unordered_map<uint64_t, std::vector<int32_t>> trackers_by_label_;
+  std::vector<int32_t> trackers_without_label_;
   std::vector<TermClass> classes_;
+  std::vector<uint64_t> class_label_;  // per class, required_label of its selector
   std::map<std::string, int32_t> class_ids_;
-  std::vector<int32_t> active_[4];
+  // Per kind, the classes some bound pod carries, by their required label (kNoLabel: the rest).
+  std::unordered_map<uint64_t, std::vector<int32_t>> active_[4];
   std::map<int32_t, std::vector<std::pair<int32_t, int32_t>>> namespace_labels_;  // the namespaces that exist
 };
 
@@ -199,27 +211,18 @@ class PodIndex {
 std::string signature(const PodSelector& s);
 std::string signature(const NamespaceFilter& f);
 
-template <typename ListBound>
-int32_t PodIndex::tracker(std::vector<Condition> all_of, bool live_only, const ListBound& bound) {
-  std::string key = live_only ? "live" : "all";
-  for (const Condition& c : all_of) key += "|" + signature(c.namespaces) + "/" + signature(c.selector);
-  const auto [it, inserted] = tracker_ids_.emplace(key, static_cast<int32_t>(trackers_.size()));
-  if (!inserted) return it->second;
-  Tracker t{std::move(all_of), live_only, {}};
-  for (const auto& [slot, pod] : bound())
-    if (pod.label_set >= 0 && tracker_matches(t, sets_[pod.label_set]) && !(live_only && pod.deleting)) t.per_slot.add(slot, 1);
-  trackers_.push_back(std::move(t));
-  return it->second;
-}
-
-template <typename BoundPods>
-void PodIndex::recount(const BoundPods& bound) {
-  for (Tracker& t : trackers_) {
-    t.per_slot.clear();
-    for (const auto& [slot, pod] : bound)
-      if (pod.label_set >= 0 && tracker_matches(t, sets_[pod.label_set]) && !(t.live_only && pod.deleting))
-        t.per_slot.add(slot, 1);
-  }
+template <typename F>
+void PodIndex::for_active(int kind, int32_t label_set, const F& f) const {
+  const auto& by_label = active_[kind];
+  if (by_label.empty()) return;
+  const auto visit = [&](uint64_t label) {
+    const auto it = by_label.find(label);
+    if (it != by_label.end())
+      for (int32_t id : it->second) f(id);
+  };
+  visit(kNoLabel);
+  if (label_set < 0) return;
+  for (const auto& [key, value] : sets_[static_cast<size_t>(label_set)].labels) visit(label_key(key, value));
 }
 
 }  // namespace vcore

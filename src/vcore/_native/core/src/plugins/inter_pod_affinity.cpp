@@ -132,11 +132,11 @@ class InterPodAffinity final : public NodePlugin {
     }
     // Per topology key, the domains where a bound pod's term rules this pod out.
     std::map<int32_t, DomainCounts> existing;
-    for (int32_t id : index.active(PodIndex::kRequiredAntiAffinity)) {
+    index.for_active(PodIndex::kRequiredAntiAffinity, pod.identity.label_set, [&](int32_t id) {
       const PodIndex::TermClass& tc = index.classes()[static_cast<size_t>(id)];
-      if (!index.matches(tc.term, pod.identity, false)) continue;
-      existing.try_emplace(tc.term.topology_key, s, tc.term.topology_key).first->second.add(tc.per_slot);
-    }
+      if (index.matches(tc.term, pod.identity, false))
+        existing.try_emplace(tc.term.topology_key, s, tc.term.topology_key).first->second.add(tc.per_slot);
+    });
     for (auto& [key, counts] : existing) out->existing_anti_.push_back(std::move(counts));
     out->filters = !out->affinity_.empty() || !out->anti_.empty() || !out->existing_anti_.empty();
 
@@ -156,11 +156,11 @@ class InterPodAffinity final : public NodePlugin {
       add(c.preferred_anti_affinity[i].topology_key, index.tracker_at(c.preferred_anti_affinity_trackers[i]).per_slot,
           -c.preferred_anti_affinity[i].weight);
     const auto add_existing = [&](int kind, int64_t sign, bool by_weight) {
-      for (int32_t id : index.active(kind)) {
+      index.for_active(kind, pod.identity.label_set, [&](int32_t id) {
         const PodIndex::TermClass& tc = index.classes()[static_cast<size_t>(id)];
         if (index.matches(tc.term, pod.identity, false))
           add(tc.term.topology_key, tc.per_slot, sign * (by_weight ? tc.term.weight : hard_weight_));
-      }
+      });
     };
     if (hard_weight_ > 0) add_existing(PodIndex::kRequiredAffinity, 1, false);
     add_existing(PodIndex::kPreferredAffinity, 1, true);
