@@ -345,8 +345,9 @@ def test_hard_topology_jobs_do_not_preempt():
         c = leaf_spine(spines=1, leaves=2, nodes=2, cpu=1)
         c.add_priority_class(priority_class("hi", 1000))
         c.add_priority_class(priority_class("lo", 1))
+        c.add_podgroup(podgroup("lo", 1, priority_class="lo"))  # above its minimum: gang lets all but one go
         for i, n in enumerate(c.node_names):
-            c.add_pod(pod(f"lo{i}-0", None, "1", None, node=n, priority_class="lo"))
+            c.add_pod(pod(f"lo{i}-0", "lo", "1", None, node=n, priority_class="lo"))
         c.add_podgroup(podgroup("job", 2, topology=topology, priority_class="hi"))
         for i in range(2):
             c.add_pod(pod(f"job-{i}", "job", "1", None, priority_class="hi"))

@@ -57,4 +57,7 @@ class CycleResult:
     unschedulable: dict[str, tuple[dict[str, int], str]] = field(default_factory=dict)
     #: pods the preempt/reclaim actions made room for, with the node they wait for
     nominated: dict[str, str] = field(default_factory=dict)
+    #: PodGroups this cycle admitted (Pending -> Inqueue), in admission order; their status says Inqueue (or more)
+    #: even when they have no pods yet: Volcano's job controller creates a job's pods once its PodGroup is Inqueue
+    enqueued: list[str] = field(default_factory=list)
     seconds: float = 0.0

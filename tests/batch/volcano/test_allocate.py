@@ -40,8 +40,6 @@ TASK_SPEC, JOB_SPEC, HYPERNODE_SPEC = "volcano.sh/task-spec", "volcano.sh/job-sp
 
 
 # -- TestParseArgs ------------------------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, raises=C.ACTION_ARGUMENTS_REFUSED.raises,
-                   reason=f"{C.ACTION_ARGUMENTS_REFUSED.name}: {C.ACTION_ARGUMENTS_REFUSED.summary}")
 def test_parse_args():
     """"set cache false": allocate's predicateErrorCacheEnable argument (conf.EnablePredicateErrCacheKey) is taken."""
     conf = CycleConfig.from_config({"actions": "allocate", "tiers": [], "configurations": [
@@ -1060,7 +1058,7 @@ def _soft_sub_groups(case: Case) -> bool:
 
 def _partition_causes(case: Case) -> tuple:
     """Every case's gang option leaves enabledSubJobPipelined unset (false), a switch key vcore refuses."""
-    first = ((C.SUBGROUP_SOFT_REJECTED,) if _soft_sub_groups(case) else ()) + (C.SWITCH_KEYS_REJECTED,)
+    first = (C.SUBGROUP_SOFT_REJECTED,) if _soft_sub_groups(case) else ()
     if case.name in PARTITION_TIER_ABOVE_TREE:
         return first + (C.TOPOLOGY_TIER_ABOVE_TREE,)
     return first + ((C.SUBGROUP_POLICY_MODEL,) if case.name in PARTITION_SUBGROUP_MODEL else ())
@@ -1115,13 +1113,6 @@ FARE_SHARE = Suite("TestFareShareAllocate", [[
          nodes=NODE_1, queues=[build_queue("q-1", 1)],
          expect_bind={"ns-1/pod-2": "node-1"}, expect_binds_num=1),
 ], {"drf", "proportion", "predicates", "nodeorder"})
-
-
-mark(FARE_SHARE.cases, xfail={
-    "queue with low DRF share value has high priority, should allocate first": (C.SWITCHES_IGNORED,),
-    "queue's DRF share value will be updated and its priority will change before it is put back into the priority "
-    "queue": (C.SWITCHES_IGNORED,),
-})
 
 
 @pytest.mark.parametrize("case", FARE_SHARE.params())

@@ -61,7 +61,7 @@ CASES = [
          podgroups=[pg("pg1", "q1", 1, PG_INQUEUE, "low-priority"), pg("pg2", "q2", 1, PG_INQUEUE, "high-priority")],
          pods=[*three_of_pg1(), pod("preemptor1", "", PENDING, R1, "pg2")],
          nodes=n1("3", "3Gi"), queues=[build_queue("q1", 1), build_queue("q2", 1)],
-         expect_evicted=["c1/preemptee2"], xfail=(C.PREEMPTABLE_IGNORED,)),
+         expect_evicted=["c1/preemptee2"]),
     Case("sort reclaimees when reclaiming from overusing queue", plugins=WITH_PRIORITY,
          priority_classes=THREE_CLASSES,
          podgroups=[pg("pg1", "q1", 1, PG_INQUEUE, "mid-priority"), pg("pg2", "q2", 1, PG_INQUEUE, "low-priority"),
@@ -116,7 +116,7 @@ CASES = [
                pod("preemptor-task1-non-preemptable", "", PENDING, R1, "pg-preemptor", preemption_policy="Never"),
                pod("preemptor-task2-preemptable", "", PENDING, R1, "pg-preemptor")],
          nodes=n1("2", "2G"), queues=[build_queue("q1", 1), build_queue("q2", 1)],
-         expect_evicted=["c1/victim-pod"], xfail=(C.POD_PREEMPTION_POLICY_IGNORED, C.SWITCHES_IGNORED)),
+         expect_evicted=["c1/victim-pod"]),
 ]
 SUITE = Suite("TestReclaim", TIERS, ["reclaim"], CASES)
 
