@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from . import causes as C
 from .volcano_fixtures import (
     PENDING,
     PG_INQUEUE,
@@ -104,7 +103,7 @@ CASES = [
                pod("preemptor1", "", PENDING, rl("2", "1G"), "pg3")],
          nodes=n1("10", "2Gi"),
          queues=[build_queue("q1", 1, priority=1), build_queue("q2", 1, priority=2), build_queue("q3", 3)],
-         expect_evicted=["c1/preemptee1-1"], xfail=(C.RECLAIM_LESS_PARTLY,)),
+         expect_evicted=["c1/preemptee1-1"]),
     Case("Reclaim succeeds for second task when first task has PreemptionPolicy=Never", plugins=WITH_PRIORITY,
          priority_classes=[build_priority_class("low-priority", 100),
                            build_priority_class("high-priority-no-preempt", 1000, "Never"),
