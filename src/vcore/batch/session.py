@@ -30,7 +30,7 @@ from vcore.batch.plugins import Framework
 from vcore.batch.podgroup import DEFAULT_QUEUE, INQUEUE, PENDING, RUNNING, UNKNOWN, PodGroupSpec
 from vcore.batch.pods import PodInfo
 from vcore.batch.priority import PREEMPT_NEVER
-from vcore.batch.result import CycleResult, PodGroupStatus, QueueStatus
+from vcore.batch.result import CycleResult, Event, PodGroupStatus, QueueStatus
 from vcore.batch.room import Room
 from vcore.batch.shares.base import QueueUsage
 from vcore.batch.topology_planner import TopologyPlanner
@@ -441,6 +441,12 @@ class Session:
         for t in job.pending:
             unschedulable.setdefault(t.key, entry)
         job.reported = job.pending
+
+    def warn(self, job: Job, reason: str, message: str) -> None:
+        """Record a warning about a job's PodGroup (once a cycle per reason)."""
+        event = Event(f"PodGroup {job.key}", "Warning", reason, message)
+        if event not in self.result.events:
+            self.result.events.append(event)
 
     def abandon(self) -> None:
         """Undo what the cycle did to the cluster (a cycle that raises returns nothing, so it may leave nothing):

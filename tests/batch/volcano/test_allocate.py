@@ -422,14 +422,7 @@ NETWORK_TOPOLOGIES = Suite("TestAllocateWithNetWorkTopologies", TOPOLOGY_TIERS, 
 ], TOPOLOGY_PLUGINS)
 
 
-mark(NETWORK_TOPOLOGIES.cases, xfail={
-    "hard network topology constrain, two available hyperNodes, can allocate job to nodes with affinity":
-        (C.TOPOLOGY_TIER_ABOVE_TREE,),
-    "hard network topology constrain and tasks in job rescheduled, can allocate job when LCAHyperNode is empty":
-        (C.TOPOLOGY_TIER_ABOVE_TREE,),
-    "hard network topology with highestTierName constrain and tasks in job rescheduled, can allocate job when here "
-    "is no corresponding highestTierAllowed for highestTierName": (C.TOPOLOGY_UNKNOWN_TIER_NAME,),
-}, skip={
+mark(NETWORK_TOPOLOGIES.cases, skip={
     "hard network topology constrain and task in job rescheduled, can allocate job when the tier corresponding to "
     "highestTierName not reached and hyperNodesInfo has three tier":
         "fixture artifact: the running pods p1 and p2 are on s0-n1 and s0-n2, which are not nodes of this case "
@@ -996,16 +989,7 @@ PARTITION_POLICY = Suite("TestAllocateWithPartitionPolicyNetworkTopology", PARTI
 ], TOPOLOGY_PLUGINS)
 
 
-# Every case's gang option leaves enabledSubJobPipelined unset (false): a switch key vcore refuses.
-# With the configuration accepted (soft sub-groups read as unconstrained), these still differ:
-PARTITION_TIER_ABOVE_TREE = [
-    "podgroup hard network topology constrain and subGroup soft network topology constrain, can allocate job "
-    "when resources are enough",
-    "podgroup hard network topology constrain and subGroup soft network topology constrain, two available "
-    "hyperNodes, can allocate job to nodes with affinity",
-    "podgroup hard network topology constrain and subGroup hard network topology constrain and tasks in job "
-    "rescheduled, can allocate job when LCAHyperNode is empty",
-]
+# What vcore still does differently in these cases:
 PARTITION_SUBGROUP_MODEL = [
     "podgroup soft network topology constrain and subGroup hard network topology constrain, can allocate job "
     "when resources are enough",
@@ -1051,20 +1035,7 @@ PARTITION_SUBGROUP_MODEL = [
 ]
 
 
-def _soft_sub_groups(case: Case) -> bool:
-    return any(p.get("networkTopology", {}).get("mode") == "soft"
-               for pg in case.podgroups for p in pg["spec"].get("subGroupPolicy", ()))
-
-
-def _partition_causes(case: Case) -> tuple:
-    """Every case's gang option leaves enabledSubJobPipelined unset (false), a switch key vcore refuses."""
-    first = (C.SUBGROUP_SOFT_REJECTED,) if _soft_sub_groups(case) else ()
-    if case.name in PARTITION_TIER_ABOVE_TREE:
-        return first + (C.TOPOLOGY_TIER_ABOVE_TREE,)
-    return first + ((C.SUBGROUP_POLICY_MODEL,) if case.name in PARTITION_SUBGROUP_MODEL else ())
-
-
-mark(PARTITION_POLICY.cases, xfail={c.name: _partition_causes(c) for c in PARTITION_POLICY.cases})
+mark(PARTITION_POLICY.cases, xfail={name: (C.SUBGROUP_POLICY_MODEL,) for name in PARTITION_SUBGROUP_MODEL})
 
 
 @pytest.mark.parametrize("case", PARTITION_POLICY.params())
