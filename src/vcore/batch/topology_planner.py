@@ -109,6 +109,9 @@ class TopologyPlanner:
     def __init__(self, ssn: PlanningSession) -> None:
         self.ssn = ssn
         self.configured = ssn.config.topology is not None
+        option = ssn.config.plugin("network-topology-aware")
+        # Its node scores (soft mode's, and the HyperNode binpack of jobs without a constraint) are its NodeOrder.
+        self.scores = option is not None and option.enabled("enableNodeOrder")
         self.args = ssn.config.topology or TopologyPlacementArgs()
         self._view: TopologyView | None = None
         self._constraints: dict[str, TopologyConstraint | None] = {}
@@ -283,8 +286,9 @@ class TopologyPlanner:
         return np.bincount(slots[slots >= 0], minlength=state.n_slots).astype(np.int32)
 
     def _soft_bonus(self, job: Job, running: np.ndarray | None, tasks: list[PodInfo]) -> np.ndarray | None:
-        """Volcano's network-topology-aware node score for the job's next pods (nothing before its first pod)."""
-        if running is None or not self.view.n_rows:
+        """Volcano's network-topology-aware node score for the job's next pods (nothing before its first pod, or
+        with the plugin's NodeOrder switched off)."""
+        if running is None or not self.view.n_rows or (self.configured and not self.scores):
             return None
         scores = node_scores(self.ssn.cluster, running, job_tasks=len(job.running) + len(tasks),
                              weight=float(self.args.node_score_weight))
@@ -350,7 +354,7 @@ class TopologyPlanner:
     # -- pods without a constraint -------------------------------------------------------------------------
     def _normal_pods(self, tasks: list[PodInfo]) -> Confinement | None:
         """Volcano's HyperNode binpack node score for a job without a constraint (its first pod's requests)."""
-        if not (self.configured and self.args.normal_pod_binpack and tasks and self.view.n_rows):
+        if not (self.configured and self.scores and self.args.normal_pod_binpack and tasks and self.view.n_rows):
             return None
         ssn = self.ssn
         requests = {ssn.resources[axis]: amount for axis, amount in ssn.batch.shapes[ssn.shape(tasks[0])]}
