@@ -2,6 +2,7 @@
 in; bindings, evictions, phases and messages out."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import pytest
@@ -348,3 +349,30 @@ def test_condition_time_moves_only_when_the_condition_changes():
     cluster.add_node(node("n2", "2"))
     done = scheduler.run_cycle().podgroups["ns/big"]
     assert done.phase == "Running" and done.conditions[0]["type"] == "Scheduled"
+
+
+def test_preempt_takes_no_more_victims_than_the_room_needs():
+    # Ten 4-cpu nodes full of 2-cpu low-priority pods; a gang of six 1-cpu high-priority pods needs 6 cpus: three
+    # victims free them. Each eviction leaves its node 1 cpu of future idle room (idle + releasing - pipelined)
+    # after the first task: the next task goes there, and the node gives no second victim (as Volcano counts it).
+    nodes = [node(f"n{i}", "4") for i in range(10)]
+    low = [podgroup("lo", 1, priority_class="lo"),
+           *[pod(f"lo-{i}", "lo", "2", node=f"n{i // 2}", priority_class="lo", phase="Running") for i in range(20)]]
+    cluster = build(*nodes, priority_class("hi", 1000), priority_class("lo", 10), *low,
+                    *gang("hi", 6, priority_class="hi"))
+    result = vcore.Scheduler(cluster, cycle=cycle("enqueue, allocate, preempt")).run_cycle()
+    assert len(result.evictions) == 3
+    assert len(result.nominated) == 6
+    # each victim's 2 cpus take two tasks, on its node
+    assert Counter(result.nominated.values()) == Counter({n: 2 * k for n, k in
+                                                         Counter(e.node for e in result.evictions).items()})
+
+
+def test_a_full_cluster_is_told_as_kube_scheduler_tells_it():
+    # No queue limit: an elastic gang's pods beyond what the nodes hold fail for the nodes' resources, not because
+    # the queue "has no room left" (proportion's deserved share is all the cluster has).
+    cluster = build(node("n1", "2"), node("n2", "2"), *gang("job", 6, min_member=2))
+    result = vcore.Scheduler(cluster).run_cycle()
+    assert len(result.bindings) == 4
+    message = result.unschedulable["ns/job-5"][1]
+    assert "no room left" not in message and message == "0/2 nodes are available: 2 Insufficient cpu."

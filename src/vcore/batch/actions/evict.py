@@ -10,7 +10,8 @@ own spec.preemptionPolicy is Never does not preempt or reclaim.
 preempt takes, on a node, running tasks of other jobs of the same queue (best-effort ones only for a best-effort
 preemptor), that are not ``volcano.sh/preemptable: false``, and that every plugin of the deciding tier lets go
 (Preemptable: priority - lower job priority; gang - the victim's job keeps minMember and, where role minimums bind,
-each role its minimum; conformance - never system-critical pods; drf - by dominant share). Nodes are those the
+each role its minimum; conformance - never system-critical pods; drf - by dominant share). Whatever tier decides,
+no victim takes its gang below those minimums (Volcano lets a later tier decide when gang's leaves no victim). Nodes are those the
 task's non-resource filters accept; those where the task already fits the future idle (idle + releasing - pipelined)
 come first, then by node score. On a node, victims go in victim order (the victim's queue, then reverse job order,
 then reverse task order) until the queue may take the task (Allocatable) and it fits the node's future idle: a node
@@ -269,7 +270,7 @@ class VictimSeeker:
         if not victims:
             return False
         mark = stmt.mark()
-        for victim in self._victim_order(preemptor, victims):
+        for victim in victims:
             stmt.evict(victim.key, victim.job, victim.request, self.reason, preemptor.info.key)
             if admits(True):
                 stmt.pipeline(preemptor.info, job, slot, preemptor.request)
@@ -284,12 +285,13 @@ class VictimSeeker:
         return bool(self.ssn.filter_engine.evaluate(compiled)[0][slot])
 
     def _victims(self, preemptor: Preemptor, slot: int, wanted: VictimFilter) -> list[Candidate]:
-        """The plugins' victims on a node, when with all of them gone the task would fit (ValidateVictims)."""
+        """The plugins' victims on a node in victim order, none taking its gang below its minimums, when with all
+        of them gone the task would fit (ValidateVictims); else none."""
         candidates = self._on(slot, preemptor, wanted)
         if not candidates:
             return []
         vote = self.fw.preemptable if self.reason == PREEMPT_REASON else self.fw.reclaimable
-        victims = vote(preemptor, candidates)
+        victims = _keeping_gangs(self._victim_order(preemptor, vote(preemptor, candidates)))
         if not victims:
             return []
         freed = np.sum([self.room.request(v.info) for v in victims], axis=0)
@@ -364,7 +366,7 @@ class VictimSeeker:
         mark = stmt.mark()
         taken: list[Candidate] = []
         try:
-            for victim in self._victim_order(preemptor, victims):
+            for victim in victims:
                 stmt.evict(victim.key, victim.job, victim.request, self.reason, preemptor.info.key)
                 taken.append(victim)
                 if fits():
@@ -380,6 +382,28 @@ class VictimSeeker:
             return chosen
         finally:
             stmt.rollback(mark)
+
+
+def _keeping_gangs(victims: list[Candidate]) -> list[Candidate]:
+    """The victims, in order, that leave each gang at its minMember and, where role minimums bind, each role at its
+    minTaskMember. Volcano's gang plugin votes so, but a later tier (drf, proportion) decides when gang's tier
+    leaves no victim at all; vcore never lets an eviction break a gang."""
+    left: dict[str, int] = {}
+    roles: dict[tuple[str, str], int] = {}
+    out = []
+    for v in victims:
+        job, role = v.job, v.info.role
+        have = left.get(job.key, job.ready_count)
+        if have <= job.min_member:
+            continue
+        if job.roles_checked and role in job.min_task:
+            have_role = roles.get((job.key, role), job.role_ready.get(role, 0))
+            if have_role <= job.min_task[role]:
+                continue
+            roles[(job.key, role)] = have_role - 1
+        left[job.key] = have - 1
+        out.append(v)
+    return out
 
 
 def _importance(candidate: tuple[int, list[Candidate]]) -> tuple[Any, ...]:
