@@ -11,14 +11,15 @@ preempt takes, on a node, running tasks of other jobs of the same queue (best-ef
 preemptor), that are not ``volcano.sh/preemptable: false``, and that every plugin of the deciding tier lets go
 (Preemptable: priority - lower job priority; gang - the victim's job keeps minMember and, where role minimums bind,
 each role its minimum; conformance - never system-critical pods; drf - by dominant share). Whatever tier decides,
-no victim takes its gang below those minimums (Volcano lets a later tier decide when gang's leaves no victim). Nodes are those the
-task's non-resource filters accept; those where the task already fits the future idle (idle + releasing - pipelined)
-come first, then by node score. On a node, victims go in victim order (the victim's queue, then reverse job order,
-then reverse task order) until the queue may take the task (Allocatable) and it fits the node's future idle: a node
-stops giving victims as soon as it fits, and a node that cannot make it fit gives none. Then each starving job's
-lower-priority tasks may yield to its own pending ones (Volcano's intra-job preemption). With
-``enableTopologyAwarePreemption`` the task's node is chosen as kube-scheduler's preemption chooses it: fewest victims
-per node (the filters checked with the victims gone), then the least important victims.
+no victim takes its gang below those minimums (Volcano lets a later tier decide when gang's leaves no victim).
+Nodes are those whose filters no eviction changes accept the task; those where it already fits the future idle
+(idle + releasing - pipelined) come first, then the others by node score. On a node, victims go in victim order
+(the victim's queue, then reverse job order, then reverse task order) until the queue may take the task
+(Allocatable), it fits the node's future idle and the node's filters accept it: a node stops giving victims as soon
+as the task fits, and a node that cannot make it fit gives none. Then each starving job's lower-priority tasks may
+yield to its own pending ones (Volcano's intra-job preemption). With ``enableTopologyAwarePreemption`` the node is
+chosen as Volcano's DryRunPreemption chooses it: from a random node on, the fewest victims per node (the filters
+checked with them gone), then the least important victims.
 
 reclaim serves queues that are not overused, for tasks whose queue may reclaim (Preemptive); it takes running,
 preemptable tasks of other, reclaimable queues that the Reclaimable plugins let go (proportion and capacity: queues
