@@ -10,8 +10,9 @@ own spec.preemptionPolicy is Never does not preempt or reclaim.
 preempt takes, on a node, running tasks of other jobs of the same queue (best-effort ones only for a best-effort
 preemptor), that are not ``volcano.sh/preemptable: false``, and that every plugin of the deciding tier lets go
 (Preemptable: priority - lower job priority; gang - the victim's job keeps minMember and, where role minimums bind,
-each role its minimum; conformance - never system-critical pods; drf - by dominant share). Whatever tier decides,
-no victim takes its gang below those minimums (Volcano lets a later tier decide when gang's leaves no victim).
+each role its minimum; conformance - never system-critical pods; drf - by dominant share). With gang voting,
+whatever tier decides, no victim takes its gang below those minimums (Volcano lets a later tier decide when gang's
+leaves no victim; with gang's switch off, as in Volcano, nothing protects a gang).
 Nodes are those whose filters no eviction changes accept the task; those where it already fits the future idle
 (idle + releasing - pipelined) come first, then the others by node score. On a node, victims go in victim order
 (the victim's queue, then reverse job order, then reverse task order) until the queue may take the task
@@ -291,8 +292,10 @@ class VictimSeeker:
         candidates = self._on(slot, preemptor, wanted)
         if not candidates:
             return []
-        vote = self.fw.preemptable if self.reason == PREEMPT_REASON else self.fw.reclaimable
-        victims = _keeping_gangs(self._victim_order(preemptor, vote(preemptor, candidates)))
+        part = "preemptable" if self.reason == PREEMPT_REASON else "reclaimable"
+        victims = self._victim_order(preemptor, getattr(self.fw, part)(preemptor, candidates))
+        if self.fw.keeps_gangs(part):
+            victims = _keeping_gangs(victims)
         if not victims:
             return []
         freed = np.sum([self.room.request(v.info) for v in victims], axis=0)
@@ -388,7 +391,7 @@ class VictimSeeker:
 def _keeping_gangs(victims: list[Candidate]) -> list[Candidate]:
     """The victims, in order, that leave each gang at its minMember and, where role minimums bind, each role at its
     minTaskMember. Volcano's gang plugin votes so, but a later tier (drf, proportion) decides when gang's tier
-    leaves no victim at all; vcore never lets an eviction break a gang."""
+    leaves no victim at all; with gang voting, vcore never lets an eviction break a gang."""
     left: dict[str, int] = {}
     roles: dict[tuple[str, str], int] = {}
     out = []

@@ -86,6 +86,11 @@ class Framework:
         """Whether any plugin answers the part (with its switch on)."""
         return bool(self.flat[part])
 
+    def keeps_gangs(self, part: str) -> bool:
+        """Whether the gang plugin votes on ``part`` (preemptable or reclaimable): then no victim may break a gang,
+        whichever tier decides."""
+        return any(isinstance(p, GangPlugin) for p in self.flat[part])
+
     # -- orders ----------------------------------------------------------------------------------------------
     @property
     def orders_tasks(self) -> bool:
