@@ -13,6 +13,11 @@ class ProfileError(VCoreError, ValueError):
     """A scheduler profile is malformed: unknown plugin, unknown argument key, out-of-range value."""
 
 
+class ProfileWarning(UserWarning):
+    """A configuration value the scheduler it follows replaces by its default (Volcano logs a warning and goes on):
+    the configuration loads, with the default in place; the warning names the field."""
+
+
 class NodeExistsError(VCoreError, ValueError):
     """add_node was given a name the cluster already has."""
 

@@ -22,8 +22,8 @@ import numpy as np
 from vcore._native import _convert, _core
 from vcore.batch.config import CycleConfig
 from vcore.batch.cycle import run_cycle
+from vcore.batch.plugins import Framework
 from vcore.batch.result import CycleResult
-from vcore.batch.session import share_plugin
 from vcore.cluster import Cluster, gpu_choice, with_gpu
 from vcore.errors import ProfileError
 from vcore.plugins import DEFAULT_PREEMPTION
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from vcore._native._convert import PodSpec
 
 T = TypeVar("T")
+_RESOURCE_FILTERS = ("NodeResourcesFit", "GPUDeviceFit")
+_POD_FILTERS = ("NodePorts", "InterPodAffinity", "PodTopologySpread")  # what other pods on a node decide
 
 
 @contextlib.contextmanager
@@ -130,9 +132,21 @@ class Scheduler:
             raise ProfileError("cycle: node-level plugin arguments (predicates, nodeorder, binpack) and a profile "
                                "both configure node scoring; give one of them")
         self.profile = Profile.from_config(profile)
-        self._share = share_plugin(self.cycle)
+        self._framework = Framework(self.cycle)
         self._state = cluster.state
         self._engine = _core.Engine(self._state, self.profile.native(), seed)
+        self._victim_engines: tuple[_core.Engine, _core.Engine] | None = None
+        if {"preempt", "reclaim"} & set(self.cycle.actions):
+            # preempt and reclaim look for nodes that fit once victims go (Volcano's PredicateForPreemptAction): the
+            # nodes whose filters no eviction can change accept the pod (the profile without its resource filters and
+            # those about other pods), and then the node must accept it with its victims gone (without the resource
+            # filters: the cycle counts the room itself). Both score as the profile does.
+            native = self.profile.native()
+            filters = [f for f in native["filters"] if f not in _RESOURCE_FILTERS]
+            resolvable = _core.Engine(self._state, {**native, "filters": [f for f in filters if f not in _POD_FILTERS]},
+                                      seed)
+            self._victim_engines = (resolvable, _core.Engine(self._state, {**native, "filters": filters}, seed))
+        self._cycle_rng = random.Random(seed)  # where topology-aware preemption's walk over the nodes starts
         self._scope: NodeScope | None = None
         self._preemption_offsets = random.Random(seed)  # where each preemption's walk starts (kube: at random)
 
@@ -270,6 +284,8 @@ class Scheduler:
         what is bound to them."""
         if nodes is None:
             self._engine.set_scope(None)
+            for engine in self._victim_engines or ():
+                engine.set_scope(None)
             self._scope = None
             return
         if isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
@@ -286,6 +302,8 @@ class Scheduler:
         if not isinstance(soft, bool):
             raise TypeError(f"Scheduler.set_node_scope: soft must be True or False, got {soft!r}")
         self._engine.set_scope(sorted(names), soft, sorted(avoided - names))
+        for engine in self._victim_engines or ():
+            engine.set_scope(sorted(names), soft, sorted(avoided - names))
         self._scope = NodeScope(names, soft, avoided - names)
 
     @property
@@ -316,7 +334,9 @@ class Scheduler:
         if between_jobs is not None and not callable(between_jobs):
             raise TypeError(f"run_cycle: between_jobs must be callable, not {type(between_jobs).__name__}")
         with _gc_paused(promote=True):
-            return run_cycle(self.cluster, self._engine, self.cycle, self._share, eligible, between_jobs)
+            scope = None if self._scope is None else (self._scope.nodes, self._scope.soft, self._scope.avoid)
+            return run_cycle(self.cluster, self._engine, self.cycle, self._framework, eligible, between_jobs,
+                             scope=scope, victim_engines=self._victim_engines, rng=self._cycle_rng)
 
     @_holding_cluster
     def observe(self, pods: Iterable[Any]) -> None:

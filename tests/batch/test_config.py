@@ -106,21 +106,22 @@ BAD = {
     "no-actions": ({"tiers": []}, r"actions: expected a comma-separated string"),
     "action-twice": ({"actions": "allocate, allocate", "tiers": []}, r"listed twice"),
     "unknown-key": ({"actions": "allocate", "tiers": [], "metrics": {}}, r"metrics: unknown key"),
-    "unknown-plugin": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}, {"name": "sla"}]}]},
-                       r"tiers\[0\]\.plugins\[1\]\.name: unknown plugin 'sla'"),
+    "unknown-plugin": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}, {"name": "tdm"}]}]},
+                       r"tiers\[0\]\.plugins\[1\]\.name: unknown plugin 'tdm'"),
     "plugin-twice": ({"actions": "allocate",
                       "tiers": [{"plugins": [{"name": "gang"}]}, {"plugins": [{"name": "gang"}]}]},
                      r"tiers\[1\]\.plugins\[0\]\.name: gang is configured twice"),
-    "two-share-plugins": ({"actions": "allocate",
-                           "tiers": [{"plugins": [{"name": "proportion"}, {"name": "capacity"}]}]},
-                          r"capacity and proportion are both queue-share plugins"),
+    "hdrf-beside-proportion": ({"actions": "allocate", "tiers": [{"plugins": [
+        {"name": "drf", "enableHierarchy": True}, {"name": "proportion"}]}]},
+        r"tiers\[0\]\.plugins\[0\]\.enableHierarchy: proportion and drf with hierarchy enabled conflict"),
     "unknown-option": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableSomething": True}]}]},
                        r"tiers\[0\]\.plugins\[0\]\.enableSomething: unknown plugin option"),
+    "misspelt-option": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableVictim": True}]}]},
+                        r"enableVictim: unknown plugin option \(Volcano's key is 'enabledVictim'\)"),
     "option-not-bool": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableJobOrder": "yes"}]}]},
                         r"enableJobOrder: expected true or false"),
-    "overcommit-below-one": ({"actions": "enqueue", "tiers": [{"plugins": [
-        {"name": "overcommit", "arguments": {"overcommit-factor": 0.5}}]}]},
-        r"overcommit-factor: must be in \[1, inf\]"),
+    "overcommit-not-a-number": ({"actions": "enqueue", "tiers": [{"plugins": [
+        {"name": "overcommit", "arguments": {"overcommit-factor": "x"}}]}]}, r"overcommit-factor: "),
     "gang-argument": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "arguments": {"x": 1}}]}]},
                       r"tiers\[0\]\.plugins\[0\]\.arguments\.x: unknown argument of gang"),
     "nodeorder-both-strategies": ({"actions": "allocate", "tiers": [{"plugins": [
@@ -131,7 +132,10 @@ BAD = {
         {"name": "proportion", "arguments": {"nope": 1}}]}]}, r"proportion: arguments\.nope: unknown argument"),
     "configurations": ({"actions": "allocate", "tiers": [], "configurations": [{"name": "allocate",
                                                                                "arguments": {"a": 1}}]},
-                       r"configurations\[0\]\.arguments: vcore's allocate action takes no arguments"),
+                       r"configurations\[0\]\.arguments\.a: unknown argument of the allocate action"),
+    "action-argument-type": ({"actions": "preempt", "tiers": [], "configurations": [
+        {"name": "preempt", "arguments": {"enableTopologyAwarePreemption": "yes"}}]},
+        r"configurations\[0\]\.arguments\.enableTopologyAwarePreemption: "),
 }
 
 

@@ -2,6 +2,7 @@
 in; bindings, evictions, phases and messages out."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import pytest
@@ -64,12 +65,20 @@ CASES = {
         flatten(node("n1", "4"), podgroup("job", 3, min_task={"ps": 1, "worker": 2}),
                 pod("job-ps", "job", "1", role="ps"), [pod(f"job-w{i}", "job", "1", role="worker") for i in range(5)]),
         {"job": 4}, {"job": "Running"}),
+    # Volcano's enqueue admits on minResources whatever the pods (they may not exist yet); the gang stays unplaced.
     "min-member-above-pods-reported": Case(
-        flatten(node("n1", "4"), gang("job", 2, min_member=3)), {}, {"job": "Pending"},
+        flatten(node("n1", "4"), gang("job", 2, min_member=3)), {}, {"job": "Inqueue"},
         message={"job": "Not enough valid tasks for gang-scheduling, valid: 2, min: 3"}),
     "role-minimum-above-pods-reported": Case(
+        flatten(node("n1", "4"), podgroup("job", 2, min_task={"ps": 2}), pod("job-ps", "job", role="ps"),
+                pod("job-w", "job", role="worker")),
+        {}, {"job": "Inqueue"}, message={"job": "Not enough valid pods of each task"}),
+    # minMember below the roles' sum: Volcano checks no role minimum (JobInfo.CheckTaskValid and its siblings).
+    "role-minimums-above-min-member-do-not-bind": Case(
         flatten(node("n1", "4"), podgroup("job", 1, min_task={"ps": 2}), pod("job-ps", "job", role="ps")),
-        {}, {"job": "Pending"}, message={"job": "Not enough valid pods of each task"}),
+        {"job": 1}, {"job": "Running"}),
+    "pod-without-podgroup-pods-yet-is-admitted": Case(
+        flatten(node("n1", "4"), podgroup("later", 2, min_resources={"cpu": "2"})), {}, {"later": "Inqueue"}),
     "priority-wins-the-room": Case(
         flatten(node("n1", "3"), priority_class("hi", 1000), priority_class("lo", 10),
                 gang("low", 3, priority_class="lo", created="2026-01-01T00:00:00Z"),
@@ -165,25 +174,35 @@ def test_deadlock_pair_ends_in_the_first_cycle_with_one_running():
 
 
 def test_preempt_evicts_lowest_priority_and_binds_after_release():
+    # "lo" and "mid" each run a pod on each node; "mid" is at its minimum (gang keeps it), "lo" above (one may go).
     cluster = build(node("n1", "4"), node("n2", "4"), priority_class("hi", 1000), priority_class("lo", 10),
-                    priority_class("mid", 100),
-                    pod("lo0-0", None, "2", priority_class="lo", node="n1"),
-                    pod("mid0-0", None, "2", priority_class="mid", node="n1"),
-                    pod("mid1-0", None, "2", priority_class="mid", node="n2"),
-                    pod("mid2-0", None, "2", priority_class="mid", node="n2"),
+                    priority_class("mid", 100), podgroup("lo", 1, priority_class="lo"),
+                    podgroup("mid", 2, priority_class="mid"),
+                    pod("lo-0", "lo", "2", priority_class="lo", node="n1"),
+                    pod("lo-1", "lo", "2", priority_class="lo", node="n2"),
+                    pod("mid-0", "mid", "2", priority_class="mid", node="n1"),
+                    pod("mid-1", "mid", "2", priority_class="mid", node="n2"),
                     *gang("high", 1, cpu="2", priority_class="hi"))
     scheduler = vcore.Scheduler(cluster, cycle=cycle("enqueue, allocate, preempt"))
     result = scheduler.run_cycle()
     assert [(e.victim, e.node, e.reason, e.preemptor) for e in result.evictions] == [
-        ("ns/lo0-0", "n1", "preempt", "ns/high-0")]
+        ("ns/lo-0", "n1", "preempt", "ns/high-0")]
     assert result.nominated == {"ns/high-0": "n1"}
-    assert cluster.node_of("ns/lo0-0") == "n1"  # Releasing: still holds its resources
+    assert cluster.node_of("ns/lo-0") == "n1"  # Releasing: still holds its resources
     again = scheduler.run_cycle()  # the victim has not gone yet: nothing more is evicted, nothing binds
     assert not again.evictions and not again.bindings
-    cluster.remove_pod("ns/lo0-0")
+    cluster.remove_pod("ns/lo-0")
     done = scheduler.run_cycle()
     assert [(b.pod, b.node) for b in done.bindings] == [("ns/high-0", "n1")]
     assert done.podgroups["ns/high"].phase == "Running"
+
+
+def test_preempt_never_takes_a_pod_that_keeps_its_gang_at_its_minimum():
+    # A pod without a PodGroup is a gang of one (Volcano gives it a PodGroup of minMember 1): gang never lets it go.
+    cluster = build(node("n1", "2"), priority_class("hi", 1000), priority_class("lo", 10),
+                    pod("lo-0", None, "2", priority_class="lo", node="n1"),
+                    *gang("high", 1, cpu="2", priority_class="hi"))
+    assert vcore.Scheduler(cluster, cycle=cycle("enqueue, allocate, preempt")).run_cycle().evictions == []
 
 
 def test_preempt_keeps_other_gangs_at_their_minimum():
@@ -194,10 +213,10 @@ def test_preempt_keeps_other_gangs_at_their_minimum():
                     *gang("one", 1, cpu="1", priority_class="hi", created="2026-01-01T00:00:00Z"),
                     *gang("two", 1, cpu="2", priority_class="hi", created="2026-01-01T00:00:01Z"))
     result = vcore.Scheduler(cluster, cycle=cycle("enqueue, allocate, preempt")).run_cycle()
-    victims = [e.victim for e in result.evictions]
-    # "one" takes the spare pod; "two" would break the gang below 3, so it evicts the whole gang instead.
-    assert victims[0].startswith("ns/run-")
-    assert set(victims) == {f"ns/run-{i}" for i in range(4)}
+    # "one" takes the spare pod; "two" would break the gang below 3 (Volcano's gang plugin never lets that happen).
+    assert [e.preemptor for e in result.evictions] == ["ns/one-0"]
+    assert result.evictions[0].victim.startswith("ns/run-")
+    assert "ns/two-0" not in result.nominated
 
 
 def test_preempt_needs_lower_priority_in_the_same_queue():
@@ -209,23 +228,30 @@ def test_preempt_needs_lower_priority_in_the_same_queue():
 
 
 def test_preemption_policy_never():
-    cluster = build(node("n1", "2"), priority_class("hi", 1000, never=True), priority_class("lo", 10),
-                    pod("lo-0", None, "2", priority_class="lo", node="n1"),
-                    *gang("high", 1, cpu="2", priority_class="hi"))
-    assert vcore.Scheduler(cluster, cycle=cycle("enqueue, allocate, preempt")).run_cycle().evictions == []
+    # The pod's own spec.preemptionPolicy decides (the API server's Priority admission copies its class's there).
+    def evictions(policy: str | None) -> list:
+        high = gang("high", 1, cpu="2", priority_class="hi")
+        if policy is not None:
+            high[1]["spec"]["preemptionPolicy"] = policy
+        cluster = build(node("n1", "2"), priority_class("hi", 1000, never=True), priority_class("lo", 10),
+                        podgroup("lo", 0, priority_class="lo"), pod("lo-0", "lo", "2", priority_class="lo", node="n1"),
+                        *high)
+        return vcore.Scheduler(cluster, cycle=cycle("enqueue, allocate, preempt")).run_cycle().evictions
+    assert evictions("Never") == []
+    assert [e.victim for e in evictions(None)] == ["ns/lo-0"]
 
 
 def test_conformance_never_evicts_critical_pods():
-    cluster = build(node("n1", "2"), priority_class("hi", 1000),
-                    pod("sys-0", None, "2", priority_class="system-cluster-critical", node="n1"),
+    cluster = build(node("n1", "2"), priority_class("hi", 1000), podgroup("sys", 0),
+                    pod("sys-0", "sys", "2", priority_class="system-cluster-critical", node="n1"),
                     *gang("high", 1, cpu="2", priority_class="hi"))
     assert vcore.Scheduler(cluster, cycle=cycle("enqueue, allocate, preempt")).run_cycle().evictions == []
 
 
 def test_reclaim_takes_back_from_a_queue_above_its_share():
     # q1 took the whole cluster while q2 was empty; q2 deserves half of it now.
-    objects = flatten(node("n1", "4"), queue("q1"), queue("q2"),
-                      [pod(f"q1job{i}-0", None, "1", queue="q1", node="n1") for i in range(4)],
+    objects = flatten(node("n1", "4"), queue("q1"), queue("q2"), podgroup("q1job", 1, queue="q1"),
+                      [pod(f"q1job{i}-0", "q1job", "1", node="n1", phase="Running") for i in range(4)],
                       gang("want", 2, cpu="1", queue="q2"))
     cluster = build(*objects)
     result = vcore.Scheduler(cluster, cycle=cycle("enqueue, allocate, reclaim")).run_cycle()
@@ -234,8 +260,8 @@ def test_reclaim_takes_back_from_a_queue_above_its_share():
 
 
 def test_reclaim_spares_queues_that_are_not_reclaimable():
-    objects = flatten(node("n1", "4"), queue("q1", reclaimable=False), queue("q2"),
-                      [pod(f"q1job{i}-0", None, "1", queue="q1", node="n1") for i in range(4)],
+    objects = flatten(node("n1", "4"), queue("q1", reclaimable=False), queue("q2"), podgroup("q1job", 1, queue="q1"),
+                      [pod(f"q1job{i}-0", "q1job", "1", node="n1", phase="Running") for i in range(4)],
                       gang("want", 2, cpu="1", queue="q2"))
     cluster = build(*objects)
     assert vcore.Scheduler(cluster, cycle=cycle("enqueue, allocate, reclaim")).run_cycle().evictions == []
@@ -323,3 +349,30 @@ def test_condition_time_moves_only_when_the_condition_changes():
     cluster.add_node(node("n2", "2"))
     done = scheduler.run_cycle().podgroups["ns/big"]
     assert done.phase == "Running" and done.conditions[0]["type"] == "Scheduled"
+
+
+def test_preempt_takes_no_more_victims_than_the_room_needs():
+    # Ten 4-cpu nodes full of 2-cpu low-priority pods; a gang of six 1-cpu high-priority pods needs 6 cpus: three
+    # victims free them. Each eviction leaves its node 1 cpu of future idle room (idle + releasing - pipelined)
+    # after the first task: the next task goes there, and the node gives no second victim (as Volcano counts it).
+    nodes = [node(f"n{i}", "4") for i in range(10)]
+    low = [podgroup("lo", 1, priority_class="lo"),
+           *[pod(f"lo-{i}", "lo", "2", node=f"n{i // 2}", priority_class="lo", phase="Running") for i in range(20)]]
+    cluster = build(*nodes, priority_class("hi", 1000), priority_class("lo", 10), *low,
+                    *gang("hi", 6, priority_class="hi"))
+    result = vcore.Scheduler(cluster, cycle=cycle("enqueue, allocate, preempt")).run_cycle()
+    assert len(result.evictions) == 3
+    assert len(result.nominated) == 6
+    # each victim's 2 cpus take two tasks, on its node
+    assert Counter(result.nominated.values()) == Counter({n: 2 * k for n, k in
+                                                         Counter(e.node for e in result.evictions).items()})
+
+
+def test_a_full_cluster_is_told_as_kube_scheduler_tells_it():
+    # No queue limit: an elastic gang's pods beyond what the nodes hold fail for the nodes' resources, not because
+    # the queue "has no room left" (proportion's deserved share is all the cluster has).
+    cluster = build(node("n1", "2"), node("n2", "2"), *gang("job", 6, min_member=2))
+    result = vcore.Scheduler(cluster).run_cycle()
+    assert len(result.bindings) == 4
+    message = result.unschedulable["ns/job-5"][1]
+    assert "no room left" not in message and message == "0/2 nodes are available: 2 Insufficient cpu."

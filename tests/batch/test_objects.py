@@ -209,7 +209,7 @@ def _assert_jobs_read_alike(cluster: vcore.Cluster, scheduler: vcore.Scheduler) 
     pod."""
     from vcore.batch.session import Session
 
-    session = Session(cluster, scheduler._engine, scheduler.cycle, scheduler._share)
+    session = Session(cluster, scheduler._engine, scheduler.cycle, scheduler._framework)
     tallies, cluster._batch.tallies = cluster._batch.tallies, {}
     try:
         for key, fast in session.jobs.items():

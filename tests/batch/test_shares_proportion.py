@@ -191,9 +191,10 @@ def test_reclaimable_takes_victims_until_the_queue_is_down_to_deserved():
     assert plugin.reclaimable(Claim("q2", cm("2")), candidates) == [0]
 
 
-def test_reclaimable_skips_a_queue_holding_less_than_the_reclaimer_asks():
+def test_reclaimable_takes_from_a_queue_above_its_deserved_whatever_the_reclaimer_asks():
+    # v1.14 (Volcano's commit 975277f55): no more skipping a queue that holds less than the reclaimer asks for
     plugin = _reclaim_session()
-    assert plugin.reclaimable(Claim("q2", cm("9")), [Claim("q1", cm("3"))]) == []
+    assert plugin.reclaimable(Claim("q2", cm("9")), [Claim("q1", cm("3"))]) == [0]
 
 
 def test_reclaimable_never_takes_from_a_queue_that_is_not_reclaimable():

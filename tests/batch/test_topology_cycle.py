@@ -11,7 +11,7 @@ import pytest
 
 import vcore
 from topology.trees import hn, leaf_spine, node as topo_node
-from vcore.batch.topology_planner import TOPOLOGY_INVALID, TOPOLOGY_REASON
+from vcore.batch.topology_planner import TOPOLOGY_INVALID, TOPOLOGY_REASON, UNKNOWN_TIER_NAME
 
 from .builders import NS, pod, podgroup, priority_class
 
@@ -345,8 +345,9 @@ def test_hard_topology_jobs_do_not_preempt():
         c = leaf_spine(spines=1, leaves=2, nodes=2, cpu=1)
         c.add_priority_class(priority_class("hi", 1000))
         c.add_priority_class(priority_class("lo", 1))
+        c.add_podgroup(podgroup("lo", 1, priority_class="lo"))  # above its minimum: gang lets all but one go
         for i, n in enumerate(c.node_names):
-            c.add_pod(pod(f"lo{i}-0", None, "1", None, node=n, priority_class="lo"))
+            c.add_pod(pod(f"lo{i}-0", "lo", "1", None, node=n, priority_class="lo"))
         c.add_podgroup(podgroup("job", 2, topology=topology, priority_class="hi"))
         for i in range(2):
             c.add_pod(pod(f"job-{i}", "job", "1", None, priority_class="hi"))
@@ -356,9 +357,37 @@ def test_hard_topology_jobs_do_not_preempt():
 
 
 # -- bad input ---------------------------------------------------------------------------------------------------
+def test_tier_above_the_tree_is_the_whole_cluster():
+    # Volcano's session adds a virtual HyperNode one tier above the highest, holding every node: a gang no spine
+    # holds (30 pods: spine-0 has room for 26, spine-1 for 28) fits the cluster under it.
+    c = busy_tree()
+    add_gang(c, "job", 30, {"mode": "hard", "highestTierAllowed": 7})
+    result = vcore.Scheduler(c).run_cycle()
+    status = result.podgroups[f"{NS}/job"]
+    assert status.phase == "Running" and sum(per_leaf(c, "job").values()) == 30
+    assert not [cond for cond in status.conditions if cond["type"] == "Unschedulable"]
+
+
+def test_unknown_tier_name_leaves_the_job_unconstrained_with_a_warning():
+    c = busy_tree()
+    add_gang(c, "job", 30, {"mode": "hard", "highestTierName": "rack"})
+    result = vcore.Scheduler(c).run_cycle()
+    assert result.podgroups[f"{NS}/job"].phase == "Running" and sum(per_leaf(c, "job").values()) == 30
+    assert [(e.object, e.type, e.reason) for e in result.events] == [(f"PodGroup {NS}/job", "Warning",
+                                                                      UNKNOWN_TIER_NAME)]
+    assert "no tier named 'rack'" in result.events[0].message
+
+
+def test_soft_sub_groups_add_nothing_to_the_job_s_constraint():
+    # v1.14 bounds a soft sub-group by the job's tier (here one leaf), which the job's constraint says already.
+    c = busy_tree()
+    add_gang(c, "job", 8, LEAF, sub_groups=[{"name": "pair", "subGroupSize": 2, "networkTopology": SOFT}])
+    vcore.Scheduler(c).run_cycle()
+    assert list(per_leaf(c, "job").values()) == [8]
+
+
 @pytest.mark.parametrize("topology, message", [
-    ({"mode": "hard", "highestTierAllowed": 7}, "PodGroup ns/job: tier 7 is above the topology (highest tier 3)"),
-    ({"mode": "hard", "highestTierName": "rack"}, "PodGroup ns/job: no tier named 'rack' in the topology"),
+    ({"mode": "hard", "highestTierAllowed": 0}, "PodGroup ns/job: tier 0 is below the topology (lowest tier 1)"),
 ])
 def test_constraint_the_tree_cannot_meet_is_a_condition(topology, message):
     c = busy_tree()
@@ -375,8 +404,6 @@ def test_constraint_the_tree_cannot_meet_is_a_condition(topology, message):
     ({"networkTopology": {"mode": "hard", "highestTierAllowed": -1}},
      "PodGroup ns/bad: spec.networkTopology.highestTierAllowed: must be in [0, 2147483647], got -1"),
     ({"networkTopology": {"mode": "hard", "tier": 1}}, "PodGroup ns/bad: spec.networkTopology.tier: unknown key"),
-    ({"subGroupPolicy": [{"subGroupSize": 2, "networkTopology": {"mode": "soft"}}]},
-     "PodGroup ns/bad: spec.subGroupPolicy[0].networkTopology.mode: soft is not supported"),
     ({"subGroupPolicy": [{"subGroupSize": 2, "labelSelector": {"matchExpressions": [
         {"key": "role", "operator": "Near"}]}}]},
      "PodGroup ns/bad: spec.subGroupPolicy[0].labelSelector.matchExpressions[0].operator: "

@@ -24,9 +24,9 @@ def pg(spec: dict, name: str = "train") -> dict:
 
 VOLCANO = [
     ("hard-tier", {"networkTopology": {"mode": "hard", "highestTierAllowed": 2}},
-     TopologyConstraint("hard", TierRef(tier=2), owner="PodGroup ml/train")),
+     TopologyConstraint("hard", TierRef(tier=2, above_is_cluster=True), owner="PodGroup ml/train")),
     ("hard-by-default", {"networkTopology": {"highestTierAllowed": 1}},
-     TopologyConstraint("hard", TierRef(tier=1), owner="PodGroup ml/train")),
+     TopologyConstraint("hard", TierRef(tier=1, above_is_cluster=True), owner="PodGroup ml/train")),
     ("hard-tier-name", {"networkTopology": {"mode": "hard", "highestTierName": "spine"}},
      TopologyConstraint("hard", TierRef(name="spine"), owner="PodGroup ml/train")),
     ("hard-without-a-tier-is-none", {"networkTopology": {"mode": "hard"}},
@@ -48,10 +48,12 @@ def test_volcano_subgroup_policy():
         "subGroupPolicy": [
             {"name": "decode", "subGroupSize": 4, "minSubGroups": 2, "matchLabelKeys": ["volcano.sh/partition"],
              "networkTopology": {"mode": "hard", "highestTierAllowed": 1}},
-            {"name": "prefill", "labelSelector": {"matchLabels": {"role": "prefill"}}}]}))
-    decode, prefill = topo.policies
-    assert decode == SubGroup(size=4, limit=TierRef(tier=1), name="decode", min_sub_groups=2,
+            {"name": "prefill", "labelSelector": {"matchLabels": {"role": "prefill"}}},
+            {"name": "near", "subGroupSize": 2, "networkTopology": {"mode": "soft"}}]}))
+    decode, prefill, near = topo.policies
+    assert decode == SubGroup(size=4, limit=TierRef(tier=1, above_is_cluster=True), name="decode", min_sub_groups=2,
                               match_label_keys=("volcano.sh/partition",))
+    assert near.limit is None  # soft: bounded by the job's own tier (Volcano v1.14), no layer of its own
     assert prefill.limit is None and prefill.size is None and prefill.label_selector == {
         "matchLabels": {"role": "prefill"}}
     assert topo.constraint.with_subgroups(decode).subgroups == (decode,)
@@ -68,8 +70,6 @@ BAD_VOLCANO = [
      "highestTierAllowed: must be in [0, 2147483647], got -1"),
     ("tier-not-int", {"networkTopology": {"highestTierAllowed": "2"}},
      "highestTierAllowed: must be an integer, got a string '2'"),
-    ("soft-subgroup", {"subGroupPolicy": [{"name": "a", "subGroupSize": 2, "networkTopology": {"mode": "soft"}}]},
-     "spec.subGroupPolicy[0].networkTopology.mode: soft is not supported for sub-groups"),
     ("subgroup-size-zero", {"subGroupPolicy": [{"subGroupSize": 0}]},
      "spec.subGroupPolicy[0].subGroupSize: must be in [1, 2147483647], got 0"),
     ("subgroup-unknown-field", {"subGroupPolicy": [{"size": 2}]}, "spec.subGroupPolicy[0].size: unknown key"),

@@ -5,21 +5,29 @@
     - plugins: [{name: priority}, {name: gang}, {name: conformance}]
     - plugins: [{name: overcommit}, {name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
 
-Actions run in the listed order. Job-level plugins (priority, gang, conformance, drf, overcommit, and one
-queue-share plugin: proportion, capacity, hierarchy or cohort) are vcore's own. Node-level plugins (predicates,
+Actions run in the listed order. Job-level plugins (priority, gang, conformance, drf, overcommit, sla, and the
+queue-share plugins proportion, capacity, hierarchy and cohort) are vcore's own (:mod:`vcore.batch.plugins`); each
+plugin's PluginOption switches (Volcano's keys, unset meaning enabled) decide when it votes, tier by tier, as in
+Volcano's framework. Node-level plugins (predicates,
 nodeorder, binpack) become a KubeSchedulerConfiguration profile for the native kernels: ``predicates`` turns the
 node filters on (without it only resource fit filters, as in Volcano), ``nodeorder``'s weight arguments become
 score plugin weights, ``binpack`` keeps Volcano's argument keys. ``network-topology-aware`` takes Volcano's
 arguments and vcore's solver arguments (:mod:`vcore.topology.args`); PodGroups' network topology constraints hold
 with or without it, the plugin sets how they are placed and scores the nodes of unconstrained pods by their
 HyperNodes. ``numa-aware`` is accepted for Volcano configurations: the NUMA policies it enforces are vcore's
-GPUDeviceFit alignment (``vcore.gpu.numa``, always on for pods that carry a policy). An unknown action, plugin, key
-or argument is a ProfileError naming the field. ``CycleConfig.default()`` is Volcano's default configuration.
+GPUDeviceFit alignment (``vcore.gpu.numa``, always on for pods that carry a policy). ``configurations`` gives
+actions their arguments (Volcano's keys: allocate, backfill and reclaim ``predicateErrorCacheEnable``; preempt also
+``enableTopologyAwarePreemption`` and its candidate-node bounds). An unknown action, plugin, key or argument is a
+ProfileError naming the field; a value Volcano's plugins replace by their default (an overcommit-factor below 1, an
+sla-waiting-time that is not a duration) is a ProfileWarning and the default. ``CycleConfig.default()`` is Volcano's
+default configuration.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -28,34 +36,55 @@ from typing import Any
 import yaml
 
 from vcore.batch.shares import names as share_names
-from vcore.errors import ProfileError
+from vcore.errors import ProfileError, ProfileWarning
 from vcore.topology.args import TopologyPlacementArgs, parse_topology_args
-from vcore.validation import Integer, Number, load_yaml_file
+from vcore.validation import Boolean, Integer, Number, load_yaml_file
 
 # Actions, in the order Volcano documents them.
 ENQUEUE, ALLOCATE, BACKFILL, PREEMPT, RECLAIM = "enqueue", "allocate", "backfill", "preempt", "reclaim"
 ACTIONS = (ENQUEUE, ALLOCATE, BACKFILL, PREEMPT, RECLAIM)
 
 # Job-level plugins.
-PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT = "priority", "gang", "conformance", "drf", "overcommit"
+PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, SLA = "priority", "gang", "conformance", "drf", "overcommit", "sla"
 SHARE_PLUGINS = (share_names.PROPORTION, share_names.CAPACITY, share_names.HIERARCHY, share_names.COHORT)
 # Node-level plugins, mapped onto the KubeSchedulerConfiguration profile.
 PREDICATES, NODEORDER, BINPACK = "predicates", "nodeorder", "binpack"
 NODE_PLUGINS = (PREDICATES, NODEORDER, BINPACK)
 # Topology plugins (Volcano's names).
 NETWORK_TOPOLOGY, NUMA_AWARE = "network-topology-aware", "numa-aware"
-PLUGINS = (PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, *SHARE_PLUGINS, *NODE_PLUGINS, NETWORK_TOPOLOGY, NUMA_AWARE)
+PLUGINS = (PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, SLA, *SHARE_PLUGINS, *NODE_PLUGINS, NETWORK_TOPOLOGY,
+           NUMA_AWARE)
 
-#: Volcano's PluginOption switches (conf.PluginOption); unset means enabled.
+#: Volcano's PluginOption switches: conf.PluginOption's yaml keys, spelled as Volcano spells them.
+ENABLE_HIERARCHY = "enableHierarchy"
 PLUGIN_SWITCHES = (
-    "enableJobOrder", "enableNamespaceOrder", "enableHierarchy", "enableJobReady", "enableJobPipelined",
-    "enableTaskOrder", "enablePreemptable", "enableReclaimable", "enableQueueOrder", "enablePredicate",
+    "enableJobOrder", ENABLE_HIERARCHY, "enableJobReady", "enableJobPipelined", "enableTaskOrder", "enablePreemptable",
+    "enableReclaimable", "enablePreemptive", "enableQueueOrder", "EnabledClusterOrder", "enablePredicate",
     "enableBestNode", "enableNodeOrder", "enableTargetJob", "enableReservedNodes", "enableJobEnqueued",
-    "enableVictim", "enableJobStarving", "enabledOverused", "enabledAllocatable", "enabledClusterOrder",
+    "enabledVictim", "enableJobStarving", "enabledOverused", "enabledAllocatable", "enabledHyperNodeOrder",
+    "enabledSubJobReady", "enabledSubJobPipelined", "enabledSubJobOrder", "enabledHyperNodeGradient",
 )
 _TOP_KEYS = ("actions", "tiers", "configurations")
 
 DEFAULT_OVERCOMMIT_FACTOR = 1.2  # Volcano's overcommit plugin default
+#: The sla plugin's argument and PodGroup annotations (Volcano reads volcano.sh/sla-waiting-time first).
+SLA_WAITING_TIME = "sla-waiting-time"
+#: Per action, the arguments Volcano's action reads from ``configurations`` and their types.
+PREDICATE_ERROR_CACHE = "predicateErrorCacheEnable"
+TOPOLOGY_AWARE_PREEMPTION = "enableTopologyAwarePreemption"
+ACTION_ARGUMENTS: dict[str, dict[str, Any]] = {
+    ENQUEUE: {},
+    ALLOCATE: {PREDICATE_ERROR_CACHE: Boolean()},
+    BACKFILL: {PREDICATE_ERROR_CACHE: Boolean()},
+    RECLAIM: {PREDICATE_ERROR_CACHE: Boolean()},
+    PREEMPT: {PREDICATE_ERROR_CACHE: Boolean(), TOPOLOGY_AWARE_PREEMPTION: Boolean(),
+              "topologyAwarePreemptWorkerNum": Integer(1), "minCandidateNodesPercentage": Integer(0, 100),
+              "minCandidateNodesAbsolute": Integer(0), "maxCandidateNodesAbsolute": Integer(0)},
+}
+#: preempt's defaults (actions/preempt: New).
+PREEMPT_DEFAULTS = {PREDICATE_ERROR_CACHE: True, TOPOLOGY_AWARE_PREEMPTION: False, "topologyAwarePreemptWorkerNum": 16,
+                    "minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 1,
+                    "maxCandidateNodesAbsolute": 100}
 #: Volcano's nodeorder defaults (plugins/nodeorder: calculateWeight).
 NODEORDER_DEFAULTS = {
     "leastrequested.weight": 1, "mostrequested.weight": 0, "nodeaffinity.weight": 2, "podaffinity.weight": 2,
@@ -95,7 +124,8 @@ class PluginOption:
     path: str = ""
 
     def enabled(self, switch: str) -> bool:
-        return self.switches.get(switch, True)
+        """Whether the switch is on: unset means on (plugins.ApplyPluginConfDefaults), but for enableHierarchy."""
+        return self.switches.get(switch, switch != ENABLE_HIERARCHY)
 
 
 @dataclass(frozen=True)
@@ -105,6 +135,8 @@ class CycleConfig:
     actions: tuple[str, ...]
     tiers: tuple[tuple[PluginOption, ...], ...]
     action_arguments: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: what the configuration asks that Volcano replaces by a default (each also raised as a ProfileWarning)
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
     def default(cls) -> CycleConfig:
@@ -138,8 +170,12 @@ class CycleConfig:
     def has(self, name: str) -> bool:
         return self.plugin(name) is not None
 
-    def share_plugin(self) -> PluginOption | None:
-        return next((p for p in self.plugins() if p.name in SHARE_PLUGINS), None)
+    def share_plugins(self) -> list[PluginOption]:
+        return [p for p in self.plugins() if p.name in SHARE_PLUGINS]
+
+    def action_argument(self, action: str, key: str) -> Any:
+        """An action's argument as configured, else Volcano's default for it."""
+        return self.action_arguments.get(action, {}).get(key, PREEMPT_DEFAULTS.get(key))
 
     @property
     def overcommit_factor(self) -> float:
@@ -160,7 +196,7 @@ class CycleConfig:
         """The KubeSchedulerConfiguration profile (dict) that the node-level plugins describe."""
         filters = ["NodeResourcesFit", "GPUDeviceFit"]
         predicates = self.plugin(PREDICATES)
-        if predicates is not None:
+        if predicates is not None and predicates.enabled("enablePredicate"):  # off: Volcano asks it nothing
             switched = {plugin for key, plugin in _PREDICATE_FILTERS.items() if predicates.arguments.get(key, True)}
             filters = [p for p in _PREDICATES_IN_ORDER if p in switched or p not in _PREDICATE_FILTERS.values()]
             if not all(predicates.arguments.get(k, True) for k in _PREDICATE_GPU):
@@ -168,7 +204,7 @@ class CycleConfig:
         scores: list[dict[str, Any]] = []
         plugin_config: list[dict[str, Any]] = []
         nodeorder = self.plugin(NODEORDER)
-        if nodeorder is not None:
+        if nodeorder is not None and nodeorder.enabled("enableNodeOrder"):
             w = {**NODEORDER_DEFAULTS, **nodeorder.arguments}
             least, most = w["leastrequested.weight"], w["mostrequested.weight"]
             if least and most:
@@ -187,7 +223,7 @@ class CycleConfig:
                 if w[key]:
                     scores.append({"name": plugin, "weight": w[key]})
         binpack = self.plugin(BINPACK)
-        if binpack is not None:
+        if binpack is not None and binpack.enabled("enableNodeOrder"):
             weight = binpack.arguments.get("binpack.weight", 1)
             if weight:
                 scores.append({"name": "binpack", "weight": 1})
@@ -226,6 +262,7 @@ def parse_cycle(data: Any) -> CycleConfig:
         raise ProfileError("tiers: expected a list of {plugins: [...]}")
     tiers = []
     seen: dict[str, str] = {}
+    notes: list[str] = []
     for t, tier in enumerate(raw_tiers):
         path = f"tiers[{t}]"
         if not isinstance(tier, Mapping) or set(tier) - {"plugins"}:
@@ -235,19 +272,22 @@ def parse_cycle(data: Any) -> CycleConfig:
             raise ProfileError(f"{path}.plugins: expected a list")
         options = []
         for i, entry in enumerate(plugins):
-            option = _parse_plugin(entry, f"{path}.plugins[{i}]")
+            option = _parse_plugin(entry, f"{path}.plugins[{i}]", notes)
             if option.name in seen:
                 raise ProfileError(
                     f"{option.path}.name: {option.name} is configured twice (also at {seen[option.name]})")
             seen[option.name] = option.path
             options.append(option)
         tiers.append(tuple(options))
-    shares = [p for tier in tiers for p in tier if p.name in SHARE_PLUGINS]
-    if len(shares) > 1:
-        raise ProfileError(f"{shares[1].path}.name: {shares[1].name} and {shares[0].name} are both queue-share "
-                           "plugins; configure one")
+    for tier in tiers:  # Volcano's loader: hierarchical DRF and proportion share queues in conflicting ways
+        hdrf = next((p for p in tier if p.name == DRF and p.enabled(ENABLE_HIERARCHY)), None)
+        if hdrf is not None and any(p.name == share_names.PROPORTION for p in tier):
+            raise ProfileError(f"{hdrf.path}.{ENABLE_HIERARCHY}: proportion and drf with hierarchy enabled conflict "
+                               "(as Volcano's loader says)")
     action_args = _parse_configurations(data.get("configurations"), actions)
-    return CycleConfig(tuple(actions), tuple(tiers), action_args)
+    for note in notes:
+        warnings.warn(note, ProfileWarning, stacklevel=3)
+    return CycleConfig(tuple(actions), tuple(tiers), action_args, tuple(notes))
 
 
 def _parse_actions(value: Any) -> list[str]:
@@ -262,7 +302,7 @@ def _parse_actions(value: Any) -> list[str]:
     return actions
 
 
-def _parse_plugin(entry: Any, path: str) -> PluginOption:
+def _parse_plugin(entry: Any, path: str, notes: list[str]) -> PluginOption:
     if not isinstance(entry, Mapping):
         raise ProfileError(f"{path}: expected a mapping with a name")
     name = entry.get("name")
@@ -273,14 +313,16 @@ def _parse_plugin(entry: Any, path: str) -> PluginOption:
         if key in ("name", "arguments"):
             continue
         if key not in PLUGIN_SWITCHES:
-            raise ProfileError(f"{path}.{key}: unknown plugin option")
+            close = difflib.get_close_matches(str(key), PLUGIN_SWITCHES, n=1)
+            hint = f" (Volcano's key is {close[0]!r})" if close else ""
+            raise ProfileError(f"{path}.{key}: unknown plugin option{hint}")
         if not isinstance(value, bool):
             raise ProfileError(f"{path}.{key}: expected true or false")
         switches[key] = value
     arguments = entry.get("arguments") or {}
     if not isinstance(arguments, Mapping):
         raise ProfileError(f"{path}.arguments: expected a mapping")
-    return PluginOption(name, _check_arguments(name, dict(arguments), f"{path}.arguments"), switches, path)
+    return PluginOption(name, _check_arguments(name, dict(arguments), f"{path}.arguments", notes), switches, path)
 
 
 def _number(value: Any, path: str, *, lo: float | None = None, integer: bool = False) -> Any:
@@ -289,7 +331,7 @@ def _number(value: Any, path: str, *, lo: float | None = None, integer: bool = F
     return Number(lo)(value, path, ProfileError)
 
 
-def _check_arguments(name: str, args: dict[str, Any], path: str) -> dict[str, Any]:
+def _check_arguments(name: str, args: dict[str, Any], path: str, notes: list[str]) -> dict[str, Any]:
     """Validate a plugin's arguments; share plugins validate their own when the cycle builds them."""
     if name in SHARE_PLUGINS or name == BINPACK:  # parsed by their owners (shares, vcore.profile's binpack)
         return args
@@ -305,7 +347,21 @@ def _check_arguments(name: str, args: dict[str, Any], path: str) -> dict[str, An
     elif name == OVERCOMMIT:
         allowed = ("overcommit-factor",)
         if "overcommit-factor" in args:
-            _number(args["overcommit-factor"], f"{path}.overcommit-factor", lo=1.0)
+            factor = _number(args["overcommit-factor"], f"{path}.overcommit-factor")
+            if factor < 1.0:  # overcommitPlugin.OnSessionOpen: a warning, and its default
+                notes.append(f"{path}.overcommit-factor: {factor} is below 1; the overcommit plugin uses its default "
+                             f"{DEFAULT_OVERCOMMIT_FACTOR}")
+                args["overcommit-factor"] = DEFAULT_OVERCOMMIT_FACTOR
+    elif name == SLA:
+        allowed = (SLA_WAITING_TIME,)
+        if SLA_WAITING_TIME in args:
+            seconds = go_duration(args[SLA_WAITING_TIME])
+            if seconds is None or seconds <= 0:  # slaPlugin.OnSessionOpen: logged, and no global waiting time
+                notes.append(f"{path}.{SLA_WAITING_TIME}: {args[SLA_WAITING_TIME]!r} is not a positive duration "
+                             "string (such as '1h2m'); the sla plugin sets no global waiting time")
+                del args[SLA_WAITING_TIME]
+            else:
+                args[SLA_WAITING_TIME] = seconds
     elif name == NODEORDER:
         allowed = tuple(NODEORDER_DEFAULTS)
         for key, value in args.items():
@@ -327,16 +383,60 @@ def _check_arguments(name: str, args: dict[str, Any], path: str) -> dict[str, An
 
 
 def _parse_configurations(value: Any, actions: list[str]) -> dict[str, Mapping[str, Any]]:
-    """``configurations``: per-action arguments; vcore has none yet, so only an empty list is valid."""
-    if value in (None, []):
+    """``configurations``: per-action arguments (framework.GetArgOfActionFromConf: the first entry of a name)."""
+    if value is None:
         return {}
     if not isinstance(value, list):
         raise ProfileError("configurations: expected a list of {name, arguments}")
     out: dict[str, Mapping[str, Any]] = {}
     for i, entry in enumerate(value):
-        if not isinstance(entry, Mapping) or entry.get("name") not in actions:
-            raise ProfileError(f"configurations[{i}].name: expected one of the configured actions")
-        if entry.get("arguments"):
-            raise ProfileError(f"configurations[{i}].arguments: vcore's {entry['name']} action takes no arguments")
-        out[entry["name"]] = {}
+        path = f"configurations[{i}]"
+        if not isinstance(entry, Mapping) or entry.get("name") not in ACTIONS:
+            raise ProfileError(f"{path}.name: expected one of the actions ({', '.join(ACTIONS)})")
+        for key in entry:
+            if key not in ("name", "arguments"):
+                raise ProfileError(f"{path}.{key}: unknown key (an action configuration has name and arguments)")
+        name = entry["name"]
+        arguments = entry.get("arguments") or {}
+        if not isinstance(arguments, Mapping):
+            raise ProfileError(f"{path}.arguments: expected a mapping")
+        accepted = ACTION_ARGUMENTS[name]
+        parsed = {}
+        for key, raw in arguments.items():
+            if key not in accepted:
+                known = ", ".join(accepted) or "none"
+                raise ProfileError(f"{path}.arguments.{key}: unknown argument of the {name} action (accepted: {known})")
+            parsed[key] = accepted[key](raw, f"{path}.arguments.{key}", ProfileError)
+        out.setdefault(name, parsed)
     return out
+
+
+def go_duration(value: Any) -> float | None:
+    """Seconds of a Go duration string (time.ParseDuration: "1h2m3s4ms5us6ns", "-1.5h", "0"), None when ``value``
+    is not a string or not a duration."""
+    if not isinstance(value, str) or not value:
+        return None
+    text, sign = value, 1.0
+    if text[0] in "+-":
+        sign, text = (-1.0 if text[0] == "-" else 1.0), text[1:]
+    if text == "0":
+        return 0.0
+    total, i = 0.0, 0
+    if not text:
+        return None
+    while i < len(text):
+        start = i
+        while i < len(text) and (text[i].isdigit() or text[i] == "."):
+            i += 1
+        number = text[start:i]
+        unit_start = i
+        while i < len(text) and not (text[i].isdigit() or text[i] == "."):
+            i += 1
+        unit = text[unit_start:i]
+        if number in ("", ".") or number.count(".") > 1 or unit not in _GO_UNITS:
+            return None
+        total += float(number) * _GO_UNITS[unit]
+    return sign * total
+
+
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}

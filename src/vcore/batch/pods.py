@@ -22,6 +22,10 @@ KUEUE_TAS_PREFIX = "kueue.x-k8s.io/podset-"
 TERMINATED = frozenset({"Succeeded", "Failed"})
 PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")  # v1 PodPhase
 GPU_INDEX_ANNOTATION = "volcano.sh/gpu-index"
+#: Whether a pod may be a preempt or reclaim victim (annotation first, then label; default true), read as Go's
+#: strconv.ParseBool: Volcano reads a value that is not a boolean as false (GetPodPreemptable).
+PREEMPTABLE_KEY = "volcano.sh/preemptable"
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 
 
 @dataclass(slots=True)  # read for tens of thousands of pods a cycle: no per-object dict
@@ -41,6 +45,9 @@ class PodInfo:
     labels: dict[str, str]  # metadata.labels (PodGroup sub-group selectors)
     topology: TopologyConstraint | None  # Kueue TAS annotations of its pod template, None when it has none
     best_effort: bool  # no resource requests at all (Volcano's backfill places these)
+    preemptable: bool = True  # volcano.sh/preemptable
+    never_preempts: bool = False  # spec.preemptionPolicy: Never (the pod may not preempt or reclaim)
+    deleting: bool = False  # metadata.deletionTimestamp set: Releasing on its node, never scheduled again
     compiled: _core.CompiledPod | None = None  # made when the pod is added while pending
     shape: int = -1  # its request shape in BatchState.shapes ((axis, amount) pairs); -1 until known
 
@@ -90,4 +97,13 @@ def pod_info(obj: Any, spec: PodSpec) -> PodInfo:
         labels=labels,
         topology=topology,
         best_effort=not spec["requests"],
+        preemptable=preemptable(annotations, labels),
+        never_preempts=spec.get("preemption_policy") == "Never",
+        deleting=bool(spec.get("deleting")),
     )
+
+
+def preemptable(annotations: dict[str, str], labels: dict[str, str]) -> bool:
+    """volcano.sh/preemptable: the annotation, else the label, else true; a value Go's ParseBool refuses is false."""
+    value = annotations.get(PREEMPTABLE_KEY, labels.get(PREEMPTABLE_KEY))
+    return value is None or value in _GO_TRUE

@@ -9,6 +9,15 @@ if TYPE_CHECKING:
     from vcore.types import Placement
 
 
+class Event(NamedTuple):
+    """Something the cycle tells about an object that changes no binding (a Kubernetes Event for the adapter)."""
+
+    object: str  # "PodGroup <namespace>/<name>"
+    type: str  # "Warning" or "Normal"
+    reason: str
+    message: str
+
+
 class Eviction(NamedTuple):
     """A running pod the cycle evicts to make room: Releasing until the caller removes it (remove_pod)."""
 
@@ -57,4 +66,9 @@ class CycleResult:
     unschedulable: dict[str, tuple[dict[str, int], str]] = field(default_factory=dict)
     #: pods the preempt/reclaim actions made room for, with the node they wait for
     nominated: dict[str, str] = field(default_factory=dict)
+    #: PodGroups this cycle admitted (Pending -> Inqueue), in admission order; their status says Inqueue (or more)
+    #: even when they have no pods yet: Volcano's job controller creates a job's pods once its PodGroup is Inqueue
+    enqueued: list[str] = field(default_factory=list)
+    #: what the cycle noted about objects without failing them (a constraint it could not apply as written, ...)
+    events: list[Event] = field(default_factory=list)
     seconds: float = 0.0

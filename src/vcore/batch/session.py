@@ -1,13 +1,17 @@
-"""One scheduling cycle's view of the cluster: jobs (gangs) with their tasks, queues with their shares, and the
-order functions the actions follow (Volcano's session).
+"""One scheduling cycle's view of the cluster: jobs (gangs) with their tasks, queues, the configured job plugins
+(:class:`vcore.batch.plugins.Framework`, Volcano's session functions) and what the actions decide (Volcano's
+session).
 
 A job is a PodGroup with its pods, or a pod without a group (a gang of one). The session compiles the pending
-tasks once, keeps per job and per queue what is allocated, and records what the actions decide; ``close``
-turns that into PodGroup phases and conditions the way Volcano's session close does.
+tasks once, keeps per job what is allocated (telling the plugins, as Volcano's event handlers), and records what
+the actions decide; ``close`` turns that into PodGroup phases and conditions the way Volcano's session close does.
+A pod with a deletionTimestamp is Releasing: it holds its node's resources until it is gone, does not count toward
+its gang, and is never scheduled again.
 """
 
 from __future__ import annotations
 
+import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -22,12 +26,13 @@ from vcore._native._records import placements
 from vcore.batch import config as C
 from vcore.batch.amounts import summed, vector
 from vcore.batch.job import Job
+from vcore.batch.plugins import Framework
 from vcore.batch.podgroup import DEFAULT_QUEUE, INQUEUE, PENDING, RUNNING, UNKNOWN, PodGroupSpec
 from vcore.batch.pods import PodInfo
 from vcore.batch.priority import PREEMPT_NEVER
-from vcore.batch.result import CycleResult, PodGroupStatus, QueueStatus
-from vcore.batch.shares import SHARE_PLUGINS
-from vcore.batch.shares.base import QueueUsage, SharePlugin
+from vcore.batch.result import CycleResult, Event, PodGroupStatus, QueueStatus
+from vcore.batch.room import Room
+from vcore.batch.shares.base import QueueUsage
 from vcore.batch.topology_planner import TopologyPlanner
 from vcore.cluster import Cluster, gpu_choice
 from vcore.types import GpuChoice, HeldGpus, Placement
@@ -47,33 +52,51 @@ T = TypeVar("T")
 
 
 class Session:
-    def __init__(self, cluster: Cluster, engine: _core.Engine, config: C.CycleConfig, share: SharePlugin[Any] | None,
-                 eligible: Iterable[str] | None = None, between_jobs: Callable[[], None] | None = None) -> None:
+    def __init__(self, cluster: Cluster, engine: _core.Engine, config: C.CycleConfig, framework: Framework,
+                 eligible: Iterable[str] | None = None, between_jobs: Callable[[], None] | None = None, *,
+                 scope: tuple[frozenset[str], bool, frozenset[str]] | None = None,
+                 victim_engines: tuple[_core.Engine, _core.Engine] | None = None,
+                 rng: random.Random | None = None) -> None:
         # run_cycle's caller, called after each job's placement or eviction is committed or undone.
         self.between_jobs = between_jobs
         self.cluster = cluster
         self.batch = cluster.batch
         self.state = cluster.state
         self.engine = engine
+        # Where victims may make room (the filters no eviction changes), and whether a node takes the pod once its
+        # victims are gone (the filters but the resource ones); both score as the profile does.
+        self.resolvable_engine, self.filter_engine = victim_engines or (engine, engine)
+        self.scope = scope  # (nodes, soft, avoid): the scheduler's node scope, None when it has none
+        self.rng = rng or random.Random(0)  # where topology-aware preemption's walk over the nodes starts
         self.config = config
-        self.share = share
+        self.framework = framework
         self.result = CycleResult()
+        self.opened_usage: dict[str, QueueUsage] | None = None  # each queue's usage as the cycle opened
+        self._room: Room | None = None
         # The pods the cycle binds, in order: close() makes their Placements together, while the node names are
         # still in cache (made per job, each record's name was a cache miss after the native placement).
         self._bound_keys: list[str] = []
         self._bound_slots: list[int] = []
         self._bound_gpus: list[GpuChoice | None] = []
         self.started = time.perf_counter()
+        self.wall_clock = time.time()
         # What abandon() restores (pods in flight between cycles: a handful).
         self._releasing_at_open = dict(self.batch.releasing)
         self._nominated_at_open = dict(self.batch.nominated)
-        self.enabled = {p.name for p in config.plugins()}
-        self._full_job_order = {C.PRIORITY, C.GANG, C.DRF} <= self.enabled
         self._queue_tie: dict[str, tuple[str, str]] = {}  # see _tie
         self.transition = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         self.eligible = None if eligible is None else set(eligible)
+        self.job_order_key = framework.job_order_key
+        framework.attach(self)
         self._open()
         self.topology = TopologyPlanner(self)
+
+    @property
+    def room(self) -> Room:
+        """Each node's future idle (made when preempt or reclaim first asks)."""
+        if self._room is None:
+            self._room = Room(self)
+        return self._room
 
     def interleave_at(self, i: int) -> None:
         """In a walk over many jobs: the caller's turn at every INTERLEAVE_EVERY-th."""
@@ -106,6 +129,10 @@ class Session:
         self.free = self.total - state.requested_total()
         self._classes: dict[str, tuple[int, bool]] = {}
         self._axes: dict[str, int] = {}  # resource name -> axis (-1: no node or pod has it), as looked up
+        self.pods_axis = self.resources.index("pods") if "pods" in self.resources else -1
+        # Pods Releasing as the cycle opens: evicted by an earlier cycle, or being deleted (a deletionTimestamp).
+        self.releasing_pods: Mapping[str, str] = (
+            {**batch.releasing, **{k: "" for k in batch.deleting}} if batch.deleting else batch.releasing)
         self.jobs: dict[str, Job] = {}
         for i, (key, pg) in enumerate(batch.podgroups.items()):
             members = batch.members.get(key, {})
@@ -125,8 +152,9 @@ class Session:
             if info.terminated:
                 continue
             if key not in bound:
-                self.jobs[key] = self._job(key, None, {key: info})
-            elif key not in batch.releasing:
+                if not info.deleting:
+                    self.jobs[key] = self._job(key, None, {key: info})
+            elif key not in self.releasing_pods:
                 self._running_singles.append(info)
                 usage = self.single_usage.setdefault(info.queue_hint or DEFAULT_QUEUE, [0] * self.n_resources)
                 for axis, amount in self.batch.shapes[self.shape(info)]:
@@ -135,16 +163,25 @@ class Session:
         for group, members in batch.members.items():
             if group not in batch.podgroups:
                 for k, info in members.items():
-                    if not info.terminated and k not in bound:
+                    if not info.terminated and k not in bound and not info.deleting:
                         self.result.unschedulable[k] = ({}, f"podgroup {group} not found")
         self.queue_jobs: dict[str, list[Job]] = {}
+        nominated = batch.nominated
         for i, job in enumerate(self.jobs.values()):
             self.interleave_at(i)
-            self._check_job(job)
+            if nominated and job.pending:  # waiting for nodes being freed since an earlier cycle
+                for t in job.pending:
+                    if t.key in nominated:
+                        job.pipelined += 1
+                        if t.role in job.min_task:
+                            job.role_pipelined[t.role] += 1
             if self.eligible is not None and job.pending:
                 job.skipped = not any(t.key in self.eligible for t in job.pending)
             self.queue_jobs.setdefault(job.queue, []).append(job)
-        self._open_shares()
+        self.framework.open(self)
+        for i, job in enumerate(self.jobs.values()):
+            self.interleave_at(i)
+            self._check_job(job)
 
     def _job(self, key: str, pg: PodGroupSpec | None, members: dict[str, PodInfo]) -> Job:
         if pg is not None:
@@ -165,11 +202,12 @@ class Session:
         # Per role, running and succeeded pods; only the roles with a minimum are ever asked about (none: the job
         # gets the shared read-only empty mapping).
         role_ready: Counter[str] | None = Counter() if min_task else None
-        bound, releasing_pods = self.bound, self.batch.releasing
+        bound, releasing_pods = self.bound, self.releasing_pods
         tally = self.batch.tallies.get(key) if pg is not None else None
-        if tally is not None and (tally.ended or -1 in tally.shapes):
+        if tally is not None and (tally.ended or tally.deleting or -1 in tally.shapes):
             tally = None  # the tally does not describe every pod
         uniform = True
+        best_effort = 0
         pending_shapes: Mapping[int, int]
         held_shapes: Mapping[int, int]
         requested: Mapping[int, int]
@@ -179,6 +217,8 @@ class Session:
             requested = pending_shapes = tally.shapes
             held_shapes = {}
             uniform = len(tally.priorities) <= 1
+            shapes = self.batch.shapes
+            best_effort = sum(n for shape, n in tally.shapes.items() if not shapes[shape])
         elif tally is not None and bound.issuperset(members) and (
                 not releasing_pods or releasing_pods.keys().isdisjoint(members)):
             # Every pod runs (the usual admitted gang, every cycle after): the same, without a pass over its pods.
@@ -199,7 +239,9 @@ class Session:
                 elif phase_of == "Failed":
                     failed += 1
                 elif info.key not in bound:
-                    pending.append(info)
+                    if not info.deleting:  # a pod being deleted before it ran is never scheduled
+                        pending.append(info)
+                        best_effort += info.best_effort
                 elif info.key in releasing_pods:
                     released.append(info)
                 else:
@@ -212,14 +254,16 @@ class Session:
             requested = pending_counts + held_counts + self.shapes(released)
             pending_shapes, held_shapes = pending_counts, held_counts
             uniform = len({(t.spec_priority, t.priority_class) for t in pending}) <= 1
-        # Task order: priority, then the order pods arrived (Volcano: priority, creation, UID).
-        if not uniform and len(pending) > 1:
-            pending.sort(key=lambda t: -self.pod_priority(t))
+        # Task order: the task order plugins' (priority), then the order pods arrived.
+        if not uniform and len(pending) > 1 and self.framework.orders_tasks:
+            pending.sort(key=self.framework.task_order_key)
         request = self.total_of(requested)
         job = Job(key, pg, queue, priority, can_preempt, min_member, min_task, min_resources, creation, pending,
                   running, len(released), succeeded, failed, _NO_ROLES if role_ready is None else role_ready,
                   self.total_of(held_shapes), request, phase, len(members))
         job.pending_request = request if pending_shapes is requested else self.total_of(pending_shapes)
+        job.pending_best_effort = best_effort
+        job.releasing_scheduled = len(released)
         return job
 
     def total_of(self, shape_counts: Mapping[int, int]) -> np.ndarray:
@@ -282,48 +326,17 @@ class Session:
         return self.total_of({self.shape(info): 1})
 
     def _check_job(self, job: Job) -> None:
-        """Volcano's JobValid (gang) and the queue's existence and state: an invalid job is not scheduled."""
-        if job.podgroup is not None:
-            if job.min_task:
-                # Pending, running and succeeded pods of each role (role_ready counts the last two).
-                valid = Counter(map(_role, job.pending))
-                valid.update(job.role_ready)
-                if any(valid[role] < n for role, n in job.min_task.items()):
-                    job.invalid = (NOT_ENOUGH_PODS_OF_TASK, "Not enough valid pods of each task for gang-scheduling")
-            n_valid = len(job.pending) + len(job.running) + job.succeeded
-            if job.invalid is None and n_valid < job.min_member:
-                job.invalid = (NOT_ENOUGH_PODS, f"Not enough valid tasks for gang-scheduling, valid: {n_valid}, "
-                                                f"min: {job.min_member}")
-        if job.invalid is None and job.queue not in self.batch.queues:
+        """The plugins' JobValid (gang's), and the queue's existence and state: an invalid job is not scheduled
+        (enqueue still admits it, as Volcano's enqueue asks no JobValid)."""
+        why = self.framework.job_valid(job)
+        if why is not None:
+            job.invalid = why
+        elif job.queue not in self.batch.queues:
             job.invalid = (NOT_ENOUGH_RESOURCES, f"queue {job.queue} not found")
-        elif job.invalid is None and job.phase == PENDING and not self.batch.queues.get(job.queue).is_open:
+        elif job.phase == PENDING and not self.batch.queues.get(job.queue).is_open:
             job.invalid = (NOT_ENOUGH_RESOURCES, f"queue {job.queue} is {self.batch.queues.get(job.queue).state}")
-        if job.invalid is not None:
+        if job.invalid is not None and job.n_tasks:
             self.fail(job, job.invalid[1])
-
-    def _open_shares(self) -> None:
-        if self.share is None:
-            return
-        usage = {}
-        for queue in set(self.queue_jobs) | set(self.single_usage):
-            if queue not in self.batch.queues:
-                continue
-            jobs = self.queue_jobs.get(queue, [])
-            singles = vector(self.single_usage.get(queue, [0] * self.n_resources))
-            allocated = summed([j.allocated for j in jobs], singles)
-            request = summed([j.request for j in jobs], singles)
-            waiting, beyond = [], []  # per job with minResources: what admission holds for it, what it uses past it
-            for j in jobs:
-                if j.min_resources is None:
-                    continue
-                if j.phase == INQUEUE:
-                    waiting.append(j.min_resources)
-                elif j.phase == RUNNING:
-                    waiting.append(np.maximum(j.min_resources - j.allocated, 0))
-                    beyond.append(np.maximum(j.allocated - j.min_resources, 0))
-            zero = np.zeros(self.n_resources, np.int64)
-            usage[queue] = QueueUsage(allocated, request, summed(waiting, zero), summed(beyond, zero))
-        self.share.open(self.batch.queues, self.resources, self.total, usage)
 
     def running_jobs(self) -> list[Job]:
         """Every job with running pods, the running pods without a group included (made on first use)."""
@@ -335,46 +348,13 @@ class Session:
             self.single_usage = {}
         return [j for j in self.jobs.values() if j.running]
 
-    # -- orders (Volcano's plugin order functions, each on when its plugin is configured) --------------------
-    def job_order_key(self, job: Job) -> tuple[float | str, ...]:
-        if self._full_job_order:  # Volcano's default tiers: asked for every job, twice a cycle
-            return -job.priority, job.ready, self.dominant_share(job), job.creation, job.key
-        key: list[float | str] = []
-        if C.PRIORITY in self.enabled:
-            key.append(-job.priority)
-        if C.GANG in self.enabled:
-            key.append(job.ready)  # jobs not ready yet go first
-        if C.DRF in self.enabled:
-            key.append(self.dominant_share(job))
-        key += [job.creation, job.key]
-        return tuple(key)
-
-    def dominant_share(self, job: Job) -> float:
-        """DRF: the job's largest share of any resource the cluster has."""
-        if not job.running and not job.placed:
-            return 0.0
-        mask = self.total > 0
-        if not mask.any():
-            return 0.0
-        return float(np.max(job.allocated[mask] / self.total[mask]))
-
+    # -- orders (the plugins' order functions) ---------------------------------------------------------------
     def queue_order(self, queues: list[str]) -> str:
-        """The queue to serve next: the share plugin's order, then Volcano's creation time and name."""
-        key = getattr(self.share, "queue_key", None)
-        if key is not None:  # the plugin's order as a key: one call per queue
-            return min([(key(q), self._tie(q), q) for q in queues])[-1]
+        """The queue to serve next: the queue order plugins', then Volcano's creation time and name."""
+        return self.framework.queue_order(queues, self._tie)
 
-        def ahead(a: str, b: str) -> bool:
-            if self.share is not None:
-                c = self.share.queue_order(a, b)
-                if c:
-                    return c < 0
-            return self._tie(a) < self._tie(b)
-        best = queues[0]
-        for q in queues[1:]:
-            if ahead(q, best):
-                best = q
-        return best
+    def tie(self, queue: str) -> tuple[str, str]:
+        return self._tie(queue)
 
     def _tie(self, queue: str) -> tuple[str, str]:
         """Volcano's last queue order: (creation time, name), looked up once per session."""
@@ -395,9 +375,9 @@ class Session:
         vec = self.pending_total(job, infos)
         job.allocated += vec
         self.free -= vec
-        if self.share is not None:  # once per job: the plugins' bookkeeping is per queue, not per task
-            self.share.on_allocate(job.queue, vec)
+        self.framework.on_allocate(job, vec)  # once per job: the plugins' bookkeeping is per queue, not per task
         job.placed += len(infos)
+        job.pending_best_effort -= sum(1 for info in infos if info.best_effort) if job.pending_best_effort else 0
         job.pending, job.pending_request = still_pending, None
 
     def allocated_singles(self, jobs: list[Job], slots: list[int], gpus: Sequence[HeldGpus]) -> None:
@@ -412,10 +392,10 @@ class Session:
             shapes[shape] += 1
             job.allocated += self.total_of({shape: 1})
             job.placed, job.pending, job.pending_request = 1, [], None
+            job.pending_best_effort = 0
         total = self.total_of(shapes)
         self.free -= total
-        if self.share is not None:
-            self.share.on_allocate(jobs[0].queue, total)
+        self.framework.on_allocate(jobs[0], total)  # the run's jobs are of one queue: their sum, once
 
     def _record_bindings(self, infos: list[PodInfo], slots: list[int], gpus: Sequence[HeldGpus] | None) -> None:
         """Pods bound on these slots, for the result (no longer waiting for a nominated node). `gpus`: per pod the
@@ -461,6 +441,12 @@ class Session:
         for t in job.pending:
             unschedulable.setdefault(t.key, entry)
         job.reported = job.pending
+
+    def warn(self, job: Job, reason: str, message: str) -> None:
+        """Record a warning about a job's PodGroup (once a cycle per reason)."""
+        event = Event(f"PodGroup {job.key}", "Warning", reason, message)
+        if event not in self.result.events:
+            self.result.events.append(event)
 
     def abandon(self) -> None:
         """Undo what the cycle did to the cluster (a cycle that raises returns nothing, so it may leave nothing):
@@ -509,10 +495,14 @@ class Session:
             if kept is not None:
                 conditions.append(kept)
                 message = kept.get("message", "")
+        elif not ready and self._releasing_covers(job):
+            pass  # its scheduled pods, the Releasing ones included, hold its minimum: nothing to report
         elif job.invalid is not None:
             reason, message = job.invalid
-            unschedulable = True
-            conditions.append(self._condition(UNSCHEDULABLE_TYPE, reason, message, previous.get(UNSCHEDULABLE_TYPE)))
+            if job.n_tasks:  # Volcano writes nothing for a PodGroup whose pods do not exist yet
+                unschedulable = True
+                conditions.append(self._condition(UNSCHEDULABLE_TYPE, reason, message,
+                                                  previous.get(UNSCHEDULABLE_TYPE)))
         elif not ready:
             unschedulable = True
             missing = job.min_member - job.ready_count - job.tentative
@@ -526,7 +516,7 @@ class Session:
         # Pending unless it was admitted (Inqueue).
         if job.running and unschedulable and job.invalid is None:
             phase = UNKNOWN
-        elif len(job.running) + job.placed + job.succeeded >= job.min_member:
+        elif len(job.running) + job.placed + job.succeeded + job.releasing_scheduled >= job.min_member:
             phase = RUNNING
         elif job.phase != INQUEUE:
             phase = PENDING
@@ -536,6 +526,13 @@ class Session:
         status.conditions = conditions
         return PodGroupStatus(phase, tuple(conditions), message, len(job.running) + job.placed, job.succeeded,
                               job.failed, job.hypernode)
+
+    @staticmethod
+    def _releasing_covers(job: Job) -> bool:
+        """Volcano's shouldSkipUnschedulableForReleasing: a job short of its minimum only because some of its
+        scheduled pods are terminating (nothing pending or waiting) gets no Unschedulable condition."""
+        return (job.releasing_scheduled > 0 and not job.pending and not job.pipelined
+                and len(job.running) + job.succeeded + job.failed + job.releasing_scheduled >= job.min_member)
 
     def _not_tried_reason(self, job: Job) -> str:
         if job.phase == PENDING and C.ENQUEUE in self.config.actions:
@@ -554,7 +551,7 @@ class Session:
 
     def _queue_status(self) -> None:
         names = self.resources
-        status = self.share.status() if self.share is not None else {}
+        status = self.framework.share_status()
         for queue in self.batch.queues:
             jobs = self.queue_jobs.get(queue, [])
             singles = vector(self.single_usage.get(queue, [0] * self.n_resources))
@@ -570,13 +567,4 @@ class Session:
                 len(jobs) - ready,
                 ready)
 
-
-
-def share_plugin(config: C.CycleConfig) -> SharePlugin[Any] | None:
-    """The configured queue-share plugin, built from its arguments (None when none is configured)."""
-    option = config.share_plugin()
-    if option is None:
-        return None
-    cls = SHARE_PLUGINS[option.name]
-    return cls(option.arguments, hierarchy=option.switches.get("enableHierarchy", False))
 

@@ -31,11 +31,14 @@ class GroupTally:
     priorities: Counter[tuple[int | None, str]] = field(default_factory=Counter)
     topology: int = 0  # pods with Kueue topology annotations
     roles: Counter[str] = field(default_factory=Counter)  # volcano.sh/task-spec -> pods not terminated
+    deleting: int = 0  # pods with a deletionTimestamp (Releasing, or never to be scheduled)
 
     def count(self, info: PodInfo, sign: int) -> None:
         """Add (sign +1) or take away (-1) one pod."""
         if info.topology is not None:
             self.topology += sign
+        if info.deleting:
+            self.deleting += sign
         if info.terminated:
             self.ended += sign
         else:
@@ -76,6 +79,7 @@ class BatchState:
         self.uncompiled: dict[str, PodInfo] = {}
         self.singles: dict[str, None] = {}  # pods without a group: each a gang of one
         self.releasing: dict[str, str] = {}  # evicted pod -> the preemptor it makes room for
+        self.deleting: dict[str, None] = {}  # pods with a deletionTimestamp (Releasing while bound)
         self.nominated: dict[str, str] = {}  # preemptor pod -> node name it waits for
         # Request shapes, interned: the (resource axis, amount) pairs of a pod's requests. Pods of one template
         # share one shape, so sums over thousands of pods count small integers (axes never move once interned).
@@ -93,6 +97,8 @@ class BatchState:
     # -- pods --------------------------------------------------------------------------------------------
     def add_pod(self, info: PodInfo) -> None:
         self.pods[info.key] = info
+        if info.deleting:
+            self.deleting[info.key] = None
         if info.compiled is None and not info.terminated:
             self.uncompiled[info.key] = info
         if info.group is None:
@@ -120,6 +126,7 @@ class BatchState:
             else:
                 self.tallies.pop(info.group, None)
         self.releasing.pop(key, None)
+        self.deleting.pop(key, None)
         self.nominated.pop(key, None)
         return info
 

@@ -18,8 +18,10 @@ added), else the Kueue TAS annotations its pods carry (parsed when each pod is a
 Hard mode: no domain holds the gang -> it stays pending, its pods unschedulable with the search's reason in
 kube-scheduler's words. Soft mode never fails for topology: when no domain holds it, or the confined placement
 falls short, the gang is placed unconfined, its nodes scored by Volcano's network-topology-aware node score
-(LCA tier to its running pods). A constraint the tree cannot satisfy as written (a tier above the tree, an unknown
-tier name) makes the job invalid for the cycle (an Unschedulable condition naming the field).
+(LCA tier to its running pods). As in Volcano's session: a highestTierAllowed above the tree's highest tier is the
+whole cluster (its virtual top HyperNode); a highestTierName no tier has leaves the job (or the sub-group)
+unconstrained, with a warning event. A constraint that cannot apply otherwise (a tier below the tree, sub-groups that
+do not nest) makes the job invalid for the cycle (an Unschedulable condition naming the field).
 
 With ``network-topology-aware`` configured, jobs without a constraint get Volcano's HyperNode binpack node score
 (``hypernode.binpack.normal-pod.*``): nodes whose HyperNodes are fuller score higher, keeping whole domains free
@@ -50,7 +52,8 @@ if TYPE_CHECKING:
     from vcore.batch.state import BatchState
     from vcore.cluster import Cluster
 
-__all__ = ["OPTIMIZE_ANNOTATION", "TOPOLOGY_INVALID", "TOPOLOGY_REASON", "Confinement", "TopologyPlanner"]
+__all__ = ["OPTIMIZE_ANNOTATION", "TOPOLOGY_INVALID", "TOPOLOGY_REASON", "UNKNOWN_TIER_NAME", "Confinement",
+           "TopologyPlanner"]
 
 #: A PodGroup annotated "true" is flagged for optimisation: with ``solver: auto`` its placement runs CP-SAT.
 OPTIMIZE_ANNOTATION = "vcore.io/topology-optimize"
@@ -58,6 +61,8 @@ OPTIMIZE_ANNOTATION = "vcore.io/topology-optimize"
 TOPOLOGY_INVALID = "InvalidNetworkTopology"
 #: The per-node reason of pods left pending by a hard topology constraint.
 TOPOLOGY_REASON = "node(s) didn't satisfy the gang's network topology"
+#: The event reason of a highestTierName no tier of the tree has (Volcano warns and drops the constraint).
+UNKNOWN_TIER_NAME = "UnknownHighestTierName"
 
 
 @dataclass
@@ -94,6 +99,7 @@ class PlanningSession(Protocol):
     @property
     def resources(self) -> list[str]: ...
     def fail(self, job: Job, message: str, reasons: dict[str, int] | None = None) -> None: ...
+    def warn(self, job: Job, reason: str, message: str) -> None: ...
     def shape(self, info: PodInfo) -> int: ...
 
 
@@ -103,6 +109,9 @@ class TopologyPlanner:
     def __init__(self, ssn: PlanningSession) -> None:
         self.ssn = ssn
         self.configured = ssn.config.topology is not None
+        option = ssn.config.plugin("network-topology-aware")
+        # Its node scores (soft mode's, and the HyperNode binpack of jobs without a constraint) are its NodeOrder.
+        self.scores = option is not None and option.enabled("enableNodeOrder")
         self.args = ssn.config.topology or TopologyPlacementArgs()
         self._view: TopologyView | None = None
         self._constraints: dict[str, TopologyConstraint | None] = {}
@@ -144,9 +153,20 @@ class TopologyPlanner:
         pods = self._pods(job)
         if pg.topology is not None:
             c = pg.topology.constraint
+            if c.limit is not None and not c.limit.known(self.view):  # Volcano: a warning, and no hard constraint
+                self.ssn.warn(job, UNKNOWN_TIER_NAME, f"{c.owner}: spec.networkTopology.highestTierName: no tier "
+                                                      f"named {c.limit.name!r}; the job is placed unconstrained")
+                c = replace(c, mode="none" if c.mode == "hard" else c.mode, limit=None)
             for policy in pg.topology.policies:
                 if policy.limit is None:
                     continue
+                if not policy.limit.known(self.view):
+                    self.ssn.warn(job, UNKNOWN_TIER_NAME, f"{c.owner}: spec.subGroupPolicy {policy.name}: "
+                                                          f"highestTierName: no tier named {policy.limit.name!r}; the "
+                                                          "sub-group is placed unconstrained")
+                    continue
+                if policy.limit.tier is not None and self.view.tiers and policy.limit.tier > self.view.tiers[-1]:
+                    continue  # the whole cluster (Volcano's virtual top HyperNode): no constraint
                 selector = label_requirements("labelSelector", policy.label_selector or {}, empty_selects_all=True)
                 picked = [p for p in pods if labels_match(selector, p.labels)]
                 if not picked:
@@ -266,8 +286,9 @@ class TopologyPlanner:
         return np.bincount(slots[slots >= 0], minlength=state.n_slots).astype(np.int32)
 
     def _soft_bonus(self, job: Job, running: np.ndarray | None, tasks: list[PodInfo]) -> np.ndarray | None:
-        """Volcano's network-topology-aware node score for the job's next pods (nothing before its first pod)."""
-        if running is None or not self.view.n_rows:
+        """Volcano's network-topology-aware node score for the job's next pods (nothing before its first pod, or
+        with the plugin's NodeOrder switched off)."""
+        if running is None or not self.view.n_rows or (self.configured and not self.scores):
             return None
         scores = node_scores(self.ssn.cluster, running, job_tasks=len(job.running) + len(tasks),
                              weight=float(self.args.node_score_weight))
@@ -333,7 +354,7 @@ class TopologyPlanner:
     # -- pods without a constraint -------------------------------------------------------------------------
     def _normal_pods(self, tasks: list[PodInfo]) -> Confinement | None:
         """Volcano's HyperNode binpack node score for a job without a constraint (its first pod's requests)."""
-        if not (self.configured and self.args.normal_pod_binpack and tasks and self.view.n_rows):
+        if not (self.configured and self.scores and self.args.normal_pod_binpack and tasks and self.view.n_rows):
             return None
         ssn = self.ssn
         requests = {ssn.resources[axis]: amount for axis, amount in ssn.batch.shapes[ssn.shape(tasks[0])]}

@@ -11,8 +11,14 @@ Volcano PodGroup ``spec.networkTopology``                     constraint
 ``{mode: hard}`` (no tier)                                   none (Volcano's ``IsHardTopologyMode`` is false then)
 ``{mode: soft}``                                             soft: lowest tier first, never fails for topology
 ``subGroupPolicy[i]: {subGroupSize: p, networkTopology:``    a sub-group layer: groups of p pods, each in one domain
-``{mode: hard, highestTierAllowed: t}}``                     of tier <= t (soft sub-groups are rejected, as Volcano)
+``{mode: hard, highestTierAllowed: t}}``                     of tier <= t
+``subGroupPolicy[i].networkTopology: {mode: soft}``          no layer: Volcano v1.14 bounds a soft sub-group by the
+                                                             job's tier, or the whole cluster (adjustNetworkTopology-
+                                                             Spec), which the job's own constraint already says
 ==========================================================  ==========================================================
+
+A Volcano ``highestTierAllowed`` above the tree's highest tier is Volcano's virtual cluster-top HyperNode (one tier
+above the highest): the whole cluster.
 
 =================================================================  =====================================================
 Kueue pod-template annotation (``kueue.x-k8s.io/...``)               constraint
@@ -78,13 +84,22 @@ _PODGROUP_SPEC = NullsAbsent(Record({"networkTopology": _NETWORK_TOPOLOGY, "subG
 
 @dataclass(frozen=True)
 class TierRef:
-    """A tier given by number (Volcano ``highestTierAllowed``) or by name (``highestTierName``, a Kueue level)."""
+    """A tier given by number (Volcano ``highestTierAllowed``) or by name (``highestTierName``, a Kueue level).
+    ``above_is_cluster``: a number above the tree's highest tier means the whole cluster (Volcano's virtual
+    cluster-top HyperNode), not an error."""
 
     tier: int | None = None
     name: str | None = None
+    above_is_cluster: bool = False
 
     def row(self, view: TopologyView, owner: str) -> int:
+        if self.above_is_cluster and self.tier is not None and view.tiers and self.tier > view.tiers[-1]:
+            return view.n_rows  # the virtual root: one domain holding every node
         return view.row_of(self.tier, self.name, owner=owner)
+
+    def known(self, view: TopologyView) -> bool:
+        """Whether a tier name names a tier of the tree (a number always counts as known)."""
+        return self.name is None or self.name in view.tier_names
 
     def __str__(self) -> str:
         return f"tier {self.tier}" if self.name is None else repr(self.name)
@@ -156,6 +171,8 @@ class TopologyConstraint:
                 continue
             where = f"{owner}: sub-group {sg.name}" if sg.name else f"{owner}: slice"
             row = sg.limit.row(view, where)
+            if row >= top:
+                continue  # within the whole cluster: no constraint
             size = n_pods if sg.size is None else sg.size
             if self.mode == "hard" and row > limit_row:
                 raise TopologyError(f"{where}: its {sg.limit} is above the gang's limit {self.limit}")
@@ -191,7 +208,7 @@ def _network_topology(nt: Mapping[str, Any], where: str) -> tuple[str, TierRef |
     if tier is not None and name is not None:
         raise fail(TopologyError, where, "highestTierAllowed and highestTierName cannot be set together")
     if tier is not None:
-        return mode, TierRef(tier=tier)
+        return mode, TierRef(tier=tier, above_is_cluster=True)
     return mode, TierRef(name=name) if name is not None else None
 
 
@@ -221,8 +238,7 @@ def podgroup_topology(pg: Any) -> PodGroupTopology:
         if "networkTopology" in p:
             mode, limit = _network_topology(p["networkTopology"], f"{where}.networkTopology")
             if mode == "soft":
-                raise fail(TopologyError, f"{where}.networkTopology.mode", "soft is not supported for sub-groups "
-                                                                           "(as Volcano)")
+                limit = None  # bounded by the job's own constraint, or by nothing (see the module docstring)
         selector = spec["subGroupPolicy"][i].get("labelSelector")  # as written: the cycle picks pods with it
         policies.append(SubGroup(size=p.get("subGroupSize"), limit=limit, name=p.get("name") or f"#{i}",
                                  min_sub_groups=p.get("minSubGroups", 0), label_selector=selector,

@@ -40,8 +40,6 @@ TASK_SPEC, JOB_SPEC, HYPERNODE_SPEC = "volcano.sh/task-spec", "volcano.sh/job-sp
 
 
 # -- TestParseArgs ------------------------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, raises=C.ACTION_ARGUMENTS_REFUSED.raises,
-                   reason=f"{C.ACTION_ARGUMENTS_REFUSED.name}: {C.ACTION_ARGUMENTS_REFUSED.summary}")
 def test_parse_args():
     """"set cache false": allocate's predicateErrorCacheEnable argument (conf.EnablePredicateErrCacheKey) is taken."""
     conf = CycleConfig.from_config({"actions": "allocate", "tiers": [], "configurations": [
@@ -424,14 +422,7 @@ NETWORK_TOPOLOGIES = Suite("TestAllocateWithNetWorkTopologies", TOPOLOGY_TIERS, 
 ], TOPOLOGY_PLUGINS)
 
 
-mark(NETWORK_TOPOLOGIES.cases, xfail={
-    "hard network topology constrain, two available hyperNodes, can allocate job to nodes with affinity":
-        (C.TOPOLOGY_TIER_ABOVE_TREE,),
-    "hard network topology constrain and tasks in job rescheduled, can allocate job when LCAHyperNode is empty":
-        (C.TOPOLOGY_TIER_ABOVE_TREE,),
-    "hard network topology with highestTierName constrain and tasks in job rescheduled, can allocate job when here "
-    "is no corresponding highestTierAllowed for highestTierName": (C.TOPOLOGY_UNKNOWN_TIER_NAME,),
-}, skip={
+mark(NETWORK_TOPOLOGIES.cases, skip={
     "hard network topology constrain and task in job rescheduled, can allocate job when the tier corresponding to "
     "highestTierName not reached and hyperNodesInfo has three tier":
         "fixture artifact: the running pods p1 and p2 are on s0-n1 and s0-n2, which are not nodes of this case "
@@ -998,16 +989,7 @@ PARTITION_POLICY = Suite("TestAllocateWithPartitionPolicyNetworkTopology", PARTI
 ], TOPOLOGY_PLUGINS)
 
 
-# Every case's gang option leaves enabledSubJobPipelined unset (false): a switch key vcore refuses.
-# With the configuration accepted (soft sub-groups read as unconstrained), these still differ:
-PARTITION_TIER_ABOVE_TREE = [
-    "podgroup hard network topology constrain and subGroup soft network topology constrain, can allocate job "
-    "when resources are enough",
-    "podgroup hard network topology constrain and subGroup soft network topology constrain, two available "
-    "hyperNodes, can allocate job to nodes with affinity",
-    "podgroup hard network topology constrain and subGroup hard network topology constrain and tasks in job "
-    "rescheduled, can allocate job when LCAHyperNode is empty",
-]
+# What vcore still does differently in these cases:
 PARTITION_SUBGROUP_MODEL = [
     "podgroup soft network topology constrain and subGroup hard network topology constrain, can allocate job "
     "when resources are enough",
@@ -1053,20 +1035,7 @@ PARTITION_SUBGROUP_MODEL = [
 ]
 
 
-def _soft_sub_groups(case: Case) -> bool:
-    return any(p.get("networkTopology", {}).get("mode") == "soft"
-               for pg in case.podgroups for p in pg["spec"].get("subGroupPolicy", ()))
-
-
-def _partition_causes(case: Case) -> tuple:
-    """Every case's gang option leaves enabledSubJobPipelined unset (false), a switch key vcore refuses."""
-    first = ((C.SUBGROUP_SOFT_REJECTED,) if _soft_sub_groups(case) else ()) + (C.SWITCH_KEYS_REJECTED,)
-    if case.name in PARTITION_TIER_ABOVE_TREE:
-        return first + (C.TOPOLOGY_TIER_ABOVE_TREE,)
-    return first + ((C.SUBGROUP_POLICY_MODEL,) if case.name in PARTITION_SUBGROUP_MODEL else ())
-
-
-mark(PARTITION_POLICY.cases, xfail={c.name: _partition_causes(c) for c in PARTITION_POLICY.cases})
+mark(PARTITION_POLICY.cases, xfail={name: (C.SUBGROUP_POLICY_MODEL,) for name in PARTITION_SUBGROUP_MODEL})
 
 
 @pytest.mark.parametrize("case", PARTITION_POLICY.params())
@@ -1115,13 +1084,6 @@ FARE_SHARE = Suite("TestFareShareAllocate", [[
          nodes=NODE_1, queues=[build_queue("q-1", 1)],
          expect_bind={"ns-1/pod-2": "node-1"}, expect_binds_num=1),
 ], {"drf", "proportion", "predicates", "nodeorder"})
-
-
-mark(FARE_SHARE.cases, xfail={
-    "queue with low DRF share value has high priority, should allocate first": (C.SWITCHES_IGNORED,),
-    "queue's DRF share value will be updated and its priority will change before it is put back into the priority "
-    "queue": (C.SWITCHES_IGNORED,),
-})
 
 
 @pytest.mark.parametrize("case", FARE_SHARE.params())

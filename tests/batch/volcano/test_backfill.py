@@ -12,7 +12,6 @@ import pytest
 
 import vcore
 
-from . import causes as C
 from .volcano_fixtures import (
     PENDING,
     PG_INQUEUE,
@@ -51,8 +50,7 @@ CASE = Case(
                build_podgroup("pg2", "default", "q1", 1, {"": 3}, PG_INQUEUE, priority_class="job-priority-2")],
     queues=[build_queue("q1", 1)],
     priority_classes=[build_priority_class("job-priority-1", 1), build_priority_class("job-priority-2", 2)],
-    nodes=[build_node("node1", node_res("16", "16Gi", pods="110"))],
-    xfail=(C.BACKFILL_PER_TASK,))
+    nodes=[build_node("node1", node_res("16", "16Gi", pods="110"))])
 EXPECTED = ["pg2-besteffort-task-4", "pg2-besteffort-task-3", "pg2-besteffort-task-2", "pg2-besteffort-task-1",
             "pg1-besteffort-task-4", "pg1-besteffort-task-3", "pg1-besteffort-task-2", "pg1-besteffort-task-1"]
 

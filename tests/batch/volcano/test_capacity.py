@@ -9,7 +9,6 @@ import pytest
 from vcore import parse_quantity
 from vcore.batch.shares.capacity import capacity_share
 
-from . import causes as C
 from .volcano_fixtures import (
     PENDING,
     PG_INQUEUE,
@@ -76,8 +75,7 @@ FLAT = Suite("Test_capacityPlugin_OnSessionOpenWithoutHierarchy", [[
                pod("p7", "", PENDING, rl("2", "4Gi"), "pg6")],
          nodes=[N1, N2], podgroups=[pg("pg5", "q3", PG_RUNNING), pg("pg6", "q4", PG_INQUEUE)],
          queues=[queue("q3", rl("2", "4Gi")), queue("q4", rl("2", "4Gi"))],
-         expect_pipelined={"ns1/pg6": ["n2"]}, expect_evicted=["ns1/p6"],
-         xfail=(C.PREEMPTABLE_IGNORED,)),
+         expect_pipelined={"ns1/pg6": ["n2"]}, expect_evicted=["ns1/p6"]),
     Case("case3: CPU & Memory are overused, scalar resource is not overused, but candidate pod has not request CPU & "
          "Memory, reclaim should happen",
          pods=[pod("p8", "n3", RUNNING, res("0", "0Gi", A100), "pg7", NO),
@@ -87,8 +85,7 @@ FLAT = Suite("Test_capacityPlugin_OnSessionOpenWithoutHierarchy", [[
          nodes=[N3, N4],
          podgroups=[pg("pg7", "q5", PG_RUNNING), pg("pg8", "q6", PG_RUNNING), pg("pg9", "q6", PG_INQUEUE)],
          queues=[queue("q5", res("2", "4Gi", A100)), queue("q6", res("2", "4Gi", A100))],
-         expect_pipelined={"ns1/pg9": ["n4"]}, expect_evicted=["ns1/p9"],
-         xfail=(C.PREEMPTABLE_IGNORED,)),
+         expect_pipelined={"ns1/pg9": ["n4"]}, expect_evicted=["ns1/p9"]),
     Case("case4: Pods are assigned according to the order of Queue Priority in which PGs are placed",
          pods=[pod("p13", "n5", RUNNING, rl("2", "4Gi"), "pg10"), pod("p14", "", PENDING, rl("2", "4Gi"), "pg11"),
                pod("p15", "", PENDING, rl("2", "4Gi"), "pg12")],
@@ -221,8 +218,7 @@ HIERARCHY = Suite("Test_capacityPlugin_OnSessionOpenWithHierarchy", [[
                pod("p8", "", PENDING, rl("2", "2Gi"), "pg6")],
          nodes=[H_N1], podgroups=[pg("pg4", "q4", PG_RUNNING), H_PG5, pg("pg6", "q32", PG_INQUEUE)],
          queues=[ROOT, Q3, Q31, Q32, Q4],
-         expect_pipelined={"ns1/pg6": ["n1"]}, expect_evicted=["ns1/p7"],
-         xfail=(C.PREEMPTABLE_IGNORED,)),
+         expect_pipelined={"ns1/pg6": ["n1"]}, expect_evicted=["ns1/p7"]),
     Case("case4: Pod is not allocatable when ancestor queue's real capability not enough",
          pods=[H_P6, pod("p9", "n1", RUNNING, rl("2", "2Gi"), "pg7"), pod("p10", "", PENDING, rl("3", "3Gi"), "pg8")],
          nodes=[H_N1], podgroups=[H_PG5, pg("pg7", "q32", PG_RUNNING), pg("pg8", "q33", PG_INQUEUE)],
@@ -237,7 +233,7 @@ HIERARCHY = Suite("Test_capacityPlugin_OnSessionOpenWithHierarchy", [[
                     pg("pg11", "q62", PG_PENDING, min_resources=rl("2", "4Gi"))],
          queues=[ROOT, queue("q6", None, rl("2", "4Gi"), parent="root"), queue("q61", parent="q6"),
                  queue("q62", parent="q6")],
-         expect_status={"ns1/pg10": PG_INQUEUE, "ns1/pg11": PG_PENDING}, xfail=(C.EMPTY_PODGROUP_ENQUEUE,)),
+         expect_status={"ns1/pg10": PG_INQUEUE, "ns1/pg11": PG_PENDING}),
     Case("case7: the sum of sub queue 71 and 72's guarantee exceeds the capacity of queue7, but should not panic",
          nodes=[H_N1],
          queues=[ROOT, queue("q7", None, rl("6", "4Gi"), parent="root"),

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import pytest
 
-from . import causes as C
 from .volcano_fixtures import (
     PENDING,
     PG_INQUEUE,
@@ -26,7 +25,6 @@ TIERS = [[
     opt("sla", {"sla-waiting-time": "3m"}, EnabledJobOrder=True, EnabledJobEnqueued=True),
     opt("gang", EnabledJobOrder=True),
 ]]
-SLA = (C.SLA_PLUGIN_MISSING,)
 
 
 def pod(ns, name, phase, cpu, group):
@@ -38,13 +36,13 @@ CASES = [
          podgroups=[build_podgroup("pg1", "c1", "c1", 2, None, PG_INQUEUE)],
          pods=[pod("c1", "p1", PENDING, "1", "pg1"), pod("c1", "p2", PENDING, "1", "pg1")],
          queues=[build_queue("c1", 1, rl("4", "4G")), build_queue("c2", 1, rl("4", "4G"))],
-         expect_status={"c1/pg1": PG_INQUEUE}, xfail=SLA),
+         expect_status={"c1/pg1": PG_INQUEUE}),
     Case("when podgroup status is pending",
          podgroups=[build_podgroup("pg1", "c1", "c1", 1, None, PG_PENDING),
                     build_podgroup("pg2", "c1", "c2", 1, None, PG_PENDING)],
          pods=[pod("c1", "p1", PENDING, "3", "pg1"), pod("c1", "p2", PENDING, "1", "pg2")],
          queues=[build_queue("c1", 1, rl("4", "4G")), build_queue("c2", 1, rl("4", "4G"))],
-         expect_status={"c1/pg1": PG_INQUEUE, "c1/pg2": PG_INQUEUE}, xfail=SLA),
+         expect_status={"c1/pg1": PG_INQUEUE, "c1/pg2": PG_INQUEUE}),
     Case("when podgroup status is running",
          podgroups=[build_podgroup("pg1", "c1", "c1", 2, None, PG_RUNNING)],
          pods=[pod("c1", "p1", RUNNING, "1", "pg1"), pod("c1", "p2", RUNNING, "1", "pg1")],
@@ -55,11 +53,11 @@ CASES = [
               "has a Running pod without a node)"),
     Case("pggroup cannot enqueue because the specified queue is c1, but there is only c2",
          podgroups=[build_podgroup("pg1", "c1", "c1", 0, None, PG_PENDING)],
-         queues=[build_queue("c2", 1, rl("4", "4G"))], xfail=SLA),
+         queues=[build_queue("c2", 1, rl("4", "4G"))]),
     Case("pggroup cannot enqueue because queue resources are less than podgroup MinResources",
          podgroups=[build_podgroup("pg1", "c1", "c1", 1, None, PG_PENDING, min_resources=rl("8", "8G"))],
          queues=[build_queue("c1", 1, rl("1", "1G"))],
-         expect_status={"c1/pg1": PG_PENDING}, xfail=SLA),
+         expect_status={"c1/pg1": PG_PENDING}),
 ]
 
 

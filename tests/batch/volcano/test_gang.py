@@ -12,7 +12,6 @@ import pytest
 
 import vcore
 
-from . import causes as C
 from .volcano_fixtures import (
     PENDING,
     PG_INQUEUE,
@@ -57,8 +56,7 @@ def case(name: str, min_member: int, tasks: list[tuple[str, str, str]], skip_con
 CASES = [
     case("partial termination", 2, [("running", RUNNING, "node-1"), ("releasing", RELEASING, "node-2")], True),
     case("pending replacement still needs condition", 2,
-         [("running", RUNNING, "node-1"), ("releasing", RELEASING, "node-2"), ("replacement", PENDING, "")], False,
-         xfail=(C.RELEASING_COUNTED_RUNNING,)),
+         [("running", RUNNING, "node-1"), ("releasing", RELEASING, "node-2"), ("replacement", PENDING, "")], False),
     case("pipelined replacement still needs condition", 2,
          [("running", RUNNING, "node-1"), ("releasing", RELEASING, "node-2"), ("replacement", PIPELINED, "node-3")],
          False, skip="a Pipelined task exists only inside a Volcano session (Statement.Pipeline); no API object "

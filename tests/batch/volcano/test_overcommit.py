@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-from . import causes as C
 from .volcano_fixtures import PG_INQUEUE, PG_PENDING, Case, Suite, build_node, build_podgroup, build_queue, opt, rl
 
 NODES = [build_node("n1", rl("2", "4Gi")), build_node("n2", rl("4", "16Gi"))]
@@ -24,16 +23,15 @@ def overcommit(factor: float) -> list:
     return [[opt("overcommit", {"overcommit-factor": factor}, EnabledJobEnqueued=True)]]
 
 
-EMPTY = (C.EMPTY_PODGROUP_ENQUEUE,)
 SUITE = Suite("TestOvercommitPlugin", overcommit(1.2), ["enqueue"], [
     Case("overCommitFactor is more than 0", podgroups=[PG1], queues=[QUEUE1], nodes=NODES, tiers=overcommit(1.2),
-         expect_status={"test-namespace/pg1": PG_INQUEUE}, xfail=EMPTY),
+         expect_status={"test-namespace/pg1": PG_INQUEUE}),
     Case("overCommitFactor is less than 0", podgroups=[PG1], queues=[QUEUE1], nodes=NODES, tiers=overcommit(0.8),
-         expect_status={"test-namespace/pg1": PG_INQUEUE}, xfail=(C.OVERCOMMIT_FACTOR_BELOW_ONE, *EMPTY)),
+         expect_status={"test-namespace/pg1": PG_INQUEUE}),
     Case("when the required resources of pg are too large", podgroups=[PG2], queues=[QUEUE1], nodes=NODES,
          tiers=overcommit(1.2), expect_status={"test-namespace/pg2": PG_PENDING}),
     Case("when pg does not fill MinResources", podgroups=[PG3], queues=[QUEUE2], nodes=NODES, tiers=overcommit(1.2),
-         expect_status={"test-namespace/pg2": PG_INQUEUE}, xfail=EMPTY),
+         expect_status={"test-namespace/pg2": PG_INQUEUE}),
 ], {"overcommit"})
 
 

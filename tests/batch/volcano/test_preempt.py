@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from . import causes as C
 from .volcano_fixtures import (
     PENDING,
     PG_INQUEUE,
@@ -153,31 +152,15 @@ def multi_queue_case() -> Case:
                 expect_evicted=["c1/q2-preemptee1"])
 
 
-def prepared(cases: list[Case], first: tuple, causes: dict[str, tuple]) -> list[Case]:
-    """The Go loop's additions (test.PriClass = high, low) and vcore's causes per case: ``first`` (what the Go
-    function's configuration makes every case fail on) then the case's own."""
+def prepared(cases: list[Case]) -> list[Case]:
+    """The Go loop's additions (test.PriClass = high, low)."""
     for c in cases:
         c.priority_classes = [HIGH, LOW]
-        c.xfail = first + causes.get(c.name, ())
     return cases
 
 
-def _semantic_causes() -> dict[str, tuple]:
-    """What vcore gets wrong in the cases both Go functions share, once the configuration is accepted."""
-    return {
-        "preempt one task of different job to fit both jobs on one node":
-            (C.PREEMPTABLE_IGNORED, C.ROLE_MINIMUMS_BELOW_TOTAL),
-        "preempt low priority job in same queue": (C.PREEMPT_KEEPS_QUEUE_ALLOCATABLE,),
-        "preempt low priority job in same queue but not pod with preemptable=false or higher priority":
-            (C.PREEMPT_KEEPS_QUEUE_ALLOCATABLE, C.PREEMPTABLE_IGNORED),
-        "BestEffort high-priority pod preempt BestEffort low-priority pod in same queue":
-            (C.BEST_EFFORT_PREEMPTS_BEST_EFFORT,),
-        "can not preempt resources when task preemption policy is never": (C.POD_PREEMPTION_POLICY_IGNORED,),
-    }
-
-
 # Every case configures preempt's enableTopologyAwarePreemption (false: the default).
-NORMAL = prepared([*shared_cases(), multi_queue_case()], (C.ACTION_ARGUMENTS_REFUSED,), _semantic_causes())
+NORMAL = prepared([*shared_cases(), multi_queue_case()])
 
 
 NORMAL_SUITE = Suite("TestPreempt", NORMAL_TIERS, ["preempt"], NORMAL, NORMAL_PLUGINS, topology_aware(False))
@@ -215,8 +198,7 @@ def topology_only_cases() -> list[Case]:
 
 
 # Every case runs proportion and capacity together and configures enableTopologyAwarePreemption: true.
-TOPOLOGY = prepared([*shared_cases(), *topology_only_cases()], (C.TWO_SHARE_PLUGINS, C.ACTION_ARGUMENTS_REFUSED),
-                    _semantic_causes())
+TOPOLOGY = prepared([*shared_cases(), *topology_only_cases()])
 
 
 TOPOLOGY_SUITE = Suite("TestTopologyAwarePreempt", TOPOLOGY_TIERS, ["preempt"], TOPOLOGY, TOPOLOGY_PLUGINS,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from . import causes as C
 from .volcano_fixtures import (
     PENDING,
     PG_INQUEUE,
@@ -46,7 +45,7 @@ SUITE = Suite("TestPreempt", [[ENABLE_EVICT]], ["allocate", "preempt"], [
                build_pod("ns1", "preemptee2", "node2", RUNNING, R3, "pg1", {PREEMPTABLE: "false"}),
                build_pod("ns2", "preemptor1", "", PENDING, R3, "pg2")],
          nodes=[build_node("node1", node_res("3", "3G")), build_node("node2", node_res("3", "3G"))],
-         queues=[build_queue("q1", 1, rl("6", "6G"))], xfail=(C.SWITCHES_IGNORED,)),
+         queues=[build_queue("q1", 1, rl("6", "6G"))]),
 ], {"priority"})
 
 

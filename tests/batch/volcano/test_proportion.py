@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from . import causes as C
 from .volcano_fixtures import (
     PENDING,
     PG_INQUEUE,
@@ -101,7 +100,7 @@ ALLOCATE = Suite("TestAllocate", [[opt("proportion", EnabledQueueOrder=True)]], 
                     build_podgroup("pg3", "ns1", "q3", 1, None, PG_INQUEUE)],
          queues=[build_queue("q1", 1, rl("2", "4Gi"), priority=5), build_queue("q2", 1, rl("2", "4Gi"), priority=1),
                  build_queue("q3", 1, rl("2", "4Gi"), priority=10)],
-         expect_bind={"ns1/p3": "n2"}, expect_binds_num=1, xfail=(C.SWITCH_KEYS_REJECTED, C.SWITCHES_IGNORED)),
+         expect_bind={"ns1/p3": "n2"}, expect_binds_num=1),
 ], {"proportion"})
 
 

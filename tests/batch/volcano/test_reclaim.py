@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from . import causes as C
 from .volcano_fixtures import (
     PENDING,
     PG_INQUEUE,
@@ -61,7 +60,7 @@ CASES = [
          podgroups=[pg("pg1", "q1", 1, PG_INQUEUE, "low-priority"), pg("pg2", "q2", 1, PG_INQUEUE, "high-priority")],
          pods=[*three_of_pg1(), pod("preemptor1", "", PENDING, R1, "pg2")],
          nodes=n1("3", "3Gi"), queues=[build_queue("q1", 1), build_queue("q2", 1)],
-         expect_evicted=["c1/preemptee2"], xfail=(C.PREEMPTABLE_IGNORED,)),
+         expect_evicted=["c1/preemptee2"]),
     Case("sort reclaimees when reclaiming from overusing queue", plugins=WITH_PRIORITY,
          priority_classes=THREE_CLASSES,
          podgroups=[pg("pg1", "q1", 1, PG_INQUEUE, "mid-priority"), pg("pg2", "q2", 1, PG_INQUEUE, "low-priority"),
@@ -104,7 +103,7 @@ CASES = [
                pod("preemptor1", "", PENDING, rl("2", "1G"), "pg3")],
          nodes=n1("10", "2Gi"),
          queues=[build_queue("q1", 1, priority=1), build_queue("q2", 1, priority=2), build_queue("q3", 3)],
-         expect_evicted=["c1/preemptee1-1"], xfail=(C.RECLAIM_LESS_PARTLY,)),
+         expect_evicted=["c1/preemptee1-1"]),
     Case("Reclaim succeeds for second task when first task has PreemptionPolicy=Never", plugins=WITH_PRIORITY,
          priority_classes=[build_priority_class("low-priority", 100),
                            build_priority_class("high-priority-no-preempt", 1000, "Never"),
@@ -116,7 +115,7 @@ CASES = [
                pod("preemptor-task1-non-preemptable", "", PENDING, R1, "pg-preemptor", preemption_policy="Never"),
                pod("preemptor-task2-preemptable", "", PENDING, R1, "pg-preemptor")],
          nodes=n1("2", "2G"), queues=[build_queue("q1", 1), build_queue("q2", 1)],
-         expect_evicted=["c1/victim-pod"], xfail=(C.POD_PREEMPTION_POLICY_IGNORED, C.SWITCHES_IGNORED)),
+         expect_evicted=["c1/victim-pod"]),
 ]
 SUITE = Suite("TestReclaim", TIERS, ["reclaim"], CASES)
 

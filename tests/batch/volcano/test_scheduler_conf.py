@@ -10,7 +10,6 @@ import yaml
 
 from vcore.batch.config import CycleConfig
 
-from . import causes as C
 from .volcano_fixtures import SWITCH_KEYS
 
 CONFIGURATION = """
@@ -28,8 +27,6 @@ tiers:
 """
 # ApplyPluginConfDefaults defaults every switch but enableHierarchy.
 DEFAULTED = [key for field, key in SWITCH_KEYS.items() if field != "EnabledHierarchy"]
-REJECTED = {"enablePreemptive", "EnabledClusterOrder", "enabledVictim", "enabledHyperNodeOrder", "enabledSubJobReady",
-            "enabledSubJobPipelined", "enabledSubJobOrder", "enabledHyperNodeGradient"}
 
 
 def test_load_scheduler_conf():
@@ -42,10 +39,7 @@ def test_load_scheduler_conf():
     assert dict(conf.action_arguments) == {}
 
 
-@pytest.mark.parametrize("key", [pytest.param(k, marks=pytest.mark.xfail(
-    strict=True, raises=C.SWITCH_KEYS_REJECTED.raises, reason=f"{C.SWITCH_KEYS_REJECTED.name}: "
-                                                              f"{C.SWITCH_KEYS_REJECTED.summary}"))
-    if k in REJECTED else k for k in SWITCH_KEYS.values()])
+@pytest.mark.parametrize("key", list(SWITCH_KEYS.values()))
 def test_plugin_option_keys(key):
     conf = CycleConfig.from_config({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", key: False}]}]})
     assert conf.plugin("gang").enabled(key) is False

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from . import causes as C
 from .volcano_fixtures import (
     PENDING,
     PG_PENDING,
@@ -43,14 +42,13 @@ def sla(arguments: dict) -> list:
     return [[opt("sla", arguments, EnabledJobOrder=True, EnabledJobEnqueued=True)]]
 
 
-MISSING = (C.SLA_PLUGIN_MISSING,)
 SUITE = Suite("TestSlaPlugin", sla({}), ["enqueue", "allocate"], [
     Case("sla normal placement", **objects(), tiers=sla({"sla-waiting-time": "3m"}),
-         expect_bind={"default/job1-ps-0": "n1"}, expect_binds_num=1, xfail=MISSING),
+         expect_bind={"default/job1-ps-0": "n1"}, expect_binds_num=1),
     Case("sla error type placement", **objects(), tiers=sla({"sla-waiting-time": 1}),
-         expect_bind={"default/job2-ps-0": "n1"}, expect_binds_num=1, xfail=MISSING),
+         expect_bind={"default/job2-ps-0": "n1"}, expect_binds_num=1),
     Case("none placement", **objects(), tiers=sla({}),
-         expect_bind={"default/job2-ps-0": "n1"}, expect_binds_num=1, xfail=MISSING),
+         expect_bind={"default/job2-ps-0": "n1"}, expect_binds_num=1),
 ], {"sla"})
 
 

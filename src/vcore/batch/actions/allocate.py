@@ -1,19 +1,23 @@
-"""allocate and backfill: place admitted jobs, each in one native all-or-nothing call.
+"""allocate and backfill: place admitted jobs (allocate: each in one native all-or-nothing call).
 
-allocate serves queues in the share plugin's order (a queue the plugin says is overused is left for this
-cycle), and in each queue jobs by the configured job order (priority, gang readiness, DRF share, creation). A
-job's tasks go to the native gang placement with its minimums; the tasks that complete each role's minimum come
-first. A job whose minimum cannot be met holds nothing afterwards. A quick check of the cluster's free totals
-skips jobs that cannot fit anywhere before any per-node work. A job with a network topology constraint is
-confined to the nodes and per-node counts the domain search chose (vcore.batch.topology_planner). backfill then places
-the jobs made only of best-effort pods (no requests), which allocate leaves alone as Volcano does.
+allocate serves queues in the plugins' queue order (a queue a plugin says is overused is left for this cycle),
+and in each queue jobs by the plugins' job order (priority, gang readiness, DRF share, sla deadline, creation). A
+job's tasks that request something go to the native gang placement with its minimums, within what the allocatable
+plugins leave its queue (headroom); the tasks that complete each role's minimum come first. With a JobReady plugin
+(gang), a job whose minimum cannot be met holds nothing afterwards; with none, whatever fits is kept, as Volcano
+commits it. A quick check of the cluster's free totals skips jobs that cannot fit anywhere before any per-node work.
+A job with a network topology constraint is confined to the nodes and per-node counts the domain search chose
+(vcore.batch.topology_planner). Without an enqueue action, allocate admits Pending jobs itself, as Volcano's does.
+
+backfill then places the best-effort tasks (no requests) of every admitted job, which allocate leaves alone, one by
+one: queue by queue, job by job, task by task in their orders (Volcano's backfill).
 """
 
 from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import cast
 
 import numpy as np
@@ -21,7 +25,7 @@ import numpy as np
 from vcore._native import _core
 from vcore.batch import config as C
 from vcore.batch.job import Job
-from vcore.batch.podgroup import PENDING
+from vcore.batch.podgroup import INQUEUE, PENDING
 from vcore.batch.pods import PodInfo
 from vcore.batch.session import Session
 from vcore.reasons import fit_error_message, reason_counts
@@ -34,27 +38,68 @@ SINGLES_PER_CALL_INTERLEAVED = 128
 
 
 def allocate(ssn: Session) -> None:
-    _serve(ssn, lambda job: not job.best_effort, check_overused=True)
+    gated = C.ENQUEUE in ssn.config.actions
+    waiting: dict[str, list[Job]] = {}
+    for queue, queued in ssn.queue_jobs.items():
+        chosen = []
+        for job in queued:
+            if job.podgroup is not None and job.phase == PENDING:
+                if gated:
+                    continue
+                job.phase = INQUEUE  # no enqueue action: allocate admits the job (Volcano's allocate does)
+            if job.invalid is None and job.pending and not job.skipped and len(job.pending) > job.pending_best_effort:
+                chosen.append(job)
+        if chosen:
+            waiting[queue] = chosen
+    _serve(ssn, waiting)
 
 
 def backfill(ssn: Session) -> None:
-    # Volcano's backfill asks no queue questions: best-effort pods take no share.
-    _serve(ssn, lambda job: job.best_effort, check_overused=False)
+    """Volcano's backfill: every best-effort pending task of an admitted, valid job, placed on its own (it takes
+    no share: no queue question is asked)."""
+    by_queue: dict[str, list[Job]] = {}
+    for queue, queued in ssn.queue_jobs.items():
+        for job in queued:
+            if (job.pending_best_effort and job.invalid is None and not job.skipped
+                    and not (job.podgroup is not None and job.phase == PENDING)):
+                by_queue.setdefault(queue, []).append(job)
+    left = list(by_queue)
+    while left:
+        queue = ssn.queue_order(left)
+        left.remove(queue)
+        for job in sorted(by_queue[queue], key=ssn.job_order_key):
+            tasks = [t for t in job.pending if t.best_effort]
+            ssn.isolated([job], functools.partial(place_best_effort, ssn, job, tasks))
+            ssn.interleave()
 
 
-def _serve(ssn: Session, wanted: Callable[[Job], bool], *, check_overused: bool) -> None:
-    gated = C.ENQUEUE in ssn.config.actions
+def place_best_effort(ssn: Session, job: Job, tasks: list[PodInfo]) -> None:
+    """A job's best-effort tasks, each placed where it fits (kube-scheduler's per-pod rule), none waiting for
+    another."""
+    nodes, reasons, gpus, _ = ssn.engine.schedule(_compiled(tasks), None)
+    slots = nodes.tolist()
+    placed = [i for i, n in enumerate(slots) if n >= 0]
+    if placed:
+        bound = {tasks[i].key for i in placed}
+        ssn.allocated(job, [tasks[i] for i in placed], [slots[i] for i in placed], [gpus[i] for i in placed],
+                      [t for t in job.pending if t.key not in bound])
+    missed = [i for i, n in enumerate(slots) if n < 0]
+    if missed:
+        i = missed[0]
+        counts = reason_counts(reasons[i], _core.reason_names(ssn.state), tasks[i].spec)
+        ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
+
+
+def _serve(ssn: Session, queued: dict[str, list[Job]]) -> None:
+    fw = ssn.framework
     # Each queue's jobs in job order. A job's order key depends only on the job, which nothing changes while it
     # waits, so one stable sort per queue serves the jobs as a heap would, without a heap's comparisons per pop.
-    waiting: dict[str, deque[Job]] = {}
-    for queue, queued in ssn.queue_jobs.items():
-        chosen = [job for job in queued if job.invalid is None and job.pending and not job.skipped and not (
-            gated and job.phase == PENDING and job.podgroup is not None) and wanted(job)]
-        if chosen:
-            waiting[queue] = deque(sorted(chosen, key=ssn.job_order_key))
+    waiting: dict[str, deque[Job]] = {queue: deque(sorted(jobs, key=ssn.job_order_key))
+                                      for queue, jobs in queued.items()}
+    check_overused = fw.answers("overused")
     while waiting:
         queue = ssn.queue_order(list(waiting))
-        if check_overused and ssn.share is not None and ssn.share.overused(queue):
+        if check_overused and fw.overused(queue):
             for job in waiting.pop(queue):
                 ssn.fail(job, f"queue {queue} is overused (at or above its deserved share)")
             continue
@@ -78,7 +123,8 @@ def _serve(ssn: Session, wanted: Callable[[Job], bool], *, check_overused: bool)
 
 def _plain(ssn: Session, job: Job) -> bool:
     """A pod without a group and without a topology placement: kube-scheduler's pod-by-pod case."""
-    return job.podgroup is None and len(job.pending) == 1 and ssn.topology.plan(job, job.pending, 1) is None
+    return job.podgroup is None and len(job.pending) == 1 and not job.pending_best_effort \
+        and ssn.topology.plan(job, job.pending, 1) is None
 
 
 def place_singles(ssn: Session, jobs: list[Job]) -> None:
@@ -88,17 +134,18 @@ def place_singles(ssn: Session, jobs: list[Job]) -> None:
     if not jobs:
         return
     tasks = [job.pending[0] for job in jobs]
-    headroom = ssn.share.headroom(jobs[0].queue) if ssn.share is not None else None
+    headroom = ssn.framework.headroom(jobs[0].queue)
     nodes, reasons, gpus, over = ssn.engine.schedule(_compiled(tasks), headroom)
     reason_names, n_nodes = _core.reason_names(ssn.state), ssn.state.n_nodes
     slots = nodes.tolist()
     placed = [i for i, n in enumerate(slots) if n >= 0]
     ssn.allocated_singles([jobs[i] for i in placed], [slots[i] for i in placed], [gpus[i] for i in placed])
     for i in np.flatnonzero(nodes < 0):
-        if over[i] and headroom is not None:  # only a queue's headroom refuses a pod untried
+        if over[i] and headroom is not None and not _fits_no_node(ssn, jobs[i], tasks[i]):
+            # only a queue's headroom refuses a pod untried (a pod no node holds is told so, as kube-scheduler would)
             shortfall = _shortfall(ssn, tasks[i], headroom)
             ssn.fail(jobs[i], f"queue {jobs[i].queue} has no room left for the pod: {shortfall}")
-        else:
+        elif not over[i] or headroom is None:
             counts = reason_counts(reasons[i], reason_names, tasks[i].spec)
             ssn.fail(jobs[i], fit_error_message(n_nodes, counts), counts)
 
@@ -108,18 +155,20 @@ def _compiled(tasks: list[PodInfo]) -> list[_core.CompiledPod]:
     return cast("list[_core.CompiledPod]", [t.compiled for t in tasks])
 
 
-def task_order(job: Job) -> tuple[list[PodInfo], list[int] | None, list[int]]:
-    """The job's pending tasks with each role's missing minimum first, each task's role index (None: all of one
-    unconstrained role, when the job sets no role minimums), and per role how many placements its minimum still
-    needs."""
-    if not job.min_task:
-        return job.pending, None, [0]
-    roles = sorted({t.role for t in job.pending} | set(job.min_task))
+def task_order(job: Job, pending: list[PodInfo] | None = None) -> tuple[list[PodInfo], list[int] | None, list[int]]:
+    """The job's pending tasks that request something (or ``pending``) with each role's missing minimum first, each
+    task's role index (None: all of one unconstrained role, when no role minimum binds the job), and per role how
+    many placements its minimum still needs."""
+    if pending is None:
+        pending = job.regular_pending()
+    if not job.roles_checked:
+        return pending, None, [0]
+    roles = sorted({t.role for t in pending} | set(job.min_task))
     role_need = job.role_need(roles)
     left = dict(zip(roles, role_need))
     first: list[PodInfo] = []
     rest: list[PodInfo] = []
-    for t in job.pending:
+    for t in pending:
         if left[t.role] > 0:
             left[t.role] -= 1
             first.append(t)
@@ -133,7 +182,9 @@ def task_order(job: Job) -> tuple[list[PodInfo], list[int] | None, list[int]]:
 def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool:
     """Place a job's pending tasks, all or nothing up to its minimums; returns whether it is ready."""
     tasks, role_of, role_need = task_order(job)
-    need = job.min_member - job.ready_count
+    need = job.min_member - job.ready_count - job.pending_best_effort  # best-effort tasks count (IsReady)
+    if not ssn.framework.answers("job_ready"):  # no JobReady plugin: whatever fits is committed
+        need, role_need = 0, [0] * len(role_need)
     gang = need > 0 or any(n > 0 for n in role_need)
     if gang and not _fits_in_total(ssn, job, tasks, max(need, 0)):
         return False
@@ -144,7 +195,7 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
     pending = tasks
     if conf is not None and conf.n_tasks is not None:  # the domain holds these; the rest wait
         tasks, role_of = tasks[:conf.n_tasks], None if role_of is None else role_of[:conf.n_tasks]
-    headroom = ssn.share.headroom(job.queue) if ssn.share is not None and hasattr(ssn.share, "headroom") else None
+    headroom = ssn.framework.headroom(job.queue)
 
     def attempt(allowed: np.ndarray | None, cap: np.ndarray | None = None, bonus: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray, list[HeldGpus] | None, bool, int, np.ndarray, int]:
@@ -173,7 +224,8 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
             job.hypernode = conf.placement.domain
             if len(placed) == len(tasks):
                 chosen, held = ssn.topology.arrange(conf, placed, chosen, [()] * len(placed) if held is None else held)
-        ssn.allocated(job, placed, chosen, held, unplaced + pending[len(tasks):])
+        others = [t for t in job.pending if t.best_effort] if job.pending_best_effort else []
+        ssn.allocated(job, placed, chosen, held, unplaced + pending[len(tasks):] + others)
     ready = job.ready
     if not ready:  # what fitted before the gang was undone (Volcano's schedulable task count)
         job.tentative = int((outcome == KPLACED).sum())
@@ -184,10 +236,23 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
             counts = reason_counts(reasons, _core.reason_names(ssn.state), tasks[first_unfit].spec)
             ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
         elif (outcome == KHEADROOM).any():
-            ssn.fail(job, f"queue {job.queue} has no room left for the job's tasks (capability or quota reached)")
+            refused = tasks[int(np.flatnonzero(outcome == KHEADROOM)[0])]
+            if not _fits_no_node(ssn, job, refused):  # else the fit message is given: the cluster is simply full
+                ssn.fail(job, f"queue {job.queue} has no room left for the job's tasks (capability or quota reached)")
         else:
             ssn.fail(job, "the gang's minimum could not be met")
     return ready
+
+
+def _fits_no_node(ssn: Session, job: Job, task: PodInfo) -> bool:
+    """When a task the queue's headroom refused fits no node at all, fail the job with kube-scheduler's message
+    (what is short on the nodes) and say True: a full cluster is not the queue's limit."""
+    feasible, _, codes = ssn.engine.evaluate(_compiled([task])[0])
+    if feasible.any():
+        return False
+    counts = reason_counts(codes, _core.reason_names(ssn.state), task.spec)
+    ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
+    return True
 
 
 def _shortfall(ssn: Session, task: PodInfo, headroom: np.ndarray) -> str:

@@ -1,60 +1,39 @@
-"""enqueue: admit Pending jobs (Pending -> Inqueue) whose minResources the queue and the cluster can take.
+"""enqueue: admit Pending PodGroups (Pending -> Inqueue), as Volcano's enqueue action.
 
-Volcano's overcommit plugin lets the cluster admit up to ``overcommit-factor`` (1.2) times its allocatable,
-minus what is bound and what admitted jobs still wait for; the queue-share plugin votes with its own bound. A job
-without minResources is always admitted. Allocate only places admitted jobs.
+Queues are served in queue order (nothing enqueue does moves it: Volcano's turns of one job per queue serve each
+queue to its end), their Pending jobs in job order. A job without minResources
+is admitted; one with minResources when the plugins' JobEnqueueable votes let it (overcommit: the cluster's
+overcommitted room; the queue-share plugins: the queue's bound; sla: a job past its waiting time), after which
+JobEnqueued tells them. Like Volcano, admission asks nothing of the job's pods: a PodGroup whose pods do not exist
+yet is admitted on its minResources (its controller creates the pods once it is Inqueue). Allocate only places
+admitted jobs.
 """
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from vcore.batch.job import Job
 from vcore.batch.podgroup import INQUEUE, PENDING
 from vcore.batch.session import Session
-from vcore.batch.shares.base import REJECT
 
 
 def enqueue(ssn: Session) -> None:
-    factor = ssn.config.overcommit_factor
-    idle = None
-    if factor:
-        # Python ints (a handful of axes, compared once per job: cheaper than numpy calls here, and never wrap).
-        idle = [math.floor(t * factor) - u for t, u in zip(ssn.total.tolist(), ssn.state.requested_total().tolist())]
-        # What admitted jobs still wait for counts as taken (Volcano's inqueue resources).
-        for job in ssn.jobs.values():
-            if job.phase == INQUEUE and job.min_resources is not None:
-                waiting = np.maximum(job.min_resources - job.allocated, 0).tolist()
-                idle = [i - w for i, w in zip(idle, waiting)]
-    pending = [j for j in ssn.jobs.values() if j.phase == PENDING and j.invalid is None and j.podgroup is not None]
+    fw = ssn.framework
+    queues = ssn.batch.queues
     by_queue: dict[str, list[Job]] = {}
-    for job in pending:
+    for job in ssn.jobs.values():
+        if job.phase != PENDING or job.podgroup is None or job.queue not in queues:
+            continue
+        if not queues.get(job.queue).is_open:  # refused at open (its condition says so)
+            continue
         by_queue.setdefault(job.queue, []).append(job)
-    queues = list(by_queue)
-    while queues:
-        queue = ssn.queue_order(queues)
-        queues.remove(queue)
+    left = list(by_queue)
+    while left:
+        queue = ssn.queue_order(left)
+        left.remove(queue)
         for i, job in enumerate(sorted(by_queue[queue], key=ssn.job_order_key)):
             ssn.interleave_at(i)
-            if job.min_resources is not None:
-                minimum = job.min_resources.tolist()
-                if idle is not None and any(0 < m and free < m for m, free in zip(minimum, idle)):
-                    job.fit_error = ("the cluster cannot admit the job's minResources: "
-                                     f"{_shortfall(ssn, minimum, idle)} (overcommit-factor {factor})")
-                    continue
-                if ssn.share is not None and ssn.share.job_enqueueable(queue, job.min_resources) == REJECT:
-                    job.fit_error = f"queue {queue} cannot admit the job's minResources now"
-                    continue
-                if idle is not None:
-                    idle = [free - m for free, m in zip(idle, minimum)]
-                if ssn.share is not None:
-                    ssn.share.on_job_enqueued(queue, job.min_resources)
-            job.phase = INQUEUE
-
-
-def _shortfall(ssn: Session, need: list[int], idle: list[int]) -> str:
-    return ", ".join(f"{ssn.resources[a]} {m} > {max(free, 0)}" for a, (m, free) in enumerate(zip(need, idle))
-                     if 0 < m and free < m)
-
+            if job.min_resources is None or fw.job_enqueueable(job):
+                fw.job_enqueued(job)
+                job.phase = INQUEUE
+                job.enqueued = True
+                ssn.result.enqueued.append(job.key)

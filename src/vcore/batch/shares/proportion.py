@@ -12,7 +12,8 @@ Semantics of Volcano's pkg/scheduler/plugins/proportion at session open, over th
 Hooks: overused (deserved <= allocated on every resource), allocatable and preemptive (the queue is Open and
 allocated + request <= deserved on the resources the task asks for), job enqueueable (Open, and minResources +
 allocated + inqueue - elastic <= realCapability on the resources minResources names), reclaimable (victims from
-queues whose allocated exceeds deserved, each victim lowering its queue's allocated before the next). Volcano counts
+queues whose allocated exceeds deserved, each victim lowering its queue's allocated before the next, as v1.14 has
+it: whatever the reclaimer asks). Volcano counts
 no ``pods`` in queue quotas, so the pods axis is ignored.
 
 The rounds run in float64 exactly as Volcano's (its stopping rules depend on float rounding); each deserved is then
@@ -155,14 +156,13 @@ class ProportionPlugin(SharePlugin[_Attr]):
             a.inqueue = a.inqueue + self._vector(min_resources, "min_resources") * self._counted
 
     def _victims(self, reclaimer: Claim, candidates: list[tuple[int, Claim]]) -> list[int]:
-        wanted = reclaimer.request * self._counted
+        # Any queue above its deserved gives victims, whatever the reclaimer asks (v1.14: Volcano's commit 975277f55
+        # took out the condition that the queue hold at least that much).
         allocations: dict[str, np.ndarray] = {}
         victims = []
         for i, c in candidates:
             attr = self._attr(c.queue)
             allocated = allocations.setdefault(c.queue, attr.allocated.copy())
-            if (allocated < wanted).any():
-                continue  # the queue holds less than the reclaimer asks for on some resource
             if not (allocated <= attr.deserved).all():
                 allocated -= c.request * self._counted
                 victims.append(i)
