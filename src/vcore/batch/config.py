@@ -5,8 +5,9 @@
     - plugins: [{name: priority}, {name: gang}, {name: conformance}]
     - plugins: [{name: overcommit}, {name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
 
-Actions run in the listed order. Job-level plugins (priority, gang, conformance, drf, overcommit, and one
-queue-share plugin: proportion, capacity, hierarchy or cohort) are vcore's own. Node-level plugins (predicates,
+Actions run in the listed order. Job-level plugins (priority, gang, conformance, drf, overcommit, pdb, and one
+queue-share plugin: proportion, capacity, hierarchy or cohort) are vcore's own; ``pdb`` keeps preempt and reclaim
+from evicting past a PodDisruptionBudget. Node-level plugins (predicates,
 nodeorder, binpack) become a KubeSchedulerConfiguration profile for the native kernels: ``predicates`` turns the
 node filters on (without it only resource fit filters, as in Volcano), ``nodeorder``'s weight arguments become
 score plugin weights, ``binpack`` keeps Volcano's argument keys. ``network-topology-aware`` takes Volcano's
@@ -37,14 +38,15 @@ ENQUEUE, ALLOCATE, BACKFILL, PREEMPT, RECLAIM = "enqueue", "allocate", "backfill
 ACTIONS = (ENQUEUE, ALLOCATE, BACKFILL, PREEMPT, RECLAIM)
 
 # Job-level plugins.
-PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT = "priority", "gang", "conformance", "drf", "overcommit"
+PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, PDB = "priority", "gang", "conformance", "drf", "overcommit", "pdb"
 SHARE_PLUGINS = (share_names.PROPORTION, share_names.CAPACITY, share_names.HIERARCHY, share_names.COHORT)
 # Node-level plugins, mapped onto the KubeSchedulerConfiguration profile.
 PREDICATES, NODEORDER, BINPACK = "predicates", "nodeorder", "binpack"
 NODE_PLUGINS = (PREDICATES, NODEORDER, BINPACK)
 # Topology plugins (Volcano's names).
 NETWORK_TOPOLOGY, NUMA_AWARE = "network-topology-aware", "numa-aware"
-PLUGINS = (PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, *SHARE_PLUGINS, *NODE_PLUGINS, NETWORK_TOPOLOGY, NUMA_AWARE)
+PLUGINS = (PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, PDB, *SHARE_PLUGINS, *NODE_PLUGINS, NETWORK_TOPOLOGY,
+           NUMA_AWARE)
 
 #: Volcano's PluginOption switches (conf.PluginOption); unset means enabled.
 PLUGIN_SWITCHES = (

@@ -8,7 +8,8 @@ search (kube-scheduler's minimal-victim rule), never take a pod of the system-cr
 while it keeps its minimum, or all of them together when nothing less frees a node. Each job is one Statement:
 evictions happen only if every task its minimum needs found a node; its tasks then wait (nominated) for the
 victims to go and bind in a later cycle. Jobs with a hard network topology constraint do not preempt (as in
-Volcano: the victims' nodes would have to lie in one domain).
+Volcano: the victims' nodes would have to lie in one domain). With the ``pdb`` plugin, pods a PodDisruptionBudget
+protects are no victims (vcore.batch.disruption).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from vcore.batch import config as C
+from vcore.batch import config as C, disruption
 from vcore.batch.actions.allocate import task_order
 from vcore.batch.amounts import summed
 from vcore.batch.job import Job
@@ -100,6 +101,11 @@ def _evict_for(ssn: Session, job: Job, reason: str, eligible_job: Callable[[Job]
         for key in other.running:
             if key not in ssn.batch.releasing and not _critical(ssn, key):
                 owners[key] = other
+    budgets = ssn.config.plugin(disruption.PLUGIN)
+    if owners and budgets is not None and budgets.enabled(
+            disruption.RECLAIMABLE if reason == RECLAIM_REASON else disruption.PREEMPTABLE):
+        allowed_by_budgets = disruption.within_budgets(ssn.state, owners)
+        owners = {k: owners[k] for k in owners if k in allowed_by_budgets}
     if reason == RECLAIM_REASON and ssn.share is not None and owners:
         keys = sorted(owners)
         claims = [Claim(owners[k].queue, ssn.pod_vector(ssn.batch.pods[k]), owners[k].priority)
