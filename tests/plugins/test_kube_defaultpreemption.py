@@ -533,3 +533,18 @@ SKIPPED = [
 @pytest.mark.parametrize("table, case, reason", SKIPPED, ids=[f"{t}/{c}" for t, c, _ in SKIPPED])
 def test_go_internal_case(table, case, reason):
     pytest.skip(reason)
+
+
+def test_a_start_time_reported_after_binding_orders_the_victims():
+    """The kubelet reports status.startTime after the pod is bound: Cluster.update_pod carries it to the native
+    record, so MoreImportantPod (the earlier start is more important, reprieved first) sees it."""
+    pods = [P(name).node("node1").priority(LOW).req(LARGE).obj() for name in ("v-a", "v-b")]
+    c = cluster([node("node1", {"cpu": "600m", "memory": "600"})], pods)
+    sched = vcore.Scheduler(c, profile(FIT))
+    pod = P("p").priority(HIGH).req(LARGE).obj()
+    assert sched.preempt(pod).victims == ("default/v-b",)  # start times unknown: the key decides
+    for name, second in (("v-b", 1), ("v-a", 2)):  # v-b started first: it is the more important one now
+        started = next(p for p in pods if p["metadata"]["name"] == name)
+        started["status"] = {"startTime": epoch(second)}
+        c.update_pod(started)
+    assert sched.preempt(pod).victims == ("default/v-a",)

@@ -150,6 +150,8 @@ class ClusterState:
         """Add or replace a PodDisruptionBudget (selector as _convert.label_selector gives it; None covers no pod)."""
     def remove_pdb(self, key: str, /) -> bool:
         """Forget a PodDisruptionBudget; False when it was not there."""
+    def set_pod_start_time(self, key: str, start_time: int | None) -> None:
+        """A bound pod's status.startTime (Unix seconds; None: unknown). Unbound key -> KeyError."""
     def pdb_violating(self, keys: Sequence[str]) -> list[bool]:
         """Per bound pod, in order, whether evicting it together with the ones before it goes past a
         PodDisruptionBudget (kube-scheduler's filterPodsWithPDBViolation). Unbound key -> KeyError."""

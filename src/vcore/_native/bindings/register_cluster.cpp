@@ -185,6 +185,17 @@ void register_cluster(py::module_& m) {
              return s.remove_pdb(key);
            },
            "forget a PodDisruptionBudget; False when it was not there")
+      .def("set_pod_start_time",
+           [](ClusterState& s, const std::string& key, std::optional<int64_t> start_time) {
+             std::unique_lock lock(s.mutex());
+             // The record as it is (node, devices, terms), with the start time the kubelet reported since.
+             vcore::BoundPod record = s.detach(key);
+             record.start_time = start_time.value_or(vcore::kUnknownStartTime);
+             s.attach(key, std::move(record));
+           },
+           py::arg("key"), py::arg("start_time"),
+           "a bound pod's status.startTime (Unix seconds, None: unknown), which preemption orders victims by; "
+           "an unbound key -> KeyError")
       .def("pdb_violating",
            [](const ClusterState& s, const std::vector<std::string>& keys) {
              std::shared_lock lock(s.mutex());
