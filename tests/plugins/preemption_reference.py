@@ -159,7 +159,9 @@ class Result:
 @dataclass
 class Cluster:
     nodes: dict[str, RefNode] = field(default_factory=dict)  # in insertion order
-    bound: dict[str, tuple[str, Pod]] = field(default_factory=dict)  # key -> (node, pod)
+    bound: dict[str, tuple[str, Pod]] = field(default_factory=dict)  # key -> (node, pod); change via _place/_take
+    on_node: dict[str, dict[str, Pod]] = field(default_factory=dict)  # node -> its bound pods (an index of `bound`)
+    with_anti: dict[str, tuple[str, Pod]] = field(default_factory=dict)  # bound pods with required anti-affinity
     pending: dict[str, Pod] = field(default_factory=dict)  # pods waiting (possibly nominated)
     pdbs: list[Pdb] = field(default_factory=list)
 
@@ -168,8 +170,19 @@ class Cluster:
         self.nodes[n.name] = n
 
     def bind(self, pod: dict) -> None:
-        p = Pod.from_dict(pod)
-        self.bound[p.key] = (pod["spec"]["nodeName"], p)
+        self._place(Pod.from_dict(pod), pod["spec"]["nodeName"])
+
+    def _place(self, pod: Pod, node: str) -> None:
+        self.bound[pod.key] = (node, pod)
+        self.on_node.setdefault(node, {})[pod.key] = pod
+        if pod.anti_affinity:
+            self.with_anti[pod.key] = (node, pod)
+
+    def _take(self, key: str) -> tuple[str, Pod]:
+        node, pod = self.bound.pop(key)
+        del self.on_node[node][key]
+        self.with_anti.pop(key, None)
+        return node, pod
 
     def add_pending(self, pod: dict) -> None:
         p = Pod.from_dict(pod)
@@ -179,7 +192,7 @@ class Cluster:
         self.pdbs.append(Pdb.from_dict(pdb))
 
     def pods_on(self, node: str) -> list[Pod]:
-        return [p for n, p in self.bound.values() if n == node]
+        return list(self.on_node.get(node, {}).values())
 
     # -- filters ---------------------------------------------------------------------------------------------
     def _topology_pods(self, node: RefNode, key: str) -> list[Pod]:
@@ -212,7 +225,7 @@ class Cluster:
         for term in pod.anti_affinity:
             if any(self._term_matches(term, p) for p in self._topology_pods(node, term.topology_key)):
                 return [R_POD_ANTI_AFFINITY]
-        for n, p in self.bound.values():
+        for n, p in self.with_anti.values():
             for term in p.anti_affinity:
                 key = term.topology_key
                 if key in node.labels and self.nodes[n].labels.get(key) == node.labels[key] \
@@ -236,12 +249,12 @@ class Cluster:
                     if p.nominated == node.name and p.priority >= pod.priority and p.key != pod.key
                     and p.key not in self.bound]
         for p in nominees:
-            self.bound[p.key] = (node.name, p)
+            self._place(p, node.name)
         try:
             first = self.filter(pod, node)
         finally:
             for p in nominees:
-                del self.bound[p.key]
+                self._take(p.key)
         if first or not nominees:
             return first
         return self.filter(pod, node)
@@ -266,7 +279,7 @@ class Cluster:
         potential = [p for p in self.pods_on(node.name) if p.priority < pod.priority]
         if not potential:
             return [], 0, [NO_VICTIMS]
-        removed = {p.key: self.bound.pop(p.key) for p in potential}
+        removed = {p.key: self._take(p.key) for p in potential}
         try:
             reasons = self.filter_with_nominated(pod, node)
             if reasons:
@@ -276,17 +289,18 @@ class Cluster:
             victims, violations = [], 0
             for group, counts in ((violating, True), (keeping, False)):
                 for p in group:
-                    self.bound[p.key] = removed[p.key]
+                    self._place(p, node.name)
                     if not self.filter_with_nominated(pod, node):
                         continue
-                    del self.bound[p.key]
+                    self._take(p.key)
                     victims.append(p)
                     violations += counts
             victims.sort(key=Pod.importance)
             return victims, violations, []
         finally:
-            for key, record in removed.items():
-                self.bound[key] = record
+            for key, (n, p) in removed.items():
+                if key not in self.bound:
+                    self._place(p, n)
 
     def preempt(self, pod_obj: dict, *, offset: int, percentage: int = 10, absolute: int = 100) -> Result:
         pod = Pod.from_dict(pod_obj)

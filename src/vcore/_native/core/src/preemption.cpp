@@ -118,11 +118,12 @@ PreemptionOutcome Engine::preempt(const CompiledPod& pod, const PreemptionReques
     here.carry_anti_affinity |= !nominee->inter_pod.carried.required_anti_affinity.empty();
   }
   std::unique_ptr<BlockRunner> whole = make_runner();
-  // What the node's plugins prepared may depend on the pods bound (inter-pod constraints, ports): then a runner
-  // is good only for the pods bound when it was made, and every other look gets a fresh one. A runner that does
+  // What the node's plugins prepared for filtering may depend on the pods bound (inter-pod constraints, ports):
+  // then a runner is good only for the pods bound when it was made, and every other look gets a fresh one (the
+  // dry run reads only the mask: what scores read does not matter). A runner that does
   // not depend on them now may once a pod carrying required anti-affinity is back (InterPodAffinity prepares no
   // filter when no bound pod's anti-affinity concerns the pod): such pods coming and going need fresh ones too.
-  const bool depends = whole->kernel().depends_on_bound_pods();
+  const bool depends = whole->kernel().filters_depend_on_bound_pods();
   // kube-scheduler's RunFilterPluginsWithNominatedPods: with the nominated pods there first; when the pod fits
   // beside them, again without them. `current` was made for the pods bound now; `current_ok`: it is still good
   // after victims come back.
@@ -158,7 +159,6 @@ PreemptionOutcome Engine::preempt(const CompiledPod& pod, const PreemptionReques
     out.status[slot] = code == PreemptionOutcome::kFits ? code : lifts ? code : PreemptionOutcome::kNotHelpful;
     if (lifts) potential.push_back(slot);
   }
-  whole.reset();
   if (potential.empty()) return out;
   const int32_t n = static_cast<int32_t>(potential.size());
   int32_t wanted = static_cast<int32_t>(int64_t{n} * request.min_candidate_nodes_percentage / 100);
@@ -191,11 +191,14 @@ PreemptionOutcome Engine::preempt(const CompiledPod& pod, const PreemptionReques
     std::sort(potential_victims.begin(), potential_victims.end(), more_important);
     std::vector<std::pair<const Victim*, BoundPod>> detached;
     for (const Victim& v : potential_victims) detached.emplace_back(&v, s.detach(v.key));
-    const std::unique_ptr<BlockRunner> shared = make_runner();
+    // A runner that reads nothing of the bound pods serves every node as it is; otherwise one made now, without
+    // the victims.
     const bool reusable = !depends && !victims_carry_anti_affinity;
-    const auto fits = [&] { return status_on(slot, *shared, reusable, nullptr) == PreemptionOutcome::kFits; };
+    const std::unique_ptr<BlockRunner> made = reusable ? nullptr : make_runner();
+    const BlockRunner& shared = reusable ? *whole : *made;
+    const auto fits = [&] { return status_on(slot, shared, reusable, nullptr) == PreemptionOutcome::kFits; };
     std::vector<int32_t> codes;
-    const int32_t without_all = status_on(slot, *shared, true, &codes);
+    const int32_t without_all = status_on(slot, shared, true, &codes);
     if (without_all != PreemptionOutcome::kFits) {
       for (auto& [v, record] : detached) s.attach(v->key, std::move(record));
       out.status[slot] = without_all;
