@@ -524,7 +524,7 @@ def fit_error_message(n_nodes: int, counts: dict[str, int]) -> str:
 
 def filter_part(message: str) -> str:
     """A FailedScheduling message without the PostFilter's (preemption's) text, which the filter references leave
-    to tests/preemption_reference.py."""
+    to tests/plugins/preemption_reference.py."""
     return message.split(" preemption: ", 1)[0]
 
 

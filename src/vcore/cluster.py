@@ -309,6 +309,8 @@ class Cluster:
             self._state.unbind(info.key)
         elif bound_to:
             info.shape = old.shape
+            if info.spec.get("start_time") != old.spec.get("start_time"):  # the kubelet started it meanwhile
+                self._state.set_pod_start_time(info.key, info.spec.get("start_time"))
         else:
             self._track(info)
         self._batch.remove_pod(info.key)

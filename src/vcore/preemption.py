@@ -17,7 +17,7 @@ from typing import Any
 
 from vcore._native import _core
 from vcore.reasons import fit_error_message
-from vcore.types import Preemption
+from vcore.types import Preemption, PreemptionCandidate
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -31,19 +31,24 @@ _CANDIDATE, _NO_VICTIMS, _NOT_HELPFUL, _FITS, _OUTSIDE = -1, -2, -3, -4, -5
 
 def preempt(engine: _core.Engine, state: _core.ClusterState, pod: _core.CompiledPod, spec: Mapping[str, Any] | None,
             *, args: Any, offset: int, n_nodes: int, reason_names: Sequence[str],
-            terminating: Any = None) -> Preemption:
+            terminating: Any = None, nominated: Sequence[tuple[_core.CompiledPod, str]] = ()) -> Preemption:
     """DefaultPreemption for ``pod`` (``spec`` its converted spec, None when the caller compiled it). ``args`` are
     the DefaultPreemptionArgs; ``offset`` where the walk over candidate nodes starts; ``n_nodes`` the nodes the
-    scheduler sees; ``terminating(key)`` whether a bound pod is being terminated by an earlier preemption."""
+    scheduler sees; ``terminating(key)`` whether a bound pod is being terminated by an earlier preemption;
+    ``nominated`` the pending pods with a nominated node (compiled, node name): those of the pod's priority or
+    higher count as there while it is filtered."""
     if spec is not None and spec.get("preemption_policy") == "Never":
         return Preemption(None, message=PREFIX + NEVER)
-    node, victims, violations, status, failed = engine.preempt(
-        pod, offset, args.min_candidate_nodes_percentage, args.min_candidate_nodes_absolute)
-    nominated = spec.get("nominated_node") if spec is not None else None
-    if nominated and terminating is not None and _waits_for_victims(state, pod, nominated, status, terminating):
+    slots = [(nominee, state.node_index(node)) for nominee, node in nominated if state.has_node(node)]
+    node, victims, violations, status, failed, candidates = engine.preempt(
+        pod, offset, args.min_candidate_nodes_percentage, args.min_candidate_nodes_absolute, slots)
+    own = spec.get("nominated_node") if spec is not None else None
+    if own and terminating is not None and _waits_for_victims(state, pod, own, status, terminating):
         return Preemption(None, message=PREFIX + TERMINATING)
     if node >= 0:
-        return Preemption(state.node_name(node), tuple(victims), int(violations))
+        listed = tuple(PreemptionCandidate(state.node_name(slot), tuple(keys), int(n))
+                       for slot, keys, n in candidates)
+        return Preemption(state.node_name(node), tuple(victims), int(violations), candidates=listed)
     return Preemption(None, message=PREFIX + fit_error_message(n_nodes, _histogram(status, failed, reason_names)))
 
 

@@ -189,24 +189,38 @@ class Scheduler:
         return FilterResult(feasible, ev.reasons, _with_postfilter(message, preemption), preemption)
 
     @_holding_cluster
-    def preempt(self, pod: Any) -> Preemption:
+    def preempt(self, pod: Any, *, offset: int | None = None) -> Preemption:
         """kube-scheduler's DefaultPreemption for a pod that fits no node: the node it may have once the returned
-        victims are evicted, or None and why not. Decided, not done: nothing is evicted (see Preemption)."""
+        victims are evicted, or None and why not. Decided, not done: nothing is evicted (see Preemption).
+        ``offset`` pins where the walk over the nodes preemption could help starts (taken modulo their number;
+        None: drawn from the scheduler's seeded random source, as kube-scheduler draws it)."""
+        if offset is not None and (isinstance(offset, bool) or not isinstance(offset, int) or offset < 0):
+            raise ValueError(f"Scheduler.preempt: offset must be an int >= 0, got {offset!r}")
         compiled, spec = self._compiled(pod)
-        return self._preemption(compiled, spec, {}) or Preemption(None)
+        return self._preemption(compiled, spec, {}, offset) or Preemption(None)
 
     def _preemption(self, pod: _core.CompiledPod, spec: PodSpec | None,
-                    reasons: dict[str, int]) -> Preemption | None:
+                    reasons: dict[str, int], offset: int | None = None) -> Preemption | None:
         """DefaultPreemption's dry run when the profile runs it; None when it does not, or for a pod vcore refuses
         outright (its gates or a field vcore does not honor say why, not preemption)."""
         if (DEFAULT_PREEMPTION not in self.profile.post_filters or any(is_pod_refusal(r) for r in reasons)
                 or self._n_visible() == 0):  # kube-scheduler: "no nodes available", no PostFilter
             return None
         batch = self.cluster.batch
+        if offset is None:
+            offset = self._preemption_offsets.randrange(2**31)
         return preempt(self._engine, self._state, pod, spec, args=self.profile.args[DEFAULT_PREEMPTION],
-                       offset=self._preemption_offsets.randrange(2**31), n_nodes=self._n_visible(),
+                       offset=offset % 2**31, n_nodes=self._n_visible(),
                        reason_names=_core.reason_names(self._state),
-                       terminating=lambda key: key in batch.pods and bool(batch.pods[key].spec.get("preempted")))
+                       terminating=lambda key: key in batch.pods and bool(batch.pods[key].spec.get("preempted")),
+                       nominated=self._nominated())
+
+    def _nominated(self) -> list[tuple[_core.CompiledPod, str]]:
+        """The pending pods the cluster knows (Cluster.add_pod) that carry a nominated node: kube-scheduler's
+        nominator, whose pods later preemptions leave room for."""
+        return [(info.compiled, info.spec["nominated_node"]) for info in self.cluster.batch.pods.values()
+                if info.compiled is not None and info.spec.get("nominated_node") and not info.terminated
+                and not info.spec.get("deleting") and self._state.pod_node(info.key) < 0]
 
     @_holding_cluster
     def score(self, pod: Any) -> dict[str, int]:

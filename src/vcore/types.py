@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["GpuChoice", "HeldGpus", "Placement", "Preemption"]
+__all__ = ["GpuChoice", "HeldGpus", "Placement", "Preemption", "PreemptionCandidate"]
 
 #: The GPUs a pod holds as the native core reports them: (GPU index, MIG start slice or -1) per device.
 HeldGpus = tuple[tuple[int, int], ...]
@@ -45,16 +45,29 @@ class Placement(NamedTuple):
     preemption: Preemption | None = None  # an unplaced pod's preemption (DefaultPreemption), when it ran
 
 
+class PreemptionCandidate(NamedTuple):
+    """A node where evicting ``victims`` (most important first) lets the pod fit, as the dry run found it."""
+
+    node: str
+    victims: tuple[str, ...]
+    pdb_violations: int  # victims whose PodDisruptionBudget had no disruption left
+
+
 @dataclass(frozen=True)
 class Preemption:
     """What kube-scheduler's DefaultPreemption decides for a pod no node fits: the node it may have once ``victims``
     (most important first) are evicted, or None with kube-scheduler's PostFilter text in ``message``.
 
     It is decided, not done: the caller evicts the victims and gives the pod ``node`` as its nominatedNodeName, and
-    the pod is scheduled again once they are gone (until then the room is not held for it).
+    the pod is scheduled again once they are gone. Until then later preemptions leave it the room (a pending pod
+    nominated to a node, of the preemptor's priority or higher, counts as there while they are worked out), but a
+    plain placement does not.
     """
 
     node: str | None
     victims: tuple[str, ...] = ()
     pdb_violations: int = 0  # victims whose PodDisruptionBudget had no disruption left
     message: str = ""
+    # Every candidate the dry run kept, the chosen one among them (kube-scheduler's DryRunPreemption: those
+    # without violations first, each group in the order the nodes were examined).
+    candidates: tuple[PreemptionCandidate, ...] = ()

@@ -7,15 +7,25 @@ actions (Volcano's configuration shape; Volcano's default without one). The loop
 (not backing off, not waiting for a cluster change): a job is tried when one of its pending pods is due. The
 outcome is what the loop acts on: the bindings to make, why the others stay pending, each PodGroup's status and
 the pods to evict for preemption.
+
+Then, as kube-scheduler's PostFilter, DefaultPreemption (when the profile runs it) for each pod the cycle could not
+place that has no gang of its own (no PodGroup, or one with minMember 1) and failed for want of a node: highest
+priority first, ``vcore.Scheduler.preempt`` picks a node and victims. Each decision is taken as kube-scheduler's
+nominator takes it, at once: the preemptor counts as nominated to the node in vcore (the pods that preempt after it
+leave it the room), and lower-priority pods nominated there lose that nomination; the loop writes the same to the
+API server and evicts the victims.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import vcore
+from vcore.plugins import DEFAULT_PREEMPTION
+from vcore.reasons import is_pod_refusal
 from vcore_kube.convert import Converter
 
 
@@ -28,12 +38,24 @@ class Binding:
     gpu_index: str | None = None
 
 
+@dataclass(frozen=True)
+class Preempting:
+    """DefaultPreemption's decision for pending pod `key`: evict `victims` (keys) so that it fits `node`; the pods
+    in `denominated` lose their nomination to that node."""
+
+    key: str
+    node: str
+    victims: tuple[str, ...]
+    denominated: tuple[str, ...] = ()
+
+
 @dataclass
 class Outcome:
     bindings: list[Binding] = field(default_factory=list)
     unschedulable: dict[str, tuple[dict[str, int], str]] = field(default_factory=dict)  # key -> (reasons, message)
     podgroups: dict[str, vcore.PodGroupStatus] = field(default_factory=dict)  # "ns/name" -> status after the cycle
     evictions: list[vcore.Eviction] = field(default_factory=list)  # victims of preemption and reclaim
+    preemptions: list[Preempting] = field(default_factory=list)  # DefaultPreemption, for pods without a gang
 
 
 class BatchCycle:
@@ -41,15 +63,23 @@ class BatchCycle:
                  seed: int = 0) -> None:
         self.converter = converter
         self.scheduler = vcore.Scheduler(converter.cluster, profile, cycle=cycle, seed=seed)
+        self.preempts = DEFAULT_PREEMPTION in self.scheduler.profile.post_filters
+        self._pending: dict[str, dict[str, Any]] = {}  # the pending pods vcore holds, as the API has them
 
     def add(self, key: str, pod: dict[str, Any]) -> str | None:
         """A pending pod arrived or changed; returns why vcore cannot read it, or None."""
-        return self.converter.pod_pending(pod)
+        error = self.converter.pod_pending(pod)
+        if error is None:
+            self._pending[key] = pod
+        else:
+            self._pending.pop(key, None)
+        return error
 
     update = add
 
     def remove(self, key: str) -> None:
         """A pending pod left the queue (deleted, going, or bound by someone): vcore stops placing it."""
+        self._pending.pop(key, None)
         cluster = self.converter.cluster
         if cluster.has_pod(key) and cluster.node_of(key) is None:
             cluster.remove_pod(key)
@@ -64,8 +94,69 @@ class BatchCycle:
             assert placement.node is not None, "a binding has its node"
             gpus = placement.gpus.gpu_index_annotation() if placement.gpus is not None else None
             outcome.bindings.append(Binding(placement.pod, placement.node, gpus))
+            self._pending.pop(placement.pod, None)
+        if self.preempts:
+            self._preempt(outcome)
         return outcome
+
+    def _preempt(self, outcome: Outcome) -> None:
+        """DefaultPreemption for the unplaced pods without a gang that no node fits, highest priority first; each
+        one's PostFilter text joins its FailedScheduling message."""
+        batch = self.converter.cluster.batch
+        # Not for a pod vcore refuses as a whole (its gates or a field it does not honor say why), nor for one the
+        # cycle's own preempt or reclaim evicted for.
+        waiting = {e.preemptor for e in outcome.evictions} | set(batch.nominated)
+        tried = [k for k, (reasons, _) in outcome.unschedulable.items()
+                 if reasons and not any(is_pod_refusal(r) for r in reasons) and k in self._pending
+                 and k in batch.pods and k not in waiting and not self._in_gang(k)]
+        tried.sort(key=lambda k: (-_priority(batch.pods[k]), k))
+        for key in tried:
+            preemption = self.scheduler.preempt(self._pending[key])
+            reasons, message = outcome.unschedulable[key]
+            if preemption.message:
+                outcome.unschedulable[key] = (reasons, f"{message} {preemption.message}")
+            if preemption.node is None:
+                continue
+            denominated = self._nominate(key, preemption.node)
+            outcome.preemptions.append(Preempting(key, preemption.node, preemption.victims, denominated))
+
+    def _in_gang(self, key: str) -> bool:
+        """Whether the pod belongs to a PodGroup of more than one (the cycle's preempt action serves those)."""
+        batch = self.converter.cluster.batch
+        group = batch.pods[key].group
+        podgroup = batch.podgroups.get(group) if group is not None else None
+        return podgroup is not None and podgroup.min_member > 1
+
+    def _nominate(self, key: str, node: str) -> tuple[str, ...]:
+        """Record in vcore that `key` waits for `node` and that the lower-priority pods nominated there do not;
+        returns those."""
+        batch = self.converter.cluster.batch
+        priority = _priority(batch.pods[key])
+        denominated = tuple(sorted(k for k, info in batch.pods.items()
+                                   if k != key and k in self._pending and info.spec.get("nominated_node") == node
+                                   and _priority(info) < priority))
+        self._set_nominated(key, node)
+        for k in denominated:
+            self._set_nominated(k, None)
+        return denominated
+
+    def _set_nominated(self, key: str, node: str | None) -> None:
+        pod = copy.copy(self._pending[key])
+        status = dict(pod.get("status") or {})
+        if node is None:
+            status.pop("nominatedNodeName", None)
+        else:
+            status["nominatedNodeName"] = node
+        pod["status"] = status
+        self.add(key, pod)
 
     def forget(self, key: str) -> None:
         """Undo an assumption whose bind failed; the pod's resources are free again and it waits in vcore."""
         self.converter.unassume(key)
+
+
+def _priority(info: Any) -> int:
+    """A pod's priority as vcore resolved it (its compiled record; spec.priority otherwise)."""
+    if info.compiled is not None:
+        return info.compiled.priority
+    return info.spec_priority or 0

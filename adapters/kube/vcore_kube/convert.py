@@ -4,9 +4,9 @@ and warmpool.py) that knows both.
 Nodes become vcore nodes. Pods go to vcore with ``add_pod``/``update_pod``/``remove_pod``: every bound,
 non-terminal pod (any scheduler's) is accounted on its node, with the GPUs of its ``volcano.sh/gpu-index``
 annotation, and joins its PodGroup's count; this scheduler's pending pods wait in vcore for a cycle; a pod that
-leaves (deleted, finished) releases what it held. PodGroups, Queues (Volcano, KAI, Kueue), PriorityClasses and
-HyperNodes go to vcore as they are. Objects are the API server's JSON dicts, which vcore's converter takes as they
-are. An object vcore rejects is logged and counted; the rest of the cluster goes on.
+leaves (deleted, finished) releases what it held. PodGroups, Queues (Volcano, KAI, Kueue), PriorityClasses,
+PodDisruptionBudgets and HyperNodes go to vcore as they are. Objects are the API server's JSON dicts, which vcore's
+converter takes as they are. An object vcore rejects is logged and counted; the rest of the cluster goes on.
 """
 
 from __future__ import annotations
@@ -259,6 +259,21 @@ class Converter:
             log.error("%s %s: not usable by vcore: %s", kind, name, e)
             return False
 
+    def disruption_budget(self, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        """A PodDisruptionBudget delta (preemption reads its selector and status.disruptionsAllowed)."""
+        c = self.cluster
+        meta = _object(old, new)["metadata"]
+        try:
+            if new is None:
+                c.remove_pod_disruption_budget(old)
+            elif old is None:
+                c.add_pod_disruption_budget(new)
+            elif (old.get("spec"), old.get("status")) != (new.get("spec"), new.get("status")):
+                c.update_pod_disruption_budget(new)
+        except (ValueError, TypeError, KeyError, vcore.VCoreError) as e:
+            self.errors += 1
+            log.error("PodDisruptionBudget %s/%s: not usable by vcore: %s", meta.get("namespace"), meta.get("name"), e)
+
     def replace_hypernodes(self, hypernodes: list[dict[str, Any]]) -> None:
         """A relist of HyperNodes: install them as a whole (members may arrive in any order)."""
         try:
@@ -275,10 +290,12 @@ def _selecting_inputs(obj: dict[str, Any]) -> tuple:
 
 def _accounting_inputs(pod: dict[str, Any]) -> tuple:
     """What vcore reads of a bound pod: its spec, annotations (gang, GPUs), labels, whether it is being deleted
-    (topology spread leaves such pods out) and phase."""
-    meta = pod["metadata"]
+    (topology spread leaves such pods out), phase, and what preemption reads: its start time and whether a
+    preemption is terminating it (the DisruptionTarget condition)."""
+    meta, status = pod["metadata"], pod.get("status") or {}
+    disruption = [c for c in status.get("conditions") or [] if c.get("type") == "DisruptionTarget"]
     return (pod.get("spec"), meta.get("annotations"), meta.get("labels"), meta.get("deletionTimestamp"),
-            (pod.get("status") or {}).get("phase"))
+            status.get("phase"), status.get("startTime"), [(c.get("status"), c.get("reason")) for c in disruption])
 
 
 def _without_gpu_index(pod: dict[str, Any]) -> dict[str, Any]:

@@ -71,8 +71,8 @@ class Recorder:
     def podgroup_status(self, podgroup: dict[str, Any], status: dict[str, Any]) -> None:
         self._put(("podgroup", podgroup, status))
 
-    def nominate(self, pod: dict[str, Any], node: str) -> None:
-        """The preemptor waits for `node` (kube-scheduler's status.nominatedNodeName)."""
+    def nominate(self, pod: dict[str, Any], node: str | None) -> None:
+        """The preemptor waits for `node` (kube-scheduler's status.nominatedNodeName); None clears it."""
         if (pod.get("status") or {}).get("nominatedNodeName") != node:
             self._put(("nominate", pod, node))
 
@@ -81,6 +81,16 @@ class Recorder:
         self._put(("event", victim, "Normal", "Preempted", "Preempting",
                    f"Preempted by {preemptor} on node {node} ({reason})"))
         self._queue.put(("evict", victim, EVICTION_ATTEMPTS))  # blocks rather than drops
+
+    def preempt(self, victim: dict[str, Any], preemptor: dict[str, Any], node: str) -> None:
+        """kube-scheduler's DefaultPreemption of a victim: its DisruptionTarget condition (PreemptionByScheduler)
+        first, then the deletion, and a Preempted event naming the preemptor's UID and the node."""
+        scheduler = (preemptor.get("spec") or {}).get("schedulerName") or self.scheduler_name
+        condition = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
+                     "message": f"{scheduler}: preempting to accommodate a higher priority pod"}
+        self._put(("event", victim, "Normal", "Preempted", "Preempting",
+                   f"Preempted by pod {preemptor['metadata'].get('uid', '')} on node {node}"))
+        self._queue.put(("evict", victim, EVICTION_ATTEMPTS, condition))  # blocks rather than drops
 
     def _controller(self, pod: dict[str, Any]) -> str:
         name = (pod.get("spec") or {}).get("schedulerName")
@@ -142,14 +152,20 @@ class Recorder:
         self.api.patch(PODGROUPS.format(namespace=meta.get("namespace", ""), name=meta["name"]),
                        {"metadata": {"uid": meta.get("uid")}, "status": status})
 
-    def _nominate(self, pod: dict[str, Any], node: str) -> None:
+    def _nominate(self, pod: dict[str, Any], node: str | None) -> None:
         meta = pod["metadata"]
         self.api.patch(pod_path(meta.get("namespace", ""), meta["name"], "status"),
                        {"metadata": {"uid": meta.get("uid")}, "status": {"nominatedNodeName": node}})
 
-    def _evict(self, victim: dict[str, Any], attempts: int) -> None:
+    def _evict(self, victim: dict[str, Any], attempts: int, condition: dict[str, Any] | None = None) -> None:
         meta = victim["metadata"]
         try:
+            if condition is not None:  # the reason goes on the pod before it goes (tried again with the deletion)
+                self.api.patch(pod_path(meta.get("namespace", ""), meta["name"], "status"), {
+                    "metadata": {"uid": meta.get("uid")},
+                    "status": {"conditions": [{**condition, "lastTransitionTime": now_time()}]}},
+                    patch_type="strategic")
+                condition = None
             self.api.delete(pod_path(meta.get("namespace", ""), meta["name"]),
                             {"preconditions": {"uid": meta.get("uid")}})
         except ApiException as e:
@@ -158,12 +174,12 @@ class Recorder:
             if attempts <= 1:
                 raise
             time.sleep(0.5)
-            self._queue.put(("evict", victim, attempts - 1))
+            self._queue.put(("evict", victim, attempts - 1, condition))
         except Exception:
             if attempts <= 1:
                 raise
             time.sleep(0.5)
-            self._queue.put(("evict", victim, attempts - 1))
+            self._queue.put(("evict", victim, attempts - 1, condition))
 
 
 def _pod_scheduled_condition(pod: dict[str, Any]) -> tuple[str, str, str] | None:

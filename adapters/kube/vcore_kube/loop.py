@@ -10,10 +10,12 @@ make it fit happens (a node added or changed, a pod's resources freed, the pod i
 or PriorityClass changed) or five minutes pass; every failed attempt backs it off exponentially (1 s doubling to
 10 s by default). A gang is tried when one of its pods is due; its pods share one fate, so they back off together.
 After a cycle the loop writes what changed in each PodGroup's status, evicts the pods a preemption chose (and tells
-the preemptor's status which node it waits for). A failed binding is forgotten (the pod's resources are released
-in vcore) and retried after its backoff, unless the pod is gone or the watch has meanwhile shown it bound; a 409
-or a 404 is never retried blindly, so a pod bound by someone else or deleted between decision and binding costs
-one request, not a storm. Each pod it places is a PendingPod (pending.py) until its binding is confirmed.
+the preemptor's status which node it waits for); DefaultPreemption's victims (pods without a gang, batchcycle.py)
+get their DisruptionTarget condition first, and lower-priority pods nominated to that node lose the nomination.
+A failed binding is forgotten (the pod's resources are released in vcore) and retried after its backoff, unless
+the pod is gone or the watch has meanwhile shown it bound; a 409 or a 404 is never retried blindly, so a pod bound
+by someone else or deleted between decision and binding costs one request, not a storm. Each pod it places is a
+PendingPod (pending.py) until its binding is confirmed.
 
 Agent pods (the fast path) and warm-pool placeholders are handled by agentcontrol.py, which the loop calls for
 their events, between its other work and between two jobs of a running cycle; sharding (shardcontrol.py) confines
@@ -35,7 +37,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from vcore_kube import binder as bind
-from vcore_kube.batchcycle import BatchCycle, Outcome
+from vcore_kube.batchcycle import BatchCycle, Outcome, Preempting
 from vcore_kube.cache import Cache, Delta
 from vcore_kube.config import Config
 from vcore_kube.convert import Converter, is_terminating, node_name_of, scheduler_name_of
@@ -262,6 +264,8 @@ class SchedulingLoop(threading.Thread):
         elif d.kind == "WarmPool":
             if self.agents is not None:
                 self.agents.pool_event(d.key, d.new)
+        elif d.kind == "PodDisruptionBudget":  # what preemption spares: nothing waiting fits better for it
+            self.converter.disruption_budget(d.old, d.new)
         elif d.kind == "HyperNode":
             if not relist:  # a relist installs the whole tree once it is applied
                 self._hypernodes_changed()
@@ -329,6 +333,8 @@ class SchedulingLoop(threading.Thread):
             entry.pod = pod
             if _scheduling_inputs(d.old) != _scheduling_inputs(pod):  # status-only changes wake nothing
                 self._admit(entry)
+            elif _nominated_node(d.old) != _nominated_node(pod) and entry.state != "invalid":
+                self.cycle.update(key, pod)  # preemption reads the nomination; it wakes nothing
             return
         entry = PendingPod(key, uid, pod, self.clock())
         self.pending[key] = entry
@@ -464,7 +470,27 @@ class SchedulingLoop(threading.Thread):
             waiting = self.pending.get(e.preemptor)
             if waiting is not None:
                 self.recorder.nominate(waiting.pod, e.node)
+        for p in outcome.preemptions:
+            self._carry_out(p)
         return len(outcome.bindings)
+
+    def _carry_out(self, p: Preempting) -> None:
+        """DefaultPreemption's decision, as kube-scheduler's prepareCandidate makes it: the victims go (condition,
+        deletion, event), lower-priority pods nominated to the node lose the nomination, the preemptor gets it. The
+        preemptor is tried again when a victim's deletion frees its resources."""
+        waiting = self.pending.get(p.key)
+        if waiting is None:
+            return
+        for key in p.victims:
+            victim = self.cache.get("Pod", key)
+            if victim is not None:
+                self.metrics.evictions.labels("preempt").inc()
+                self.recorder.preempt(victim, waiting.pod, p.node)
+        for key in p.denominated:
+            other = self.pending.get(key)
+            if other is not None:
+                self.recorder.nominate(other.pod, None)
+        self.recorder.nominate(waiting.pod, p.node)
 
     def _write_podgroups(self, outcome: Outcome) -> None:
         """Each PodGroup's status, where the cycle changed it (the cache holds what the API server has)."""
@@ -570,6 +596,10 @@ def _scheduling_inputs(pod: dict[str, Any] | None) -> tuple:
         return ()
     meta = pod.get("metadata") or {}
     return (meta.get("labels"), meta.get("annotations"), pod.get("spec"))
+
+
+def _nominated_node(pod: dict[str, Any] | None) -> str | None:
+    return ((pod or {}).get("status") or {}).get("nominatedNodeName")
 
 
 def _creation_epoch(pod: dict[str, Any]) -> float | None:

@@ -58,6 +58,8 @@ RESOURCES = (
     Resource("ReplicationController", lambda c: client.CoreV1Api(c).list_replication_controller_for_all_namespaces),
     Resource("ReplicaSet", lambda c: client.AppsV1Api(c).list_replica_set_for_all_namespaces),
     Resource("StatefulSet", lambda c: client.AppsV1Api(c).list_stateful_set_for_all_namespaces),
+    # Which pods preemption spares (DefaultPreemption, the cycle's pdb plugin).
+    Resource("PodDisruptionBudget", lambda c: client.PolicyV1Api(c).list_pod_disruption_budget_for_all_namespaces),
     Resource("PodGroup", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
              ("scheduling.volcano.sh", "v1beta1", "podgroups"), optional=True),
     Resource("Queue", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,

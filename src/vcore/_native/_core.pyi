@@ -150,6 +150,11 @@ class ClusterState:
         """Add or replace a PodDisruptionBudget (selector as _convert.label_selector gives it; None covers no pod)."""
     def remove_pdb(self, key: str, /) -> bool:
         """Forget a PodDisruptionBudget; False when it was not there."""
+    def set_pod_start_time(self, key: str, start_time: int | None) -> None:
+        """A bound pod's status.startTime (Unix seconds; None: unknown). Unbound key -> KeyError."""
+    def pdb_violating(self, keys: Sequence[str]) -> list[bool]:
+        """Per bound pod, in order, whether evicting it together with the ones before it goes past a
+        PodDisruptionBudget (kube-scheduler's filterPodsWithPDBViolation). Unbound key -> KeyError."""
     def pod_priority(self, key: str, /) -> int:
         """The priority of a bound pod; KeyError when not bound."""
     def set_namespace_labels(self, name: str, labels: Sequence[tuple[str, str]], exists: bool = True) -> None:
@@ -224,12 +229,15 @@ class Engine:
         """(slot or -1, victim keys): where the pod fits once the fewest, lowest-priority candidates (key,
         priority) are gone, by kube-scheduler's DefaultPreemption rule. Nothing is evicted."""
     def preempt(self, pod: CompiledPod, offset: int, min_candidate_nodes_percentage: int,
-                min_candidate_nodes_absolute: int) -> tuple[int, list[str], int, NDArray[np.int32],
-                                                             list[tuple[int, list[int]]]]:
+                min_candidate_nodes_absolute: int, nominated: Sequence[tuple[CompiledPod, int]] = ()
+                ) -> tuple[int, list[str], int, NDArray[np.int32], list[tuple[int, list[int]]],
+                           list[tuple[int, list[str], int]]]:
         """kube-scheduler's DefaultPreemption as a dry run: (node slot or -1, victim keys most important first,
         PodDisruptionBudget violations, per-slot status (a reason code, or -1 candidate, -2 no victims, -3 not
         helpful, -4 fits, -5 outside), [(slot, reason codes)] where the pod fails even with every lower-priority
-        pod gone). Nothing is evicted."""
+        pod gone, every candidate kept as (slot, victim keys, violations): those without violations first).
+        ``nominated``: pending pods with the slot of their nominated node; those of the pod's priority or higher
+        count as there while it is filtered. Nothing is evicted."""
     def fit_counts(self, pod: CompiledPod, allowed: ArrayLike | None = None) -> NDArray[np.int32]:
         """Per slot, how many copies of the pod fit there now (0 where it does not fit)."""
     def observe(self, pods: Sequence[CompiledPod], /) -> None:

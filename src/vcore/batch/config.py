@@ -5,7 +5,7 @@
     - plugins: [{name: priority}, {name: gang}, {name: conformance}]
     - plugins: [{name: overcommit}, {name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]
 
-Actions run in the listed order. Job-level plugins (priority, gang, conformance, drf, overcommit, sla, and the
+Actions run in the listed order. Job-level plugins (priority, gang, conformance, drf, overcommit, pdb, sla, and the
 queue-share plugins proportion, capacity, hierarchy and cohort) are vcore's own (:mod:`vcore.batch.plugins`); each
 plugin's PluginOption switches (Volcano's keys, unset meaning enabled) decide when it votes, tier by tier, as in
 Volcano's framework. Node-level plugins (predicates,
@@ -45,14 +45,15 @@ ENQUEUE, ALLOCATE, BACKFILL, PREEMPT, RECLAIM = "enqueue", "allocate", "backfill
 ACTIONS = (ENQUEUE, ALLOCATE, BACKFILL, PREEMPT, RECLAIM)
 
 # Job-level plugins.
-PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, SLA = "priority", "gang", "conformance", "drf", "overcommit", "sla"
+PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, PDB, SLA = (
+    "priority", "gang", "conformance", "drf", "overcommit", "pdb", "sla")
 SHARE_PLUGINS = (share_names.PROPORTION, share_names.CAPACITY, share_names.HIERARCHY, share_names.COHORT)
 # Node-level plugins, mapped onto the KubeSchedulerConfiguration profile.
 PREDICATES, NODEORDER, BINPACK = "predicates", "nodeorder", "binpack"
 NODE_PLUGINS = (PREDICATES, NODEORDER, BINPACK)
 # Topology plugins (Volcano's names).
 NETWORK_TOPOLOGY, NUMA_AWARE = "network-topology-aware", "numa-aware"
-PLUGINS = (PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, SLA, *SHARE_PLUGINS, *NODE_PLUGINS, NETWORK_TOPOLOGY,
+PLUGINS = (PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, PDB, SLA, *SHARE_PLUGINS, *NODE_PLUGINS, NETWORK_TOPOLOGY,
            NUMA_AWARE)
 
 #: Volcano's PluginOption switches: conf.PluginOption's yaml keys, spelled as Volcano spells them.

@@ -6,6 +6,7 @@
 
 #include "convert.h"
 #include "registry.h"
+#include "vcore/errors.h"
 #include "vcore/node_plugin.h"
 #include "vcore/reasons.h"
 
@@ -184,6 +185,38 @@ void register_cluster(py::module_& m) {
              return s.remove_pdb(key);
            },
            "forget a PodDisruptionBudget; False when it was not there")
+      .def("set_pod_start_time",
+           [](ClusterState& s, const std::string& key, std::optional<int64_t> start_time) {
+             std::unique_lock lock(s.mutex());
+             // The record as it is (node, devices, terms), with the start time the kubelet reported since.
+             vcore::BoundPod record = s.detach(key);
+             record.start_time = start_time.value_or(vcore::kUnknownStartTime);
+             s.attach(key, std::move(record));
+           },
+           py::arg("key"), py::arg("start_time"),
+           "a bound pod's status.startTime (Unix seconds, None: unknown), which preemption orders victims by; "
+           "an unbound key -> KeyError")
+      .def("pdb_violating",
+           [](const ClusterState& s, const std::vector<std::string>& keys) {
+             std::shared_lock lock(s.mutex());
+             // kube-scheduler's filterPodsWithPDBViolation over the pods in the given order: each one a budget
+             // covers spends one of its allowed disruptions; one that finds none left is violating.
+             std::vector<int64_t> allowed;
+             for (const vcore::Pdb& pdb : s.pdbs()) allowed.push_back(pdb.disruptions_allowed);
+             std::vector<bool> out;
+             out.reserve(keys.size());
+             for (const std::string& key : keys) {
+               const vcore::BoundPod* pod = s.bound_pod(key);
+               if (pod == nullptr) throw vcore::NotFound("pod " + key + ": not bound");
+               bool violated = false;
+               for (int32_t id : s.pdbs_of(key, *pod)) violated |= --allowed[static_cast<size_t>(id)] < 0;
+               out.push_back(violated);
+             }
+             return out;
+           },
+           py::arg("keys"),
+           "per bound pod, in order, whether evicting it with the ones before it goes past a PodDisruptionBudget "
+           "(kube-scheduler's filterPodsWithPDBViolation); an unbound key -> KeyError")
       .def("pod_node", &ClusterState::pod_node)
       .def("bound_keys",
            [](const ClusterState& s) {

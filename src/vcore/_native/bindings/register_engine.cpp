@@ -248,24 +248,31 @@ void register_engine(py::module_& m) {
            py::arg("pod"), py::arg("candidates"), py::arg("allowed") = py::none(),
            "(node slot or -1, victim keys): where the pod fits once the fewest, lowest-priority candidates go")
       .def("preempt",
-           [](Engine& e, const vcore::CompiledPod& pod, int32_t offset, int32_t percentage, int32_t absolute) {
+           [](Engine& e, const vcore::CompiledPod& pod, int32_t offset, int32_t percentage, int32_t absolute,
+              const std::vector<std::pair<const vcore::CompiledPod*, int32_t>>& nominated) {
              vcore::PreemptionOutcome outcome;
              {
-               // Safe without the GIL: inputs are C++ copies; the dry run detaches and re-attaches pods under the
-               // exclusive lock and leaves the state as it found it.
+               // Safe without the GIL: the nominated pods are held by the caller's list for the whole call, the
+               // rest are C++ copies; the dry run detaches and re-attaches pods under the exclusive lock and
+               // leaves the state as it found it.
                py::gil_scoped_release release;
                std::unique_lock lock(e.state()->mutex());
                nogil_probe::point();
-               outcome = e.preempt(pod, {offset, percentage, absolute});
+               outcome = e.preempt(pod, {offset, percentage, absolute, nominated});
              }
              py::array_t<int32_t> status(static_cast<py::ssize_t>(outcome.status.size()), outcome.status.data());
-             return py::make_tuple(outcome.node, outcome.victims, outcome.pdb_violations, status, outcome.reasons);
+             py::list candidates;
+             for (const auto& c : outcome.candidates) candidates.append(py::make_tuple(c.node, c.victims, c.pdb_violations));
+             return py::make_tuple(outcome.node, outcome.victims, outcome.pdb_violations, status, outcome.reasons,
+                                   candidates);
            },
            py::arg("pod"), py::arg("offset"), py::arg("min_candidate_nodes_percentage"),
            py::arg("min_candidate_nodes_absolute"),
+           py::arg("nominated") = std::vector<std::pair<const vcore::CompiledPod*, int32_t>>{},
            "kube-scheduler's DefaultPreemption, dry run: (node slot or -1, victim keys, PDB violations, per-slot "
            "status: a reason code, or -1 candidate, -2 no victims, -3 not helpful, -4 fits, -5 outside; "
-           "[(slot, reason codes)] where the pod fails even with every lower-priority pod gone)")
+           "[(slot, reason codes)] where the pod fails even with every lower-priority pod gone; every candidate "
+           "kept as (slot, victim keys, PDB violations)). `nominated`: (pending pod, slot of its nominated node)")
       .def("fit_counts",
            [](const Engine& e, const vcore::CompiledPod& pod,
               std::optional<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>> allowed) {

@@ -2,7 +2,7 @@
 
 ``Framework(config)`` builds the configured plugins in tier order and answers the actions' questions the way
 Volcano's session does (see ``framework``); each plugin registers the parts it answers (see ``base``): priority,
-gang, conformance, drf, overcommit, sla, and the queue-share plugins of :mod:`vcore.batch.shares`.
+gang, conformance, drf, overcommit, pdb, sla, and the queue-share plugins of :mod:`vcore.batch.shares`.
 """
 
 from vcore.batch.plugins.base import ABSTAIN, PART_SWITCHES, PERMIT, REJECT, Candidate, JobPlugin, Preemptor

@@ -31,6 +31,7 @@ from vcore.batch.plugins.conformance import ConformancePlugin
 from vcore.batch.plugins.drf import DrfPlugin
 from vcore.batch.plugins.gang import GangPlugin
 from vcore.batch.plugins.overcommit import OvercommitPlugin
+from vcore.batch.plugins.pdb import PdbPlugin
 from vcore.batch.plugins.priority import PriorityPlugin
 from vcore.batch.plugins.queue_shares import QueueSharePlugin
 from vcore.batch.plugins.sla import SlaPlugin
@@ -39,7 +40,8 @@ from vcore.batch.shares.base import QueueShare
 
 #: The job plugins by their volcano-scheduler.conf name (the queue-share plugins are QueueSharePlugin).
 JOB_PLUGINS: dict[str, type[JobPlugin]] = {
-    cls.name: cls for cls in (PriorityPlugin, GangPlugin, ConformancePlugin, DrfPlugin, OvercommitPlugin, SlaPlugin)
+    cls.name: cls
+    for cls in (PriorityPlugin, GangPlugin, ConformancePlugin, DrfPlugin, OvercommitPlugin, PdbPlugin, SlaPlugin)
 }
 
 JobKey = Callable[[Job], tuple[Any, ...]]

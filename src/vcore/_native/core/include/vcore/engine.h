@@ -36,6 +36,17 @@ struct PreemptionRequest {
   int32_t offset = 0;  // where the walk over the potential nodes starts (kube-scheduler: at random)
   int32_t min_candidate_nodes_percentage = 10;
   int32_t min_candidate_nodes_absolute = 100;
+  // Pending pods nominated to a node (status.nominatedNodeName), with that node's slot. Those of the preemptor's
+  // priority or higher are assumed there while the pod is filtered (kube-scheduler's
+  // RunFilterPluginsWithNominatedPods): it must fit both with and without them.
+  std::vector<std::pair<const CompiledPod*, int32_t>> nominated;
+};
+
+// A node where evicting `victims` (most important first) lets the pod fit.
+struct PreemptionCandidate {
+  int32_t node;
+  std::vector<std::string> victims;
+  int64_t pdb_violations;  // how many victims their PodDisruptionBudgets did not allow
 };
 
 struct PreemptionOutcome {
@@ -52,6 +63,9 @@ struct PreemptionOutcome {
   std::vector<int32_t> status;         // per slot, see above
   // The slots whose status is a reason code, with every reason the pod failed there for.
   std::vector<std::pair<int32_t, std::vector<int32_t>>> reasons;
+  // Every candidate the dry run kept, as kube-scheduler's DryRunPreemption returns them: those without
+  // PodDisruptionBudget violations first, each group in walk order and at most as many as it wanted.
+  std::vector<PreemptionCandidate> candidates;
 };
 
 class Engine {

@@ -149,6 +149,7 @@ class PodKernel {
       if (prepared == nullptr) continue;
       prepared->reason_base = slot.reason_base;
       depends_on_bound_pods_ |= prepared->depends_on_bound_pods && (prepared->filters || prepared->scores);
+      filters_depend_on_bound_pods_ |= prepared->depends_on_bound_pods && prepared->filters;
       if (slot.weight > 0 && prepared->scores) {
         if (slot.normalization == Normalization::kNone) {
           final_scores_.push_back(static_cast<int32_t>(k));
@@ -205,6 +206,8 @@ class PodKernel {
   const std::vector<NormalizedTerm>& normalized() const { return normalized_; }
   // Node plugins whose answer changes when other pods bind (a gang's tasks then go one at a time).
   bool depends_on_bound_pods() const { return depends_on_bound_pods_; }
+  // The same for feasibility alone (preemption's dry run reads only the mask).
+  bool filters_depend_on_bound_pods() const { return filters_depend_on_bound_pods_; }
 
   // The normalized scores of the node plugins come after the built-ins' (which the block pass writes): their raw
   // values are asked for once the feasible nodes are known.
@@ -591,6 +594,7 @@ class PodKernel {
   std::vector<NormalizedTerm> normalized_;
   std::vector<int32_t> normalized_plugins_, final_scores_;  // plugin slots
   bool depends_on_bound_pods_ = false;
+  bool filters_depend_on_bound_pods_ = false;
 };
 
 
