@@ -224,10 +224,6 @@ class Engine:
         3 over the queue's headroom), per task its ((gpu, mig_start), ...) or None when no task took devices, ready,
         first task no node fit (-1), that task's reason_counts int64[n_reasons], node evaluations made).
         Malformed -> ValueError, nothing bound."""
-    def find_victims(self, pod: CompiledPod, candidates: Sequence[tuple[str, _Int]],
-                     allowed: ArrayLike | None = None) -> tuple[int, list[str]]:
-        """(slot or -1, victim keys): where the pod fits once the fewest, lowest-priority candidates (key,
-        priority) are gone, by kube-scheduler's DefaultPreemption rule. Nothing is evicted."""
     def preempt(self, pod: CompiledPod, offset: int, min_candidate_nodes_percentage: int,
                 min_candidate_nodes_absolute: int, nominated: Sequence[tuple[CompiledPod, int]] = ()
                 ) -> tuple[int, list[str], int, NDArray[np.int32], list[tuple[int, list[int]]],

@@ -226,27 +226,6 @@ void register_engine(py::module_& m) {
            py::arg("allowed") = py::none(), py::arg("all_or_nothing") = true, py::arg("cap") = py::none(),
            py::arg("score_bonus") = py::none(),
            "place a gang's tasks (bound on return), all or nothing; see core/include/vcore/gang.h")
-      .def("find_victims",
-           [](Engine& e, const vcore::CompiledPod& pod, const std::vector<std::pair<std::string, int64_t>>& candidates,
-              std::optional<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>> allowed) {
-             std::vector<vcore::VictimCandidate> input;
-             input.reserve(candidates.size());
-             for (const auto& [key, priority] : candidates) input.push_back({key, priority});
-             std::vector<uint8_t> mask;
-             if (allowed) mask.assign(allowed->data(), allowed->data() + allowed->size());
-             vcore::PreemptionChoice choice;
-             {
-               // Safe without the GIL: inputs are C++ copies; the search mutates C++ state only under the
-               // exclusive lock and leaves it as it found it.
-               py::gil_scoped_release release;
-               std::unique_lock lock(e.state()->mutex());
-               nogil_probe::point();
-               choice = e.find_victims(pod, input, mask);
-             }
-             return py::make_tuple(choice.node, choice.victims);
-           },
-           py::arg("pod"), py::arg("candidates"), py::arg("allowed") = py::none(),
-           "(node slot or -1, victim keys): where the pod fits once the fewest, lowest-priority candidates go")
       .def("preempt",
            [](Engine& e, const vcore::CompiledPod& pod, int32_t offset, int32_t percentage, int32_t absolute,
               const std::vector<std::pair<const vcore::CompiledPod*, int32_t>>& nominated) {

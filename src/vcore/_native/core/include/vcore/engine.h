@@ -82,12 +82,6 @@ class Engine {
   ScheduleResult schedule(const std::vector<const CompiledPod*>& pods, const std::vector<int64_t>* headroom = nullptr);
   // Places a gang (gang.h); exclusive lock. Throws Invalid before binding anything when the request is malformed.
   GangResult place_gang(const GangRequest& request);
-  // Where the pod fits once some candidates are evicted, and which: kube-scheduler's DefaultPreemption rule
-  // (per node remove every candidate, then reprieve from the highest priority down while the pod still fits; the
-  // node whose victims have the lowest highest priority, then the lowest sum, then the fewest, then slot order).
-  // Exclusive lock: candidates are detached and re-attached while each node is tried.
-  PreemptionChoice find_victims(const CompiledPod& pod, const std::vector<VictimCandidate>& candidates,
-                                const std::vector<uint8_t>& allowed);
   // kube-scheduler's DefaultPreemption (preemption.h's Evaluator and SelectVictimsOnNode): the nodes whose failure
   // an eviction could lift, from `offset` on, until enough candidates are found; per node the bound pods of lower
   // priority go, then come back, PodDisruptionBudget-violating ones first, most important first, while the pod
@@ -102,7 +96,7 @@ class Engine {
   const TargetWorkload& gpu_target();  // exclusive lock
 
   // The node scope, a scheduler's shard. Hard: every decision (evaluate, schedule, place_gang, fit_counts,
-  // find_victims) sees only the named nodes, as if the others did not exist (they count under no reason). Soft:
+  // preempt) sees only the named nodes, as if the others did not exist (they count under no reason). Soft:
   // schedule and place_gang try the named nodes first and the others only for what fits none of them, never the
   // `avoid` ones (another scheduler's shard). Names not (yet) in the cluster join when a node of that name is
   // added. Exclusive lock.

@@ -62,14 +62,4 @@ struct GangResult {
   int64_t evaluations = 0;            // node evaluations made (discovery and re-scoring)
 };
 
-// Preemption: a running pod that may be evicted for the preemptor, and the node chosen with its victims.
-struct VictimCandidate {
-  std::string key;
-  int64_t priority;
-};
-struct PreemptionChoice {
-  int32_t node = -1;                  // -1: no node fits the preemptor even with every candidate gone
-  std::vector<std::string> victims;   // minimal for that node: lowest priorities first, then reprieved
-};
-
 }  // namespace vcore
