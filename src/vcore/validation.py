@@ -317,11 +317,15 @@ def load_yaml_file(path: str | os.PathLike[str], error: ErrorType = ValueError) 
         raise fail(error, name, f"invalid YAML: {e}") from None
 
 
-def unknown_key(path: str, key: Any, allowed: Sequence[str], error: ErrorType = ValueError) -> Exception:
-    """The error for a key a mapping may not have, with the closest allowed key as a hint."""
+def unknown_key(path: str, key: Any, allowed: Sequence[str], error: ErrorType = ValueError, *,
+                what: str = "key") -> Exception:
+    """The error for a key a mapping may not have (``what`` it is: "key", "argument of gang", ...), with the closest
+    allowed key as a hint."""
+    if not allowed:
+        return fail(error, path, f"unknown {what} (none is accepted)")
     close = difflib.get_close_matches(str(key), list(allowed), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else f" (expected one of: {', '.join(allowed)})"
-    return fail(error, path, "unknown key" + hint)
+    return fail(error, path, f"unknown {what}{hint}")
 
 
 def mapping(value: Any, path: str, error: ErrorType = ValueError) -> Mapping[str, Any]:
@@ -383,9 +387,13 @@ def _as_float(value: int | float) -> float:
 
 def _check_range(value: float, lo: float | None, hi: float | None, path: str, error: ErrorType) -> None:
     if (lo is not None and value < lo) or (hi is not None and value > hi):
-        low = "-inf" if lo is None else _show(lo)
-        high = "inf" if hi is None else _show(hi)
-        raise fail(error, path, f"must be in [{low}, {high}], got {_show(value)}")
+        if lo is not None and hi is not None:
+            bound = f"in [{_show(lo)}, {_show(hi)}]"
+        elif lo is not None:
+            bound = f">= {_show(lo)}"
+        else:
+            bound = f"<= {_show(hi if hi is not None else value)}"
+        raise fail(error, path, f"must be {bound}, got {_show(value)}")
 
 
 def _show(x: float) -> str:

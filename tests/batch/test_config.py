@@ -117,9 +117,9 @@ BAD = {
     "unknown-option": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableSomething": True}]}]},
                        r"tiers\[0\]\.plugins\[0\]\.enableSomething: unknown plugin option"),
     "misspelt-option": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableVictim": True}]}]},
-                        r"enableVictim: unknown plugin option \(Volcano's key is 'enabledVictim'\)"),
+                        r"enableVictim: unknown plugin option \(did you mean 'enabledVictim'\?\)"),
     "option-not-bool": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableJobOrder": "yes"}]}]},
-                        r"enableJobOrder: expected true or false"),
+                        r"enableJobOrder: must be true or false"),
     "overcommit-not-a-number": ({"actions": "enqueue", "tiers": [{"plugins": [
         {"name": "overcommit", "arguments": {"overcommit-factor": "x"}}]}]}, r"overcommit-factor: "),
     "gang-argument": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "arguments": {"x": 1}}]}]},

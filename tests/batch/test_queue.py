@@ -59,7 +59,7 @@ def test_volcano_limit_reads_capability_as_volcanos_scheduler(resource, value, e
 
 
 @pytest.mark.parametrize("obj, error, match", [
-    pytest.param(volcano("q", weight=-1), ValueError, r"queue q: spec.weight: must be in \[0, inf\], got -1",
+    pytest.param(volcano("q", weight=-1), ValueError, r"queue q: spec.weight: must be >= 0, got -1",
                  id="neg-weight"),
     pytest.param(volcano("q", weight="3"), TypeError, r"queue q: spec.weight: must be an integer", id="str-weight"),
     pytest.param(volcano("q", capability={"cpu": "-1"}), ValueError, r"queue q: spec.capability.cpu: .*negative",

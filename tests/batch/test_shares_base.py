@@ -22,7 +22,7 @@ def test_registry_names_are_the_constants():
 
 @pytest.mark.parametrize("name", sorted(SHARE_PLUGINS))
 def test_arguments_must_be_a_mapping(name):
-    with pytest.raises(ProfileError, match=rf"{name}: arguments: expected a mapping, got list"):
+    with pytest.raises(ProfileError, match=rf"{name}: arguments: must be a mapping, got a list"):
         SHARE_PLUGINS[name](["x"])
 
 

@@ -321,7 +321,8 @@ def test_volcano_queues_read_as_kai_quota_limit_weight():
 def test_arguments():
     assert HierarchyPlugin({"reclaimerUtilizationMultiplier": "1.2"}).multiplier == 1.2
     assert HierarchyPlugin({"relcaimerSaturationMultiplier": 2}).multiplier == 2.0
-    with pytest.raises(ProfileError, match=r"hierarchy: arguments.reclaimerUtilizationMultiplier: 0.5 must be"):
+    with pytest.raises(ProfileError,
+                       match=r"hierarchy: arguments.reclaimerUtilizationMultiplier: must be >= 1, got 0.5"):
         HierarchyPlugin({"reclaimerUtilizationMultiplier": 0.5})
     with pytest.raises(ProfileError, match=r"hierarchy: arguments.kValue: unknown argument"):
         HierarchyPlugin({"kValue": 1})

@@ -203,7 +203,7 @@ def test_reclaimable_never_takes_from_a_queue_that_is_not_reclaimable():
 
 
 def test_no_arguments_and_no_hierarchy():
-    with pytest.raises(ProfileError, match=r"proportion: arguments.foo: unknown argument \(accepted: none\)"):
+    with pytest.raises(ProfileError, match=r"proportion: arguments.foo: unknown argument \(none is accepted\)"):
         ProportionPlugin({"foo": 1})
     with pytest.raises(ProfileError, match=r"proportion: enableHierarchy: the proportion plugin has no hierarchical"):
         ProportionPlugin(hierarchy=True)

@@ -25,7 +25,6 @@ default configuration.
 
 from __future__ import annotations
 
-import difflib
 import os
 import warnings
 from collections.abc import Mapping
@@ -38,7 +37,17 @@ import yaml
 from vcore.batch.shares import names as share_names
 from vcore.errors import ProfileError, ProfileWarning
 from vcore.topology.args import TopologyPlacementArgs, parse_topology_args
-from vcore.validation import Boolean, Integer, Number, load_yaml_file
+from vcore.validation import (
+    Boolean,
+    Integer,
+    Number,
+    join,
+    load_yaml_file,
+    mapping,
+    optional_list,
+    optional_mapping,
+    unknown_key,
+)
 
 # Actions, in the order Volcano documents them.
 ENQUEUE, ALLOCATE, BACKFILL, PREEMPT, RECLAIM = "enqueue", "allocate", "backfill", "preempt", "reclaim"
@@ -252,25 +261,23 @@ def _unwrap_configmap(data: Any) -> Any:
 
 
 def parse_cycle(data: Any) -> CycleConfig:
-    if not isinstance(data, Mapping):
-        raise ProfileError(f"cycle: expected a mapping with actions and tiers, got {type(data).__name__}")
+    data = mapping(data, "cycle", ProfileError)
     for key in data:
         if key not in _TOP_KEYS:
-            raise ProfileError(f"{key}: unknown key (a volcano-scheduler.conf has {', '.join(_TOP_KEYS)})")
+            raise unknown_key(str(key), key, _TOP_KEYS, ProfileError)
     actions = _parse_actions(data.get("actions"))
-    raw_tiers = data.get("tiers")
-    if not isinstance(raw_tiers, list):
+    if data.get("tiers") is None:
         raise ProfileError("tiers: expected a list of {plugins: [...]}")
+    raw_tiers = optional_list(data["tiers"], "tiers", ProfileError)
     tiers = []
     seen: dict[str, str] = {}
     notes: list[str] = []
     for t, tier in enumerate(raw_tiers):
         path = f"tiers[{t}]"
-        if not isinstance(tier, Mapping) or set(tier) - {"plugins"}:
-            raise ProfileError(f"{path}: expected a mapping with only 'plugins'")
-        plugins = tier.get("plugins") or []
-        if not isinstance(plugins, list):
-            raise ProfileError(f"{path}.plugins: expected a list")
+        for key in mapping(tier, path, ProfileError):
+            if key != "plugins":
+                raise unknown_key(join(path, key), key, ("plugins",), ProfileError)
+        plugins = optional_list(tier.get("plugins"), f"{path}.plugins", ProfileError)
         options = []
         for i, entry in enumerate(plugins):
             option = _parse_plugin(entry, f"{path}.plugins[{i}]", notes)
@@ -304,8 +311,7 @@ def _parse_actions(value: Any) -> list[str]:
 
 
 def _parse_plugin(entry: Any, path: str, notes: list[str]) -> PluginOption:
-    if not isinstance(entry, Mapping):
-        raise ProfileError(f"{path}: expected a mapping with a name")
+    entry = mapping(entry, path, ProfileError)
     name = entry.get("name")
     if name not in PLUGINS:
         raise ProfileError(f"{path}.name: unknown plugin {name!r} (vcore has {', '.join(PLUGINS)})")
@@ -314,15 +320,9 @@ def _parse_plugin(entry: Any, path: str, notes: list[str]) -> PluginOption:
         if key in ("name", "arguments"):
             continue
         if key not in PLUGIN_SWITCHES:
-            close = difflib.get_close_matches(str(key), PLUGIN_SWITCHES, n=1)
-            hint = f" (Volcano's key is {close[0]!r})" if close else ""
-            raise ProfileError(f"{path}.{key}: unknown plugin option{hint}")
-        if not isinstance(value, bool):
-            raise ProfileError(f"{path}.{key}: expected true or false")
-        switches[key] = value
-    arguments = entry.get("arguments") or {}
-    if not isinstance(arguments, Mapping):
-        raise ProfileError(f"{path}.arguments: expected a mapping")
+            raise unknown_key(join(path, key), key, PLUGIN_SWITCHES, ProfileError, what="plugin option")
+        switches[key] = Boolean()(value, join(path, key), ProfileError)
+    arguments = optional_mapping(entry.get("arguments"), f"{path}.arguments", ProfileError)
     return PluginOption(name, _check_arguments(name, dict(arguments), f"{path}.arguments", notes), switches, path)
 
 
@@ -378,8 +378,7 @@ def _check_arguments(name: str, args: dict[str, Any], path: str, notes: list[str
                     f"{path}.{key}: vcore does not implement this filter; set it to false or leave it out")
     for key in args:
         if key not in allowed:
-            accepted = ", ".join(allowed) or "none"
-            raise ProfileError(f"{path}.{key}: unknown argument of {name} (accepted: {accepted})")
+            raise unknown_key(f"{path}.{key}", key, allowed, ProfileError, what=f"argument of {name}")
     return args
 
 
@@ -387,26 +386,23 @@ def _parse_configurations(value: Any, actions: list[str]) -> dict[str, Mapping[s
     """``configurations``: per-action arguments (framework.GetArgOfActionFromConf: the first entry of a name)."""
     if value is None:
         return {}
-    if not isinstance(value, list):
-        raise ProfileError("configurations: expected a list of {name, arguments}")
     out: dict[str, Mapping[str, Any]] = {}
-    for i, entry in enumerate(value):
+    for i, entry in enumerate(optional_list(value, "configurations", ProfileError)):
         path = f"configurations[{i}]"
-        if not isinstance(entry, Mapping) or entry.get("name") not in ACTIONS:
+        entry = mapping(entry, path, ProfileError)
+        if entry.get("name") not in ACTIONS:
             raise ProfileError(f"{path}.name: expected one of the actions ({', '.join(ACTIONS)})")
         for key in entry:
             if key not in ("name", "arguments"):
-                raise ProfileError(f"{path}.{key}: unknown key (an action configuration has name and arguments)")
+                raise unknown_key(join(path, key), key, ("name", "arguments"), ProfileError)
         name = entry["name"]
-        arguments = entry.get("arguments") or {}
-        if not isinstance(arguments, Mapping):
-            raise ProfileError(f"{path}.arguments: expected a mapping")
+        arguments = optional_mapping(entry.get("arguments"), f"{path}.arguments", ProfileError)
         accepted = ACTION_ARGUMENTS[name]
         parsed = {}
         for key, raw in arguments.items():
             if key not in accepted:
-                known = ", ".join(accepted) or "none"
-                raise ProfileError(f"{path}.arguments.{key}: unknown argument of the {name} action (accepted: {known})")
+                raise unknown_key(f"{path}.arguments.{key}", key, tuple(accepted), ProfileError,
+                                  what=f"argument of the {name} action")
             parsed[key] = accepted[key](raw, f"{path}.arguments.{key}", ProfileError)
         out.setdefault(name, parsed)
     return out

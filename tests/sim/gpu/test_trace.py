@@ -54,13 +54,13 @@ def test_take_repeats(tmp_path):
 
 BAD_PODS = [
     ("gpu-milli-over-1000", "p9,1000,10,1,1200", "pod 'p9': gpu_milli: must be in [0, 1000], got 1200"),
-    ("negative-cpu", "p9,-5,10,0,0", "pod 'p9': cpu_milli: must be in [0, inf], got -5"),
+    ("negative-cpu", "p9,-5,10,0,0", "pod 'p9': cpu_milli: must be >= 0, got -5"),
     ("not-a-number", "p9,abc,10,0,0", "pod 'p9': cpu_milli: must be an integer, got 'abc'"),
     ("fraction-multi-gpu", "p9,1000,10,2,500", "pod 'p9': gpu_milli: a pod with num_gpu 2 > 1 takes whole GPUs"),
     ("milli-without-gpu", "p9,1000,10,0,500", "pod 'p9': gpu_milli: 500 GPU milli requested with num_gpu 0"),
     ("gpu-without-milli", "p9,1000,10,2,0", "pod 'p9': gpu_milli: num_gpu 2 requested with gpu_milli 0"),
     ("wrong-column-count", "p9,1000,10,0", "pod 'p9': row has 4 columns, expected 5"),
-    ("negative-memory", "p9,1000,-10,0,0", "pod 'p9': memory_mib: must be in [0, inf], got -10"),
+    ("negative-memory", "p9,1000,-10,0,0", "pod 'p9': memory_mib: must be >= 0, got -10"),
 ]
 
 
@@ -77,7 +77,7 @@ BAD_NODES = [
     ("duplicate", "n-b,1,1,0,", "node 'n-b': sn: duplicate node name"),
     ("gpu-without-model", "n-x,1,1,2,", "node 'n-x': model: a node with GPUs needs a GPU model"),
     ("too-many-gpus", "n-x,1,1,65,A100", "node 'n-x': gpu: must be in [0, 64], got 65"),
-    ("negative-cpu", "n-x,-1,1,0,", "node 'n-x': cpu_milli: must be in [0, inf], got -1"),
+    ("negative-cpu", "n-x,-1,1,0,", "node 'n-x': cpu_milli: must be >= 0, got -1"),
 ]
 
 

@@ -216,7 +216,7 @@ def test_spot_node_list_converts_to_openb_form(tmp_path):
     ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,x,128,0\n",
      r"n.csv:2: node '0': gpu_capacity_num: must be an integer, got 'x'"),
     ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,65,128,0\n", r"gpu_capacity_num: must be in \[0, 64\], got 65"),
-    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,-4,0\n", r"node '0': cpu_num: must be in \[0, inf\]"),
+    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,-4,0\n", r"node '0': cpu_num: must be >= 0"),
     ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,nan,0\n", "cpu_num: must be a finite number, got nan"),
     ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,abc,0\n", "cpu_num: must be a number, got 'abc'"),
     ("gpu_model,gpu_capacity_num,cpu_num,node_name\n,1,128,0\n", "gpu_model"),

@@ -35,6 +35,7 @@ import numpy.typing as npt
 from vcore.batch.amounts import MAX_AMOUNT, UNLIMITED, bounded
 from vcore.batch.queue import QueueSpec, QueueTree
 from vcore.errors import ProfileError, QueueNotFoundError
+from vcore.validation import Number, fail, optional_mapping, unknown_key
 
 PERMIT, ABSTAIN, REJECT = 1, 0, -1  # Volcano's util.Permit / util.Abstain / util.Reject votes
 
@@ -98,14 +99,12 @@ class SharePlugin(Generic[A]):
     _attrs: dict[str, A]  # the session attributes of the queues the plugin tracks, set by _open
 
     def __init__(self, arguments: Mapping[str, Any] | None = None, *, hierarchy: bool = False) -> None:
-        if arguments is not None and not isinstance(arguments, Mapping):
-            raise ProfileError(f"{self.name}: arguments: expected a mapping, got {type(arguments).__name__}")
         parsed = {}
-        for key, value in (arguments or {}).items():
+        for key, value in optional_mapping(arguments, f"{self.name}: arguments", ProfileError).items():
             parse = self.accepted_arguments.get(key)
             if parse is None:
-                accepted = ", ".join(sorted(self.accepted_arguments)) or "none"
-                raise ProfileError(f"{self.name}: arguments.{key}: unknown argument (accepted: {accepted})")
+                raise unknown_key(f"{self.name}: arguments.{key}", key, sorted(self.accepted_arguments), ProfileError,
+                                  what="argument")
             parsed[key] = parse(self.name, key, value)
         if hierarchy and not self.supports_hierarchy:
             raise ProfileError(f"{self.name}: enableHierarchy: the {self.name} plugin has no hierarchical mode")
@@ -316,12 +315,10 @@ def add_capped(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def positive_float(plugin: str, key: str, value: Any, *, minimum: float) -> float:
     """An argument that is a number (or a numeric string, as Volcano's Arguments accept) >= ``minimum``."""
-    if isinstance(value, bool):
-        raise ProfileError(f"{plugin}: arguments.{key}: expected a number, got bool")
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ProfileError(f"{plugin}: arguments.{key}: expected a number, got {value!r}") from None
-    if not np.isfinite(x) or x < minimum:
-        raise ProfileError(f"{plugin}: arguments.{key}: {value!r} must be a finite number >= {minimum}")
-    return x
+    path = f"{plugin}: arguments.{key}"
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise fail(ProfileError, path, f"must be a number, got {value!r}") from None
+    return Number(lo=minimum)(value, path, ProfileError)
