@@ -237,7 +237,7 @@ HIERARCHY = Suite("Test_capacityPlugin_OnSessionOpenWithHierarchy", [[
                     pg("pg11", "q62", PG_PENDING, min_resources=rl("2", "4Gi"))],
          queues=[ROOT, queue("q6", None, rl("2", "4Gi"), parent="root"), queue("q61", parent="q6"),
                  queue("q62", parent="q6")],
-         expect_status={"ns1/pg10": PG_INQUEUE, "ns1/pg11": PG_PENDING}, xfail=(C.EMPTY_PODGROUP_ENQUEUE,)),
+         expect_status={"ns1/pg10": PG_INQUEUE, "ns1/pg11": PG_PENDING}),
     Case("case7: the sum of sub queue 71 and 72's guarantee exceeds the capacity of queue7, but should not panic",
          nodes=[H_N1],
          queues=[ROOT, queue("q7", None, rl("6", "4Gi"), parent="root"),

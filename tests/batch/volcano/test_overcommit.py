@@ -24,16 +24,15 @@ def overcommit(factor: float) -> list:
     return [[opt("overcommit", {"overcommit-factor": factor}, EnabledJobEnqueued=True)]]
 
 
-EMPTY = (C.EMPTY_PODGROUP_ENQUEUE,)
 SUITE = Suite("TestOvercommitPlugin", overcommit(1.2), ["enqueue"], [
     Case("overCommitFactor is more than 0", podgroups=[PG1], queues=[QUEUE1], nodes=NODES, tiers=overcommit(1.2),
-         expect_status={"test-namespace/pg1": PG_INQUEUE}, xfail=EMPTY),
+         expect_status={"test-namespace/pg1": PG_INQUEUE}),
     Case("overCommitFactor is less than 0", podgroups=[PG1], queues=[QUEUE1], nodes=NODES, tiers=overcommit(0.8),
-         expect_status={"test-namespace/pg1": PG_INQUEUE}, xfail=(C.OVERCOMMIT_FACTOR_BELOW_ONE, *EMPTY)),
+         expect_status={"test-namespace/pg1": PG_INQUEUE}, xfail=(C.OVERCOMMIT_FACTOR_BELOW_ONE,)),
     Case("when the required resources of pg are too large", podgroups=[PG2], queues=[QUEUE1], nodes=NODES,
          tiers=overcommit(1.2), expect_status={"test-namespace/pg2": PG_PENDING}),
     Case("when pg does not fill MinResources", podgroups=[PG3], queues=[QUEUE2], nodes=NODES, tiers=overcommit(1.2),
-         expect_status={"test-namespace/pg2": PG_INQUEUE}, xfail=EMPTY),
+         expect_status={"test-namespace/pg2": PG_INQUEUE}),
 ], {"overcommit"})
 
 

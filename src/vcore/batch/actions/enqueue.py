@@ -3,6 +3,9 @@
 Volcano's overcommit plugin lets the cluster admit up to ``overcommit-factor`` (1.2) times its allocatable,
 minus what is bound and what admitted jobs still wait for; the queue-share plugin votes with its own bound. A job
 without minResources is always admitted. Allocate only places admitted jobs.
+
+A job that lacks pods for its gang is admitted all the same (Volcano's enqueue does not ask JobValid): its
+controller creates the pods only once the PodGroup is Inqueue, so a PodGroup with no pods yet must get there.
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ import numpy as np
 
 from vcore.batch.job import Job
 from vcore.batch.podgroup import INQUEUE, PENDING
-from vcore.batch.session import Session
+from vcore.batch.session import NOT_ENOUGH_PODS, NOT_ENOUGH_PODS_OF_TASK, Session
 from vcore.batch.shares.base import REJECT
+
+# What makes a job invalid only until its controller creates its pods (not a missing or closed queue).
+_LACKS_PODS = (NOT_ENOUGH_PODS, NOT_ENOUGH_PODS_OF_TASK)
 
 
 def enqueue(ssn: Session) -> None:
@@ -28,7 +34,8 @@ def enqueue(ssn: Session) -> None:
             if job.phase == INQUEUE and job.min_resources is not None:
                 waiting = np.maximum(job.min_resources - job.allocated, 0).tolist()
                 idle = [i - w for i, w in zip(idle, waiting)]
-    pending = [j for j in ssn.jobs.values() if j.phase == PENDING and j.invalid is None and j.podgroup is not None]
+    pending = [j for j in ssn.jobs.values() if j.phase == PENDING and j.podgroup is not None and (
+        j.invalid is None or j.invalid[0] in _LACKS_PODS)]
     by_queue: dict[str, list[Job]] = {}
     for job in pending:
         by_queue.setdefault(job.queue, []).append(job)
