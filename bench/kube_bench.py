@@ -1,9 +1,11 @@
 """vcore-scheduler next to the real kube-scheduler on one real control plane (no kubelets, as kube-scheduler's
 scheduler_perf runs): both place the same burst of pods onto the same Node objects, in turn; plus the API
 server's own binding throughput with a minimal client (the physical limit of any scheduler here), and the
-restart benchmark (nodes plus many running pods: scheduler start to first bind, peak RSS).
+restart benchmark (nodes plus many running pods: scheduler start to first bind, peak RSS), and the PodGroup status
+burst (single-pod PodGroups: pods/s from the first create to the last PodGroup read Running, the status writes it
+took, beside the API server's create+bind limit in the same run).
 
-    python bench/kube_bench.py [--nodes 5000] [--pods 10000] [--restart-pods 50000]
+    python bench/kube_bench.py [--nodes 5000] [--pods 10000] [--restart-pods 50000] [--podgroups 10000]
 
 Creation-to-bind latency is measured by this process: from just before a pod's create request is sent to the
 moment its watch shows the pod bound. Pods/s is pods bound over the span from the first pod created to the
@@ -27,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,17 +139,20 @@ def pod_bodies(namespace: str, n: int, scheduler: str, prefix: str = "p") -> lis
                                   memory="128Mi")).encode()) for i in range(n)]
 
 
-# -- watching binds -----------------------------------------------------------------------------------------
-class BindWatcher(threading.Thread):
-    """Records when each pod of a namespace is first seen bound."""
+# -- watching binds (and PodGroups) --------------------------------------------------------------------------
+class Watcher(threading.Thread):
+    """Watches one collection of a namespace (relisting when the stream breaks) and hands each object to
+    `seen(event_type, obj, now)`: ADDED for a listed one."""
 
-    def __init__(self, plane: ControlPlane, namespace: str) -> None:
+    def __init__(self, plane: ControlPlane, path: str) -> None:
         super().__init__(daemon=True)
         self.api = plane.admin_api(pool_size=2)
-        self.namespace = namespace
-        self.bound_at: dict[str, float] = {}
+        self.path = path
         self.started = threading.Event()
         self.stop = False
+
+    def seen(self, event_type: str, obj: dict, now: float) -> None:
+        raise NotImplementedError
 
     def run(self) -> None:
         rv = self._relist()
@@ -158,17 +164,15 @@ class BindWatcher(threading.Thread):
                 rv = self._relist()
 
     def _relist(self) -> str:
-        listed = self.api.get(f"/api/v1/namespaces/{self.namespace}/pods")
+        listed = self.api.get(self.path)
         now = time.time()
         for obj in listed["items"]:
-            if obj["spec"].get("nodeName"):
-                self.bound_at.setdefault(obj["metadata"]["name"], now)
+            self.seen("ADDED", obj, now)
         return listed["metadata"]["resourceVersion"]
 
     def _watch(self, rv: str) -> str:
-        response = self.api.open("GET", f"/api/v1/namespaces/{self.namespace}/pods",
-                                 query={"watch": True, "resourceVersion": rv, "timeoutSeconds": 600,
-                                        "allowWatchBookmarks": True})
+        response = self.api.open("GET", self.path, query={"watch": True, "resourceVersion": rv,
+                                                          "timeoutSeconds": 600, "allowWatchBookmarks": True})
         buffer = b""
         try:
             for chunk in response.stream(amt=None, decode_content=False):
@@ -183,20 +187,49 @@ class BindWatcher(threading.Thread):
                     if event["type"] == "ERROR":
                         raise RuntimeError(obj.get("message"))
                     rv = obj["metadata"].get("resourceVersion", rv)
-                    name = obj["metadata"].get("name")
-                    if event["type"] != "BOOKMARK" and obj["spec"].get("nodeName") and name not in self.bound_at:
-                        self.bound_at[name] = now
+                    if event["type"] != "BOOKMARK":
+                        self.seen(event["type"], obj, now)
                 if self.stop:
                     break
         finally:
             response.release_conn()
         return rv
 
+
+class BindWatcher(Watcher):
+    """Records when each pod of a namespace is first seen bound."""
+
+    def __init__(self, plane: ControlPlane, namespace: str) -> None:
+        super().__init__(plane, f"/api/v1/namespaces/{namespace}/pods")
+        self.namespace = namespace
+        self.bound_at: dict[str, float] = {}
+
+    def seen(self, event_type: str, obj: dict, now: float) -> None:
+        if obj["spec"].get("nodeName"):
+            self.bound_at.setdefault(obj["metadata"]["name"], now)
+
     def wait(self, n: int, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         while len(self.bound_at) < n and time.monotonic() < deadline:
             time.sleep(0.05)
         return len(self.bound_at) >= n
+
+
+class PodGroupWatcher(Watcher):
+    """Records, per PodGroup of a namespace, when it is first seen Running and how many times it was modified (a
+    status write is one modification)."""
+
+    def __init__(self, plane: ControlPlane, namespace: str) -> None:
+        super().__init__(plane, f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{namespace}/podgroups")
+        self.running_at: dict[str, float] = {}
+        self.modified: Counter[str] = Counter()
+
+    def seen(self, event_type: str, obj: dict, now: float) -> None:
+        name = obj["metadata"]["name"]
+        if event_type == "MODIFIED":
+            self.modified[name] += 1
+        if (obj.get("status") or {}).get("phase") == "Running":
+            self.running_at.setdefault(name, now)
 
 
 @dataclass
@@ -248,15 +281,20 @@ def measure_burst(plane: ControlPlane, namespace: str, scheduler: str, n: int, n
 
 
 def delete_pods(plane: ControlPlane, namespace: str) -> None:
-    """Delete every pod of the namespace (a deletecollection; a large one outlives the API server's request
-    timeout, so it is repeated until the namespace is empty)."""
+    """Delete every pod of the namespace."""
+    delete_collection(plane, f"/api/v1/namespaces/{namespace}/pods")
+
+
+def delete_collection(plane: ControlPlane, path: str) -> None:
+    """Delete every object of a collection (a deletecollection; a large one outlives the API server's request
+    timeout, so it is repeated until the collection is empty)."""
     import urllib3
 
     from vcore_kube.kubeclient import ApiException
     api = plane.admin_api()
-    while api.get(f"/api/v1/namespaces/{namespace}/pods", limit=1)["items"]:
+    while api.get(path, limit=1)["items"]:
         try:
-            api.delete(f"/api/v1/namespaces/{namespace}/pods", gracePeriodSeconds=0, timeout=600)
+            api.delete(path, gracePeriodSeconds=0, timeout=600)
         except ApiException as e:
             if e.status != 504:
                 raise
@@ -481,24 +519,128 @@ def restart(plane: ControlPlane, n_running: int, workdir: Path) -> dict[str, flo
     return figures
 
 
+# -- PodGroup statuses after a burst ------------------------------------------------------------------------
+PODGROUPS = "/apis/scheduling.volcano.sh/v1beta1/namespaces/{namespace}/podgroups"
+
+
+def scrape(port: int) -> dict[str, float]:
+    """A process's /metrics: sample name with labels -> value."""
+    import urllib.request
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    return {name: float(value) for name, _, value in (line.rpartition(" ") for line in text.splitlines()
+                                                      if line and not line.startswith("#"))}
+
+
+@dataclass
+class StatusBurst:
+    """n single-pod PodGroups in one burst: when they were created, bound and read Running, and how many times
+    each PodGroup was written (every modification of a PodGroup here is the scheduler's status write)."""
+
+    groups: int
+    bound: int
+    running: int
+    first_create: float  # epoch seconds
+    last_bound: float
+    last_running: float
+    lag_max_s: float  # the longest a PodGroup read not Running after its pod was bound
+    lag_p99_s: float
+    writes: int  # PodGroup modifications seen, all groups
+    writes_max: int  # the most on one PodGroup
+    scheduler: dict[str, float]  # vcore-scheduler's metrics at the end
+
+    @property
+    def pods_per_second(self) -> float:
+        """Pods from the first create to the last PodGroup Running."""
+        return self.groups / (self.last_running - self.first_create)
+
+    def metric(self, name: str) -> float:
+        return self.scheduler.get(name, 0.0)
+
+    def row(self) -> str:
+        return (f"{self.groups} single-pod PodGroups: {self.bound} bound, {self.running} Running; first create to "
+                f"last bind {self.last_bound - self.first_create:.1f} s, to last Running "
+                f"{self.last_running - self.first_create:.1f} s ({self.pods_per_second:.0f} pods/s); Running after "
+                f"bound: max {self.lag_max_s:.2f} s, p99 {self.lag_p99_s:.2f} s; status writes {self.writes} "
+                f"({self.writes / max(1, self.groups):.2f} per PodGroup, at most {self.writes_max})")
+
+
+def podgroup_burst(plane: ControlPlane, workdir: Path, n: int, *, namespace: str = "bench-podgroups",
+                   timeout: float = 900.0, settle: float = 2.0) -> StatusBurst:
+    """n single-pod PodGroups, each created just before its pod (which names it in scheduling.k8s.io/group-name),
+    in one burst onto the plane's nodes, with a fresh vcore-scheduler; waits until every pod is bound and every
+    PodGroup reads Running (or `timeout`), then `settle` seconds for late writes; deletes them all after."""
+    ensure_namespace(admin := plane.admin_api(), namespace)
+    admin.close()
+    pods_path, groups_path = f"/api/v1/namespaces/{namespace}/pods", PODGROUPS.format(namespace=namespace)
+    items = [((groups_path, json.dumps({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                                        "metadata": {"name": f"g{i}", "namespace": namespace},
+                                        "spec": {"minMember": 1}}).encode()),
+              (pods_path, json.dumps(pod(f"p{i}", namespace, scheduler="vcore", cpu="100m", memory="128Mi",
+                                         annotations={"scheduling.k8s.io/group-name": f"g{i}"})).encode()))
+             for i in range(n)]
+    vs, port = start_vcore_scheduler(plane, workdir)
+    binds, groups = BindWatcher(plane, namespace), PodGroupWatcher(plane, namespace)
+    try:
+        wait_ready(port)
+        for w in (binds, groups):
+            w.start()
+            w.started.wait(10)
+        sent = burst(plane, items)
+        assert all(status == 201 for _, status in sent), {s for _, s in sent}
+        deadline = time.monotonic() + timeout
+        while (len(binds.bound_at) < n or len(groups.running_at) < n) and time.monotonic() < deadline \
+                and vs.poll() is None:
+            time.sleep(0.05)
+        time.sleep(settle)
+        metrics = scrape(port) if vs.poll() is None else {}
+    finally:
+        binds.stop = groups.stop = True
+        stop(vs)
+    lags = [groups.running_at[f"g{i}"] - binds.bound_at[f"p{i}"] for i in range(n)
+            if f"g{i}" in groups.running_at and f"p{i}" in binds.bound_at]
+    result = StatusBurst(n, len(binds.bound_at), len(groups.running_at), min(t for t, _ in sent),
+                         max(binds.bound_at.values(), default=float("nan")),
+                         max(groups.running_at.values(), default=float("nan")), max(lags, default=float("nan")),
+                         percentile(lags, 0.99), sum(groups.modified.values()),
+                         max(groups.modified.values(), default=0), metrics)
+    delete_pods(plane, namespace)
+    delete_collection(plane, groups_path)
+    return result
+
+
+def podgroup_burst_beside_limit(plane: ControlPlane, workdir: Path, n: int) -> tuple[StatusBurst, Result]:
+    """The PodGroup burst and, in the same run on the same nodes, the API server's create+bind limit for as many
+    pods (the ceiling on any scheduler's pods/s here; the burst also creates a PodGroup per pod and writes its
+    status)."""
+    limit = create_and_bind_limit(plane, n)
+    return podgroup_burst(plane, workdir, n), limit
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=10000)
     parser.add_argument("--restart-pods", type=int, default=50000)
+    parser.add_argument("--podgroups", type=int, default=10000,
+                        help="single-pod PodGroups in the status burst (0: none)")
     parser.add_argument("--dir", help="control-plane folder (default: a temporary one)")
     args = parser.parse_args()
     workdir = Path(args.dir or tempfile.mkdtemp(prefix="vcore-kube-bench-"))
     with plane_with_nodes(workdir, args.nodes) as plane:
-        if not args.pods:
-            restart(plane, args.restart_pods, workdir)
-            return
-        results = side_by_side(plane, args.pods, workdir)
-        for r in results.values():
-            print(r.row())
-        vcore = results["vcore"].pods_per_second
-        print(f"vcore / kube-scheduler pods/s: {vcore / results['kube-scheduler'].pods_per_second:.2f}x; vcore / "
-              f"API server create+bind limit: {vcore / results['create+bind'].pods_per_second:.2f}")
+        if args.pods:
+            results = side_by_side(plane, args.pods, workdir)
+            for r in results.values():
+                print(r.row())
+            vcore = results["vcore"].pods_per_second
+            print(f"vcore / kube-scheduler pods/s: {vcore / results['kube-scheduler'].pods_per_second:.2f}x; vcore / "
+                  f"API server create+bind limit: {vcore / results['create+bind'].pods_per_second:.2f}")
+        if args.podgroups:
+            burst_result, limit = podgroup_burst_beside_limit(plane, workdir, args.podgroups)
+            print(limit.row())
+            print(burst_result.row())
+            print(f"PodGroups Running / API server create+bind limit pods/s: "
+                  f"{burst_result.pods_per_second / limit.pods_per_second:.2f}")
         if args.restart_pods:
             restart(plane, args.restart_pods, workdir)
 

@@ -1,6 +1,7 @@
 """vcore-scheduler vs kube-scheduler on one real control plane (bench/kube_bench.py), at a size set by
-VCORE_KUBE_BENCH_NODES / _PODS / _RESTART_PODS (CI default: 500 nodes, 1000 pods, 5000 running pods; the issue's
-full size is 5000 / 10000 / 50000). Each group runs once (rounds=1): an end-to-end run is seconds to minutes.
+VCORE_KUBE_BENCH_NODES / _PODS / _RESTART_PODS / _PODGROUPS (CI default: 500 nodes, 1000 pods, 5000 running pods,
+1000 single-pod PodGroups; the issues' full sizes are 5000 / 10000 / 50000, and 10000 PodGroups on 1000 nodes).
+Each group runs once (rounds=1): an end-to-end run is seconds to minutes.
 The baseline of the side-by-side group is the real kube-scheduler in the same run; the physical limits both are
 measured against are the API server's own throughput with a minimal client for bindings alone and for each pod
 created then bound (what any scheduler's burst costs it at least)."""
@@ -11,11 +12,12 @@ import os
 
 import pytest
 
-from kube_bench import bench_plane, restart, side_by_side, side_by_side_constraints
+from kube_bench import bench_plane, podgroup_burst_beside_limit, restart, side_by_side, side_by_side_constraints
 
 NODES = int(os.environ.get("VCORE_KUBE_BENCH_NODES", 500))
 PODS = int(os.environ.get("VCORE_KUBE_BENCH_PODS", 1000))
 RESTART_PODS = int(os.environ.get("VCORE_KUBE_BENCH_RESTART_PODS", 5000))
+PODGROUPS = int(os.environ.get("VCORE_KUBE_BENCH_PODGROUPS", 1000))
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +73,17 @@ def test_side_by_side_with_inter_pod_constraints(benchmark, bench_report, plane,
                      ratio=vcore.pods_per_second / kube.pods_per_second,
                      of_create_bind_limit=vcore.pods_per_second / pipeline.pods_per_second)
     bench_report.add(benchmark, group, "API server create+bind limit", pods_per_s=pipeline.pods_per_second)
+
+
+def test_podgroup_status_burst(benchmark, bench_report, plane, tmp_path):
+    out = {}
+    benchmark.pedantic(lambda: out.update(zip(("burst", "limit"), podgroup_burst_beside_limit(plane, tmp_path,
+                                                                                             PODGROUPS))),
+                       rounds=1, iterations=1)
+    burst, limit = out["burst"], out["limit"]
+    assert burst.bound == burst.running == PODGROUPS, burst.row()  # every pod bound, every PodGroup Running
+    group = f"kube PodGroup status burst {NODES} nodes / {PODGROUPS} single-pod PodGroups"
+    bench_report.add(benchmark, group, "vcore-scheduler", pods_per_s=burst.pods_per_second,
+                     of_create_bind_limit=burst.pods_per_second / limit.pods_per_second,
+                     running_after_bound_max_s=burst.lag_max_s, status_writes=burst.writes)
+    bench_report.add(benchmark, group, "API server create+bind limit", pods_per_s=limit.pods_per_second)

@@ -357,7 +357,8 @@ def profiles(draw, *, with_pct: bool = False) -> dict:
 # `python -m pytest -m "not e2e"` runs the library layer alone and `-m "not slow"` the quick part.
 # ---------------------------------------------------------------------------------------------------------------
 # Modules that start a control plane (or the demo, or helm) of their own, without the `control_plane` fixture.
-_E2E_MODULES = {"test_testenv.py", "test_wheel.py", "test_helm.py", "test_bench_smoke.py", "test_demo.py"}
+_E2E_MODULES = {"test_testenv.py", "test_wheel.py", "test_helm.py", "test_bench_smoke.py", "test_demo.py",
+                "test_status_burst_e2e.py"}
 _SLOW_MODULES = {"test_wheel.py", "test_bench_smoke.py", "test_threads.py"}
 
 

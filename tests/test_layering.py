@@ -223,9 +223,9 @@ LAYERS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "vcore_kube": (
         ("values and connections", ("__init__", "config", "kubeclient", "metrics", "inbox", "cache", "convert",
                                     "schedqueue", "pending")),
-        ("the API's objects", ("reflector", "nodeshard", "binder", "events", "leader")),
-        ("decisions", ("batchcycle", "fastpath", "warmpool", "membership", "shardplan")),
-        ("beside the loop", ("agentcontrol", "shardcontrol", "shardwriter")),
+        ("the API's objects", ("reflector", "nodeshard", "binder", "events", "leader", "statuswriter")),
+        ("decisions", ("batchcycle", "fastpath", "warmpool", "membership", "shardplan", "volcanostatus")),
+        ("beside the loop", ("agentcontrol", "shardcontrol", "shardwriter", "statusreport")),
         ("the loop", ("loop",)),
         ("processes", ("process", "sharder")),
         ("the test control plane", ("testenv",)),  # above every runtime part: only the demo may start one

@@ -277,6 +277,17 @@ def test_queue_status_reports_allocated_deserved_and_share():
     assert q1.share == pytest.approx(1.0) and q1.running == 1
 
 
+def test_queue_status_counts_its_podgroups_by_phase_and_says_its_state():
+    # One gang runs, one waits for room (Inqueue), one is held by its minResources (Pending); q2 is Closed.
+    cluster = build(node("n1", "4", "8Gi"), queue("q1"), queue("q2", state="Closed"), *gang("runs", 2, queue="q1"),
+                    *gang("waits", 4, queue="q1"), *gang("held", 1, queue="q1", min_resources={"cpu": "100"}),
+                    *gang("closed", 1, queue="q2"))
+    result = vcore.Scheduler(cluster).run_cycle()
+    q1, q2 = result.queues["q1"], result.queues["q2"]
+    assert dict(q1.podgroups) == {"Running": 1, "Inqueue": 1, "Pending": 1} and q1.state == "Open"
+    assert dict(q2.podgroups) == {"Pending": 1} and q2.state == "Closed"
+
+
 def test_hierarchical_queues_kai_quota():
     kai = "scheduling.run.ai/v2"
     objects = [node("n1", "8"),

@@ -45,7 +45,7 @@ class Silent:
     def gated(self, pod):
         pass
 
-    def podgroup_status(self, *a):
+    def podgroup_event(self, *a):
         pass
 
 

@@ -71,9 +71,10 @@ def _vcore_importers(allowed: str = "vcore.validation") -> set[str]:
 
 def test_only_the_conversion_seam_imports_vcore():
     # The conversion, and the decision seams: the batch cycle, the fast path, the warm pools' hits and refills;
-    # and the configuration, which has vcore check the profiles and the cycle it will run. Any module may check
-    # user input with vcore.validation.
-    assert _vcore_importers() == {"config.py", "convert.py", "batchcycle.py", "fastpath.py", "warmpool.py"}
+    # the configuration, which has vcore check the profiles and the cycle it will run; and the way back, a cycle's
+    # statuses as Volcano's status shapes. Any module may check user input with vcore.validation.
+    assert _vcore_importers() == {"config.py", "convert.py", "batchcycle.py", "fastpath.py", "warmpool.py",
+                                  "volcanostatus.py"}
 
 
 class _Closing:

@@ -16,18 +16,21 @@ the API's objects
     reflector     list+watch of one resource per thread (relist on 410, bookmarks, backoff with jitter)
     nodeshard     Volcano's NodeShard reads and writes, and its watch
     binder        pods/binding with bounded concurrency (the volcano.sh/gpu-index annotation, evictions first)
-    events        Scheduled / FailedScheduling events, the PodScheduled condition, PodGroup status, evictions
+    events        Scheduled / FailedScheduling / PodGroup events, the PodScheduled condition, evictions
     leader        leader election on a coordination.k8s.io Lease
+    statuswriter  statuses written on change: coalesced per object, retried, never dropped (own threads)
 decisions
     batchcycle    the batch's decision seam: vcore.Scheduler.run_cycle() (the gang API)
     fastpath      agent pods placed on arrival in micro-batches (the fast path's decision seam)
     warmpool      warm pools: placeholders kept out of vcore's state, hits, room, refill (their decision seam)
     membership    an instance's share of the nodes and its hand-over protocol
     shardplan     the sharding controller's configuration and assignment rule (numpy)
+    volcanostatus  a cycle's PodGroup and Queue statuses in Volcano's shapes; equal as Volcano compares them
 beside the loop
     agentcontrol  the fast path and warm pools in the scheduling loop: their events, micro-batches, refills
     shardcontrol  sharding in the scheduling loop: scopes applied to every scheduler, writes handed over
     shardwriter   an instance's NodeShard status writes (a thread of their own)
+    statusreport  after a cycle: changed statuses to the status writer, Volcano's PodGroup events
 the loop
     loop          the scheduling loop and its queue (backoff, unschedulable pods, assume/forget)
 processes

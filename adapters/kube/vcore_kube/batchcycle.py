@@ -5,8 +5,8 @@ A cycle is ``vcore.Scheduler.run_cycle()``: vcore's gang cycle over the pending 
 this scheduler's pending pods there as they arrive and change), their PodGroups and queues, with the configured
 actions (Volcano's configuration shape; Volcano's default without one). The loop names the pods that are due
 (not backing off, not waiting for a cluster change): a job is tried when one of its pending pods is due. The
-outcome is what the loop acts on: the bindings to make, why the others stay pending, each PodGroup's status and
-the pods to evict for preemption.
+outcome is what the loop acts on: the bindings to make, why the others stay pending, each PodGroup's status, each
+queue's standing and the pods to evict for preemption.
 
 Then, as kube-scheduler's PostFilter, DefaultPreemption (when the profile runs it) for each pod the cycle could not
 place that has no gang of its own (no PodGroup, or one with minMember 1) and failed for want of a node: highest
@@ -54,6 +54,7 @@ class Outcome:
     bindings: list[Binding] = field(default_factory=list)
     unschedulable: dict[str, tuple[dict[str, int], str]] = field(default_factory=dict)  # key -> (reasons, message)
     podgroups: dict[str, vcore.PodGroupStatus] = field(default_factory=dict)  # "ns/name" -> status after the cycle
+    queues: dict[str, vcore.QueueStatus] = field(default_factory=dict)  # queue name -> standing after the cycle
     evictions: list[vcore.Eviction] = field(default_factory=list)  # victims of preemption and reclaim
     preemptions: list[Preempting] = field(default_factory=list)  # DefaultPreemption, for pods without a gang
 
@@ -88,7 +89,7 @@ class BatchCycle:
         """One gang cycle trying the jobs of the due pods; each placed pod is assumed (bound in vcore's cluster)
         until `forget`. `between_jobs` runs after each job (the fast path's turn)."""
         result = self.scheduler.run_cycle(eligible=due, between_jobs=between_jobs)
-        outcome = Outcome(unschedulable=result.unschedulable, podgroups=result.podgroups,
+        outcome = Outcome(unschedulable=result.unschedulable, podgroups=result.podgroups, queues=result.queues,
                           evictions=result.evictions)
         for placement in result.bindings:
             assert placement.node is not None, "a binding has its node"

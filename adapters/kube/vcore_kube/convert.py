@@ -64,6 +64,21 @@ def _node_inputs(node: dict[str, Any]) -> tuple:
             status.get("allocatable"), status.get("images"))
 
 
+def _podgroup_inputs(pg: dict[str, Any]) -> tuple:
+    """What vcore reads of a PodGroup once it has it: its spec and metadata (its status only when first added)."""
+    meta = pg.get("metadata") or {}
+    return pg.get("spec"), meta.get("annotations"), meta.get("labels")
+
+
+def _queue_inputs(queue: dict[str, Any]) -> tuple:
+    """What vcore reads of a queue: its spec, metadata and state (a Volcano Queue's status.state), not the counts
+    and allocation the scheduler writes into its status."""
+    meta = queue.get("metadata") or {}
+    status = queue.get("status")
+    return (queue.get("spec"), meta.get("annotations"), meta.get("labels"),
+            status.get("state") if isinstance(status, dict) else status)
+
+
 class Converter:
     """Applies node and bound-pod changes to a vcore.Cluster; tolerates the orders watches deliver them in."""
 
@@ -192,7 +207,8 @@ class Converter:
 
     # -- Volcano objects ---------------------------------------------------------------------------------
     def volcano_object(self, kind: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> bool:
-        """A PodGroup, Queue, HyperNode or PriorityClass delta; True when pending pods might fit now."""
+        """A PodGroup, Queue, HyperNode or PriorityClass delta; True when pending pods might fit now (a change only
+        of what vcore does not read, such as a PodGroup's status or a Queue's counts, changes nothing)."""
         c = self.cluster
         name = _object(old, new)["metadata"].get("name", "")
         try:
@@ -202,24 +218,26 @@ class Converter:
                     if key in c.podgroups:
                         c.remove_podgroup(key)
                 elif key in c.podgroups:
-                    if old is None or (old.get("spec"), old["metadata"].get("annotations")) != (
-                            new.get("spec"), new["metadata"].get("annotations")):
-                        c.update_podgroup(new)  # our own status writes come back here: nothing to redo
+                    if old is not None and _podgroup_inputs(old) == _podgroup_inputs(new):
+                        return False  # our own status writes come back here: nothing to redo
+                    c.update_podgroup(new)
                 else:
                     c.add_podgroup(new)
             elif kind in ("Queue", "ClusterQueue"):
                 if new is None:
                     c.remove_queue(name)
                 elif name in c.queues and (old is not None or name == "default"):
+                    if old is not None and _queue_inputs(old) == _queue_inputs(new):
+                        return False  # its status counts and allocation (ours) change nothing vcore reads
                     c.update_queue(new)
                 else:
                     c.add_queue(new)
             elif kind == "PriorityClass":
                 if new is None:
                     c.remove_priority_class(name)
-                elif old is None:
-                    c.add_priority_class(new)
                 else:
+                    # Added or changed alike: vcore's cluster holds the system classes from the start, and the API
+                    # server lists them too (an add of a class vcore has would fail).
                     c.update_priority_class(new)
             elif kind == "HyperNode":
                 if new is None:

@@ -1,13 +1,14 @@
-"""What a Kubernetes user sees of a scheduling decision, and the writes a decision implies besides bindings:
-Events through events.k8s.io/v1 (`Scheduled`, `FailedScheduling` with the reason summary, `Preempted`, as
-kube-scheduler words them), the pod's PodScheduled condition and nominatedNodeName, each PodGroup's status
-(phase, conditions, counts, as Volcano writes it), and the deletion of the pods a preemption evicts.
+"""What a Kubernetes user sees of a scheduling decision, and the writes a decision implies besides bindings and
+statuses: Events through events.k8s.io/v1 (`Scheduled`, `FailedScheduling` with the reason summary, as
+kube-scheduler words them; a PodGroup's `Unschedulable` and `Scheduled` and an eviction's `Evict`, as Volcano's
+scheduler words them), the pod's PodScheduled condition and nominatedNodeName, and the deletion of the pods a
+preemption or a reclaim evicts. (PodGroup and Queue statuses are the status writer's, statuswriter.py.)
 
-Writes go through one background thread and a bounded queue, so they never delay a binding; when the queue is
-full a write is dropped and counted (a FailedScheduling event repeats on the pod's next attempt anyway, and a
-PodGroup status is written again by the next cycle that finds it different). An eviction is never dropped: it
-waits for room, and a failed deletion is tried again a few times (a victim that stays keeps its preemptor
-waiting).
+Events and pod conditions go through one background thread and a bounded queue, so they never delay a binding;
+when the queue is full one is dropped and counted (a FailedScheduling event repeats on the pod's next attempt
+anyway). Evictions have a queue and a thread of their own, so a burst of events never holds one up nor blocks the
+loop: an eviction is never dropped, and a failed deletion is tried again a few times (a victim that stays keeps
+its preemptor waiting).
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from vcore_kube.kubeclient import Api, ApiException, pod_path
 log = logging.getLogger(__name__)
 
 NOTE_LIMIT = 1024  # events.k8s.io/v1 rejects longer notes
-PODGROUPS = "/apis/scheduling.volcano.sh/v1beta1/namespaces/{namespace}/podgroups/{name}"
+PODGROUP_API = "scheduling.volcano.sh/v1beta1"
 EVICTION_ATTEMPTS = 3
+EVICTION_RETRY_SECONDS = 0.5
 # kube-scheduler's PodScheduled condition for a pod it does not attempt because of its scheduling gates.
 GATED_REASON, GATED_MESSAGE = "SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates"
 
@@ -49,8 +51,11 @@ class Recorder:
         self.api, self.scheduler_name, self.enabled, self.dropped = api, scheduler_name, enabled, dropped
         self.instance = f"{scheduler_name}-{socket.gethostname()}"[:128]
         self._queue: queue.Queue = queue.Queue(maxsize=capacity)
-        self._thread = threading.Thread(target=self._run, name="event-writer", daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(self._queue,), name="event-writer", daemon=True)
         self._thread.start()
+        self._evictions: queue.Queue = queue.Queue()  # unbounded: one item per victim, never dropped
+        self._evictor = threading.Thread(target=self._run, args=(self._evictions,), name="evictor", daemon=True)
+        self._evictor.start()
 
     # -- what the loop reports -----------------------------------------------------------------------------
     def scheduled(self, pod: dict[str, Any], node: str) -> None:
@@ -68,19 +73,26 @@ class Recorder:
         if _pod_scheduled_condition(pod) != ("False", GATED_REASON, GATED_MESSAGE):
             self._put(("condition", pod, GATED_REASON, GATED_MESSAGE))
 
-    def podgroup_status(self, podgroup: dict[str, Any], status: dict[str, Any]) -> None:
-        self._put(("podgroup", podgroup, status))
+    def podgroup_event(self, podgroup: dict[str, Any], kind: str, reason: str, note: str) -> None:
+        """An event regarding a PodGroup (Volcano's scheduler records `Unschedulable` and `Scheduled` ones)."""
+        self._put(("object_event", podgroup, PODGROUP_API, "PodGroup", kind, reason, "Scheduling", note))
 
     def nominate(self, pod: dict[str, Any], node: str | None) -> None:
         """The preemptor waits for `node` (kube-scheduler's status.nominatedNodeName); None clears it."""
         if (pod.get("status") or {}).get("nominatedNodeName") != node:
             self._put(("nominate", pod, node))
 
-    def evict(self, victim: dict[str, Any], preemptor: str, node: str, reason: str) -> None:
-        """Delete a victim (graceful, for this UID only) and tell it why."""
-        self._put(("event", victim, "Normal", "Preempted", "Preempting",
-                   f"Preempted by {preemptor} on node {node} ({reason})"))
-        self._queue.put(("evict", victim, EVICTION_ATTEMPTS))  # blocks rather than drops
+    def evict(self, victim: dict[str, Any], preemptor: str, node: str, reason: str,
+              podgroup: dict[str, Any] | None = None) -> None:
+        """Delete a victim of the cycle's preempt or reclaim action (graceful, for this UID only) and say so as
+        Volcano's scheduler does: a Warning `Evict` on the pod, a Normal `Evict` on its PodGroup (if it has one).
+        `preemptor` and `node` are whom and where it makes room for (logged)."""
+        log.debug("evicting pod %s/%s (%s) for %s on node %s", victim["metadata"].get("namespace"),
+                 victim["metadata"]["name"], reason, preemptor, node)
+        self._put(("event", victim, "Warning", "Evict", "Evicting", f"Pod is evicted, because of {reason}"))
+        if podgroup is not None:
+            self._put(("object_event", podgroup, PODGROUP_API, "PodGroup", "Normal", "Evict", "Evicting", reason))
+        self._evictions.put(("evict", victim, EVICTION_ATTEMPTS))
 
     def preempt(self, victim: dict[str, Any], preemptor: dict[str, Any], node: str) -> None:
         """kube-scheduler's DefaultPreemption of a victim: its DisruptionTarget condition (PreemptionByScheduler)
@@ -90,7 +102,7 @@ class Recorder:
                      "message": f"{scheduler}: preempting to accommodate a higher priority pod"}
         self._put(("event", victim, "Normal", "Preempted", "Preempting",
                    f"Preempted by pod {preemptor['metadata'].get('uid', '')} on node {node}"))
-        self._queue.put(("evict", victim, EVICTION_ATTEMPTS, condition))  # blocks rather than drops
+        self._evictions.put(("evict", victim, EVICTION_ATTEMPTS, condition))
 
     def _controller(self, pod: dict[str, Any]) -> str:
         name = (pod.get("spec") or {}).get("schedulerName")
@@ -107,24 +119,25 @@ class Recorder:
     def close(self, timeout: float = 5.0) -> None:
         """Write what is queued (up to timeout), then stop."""
         deadline = time.monotonic() + timeout
-        while not self._queue.empty() and time.monotonic() < deadline:
+        while not (self._queue.empty() and self._evictions.empty()) and time.monotonic() < deadline:
             time.sleep(0.01)
-        self._queue.put(None)
-        self._thread.join(timeout=max(0.1, deadline - time.monotonic()))
+        for q, thread in ((self._queue, self._thread), (self._evictions, self._evictor)):
+            q.put(None)
+            thread.join(timeout=max(0.1, deadline - time.monotonic()))
 
-    # -- the writer ---------------------------------------------------------------------------------------
-    def _run(self) -> None:
+    # -- the writers --------------------------------------------------------------------------------------
+    def _run(self, items: queue.Queue) -> None:
         while True:
-            item = self._queue.get()
+            item = items.get()
             if item is None:
                 return
             try:
-                getattr(self, "_" + item[0])(*item[1:])  # _event, _condition, _podgroup, _nominate, _evict
+                getattr(self, "_" + item[0])(*item[1:])  # _event, _object_event, _condition, _nominate, _evict
             except ApiException as e:
                 if e.status != 404:  # the pod (or its namespace) is gone: nothing to tell
-                    log.warning("writing %s for pod %s: HTTP %s", item[0], item[1]["metadata"].get("name"), e.status)
+                    log.warning("writing %s for %s: HTTP %s", item[0], item[1]["metadata"].get("name"), e.status)
             except Exception as e:  # the API server is down or slow: events are best effort
-                log.warning("writing %s for pod %s: %s", item[0], item[1]["metadata"].get("name"), e)
+                log.warning("writing %s for %s: %s", item[0], item[1]["metadata"].get("name"), e)
 
     def _event(self, pod: dict[str, Any], kind: str, reason: str, action: str, note: str) -> None:
         meta = pod["metadata"]
@@ -138,6 +151,19 @@ class Recorder:
             "regarding": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": meta["name"],
                           "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}})
 
+    def _object_event(self, obj: dict[str, Any], api_version: str, kind: str, event_type: str, reason: str,
+                      action: str, note: str) -> None:
+        meta = obj["metadata"]
+        namespace = meta.get("namespace") or "default"
+        self.api.create(f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", {
+            "apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": namespace},
+            "eventTime": micro_time(), "reportingController": self.scheduler_name,
+            "reportingInstance": self.instance, "action": action, "reason": reason, "type": event_type,
+            "note": note[:NOTE_LIMIT],
+            "regarding": {"apiVersion": api_version, "kind": kind, "namespace": namespace, "name": meta["name"],
+                          "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}})
+
     def _condition(self, pod: dict[str, Any], reason: str, message: str) -> None:
         meta = pod["metadata"]
         self.api.patch(pod_path(meta.get("namespace", ""), meta["name"], "status"), {
@@ -145,12 +171,6 @@ class Recorder:
             "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": reason,
                                        "message": message, "lastProbeTime": None,
                                        "lastTransitionTime": now_time()}]}}, patch_type="strategic")
-
-
-    def _podgroup(self, podgroup: dict[str, Any], status: dict[str, Any]) -> None:
-        meta = podgroup["metadata"]
-        self.api.patch(PODGROUPS.format(namespace=meta.get("namespace", ""), name=meta["name"]),
-                       {"metadata": {"uid": meta.get("uid")}, "status": status})
 
     def _nominate(self, pod: dict[str, Any], node: str | None) -> None:
         meta = pod["metadata"]
@@ -173,13 +193,13 @@ class Recorder:
                 return
             if attempts <= 1:
                 raise
-            time.sleep(0.5)
-            self._queue.put(("evict", victim, attempts - 1, condition))
+            time.sleep(EVICTION_RETRY_SECONDS)
+            self._evictions.put(("evict", victim, attempts - 1, condition))
         except Exception:
             if attempts <= 1:
                 raise
-            time.sleep(0.5)
-            self._queue.put(("evict", victim, attempts - 1, condition))
+            time.sleep(EVICTION_RETRY_SECONDS)
+            self._evictions.put(("evict", victim, attempts - 1, condition))
 
 
 def _pod_scheduled_condition(pod: dict[str, Any]) -> tuple[str, str, str] | None:

@@ -9,9 +9,13 @@ The queue follows kube-scheduler's: a pod that did not fit waits, unschedulable,
 make it fit happens (a node added or changed, a pod's resources freed, the pod itself changed, a PodGroup, Queue
 or PriorityClass changed) or five minutes pass; every failed attempt backs it off exponentially (1 s doubling to
 10 s by default). A gang is tried when one of its pods is due; its pods share one fate, so they back off together.
-After a cycle the loop writes what changed in each PodGroup's status, evicts the pods a preemption chose (and tells
-the preemptor's status which node it waits for); DefaultPreemption's victims (pods without a gang, batchcycle.py)
-get their DisruptionTarget condition first, and lower-priority pods nominated to that node lose the nomination.
+After a cycle the loop hands each PodGroup's and Queue's status to the status writer (statusreport.py), evicts the
+pods a preemption chose (and tells the preemptor's status which node it waits for); DefaultPreemption's victims
+(pods without a gang, batchcycle.py) get their DisruptionTarget condition first, and lower-priority pods nominated
+to that node lose the nomination. When no pod is due but a group's pods or the groups themselves changed (a pod
+bound by someone else, finished or deleted; a PodGroup added), a cycle that tries no job runs at most once a second,
+so that the statuses follow.
+
 A failed binding is forgotten (the pod's resources are released in vcore) and retried after its backoff, unless
 the pod is gone or the watch has meanwhile shown it bound; a 409 or a 404 is never retried blindly, so a pod bound
 by someone else or deleted between decision and binding costs one request, not a storm. Each pod it places is a
@@ -46,22 +50,32 @@ from vcore_kube.inbox import Inbox
 from vcore_kube.metrics import Metrics
 from vcore_kube.pending import PendingPod
 from vcore_kube.reflector import paused_gc
+from vcore_kube.statusreport import StatusReport
+from vcore_kube.volcanostatus import PODGROUP, QUEUE
 
 if TYPE_CHECKING:
     from vcore_kube.agentcontrol import AgentControl
     from vcore_kube.shardcontrol import ShardControl
+    from vcore_kube.statuswriter import StatusWriter
 
 log = logging.getLogger(__name__)
 
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+STATUS_REFRESH_SECONDS = 1.0  # at most one cycle a second only to bring statuses up to date (Volcano's period)
 
 
 class SchedulingLoop(threading.Thread):
     def __init__(self, config: Config, converter: Converter, cycle: BatchCycle, binder: bind.Binder | None,
-                 recorder: Recorder, metrics: Metrics, *, clock: Callable[[], float] = time.monotonic) -> None:
+                 recorder: Recorder, metrics: Metrics, *, clock: Callable[[], float] = time.monotonic,
+                 statuses: StatusWriter | None = None) -> None:
         super().__init__(name="scheduling-loop", daemon=True)
         self.config, self.converter, self.cycle, self.binder = config, converter, cycle, binder
         self.recorder, self.metrics, self.clock = recorder, metrics, clock
+        # PodGroup and Queue statuses and PodGroup events (None: none are written, as in tests of the loop alone).
+        self.status = StatusReport(statuses, recorder, clock) if statuses is not None else None
+        self._statuses_stale = False  # a group's pods or the groups changed since the last cycle
+        self._last_cycle = float("-inf")
         self.inbox = Inbox()
         self._fast_keys: set[str] = set()  # pods whose messages take the fast lane (the Pod reflector's)
         self.cache = Cache()
@@ -272,8 +286,12 @@ class SchedulingLoop(threading.Thread):
         elif d.kind in self.converter.SELECTING_KINDS:
             if self.converter.selecting_object(d.kind, d.old, d.new):
                 self._wake_unschedulable()
-        elif self.converter.volcano_object(d.kind, d.old, d.new):
-            self._wake_unschedulable()
+        else:
+            if self.status is not None and d.kind in (PODGROUP, QUEUE):
+                self.status.observed(d.kind, d.key, d.new)
+            if self.converter.volcano_object(d.kind, d.old, d.new):
+                self._wake_unschedulable()
+                self._statuses_stale = True
 
     def _hypernodes_changed(self) -> None:
         # The tree as a whole: members may arrive before or after the HyperNodes that hold them.
@@ -282,6 +300,8 @@ class SchedulingLoop(threading.Thread):
 
     def _on_pod(self, d: Delta, received: float = 0.0) -> None:
         key, pod = d.key, d.new
+        if _changes_a_group(d):
+            self._statuses_stale = True
         flying = self.in_flight.get(key)
         agents = self.agents
         if pod is None or (not node_name_of(pod) and is_terminating(pod)):  # deleted, finished or going
@@ -435,8 +455,10 @@ class SchedulingLoop(threading.Thread):
     def schedule_once(self) -> int:
         """One cycle over the due pods; returns how many were placed."""
         due = self.due()
-        if not due:
+        if not due and not (self._statuses_stale and self.status is not None
+                            and self.clock() - self._last_cycle >= STATUS_REFRESH_SECONDS):
             return 0
+        self._statuses_stale, self._last_cycle = False, self.clock()
         started = time.perf_counter()
         outcome = self.cycle.run(due, between_jobs=self._interleave if self.agents is not None else None)
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
@@ -460,12 +482,12 @@ class SchedulingLoop(threading.Thread):
             entry.state, entry.unschedulable_since = "unschedulable", now
             self._back_off(entry)
             self.failed_scheduling(entry, message)
-        self._write_podgroups(outcome)
+        self._write_statuses(outcome)
         for e in outcome.evictions:
             victim = self.cache.get("Pod", e.victim)
             if victim is not None:
                 self.metrics.evictions.labels(e.reason).inc()
-                self.recorder.evict(victim, e.preemptor, e.node, e.reason)
+                self.recorder.evict(victim, e.preemptor, e.node, e.reason, self._podgroup_of(victim))
         for e in outcome.evictions:
             waiting = self.pending.get(e.preemptor)
             if waiting is not None:
@@ -492,17 +514,15 @@ class SchedulingLoop(threading.Thread):
                 self.recorder.nominate(other.pod, None)
         self.recorder.nominate(waiting.pod, p.node)
 
-    def _write_podgroups(self, outcome: Outcome) -> None:
-        """Each PodGroup's status, where the cycle changed it (the cache holds what the API server has)."""
-        for i, (key, status) in enumerate(outcome.podgroups.items()):
-            self._interleave_at(i)
-            current = self.cache.get("PodGroup", key)
-            if current is None:
-                continue
-            wanted = status.to_dict()
-            have = current.get("status") or {}
-            if any(have.get(k) != v for k, v in wanted.items()):
-                self.recorder.podgroup_status(current, wanted)
+    def _write_statuses(self, outcome: Outcome) -> None:
+        """Each PodGroup's and Queue's status, to the status writer where the cycle changed it."""
+        if self.status is not None:
+            self.status.cycle_done(outcome, self.cache, self._interleave_at)
+
+    def _podgroup_of(self, pod: dict[str, Any]) -> dict[str, Any] | None:
+        meta = pod["metadata"]
+        group = (meta.get("annotations") or {}).get(GROUP_ANNOTATION)
+        return self.cache.get(PODGROUP, f"{meta.get('namespace', '')}/{group}") if group else None
 
     def _back_off(self, entry: PendingPod) -> None:
         entry.attempts += 1
@@ -582,13 +602,10 @@ class SchedulingLoop(threading.Thread):
 
     def _queue_of(self, pod: dict[str, Any]) -> str:
         meta = pod["metadata"]
-        annotations = meta.get("annotations") or {}
-        group = annotations.get("scheduling.k8s.io/group-name")
-        if group:
-            pg = self.cache.get("PodGroup", f"{meta.get('namespace', '')}/{group}")
-            if pg is not None:
-                return (pg.get("spec") or {}).get("queue") or "default"
-        return annotations.get(QUEUE_ANNOTATION) or "default"
+        pg = self._podgroup_of(pod)
+        if pg is not None:
+            return (pg.get("spec") or {}).get("queue") or "default"
+        return (meta.get("annotations") or {}).get(QUEUE_ANNOTATION) or "default"
 
 
 def _scheduling_inputs(pod: dict[str, Any] | None) -> tuple:
@@ -600,6 +617,22 @@ def _scheduling_inputs(pod: dict[str, Any] | None) -> tuple:
 
 def _nominated_node(pod: dict[str, Any] | None) -> str | None:
     return ((pod or {}).get("status") or {}).get("nominatedNodeName")
+
+
+def _changes_a_group(d: Delta) -> bool:
+    """Whether a pod delta can change its PodGroup's status: a pod of a group added, deleted, bound, finished or
+    going."""
+    pod = d.new if d.new is not None else d.old
+    if pod is None or not ((pod.get("metadata") or {}).get("annotations") or {}).get(GROUP_ANNOTATION):
+        return False
+    if d.old is None or d.new is None:
+        return True
+    return _group_standing(d.old) != _group_standing(d.new)
+
+
+def _group_standing(pod: dict[str, Any]) -> tuple:
+    return (node_name_of(pod), (pod.get("status") or {}).get("phase"), (pod.get("metadata") or {}).get(
+        "deletionTimestamp"))
 
 
 def _creation_epoch(pod: dict[str, Any]) -> float | None:

@@ -43,8 +43,14 @@ class Metrics:
         self.evictions = Counter("vcore_scheduler_evictions", "Pods evicted to make room, by reason (preempt, "
                                  "reclaim)", ["reason"], registry=r)
         self.leader = Gauge("vcore_scheduler_is_leader", "1 while this replica holds the Lease", registry=r)
-        self.api_writes_dropped = Counter("vcore_scheduler_api_writes_dropped", "Events and pod conditions "
-                                          "dropped because the writer queue was full", registry=r)
+        self.api_writes_dropped = Counter("vcore_scheduler_api_writes_dropped", "Events, pod conditions and "
+                                          "nominations dropped because the event writer's queue was full",
+                                          registry=r)
+        self.status_writes = Counter("vcore_scheduler_status_writes", "Status writes by kind (PodGroup, Queue) "
+                                     "and result (ok, conflict, not_found, error)", ["kind", "result"], registry=r)
+        self.status_writes_pending = Gauge("vcore_scheduler_status_writes_pending", "Objects whose status is "
+                                           "still to be written (queued, backing off or in flight), by kind",
+                                           ["kind"], registry=r)
         # The agent fast path, warm pools and sharding.
         self.fast_batch = Histogram("vcore_scheduler_fast_path_batch_pods", "Pods per fast-path micro-batch",
                                     registry=r, buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 1024))

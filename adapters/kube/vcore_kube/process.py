@@ -1,10 +1,11 @@
-"""One vcore-scheduler process: reflectors, the scheduling loop, the binder, the event writer, leader election
-and the health/metrics endpoint, started and stopped in the right order.
+"""One vcore-scheduler process: reflectors, the scheduling loop, the binder, the event writer, the status writer,
+leader election and the health/metrics endpoint, started and stopped in the right order.
 
 Standby replicas keep their caches (and vcore's state) warm and schedule nothing, so a takeover is one lease
 period, not a relist. Losing the lease stops the process (exit status 1), as kube-scheduler does: a replica that
 may have missed writes must not go on deciding. SIGTERM stops it gracefully: no new decisions, the bindings
-already sent finish, the Lease is released for the standby, queued events are written.
+already sent finish, the statuses due are written, the Lease is released for the standby, queued events are
+written.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from vcore_kube.reflector import RESOURCES, Reflector, Resource
 from vcore_kube.schedqueue import SchedulingQueue
 from vcore_kube.shardcontrol import ShardControl
 from vcore_kube.shardwriter import ShardWriter
+from vcore_kube.statuswriter import WORKERS as STATUS_WORKERS, StatusWriter
+from vcore_kube.volcanostatus import KINDS as STATUS_KINDS
 from vcore_kube.warmpool import WarmPools
 
 if TYPE_CHECKING:
@@ -59,11 +62,14 @@ class SchedulerProcess:
         # Writes (bindings, events, the lease) and watches use separate pools: a watch holds its connection for
         # minutes and must never make a binding wait for a socket.
         agents = config.fast_path.bind_concurrency if config.fast_path.enabled else 0
-        self.api = load_api(kubeconfig, pool_size=config.bind_concurrency + agents + 4)
+        self.api = load_api(kubeconfig, pool_size=config.bind_concurrency + agents + STATUS_WORKERS + 4)
         self.watch_api = load_api(kubeconfig, pool_size=len(RESOURCES) + 2)
         self.recorder = Recorder(self.api, config.scheduler_name, enabled=config.emit_events,
                                  dropped=self.metrics.api_writes_dropped.inc)
-        self.loop = SchedulingLoop(config, self.converter, self.cycle, None, self.recorder, self.metrics)
+        # PodGroup and Queue statuses: written by threads of their own, never behind events nor dropped.
+        self.statuses = StatusWriter(self.api, STATUS_KINDS, metrics=self.metrics)
+        self.loop = SchedulingLoop(config, self.converter, self.cycle, None, self.recorder, self.metrics,
+                                   statuses=self.statuses)
         self.binder = Binder(self.api, config.bind_concurrency, self.loop.bind_done)
         self.loop.binder = self.binder
         self.stop_event = threading.Event()  # reflectors and the elector
@@ -132,6 +138,7 @@ class SchedulerProcess:
     def start(self) -> None:
         if self.health:
             self.health.start()
+        self.statuses.start()
         for writer in self.writers:
             writer.start()
         self.loop.start()
@@ -164,6 +171,7 @@ class SchedulerProcess:
         for writer in self.writers:
             writer.stop()
         log.info("shutdown: bindings in flight finished after %.2f s", time.monotonic() - started)
+        self.statuses.close()
         if self.loop.shards is not None:
             self.loop.shards.release_all(self.api)
         self.stop_event.set()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -53,6 +54,9 @@ class QueueStatus:
     share: float
     pending: int  # jobs of the queue not ready at the end of the cycle
     running: int  # jobs at or above their minimum
+    state: str = "Open"  # the queue's state as the cycle read it (Volcano's status.state; unset reads Open)
+    #: the queue's PodGroups by the phase this cycle gave them (what Volcano's Queue status counts)
+    podgroups: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass

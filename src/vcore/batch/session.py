@@ -552,6 +552,7 @@ class Session:
     def _queue_status(self) -> None:
         names = self.resources
         status = self.framework.share_status()
+        podgroups = self.result.podgroups
         for queue in self.batch.queues:
             jobs = self.queue_jobs.get(queue, [])
             singles = vector(self.single_usage.get(queue, [0] * self.n_resources))
@@ -560,11 +561,14 @@ class Session:
             standing = status.get(queue)
             deserved = standing.deserved if standing is not None else np.zeros(self.n_resources, np.int64)
             share = standing.share if standing is not None else 0.0
+            phases = Counter(podgroups[j.key].phase for j in jobs if j.key in podgroups)
             self.result.queues[queue] = QueueStatus(
                 {n: int(v) for n, v in zip(names, allocated) if v},
                 {n: int(v) for n, v in zip(names, deserved) if v},
                 float(share),
                 len(jobs) - ready,
-                ready)
+                ready,
+                self.batch.queues.get(queue).state,
+                dict(phases))
 
 

@@ -56,10 +56,6 @@ SWITCHES_IGNORED = Cause(
     "SWITCHES_IGNORED",
     "tier switches set false (or left unset in a Go tier) still run the plugin's function: JobReady/JobPipelined/"
     "JobStarving/Allocatable/Overused/QueueOrder/JobOrder/Preemptable/Reclaimable/Predicate/NodeOrder")
-EMPTY_PODGROUP_ENQUEUE = Cause(
-    "EMPTY_PODGROUP_ENQUEUE",
-    "enqueue admits a PodGroup on minResources whatever its pods (none yet, fewer than minMember); vcore holds it "
-    "Pending as gang-invalid")
 ROLE_MINIMUMS_BELOW_TOTAL = Cause(
     "ROLE_MINIMUMS_BELOW_TOTAL",
     "when minMember < the sum of minTaskMember, Volcano checks no role minimum (JobInfo.CheckTaskValid/Ready/"
