@@ -167,7 +167,9 @@ def test_node_name_confines_the_pod_to_that_node():
     placement = scheduler.schedule([_pod("y", nodeName="n2")])[0]
     assert placement.node == "n2"
     missing = scheduler.filter(_pod("z", nodeName="gone"))
-    assert missing.message == "0/3 nodes are available: 3 node(s) didn't match the requested node name."
+    assert missing.message == ("0/3 nodes are available: 3 node(s) didn't match the requested node name. no new claims "
+                               "to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for "
+                               "scheduling.")
 
 
 def test_a_bound_pods_required_anti_affinity_keeps_the_pods_it_matches_off_its_domain():

@@ -492,7 +492,7 @@ def run_once(nodes: list[dict], pods: list[dict], seed: int, pct: int):
     engine = _core.Engine(s, {**DEFAULT_PROFILE, "percentage_of_nodes_to_score": pct}, seed)
     compiled = s.compile_pods(pods)
     evaluations = [engine.evaluate(p) for p in compiled[:20]]
-    placed, counts, _gpus, _ = engine.schedule(compiled)
+    placed, counts, _gpus, _, _ = engine.schedule(compiled)
     return evaluations, placed, counts, s.requested.copy()
 
 

@@ -26,7 +26,7 @@ from vcore.batch.session import share_plugin
 from vcore.cluster import Cluster, gpu_choice, with_gpu
 from vcore.errors import ProfileError
 from vcore.profile import Profile
-from vcore.reasons import fit_error_message, reason_counts
+from vcore.reasons import PreemptionReport, fit_error_message, post_filter_message, reason_counts
 from vcore.types import GpuChoice, Placement
 
 T = TypeVar("T")
@@ -133,19 +133,32 @@ class Scheduler:
     @_holding_cluster
     def evaluate(self, pod: Any) -> Evaluation:
         """One fused native pass over all nodes: feasibility mask, final scores, reason counts."""
+        return self._evaluate(pod)[1]
+
+    def _evaluate(self, pod: Any) -> tuple[_core.CompiledPod, Evaluation]:
         spec = None if isinstance(pod, _core.CompiledPod) else self.cluster.pod_spec(pod)
         compiled = pod if spec is None else self._state.compile_pod(spec)
         mask, scores, codes = self._engine.evaluate(compiled)
-        return Evaluation(mask, scores, reason_counts(codes, _core.reason_names(self._state), spec))
+        return compiled, Evaluation(mask, scores, reason_counts(codes, _core.reason_names(self._state), spec))
 
     @_holding_cluster
     def filter(self, pod: Any) -> FilterResult:
-        """Feasible node names (index order) and the reasons for the others, over every node."""
-        ev = self.evaluate(pod)
+        """Feasible node names (index order) and the reasons for the others, over every node. When none is feasible,
+        ``message`` is kube-scheduler's FailedScheduling text, what its preemption would find included (that dry run
+        takes the cluster's native state exclusively: it detaches lower-priority pods and attaches them again)."""
+        compiled, ev = self._evaluate(pod)
         names = self._state.node_names()
         feasible = [names[i] for i in np.flatnonzero(ev.feasible_mask)]
-        message = "" if feasible else fit_error_message(self._n_visible(), ev.reasons)
+        message = "" if feasible else self._failure_message(compiled, ev.reasons,
+                                                            self._engine.preemption_report(compiled))
         return FilterResult(feasible, ev.reasons, message)
+
+    def _failure_message(self, pod: _core.CompiledPod, reasons: dict[str, int],
+                         report: PreemptionReport | None) -> str:
+        n_nodes = self._n_visible()
+        post = post_filter_message(n_nodes, reasons, report, _core.reason_names(self._state),
+                                   never_preempts=pod.never_preempts)
+        return fit_error_message(n_nodes, reasons, post)
 
     @_holding_cluster
     def score(self, pod: Any) -> dict[str, int]:
@@ -193,17 +206,16 @@ class Scheduler:
             batch = [p if compiled else next(remaining_pods) for p, compiled in zip(pods, given)]
         else:
             batch = converted
-        nodes, reasons, gpus, _ = self._engine.schedule(batch)
+        nodes, reasons, gpus, _, reports = self._engine.schedule(batch, preemption_reports=True)
         names = self._state.node_names()
         reason_names = _core.reason_names(self._state)
-        n_nodes = self._n_visible()
         placements = []
         for i, (key, node) in enumerate(zip(keys, nodes.tolist())):
             if node >= 0:
                 placements.append(Placement(key, names[node], {}, "", gpu_choice(gpus[i])))
             else:
                 counts = reason_counts(reasons[i], reason_names, spec_of[i])
-                placements.append(Placement(key, None, counts, fit_error_message(n_nodes, counts)))
+                placements.append(Placement(key, None, counts, self._failure_message(batch[i], counts, reports[i])))
         return placements
 
     @_holding_cluster

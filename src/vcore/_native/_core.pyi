@@ -74,6 +74,9 @@ class CompiledPod:
     @property
     def priority(self) -> int: ...
     @property
+    def never_preempts(self) -> bool:
+        """spec.preemptionPolicy is Never."""
+    @property
     def requests(self) -> list[tuple[int, int]]:
         """(resource axis, amount) pairs of the effective request"""
 
@@ -181,6 +184,11 @@ class ClusterState:
     def live_mask(self) -> NDArray[np.bool_]:
         """Read-only bool[n_slots]: False for a free slot."""
 
+# (candidate: a node fits once its lower-priority pods are gone, not_helpful: nodes evicting cannot help,
+#  no_victims: nodes it could but that hold no lower-priority pod, reasons: int64[n_reasons] per code, the nodes
+#  that still fail with every lower-priority pod gone)
+_PreemptionReport = tuple[bool, int, int, NDArray[np.int64]]
+
 class Engine:
     """The fused filter/score kernels of one profile over one ClusterState (which it keeps alive).
 
@@ -192,12 +200,17 @@ class Engine:
     def evaluate(self, pod: CompiledPod, /) -> tuple[NDArray[np.bool_], NDArray[np.int64], NDArray[np.int64]]:
         """One pass over all slots: (feasible_mask bool[n_slots], scores int64[n_slots] (0 where infeasible),
         reason_counts int64[n_reasons])."""
-    def schedule(self, pods: Sequence[CompiledPod], headroom: Sequence[_Int] | None = None) -> tuple[NDArray[np.int32], NDArray[np.int64], list[tuple[tuple[int, int], ...]], NDArray[np.bool_]]:
+    def schedule(self, pods: Sequence[CompiledPod], headroom: Sequence[_Int] | None = None,
+                 preemption_reports: bool = False) -> tuple[NDArray[np.int32], NDArray[np.int64], list[tuple[tuple[int, int], ...]], NDArray[np.bool_], list[_PreemptionReport | None]]:
         """Place and bind pods in order with percentageOfNodesToScore sampling and a rotating start:
         (slot int32[n] (-1 = unschedulable), reason_counts int64[n, n_reasons] (zero rows for placed pods),
         per pod the ((gpu, mig_start), ...) it took, per pod whether the queue's ``headroom`` (per resource axis,
-        as place_gang's) refused it untried). A pod already bound, a key twice in the batch or a foreign pod ->
-        ValueError and nothing is bound."""
+        as place_gang's) refused it untried, and with ``preemption_reports`` per pod the preemption_report made
+        when it fitted nowhere (None otherwise; an empty list without)). A pod already bound, a key twice in the
+        batch or a foreign pod -> ValueError and nothing is bound."""
+    def preemption_report(self, pod: CompiledPod) -> _PreemptionReport | None:
+        """kube-scheduler's DefaultPreemption dry run for a pod that fits nowhere; None when it would not try
+        (preemptionPolicy Never, a pod refused as a whole). Nothing is evicted."""
     def place_gang(self, tasks: Sequence[CompiledPod], role: Sequence[_Int] | None, role_need: Sequence[_Int],
                    need: _Int, headroom: ArrayLike | None = None, allowed: ArrayLike | None = None,
                    all_or_nothing: bool = True, cap: NDArray[np.int32] | None = None,

@@ -114,6 +114,13 @@ ProfileConfig profile_config(const py::dict& p) {
   return c;
 }
 
+// A PreemptionReport as (candidate, not_helpful, no_victims, reasons: int64[n_reasons]); None for none.
+py::object report_tuple(const std::optional<vcore::PreemptionReport>& r) {
+  if (!r) return py::none();
+  return py::make_tuple(r->candidate, r->not_helpful, r->no_victims,
+                        py::array_t<int64_t>(static_cast<py::ssize_t>(r->reasons.size()), r->reasons.data()));
+}
+
 }  // namespace
 
 void register_engine(py::module_& m) {
@@ -152,7 +159,7 @@ void register_engine(py::module_& m) {
            })
       .def("schedule",
            [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& pods,
-              std::optional<std::vector<int64_t>> headroom) {
+              std::optional<std::vector<int64_t>> headroom, bool preemption_reports) {
              std::vector<const vcore::CompiledPod*> ptrs;
              ptrs.reserve(pods.size());
              for (const auto& p : pods) {
@@ -166,7 +173,7 @@ void register_engine(py::module_& m) {
                py::gil_scoped_release release;
                std::unique_lock lock(e.state()->mutex());
                nogil_probe::point();
-               r = e.schedule(ptrs, headroom ? &*headroom : nullptr);
+               r = e.schedule(ptrs, headroom ? &*headroom : nullptr, preemption_reports);
              }
              py::array_t<int32_t> nodes(static_cast<py::ssize_t>(r.node.size()), r.node.data());
              py::array_t<int64_t> reasons({static_cast<py::ssize_t>(r.node.size()), static_cast<py::ssize_t>(r.n_reasons)});
@@ -175,9 +182,30 @@ void register_engine(py::module_& m) {
              for (const auto& a : r.gpus) gpus.append(assignment_tuple(a));
              py::array_t<bool> over(static_cast<py::ssize_t>(r.over_headroom.size()));
              std::copy(r.over_headroom.begin(), r.over_headroom.end(), over.mutable_data());
-             return py::make_tuple(nodes, reasons, gpus, over);
+             py::list reports;
+             for (const auto& report : r.preemption) reports.append(report_tuple(report));
+             return py::make_tuple(nodes, reasons, gpus, over, reports);
            },
-           py::arg("pods"), py::arg("headroom") = py::none())
+           py::arg("pods"), py::arg("headroom") = py::none(), py::arg("preemption_reports") = false,
+           "(nodes, reasons, gpus, over_headroom, reports): with preemption_reports, per pod the preemption report "
+           "made when it fitted nowhere (else None); without, an empty list")
+      .def("preemption_report",
+           [](Engine& e, const vcore::CompiledPod& pod) {
+             std::optional<vcore::PreemptionReport> report;
+             {
+               // Safe without the GIL: `pod` is held by the call's arguments; the dry run mutates C++ state only
+               // under the exclusive lock and leaves it as it found it.
+               py::gil_scoped_release release;
+               std::unique_lock lock(e.state()->mutex());
+               nogil_probe::point();
+               report = e.preemption_report(pod);
+             }
+             return report_tuple(report);
+           },
+           py::arg("pod"),
+           "kube-scheduler's DefaultPreemption dry run for a pod that fits nowhere: (candidate, not_helpful, "
+           "no_victims, reasons per code), or None when it would not try (preemptionPolicy Never, a pod refused "
+           "as a whole)")
       .def("place_gang",
            [](Engine& e, const std::vector<const vcore::CompiledPod*>& tasks, std::optional<std::vector<int32_t>> role,
               std::vector<int32_t> role_need, int32_t need,

@@ -83,7 +83,7 @@ def place_singles(ssn: Session, jobs: list[Job]) -> None:
         return
     tasks = [job.pending[0] for job in jobs]
     headroom = ssn.share.headroom(jobs[0].queue) if ssn.share is not None else None
-    nodes, reasons, gpus, over = ssn.engine.schedule([t.compiled for t in tasks], headroom)
+    nodes, reasons, gpus, over, _ = ssn.engine.schedule([t.compiled for t in tasks], headroom)
     reason_names, n_nodes = _core.reason_names(ssn.state), ssn.state.n_nodes
     slots = nodes.tolist()
     placed = [i for i, n in enumerate(slots) if n >= 0]

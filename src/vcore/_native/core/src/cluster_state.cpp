@@ -466,6 +466,8 @@ CompiledPod ClusterState::compile_pod(const PodInput& pod) {
   for (const auto& [name, amount] : pod.requests)
     if (amount < 0) throw Invalid(where + ": requests." + name + ": must not be negative");
   if (pod.nonzero_cpu_milli < 0 || pod.nonzero_mem_bytes < 0) throw Invalid(where + ": non-zero requests must not be negative");
+  if (pod.score_cpu_milli.value_or(0) < 0 || pod.score_mem_bytes.value_or(0) < 0)
+    throw Invalid(where + ": score requests must not be negative");
   for (const auto& [key, op, value, effect] : pod.tolerations) {
     if (op != "Exists" && op != "Equal") throw Invalid(where + ": spec.tolerations: unknown operator '" + op + "'");
     if (key.empty() && op != "Exists") throw Invalid(where + ": spec.tolerations: an empty key needs operator Exists");
@@ -478,7 +480,10 @@ CompiledPod ClusterState::compile_pod(const PodInput& pod) {
   out.state_id = id_;
   out.nonzero_cpu_milli = pod.nonzero_cpu_milli;
   out.nonzero_mem_bytes = pod.nonzero_mem_bytes;
+  out.score_cpu_milli = pod.score_cpu_milli.value_or(pod.nonzero_cpu_milli);
+  out.score_mem_bytes = pod.score_mem_bytes.value_or(pod.nonzero_mem_bytes);
   out.priority = pod.priority;
+  out.never_preempts = pod.never_preempts;
   out.node_name = pod.node_name;
   out.refused = pod.refused;
   compile_inter_pod(pod, out, where);
@@ -523,6 +528,7 @@ void ClusterState::apply_pod(const BoundPod& pod, int64_t sign) {
   nonzero_.row(0)[pod.node] += sign * pod.nonzero_cpu_milli;
   nonzero_.row(1)[pod.node] += sign * pod.nonzero_mem_bytes;
   pod_index_.apply(pod.identity, pod.carried, pod.node, static_cast<int>(sign));
+  if ((bound_priorities_[pod.priority] += sign) == 0) bound_priorities_.erase(pod.priority);
   gpus_.apply(pod.node, pod.gpu, static_cast<int>(sign));
   count_gpu_class(pod.node, pod.gpu, static_cast<int32_t>(sign));
   ++node_version_[static_cast<size_t>(pod.node)];
@@ -565,7 +571,7 @@ void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAs
   const auto [it, inserted] = pods_.try_emplace(pod.key);
   if (!inserted) throw Invalid("pod " + pod.key + ": already bound to node " + names_[it->second.node]);
   it->second = BoundPod{slot, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes, std::move(gpu),
-                        pod.identity, pod.inter_pod.carried};
+                        pod.identity, pod.inter_pod.carried, pod.priority};
   apply_pod(it->second, +1);
   pods_on_[slot].push_back(&it->first);
 }
@@ -610,6 +616,13 @@ void ClusterState::attach(const std::string& key, BoundPod pod) {
 std::vector<std::string> ClusterState::pods_on(int32_t slot) const {
   std::vector<std::string> keys;
   for (const std::string* key : pods_on_.at(static_cast<size_t>(slot))) keys.push_back(*key);
+  return keys;
+}
+
+std::vector<std::string> ClusterState::pods_below(int32_t slot, int64_t priority) const {
+  std::vector<std::string> keys;
+  for (const std::string* key : pods_on_.at(static_cast<size_t>(slot)))
+    if (pods_.find(*key)->second.priority < priority) keys.push_back(*key);
   return keys;
 }
 

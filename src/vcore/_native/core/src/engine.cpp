@@ -157,7 +157,8 @@ void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, st
   }
 }
 
-ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, const std::vector<int64_t>* headroom) {
+ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, const std::vector<int64_t>* headroom,
+                                bool preemption_reports) {
   ClusterState& s = *state_;
   // Validate the whole batch before binding anything, so a bad batch leaves the state unchanged.
   {
@@ -178,6 +179,7 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
   result.gpus.assign(pods.size(), GpuAssignment{});
   result.reasons.assign(pods.size() * static_cast<size_t>(result.n_reasons), 0);
   result.over_headroom.assign(pods.size(), 0);
+  if (preemption_reports) result.preemption.resize(pods.size());
   std::vector<int64_t> room = headroom != nullptr ? *headroom : std::vector<int64_t>{};
   const std::vector<uint8_t> ignored = ignored_axes(s, config_);
 
@@ -268,7 +270,11 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
           runner.run(begin, std::min(n_slots, begin + kBlock), mask, scores, raw.rows, reasons);
       }
     }
-    if (found == 0) continue;
+    if (found == 0) {
+      // Now, before the pods after it change the nodes: what kube-scheduler's PostFilter would find.
+      if (preemption_reports) result.preemption[p] = preemption_report(pod);
+      continue;
+    }
     std::fill(reasons, reasons + result.n_reasons, 0);  // placed pods report no reasons
 
     if (!stream) {

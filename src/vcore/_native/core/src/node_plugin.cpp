@@ -2,6 +2,7 @@
 #include "vcore/node_plugin.h"
 
 #include <algorithm>
+#include <iterator>
 #include <mutex>
 
 #include "vcore/errors.h"
@@ -20,6 +21,7 @@ std::map<std::string, PluginFactory>& registry() {
 struct ReasonTable {
   std::vector<std::string> names;
   std::map<std::string, int32_t> base;  // plugin -> code of its first reason
+  std::vector<uint8_t> unresolvable;     // per code
 };
 
 const ReasonTable& table() {
@@ -31,6 +33,9 @@ const ReasonTable& table() {
       out.base[name] = static_cast<int32_t>(out.names.size());
       for (auto& reason : factory(PluginArgs{})->reasons()) out.names.push_back(std::move(reason));
     }
+    for (const std::string& name : out.names)
+      out.unresolvable.push_back(std::any_of(std::begin(kUnresolvableReasonNames), std::end(kUnresolvableReasonNames),
+                                             [&name](const char* u) { return name == u; }));
     return out;
   }();
   return t;
@@ -110,6 +115,8 @@ std::vector<std::string> registered_plugins() {
 }
 
 const std::vector<std::string>& reason_table() { return table().names; }
+
+const std::vector<uint8_t>& reason_unresolvable() { return table().unresolvable; }
 
 int32_t plugin_reason_base(const std::string& plugin) {
   const auto it = table().base.find(plugin);

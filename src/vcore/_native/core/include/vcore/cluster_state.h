@@ -84,7 +84,9 @@ struct PodInput {
   std::vector<std::pair<std::string, int64_t>> requests;
   int64_t nonzero_cpu_milli = 0;
   int64_t nonzero_mem_bytes = 0;
+  std::optional<int64_t> score_cpu_milli, score_mem_bytes;  // absent: the non-zero pair (CompiledPod's)
   int64_t priority = 0;
+  bool never_preempts = false;
   std::vector<std::pair<std::string, std::string>> node_selector;
   std::optional<std::vector<TermInput>> required_terms;
   std::vector<std::pair<int64_t, TermInput>> preferred_terms;
@@ -119,6 +121,7 @@ struct BoundPod {
   GpuAssignment gpu;
   PodIdentity identity;  // what the pod index counts it by
   CarriedTerms carried;  // its (anti-)affinity terms, as term classes of the pod index
+  int64_t priority = 0;  // a pod of lower priority than a pending one is what DefaultPreemption may evict for it
 };
 
 class ClusterState {
@@ -171,6 +174,12 @@ class ClusterState {
   // their cache misses overlap here instead of stalling each bind in turn (a gang binds dozens in a row).
   void warm_pod_entries(const CompiledPod* const* pods, size_t n) const;
   std::vector<std::string> pods_on(int32_t slot) const;
+  // Keys of the slot's pods whose priority is below `priority` (what DefaultPreemption may evict for such a pod).
+  std::vector<std::string> pods_below(int32_t slot, int64_t priority) const;
+  // The lowest priority of a bound pod (INT64_MAX with none): a pod of no higher priority has nothing to preempt.
+  int64_t lowest_bound_priority() const {
+    return bound_priorities_.empty() ? INT64_MAX : bound_priorities_.begin()->first;
+  }
   const GpuAssignment* pod_gpus(const std::string& key) const;  // nullptr when not bound
 
   // GPU devices, and per slot a version bumped by every change to the node or its pods (policy caches key on it).
@@ -285,6 +294,7 @@ class ClusterState {
   std::unordered_map<std::string, BoundPod> pods_;
   int32_t n_live_ = 0;
   PodIndex pod_index_;
+  std::map<int64_t, int64_t> bound_priorities_;  // priority -> bound pods of it (a few distinct values in practice)
   int64_t n_prefer_taints_ = 0;
   uint64_t generation_ = 0;
   uint64_t membership_ = 0;

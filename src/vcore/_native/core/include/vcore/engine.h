@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -23,11 +24,24 @@ namespace kernel {
 struct EnginePlugins;
 }
 
+// What kube-scheduler's DefaultPreemption finds for a pod that fits no node (its PostFilter's dry run): the nodes
+// whose failure evicting pods could resolve (every reason Unschedulable, not UnschedulableAndUnresolvable) are
+// tried again with every pod of lower priority than the pod's gone.
+struct PreemptionReport {
+  bool candidate = false;        // some node fits once its lower-priority pods are gone: kube-scheduler would evict
+  int64_t not_helpful = 0;       // nodes whose failure evicting cannot resolve ("Preemption is not helpful ...")
+  int64_t no_victims = 0;        // nodes it could, holding no pod of lower priority
+  std::vector<int64_t> reasons;  // per reason code: nodes that still fail with every lower-priority pod gone
+};
+
 struct ScheduleResult {
   std::vector<int32_t> node;     // slot per pod, -1 when unschedulable
   std::vector<GpuAssignment> gpus;  // per pod: the devices it took (empty holds for pods without GPUs)
   std::vector<int64_t> reasons;  // [n_pods][n_reasons], zero rows for placed pods
   std::vector<uint8_t> over_headroom;  // per pod: 1 when its queue's headroom refused it (not tried)
+  // With preemption reports asked for: per pod that fits nowhere (and may preempt), the report made right when
+  // it was tried, before the pods after it were placed.
+  std::vector<std::optional<PreemptionReport>> preemption;
   int32_t n_reasons = 0;
 };
 
@@ -42,7 +56,13 @@ class Engine {
   // Writes mask/scores for slots [0, n_slots) (scores 0 for infeasible) and reason counts (size n_reasons()).
   void evaluate(const CompiledPod& pod, uint8_t* feasible_mask, int64_t* scores, std::vector<int64_t>& reasons) const;
   // `headroom` (optional, per resource axis as in GangRequest): pods asking more than is left are skipped.
-  ScheduleResult schedule(const std::vector<const CompiledPod*>& pods, const std::vector<int64_t>* headroom = nullptr);
+  // `preemption_reports`: a pod that fits nowhere gets its PreemptionReport (see preemption_report).
+  ScheduleResult schedule(const std::vector<const CompiledPod*>& pods, const std::vector<int64_t>* headroom = nullptr,
+                          bool preemption_reports = false);
+  // DefaultPreemption's dry run for a pod that fits no node (exclusive lock: lower-priority pods are detached and
+  // re-attached while each node is tried). None for a pod that is refused as a whole, or whose preemptionPolicy
+  // is Never: kube-scheduler does not try preemption for those.
+  std::optional<PreemptionReport> preemption_report(const CompiledPod& pod);
   // Places a gang (gang.h); exclusive lock. Throws Invalid before binding anything when the request is malformed.
   GangResult place_gang(const GangRequest& request);
   // Where the pod fits once some candidates are evicted, and which: kube-scheduler's DefaultPreemption rule

@@ -94,6 +94,9 @@ std::vector<std::string> registered_plugins();        // sorted
 // Reason codes: the fixed ones (reasons.h), then every registered plugin's reasons (plugins by name, each in its
 // own order), then "Insufficient <resource>" per resource axis from insufficient_base().
 const std::vector<std::string>& reason_table();
+// Per code of reason_table(): 1 where kube-scheduler's status for the reason is UnschedulableAndUnresolvable
+// (reasons.h: kUnresolvableReasonNames); codes past it ("Insufficient <resource>") are resolvable by their name.
+const std::vector<uint8_t>& reason_unresolvable();
 int32_t plugin_reason_base(const std::string& plugin);
 int32_t insufficient_base();
 

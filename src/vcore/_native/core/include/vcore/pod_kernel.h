@@ -105,6 +105,18 @@ class PodKernel {
     for (const auto& [axis, amount] : pod.requests)
       if (!ignored[static_cast<size_t>(axis)]) fit_.push_back({axis, amount, alloc.row(axis), req.row(axis)});
     check_affinity_ = c.filter_affinity && (!pod.node_selector.empty() || pod.has_required_terms);
+    if (c.filter_affinity) {
+      if (const auto names = prefilter_node_names(pod)) {
+        terms_conflict_ = names->empty();
+        if (!terms_conflict_) {
+          prefilter_.assign(static_cast<size_t>(s.n_slots()), 0);
+          for (const std::string& name : *names) {
+            const int32_t slot = s.node_index(name);
+            if (slot >= 0) prefilter_[static_cast<size_t>(slot)] = 1;
+          }
+        }
+      }
+    }
     for (const auto& [key, value] : pod.node_selector) selector_.push_back({column_of(key), value});
     for (const auto& term : pod.required_terms) required_.push_back(resolve(term));
     for (const auto& [weight, term] : pod.preferred_terms) preferred_.push_back({weight, resolve(term)});
@@ -200,6 +212,8 @@ class PodKernel {
   const std::vector<uint8_t>& allowed_models() const { return allowed_models_; }
 
   bool needs_normalization() const { return !normalized_.empty(); }
+  // NodeAffinity's PreFilter found the required terms' node names disjoint: the pod is refused as a whole.
+  bool terms_conflict() const { return terms_conflict_; }
   // The pod's normalized scores, in the order their raw values are written (TaintToleration's, NodeAffinity's,
   // then the node plugins').
   const std::vector<NormalizedTerm>& normalized() const { return normalized_; }
@@ -283,8 +297,9 @@ class PodKernel {
       if (axis < 0) continue;  // no node has it: allocatable 0 everywhere, so it is skipped
       int64_t amount = pod_.request(axis);
       const int64_t* used = req.row(axis);
-      if (nonzero && axis == kAxisCpu) amount = pod_.nonzero_cpu_milli, used = nz.row(0);
-      if (nonzero && axis == kAxisMemory) amount = pod_.nonzero_mem_bytes, used = nz.row(1);
+      // NodeResourcesFit: the node's non-zero requests of its bound pods, plus the pod's own as the scorer reads it.
+      if (nonzero && axis == kAxisCpu) amount = pod_.score_cpu_milli, used = nz.row(0);
+      if (nonzero && axis == kAxisMemory) amount = pod_.score_mem_bytes, used = nz.row(1);
       // kube-scheduler skips scalar resources the pod does not request.
       if (amount == 0 && s_.is_scalar_resource(axis)) continue;
       out.push_back({axis, rw.weight, amount, alloc.row(axis), used});
@@ -384,25 +399,54 @@ class PodKernel {
     for (int32_t j = 0; j < n; ++j) ok[j] &= any[j];
   }
 
+  // filter_block's `first_stage`: per slot, the index in stages() of the filter that failed it first, or these.
+  static constexpr uint8_t kPassed = 255;      // feasible
+  static constexpr uint8_t kPreFilter = 254;   // refused as a whole, or left out by NodeAffinity's PreFilter
+  static constexpr uint8_t kNotLooked = 253;   // a free slot, or one outside the scope
+  const std::vector<FilterStageRef>& stages() const { return stages_; }
+
   // The exact filter over a block: ok[j] = feasible, reasons counted as filter() counts them (the first failing
   // plugin's reasons; all insufficient resources). Only nodes with a NoSchedule/NoExecute taint take a scalar look.
   // `scope` (per slot, or nullptr) leaves out the slots where it is 0 as if they were free: not counted anywhere.
+  // `first_stage` (block-relative, or nullptr) receives which filter failed each slot (see kPassed).
   void filter_block(int32_t begin, int32_t end, const std::vector<blocks::ResourceRow>& fit_rows, uint8_t* ok,
-                    int64_t* reasons, const uint8_t* scope = nullptr) const {
+                    int64_t* reasons, const uint8_t* scope = nullptr, uint8_t* first_stage = nullptr) const {
     const int32_t n = end - begin;
     const uint8_t* live = s_.live()->data() + begin;
     uint8_t failed[512];
     for (int32_t j = 0; j < n; ++j) failed[j] = !live[j];  // free slots are not counted under any reason
     if (scope != nullptr)
       for (int32_t j = 0; j < n; ++j) failed[j] |= !scope[begin + j];
-    if (refused_) {  // a constraint vcore does not evaluate: no node is safe
+    // Marks the slots a step failed first (those failed and not marked yet).
+    const auto mark = [&](uint8_t step) {
+      for (int32_t j = 0; j < n; ++j)
+        if (failed[j] && first_stage[j] == kPassed) first_stage[j] = step;
+    };
+    if (first_stage != nullptr)
+      for (int32_t j = 0; j < n; ++j) first_stage[j] = failed[j] ? kNotLooked : kPassed;
+    if (refused_ || terms_conflict_) {  // a constraint vcore does not evaluate (no node is safe), or no node named
       int64_t count = 0;
       for (int32_t j = 0; j < n; ++j) count += !failed[j];
-      reasons[kUnhonored] += count;
+      reasons[refused_ ? kUnhonored : kAffinityTermsConflict] += count;
+      if (first_stage != nullptr) {
+        std::fill(failed, failed + n, uint8_t{1});
+        mark(kPreFilter);
+      }
       std::fill(ok, ok + n, uint8_t{0});
       return;
     }
-    for (const FilterStageRef& stage : stages_) {
+    if (!prefilter_.empty()) {  // NodeAffinity's PreFilter: no filter looks at a node the terms do not name
+      int64_t count = 0;
+      for (int32_t j = 0; j < n; ++j) {
+        const uint8_t f = static_cast<uint8_t>(!failed[j] & !prefilter_[static_cast<size_t>(begin + j)]);
+        failed[j] |= f;
+        count += f;
+      }
+      reasons[kNodeAffinityPreFilter] += count;
+      if (first_stage != nullptr) mark(kPreFilter);
+    }
+    for (size_t index = 0; index < stages_.size(); ++index) {
+      const FilterStageRef& stage = stages_[index];
       switch (stage.stage) {
         case Stage::kUnschedulable: {
           const uint8_t* unschedulable = s_.unschedulable().data() + begin;
@@ -470,6 +514,7 @@ class PodKernel {
           prepared_[static_cast<size_t>(stage.plugin)]->filter(begin, end, failed, reasons);
           break;
       }
+      if (first_stage != nullptr) mark(static_cast<uint8_t>(index));
     }
     for (int32_t j = 0; j < n; ++j) ok[j] = !failed[j];
   }
@@ -585,6 +630,8 @@ class PodKernel {
   std::vector<uint8_t> allowed_models_;
   bool check_gpu_ = false;
   bool refused_ = false;
+  bool terms_conflict_ = false;    // NodeAffinity's PreFilter: the required terms name disjoint nodes
+  std::vector<uint8_t> prefilter_;  // per slot, 1 where the PreFilter's node names allow it; empty: every slot
   const int32_t insufficient_base_;
   std::vector<FilterStageRef> stages_;  // the filters this pod meets, in the profile's order
   std::vector<std::unique_ptr<PodPlugin>> prepared_;  // per plugin slot; nullptr where the plugin has nothing to do
