@@ -26,6 +26,14 @@ from vcore_kube.kubeclient import Api, ApiException, pod_path
 log = logging.getLogger(__name__)
 
 NOTE_LIMIT = 1024  # events.k8s.io/v1 rejects longer notes
+
+
+def truncated_note(note: str) -> str:
+    """An event's note within NOTE_LIMIT, cut as kube-scheduler cuts its FailedScheduling text (truncateMessage:
+    the start, then " ..."); the pod condition keeps the whole text."""
+    if len(note) <= NOTE_LIMIT:
+        return note
+    return note[:NOTE_LIMIT - len(" ...")] + " ..."
 PODGROUPS = "/apis/scheduling.volcano.sh/v1beta1/namespaces/{namespace}/podgroups/{name}"
 EVICTION_ATTEMPTS = 3
 # kube-scheduler's PodScheduled condition for a pod it does not attempt because of its scheduling gates.
@@ -134,7 +142,7 @@ class Recorder:
             "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": namespace},
             "eventTime": micro_time(), "reportingController": self._controller(pod),
             "reportingInstance": self.instance, "action": action, "reason": reason, "type": kind,
-            "note": note[:NOTE_LIMIT],
+            "note": truncated_note(note),
             "regarding": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": meta["name"],
                           "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}})
 

@@ -74,6 +74,9 @@ class CompiledPod:
     @property
     def priority(self) -> int: ...
     @property
+    def never_preempts(self) -> bool:
+        """spec.preemptionPolicy is Never."""
+    @property
     def requests(self) -> list[tuple[int, int]]:
         """(resource axis, amount) pairs of the effective request"""
 
@@ -225,7 +228,7 @@ class Engine:
         first task no node fit (-1), that task's reason_counts int64[n_reasons], node evaluations made).
         Malformed -> ValueError, nothing bound."""
     def preempt(self, pod: CompiledPod, offset: int, min_candidate_nodes_percentage: int,
-                min_candidate_nodes_absolute: int, nominated: Sequence[tuple[CompiledPod, int]] = ()
+                min_candidate_nodes_absolute: int, nominated: Sequence[tuple[CompiledPod, int]] = []
                 ) -> tuple[int, list[str], int, NDArray[np.int32], list[tuple[int, list[int]]],
                            list[tuple[int, list[str], int]]]:
         """kube-scheduler's DefaultPreemption as a dry run: (node slot or -1, victim keys most important first,
