@@ -7,7 +7,7 @@ gives the same objects.
 
 What a node, a running pod or a probe carries is decided by feature functions, each ``(rng, obj, ctx) -> None``
 that fills in one kind of field, listed with the probability it applies in NODE_FEATURES, RUNNING_FEATURES and
-PROBE_FEATURES. A new scheduling feature is one such function and one line in a list: ImageLocality, say, a node
+PROBE_FEATURES. A new scheduling feature is one such function and one line in a list, as ImageLocality is: a node
 feature writing status.images (names and sizeBytes) and a probe feature choosing container images among them. A
 probe vcore refuses (a field it does not honor yet) is counted as such by the test, not compared.
 """
@@ -62,6 +62,10 @@ TOPOLOGY_KEYS = [HOSTNAME, ZONE, REGION, "rack"]
 TAINT_KEYS = ["dedicated", "spot", "gpu"]
 TAINT_VALUES = ["", "a", "b"]
 EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+# Container images nodes may hold (ImageLocality), by the name the kubelet reports, with their size in bytes: below
+# kube-scheduler's 23 MB minimum, between, and past its 1000 MB maximum per container.
+IMAGES = {"registry.invalid/tools:latest": 20 * 2**20, "registry.invalid/web:1.0": 300 * 2**20,
+          "registry.invalid/db:2": 800 * 2**20, "registry.invalid/big:7": 2 * 2**30}
 # Pod labels: keys and values small enough that selectors match something often.
 POD_LABELS = {"app": ["web", "db", "cache"], "tier": ["fe", "be"], "version": ["v1", "v2"]}
 
@@ -175,8 +179,14 @@ def node_extended(rng: random.Random, node: dict, ctx: Context) -> None:
         node["status"][section][EXTENDED] = str(rng.choice([0, 2, 4]))
 
 
+def node_images(rng: random.Random, node: dict, ctx: Context) -> None:
+    """Images the node holds, as the kubelet reports them in status.images (ImageLocality)."""
+    held = rng.sample(sorted(IMAGES), rng.randint(1, len(IMAGES)))
+    node["status"]["images"] = [{"names": [name], "sizeBytes": IMAGES[name]} for name in held]
+
+
 NODE_FEATURES: list[tuple[float, Feature]] = [
-    (1.0, node_labels), (0.3, node_taints), (0.12, node_unschedulable), (0.4, node_extended),
+    (1.0, node_labels), (0.3, node_taints), (0.12, node_unschedulable), (0.4, node_extended), (0.6, node_images),
 ]
 
 
@@ -396,6 +406,13 @@ def topology_spread(rng: random.Random, pod: dict, ctx: Context) -> None:
     pod["spec"]["topologySpreadConstraints"] = constraints
 
 
+def images(rng: random.Random, pod: dict, ctx: Context) -> None:
+    """Container images among those the nodes may hold, or one none holds (ImageLocality); an image without a tag
+    is the node's ":latest"."""
+    for c in pod["spec"]["containers"]:
+        c["image"] = rng.choice([*sorted(IMAGES), "registry.invalid/pause:3.10"]).removesuffix(":latest")
+
+
 RUNNING_FEATURES: list[tuple[float, Feature]] = [
     (0.2, init_containers), (0.15, pod_level_resources), (0.5, priority), (0.3, pod_affinity), (0.1, host_port),
 ]
@@ -403,7 +420,7 @@ RUNNING_FEATURES: list[tuple[float, Feature]] = [
 PROBE_FEATURES: list[tuple[float, Feature]] = [
     (0.2, init_containers), (0.25, pod_level_resources), (0.3, priority), (0.25, node_selector),
     (0.25, required_node_affinity), (0.35, preferred_node_affinity), (0.45, tolerations), (0.45, pod_affinity),
-    (0.4, topology_spread), (0.05, host_port),
+    (0.4, topology_spread), (0.05, host_port), (0.4, images),
 ]
 
 

@@ -1,9 +1,9 @@
 """Differential test: vcore against the real kube-scheduler v1.34 on the same random clusters and pods.
 
-tests/kube/diffgen.py draws seeded scenarios (nodes with labels, taints, cordons and extended resources; pods bound
-to them with requests, init and sidecar containers, pod-level resources, priorities, pod affinity and host ports;
-probes with node selectors, node affinity, tolerations, pod (anti-)affinity, topology spread, host ports, pod-level
-resources and priorities). Each scenario is created in a control plane of this module's
+tests/kube/diffgen.py draws seeded scenarios (nodes with labels, taints, cordons, extended resources and images;
+pods bound to them with requests, init and sidecar containers, pod-level resources, priorities, pod affinity and
+host ports; probes with node selectors, node affinity, tolerations, pod (anti-)affinity, topology spread, host
+ports, images, pod-level resources and priorities). Each scenario is created in a control plane of this module's
 own (so no other test's nodes are in it), where the real kube-scheduler runs with percentageOfNodesToScore 100 and
 three profiles; it logs every node's final score and every plugin's weighted score. Each probe is then, in turn:
 
