@@ -279,8 +279,15 @@ def selector_terms(draw):
     return term(*exprs, fields=fields)
 
 
+_POD_LEVEL = st.dictionaries(st.sampled_from(["cpu", "memory"]), st.one_of(_CPU_REQ.filter(lambda v: v is not None),
+                                                                          _MEM_REQ.filter(lambda v: v is not None)),
+                             min_size=1, max_size=2)
+
+
 @st.composite
-def pod_dicts(draw, name: str, *, constraints: bool = True) -> dict:
+def pod_dicts(draw, name: str, *, constraints: bool = True, preemption: bool = False) -> dict:
+    """A random pod; ``preemption`` adds what kube-scheduler's preemption and its non-zero accounting look at:
+    a priority, preemptionPolicy Never, pod-level requests and limits (spec.resources)."""
     containers = [container(draw(_REQS)) for _ in range(draw(st.integers(1, 3)))]
     init = None
     if draw(st.integers(0, 3)) == 0:
@@ -302,7 +309,19 @@ def pod_dicts(draw, name: str, *, constraints: bool = True) -> dict:
             kw["preferred"] = draw(_PREFERRED)
         if draw(st.booleans()):
             kw["tolerations"] = draw(_TOLERATIONS)
-    return make_pod(name, *containers, init=init, overhead=overhead, **kw)
+    pod = make_pod(name, *containers, init=init, overhead=overhead, **kw)
+    if preemption:
+        spec = pod["spec"]
+        # Hypothesis leans to the first choice: the rare case comes last.
+        spec["priority"] = draw(st.sampled_from([10, 0, 1000]))
+        if draw(st.sampled_from([None, None, None, "Never"])):
+            spec["preemptionPolicy"] = "Never"
+        if draw(st.sampled_from([False, False, True])):
+            section = draw(st.sampled_from(["requests", "limits", "both"]))
+            values = draw(_POD_LEVEL)
+            spec["resources"] = {s: {k: _qty(k, v) for k, v in values.items()}
+                                 for s in (("requests", "limits") if section == "both" else (section,))}
+    return pod
 
 
 @st.composite

@@ -34,9 +34,13 @@ DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 CPU, MEMORY, EPHEMERAL, PODS = "cpu", "memory", "ephemeral-storage", "pods"
 
 R_UNSCHEDULABLE = "node(s) were unschedulable"
-R_TAINT = "node(s) had untolerated taint"
+R_TAINT = "node(s) had untolerated taint(s)"
 R_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 R_TOO_MANY_PODS = "Too many pods"
+R_PREFILTER = "node(s) didn't satisfy plugin(s) [NodeAffinity]"   # NodeAffinity's PreFilter node names
+R_CONFLICT = "pod affinity terms conflict"                           # ... when they are disjoint
+# kube-scheduler's reasons with the status UnschedulableAndUnresolvable (preemption does not try those nodes)
+UNRESOLVABLE = {R_UNSCHEDULABLE, R_TAINT, R_AFFINITY, R_PREFILTER, R_CONFLICT}
 TAINT_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 
 FILTER_PLUGINS = ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit")
@@ -129,13 +133,38 @@ def _add(acc: dict, other: dict) -> None:
 
 
 def _max_into(acc: dict, other: dict) -> None:
+    """maxResourceList: a key it lacks is taken even at zero (a zero request still says the resource is asked)."""
     for k, v in other.items():
-        if v > acc.get(k, Fraction(0)):
+        if k not in acc or v > acc[k]:
             acc[k] = v
 
 
-def pod_requests(pod: dict, non_missing: dict[str, Fraction] | None = None) -> dict[str, Fraction]:
-    """resourcehelper.PodRequests: exact (Fraction) effective request of a pod."""
+POD_LEVEL = (CPU, MEMORY)  # resourcehelper.IsSupportedPodLevelResource, hugepages-* too
+
+
+def _pod_level(name: str) -> bool:
+    return name in POD_LEVEL or name.startswith("hugepages-")
+
+
+def pod_level_requests(pod: dict) -> dict[str, Fraction]:
+    """spec.resources.requests of the supported resources, as the API server defaults them from the pod-level
+    limits (a limit without a request: the containers' aggregate when some container asks for the resource,
+    else the limit)."""
+    spec = pod.get("spec") or {}
+    res = spec.get("resources") or {}
+    out = {k: parse_quantity(v) for k, v in (res.get("requests") or {}).items() if _pod_level(k)}
+    aggregate = pod_requests(pod, skip_pod_level=True, overhead=False)
+    asked = {k for c in (spec.get("containers") or []) + (spec.get("initContainers") or [])
+             for k in _container_requests(c)}
+    for k, v in (res.get("limits") or {}).items():
+        if _pod_level(k) and k not in out:
+            out[k] = aggregate.get(k, Fraction(0)) if k in asked else parse_quantity(v)
+    return out
+
+
+def pod_requests(pod: dict, non_missing: dict[str, Fraction] | None = None, *, skip_pod_level: bool = False,
+                 overhead: bool = True) -> dict[str, Fraction]:
+    """resourcehelper.PodRequests: exact (Fraction) effective request of a pod (keys of zero requests kept)."""
     spec = pod.get("spec") or {}
 
     def with_defaults(reqs):
@@ -161,7 +190,10 @@ def pod_requests(pod: dict, non_missing: dict[str, Fraction] | None = None) -> d
             _add(effective, sidecars)
         _max_into(init_max, effective)
     _max_into(reqs, init_max)
-    _add(reqs, {k: parse_quantity(v) for k, v in (spec.get("overhead") or {}).items()})
+    if not skip_pod_level:
+        reqs.update(pod_level_requests(pod))
+    if overhead:
+        _add(reqs, {k: parse_quantity(v) for k, v in (spec.get("overhead") or {}).items()})
     return reqs
 
 
@@ -174,19 +206,27 @@ def pod_key(pod: dict) -> str:
 class RefPod:
     key: str
     requests: dict[str, int]          # canonical, only tracked resources, zeros dropped
-    nonzero_cpu: int
+    nonzero_cpu: int                  # what it adds to its node's NonZeroRequested once bound (CalculateResource)
     nonzero_mem: int
     node_selector: dict[str, str]
     required_terms: list | None       # None: no required node affinity
     preferred: list                   # [(weight, term)]
     tolerations: list                 # [(key, operator, value, effect)]
+    score_cpu: int = 0                # its own as NodeResourcesFit's scorer reads it (pod-level requests left out)
+    score_mem: int = 0
+    priority: int = 0
+    never_preempts: bool = False      # spec.preemptionPolicy Never
 
     @classmethod
     def from_dict(cls, pod: dict) -> RefPod:
         spec = pod.get("spec") or {}
         real = pod_requests(pod)
-        nz = pod_requests(pod, {CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000),
-                                MEMORY: Fraction(DEFAULT_MEMORY_REQUEST)})
+        defaults = {CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000), MEMORY: Fraction(DEFAULT_MEMORY_REQUEST)}
+        scored = pod_requests(pod, defaults, skip_pod_level=True)
+        if pod_level_requests(pod):  # framework.getNonMissingContainerRequests: defaults only for what it never asks
+            nz = pod_requests(pod, {k: v for k, v in defaults.items() if k not in real})
+        else:
+            nz = scored
         requests = {}
         for name, amount in real.items():
             v = canonical(name, amount)
@@ -203,7 +243,10 @@ class RefPod:
                    nonzero_cpu=canonical(CPU, nz.get(CPU, Fraction(0))),
                    nonzero_mem=canonical(MEMORY, nz.get(MEMORY, Fraction(0))),
                    node_selector=dict(spec.get("nodeSelector") or {}), required_terms=required_terms,
-                   preferred=preferred, tolerations=tolerations)
+                   preferred=preferred, tolerations=tolerations,
+                   score_cpu=canonical(CPU, scored.get(CPU, Fraction(0))),
+                   score_mem=canonical(MEMORY, scored.get(MEMORY, Fraction(0))),
+                   priority=int(spec.get("priority") or 0), never_preempts=spec.get("preemptionPolicy") == "Never")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -504,28 +547,109 @@ def _as_pod(pod) -> RefPod:
     return pod if isinstance(pod, RefPod) else RefPod.from_dict(pod)
 
 
+def prefilter_names(pod: RefPod) -> set[str] | None:
+    """NodeAffinity.PreFilter: when every required term has matchFields metadata.name In (ANDed within a term),
+    the union of those names; None when some term has none."""
+    if not pod.required_terms:
+        return None
+    names: set[str] = set()
+    for term in pod.required_terms:
+        ins = [set(f.get("values") or []) for f in term.get("matchFields") or [] if f["operator"] == "In"]
+        if not ins:
+            return None
+        names |= set.intersection(*ins)
+    return names
+
+
+def node_reasons(cluster: ReferenceCluster, pod: RefPod, profile: dict) -> dict[str, list[str]]:
+    """Per node (cluster order), the reasons it is filtered out for ([] if feasible): the PreFilter's, else the
+    first failing filter's."""
+    names = prefilter_names(pod) if "NodeAffinity" in profile["filters"] else None
+    out = {}
+    for node in cluster.nodes.values():
+        if names is not None and not names:
+            out[node.name] = [R_CONFLICT]
+        elif names is not None and node.name not in names:
+            out[node.name] = [R_PREFILTER]
+        else:
+            out[node.name] = filter_node(cluster, pod, node, profile)
+    return out
+
+
 def reference_filter(cluster: ReferenceCluster, pod, profile_native: dict) -> tuple[list[str], dict[str, int]]:
     """(feasible node names in cluster order, {reason: number of nodes})."""
-    p = _as_pod(pod)
     feasible, counts = [], {}
-    for node in cluster.nodes.values():
-        reasons = filter_node(cluster, p, node, profile_native)
+    for name, reasons in node_reasons(cluster, _as_pod(pod), profile_native).items():
         if not reasons:
-            feasible.append(node.name)
+            feasible.append(name)
         for r in reasons:
             counts[r] = counts.get(r, 0) + 1
     return feasible, counts
 
 
-def fit_error_message(n_nodes: int, counts: dict[str, int]) -> str:
-    parts = sorted(f"{c} {r}" for r, c in counts.items())
-    return f"0/{n_nodes} nodes are available: " + ", ".join(parts) + "."
+def fit_error_message(n_nodes: int, counts: dict[str, int], post_filter: str = "") -> str:
+    """framework.FitError.Error(): the PreFilter rejection or the reasons' histogram, then the PostFilter's text."""
+    if n_nodes == 0:
+        return "no nodes available to schedule pods"
+    message = f"0/{n_nodes} nodes are available:"
+    if R_CONFLICT in counts:
+        message += f" {R_CONFLICT}."
+    elif counts:
+        message += " " + ", ".join(sorted(f"{c} {r}" for r, c in counts.items())) + "."
+    return f"{message} {post_filter}" if post_filter else message
+
+
+def failure_message(cluster: ReferenceCluster, pod, profile: dict) -> str:
+    """The whole FailedScheduling text of a pod no node fits, kube-scheduler v1.34's default PostFilter plugins
+    included: DynamicResources ("no new claims to deallocate"), then DefaultPreemption's dry run -- nodes that
+    failed for resolvable reasons only are tried without every pod of lower priority (none: "No preemption victims
+    found"), the rest are "Preemption is not helpful"; a node that fits then would be preempted on (no text)."""
+    p = _as_pod(pod)
+    per_node = node_reasons(cluster, p, profile)
+    counts: dict[str, int] = {}
+    for reasons in per_node.values():
+        for r in reasons:
+            counts[r] = counts.get(r, 0) + 1
+    n = len(cluster.nodes)
+    if n == 0:
+        return fit_error_message(0, counts)
+    if R_CONFLICT in counts:  # rejected at PreFilter: DynamicResources' PostFilter finds no state of its own
+        return fit_error_message(n, counts, "not found")
+    if p.never_preempts:
+        return fit_error_message(n, counts, "no new claims to deallocate, preemption: not eligible due to "
+                                            "preemptionPolicy=Never.")
+    dry_run: dict[str, int] = {}
+
+    def add(reason: str) -> None:
+        dry_run[reason] = dry_run.get(reason, 0) + 1
+    for name, reasons in per_node.items():
+        node = cluster.nodes[name]
+        too_big = any(r.startswith("Insufficient ") and p.requests.get(r[len("Insufficient "):], 0) > node.alloc(
+            r[len("Insufficient "):]) for r in reasons)
+        if any(r in UNRESOLVABLE for r in reasons) or too_big:
+            add("Preemption is not helpful for scheduling")
+            continue
+        victims = [q.key for q in cluster.pods_on(name) if q.priority < p.priority]
+        if not victims:
+            add("No preemption victims found for incoming pod")
+            continue
+        without = ReferenceCluster()
+        without.nodes = cluster.nodes
+        without.bound = {k: v for k, v in cluster.bound.items() if k not in victims}
+        after = filter_node(without, p, node, profile)
+        if not after:
+            return fit_error_message(n, counts)  # DefaultPreemption would evict there: its PostFilter says nothing
+        for r in after:
+            add(r)
+    return fit_error_message(n, counts, "no new claims to deallocate, preemption: " + fit_error_message(n, dry_run))
 
 
 def filter_part(message: str) -> str:
-    """A FailedScheduling message without the PostFilter's (preemption's) text, which the filter references leave
-    to tests/plugins/preemption_reference.py."""
-    return message.split(" preemption: ", 1)[0]
+    """A FailedScheduling message without the PostFilter plugins' text (DynamicResources', then preemption's, which
+    tests/plugins/preemption_reference.py checks; "not found" after a PreFilter rejection)."""
+    for post_filter in (" no new claims to deallocate", " not found"):
+        message = message.split(post_filter, 1)[0]
+    return message
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -576,9 +700,9 @@ def _alloc_req_pairs(pod: RefPod, node: RefNode, usage: NodeUsage, resources, us
     out = []
     for name, weight in resources:
         if name == CPU:
-            pod_req = pod.requests.get(CPU, 0) if use_requested else pod.nonzero_cpu
+            pod_req = pod.requests.get(CPU, 0) if use_requested else pod.score_cpu
         elif name == MEMORY:
-            pod_req = pod.requests.get(MEMORY, 0) if use_requested else pod.nonzero_mem
+            pod_req = pod.requests.get(MEMORY, 0) if use_requested else pod.score_mem
         else:
             pod_req = pod.requests.get(name, 0)
         if pod_req == 0 and is_scalar(name):
@@ -753,6 +877,7 @@ class ScheduleStep:
     node: str | None                # the node the pod was bound to
     reasons: dict[str, int]
     scores: dict[str, int]
+    message: str = ""               # the FailedScheduling text, made when the pod was tried
 
 
 def reference_schedule(cluster: ReferenceCluster, pods: list, profile_native: dict,
@@ -767,7 +892,7 @@ def reference_schedule(cluster: ReferenceCluster, pods: list, profile_native: di
         p = _as_pod(pod)
         feasible, counts = reference_filter(cluster, p, profile_native)
         if not feasible:
-            steps.append(ScheduleStep(p.key, set(), None, counts, {}))
+            steps.append(ScheduleStep(p.key, set(), None, counts, {}, failure_message(cluster, p, profile_native)))
             continue
         scores = reference_score(cluster, p, profile_native, feasible)
         top = max(scores.values())

@@ -117,7 +117,7 @@ def test_add_node_kubernetes_v1_node_model():
     assert c.allocatable("nvidia.com/gpu").tolist() == [2]
     # The taint is enforced: a pod without the toleration is filtered out.
     result = vcore.Scheduler(c).filter(req_pod("p", 100))
-    assert result.feasible == [] and result.reasons == {"node(s) had untolerated taint": 1}
+    assert result.feasible == [] and result.reasons == {"node(s) had untolerated taint(s)": 1}
     # A V1Pod binds like a dict pod.
     c.bind(v1_pod("vp", "250m", "64Mi"), "k1")
     assert c.node_of("default/vp") == "k1"

@@ -38,7 +38,8 @@ def test_filter_conformance(case):
     result = sched.filter(case.pod)
     assert (result.feasible, result.reasons) == (case.feasible, case.reasons)
     if not case.feasible:
-        assert ref.filter_part(result.message) == ref.fit_error_message(len(case.nodes), case.reasons)
+        reference = build_reference(case.nodes, case.existing)
+        assert result.message == ref.failure_message(reference, case.pod, ref.profile_to_native(case.profile))
 
 
 @pytest.mark.parametrize("case", FILTER_CASES, ids=lambda c: c.id)

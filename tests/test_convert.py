@@ -336,6 +336,62 @@ def test_pod_level_resources(p, reqs, cpu, mem):
     assert (s["requests"], s["nonzero_cpu_milli"], s["nonzero_mem_bytes"]) == (reqs, cpu, mem)
 
 
+# kube-scheduler v1.34's two readings of a pod with pod-level requests. Bound (PodInfo.CalculateResource): the
+# non-zero default only for a resource the pod asks for nowhere. Scored as the pod being placed (NodeResourcesFit's
+# resourceAllocationScorer, without pod-level resources): the containers with their defaults, plus overhead.
+# (id, pod, nonzero (cpu, mem), score (cpu, mem))
+POD_LEVEL_NONZERO_CASES = [
+    ("cpu-asked-by-one-container-no-default-for-the-other",
+     pod([container(requests={"cpu": "500m"}), container()], resources={"requests": {"memory": "2Gi"}}),
+     (500, 2 * GI), (600, 2 * 209715200)),
+    ("nothing-asks-cpu-every-container-defaults",
+     pod([container(), container()], resources={"requests": {"memory": "2Gi"}}), (200, 2 * GI), (200, 2 * 209715200)),
+    ("explicit-zero-is-asked",
+     pod([container(requests={"cpu": "0"}), container()], resources={"requests": {"memory": "1Gi"}}),
+     (0, GI), (100, 2 * 209715200)),
+    ("pod-level-cpu-scored-from-containers",
+     pod([container(requests={"cpu": "1", "memory": "1Gi"})], resources={"requests": {"cpu": "3", "memory": "2Gi"}}),
+     (3000, 2 * GI), (1000, GI)),
+    ("overhead-on-both",
+     pod([container()], resources={"requests": {"cpu": "2"}}, overhead={"cpu": "100m", "memory": "10Mi"}),
+     (2100, 10 * MI), (200, 209715200 + 10 * MI)),
+    ("hugepages-at-pod-level-count-as-pod-level",
+     pod([container(requests={"cpu": "500m"}), container()], resources={"requests": {"hugepages-2Mi": "4Mi"}}),
+     (500, 2 * 209715200), (600, 2 * 209715200)),
+]
+
+
+@pytest.mark.parametrize("p,nonzero,score", [c[1:] for c in POD_LEVEL_NONZERO_CASES],
+                         ids=[c[0] for c in POD_LEVEL_NONZERO_CASES])
+def test_pod_level_non_zero_readings(p, nonzero, score):
+    s = pod_spec(p)
+    assert (s["nonzero_cpu_milli"], s["nonzero_mem_bytes"]) == nonzero
+    # Present only where the readings differ: the pod being placed reads like a bound one otherwise.
+    assert (s.get("score_cpu_milli", s["nonzero_cpu_milli"]), s.get("score_mem_bytes", s["nonzero_mem_bytes"])) == score
+    assert ("score_cpu_milli" in s) == (score != nonzero)
+
+
+def test_pods_without_pod_level_requests_read_alike():
+    s = pod_spec(pod([container(requests={"cpu": "500m"}), container()], init=[container(requests={"memory": "1Gi"})]))
+    assert "score_cpu_milli" not in s and "score_mem_bytes" not in s
+
+
+@pytest.mark.parametrize("policy,out", [("Never", {"preemption_policy": "Never"}), ("PreemptLowerPriority", {}),
+                                        (None, {})])
+def test_preemption_policy(policy, out):
+    p = pod([container()])
+    if policy is not None:
+        p["spec"]["preemptionPolicy"] = policy
+    assert {k: v for k, v in pod_spec(p).items() if k == "preemption_policy"} == out
+
+
+def test_unknown_preemption_policy_is_refused():
+    p = pod([container()])
+    p["spec"]["preemptionPolicy"] = "Sometimes"
+    with pytest.raises(ValueError, match=r"^pod default/p1: spec\.preemptionPolicy: unsupported value 'Sometimes'"):
+        pod_spec(p)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # pod_spec: everything else
 # ---------------------------------------------------------------------------------------------------------

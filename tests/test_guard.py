@@ -152,7 +152,8 @@ def test_a_sidecar_host_port_counts_and_a_regular_init_container_port_does_not()
     assert scheduler.schedule([_pod("side", initContainers=[{**init, "restartPolicy": "Always"}])])[0].node == "n0"
     taken = scheduler.schedule([_pod("side2", initContainers=[{**init, "restartPolicy": "Always"}])])[0]
     assert taken.message == ("0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports. "
-                             "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.")
+                             "no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption "
+                             "victims found for incoming pod.")
 
 
 def test_a_host_network_pods_container_ports_are_host_ports():
@@ -177,8 +178,9 @@ def test_node_name_confines_the_pod_to_that_node():
     placement = scheduler.schedule([_pod("y", nodeName="n2")])[0]
     assert placement.node == "n2"
     missing = scheduler.filter(_pod("z", nodeName="gone"))
-    assert missing.message == ("0/3 nodes are available: 3 node(s) didn't match the requested node name. "
-                               "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+    assert missing.message == ("0/3 nodes are available: 3 node(s) didn't match the requested node name. no new claims "
+                               "to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for "
+                               "scheduling.")
 
 
 def test_a_bound_pods_required_anti_affinity_keeps_the_pods_it_matches_off_its_domain():

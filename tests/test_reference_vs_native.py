@@ -22,7 +22,8 @@ def clusters(draw, max_nodes: int = 40):
     nodes = [draw(node_dicts(f"n{i}")) for i in range(n)]
     existing = []
     for j in range(draw(st.integers(0, n + 5))):
-        existing.append((f"n{draw(st.integers(0, n - 1))}", draw(pod_dicts(f"bound{j}", constraints=False))))
+        existing.append((f"n{draw(st.integers(0, n - 1))}",
+                         draw(pod_dicts(f"bound{j}", constraints=False, preemption=True))))
     return nodes, existing
 
 
@@ -49,7 +50,8 @@ def _explain(reference, pod, prof, names):
     return "\n".join(lines)
 
 
-@given(cluster=clusters(), pods=st.lists(pod_dicts("incoming"), min_size=1, max_size=3), profile=profiles())
+@given(cluster=clusters(), pods=st.lists(pod_dicts("incoming", preemption=True), min_size=1, max_size=3),
+       profile=profiles())
 def test_filter_and_score_match_reference(cluster, pods, profile):
     nodes, existing = cluster
     native, reference = build_both(nodes, existing)
@@ -61,7 +63,7 @@ def test_filter_and_score_match_reference(cluster, pods, profile):
         assert got.feasible == want_feasible
         assert got.reasons == want_reasons
         if not want_feasible:
-            assert ref.filter_part(got.message) == ref.fit_error_message(len(nodes), want_reasons)
+            assert got.message == ref.failure_message(reference, pod, prof)
         want_scores = ref.reference_score(reference, pod, prof, want_feasible)
         got_scores = sched.score(pod)
         if got_scores != want_scores:
@@ -78,7 +80,7 @@ def test_filter_and_score_match_reference(cluster, pods, profile):
 def test_schedule_picks_a_reference_best_node(cluster, profile, data):
     nodes, existing = cluster
     native, reference = build_both(nodes, existing)
-    pods = [data.draw(pod_dicts(f"p{i}")) for i in range(data.draw(st.integers(1, 8)))]
+    pods = [data.draw(pod_dicts(f"p{i}", preemption=True)) for i in range(data.draw(st.integers(1, 8)))]
     prof = ref.profile_to_native(profile)
     sched = vcore.Scheduler(native, profile=profile, seed=data.draw(st.integers(0, 3)))
     placements = sched.schedule(pods)

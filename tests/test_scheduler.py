@@ -1,7 +1,8 @@
 """vcore.Scheduler through the public API: filter, score and schedule as kube-scheduler would.
 
 Covers: filter() reasons counted per reason over all nodes and the FitError message ("0/3 nodes are available:
-1 Insufficient cpu, 2 node(s) had untolerated taint."); score() returning only feasible nodes; schedule() giving
+1 Insufficient cpu, 2 node(s) had untolerated taint(s).", then what kube-scheduler's PostFilter plugins add);
+score() returning only feasible nodes; schedule() giving
 one Placement per pod in order, binding placed pods, reporting reasons for unschedulable ones, and rejecting a
 batch with a bound or duplicate pod without binding anything; percentageOfNodesToScore (kube-scheduler's
 numFeasibleNodesToFind and the rotating start, derived here from the rule and observed through placements);
@@ -14,11 +15,15 @@ import pytest
 import yaml
 
 import vcore
-from conftest import GIB, expr, make_node, make_pod, make_profile, req_pod, taint, term, toleration
+from conftest import GIB, container, expr, make_node, make_pod, make_profile, req_pod, taint, term, toleration
 from vcore import Placement, PodAlreadyBoundError
 
 MI = 2**20
-TAINTED = "node(s) had untolerated taint"
+TAINTED = "node(s) had untolerated taint(s)"
+# kube-scheduler v1.34's default PostFilter plugins for a pod without resource claims: DynamicResources, then
+# DefaultPreemption (pkg/scheduler/framework/plugins/dynamicresources, .../defaultpreemption).
+NOT_HELPFUL = ("no new claims to deallocate, preemption: 0/{n} nodes are available: {n} Preemption is not helpful for "
+               "scheduling.")
 UNSCHEDULABLE = "node(s) were unschedulable"
 AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 
@@ -70,9 +75,10 @@ def test_filter_counts_reasons_in_fit_error_form():
     result = vcore.Scheduler(c).filter(req_pod("p", 1000, GIB))
     assert result.feasible == []
     assert result.reasons == {"Insufficient cpu": 1, TAINTED: 2}
-    assert result.message == ("0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint. "
-                              "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
-                              "2 Preemption is not helpful for scheduling.")
+    # The small node's 500m are less than the 1000m asked for, a taint is not lifted by evicting: preemption cannot
+    # help anywhere.
+    assert result.message == ("0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s). "
+                              + NOT_HELPFUL.format(n=3))
 
 
 def test_filter_counts_every_insufficient_resource_of_a_node():
@@ -88,10 +94,12 @@ def test_filter_counts_every_insufficient_resource_of_a_node():
     assert result.feasible == []
     assert result.reasons == {UNSCHEDULABLE: 1, AFFINITY: 1, "Too many pods": 1, "Insufficient cpu": 1,
                               "Insufficient memory": 1}
+    # Only the full node might take the pod once pods are evicted (tiny is too small for it), but its occupant's
+    # priority is not lower than the pod's.
     assert result.message == ("0/4 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 Too many pods, "
                               "1 node(s) didn't match Pod's node affinity/selector, 1 node(s) were unschedulable. "
-                              "preemption: 0/4 nodes are available: 2 No preemption victims found for incoming pod, "
-                              "2 Preemption is not helpful for scheduling.")
+                              "no new claims to deallocate, preemption: 0/4 nodes are available: 1 No preemption "
+                              "victims found for incoming pod, 3 Preemption is not helpful for scheduling.")
     # A pod that fits somewhere still gets the reasons of the other nodes, but no FitError message.
     result = sched.filter(req_pod("q", 1000, GIB))
     assert result.feasible == ["zone-b"]
@@ -115,8 +123,8 @@ def test_filter_extended_resource_reason():
     c = cluster_of(make_node("cpu", 8000, 8 * GIB), make_node("gpu", 8000, 8 * GIB, extra={"nvidia.com/gpu": 1}))
     result = vcore.Scheduler(c).filter(req_pod("p", 100, MI, extra={"nvidia.com/gpu": 2}))
     assert result.reasons == {"Insufficient nvidia.com/gpu": 2}
-    assert result.message == ("0/2 nodes are available: 2 Insufficient nvidia.com/gpu. "
-                              "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.")
+    # Neither node has 2 GPUs at all: evicting cannot help.
+    assert result.message == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu. " + NOT_HELPFUL.format(n=2)
 
 
 def test_filter_on_empty_cluster():
@@ -187,6 +195,40 @@ def test_weighted_sum_of_plugin_scores(weights):
     assert vcore.Scheduler(c, profile).score(pod) == expected
 
 
+# Pod-level resources (spec.resources) as kube-scheduler v1.34 scores them: NodeResourcesFit's scorer leaves the
+# pod's own pod-level requests out (its resourceAllocationScorer is built without the PodLevelResources feature:
+# noderesources/fit.go, resource_allocation.go) while BalancedAllocation reads them; a bound pod with pod-level
+# requests adds the 100m / 200Mi non-zero default only for a resource it asks for nowhere
+# (framework/types.go: PodInfo.CalculateResource, getNonMissingContainerRequests).
+FIT_ONLY = make_profile([("NodeResourcesFit", 1)])
+BALANCED_ONLY = make_profile([("NodeResourcesBalancedAllocation", 1)])
+
+
+def with_pod_level(pod: dict, requests: dict) -> dict:
+    pod["spec"]["resources"] = {"requests": requests}
+    return pod
+
+
+def test_fit_scores_the_containers_of_a_pod_with_pod_level_requests():
+    c = cluster_of(make_node("n", 4000, 8 * GIB))
+    pod = with_pod_level(req_pod("p", 500, GIB), {"cpu": "2", "memory": "4Gi"})
+    # The containers' 500m and 1Gi: (4000 - 500) * 100 / 4000 = 87, (8 - 1) * 100 / 8 = 87 (not the pod level's 50).
+    assert vcore.Scheduler(c, FIT_ONLY).score(pod) == {"n": 87}
+    # BalancedAllocation: the pod level's 2000m / 4000m and 4Gi / 8Gi are alike, std 0.
+    assert vcore.Scheduler(c, BALANCED_ONLY).score(pod) == {"n": 100}
+
+
+def test_fit_counts_a_bound_pods_non_zero_defaults_only_for_what_it_asks_nowhere():
+    asks_cpu = make_pod("bound", container({"cpu": 1000}), container({}))  # the second container asks nothing
+    c = cluster_of(make_node("n", 4000, 8 * GIB), make_node("m", 4000, 8 * GIB))
+    c.bind(with_pod_level(asks_cpu, {"memory": "2Gi"}), "n")
+    # Without pod-level requests the same pod counts 100m more for its second container.
+    c.bind(make_pod("plain", container({"cpu": 1000, "memory": 2 * GIB}), container({})), "m")
+    # n: cpu (4000 - 1000 - 1000) -> 50, memory (8Gi - 2Gi - 1Gi) -> 62: 56.
+    # m: cpu (4000 - 1100 - 1000) -> 47, memory (8Gi - 2Gi - 200Mi - 1Gi) -> 60: 53.
+    assert vcore.Scheduler(c, FIT_ONLY).score(req_pod("p", 1000, GIB)) == {"n": 56, "m": 53}
+
+
 # -------------------------------------------------------------------------------------------------------------
 # schedule
 # -------------------------------------------------------------------------------------------------------------
@@ -204,9 +246,11 @@ def test_schedule_returns_placements_in_order_and_binds():
     # ml/c needs 2 cpu: big has 1000m left, small 100m: nowhere (the taint blocks the big node).
     assert by_key["ml/c"].node is None
     assert by_key["ml/c"].reasons == {"Insufficient cpu": 2, TAINTED: 1}
+    # big (4000m, 3000m taken) would have room without its pods, but none has a lower priority than ml/c.
     assert by_key["ml/c"].message == (
-        "0/3 nodes are available: 1 node(s) had untolerated taint, 2 Insufficient cpu. preemption: 0/3 nodes are "
-        "available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.")
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. no new claims to deallocate, "
+        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not "
+        "helpful for scheduling.")
     assert by_key["default/e"].node == "tainted"  # tolerates, and has the most room
     for p in placements:
         assert c.node_of(p.pod) == p.node
@@ -464,4 +508,4 @@ def test_unschedulable_pod_on_node_selector_and_required_affinity():
     assert placement.node is None
     assert placement.reasons == {AFFINITY: 2}
     assert placement.message == ("0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. "
-                                 "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
+                                 + NOT_HELPFUL.format(n=2))

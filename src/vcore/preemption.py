@@ -37,7 +37,7 @@ def preempt(engine: _core.Engine, state: _core.ClusterState, pod: _core.Compiled
     scheduler sees; ``terminating(key)`` whether a bound pod is being terminated by an earlier preemption;
     ``nominated`` the pending pods with a nominated node (compiled, node name): those of the pod's priority or
     higher count as there while it is filtered."""
-    if spec is not None and spec.get("preemption_policy") == "Never":
+    if pod.never_preempts:  # spec.preemptionPolicy Never, known to a pod the caller compiled too
         return Preemption(None, message=PREFIX + NEVER)
     slots = [(nominee, state.node_index(node)) for nominee, node in nominated if state.has_node(node)]
     node, victims, violations, status, failed, candidates = engine.preempt(

@@ -1,25 +1,42 @@
-"""Why a node was filtered out, in kube-scheduler's words, and the FitError-style summary of those reasons.
+"""Why a node was filtered out, in kube-scheduler's words, and the FitError text kube-scheduler v1.34 writes into a
+pod's FailedScheduling event and PodScheduled condition.
 
 The codes are the C++ core's (core/include/vcore/reasons.h): its fused filters' fixed reasons (FIXED_REASONS here;
 tests keep the two equal), then every node plugin's, then "Insufficient <resource>" per resource axis. The whole
 table of a cluster state is ``vcore._native._core.reason_names(state)``.
+
+kube-scheduler's text has three parts: "0/<nodes> nodes are available:", then the PreFilter rejection or the
+filters' reasons counted over the nodes, then what its PostFilter plugins said (post_filter_message) -- in the
+default profile DynamicResources ("no new claims to deallocate" for a pod without resource claims), then
+DefaultPreemption (vcore.preemption: "preemption: 0/5 nodes are available: ..." when no eviction helps, nothing when
+it picks a node).
 """
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 UNSCHEDULABLE = "node(s) were unschedulable"
-UNTOLERATED_TAINT = "node(s) had untolerated taint"
+UNTOLERATED_TAINT = "node(s) had untolerated taint(s)"
 AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
 TOO_MANY_PODS = "Too many pods"
 NO_FITTING_GPUS = "node(s) had no free GPU devices that fit"
 NO_NUMA_ALIGNMENT = "node(s) could not align the pod on NUMA nodes as its topology policy asks"
 # The kernel's code for a pod it refuses outright; the text a user sees names why (pod_refusal).
 UNHONORED = "pod has a constraint vcore does not honor"
+# NodeAffinity's PreFilter: the required terms all name nodes (matchFields metadata.name In), so the others are
+# not looked at; disjoint names refuse the pod as a whole.
+NODE_AFFINITY_PREFILTER = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
+AFFINITY_TERMS_CONFLICT = "pod affinity terms conflict"
 
-# The fused filters' codes 0..6 in this order.
+# The fused filters' codes 0..8 in this order.
 FIXED_REASONS = (UNSCHEDULABLE, UNTOLERATED_TAINT, AFFINITY_MISMATCH, TOO_MANY_PODS, NO_FITTING_GPUS,
-                 NO_NUMA_ALIGNMENT, UNHONORED)
+                 NO_NUMA_ALIGNMENT, UNHONORED, NODE_AFFINITY_PREFILTER, AFFINITY_TERMS_CONFLICT)
+
+# What kube-scheduler v1.34's DynamicResources PostFilter says of a pod without resource claims.
+NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+# A PreFilter rejection ends the cycle before DynamicResources' PreFilter writes its state; its PostFilter then
+# fails to read it, and the error's text ends the message (DefaultPreemption does not run).
+POST_FILTER_STATE_MISSING = "not found"
 
 # Refusals of the whole pod, not of particular nodes: reported as kube-scheduler reports a PreFilter rejection.
 _NOT_HONORED = "vcore does not honor "
@@ -57,13 +74,33 @@ def is_pod_refusal(reason: str) -> bool:
     return reason.startswith((_NOT_HONORED, _GATED))
 
 
-def fit_error_message(n_nodes: int, reasons: Mapping[str, int]) -> str:
-    """kube-scheduler's FitError text: '0/5 nodes are available: 3 Insufficient cpu, 2 node(s) had ...', or for
-    a pod refused as a whole '0/5 nodes are available: <why>.' (a PreFilter rejection has no per-node count)."""
+def fit_error_message(n_nodes: int, reasons: Mapping[str, int], post_filter: str = "") -> str:
+    """kube-scheduler's FitError text: '0/5 nodes are available: 3 Insufficient cpu, 2 node(s) had ...' and what
+    the PostFilter plugins said (``post_filter``, see post_filter_message); for a pod refused as a whole
+    '0/5 nodes are available: <why>.' (a PreFilter rejection has no per-node count)."""
     if n_nodes == 0:
         return "no nodes available to schedule pods"
+    message = f"0/{n_nodes} nodes are available:"
     refusal = next((reason for reason in reasons if is_pod_refusal(reason)), None)
-    if refusal is not None:
-        return f"0/{n_nodes} nodes are available: {refusal}."
-    histogram = sorted(f"{count} {reason}" for reason, count in reasons.items())
-    return f"0/{n_nodes} nodes are available: {', '.join(histogram)}."
+    if refusal is not None:  # vcore's own words: no kube-scheduler plugin ran
+        return f"{message} {refusal}."
+    if AFFINITY_TERMS_CONFLICT in reasons:
+        message += f" {AFFINITY_TERMS_CONFLICT}."
+    elif reasons:
+        histogram = sorted(f"{count} {reason}" for reason, count in reasons.items())
+        message += f" {', '.join(histogram)}."
+    return f"{message} {post_filter}" if post_filter else message
+
+
+def post_filter_message(reasons: Mapping[str, int], preemption: str | None) -> str:
+    """What kube-scheduler's PostFilter plugins say about a pod that fits no node for ``reasons``: DynamicResources'
+    words, then DefaultPreemption's ``preemption`` text (None when the profile does not run it; empty when it found
+    a node, which ends the PostFilter without a word). Empty for a pod vcore refuses as a whole (no kube-scheduler
+    plugin ran). fit_error_message leaves it out where there are no nodes (no PostFilter runs then)."""
+    if any(is_pod_refusal(reason) for reason in reasons):
+        return ""
+    if AFFINITY_TERMS_CONFLICT in reasons:
+        return POST_FILTER_STATE_MISSING
+    if preemption is None:
+        return NO_CLAIMS_TO_DEALLOCATE
+    return f"{NO_CLAIMS_TO_DEALLOCATE}, {preemption}" if preemption else ""

@@ -29,7 +29,7 @@ from vcore.errors import ProfileError
 from vcore.plugins import DEFAULT_PREEMPTION
 from vcore.preemption import preempt
 from vcore.profile import Profile
-from vcore.reasons import fit_error_message, is_pod_refusal, reason_counts
+from vcore.reasons import AFFINITY_TERMS_CONFLICT, fit_error_message, is_pod_refusal, post_filter_message, reason_counts
 from vcore.types import Placement, Preemption
 
 if TYPE_CHECKING:
@@ -92,11 +92,6 @@ class Evaluation:
     feasible_mask: np.ndarray  # bool[n_slots]
     scores: np.ndarray  # int64[n_slots], 0 where infeasible
     reasons: dict[str, int]
-
-
-def _with_postfilter(message: str, preemption: Preemption | None) -> str:
-    """kube-scheduler's FitError text: the filter reasons, then the PostFilter's when it explains itself."""
-    return f"{message} {preemption.message}" if preemption is not None and preemption.message else message
 
 
 def _holding_cluster(method: Callable[..., T]) -> Callable[..., T]:
@@ -184,9 +179,8 @@ class Scheduler:
         feasible = [names[i] for i in np.flatnonzero(ev.feasible_mask)]
         if feasible:
             return FilterResult(feasible, ev.reasons, "")
-        message = fit_error_message(self._n_visible(), ev.reasons)
         preemption = self._preemption(compiled, spec, ev.reasons)
-        return FilterResult(feasible, ev.reasons, _with_postfilter(message, preemption), preemption)
+        return FilterResult(feasible, ev.reasons, self._failure_message(ev.reasons, preemption), preemption)
 
     @_holding_cluster
     def preempt(self, pod: Any, *, offset: int | None = None) -> Preemption:
@@ -204,6 +198,7 @@ class Scheduler:
         """DefaultPreemption's dry run when the profile runs it; None when it does not, or for a pod vcore refuses
         outright (its gates or a field vcore does not honor say why, not preemption)."""
         if (DEFAULT_PREEMPTION not in self.profile.post_filters or any(is_pod_refusal(r) for r in reasons)
+                or AFFINITY_TERMS_CONFLICT in reasons  # DynamicResources' PostFilter errs first (reasons.py)
                 or self._n_visible() == 0):  # kube-scheduler: "no nodes available", no PostFilter
             return None
         batch = self.cluster.batch
@@ -221,6 +216,14 @@ class Scheduler:
         return [(info.compiled, info.spec["nominated_node"]) for info in self.cluster.batch.pods.values()
                 if info.compiled is not None and info.spec.get("nominated_node") and not info.terminated
                 and not info.spec.get("deleting") and self._state.pod_node(info.key) < 0]
+
+    def _failure_message(self, reasons: dict[str, int], preemption: Preemption | None,
+                         n_nodes: int | None = None) -> str:
+        """kube-scheduler's FailedScheduling text: the filters' reasons, then what its PostFilter plugins said
+        (DynamicResources', then DefaultPreemption's when the profile runs it)."""
+        n_nodes = self._n_visible() if n_nodes is None else n_nodes
+        words = None if preemption is None else preemption.message
+        return fit_error_message(n_nodes, reasons, post_filter_message(reasons, words))
 
     @_holding_cluster
     def score(self, pod: Any) -> dict[str, int]:
@@ -281,8 +284,8 @@ class Scheduler:
             else:
                 counts = reason_counts(reasons[i], reason_names, spec_of[i])
                 preemption = self._preemption(batch[i], spec_of[i], counts)
-                message = _with_postfilter(fit_error_message(n_nodes, counts), preemption)
-                placements.append(Placement(key, None, counts, message, preemption=preemption))
+                placements.append(Placement(key, None, counts, self._failure_message(counts, preemption, n_nodes),
+                                            preemption=preemption))
         return placements
 
     @_holding_cluster

@@ -37,11 +37,12 @@ def test_hard_scope_places_only_on_its_nodes_and_counts_only_them():
     assert sum(n is not None for n in result.values()) == 8  # 2 nodes x 4 cpu
     last = s.schedule([plain("late")])[0]
     assert last.node is None
-    # The shard is the whole world.
-    assert last.message == ("0/2 nodes are available: 2 Insufficient cpu. "
-                            "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.")
+    # The shard is the whole world, preemption's included.
+    full = ("0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are "
+            "available: 2 No preemption victims found for incoming pod.")
+    assert last.message == full
     assert last.reasons == {"Insufficient cpu": 2}
-    assert s.filter(plain("probe")).message == last.message
+    assert s.filter(plain("probe")).message == full
 
 
 def test_soft_scope_prefers_its_nodes_then_uses_the_others():

@@ -52,9 +52,8 @@ def preempt_cluster(cpu_wanted: str, budgets: list[dict]) -> vcore.Cluster:
 
 def reclaim_cluster(budgets: list[dict]) -> vcore.Cluster:
     """q1 took the whole node while q2 was empty; q2 wants half of it back."""
-    c = build(*flatten(node("n1", "2"), queue("q1"), queue("q2"),
-                       [labelled(pod(f"test-pod{i}", None, "1", queue="q1", node="n1", phase="Running"))
-                        for i in (1, 2)],
+    running = [labelled(pod(f"test-pod{i}", None, "1", queue="q1", node="n1", phase="Running")) for i in (1, 2)]
+    c = build(*flatten(node("n1", "2"), queue("q1"), queue("q2"), running,
                        gang("want", 1, cpu="1", queue="q2")))
     for b in budgets:
         c.add_pod_disruption_budget(b)

@@ -182,9 +182,10 @@ def test_exclusive_and_shared_never_mix():
     assert [p.gpus for p in placed[:2]] == [GpuChoice((0,)), GpuChoice((1,))]
     assert placed[2].node is None
     assert placed[2].reasons == {"node(s) had no free GPU devices that fit": 1}
-    assert placed[2].message == ("0/1 nodes are available: 1 node(s) had no free GPU devices that fit. "
-                                  "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming "
-                                  "pod.")
+    # GPUs that pods hold could be freed by evicting them: kube-scheduler's preemption would look at the node.
+    assert placed[2].message == ("0/1 nodes are available: 1 node(s) had no free GPU devices that fit. no new claims "
+                                 "to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found "
+                                 "for incoming pod.")
 
 
 def test_mig_instance_from_gfd_labels():

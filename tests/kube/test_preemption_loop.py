@@ -90,7 +90,7 @@ def test_preemptor_evicts_nominates_and_binds_once_the_victim_is_gone(loop):
     loop.now[0] += 400  # past every backoff and the unschedulable flush (5 minutes)
     assert loop.schedule_once() == 0
     assert rec.preempted == [("low", "urgent", "n1")]  # no second victim while the first terminates
-    assert dict(rec.failed)["urgent"] == ("0/1 nodes are available: 1 Insufficient cpu. "
+    assert dict(rec.failed)["urgent"] == ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
                                           "preemption: not eligible due to a terminating pod on the nominated node.")
     loop.event("Pod", "DELETED", victim)  # its resources are free: the preemptor is woken (after its backoff)
     loop.drain()
@@ -115,8 +115,9 @@ def test_preemption_text_joins_failed_scheduling():
     lp.event("Pod", "ADDED", _pod("same", "u-same", cpu="2", priority=10))
     lp.drain()
     lp.schedule_once()
-    assert lp.recorder.failed == [("same", "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
-                                           "available: 1 No preemption victims found for incoming pod.")]
+    assert lp.recorder.failed == [("same", "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+                                           "preemption: 0/1 nodes are available: 1 No preemption victims found "
+                                           "for incoming pod.")]
 
 
 def test_a_profile_without_default_preemption_preempts_nothing():

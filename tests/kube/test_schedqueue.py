@@ -62,8 +62,8 @@ def test_backoff_doubles_up_to_the_maximum(attempts, expected):
     ({"Insufficient cpu": 3}, POD_DELETED, True),
     ({"Insufficient cpu": 3}, NODE_ADDED, True),
     ({"Too many pods": 1}, NODE_UPDATED, True),
-    ({"node(s) had untolerated taint": 2}, POD_DELETED, False),
-    ({"node(s) had untolerated taint": 2}, NODE_UPDATED, True),
+    ({"node(s) had untolerated taint(s)": 2}, POD_DELETED, False),
+    ({"node(s) had untolerated taint(s)": 2}, NODE_UPDATED, True),
     ({"node(s) didn't match Pod's node affinity/selector": 2}, POD_DELETED, False),
     ({"node(s) didn't match Pod's node affinity/selector": 2}, SHARD_CHANGED, True),
     ({}, POD_DELETED, True),  # nothing to go by: any event
@@ -106,7 +106,7 @@ def test_unschedulable_pods_are_flushed_after_the_maximum_time():
     q = SchedulingQueue(initial_backoff=1.0, max_in_unschedulable=300.0)
     q.add("p", 0, now=0.0)
     q.pop(1, now=0.0)
-    q.unschedulable("p", {"node(s) had untolerated taint": 1}, now=0.0)
+    q.unschedulable("p", {"node(s) had untolerated taint(s)": 1}, now=0.0)
     assert q.pop(1, now=299.0) == []
     assert q.pop(1, now=300.0) == ["p"]
 
@@ -123,6 +123,6 @@ def test_update_of_a_popped_pod_waits_for_its_outcome_and_delete_forgets():
 
 def test_hints_of_unknown_reasons_are_every_event():
     assert hints({"something new": 1}) == ALL_EVENTS
-    assert hints(["Insufficient memory", "node(s) had untolerated taint"]) >= {POD_DELETED, NODE_UPDATED}
+    assert hints(["Insufficient memory", "node(s) had untolerated taint(s)"]) >= {POD_DELETED, NODE_UPDATED}
     with pytest.raises(ValueError):
         SchedulingQueue(initial_backoff=0)

@@ -1,5 +1,6 @@
 """The adapter's pieces that need no API server: the cache's deltas, the watch backoff, the fault proxy's rules,
-and the rule that only the conversion seam talks to vcore (the configuration: test_config.py)."""
+an event note's truncation, and the rule that only the conversion seam talks to vcore (the configuration:
+test_config.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from vcore_kube.cache import Cache
+from vcore_kube.events import NOTE_LIMIT, truncated_note
 from vcore_kube.reflector import Backoff
 from vcore_kube.testenv.faultproxy import Fault
 
@@ -34,6 +36,12 @@ def test_cache_events_and_relist_deltas():
     assert cache.pods_of_group("ns/g") == {"ns/c"} and cache.count("Pod") == 2
     assert cache.apply("Pod", "DELETED", _pod("zzz", "4")) is None
     assert cache.apply("Node", "ADDED", {"metadata": {"name": "n1"}}).key == "n1"
+
+
+def test_a_long_note_is_cut_as_kube_scheduler_cuts_it():
+    assert truncated_note("x" * NOTE_LIMIT) == "x" * NOTE_LIMIT
+    cut = truncated_note("0/9 nodes are available: " + "y" * 2000)
+    assert len(cut) == NOTE_LIMIT and cut.startswith("0/9 nodes are available: yyy") and cut.endswith("y ...")
 
 
 def test_backoff_is_capped_exponential_with_jitter():

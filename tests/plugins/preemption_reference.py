@@ -29,12 +29,23 @@ NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
 
 R_UNSCHEDULABLE = "node(s) were unschedulable"
-R_TAINT = "node(s) had untolerated taint"
+R_TAINT = "node(s) had untolerated taint(s)"
 R_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 R_PORTS = "node(s) didn't have free ports for the requested pod ports"
 R_POD_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 R_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 UNRESOLVABLE = {R_UNSCHEDULABLE, R_TAINT, R_AFFINITY}  # fwk.UnschedulableAndUnresolvable
+
+
+def unresolvable(pod: Pod, node: RefNode, reasons: list[str]) -> bool:
+    """Whether a node's failure is UnschedulableAndUnresolvable: its first plugin's status, or NodeResourcesFit's
+    when the pod asks for more of a resource than the node's allocatable (fit.go: InsufficientResource.Unresolvable)."""
+    if not reasons:
+        return False
+    if reasons[0] in UNRESOLVABLE:
+        return True
+    asked = [r[len("Insufficient "):] for r in reasons if r.startswith("Insufficient ")]
+    return any(pod.ref.requests.get(name, 0) > node.alloc(name) for name in asked)
 
 MAX_INT32 = 2**31 - 1
 
@@ -309,10 +320,11 @@ class Cluster:
         statuses = {name: self.filter_with_nominated(pod, node) for name, node in self.nodes.items()}
         if pod.nominated in self.nodes:  # PodEligibleToPreemptOthers
             status = statuses[pod.nominated]
-            if not (status and status[0] in UNRESOLVABLE) and any(
+            if not unresolvable(pod, self.nodes[pod.nominated], status) and any(
                     p.priority < pod.priority and p.terminating_by_preemption for p in self.pods_on(pod.nominated)):
                 return Result(None, message="preemption: " + TERMINATING)
-        potential = [name for name, reasons in statuses.items() if reasons and reasons[0] not in UNRESOLVABLE]
+        potential = [name for name, reasons in statuses.items()
+                     if reasons and not unresolvable(pod, self.nodes[name], reasons)]
         tried: dict[str, list[str]] = {}
         non_violating: list[tuple[str, list[Pod], int]] = []
         violating: list[tuple[str, list[Pod], int]] = []

@@ -130,7 +130,7 @@ def test_synthetic_cluster_schedules_with_reasons():
     pending = [p for p in placements if p.node is None]
     assert placed and pending
     reasons = Counter(r for p in pending for r in p.reasons)
-    assert "node(s) had untolerated taint" in reasons
+    assert "node(s) had untolerated taint(s)" in reasons
     assert "node(s) didn't match Pod's node affinity/selector" in reasons
     assert any(r.startswith("Insufficient ") for r in reasons)
     # Misfits never fit, whatever else happened.

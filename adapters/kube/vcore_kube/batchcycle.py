@@ -25,7 +25,7 @@ from typing import Any
 
 import vcore
 from vcore.plugins import DEFAULT_PREEMPTION
-from vcore.reasons import is_pod_refusal
+from vcore.reasons import is_pod_refusal, post_filter_message
 from vcore_kube.convert import Converter
 
 
@@ -114,8 +114,9 @@ class BatchCycle:
         for key in tried:
             preemption = self.scheduler.preempt(self._pending[key])
             reasons, message = outcome.unschedulable[key]
-            if preemption.message:
-                outcome.unschedulable[key] = (reasons, f"{message} {preemption.message}")
+            post_filter = post_filter_message(reasons, preemption.message)
+            if post_filter:
+                outcome.unschedulable[key] = (reasons, f"{message} {post_filter}")
             if preemption.node is None:
                 continue
             denominated = self._nominate(key, preemption.node)

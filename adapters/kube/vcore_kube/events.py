@@ -34,6 +34,14 @@ EVICTION_RETRY_SECONDS = 0.5
 GATED_REASON, GATED_MESSAGE = "SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates"
 
 
+def truncated_note(note: str) -> str:
+    """An event's note within NOTE_LIMIT, cut as kube-scheduler cuts its FailedScheduling text (truncateMessage:
+    the start, then " ..."); the pod condition keeps the whole text."""
+    if len(note) <= NOTE_LIMIT:
+        return note
+    return note[:NOTE_LIMIT - len(" ...")] + " ..."
+
+
 def micro_time() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -147,7 +155,7 @@ class Recorder:
             "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": namespace},
             "eventTime": micro_time(), "reportingController": self._controller(pod),
             "reportingInstance": self.instance, "action": action, "reason": reason, "type": kind,
-            "note": note[:NOTE_LIMIT],
+            "note": truncated_note(note),
             "regarding": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": meta["name"],
                           "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}})
 
@@ -160,7 +168,7 @@ class Recorder:
             "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": namespace},
             "eventTime": micro_time(), "reportingController": self.scheduler_name,
             "reportingInstance": self.instance, "action": action, "reason": reason, "type": event_type,
-            "note": note[:NOTE_LIMIT],
+            "note": truncated_note(note),
             "regarding": {"apiVersion": api_version, "kind": kind, "namespace": namespace, "name": meta["name"],
                           "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}})
 

@@ -65,8 +65,10 @@ class SpreadConstraint(TypedDict):
 class PodSpec(TypedDict):
     key: str  # "namespace/name"
     requests: dict[str, int]  # effective request (resourcehelper.PodRequests), nonzero entries only
-    nonzero_cpu_milli: int
+    nonzero_cpu_milli: int  # what the pod adds to its node's NonZeroRequested once bound
     nonzero_mem_bytes: int
+    score_cpu_milli: NotRequired[int]  # NodeResourcesFit's scorer's reading (pod-level requests left out); only
+    score_mem_bytes: NotRequired[int]  # for a pod with pod-level requests, where it differs from nonzero_*
     node_selector: list[tuple[str, str]]
     required_terms: list[SelectorTerm] | None
     preferred_terms: list[tuple[int, SelectorTerm]]  # (weight 1..100, term)

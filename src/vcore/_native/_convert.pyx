@@ -762,13 +762,26 @@ cdef object _ceil_div(object a, object b):
 
 
 cdef tuple _pod_requests(dict spec, str ctx):
-    """(requests dict in canonical units without zeros, nonzero cpu milli, nonzero memory bytes)."""
+    """(requests dict in canonical units without zeros, nonzero cpu milli, nonzero memory bytes, score cpu milli,
+    score memory bytes).
+
+    The two non-zero pairs are kube-scheduler's two readings of a pod with a container that does not ask for cpu or
+    memory (DefaultMilliCPURequest 100m, DefaultMemoryRequest 200Mi stand in for it):
+
+    * nonzero: what the pod adds to its node's NonZeroRequested once bound (PodInfo.CalculateResource): each
+      container without a request counts the default, except that a pod with pod-level requests takes the default
+      only for a resource it requests nowhere (not at pod level, in no container, not in its overhead); pod-level
+      requests replace the containers' sum;
+    * score: what NodeResourcesFit's scorer adds for the pod being placed (resourceAllocationScorer leaves pod-level
+      resources out): the containers' requests with the defaults, plus the overhead. It differs from the first
+      only for a pod with pod-level requests.
+    """
     cdef int inexact = 0
     cdef _PodResources pr = _collect(spec, ctx, 0, &inexact)
     cdef int mode = 0
     cdef object nz_cpu_default = NONZERO_CPU_MILLI, nz_mem_default = NONZERO_MEM_BYTES
-    cdef dict reqs, podlevel, out
-    cdef object nz_cpu, nz_mem, v
+    cdef dict reqs, podlevel = None, out
+    cdef object nz_cpu, nz_mem, score_cpu, score_mem, v
     if inexact:
         # Kubernetes adds quantities exactly and rounds only the pod total (MilliValue/Value of the sum), so
         # sub-unit requests ("0.5m" cpu, "100m" memory) are redone in nano units, where every parsed
@@ -787,12 +800,6 @@ cdef tuple _pod_requests(dict spec, str ctx):
         podlevel = _pod_level_requests(pr, reqs)
         if podlevel is not None:
             reqs.update(podlevel)
-            v = podlevel.get(CPU)
-            if v is not None:
-                nz_cpu = v
-            v = podlevel.get(MEMORY)
-            if v is not None:
-                nz_mem = v
     if pr.overhead is not None:
         _add_into(reqs, pr.overhead)
         v = pr.overhead.get(CPU)
@@ -801,6 +808,15 @@ cdef tuple _pod_requests(dict spec, str ctx):
         v = pr.overhead.get(MEMORY)
         if v is not None:
             nz_mem += v
+    score_cpu, score_mem = nz_cpu, nz_mem
+    if podlevel is not None:
+        # A key in the requests, even at zero, means the pod asks for the resource somewhere: no default then.
+        v = reqs.get(CPU)
+        if v is not None:
+            nz_cpu = v
+        v = reqs.get(MEMORY)
+        if v is not None:
+            nz_mem = v
     if mode:
         out = {}
         for k, v in reqs.items():
@@ -819,9 +835,11 @@ cdef tuple _pod_requests(dict spec, str ctx):
     if mode:
         nz_cpu = _ceil_div(nz_cpu, 1000000)
         nz_mem = _ceil_div(nz_mem, 1000000000)
-    if nz_cpu > PY_INT64_MAX or nz_mem > PY_INT64_MAX:
+        score_cpu = _ceil_div(score_cpu, 1000000)
+        score_mem = _ceil_div(score_mem, 1000000000)
+    if max(nz_cpu, nz_mem, score_cpu, score_mem) > PY_INT64_MAX:
         _fail(ctx, "spec", "effective cpu/memory request exceeds 2**63-1")
-    return out, nz_cpu, nz_mem
+    return out, nz_cpu, nz_mem, score_cpu, score_mem
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -1356,6 +1374,9 @@ cdef dict _pod_spec(object pod_in):
         "tolerations": _tolerations(spec, ctx),
         "priority": prio,
     }
+    if rq[3] != rq[1] or rq[4] != rq[2]:  # only a pod with pod-level requests reads differently when scored
+        out["score_cpu_milli"] = rq[3]
+        out["score_mem_bytes"] = rq[4]
     if _may_use_gpus(rq[0], meta):
         out["may_use_gpus"] = True
     cdef dict labels = None
@@ -1480,7 +1501,9 @@ def pod_spec(pod):
     ``requests`` is the effective request of kube-scheduler (resourcehelper.PodRequests: containers and
     sidecars summed, max with each init container's view, pod-level requests, plus overhead), nonzero entries
     only; ``nonzero_cpu_milli`` / ``nonzero_mem_bytes`` count a missing container cpu / memory request as
-    100m / 200Mi like the scheduler's NonZero accounting. ``may_use_gpus`` (present only when True) marks pods
+    100m / 200Mi like the scheduler's NonZero accounting of a bound pod; ``score_cpu_milli`` / ``score_mem_bytes``
+    (present only for a pod with pod-level requests, where they differ) are the same pair as NodeResourcesFit's
+    scorer reads the pod it places: containers only, pod-level requests left out. ``may_use_gpus`` (present only when True) marks pods
     that may have a GPU request (a device resource or a KAI GPU annotation), so only those are parsed further.
     """
     return _pod_spec(pod)

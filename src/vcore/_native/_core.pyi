@@ -74,6 +74,9 @@ class CompiledPod:
     @property
     def priority(self) -> int: ...
     @property
+    def never_preempts(self) -> bool:
+        """spec.preemptionPolicy is Never."""
+    @property
     def requests(self) -> list[tuple[int, int]]:
         """(resource axis, amount) pairs of the effective request"""
 

@@ -144,6 +144,7 @@ vcore::DeviceRequest gpu_request(const py::dict& g, const std::string& what) {
 // dominated compile time (pods are compiled by the thousand per schedule() call).
 struct PodKeys {
   py::str key{"key"}, requests{"requests"}, nonzero_cpu{"nonzero_cpu_milli"}, nonzero_mem{"nonzero_mem_bytes"},
+      score_cpu{"score_cpu_milli"}, score_mem{"score_mem_bytes"}, preemption_policy{"preemption_policy"},
       priority{"priority"}, node_selector{"node_selector"}, required_terms{"required_terms"},
       preferred_terms{"preferred_terms"}, tolerations{"tolerations"}, gpu{"gpu"}, node_name{"node_name"},
       unhonored{"unhonored"}, scheduling_gates{"scheduling_gates"}, labels{"labels"}, deleting{"deleting"},
@@ -206,7 +207,15 @@ vcore::PodInput pod_input(const py::dict& spec) {
   }
   if (PyObject* v = lookup(spec, k.nonzero_cpu)) p.nonzero_cpu_milli = as_int64(v, what, "nonzero_cpu_milli");
   if (PyObject* v = lookup(spec, k.nonzero_mem)) p.nonzero_mem_bytes = as_int64(v, what, "nonzero_mem_bytes");
+  if (PyObject* v = lookup(spec, k.score_cpu)) p.score_cpu_milli = as_int64(v, what, "score_cpu_milli");
+  if (PyObject* v = lookup(spec, k.score_mem)) p.score_mem_bytes = as_int64(v, what, "score_mem_bytes");
   if (PyObject* v = lookup(spec, k.priority)) p.priority = as_int64(v, what, "priority");
+  if (PyObject* v = lookup(spec, k.preemption_policy)) {
+    const std::string policy = as_string(v, what, "preemption_policy");
+    if (policy != "Never" && policy != "PreemptLowerPriority")
+      throw py::value_error(what + ": preemption_policy must be Never or PreemptLowerPriority, not '" + policy + "'");
+    p.never_preempts = policy == "Never";
+  }
   // Selectors and tolerations are rare: the general pybind11 casters handle them.
   if (PyObject* v = lookup(spec, k.node_selector); !empty_sequence(v))
     p.node_selector = field<decltype(p.node_selector)>(spec, "node_selector", what);

@@ -47,6 +47,8 @@ void register_cluster(py::module_& m) {
                                                          "A pod compiled against one ClusterState (opaque).")
       .def_property_readonly("key", [](const CompiledPod& p) { return p.key; })
       .def_property_readonly("priority", [](const CompiledPod& p) { return p.priority; })
+      .def_property_readonly("never_preempts", [](const CompiledPod& p) { return p.never_preempts; },
+                             "spec.preemptionPolicy is Never")
       .def_property_readonly("requests", [](const CompiledPod& p) { return p.requests; },
                              "(resource axis, amount) pairs of the effective request")
       .def("__repr__", [](const CompiledPod& p) { return "<CompiledPod " + p.key + ">"; });

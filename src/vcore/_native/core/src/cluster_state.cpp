@@ -530,6 +530,8 @@ CompiledPod ClusterState::compile_pod(const PodInput& pod) {
   for (const auto& [name, amount] : pod.requests)
     if (amount < 0) throw Invalid(where + ": requests." + name + ": must not be negative");
   if (pod.nonzero_cpu_milli < 0 || pod.nonzero_mem_bytes < 0) throw Invalid(where + ": non-zero requests must not be negative");
+  if (pod.score_cpu_milli.value_or(0) < 0 || pod.score_mem_bytes.value_or(0) < 0)
+    throw Invalid(where + ": score requests must not be negative");
   for (const auto& [key, op, value, effect] : pod.tolerations) {
     if (op != "Exists" && op != "Equal") throw Invalid(where + ": spec.tolerations: unknown operator '" + op + "'");
     if (key.empty() && op != "Exists") throw Invalid(where + ": spec.tolerations: an empty key needs operator Exists");
@@ -542,7 +544,10 @@ CompiledPod ClusterState::compile_pod(const PodInput& pod) {
   out.state_id = id_;
   out.nonzero_cpu_milli = pod.nonzero_cpu_milli;
   out.nonzero_mem_bytes = pod.nonzero_mem_bytes;
+  out.score_cpu_milli = pod.score_cpu_milli.value_or(pod.nonzero_cpu_milli);
+  out.score_mem_bytes = pod.score_mem_bytes.value_or(pod.nonzero_mem_bytes);
   out.priority = pod.priority;
+  out.never_preempts = pod.never_preempts;
   out.node_name = pod.node_name;
   out.refused = pod.refused;
   compile_inter_pod(pod, out, where);

@@ -34,7 +34,8 @@ bool same_gpu_request(const DeviceRequest& a, const DeviceRequest& b) {
 }
 bool same_placement_spec(const CompiledPod& a, const CompiledPod& b) {
   return a.requests == b.requests && a.nonzero_cpu_milli == b.nonzero_cpu_milli &&
-         a.nonzero_mem_bytes == b.nonzero_mem_bytes && a.node_selector == b.node_selector &&
+         a.nonzero_mem_bytes == b.nonzero_mem_bytes && a.score_cpu_milli == b.score_cpu_milli &&
+         a.score_mem_bytes == b.score_mem_bytes && a.node_selector == b.node_selector &&
          a.has_required_terms == b.has_required_terms &&
          std::equal(a.required_terms.begin(), a.required_terms.end(), b.required_terms.begin(), b.required_terms.end(),
                     same_term) &&

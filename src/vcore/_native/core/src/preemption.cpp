@@ -150,12 +150,25 @@ PreemptionOutcome Engine::preempt(const CompiledPod& pod, const PreemptionReques
   };
 
   // The nodes where preemption might help: every live node in scope the pod does not fit for a resolvable reason.
+  // NodeResourcesFit's failure is unresolvable where the pod asks for more of a resource than the node's
+  // allocatable (fit.go: InsufficientResource.Unresolvable makes the node's whole status so).
   const std::vector<uint8_t>& unresolvable = reason_unresolvable();
-  std::vector<int32_t> potential;
+  const std::vector<blocks::ResourceRow> fit_rows = whole->kernel().fit_rows();
+  const int32_t insufficient = insufficient_base();
+  const auto past_allocatable = [&](int32_t slot, const std::vector<int32_t>& codes) {
+    const bool fit_failed = std::any_of(codes.begin(), codes.end(), [&](int32_t code) {
+      return code == kTooManyPods || code >= insufficient;
+    });
+    return fit_failed && std::any_of(fit_rows.begin(), fit_rows.end(), [slot](const blocks::ResourceRow& row) {
+      return row.amount > row.alloc[slot];
+    });
+  };
+  std::vector<int32_t> potential, first_codes;
   for (int32_t slot = 0; slot < n_slots; ++slot) {
     if (!s.is_live(slot) || (scope != nullptr && !scope[slot])) continue;
-    const int32_t code = status_on(slot, *whole, true, nullptr);
-    const bool lifts = code >= 0 && (static_cast<size_t>(code) >= unresolvable.size() || !unresolvable[code]);
+    const int32_t code = status_on(slot, *whole, true, &first_codes);
+    const bool lifts = code >= 0 && (static_cast<size_t>(code) >= unresolvable.size() || !unresolvable[code]) &&
+                       !past_allocatable(slot, first_codes);
     out.status[slot] = code == PreemptionOutcome::kFits ? code : lifts ? code : PreemptionOutcome::kNotHelpful;
     if (lifts) potential.push_back(slot);
   }

@@ -86,7 +86,9 @@ struct PodInput {
   std::vector<std::pair<std::string, int64_t>> requests;
   int64_t nonzero_cpu_milli = 0;
   int64_t nonzero_mem_bytes = 0;
+  std::optional<int64_t> score_cpu_milli, score_mem_bytes;  // absent: the non-zero pair (CompiledPod's)
   int64_t priority = 0;
+  bool never_preempts = false;
   std::vector<std::pair<std::string, std::string>> node_selector;
   std::optional<std::vector<TermInput>> required_terms;
   std::vector<std::pair<int64_t, TermInput>> preferred_terms;

@@ -3,6 +3,8 @@
 // questions of single nodes (PodTopologySpread's node inclusion policies) use them as they are.
 #pragma once
 #include <algorithm>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,35 @@ inline bool name_requirements_match(const NodeSelectorTerm& term, const std::str
     if (in != (f.op == SelectorOp::kIn)) return false;
   }
   return true;
+}
+
+// NodeAffinity's PreFilter: when every required term names nodes (matchFields metadata.name In; several In
+// requirements of one term are ANDed), the union of those names is every node the pod may go to, and kube-scheduler
+// looks at no other. nullopt when some term names none (it may match any node); an empty list when the terms'
+// names are disjoint ("pod affinity terms conflict"). Names of nodes that do not exist are kept.
+inline std::optional<std::vector<std::string>> prefilter_node_names(const CompiledPod& pod) {
+  if (!pod.has_required_terms || pod.required_terms.empty()) return std::nullopt;
+  std::vector<std::string> all;
+  for (const auto& term : pod.required_terms) {
+    std::optional<std::vector<std::string>> names;
+    for (const auto& f : term.fields) {
+      if (f.op != SelectorOp::kIn) continue;
+      std::vector<std::string> in(f.names);
+      std::sort(in.begin(), in.end());
+      if (!names) {
+        names = std::move(in);
+        continue;
+      }
+      std::vector<std::string> both;
+      std::set_intersection(names->begin(), names->end(), in.begin(), in.end(), std::back_inserter(both));
+      names = std::move(both);
+    }
+    if (!names) return std::nullopt;
+    all.insert(all.end(), names->begin(), names->end());
+  }
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
 }
 
 inline bool tolerates(const Toleration& t, const Taint& taint) {

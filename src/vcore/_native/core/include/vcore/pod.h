@@ -70,9 +70,15 @@ struct Toleration {
 struct CompiledPod {
   std::string key;  // namespace/name
   std::vector<std::pair<int32_t, int64_t>> requests;  // axis, amount > 0; never the pods axis
-  int64_t nonzero_cpu_milli = 0;
+  int64_t nonzero_cpu_milli = 0;  // what it adds to its node's non-zero requests once bound
   int64_t nonzero_mem_bytes = 0;
+  // Its cpu/memory as NodeResourcesFit's scorer reads the pod it places: the containers' requests with the non-zero
+  // defaults, pod-level requests left out (kube-scheduler v1.34's resourceAllocationScorer). Equal to the pair above
+  // but for a pod with pod-level requests.
+  int64_t score_cpu_milli = 0;
+  int64_t score_mem_bytes = 0;
   int64_t priority = 0;
+  bool never_preempts = false;  // spec.preemptionPolicy Never: DefaultPreemption never evicts for it
   std::vector<std::pair<int32_t, int32_t>> node_selector;  // key id, value id
   bool has_required_terms = false;
   std::vector<NodeSelectorTerm> required_terms;  // ORed

@@ -105,6 +105,18 @@ class PodKernel {
     for (const auto& [axis, amount] : pod.requests)
       if (!ignored[static_cast<size_t>(axis)]) fit_.push_back({axis, amount, alloc.row(axis), req.row(axis)});
     check_affinity_ = c.filter_affinity && (!pod.node_selector.empty() || pod.has_required_terms);
+    if (c.filter_affinity) {
+      if (const auto names = prefilter_node_names(pod)) {
+        terms_conflict_ = names->empty();
+        if (!terms_conflict_) {
+          prefilter_.assign(static_cast<size_t>(s.n_slots()), 0);
+          for (const std::string& name : *names) {
+            const int32_t slot = s.node_index(name);
+            if (slot >= 0) prefilter_[static_cast<size_t>(slot)] = 1;
+          }
+        }
+      }
+    }
     for (const auto& [key, value] : pod.node_selector) selector_.push_back({column_of(key), value});
     for (const auto& term : pod.required_terms) required_.push_back(resolve(term));
     for (const auto& [weight, term] : pod.preferred_terms) preferred_.push_back({weight, resolve(term)});
@@ -201,6 +213,8 @@ class PodKernel {
   const std::vector<uint8_t>& allowed_models() const { return allowed_models_; }
 
   bool needs_normalization() const { return !normalized_.empty(); }
+  // NodeAffinity's PreFilter found the required terms' node names disjoint: the pod is refused as a whole.
+  bool terms_conflict() const { return terms_conflict_; }
   // The pod's normalized scores, in the order their raw values are written (TaintToleration's, NodeAffinity's,
   // then the node plugins').
   const std::vector<NormalizedTerm>& normalized() const { return normalized_; }
@@ -286,8 +300,9 @@ class PodKernel {
       if (axis < 0) continue;  // no node has it: allocatable 0 everywhere, so it is skipped
       int64_t amount = pod_.request(axis);
       const int64_t* used = req.row(axis);
-      if (nonzero && axis == kAxisCpu) amount = pod_.nonzero_cpu_milli, used = nz.row(0);
-      if (nonzero && axis == kAxisMemory) amount = pod_.nonzero_mem_bytes, used = nz.row(1);
+      // NodeResourcesFit: the node's non-zero requests of its bound pods, plus the pod's own as the scorer reads it.
+      if (nonzero && axis == kAxisCpu) amount = pod_.score_cpu_milli, used = nz.row(0);
+      if (nonzero && axis == kAxisMemory) amount = pod_.score_mem_bytes, used = nz.row(1);
       // kube-scheduler skips scalar resources the pod does not request.
       if (amount == 0 && s_.is_scalar_resource(axis)) continue;
       out.push_back({axis, rw.weight, amount, alloc.row(axis), used});
@@ -398,12 +413,21 @@ class PodKernel {
     for (int32_t j = 0; j < n; ++j) failed[j] = !live[j];  // free slots are not counted under any reason
     if (scope != nullptr)
       for (int32_t j = 0; j < n; ++j) failed[j] |= !scope[begin + j];
-    if (refused_) {  // a constraint vcore does not evaluate: no node is safe
+    if (refused_ || terms_conflict_) {  // a constraint vcore does not evaluate (no node is safe), or no node named
       int64_t count = 0;
       for (int32_t j = 0; j < n; ++j) count += !failed[j];
-      reasons[kUnhonored] += count;
+      reasons[refused_ ? kUnhonored : kAffinityTermsConflict] += count;
       std::fill(ok, ok + n, uint8_t{0});
       return;
+    }
+    if (!prefilter_.empty()) {  // NodeAffinity's PreFilter: no filter looks at a node the terms do not name
+      int64_t count = 0;
+      for (int32_t j = 0; j < n; ++j) {
+        const uint8_t f = static_cast<uint8_t>(!failed[j] & !prefilter_[static_cast<size_t>(begin + j)]);
+        failed[j] |= f;
+        count += f;
+      }
+      reasons[kNodeAffinityPreFilter] += count;
     }
     for (const FilterStageRef& stage : stages_) {
       switch (stage.stage) {
@@ -588,6 +612,8 @@ class PodKernel {
   std::vector<uint8_t> allowed_models_;
   bool check_gpu_ = false;
   bool refused_ = false;
+  bool terms_conflict_ = false;    // NodeAffinity's PreFilter: the required terms name disjoint nodes
+  std::vector<uint8_t> prefilter_;  // per slot, 1 where the PreFilter's node names allow it; empty: every slot
   const int32_t insufficient_base_;
   std::vector<FilterStageRef> stages_;  // the filters this pod meets, in the profile's order
   std::vector<std::unique_ptr<PodPlugin>> prepared_;  // per plugin slot; nullptr where the plugin has nothing to do
