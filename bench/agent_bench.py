@@ -1,4 +1,4 @@
-"""Agent workloads on one real control plane (issue 10), each figure beside the physical limit measured in the
+"""Agent workloads on one real control plane, each figure beside the physical limit measured in the
 same run (the API server's own binding rate with a minimal client, and its create+bind rate):
 
 - fast path: a paced burst of agent pods (``--rate`` pods/s, and 40% of the measured create+bind limit, a rate

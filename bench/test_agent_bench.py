@@ -2,7 +2,7 @@
 kube-scheduler on the same burst, throughput with 1, 2 and 4 hard-sharded instances, warm pool hits; each group
 with the physical limits measured in the same run (the API server's own bind and create+bind rates with a minimal
 client). Sizes: VCORE_AGENT_BENCH_NODES / _JOBS / _MAX_GANG / _AGENTS / _RATE / _PODS / _POOL / _POOL_RATE /
-_INSTANCES (CI defaults below; the issue's full size is 5000 nodes, 2000 jobs, agents at 1000/s, 10,000 pods).
+_INSTANCES (CI defaults below; the full size is 5000 nodes, 2000 jobs, agents at 1000/s, 10,000 pods).
 Each group runs once (rounds=1); times are reported, never asserted."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _limits(bench_report, benchmark, group, limits):
 
 @pytest.mark.parametrize("rate", ["issue", "sustainable"])
 def test_fast_path_latency(benchmark, bench_report, plane, limits, tmp_path, rate):
-    """At the issue's rate (VCORE_AGENT_BENCH_RATE, 1000/s) and at 40% of the create+bind limit measured here."""
+    """At the target rate (VCORE_AGENT_BENCH_RATE, 1000/s) and at 40% of the create+bind limit measured here."""
     per_s = RATE if rate == "issue" else 0.4 * limits["create+bind"].pods_per_second
     results = {}
     benchmark.pedantic(lambda: results.update(fast_path(plane, tmp_path, NODES, JOBS, AGENTS, per_s, MAX_GANG)),

@@ -1,4 +1,4 @@
-"""Gang benchmarks (issue 7): the native gang placement and one full scheduling cycle.
+"""Gang benchmarks: the native gang placement and one full scheduling cycle.
 
 - gang 1000 pods 10k nodes: one 1000-pod gang of identical pods on 10,000 nodes (feasibility and placement:
   the aggregate check, candidate discovery, placement, in one Engine.place_gang call). Target: < 1 ms.

@@ -1,4 +1,4 @@
-"""The sharding controller's assignment rule (issue 10): vcore_kube.shardplan.assign on 10,000 nodes (size:
+"""The sharding controller's assignment rule: vcore_kube.shardplan.assign on 10,000 nodes (size:
 VCORE_SHARD_BENCH_NODES), against the plain-Python reference (tests/kube/shard_reference.py) in the same run,
 results asserted equal.
 

@@ -1,4 +1,4 @@
-"""Topology benchmarks (issue 9): the native gang search at scale, and a stream of mixed gangs per policy.
+"""Topology benchmarks: the native gang search at scale, and a stream of mixed gangs per policy.
 
 Groups:
   topology 4096 nodes (8 spines x 16 leaves x 32 nodes, 3 tiers)

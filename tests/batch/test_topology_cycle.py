@@ -1,4 +1,4 @@
-"""Topology-constrained gangs through Scheduler.run_cycle (issue 9): the issue's tables (a leaf fit exactly, a gang
+"""Topology-constrained gangs through Scheduler.run_cycle: the reference tables (a leaf fit exactly, a gang
 that needs a spine, one that fits nowhere under its limit, soft mode, sub-groups, a partially running gang, Kueue
 annotations, the KEP's BestFit example), the messages a PodGroup and its pods get, the configuration of the
 network-topology-aware plugin (solver, Volcano's HyperNode binpack for unconstrained pods), and bad input."""

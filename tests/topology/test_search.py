@@ -1,4 +1,4 @@
-"""The native gang search: the issue's tables (a leaf fit exactly, a gang that needs a spine, one that fits
+"""The native gang search: the reference tables (a leaf fit exactly, a gang that needs a spine, one that fits
 nowhere under its limit, soft mode, sub-groups, a partially running gang, Kueue annotations, the KEP's BestFit
 example), the link-state tie-break, Volcano's soft node score, bad input, and the pure-Python reference compared by
 hypothesis on random trees."""
