@@ -4,14 +4,15 @@ Each translated Volcano case that vcore gets wrong is marked ``xfail(strict=True
 the order they bite (a configuration vcore refuses first). Each cause says how it shows (``raises``: ProfileError for
 a refused configuration, TopologyError for a refused PodGroup, AssertionError for a different outcome), and the
 xfail accepts only those exceptions: a difference no listed cause explains fails the test, and a case whose causes
-are all fixed passes, which strict mode reports. A fix owner greps for the constant's name; docs/volcano-fidelity.md
-lists, per cause, the Volcano code that defines the semantics, a minimal case and what vcore does instead.
+are all fixed passes, which strict mode reports. A fix owner greps for the constant's name, and removes it once no
+case names it (``python -m tests.batch.volcano.fidelity_table`` lists those); docs/volcano-fidelity.md lists, per
+cause, the Volcano code that defines the semantics, a minimal case and what vcore does instead.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vcore.errors import ProfileError, TopologyError
+from vcore.errors import ProfileError
 
 
 @dataclass(frozen=True)
@@ -29,64 +30,12 @@ def _config(name: str, summary: str) -> Cause:
 
 
 # -- configurations vcore refuses --------------------------------------------------------------------------------
-SLA_PLUGIN_MISSING = _config(
-    "SLA_PLUGIN_MISSING",
-    "the sla plugin (sla-waiting-time argument, JobOrder/JobEnqueueable/JobPipelined) is refused as unknown")
-TWO_SHARE_PLUGINS = _config(
-    "TWO_SHARE_PLUGINS",
-    "Volcano runs proportion and capacity in one session (each hook asked of both); vcore refuses two share plugins")
-OVERCOMMIT_FACTOR_BELOW_ONE = _config(
-    "OVERCOMMIT_FACTOR_BELOW_ONE",
-    "overcommit-factor < 1 is a warning in Volcano (the default 1.2 is used); vcore refuses the configuration")
-ACTION_ARGUMENTS_REFUSED = _config(
-    "ACTION_ARGUMENTS_REFUSED",
-    "configurations[].arguments of an action (preempt's enableTopologyAwarePreemption, allocate's "
-    "predicateErrorCacheEnable) are refused")
 TOPOLOGY_ARGUMENTS_NOT_DEFAULTED = _config(
     "TOPOLOGY_ARGUMENTS_NOT_DEFAULTED",
     "network-topology-aware arguments Volcano cannot use (negative weights, a non-bool enable, a weight for a "
     "resource not listed in hypernode.binpack.resources) fall back to the defaults; vcore refuses the configuration")
-SWITCH_KEYS_REJECTED = _config(
-    "SWITCH_KEYS_REJECTED",
-    "a PluginOption switch Volcano's conf has (enablePreemptive, enabledVictim, enabledHyperNodeOrder, "
-    "enabledHyperNodeGradient, enabledSubJob*, EnabledClusterOrder) is refused as an unknown plugin option")
 
 # -- semantics vcore gets wrong ----------------------------------------------------------------------------------
-SWITCHES_IGNORED = Cause(
-    "SWITCHES_IGNORED",
-    "tier switches set false (or left unset in a Go tier) still run the plugin's function: JobReady/JobPipelined/"
-    "JobStarving/Allocatable/Overused/QueueOrder/JobOrder/Preemptable/Reclaimable/Predicate/NodeOrder")
-ROLE_MINIMUMS_BELOW_TOTAL = Cause(
-    "ROLE_MINIMUMS_BELOW_TOTAL",
-    "when minMember < the sum of minTaskMember, Volcano checks no role minimum (JobInfo.CheckTaskValid/Ready/"
-    "Pipelined/Starving return true); vcore holds every role to its minimum")
-PREEMPTABLE_IGNORED = Cause(
-    "PREEMPTABLE_IGNORED",
-    "volcano.sh/preemptable=false (annotation, else label) keeps a pod from being a preempt or reclaim victim")
-POD_PREEMPTION_POLICY_IGNORED = Cause(
-    "POD_PREEMPTION_POLICY_IGNORED",
-    "preemptionPolicy is per task: a pod's spec.preemptionPolicy: Never stops that task from preempting or "
-    "reclaiming, and the PodGroup's priority class policy plays no part; vcore reads only the class, for the job")
-PREEMPT_KEEPS_QUEUE_ALLOCATABLE = Cause(
-    "PREEMPT_KEEPS_QUEUE_ALLOCATABLE",
-    "preempt evicts lower-priority tasks of the queue until the queue can be allocated the preemptor "
-    "(Allocatable: within capability/deserved) and the node's future idle holds it, even with room on the node")
-BEST_EFFORT_PREEMPTS_BEST_EFFORT = Cause(
-    "BEST_EFFORT_PREEMPTS_BEST_EFFORT",
-    "a best-effort preemptor may evict best-effort pods (e.g. for the node's pod count)")
-RECLAIM_LESS_PARTLY = Cause(
-    "RECLAIM_LESS_PARTLY",
-    "proportion's Reclaimable takes victims from any queue above its deserved; vcore still skips a queue that holds "
-    "less than the reclaimer asks on some resource (the LessPartly condition Volcano removed, commit 975277f55)")
-RELEASING_COUNTED_RUNNING = Cause(
-    "RELEASING_COUNTED_RUNNING",
-    "a pod with metadata.deletionTimestamp is a Releasing task: it does not make its gang ready (ReadyTaskNum), "
-    "still counts as scheduled for the PodGroup phase, and frees its resources for pipelining; vcore reads it as "
-    "running")
-SUBGROUP_SOFT_REJECTED = Cause(
-    "SUBGROUP_SOFT_REJECTED",
-    "a subGroupPolicy networkTopology in mode soft is valid (v1.14 schedules it as hard, bounded by the job's tier "
-    "or the cluster's top: Session.adjustNetworkTopologySpec); vcore refuses the PodGroup", TopologyError)
 TOPOLOGY_DOMAIN_CHOICE = Cause(
     "TOPOLOGY_DOMAIN_CHOICE",
     "Volcano tries the gang in each HyperNode of the tier gradient with the real task-by-task allocation and keeps "
@@ -112,13 +61,3 @@ TOPOLOGY_ALLOCATED_HYPERNODE = Cause(
 SCORE_TRUNCATION = Cause(
     "SCORE_TRUNCATION",
     "Volcano's plugin node scores are float64 (468.75); vcore's HyperNode binpack score is truncated to an integer")
-TOPOLOGY_TIER_ABOVE_TREE = Cause(
-    "TOPOLOGY_TIER_ABOVE_TREE",
-    "highestTierAllowed above the highest HyperNode tier is a virtual top tier: the whole cluster")
-TOPOLOGY_UNKNOWN_TIER_NAME = Cause(
-    "TOPOLOGY_UNKNOWN_TIER_NAME",
-    "a highestTierName no HyperNode tier has leaves the job unconstrained (Volcano warns)")
-BACKFILL_PER_TASK = Cause(
-    "BACKFILL_PER_TASK",
-    "backfill places every best-effort pending task of any admitted job, task by task in queue/job/task order; "
-    "vcore only backfills jobs made entirely of best-effort pods")
