@@ -702,7 +702,7 @@ VCORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("native", ("_native",)),
     ("object model", ("pod_selectors", "batch.podgroup", "batch.pods", "batch.queue", "batch.priority", "batch.state", "gpu.specs",
                       "gpu.numa", "gpu.devices", "gpu.requests", "gpu.mig", "topology.constraint", "topology.hypernode",
-                      "topology.tree", "topology.patterns", "topology.args")),
+                      "topology.tree", "topology.patterns", "topology.args", "volumes")),
     ("cluster", ("cluster",)),
     ("profiles", ("profile", "batch.config")),
     ("capabilities", ("batch.__init__", "batch.actions", "batch.cycle", "batch.result", "batch.session",

@@ -36,7 +36,10 @@ from vcore.errors import (
     PodGroupNotFoundError,
     PodNotFoundError,
 )
-from vcore.types import GpuChoice
+from vcore.types import GpuChoice, VolumeBinds
+from vcore.volumes import objects as _volume_kinds
+from vcore.volumes.pods import with_volumes
+from vcore.volumes.store import VolumeObjects, volume_binds
 
 T = TypeVar("T")
 
@@ -53,8 +56,8 @@ def node_spec(node: Any) -> dict:
 
 
 def pod_spec(pod: Any) -> dict:
-    """The native spec of a Pod, with its GPU request when it has one."""
-    return with_gpu(_convert.pod_spec(pod), pod)
+    """The native spec of a Pod, with its GPU request and its volumes when it has them."""
+    return with_volumes(with_gpu(_convert.pod_spec(pod), pod), pod)
 
 
 def with_gpu(spec: dict, pod: Any) -> dict:
@@ -102,6 +105,7 @@ class Cluster:
         self._node_patterns = NodePatterns(self._state)  # the HyperNodes' regexMatch patterns, for node writes
         self._selectors = _selectors.PodSelectors()  # Services, controllers: default topology spread
         self._namespaces: set[str] = set()
+        self._volumes = VolumeObjects(self._state)  # PVs, PVCs, StorageClasses, CSINodes, ... (vcore.volumes)
 
     @property
     def state(self) -> _core.ClusterState:
@@ -498,6 +502,109 @@ class Cluster:
                 continue
             info.spec.pop("default_spread_selector", None)
             info.compiled = self._state.compile_pod(self.complete_spec(info.spec))
+
+    # -- storage objects (vcore.volumes): what the volume plugins read --------------------------------------
+    # Each kind is added, updated and removed as nodes are: an add of a key held raises ObjectExistsError, an update
+    # or removal of one not held ObjectNotFoundError; a bad object raises naming the field and changes nothing.
+    # Removals take the object or its key (name; namespace/name for claims and CSIStorageCapacities).
+    @_locked
+    def add_persistent_volume(self, pv: Any) -> None:
+        self._volumes.add(_volume_kinds.PERSISTENT_VOLUME, pv)
+
+    @_locked
+    def update_persistent_volume(self, pv: Any) -> None:
+        self._volumes.update(_volume_kinds.PERSISTENT_VOLUME, pv)
+
+    @_locked
+    def remove_persistent_volume(self, pv: Any) -> None:
+        self._volumes.remove(_volume_kinds.PERSISTENT_VOLUME, pv)
+
+    @_locked
+    def add_persistent_volume_claim(self, pvc: Any) -> None:
+        self._volumes.add(_volume_kinds.CLAIM, pvc)
+
+    @_locked
+    def update_persistent_volume_claim(self, pvc: Any) -> None:
+        self._volumes.update(_volume_kinds.CLAIM, pvc)
+
+    @_locked
+    def remove_persistent_volume_claim(self, pvc: Any) -> None:
+        self._volumes.remove(_volume_kinds.CLAIM, pvc)
+
+    @_locked
+    def add_storage_class(self, storage_class: Any) -> None:
+        self._volumes.add(_volume_kinds.STORAGE_CLASS, storage_class)
+
+    @_locked
+    def update_storage_class(self, storage_class: Any) -> None:
+        self._volumes.update(_volume_kinds.STORAGE_CLASS, storage_class)
+
+    @_locked
+    def remove_storage_class(self, storage_class: Any) -> None:
+        self._volumes.remove(_volume_kinds.STORAGE_CLASS, storage_class)
+
+    @_locked
+    def add_csi_node(self, csi_node: Any) -> None:
+        self._volumes.add(_volume_kinds.CSI_NODE, csi_node)
+
+    @_locked
+    def update_csi_node(self, csi_node: Any) -> None:
+        self._volumes.update(_volume_kinds.CSI_NODE, csi_node)
+
+    @_locked
+    def remove_csi_node(self, csi_node: Any) -> None:
+        self._volumes.remove(_volume_kinds.CSI_NODE, csi_node)
+
+    @_locked
+    def add_csi_driver(self, csi_driver: Any) -> None:
+        self._volumes.add(_volume_kinds.CSI_DRIVER, csi_driver)
+
+    @_locked
+    def update_csi_driver(self, csi_driver: Any) -> None:
+        self._volumes.update(_volume_kinds.CSI_DRIVER, csi_driver)
+
+    @_locked
+    def remove_csi_driver(self, csi_driver: Any) -> None:
+        self._volumes.remove(_volume_kinds.CSI_DRIVER, csi_driver)
+
+    @_locked
+    def add_csi_storage_capacity(self, capacity: Any) -> None:
+        self._volumes.add(_volume_kinds.CAPACITY, capacity)
+
+    @_locked
+    def update_csi_storage_capacity(self, capacity: Any) -> None:
+        self._volumes.update(_volume_kinds.CAPACITY, capacity)
+
+    @_locked
+    def remove_csi_storage_capacity(self, capacity: Any) -> None:
+        self._volumes.remove(_volume_kinds.CAPACITY, capacity)
+
+    @_locked
+    def add_volume_attachment(self, attachment: Any) -> None:
+        self._volumes.add(_volume_kinds.ATTACHMENT, attachment)
+
+    @_locked
+    def update_volume_attachment(self, attachment: Any) -> None:
+        self._volumes.update(_volume_kinds.ATTACHMENT, attachment)
+
+    @_locked
+    def remove_volume_attachment(self, attachment: Any) -> None:
+        self._volumes.remove(_volume_kinds.ATTACHMENT, attachment)
+
+    @_locked
+    def storage_object(self, kind: str, key: str) -> dict | None:
+        """The API dict of a storage object held: ``kind`` one of persistentvolume, persistentvolumeclaim,
+        storageclass, csinode, csidriver, csistoragecapacity, volumeattachment; None when absent."""
+        if kind not in _volume_kinds.KINDS:
+            raise ValueError(f"storage_object: unknown kind {kind!r} (one of {', '.join(_volume_kinds.KINDS)})")
+        return self._volumes.get(kind, key)
+
+    @_locked
+    def volume_binds(self, pod: Any) -> VolumeBinds | None:
+        """What VolumeBinding's PreBind must write for a pod placed by schedule() or run_cycle() before it is bound:
+        the PVs assumed for its unbound claims and the claims to provision on its node (None when nothing: every
+        claim was bound, or the pod was not placed by vcore). Unbinding the pod drops the assumption."""
+        return volume_binds(self._state, pod_key(pod))
 
     @property
     @_locked

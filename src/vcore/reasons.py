@@ -5,7 +5,8 @@ tests keep the two equal), then every node plugin's, then "Insufficient <resourc
 table of a cluster state is ``vcore._native._core.reason_names(state)``.
 """
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 
 UNSCHEDULABLE = "node(s) were unschedulable"
 UNTOLERATED_TAINT = "node(s) had untolerated taint"
@@ -25,6 +26,24 @@ _NOT_HONORED = "vcore does not honor "
 _GATED = "waiting for scheduling gates: "
 
 
+# A node plugin's reason whose words are the pod's own (a volume plugin's PreFilter rejection, an error, or a filter
+# status naming the claim): the native table holds a placeholder, the message is noted per pod and plugin.
+_NOTED = re.compile(r"<(\w+): (pod rejected at PreFilter|filter error|filter status)>")
+
+
+class PodRejection(str):
+    """A reason that rejects the pod as a whole, reported without a node count as kube-scheduler reports a PreFilter
+    rejection; ``error`` marks a failure kube-scheduler reports as the scheduling attempt's error (the message
+    alone)."""
+
+    error: bool
+
+    def __new__(cls, text: str, error: bool = False) -> "PodRejection":
+        out = super().__new__(cls, text)
+        out.error = error
+        return out
+
+
 def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
@@ -42,17 +61,30 @@ def pod_refusal(spec: Mapping | None) -> str:
     return _NOT_HONORED + "a field of this pod, or it waits for scheduling gates"
 
 
-def reason_counts(codes_counts, reason_names: Sequence[str], spec: Mapping | None = None) -> dict[str, int]:
+def reason_counts(codes_counts, reason_names: Sequence[str], spec: Mapping | None = None,
+                  noted: Callable[[str], str] | None = None) -> dict[str, int]:
     """Map a per-code count array to {reason: count}, keeping only reasons that occurred; ``reason_names`` is the
-    state's table (``_core.reason_names(state)``), ``spec`` (the pod's native spec) names what a refusal is about."""
+    state's table (``_core.reason_names(state)``), ``spec`` (the pod's native spec) names what a refusal is about,
+    ``noted(plugin)`` gives the message a plugin noted for the pod (vcore.volumes.store.rejection_lookup)."""
     out = {reason_names[code]: int(count) for code, count in enumerate(codes_counts) if count}
     if UNHONORED in out:
         out[pod_refusal(spec)] = out.pop(UNHONORED)
+    for name in [n for n in out if n.startswith("<")]:
+        match = _NOTED.fullmatch(name)
+        if match is None:
+            continue
+        plugin, kind = match.groups()
+        count = out.pop(name)
+        message = (noted(plugin) if noted is not None else "") or f"{plugin} rejected the pod"
+        if kind == "filter status":
+            out[message] = out.get(message, 0) + count
+        else:
+            out[PodRejection(message, error=kind == "filter error")] = count
     return out
 
 
 def is_pod_refusal(reason: str) -> bool:
-    return reason.startswith((_NOT_HONORED, _GATED))
+    return isinstance(reason, PodRejection) or reason.startswith((_NOT_HONORED, _GATED))
 
 
 def fit_error_message(n_nodes: int, reasons: Mapping[str, int]) -> str:
@@ -62,6 +94,8 @@ def fit_error_message(n_nodes: int, reasons: Mapping[str, int]) -> str:
         return "no nodes available to schedule pods"
     refusal = next((reason for reason in reasons if is_pod_refusal(reason)), None)
     if refusal is not None:
+        if isinstance(refusal, PodRejection) and refusal.error:
+            return str(refusal)
         return f"0/{n_nodes} nodes are available: {refusal}."
     histogram = sorted(f"{count} {reason}" for reason, count in reasons.items())
     return f"0/{n_nodes} nodes are available: {', '.join(histogram)}."

@@ -28,6 +28,8 @@ from vcore.errors import ProfileError
 from vcore.profile import Profile
 from vcore.reasons import fit_error_message, reason_counts
 from vcore.types import GpuChoice, Placement
+from vcore.volumes.pods import with_volumes
+from vcore.volumes.store import rejection_lookup, volume_binds
 
 T = TypeVar("T")
 
@@ -136,7 +138,8 @@ class Scheduler:
         spec = None if isinstance(pod, _core.CompiledPod) else self.cluster.pod_spec(pod)
         compiled = pod if spec is None else self._state.compile_pod(spec)
         mask, scores, codes = self._engine.evaluate(compiled)
-        return Evaluation(mask, scores, reason_counts(codes, _core.reason_names(self._state), spec))
+        noted = rejection_lookup(self._state, compiled.key)
+        return Evaluation(mask, scores, reason_counts(codes, _core.reason_names(self._state), spec, noted))
 
     @_holding_cluster
     def filter(self, pod: Any) -> FilterResult:
@@ -171,6 +174,8 @@ class Scheduler:
         specs = _convert.pod_specs(raw)
         for i in [i for i, spec in enumerate(specs) if "may_use_gpus" in spec]:
             with_gpu(specs[i], raw[i])
+        for i in [i for i, spec in enumerate(specs) if "may_use_volumes" in spec]:
+            with_volumes(specs[i], raw[i])
         for spec in specs:
             self.cluster.complete_spec(spec)
         if any(given):  # per pod its spec, None for a pod compiled by the caller
@@ -200,9 +205,11 @@ class Scheduler:
         placements = []
         for i, (key, node) in enumerate(zip(keys, nodes.tolist())):
             if node >= 0:
-                placements.append(Placement(key, names[node], {}, "", gpu_choice(gpus[i])))
+                spec = spec_of[i]
+                binds = volume_binds(self._state, key) if spec is None or "volumes" in spec else None
+                placements.append(Placement(key, names[node], {}, "", gpu_choice(gpus[i]), binds))
             else:
-                counts = reason_counts(reasons[i], reason_names, spec_of[i])
+                counts = reason_counts(reasons[i], reason_names, spec_of[i], rejection_lookup(self._state, key))
                 placements.append(Placement(key, None, counts, fit_error_message(n_nodes, counts)))
         return placements
 

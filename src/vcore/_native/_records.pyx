@@ -19,8 +19,8 @@ cdef extern from "Python.h":
 __all__ = ["placements"]
 
 
-cdef inline object _record5(PyTypeObject* t, object a, object b, object c, object d, object e):
-    cdef PyObject* p = t.tp_alloc(t, 5)
+cdef inline object _record6(PyTypeObject* t, object a, object b, object c, object d, object e, object f):
+    cdef PyObject* p = t.tp_alloc(t, 6)
     if p == NULL:
         raise MemoryError()
     record = _owned(p)
@@ -34,14 +34,16 @@ cdef inline object _record5(PyTypeObject* t, object a, object b, object c, objec
     PyTuple_SET_ITEM(record, 3, d)
     Py_INCREF(e)
     PyTuple_SET_ITEM(record, 4, e)
+    Py_INCREF(f)
+    PyTuple_SET_ITEM(record, 5, f)
     return record
 
 
 def placements(type cls, list keys, list slots, list names, list gpus):
-    """``cls(keys[i], names[slots[i]], {}, "", gpus[i])`` for every i, as a list. ``cls`` must be a 5-field tuple
-    subtype without instance dict (a NamedTuple such as vcore.Placement)."""
-    if not issubclass(cls, tuple) or getattr(cls, "_fields", None) is None or len(cls._fields) != 5:
-        raise TypeError(f"placements: {cls.__name__} is not a 5-field named tuple")
+    """``cls(keys[i], names[slots[i]], {}, "", gpus[i], None)`` for every i, as a list. ``cls`` must be a 6-field
+    tuple subtype without instance dict (a NamedTuple such as vcore.Placement)."""
+    if not issubclass(cls, tuple) or getattr(cls, "_fields", None) is None or len(cls._fields) != 6:
+        raise TypeError(f"placements: {cls.__name__} is not a 6-field named tuple")
     cdef Py_ssize_t i, n = len(keys)
     if len(slots) != n or len(gpus) != n:
         raise ValueError(f"placements: {n} keys, {len(slots)} slots, {len(gpus)} GPU choices")
@@ -49,5 +51,5 @@ def placements(type cls, list keys, list slots, list names, list gpus):
     cdef list out = [None] * n
     cdef str message = ""
     for i in range(n):
-        out[i] = _record5(t, keys[i], names[slots[i]], {}, message, gpus[i])
+        out[i] = _record6(t, keys[i], names[slots[i]], {}, message, gpus[i], None)
     return out

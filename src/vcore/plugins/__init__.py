@@ -60,6 +60,10 @@ GPU_PLACEMENT = "GPUPlacement"   # vcore: GPU placement policy (FGD, vcore, binp
 NODE_NAME = "NodeName"
 POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 INTER_POD_AFFINITY = "InterPodAffinity"
+VOLUME_RESTRICTIONS = "VolumeRestrictions"
+NODE_VOLUME_LIMITS = "NodeVolumeLimits"
+VOLUME_BINDING = "VolumeBinding"
+VOLUME_ZONE = "VolumeZone"
 
 #: Every plugin vcore implements, by name: one module of this package each.
 PLUGINS: Mapping[str, NodePlugin] = MappingProxyType({
@@ -74,10 +78,6 @@ IMPLEMENTED_POINTS: Mapping[str, frozenset[str]] = MappingProxyType({n: p.points
 SCHEDULING_GATES = "SchedulingGates"
 PRIORITY_SORT = "PrioritySort"
 NODE_PORTS = "NodePorts"
-VOLUME_RESTRICTIONS = "VolumeRestrictions"
-NODE_VOLUME_LIMITS = "NodeVolumeLimits"
-VOLUME_BINDING = "VolumeBinding"
-VOLUME_ZONE = "VolumeZone"
 DYNAMIC_RESOURCES = "DynamicResources"
 DEFAULT_PREEMPTION = "DefaultPreemption"
 IMAGE_LOCALITY = "ImageLocality"
@@ -86,8 +86,7 @@ DEFAULT_BINDER = "DefaultBinder"
 #: In-tree kube-scheduler plugins vcore does not implement: disabling them is a no-op, enabling them
 #: (or giving them pluginConfig) is a ProfileError.
 UNIMPLEMENTED_PLUGINS: tuple[str, ...] = (
-    SCHEDULING_GATES, PRIORITY_SORT, NODE_PORTS, VOLUME_RESTRICTIONS, NODE_VOLUME_LIMITS,
-    VOLUME_BINDING, VOLUME_ZONE, DYNAMIC_RESOURCES,
+    SCHEDULING_GATES, PRIORITY_SORT, NODE_PORTS, DYNAMIC_RESOURCES,
     DEFAULT_PREEMPTION, IMAGE_LOCALITY, DEFAULT_BINDER,
 )
 

@@ -32,6 +32,8 @@ T field_or(const py::dict& d, const char* key, const std::string& what, T fallba
 
 vcore::NodeInput node_input(const py::dict& spec);
 vcore::PodInput pod_input(const py::dict& spec);
+// A pod's volumes as vcore.volumes.pods built them (register_volumes.cpp).
+std::shared_ptr<const vcore::PodVolumes> pod_volumes_input(const py::handle& value, const std::string& what);
 
 // A placed pod's devices for Python: ((gpu, mig_start), ...) with mig_start -1 outside MIG.
 py::tuple assignment_tuple(const vcore::GpuAssignment& a);

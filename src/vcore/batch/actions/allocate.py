@@ -20,6 +20,7 @@ from vcore.batch import config as C
 from vcore.batch.podgroup import PENDING
 from vcore.batch.session import Job, Session
 from vcore.reasons import fit_error_message, reason_counts
+from vcore.volumes.store import rejection_lookup
 
 KPLACED, KNOFIT, KHEADROOM = 1, 2, 3  # native TaskOutcome
 SINGLES_PER_CALL = 4096  # pods without a group per native call (bounds one call's hold on the cluster's lock)
@@ -92,7 +93,7 @@ def place_singles(ssn: Session, jobs: list[Job]) -> None:
         if over[i]:
             ssn.fail(jobs[i], f"queue {jobs[i].queue} has no room left for the pod: {_shortfall(ssn, tasks[i], headroom)}")
         else:
-            counts = reason_counts(reasons[i], reason_names, tasks[i].spec)
+            counts = reason_counts(reasons[i], reason_names, tasks[i].spec, rejection_lookup(ssn.state, tasks[i].key))
             ssn.fail(jobs[i], fit_error_message(n_nodes, counts), counts)
 
 
@@ -166,7 +167,8 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
         ssn.fail(job, ssn.topology.shortfall(conf, len(pending)))
     elif len(placed) < len(tasks):
         if first_unfit >= 0:
-            counts = reason_counts(reasons, _core.reason_names(ssn.state), tasks[first_unfit].spec)
+            counts = reason_counts(reasons, _core.reason_names(ssn.state), tasks[first_unfit].spec,
+                                   rejection_lookup(ssn.state, tasks[first_unfit].key))
             ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
         elif (outcome == KHEADROOM).any():
             ssn.fail(job, f"queue {job.queue} has no room left for the job's tasks (capability or quota reached)")
@@ -193,7 +195,8 @@ def _fits_in_total(ssn: Session, job: Job, tasks: list, need: int) -> bool:
     short = np.flatnonzero(minimum > ssn.free)
     feasible, _, codes = ssn.engine.evaluate(tasks[0].compiled)
     if not feasible.any():
-        counts = reason_counts(codes, _core.reason_names(ssn.state), tasks[0].spec)
+        counts = reason_counts(codes, _core.reason_names(ssn.state), tasks[0].spec,
+                               rejection_lookup(ssn.state, tasks[0].key))
         ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
         return False
     parts = ", ".join(f"{ssn.resources[a]} {int(minimum[a])} > {max(int(ssn.free[a]), 0)} free"

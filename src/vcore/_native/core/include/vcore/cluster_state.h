@@ -20,6 +20,7 @@
 #include "vcore/interner.h"
 #include "vcore/pod.h"
 #include "vcore/topology.h"
+#include "vcore/volumes/volume_store.h"
 
 namespace vcore {
 
@@ -97,6 +98,7 @@ struct PodInput {
   std::vector<AffinityTermInput> required_affinity, required_anti_affinity, preferred_affinity, preferred_anti_affinity;
   std::vector<SpreadInput> spread;
   std::optional<PodSelectorInput> default_spread_selector;
+  std::shared_ptr<const PodVolumes> volumes;  // from vcore.volumes; null for pods without volumes the plugins read
 };
 
 // A row-major int64 matrix [rows][stride] whose storage numpy views may share.
@@ -119,6 +121,8 @@ struct BoundPod {
   GpuAssignment gpu;
   PodIdentity identity;  // what the pod index counts it by
   CarriedTerms carried;  // its (anti-)affinity terms, as term classes of the pod index
+  std::shared_ptr<const PodVolumes> volumes;                  // its volumes (VolumeStore::pods_on)
+  std::shared_ptr<const VolumeAssumption> volume_assumption;  // what VolumeBinding's Reserve assumed for it
 };
 
 class ClusterState {
@@ -216,6 +220,14 @@ class ClusterState {
   int32_t find_string(const std::string& s) const { return strings_.find(s); }
   const std::string& string_name(int32_t id) const { return strings_.name(id); }
 
+  // Storage objects and what bound pods use of them (volumes/volume_store.h); writers hold the exclusive lock.
+  const VolumeStore& volumes() const { return volumes_; }
+  VolumeStore& volumes() { return volumes_; }
+  // VolumeBinding's Reserve for a bound pod: record the assumption (replacing one it had); unbinding undoes it.
+  void assume_volumes(const std::string& key, std::shared_ptr<const VolumeAssumption> assumption);
+  // A node selector term compiled against this state (interned, label columns materialized); `where` names it.
+  NodeSelectorTerm compile_term(const TermInput& term, const std::string& where);
+
   // The network topology (HyperNodes or label levels); node writes keep its columns current.
   const Topology& topology() const { return topology_; }
   Topology& topology() { return topology_; }
@@ -246,7 +258,6 @@ class ClusterState {
                              int64_t nonzero_cpu, int64_t nonzero_mem) const;
   void ensure_slot_capacity(int32_t slots);
   void apply_pod(const BoundPod& pod, int64_t sign);
-  NodeSelectorTerm compile_term(const TermInput& term, const std::string& where);
   PodSelector compile_selector(const PodSelectorInput& in, const std::string& where);
   PodAffinityTerm compile_affinity_term(const AffinityTermInput& in, int32_t own_namespace, const std::string& where);
   void compile_inter_pod(const PodInput& pod, CompiledPod& out, const std::string& where);
@@ -285,6 +296,7 @@ class ClusterState {
   std::unordered_map<std::string, BoundPod> pods_;
   int32_t n_live_ = 0;
   PodIndex pod_index_;
+  VolumeStore volumes_;
   int64_t n_prefer_taints_ = 0;
   uint64_t generation_ = 0;
   uint64_t membership_ = 0;

@@ -161,6 +161,14 @@ class PodKernel {
       }
       prepared_[k] = std::move(prepared);
     }
+    // The first filtering plugin (in the profile's order) whose PreFilter rejected the pod decides for every node.
+    for (const FilterStageRef& stage : plugins.order) {
+      if (stage.stage != Stage::kPlugin) continue;
+      const auto& prepared = prepared_[static_cast<size_t>(stage.plugin)];
+      if (prepared == nullptr || prepared->rejects_with < 0) continue;
+      rejection_ = prepared->reason_base + prepared->rejects_with;
+      break;
+    }
     for (const FilterStageRef& stage : plugins.order) {
       switch (stage.stage) {
         case Stage::kUnschedulable:
@@ -205,6 +213,11 @@ class PodKernel {
   const std::vector<NormalizedTerm>& normalized() const { return normalized_; }
   // Node plugins whose answer changes when other pods bind (a gang's tasks then go one at a time).
   bool depends_on_bound_pods() const { return depends_on_bound_pods_; }
+  // Reserve: the pod was bound to `slot` by a scheduling decision (exclusive lock held).
+  void reserve(ClusterState& s, const CompiledPod& pod, int32_t slot) const {
+    for (const auto& prepared : prepared_)
+      if (prepared != nullptr) prepared->reserve(s, pod, slot);
+  }
 
   // The normalized scores of the node plugins come after the built-ins' (which the block pass writes): their raw
   // values are asked for once the feasible nodes are known.
@@ -395,10 +408,10 @@ class PodKernel {
     for (int32_t j = 0; j < n; ++j) failed[j] = !live[j];  // free slots are not counted under any reason
     if (scope != nullptr)
       for (int32_t j = 0; j < n; ++j) failed[j] |= !scope[begin + j];
-    if (refused_) {  // a constraint vcore does not evaluate: no node is safe
+    if (refused_ || rejection_ >= 0) {  // a constraint vcore does not evaluate, or a PreFilter rejection: no node
       int64_t count = 0;
       for (int32_t j = 0; j < n; ++j) count += !failed[j];
-      reasons[kUnhonored] += count;
+      reasons[refused_ ? static_cast<int32_t>(kUnhonored) : rejection_] += count;
       std::fill(ok, ok + n, uint8_t{0});
       return;
     }
@@ -585,6 +598,7 @@ class PodKernel {
   std::vector<uint8_t> allowed_models_;
   bool check_gpu_ = false;
   bool refused_ = false;
+  int32_t rejection_ = -1;  // reason code of a PreFilter rejection (-1: none)
   const int32_t insufficient_base_;
   std::vector<FilterStageRef> stages_;  // the filters this pod meets, in the profile's order
   std::vector<std::unique_ptr<PodPlugin>> prepared_;  // per plugin slot; nullptr where the plugin has nothing to do
