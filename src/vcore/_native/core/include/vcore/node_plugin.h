@@ -74,6 +74,9 @@ class PodPlugin {
   // A PreFilter rejection: the pod fits no node, each counted under this reason of the plugin (plugin-relative code)
   // before any filter looks at it, as kube-scheduler stops at the first PreFilter plugin that rejects. -1: none.
   int32_t rejects_with = -1;
+  // The rejection is an error of the plugin's Filter (kube-scheduler fails the attempt when a node meets it): it
+  // counts only when no plugin rejected the pod at PreFilter, which runs for every plugin first.
+  bool rejects_at_filter = false;
   int32_t reason_base = 0;
 };
 

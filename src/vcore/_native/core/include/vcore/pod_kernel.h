@@ -161,13 +161,15 @@ class PodKernel {
       }
       prepared_[k] = std::move(prepared);
     }
-    // The first filtering plugin (in the profile's order) whose PreFilter rejected the pod decides for every node.
-    for (const FilterStageRef& stage : plugins.order) {
-      if (stage.stage != Stage::kPlugin) continue;
-      const auto& prepared = prepared_[static_cast<size_t>(stage.plugin)];
-      if (prepared == nullptr || prepared->rejects_with < 0) continue;
-      rejection_ = prepared->reason_base + prepared->rejects_with;
-      break;
+    // The first filtering plugin (in the profile's order) whose PreFilter rejected the pod decides for every node;
+    // without one, the first whose Filter fails with an error.
+    for (const bool at_filter : {false, true}) {
+      for (const FilterStageRef& stage : plugins.order) {
+        if (stage.stage != Stage::kPlugin || rejection_ >= 0) continue;
+        const auto& prepared = prepared_[static_cast<size_t>(stage.plugin)];
+        if (prepared == nullptr || prepared->rejects_with < 0 || prepared->rejects_at_filter != at_filter) continue;
+        rejection_ = prepared->reason_base + prepared->rejects_with;
+      }
     }
     for (const FilterStageRef& stage : plugins.order) {
       switch (stage.stage) {

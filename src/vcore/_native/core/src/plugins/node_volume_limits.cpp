@@ -211,6 +211,7 @@ class NodeVolumeLimits final : public NodePlugin {
     const auto fail_with = [&](const std::string& why) -> std::unique_ptr<PodPlugin> {
       store.note_rejection(pod.key, "NodeVolumeLimits", "running \"NodeVolumeLimits\" filter plugin: " + why);
       out->rejects_with = kError;
+      out->rejects_at_filter = true;
       return std::move(out);
     };
     for (const PodVolume& vol : v.volumes) {

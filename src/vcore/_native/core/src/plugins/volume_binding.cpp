@@ -26,9 +26,10 @@ enum Reason {
 
 class RejectedPod final : public PodPlugin {
  public:
-  explicit RejectedPod(int32_t reason) {
+  RejectedPod(int32_t reason, bool at_filter) {
     filters = true;
     rejects_with = reason;
+    rejects_at_filter = at_filter;
   }
 };
 
@@ -82,7 +83,7 @@ class VolumeBinding final : public NodePlugin {
     PodClaims claims;
     if (const auto rejection = claims.prefilter(s, *pod.volumes)) {
       store.note_rejection(pod.key, "VolumeBinding", rejection->message);
-      return std::make_unique<RejectedPod>(rejection->error ? kError : kRejected);
+      return std::make_unique<RejectedPod>(rejection->error ? kError : kRejected, false);
     }
     if (!claims.has_claims()) return nullptr;
     // A bound claim's PV that CSI migration cannot translate fails the pod on a node migrating its plugin: kube-
@@ -92,7 +93,7 @@ class VolumeBinding final : public NodePlugin {
       for (int32_t slot = 0; slot < s.n_slots(); ++slot) {
         if (!s.is_live(slot) || !migrated_on(csi[static_cast<size_t>(slot)], plugin)) continue;
         store.note_rejection(pod.key, "VolumeBinding", "running \"VolumeBinding\" filter plugin: could not translate pv: " + error);
-        return std::make_unique<RejectedPod>(kError);
+        return std::make_unique<RejectedPod>(kError, true);
       }
     }
     auto out = std::make_unique<BindingOfPod>(std::move(claims));

@@ -15,7 +15,7 @@
 namespace vcore {
 namespace {
 
-enum Reason { kDiskConflict = 0, kReadWriteOncePod = 1, kRejected = 2 };
+enum Reason { kDiskConflict = 0, kClaimInUse = 1, kRejected = 2 };
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
@@ -75,7 +75,7 @@ class RestrictionsOfPod final : public PodPlugin {
       }
     }
     reasons[reason_base + kDiskConflict] += disk;
-    reasons[reason_base + kReadWriteOncePod] += rwop;
+    reasons[reason_base + kClaimInUse] += rwop;
   }
 
  private:
