@@ -32,6 +32,7 @@ from vcore.errors import (
 )
 from vcore.profile import Profile
 from vcore.scheduler import Evaluation, FilterResult, NodeScope, Placement, Scheduler
+from vcore.types import VolumeBinds
 
 __version__ = "0.1.0"
 
@@ -64,5 +65,6 @@ __all__ = [
     "Scheduler",
     "TopologyError",
     "VCoreError",
+    "VolumeBinds",
     "parse_quantity",
 ]

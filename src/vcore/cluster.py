@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
@@ -38,6 +38,7 @@ from vcore.errors import (
 )
 from vcore.types import GpuChoice, VolumeBinds
 from vcore.volumes import objects as _volume_kinds
+from vcore.volumes import prebind as _prebind
 from vcore.volumes.pods import with_volumes
 from vcore.volumes.store import VolumeObjects, volume_binds
 
@@ -605,6 +606,21 @@ class Cluster:
         the PVs assumed for its unbound claims and the claims to provision on its node (None when nothing: every
         claim was bound, or the pod was not placed by vcore). Unbinding the pod drops the assumption."""
         return volume_binds(self._state, pod_key(pod))
+
+    @_locked
+    def volume_writes(self, binds: VolumeBinds) -> list[tuple[str, dict]]:
+        """PreBind's API writes for ``binds`` (from volume_binds or a Placement): (kind, object) pairs to update
+        (PUT) in order, the PVs with their claimRef, then the claims with their selected-node annotation."""
+        return _prebind.writes(self._volumes, binds)
+
+    @_locked
+    def volume_binds_status(self, binds: VolumeBinds, written: Mapping[str, str] | None = None
+                            ) -> tuple[bool, str | None]:
+        """After PreBind's writes, whether the claims of ``binds`` are all bound (the PV controller's work, seen
+        through the objects this cluster holds), as kube-scheduler checks it: (True, None) done, (False, None) not
+        yet, (False, why) failed for good. ``written`` maps ``<kind>/<key>`` to the resourceVersion each write
+        returned (vcore.volumes.prebind.written_key): an object held at an older version is waited for."""
+        return _prebind.status(self._state, self._volumes, binds, written or {})
 
     @property
     @_locked

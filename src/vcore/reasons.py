@@ -31,15 +31,27 @@ _GATED = "waiting for scheduling gates: "
 _NOTED = re.compile(r"<(\w+): (pod rejected at PreFilter|filter error|filter status)>")
 
 
-class PodRejection(str):
+class NotedReason(str):
+    """A reason in the words a plugin noted for the pod (a message of its own, such as a claim's name), with the
+    plugin that gave it."""
+
+    plugin: str
+
+    def __new__(cls, text: str, plugin: str = "") -> "NotedReason":
+        out = super().__new__(cls, text)
+        out.plugin = plugin
+        return out
+
+
+class PodRejection(NotedReason):
     """A reason that rejects the pod as a whole, reported without a node count as kube-scheduler reports a PreFilter
     rejection; ``error`` marks a failure kube-scheduler reports as the scheduling attempt's error (the message
     alone)."""
 
     error: bool
 
-    def __new__(cls, text: str, error: bool = False) -> "PodRejection":
-        out = super().__new__(cls, text)
+    def __new__(cls, text: str, plugin: str = "", error: bool = False) -> "PodRejection":
+        out = super().__new__(cls, text, plugin)
         out.error = error
         return out
 
@@ -77,9 +89,9 @@ def reason_counts(codes_counts, reason_names: Sequence[str], spec: Mapping | Non
         count = out.pop(name)
         message = (noted(plugin) if noted is not None else "") or f"{plugin} rejected the pod"
         if kind == "filter status":
-            out[message] = out.get(message, 0) + count
+            out[NotedReason(message, plugin)] = out.get(message, 0) + count
         else:
-            out[PodRejection(message, error=kind == "filter error")] = count
+            out[PodRejection(message, plugin, error=kind == "filter error")] = count
     return out
 
 

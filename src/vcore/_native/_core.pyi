@@ -260,6 +260,10 @@ def volume_assumed_pods(state: ClusterState) -> list[str]:
 def volume_rejection(state: ClusterState, key: str, plugin: str) -> str:
     """The message a volume plugin noted when it last rejected the pod ("" when none)."""
 
+def volume_pv_fits(state: ClusterState, pv: str, node: str) -> tuple[bool, str] | None:
+    """Whether a PV's node affinity (translated where the node migrates its plugin) allows the node, with the
+    translation's error; None when the PV or the node is unknown."""
+
 def volume_claim_users(state: ClusterState, claim_key: str) -> int:
     """Bound pods with a persistentVolumeClaim volume of this claim."""
 

@@ -6,6 +6,7 @@
 
 #include "convert.h"
 #include "registry.h"
+#include "vcore/volumes/volume_binder.h"
 
 namespace vcore_bindings {
 namespace {
@@ -294,6 +295,24 @@ void register_volumes(py::module_& m) {
       },
       py::arg("state"), py::arg("key"), py::arg("plugin"),
       "the message of the last rejection of a pod by a volume plugin (\"\" when none was noted)");
+  m.def(
+      "volume_pv_fits",
+      [](const ClusterState& s, const std::string& pv_name, const std::string& node) -> py::object {
+        std::shared_lock lock(s.mutex());
+        const vcore::PersistentVolumeRecord* pv = s.volumes().pv(pv_name);
+        const int32_t slot = s.node_index(node);
+        if (pv == nullptr || slot < 0) return py::none();
+        // tryTranslatePVToCSI then CheckNodeAffinity, as the binder checks a PV it bound.
+        const vcore::VolumeNodeAffinity* affinity = &pv->affinity;
+        if (!pv->migration_plugin.empty() && vcore::migrated_on(s.volumes().csi_node(node), pv->migration_plugin)) {
+          if (!pv->migration_error.empty()) return py::make_tuple(false, "could not translate pv: " + pv->migration_error);
+          affinity = &pv->migrated_affinity;
+        }
+        return py::make_tuple(affinity->matches(s, slot), std::string());
+      },
+      py::arg("state"), py::arg("pv"), py::arg("node"),
+      "whether a PV's node affinity (translated to CSI where the node migrates its plugin) allows the node: "
+      "(fits, translation error or \"\"); None when the PV or the node is unknown");
   m.def(
       "volume_claim_users",
       [](const ClusterState& s, const std::string& claim_key) {
