@@ -222,8 +222,8 @@ def cross_adapter_violations(adapter: str, imports: list[Import]) -> list[str]:
 LAYERS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "vcore_kube": (
         ("values and connections", ("__init__", "config", "kubeclient", "metrics", "inbox", "cache", "convert",
-                                    "schedqueue", "pending")),
-        ("the API's objects", ("reflector", "nodeshard", "binder", "events", "leader")),
+                                    "schedqueue", "pending", "volumehints")),
+        ("the API's objects", ("reflector", "nodeshard", "binder", "volumewriter", "events", "leader")),
         ("decisions", ("batchcycle", "fastpath", "warmpool", "membership", "shardplan")),
         ("beside the loop", ("agentcontrol", "shardcontrol", "shardwriter")),
         ("the loop", ("loop",)),

@@ -15,7 +15,7 @@ import logging
 import queue
 import threading
 import time
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 from vcore_kube import binder as bind
 from vcore_kube.convert import Converter
@@ -184,7 +184,7 @@ class AgentControl:
         now = loop.clock()
         for key, placement in batch.placed:
             gpus = placement.gpus.gpu_index_annotation() if placement.gpus is not None else None
-            self._decided(key, placement.node, gpus, None)
+            self._decided(key, placement.node, gpus, None, placement.volumes)
         for key, placement in batch.unschedulable:
             entry = self.entries.get(key)
             self.fast.queue.unschedulable(key, placement.reasons, now)
@@ -212,11 +212,13 @@ class AgentControl:
         self._decided(key, hit.placement.node, gpus, hit.evict)
         return True
 
-    def _decided(self, key: str, node: str, gpus: str | None, evict: list[dict] | None) -> None:
+    def _decided(self, key: str, node: str, gpus: str | None, evict: list[dict] | None,
+                 volumes: Any = None) -> None:
         entry = self.entries.pop(key)
         self.loop.metrics.sample("fast_event_to_decision", time.perf_counter() - entry.received)
         self.fast.remove(key)
         entry.state, entry.node, entry.confirmed, entry.deleted = "binding", node, False, False
+        entry.volumes = volumes  # VolumeBinding's PreBind, which start_binding runs first
         self.loop.converter.assumed(key, entry.pod)
         self.loop.start_binding(entry, gpus, evict)
 

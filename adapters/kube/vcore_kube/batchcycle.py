@@ -21,11 +21,13 @@ from vcore_kube.convert import Converter
 
 @dataclass(frozen=True)
 class Binding:
-    """Bind pod `key` to `node`; `gpu_index` is the volcano.sh/gpu-index annotation to write first (or None)."""
+    """Bind pod `key` to `node`; `gpu_index` is the volcano.sh/gpu-index annotation to write first (or None);
+    `volumes` what VolumeBinding's PreBind writes and waits for before (None when every claim is bound)."""
 
     key: str
     node: str
     gpu_index: str | None = None
+    volumes: vcore.VolumeBinds | None = None
 
 
 @dataclass
@@ -62,8 +64,13 @@ class BatchCycle:
                           evictions=result.evictions)
         for placement in result.bindings:
             gpus = placement.gpus.gpu_index_annotation() if placement.gpus is not None else None
-            outcome.bindings.append(Binding(placement.pod, placement.node, gpus))
+            outcome.bindings.append(Binding(placement.pod, placement.node, gpus, placement.volumes))
         return outcome
+
+    @property
+    def bind_timeout_seconds(self) -> int:
+        """VolumeBinding's bindTimeoutSeconds (how long PreBind waits for the claims to be bound)."""
+        return self.scheduler.profile.args["VolumeBinding"].bind_timeout_seconds
 
     def forget(self, key: str) -> None:
         """Undo an assumption whose bind failed; the pod's resources are free again and it waits in vcore."""

@@ -10,7 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterator
 
-NAMESPACED = {"Pod", "PodGroup", "WarmPool"}
+NAMESPACED = {"Pod", "PodGroup", "WarmPool", "PersistentVolumeClaim", "CSIStorageCapacity"}
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"  # Volcano's pod -> PodGroup link
 
 

@@ -222,6 +222,30 @@ class Converter:
             log.error("%s %s: not usable by vcore: %s", kind, name, e)
             return False
 
+    # -- storage (what the volume plugins read) --------------------------------------------------------------
+    def storage_object(self, kind: str, old: dict | None, new: dict | None) -> None:
+        """A PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity or
+        VolumeAttachment delta (kind as the API names it)."""
+        method = _STORAGE_METHODS[kind]
+        obj = new or old
+        meta = obj["metadata"]
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}" if kind in _NAMESPACED_STORAGE \
+            else meta.get("name", "")
+        c = self.cluster
+        try:
+            if new is None:
+                if c.storage_object(_STORAGE_KINDS[kind], key) is not None:
+                    getattr(c, f"remove_{method}")(key)
+            elif c.storage_object(_STORAGE_KINDS[kind], key) is not None:
+                getattr(c, f"update_{method}")(new)
+            else:
+                getattr(c, f"add_{method}")(new)
+        except (ValueError, TypeError, KeyError, vcore.VCoreError) as e:
+            self.errors += 1
+            log.error("%s %s: not usable by vcore: %s", kind, key, e)
+            if new is not None and c.storage_object(_STORAGE_KINDS[kind], key) is not None:
+                getattr(c, f"remove_{method}")(key)  # an object vcore cannot read is one it does not see
+
     def replace_hypernodes(self, hypernodes: list[dict]) -> None:
         """A relist of HyperNodes: install them as a whole (members may arrive in any order)."""
         try:
@@ -229,6 +253,14 @@ class Converter:
         except (ValueError, TypeError, KeyError, vcore.VCoreError) as e:
             self.errors += 1
             log.error("HyperNodes: the tree is not usable by vcore: %s", e)
+
+
+# Storage kinds: the Cluster's method suffix and vcore's kind name for each.
+_STORAGE_METHODS = {"PersistentVolume": "persistent_volume", "PersistentVolumeClaim": "persistent_volume_claim",
+                    "StorageClass": "storage_class", "CSINode": "csi_node", "CSIDriver": "csi_driver",
+                    "CSIStorageCapacity": "csi_storage_capacity", "VolumeAttachment": "volume_attachment"}
+_STORAGE_KINDS = {kind: kind.lower() for kind in _STORAGE_METHODS}
+_NAMESPACED_STORAGE = {"PersistentVolumeClaim", "CSIStorageCapacity"}
 
 
 def _accounting_inputs(pod: dict) -> tuple:
@@ -241,6 +273,14 @@ def _without_gpu_index(pod: dict) -> dict:
     annotations = dict(pod["metadata"].get("annotations") or {})
     annotations.pop(GPU_INDEX_ANNOTATION, None)
     return {**pod, "metadata": {**pod["metadata"], "annotations": annotations}}
+
+
+def quantity_value(value: Any) -> int | None:
+    """A Kubernetes quantity's Value() (rounded up), or None when it does not parse."""
+    try:
+        return vcore.parse_quantity(value)
+    except (ValueError, TypeError):
+        return None
 
 
 def usable_profile(profile: Any) -> None:

@@ -36,6 +36,7 @@ from vcore_kube.reflector import RESOURCES, Reflector, Resource
 from vcore_kube.schedqueue import SchedulingQueue
 from vcore_kube.shardcontrol import ShardControl
 from vcore_kube.shardwriter import ShardWriter
+from vcore_kube.volumewriter import VolumeWriter
 from vcore_kube.warmpool import WarmPools
 
 WARMPOOLS = Resource("WarmPool", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
@@ -61,6 +62,10 @@ class SchedulerProcess:
         self.loop = SchedulingLoop(config, self.converter, self.cycle, None, self.recorder, self.metrics)
         self.binder = Binder(self.api, config.bind_concurrency, self.loop.bind_done)
         self.loop.binder = self.binder
+        # VolumeBinding's PreBind writes (PVs and claims), beside the binder: a pod waiting for its claims holds
+        # no binding worker.
+        self.volume_writer = VolumeWriter(self.api, config.bind_concurrency, self.loop.volumes_written)
+        self.loop.volume_writer = self.volume_writer
         self.stop_event = threading.Event()  # reflectors and the elector
         self.finished = threading.Event()  # the process should exit (signal, or leadership lost)
         self.exit_code = 0
@@ -154,6 +159,7 @@ class SchedulerProcess:
         self.loop.stop_event.set()
         self.loop.join(timeout=30)
         self.binder.shutdown()
+        self.volume_writer.shutdown()
         if self.agent_binder is not None:
             self.agent_binder.shutdown()
         for writer in self.writers:
