@@ -219,3 +219,42 @@ def test_limits_follow_csinode_updates():
     assert outcome(cluster, EBS_ONE, [PLUGIN]) == expect(n1=())
     cluster.remove_csi_node("n1")
     assert outcome(cluster, EBS_ONE, [PLUGIN]) == expect(n1=())
+
+
+def test_counts_follow_binds_unbinds_attachments_pv_updates_and_node_changes():
+    """The per-node counts the plugin keeps between pods follow every change that moves them: a pod bound or unbound
+    on a node, a VolumeAttachment added or removed, a PV's driver changing, a node leaving and another arriving; on a
+    node that migrates EBS as on one that does not."""
+    pvs = [B.pv(f"pv-{i}", source={"csi": {"driver": EBS, "volumeHandle": f"h{i}"}}, phase=None) for i in range(5)]
+    claims = [B.pvc(f"c{i}", volume_name=f"pv-{i}") for i in range(5)]
+    cluster = cluster_of(Objects(nodes=[B.node("n1"), B.node("n2")], pvs=pvs, pvcs=claims,
+                                 csi_nodes=[B.csi_node("n1", {EBS: 2}), B.csi_node("n2", {EBS: 2}, AWS_IN_TREE)]))
+    new = _claims_pod("new", "c0")
+    assert outcome(cluster, new, [PLUGIN]) == expect(n1=(), n2=())
+
+    a, b, d = _claims_pod("a", "c1"), _claims_pod("b", "c2"), _claims_pod("d", "c4")
+    cluster.bind(a, "n1")
+    cluster.bind(b, "n1")
+    assert outcome(cluster, new, [PLUGIN]) == expect(n1=EXCEEDED, n2=())
+    assert outcome(cluster, _claims_pod("again", "c1"), [PLUGIN]) == expect(n1=(), n2=())  # n1 has it: counts once
+
+    cluster.unbind(b)
+    assert outcome(cluster, new, [PLUGIN]) == expect(n1=(), n2=())
+
+    attachment = B.attachment("va-3", "n2", EBS, "pv-3")
+    cluster.add_volume_attachment(attachment)
+    cluster.bind(d, "n2")
+    assert outcome(cluster, new, [PLUGIN]) == expect(n1=(), n2=EXCEEDED)
+    cluster.remove_volume_attachment("va-3")
+    assert outcome(cluster, new, [PLUGIN]) == expect(n1=(), n2=())
+
+    cluster.bind(b, "n1")
+    assert outcome(cluster, new, [PLUGIN]) == expect(n1=EXCEEDED, n2=())
+    cluster.update_persistent_volume(B.pv("pv-2", source={"csi": {"driver": "other.csi.io", "volumeHandle": "h2"}},
+                                          phase=None))
+    assert outcome(cluster, new, [PLUGIN]) == expect(n1=(), n2=())
+
+    cluster.remove_node("n1", evict=True)
+    cluster.add_node(B.node("n3"))
+    cluster.add_csi_node(B.csi_node("n3", {EBS: 0}))
+    assert outcome(cluster, new, [PLUGIN]) == expect(n2=(), n3=EXCEEDED)

@@ -6,6 +6,8 @@
 // allocatable.count for a driver takes the pod only if the volumes of that driver its bound pods use (and the
 // VolumeAttachments to it of other CSI PVs) plus the pod's new ones stay within the count. A claim the pod uses that
 // does not exist makes every node refuse it with the lookup's message.
+#include <algorithm>
+#include <climits>
 #include <map>
 
 #include "vcore/cluster_state.h"
@@ -119,18 +121,89 @@ Outcome attachable(const VolumeStore& store, const CsiNodeRecord* csi, const Pod
   return Outcome::kOk;
 }
 
+// The volumes the pods bound to a node use there, counted per driver with the VolumeAttachments of other CSI PVs
+// to it (the store keeps this for every node whose CSINode sets limits: VolumeStore::attached_view).
+void compute_attached(const ClusterState& s, const VolumeStore& store, const CsiNodeRecord* csi, int32_t slot,
+                      VolumeStore::SlotAttached* out) {
+  Attached attached;
+  for (const auto& bound : store.pods_on(slot)) {
+    if (attachable(store, csi, *bound.volumes, false, &attached, &out->message) == Outcome::kError) {
+      out->error = true;
+      return;
+    }
+  }
+  out->message.clear();
+  std::map<std::string, int64_t> in_use;
+  for (const auto& [name, driver] : attached) {
+    out->volumes.push_back(name);
+    ++in_use[driver];
+  }
+  for (const AttachmentRecord* va : store.attachments_on(s.names()[static_cast<size_t>(slot)])) {
+    if (va->attacher.empty() || !va->has_pv) continue;
+    const PersistentVolumeRecord* pv = store.pv(va->pv);
+    if (pv == nullptr || pv->csi_driver.empty()) continue;
+    if (attached.count(va->attacher + "/" + pv->csi_handle) == 0) ++in_use[va->attacher];
+  }
+  out->in_use.assign(in_use.begin(), in_use.end());
+}
+
+using View = VolumeStore::AttachedView;
+
 class LimitsOfPod final : public PodPlugin {
  public:
-  LimitsOfPod(const ClusterState& s, const PodVolumes& pod) : s_(s), pod_(pod), csi_(s.volumes().csi_nodes_by_slot(s)) {
+  LimitsOfPod(const ClusterState& s, const PodVolumes& pod)
+      : s_(s), pod_(pod), csi_(s.volumes().csi_nodes_by_slot(s)), view_(s.volumes().attached_view(s, compute_attached)) {
     filters = true;
     depends_on_bound_pods = true;
-    // The pod's own volumes on a node that migrates no in-tree plugin: the same on all of them, so found once.
+    // The pod's own volumes on a node that migrates no in-tree plugin: the same on all of them, so found once, with
+    // the count per limited driver and the nodes that already have one of them attached.
     plain_ = attachable(s.volumes(), nullptr, pod_, true, &plain_volumes_, &plain_message_);
+    for (const auto& [name, driver] : plain_volumes_) {
+      const int32_t id = view_.driver_id(driver);
+      if (id < 0) continue;  // no node limits the driver
+      bool found = false;
+      for (auto& w : plain_wanted_)
+        if (w.first == id) found = (++w.second, true);
+      if (!found) plain_wanted_.emplace_back(id, 1);
+      const auto at = view_.slots_of_volume.find(name);
+      if (at != view_.slots_of_volume.end())
+        for (const int32_t slot : at->second) plain_present_.emplace_back(slot, id);
+    }
+    std::sort(plain_present_.begin(), plain_present_.end());
   }
 
   void filter(int32_t begin, int32_t end, uint8_t* failed, int64_t* reasons) const override {
     int64_t counts[3] = {0, 0, 0};
     std::string message;
+    if (plain_ == Outcome::kOk && plain_present_.empty() && plain_wanted_.size() <= 1) {
+      // The common pod: its volumes attached nowhere yet, of one limited driver (or none): a pass over flat rows.
+      const int32_t id = plain_wanted_.empty() ? -1 : plain_wanted_[0].first;
+      const int64_t n = plain_wanted_.empty() ? 0 : plain_wanted_[0].second;
+      const uint8_t* flags = view_.flags.data();
+      const size_t stride = view_.stride;
+      for (int32_t j = 0; j < end - begin; ++j) {
+        const int32_t slot = begin + j;
+        const uint8_t f = flags[slot];
+        if (failed[j] || (f & (View::kMigrates | View::kHasLimits)) == 0) continue;
+        int reason = -1;
+        if (f & View::kMigrates) {
+          reason = check(slot, &message);
+        } else if (!plain_volumes_.empty()) {
+          if (f & View::kError) {
+            reason = kError;
+          } else if (id >= 0) {
+            const size_t cell = static_cast<size_t>(slot) * stride + static_cast<size_t>(id);
+            const int64_t limit = view_.limit[cell];
+            if (limit >= 0 && view_.in_use[cell] + n > limit) reason = kExceeded;
+          }
+        }
+        if (reason < 0) continue;
+        failed[j] = 1;
+        ++counts[reason];
+      }
+      for (int r = 0; r < 3; ++r) reasons[reason_base + r] += counts[r];
+      return;
+    }
     for (int32_t j = 0; j < end - begin; ++j) {
       if (failed[j]) continue;
       const int reason = check(begin + j, &message);
@@ -143,50 +216,65 @@ class LimitsOfPod final : public PodPlugin {
 
   // The reason the node refuses the pod (-1: it takes it); `message` for kStatus and kError.
   int check(int32_t slot, std::string* message) const {
-    const VolumeStore& store = s_.volumes();
-    const CsiNodeRecord* csi = csi_[static_cast<size_t>(slot)];
-    Attached fresh;
-    Outcome own;
-    if (csi == nullptr || csi->migrated.empty()) {
-      own = plain_;
-      fresh = plain_volumes_;
+    const uint8_t flags = view_.flags[static_cast<size_t>(slot)];
+    if (flags & View::kMigrates) return check_migrating(slot, flags, message);
+    if (plain_ == Outcome::kMissingClaim || plain_ == Outcome::kError) {
       *message = plain_message_;
-    } else {
-      own = attachable(store, csi, pod_, true, &fresh, message);
+      return plain_ == Outcome::kMissingClaim ? kStatus : kError;
     }
-    if (own == Outcome::kMissingClaim) return kStatus;
-    if (own == Outcome::kError) return kError;
-    if (fresh.empty() || csi == nullptr || csi->limits.empty()) return -1;
-    Attached attached;
-    for (const auto& bound : store.pods_on(slot))
-      if (attachable(store, csi, *bound.volumes, false, &attached, message) == Outcome::kError) return kError;
-    std::map<std::string, int64_t> in_use;
-    for (const auto& [name, driver] : attached) {
-      fresh.erase(name);  // a volume the node has already counts once
-      ++in_use[driver];
+    if (plain_volumes_.empty() || !(flags & View::kHasLimits)) return -1;
+    if (flags & View::kError) {
+      *message = view_.errors.at(slot);
+      return kError;
     }
-    for (const AttachmentRecord* va : store.attachments_on(s_.names()[static_cast<size_t>(slot)])) {
-      if (va->attacher.empty() || !va->has_pv) continue;
-      const PersistentVolumeRecord* pv = store.pv(va->pv);
-      if (pv == nullptr || pv->csi_driver.empty()) continue;
-      if (attached.count(va->attacher + "/" + pv->csi_handle) == 0) ++in_use[va->attacher];
-    }
-    std::map<std::string, int64_t> wanted;
-    for (const auto& [name, driver] : fresh) ++wanted[driver];
-    for (const auto& [driver, n] : wanted) {
-      const auto limit = csi->limits.find(driver);
-      if (limit != csi->limits.end() && in_use[driver] + n > limit->second) return kExceeded;
+    const size_t row = static_cast<size_t>(slot) * view_.stride;
+    // The pod's volumes the node has attached already count once: take them off.
+    auto present = std::lower_bound(plain_present_.begin(), plain_present_.end(), std::make_pair(slot, INT32_MIN));
+    for (const auto& [id, n] : plain_wanted_) {
+      const int64_t limit = view_.limit[row + static_cast<size_t>(id)];
+      if (limit < 0) continue;
+      int64_t wanted = n;
+      for (auto it = present; it != plain_present_.end() && it->first == slot; ++it) wanted -= it->second == id;
+      if (wanted > 0 && view_.in_use[row + static_cast<size_t>(id)] + wanted > limit) return kExceeded;
     }
     return -1;
   }
 
  private:
+  // A node whose CSINode migrates in-tree plugins: the pod's volumes as that node translates them.
+  int check_migrating(int32_t slot, uint8_t flags, std::string* message) const {
+    const CsiNodeRecord* csi = csi_[static_cast<size_t>(slot)];
+    Attached fresh;
+    const Outcome own = attachable(s_.volumes(), csi, pod_, true, &fresh, message);
+    if (own == Outcome::kMissingClaim) return kStatus;
+    if (own == Outcome::kError) return kError;
+    if (fresh.empty() || !(flags & View::kHasLimits)) return -1;
+    if (flags & View::kError) {
+      *message = view_.errors.at(slot);
+      return kError;
+    }
+    std::map<int32_t, int64_t> wanted;
+    for (const auto& [name, driver] : fresh) {
+      const int32_t id = view_.driver_id(driver);
+      if (id >= 0 && !view_.attached(name, slot)) ++wanted[id];
+    }
+    const size_t row = static_cast<size_t>(slot) * view_.stride;
+    for (const auto& [id, n] : wanted) {
+      const int64_t limit = view_.limit[row + static_cast<size_t>(id)];
+      if (limit >= 0 && view_.in_use[row + static_cast<size_t>(id)] + n > limit) return kExceeded;
+    }
+    return -1;
+  }
+
   const ClusterState& s_;
   const PodVolumes& pod_;
   const std::vector<const CsiNodeRecord*>& csi_;
+  const View& view_;
   Outcome plain_ = Outcome::kOk;
   Attached plain_volumes_;
   std::string plain_message_;
+  std::vector<std::pair<int32_t, int64_t>> plain_wanted_;  // limited driver id -> the pod's volumes of it
+  std::vector<std::pair<int32_t, int32_t>> plain_present_;  // (slot, driver id) of each volume a node has, by slot
 };
 
 class NodeVolumeLimits final : public NodePlugin {

@@ -96,6 +96,7 @@ class VolumeBinding final : public NodePlugin {
         return std::make_unique<RejectedPod>(kError, true);
       }
     }
+    if (claims.passes_every_node()) return nullptr;  // bound claims whose PVs allow any node: nothing to filter
     auto out = std::make_unique<BindingOfPod>(std::move(claims));
     out->state_ = &s;
     return out;

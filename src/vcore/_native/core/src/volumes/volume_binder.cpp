@@ -53,6 +53,7 @@ std::optional<VolumeRejection> PodClaims::prefilter(const ClusterState& s, const
     const ClaimRecord* c = store.claim(pod.ns, v.claim);
     if (c->fully_bound()) {
       bound_.push_back(c);
+      bound_pvs_.push_back(store.pv(c->volume_name));
       continue;
     }
     all_bound_ = false;
@@ -106,6 +107,13 @@ std::optional<VolumeRejection> PodClaims::prefilter(const ClusterState& s, const
   return std::nullopt;
 }
 
+bool PodClaims::passes_every_node() const {
+  if (!delayed_.empty()) return false;
+  for (const PersistentVolumeRecord* pv : bound_pvs_)
+    if (pv == nullptr || pv->affinity.set || !pv->migration_plugin.empty()) return false;
+  return true;
+}
+
 std::vector<std::pair<std::string, std::string>> PodClaims::translation_errors() const {
   std::vector<std::pair<std::string, std::string>> out;
   for (const ClaimRecord* c : bound_) {
@@ -124,8 +132,7 @@ uint8_t PodClaims::find(const ClusterState& s, int32_t slot, VolumeAssumption* o
   if (!bound_.empty()) {
     const CsiNodeRecord* csi = nullptr;
     bool csi_looked_up = false;
-    for (const ClaimRecord* c : bound_) {
-      const PersistentVolumeRecord* pv = store.pv(c->volume_name);
+    for (const PersistentVolumeRecord* pv : bound_pvs_) {
       if (pv == nullptr) {
         reasons |= kPvMissing;
         break;

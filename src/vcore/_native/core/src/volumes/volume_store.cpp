@@ -60,9 +60,13 @@ bool StorageClassRecord::allows(const ClusterState& s, int32_t slot) const {
 void VolumeStore::put_class(StorageClassRecord r) {
   const std::string name = r.name;
   classes_[name] = std::move(r);
+  ++objects_version_;
 }
 
-void VolumeStore::remove_class(const std::string& name) { classes_.erase(name); }
+void VolumeStore::remove_class(const std::string& name) {
+  classes_.erase(name);
+  ++objects_version_;
+}
 
 void VolumeStore::put_pv(PersistentVolumeRecord r, bool keep_assumed) {
   const auto old = pvs_.find(r.name);
@@ -75,6 +79,7 @@ void VolumeStore::put_pv(PersistentVolumeRecord r, bool keep_assumed) {
   pvs_by_class_[r.storage_class].insert(r.name);
   const std::string name = r.name;
   pvs_[name] = std::move(r);
+  ++objects_version_;
 }
 
 void VolumeStore::remove_pv(const std::string& name) {
@@ -85,17 +90,20 @@ void VolumeStore::remove_pv(const std::string& name) {
   if (names.empty()) pvs_by_class_.erase(it->second.storage_class);
   assumed_refs_.erase(name);
   pvs_.erase(it);
+  ++objects_version_;
 }
 
 void VolumeStore::put_claim(ClaimRecord r, bool keep_assumed) {
   const std::string key = r.key();
   if (!keep_assumed) assumed_nodes_.erase(key);
   claims_[key] = std::move(r);
+  ++objects_version_;
 }
 
 void VolumeStore::remove_claim(const std::string& key) {
   assumed_nodes_.erase(key);
   claims_.erase(key);
+  ++objects_version_;
 }
 
 void VolumeStore::put_csi_node(CsiNodeRecord r) {
@@ -124,6 +132,7 @@ void VolumeStore::put_attachment(AttachmentRecord r) {
   attachments_by_node_[r.node].insert(r.name);
   const std::string name = r.name;
   attachments_[name] = std::move(r);
+  ++objects_version_;
 }
 
 void VolumeStore::remove_attachment(const std::string& name) {
@@ -133,6 +142,7 @@ void VolumeStore::remove_attachment(const std::string& name) {
   names.erase(name);
   if (names.empty()) attachments_by_node_.erase(it->second.node);
   attachments_.erase(it);
+  ++objects_version_;
 }
 
 const StorageClassRecord* VolumeStore::storage_class(const std::string& name) const {
@@ -199,6 +209,16 @@ const std::string* VolumeStore::selected_node(const ClaimRecord& claim) const {
   return claim.has_selected_node ? &claim.selected_node : nullptr;
 }
 
+void VolumeStore::mark_attached_dirty(int32_t slot) {
+  // Many binds before the next pod with volumes is prepared: recompute every slot then instead.
+  if (attached_dirty_.size() >= attached_.flags.size()) {
+    attached_dirty_.clear();
+    attached_version_ = ~uint64_t{0};
+    return;
+  }
+  if (attached_version_ != ~uint64_t{0}) attached_dirty_.push_back(slot);
+}
+
 void VolumeStore::on_bind(const std::string& key, int32_t slot, const std::shared_ptr<const PodVolumes>& volumes,
                           const std::shared_ptr<const VolumeAssumption>& assumed) {
   if (volumes != nullptr) {
@@ -207,6 +227,7 @@ void VolumeStore::on_bind(const std::string& key, int32_t slot, const std::share
     for (const PodVolume& v : volumes->volumes)
       if (v.source == VolumeSource::kClaim) ++claim_users_[volumes->ns + "/" + v.claim];
     if (unusual(*volumes)) ++unusual_slots_[slot];
+    mark_attached_dirty(slot);
   }
   if (assumed != nullptr) apply_assumption(key, *assumed);
 }
@@ -225,6 +246,7 @@ void VolumeStore::on_unbind(const std::string& key, int32_t slot, const std::sha
       const auto it = unusual_slots_.find(slot);
       if (--it->second <= 0) unusual_slots_.erase(it);
     }
+    mark_attached_dirty(slot);
   }
   if (assumed != nullptr) revert_assumption(key, *assumed);
 }
@@ -262,6 +284,77 @@ std::vector<int32_t> VolumeStore::slots_with_unusual_pods() const {
   std::vector<int32_t> out;
   for (const auto& [slot, n] : unusual_slots_) out.push_back(slot);
   return out;
+}
+
+bool VolumeStore::AttachedView::attached(const std::string& volume, int32_t slot) const {
+  const auto it = slots_of_volume.find(volume);
+  return it != slots_of_volume.end() && std::find(it->second.begin(), it->second.end(), slot) != it->second.end();
+}
+
+void VolumeStore::compute_attached_slot(const ClusterState& s, int32_t slot, ComputeAttached compute) const {
+  AttachedView& v = attached_;
+  const size_t row = static_cast<size_t>(slot) * v.stride;
+  for (const std::string& name : v.volumes_of_slot[static_cast<size_t>(slot)]) {
+    auto& slots = v.slots_of_volume[name];
+    slots.erase(std::find(slots.begin(), slots.end(), slot));
+    if (slots.empty()) v.slots_of_volume.erase(name);
+  }
+  v.volumes_of_slot[static_cast<size_t>(slot)].clear();
+  std::fill(v.in_use.begin() + static_cast<ptrdiff_t>(row), v.in_use.begin() + static_cast<ptrdiff_t>(row + v.stride), 0);
+  std::fill(v.limit.begin() + static_cast<ptrdiff_t>(row), v.limit.begin() + static_cast<ptrdiff_t>(row + v.stride), -1);
+  v.flags[static_cast<size_t>(slot)] = 0;
+  v.errors.erase(slot);
+  if (!s.is_live(slot)) return;
+  const CsiNodeRecord* csi = csi_node(s.names()[static_cast<size_t>(slot)]);
+  if (csi == nullptr) return;
+  uint8_t flags = csi->migrated.empty() ? 0 : AttachedView::kMigrates;
+  if (!csi->limits.empty()) flags |= AttachedView::kHasLimits;
+  for (const auto& [driver, count] : csi->limits) v.limit[row + static_cast<size_t>(v.driver_id(driver))] = count;
+  SlotAttached found;
+  if (flags & AttachedView::kHasLimits) compute(s, *this, csi, slot, &found);
+  if (found.error) {
+    flags |= AttachedView::kError;
+    v.errors[slot] = std::move(found.message);
+  }
+  for (const auto& [driver, n] : found.in_use) {
+    const int32_t id = v.driver_id(driver);
+    if (id >= 0) v.in_use[row + static_cast<size_t>(id)] = n;
+  }
+  for (std::string& name : found.volumes) {
+    v.slots_of_volume[name].push_back(slot);
+    v.volumes_of_slot[static_cast<size_t>(slot)].push_back(std::move(name));
+  }
+  v.flags[static_cast<size_t>(slot)] = flags;
+}
+
+const VolumeStore::AttachedView& VolumeStore::attached_view(const ClusterState& s, ComputeAttached compute) const {
+  std::lock_guard guard(cache_mutex_);
+  const size_t n = static_cast<size_t>(s.n_slots());
+  if (attached_membership_ != s.membership() || attached_version_ != objects_version_ + csi_node_version_ ||
+      attached_by_ != compute || attached_.flags.size() != n) {
+    AttachedView& v = attached_;
+    v = AttachedView{};
+    for (const auto& [name, csi] : csi_nodes_)  // the drivers some node limits, in name order
+      for (const auto& [driver, count] : csi.limits) v.driver_ids.emplace(driver, 0);
+    std::set<std::string> drivers;
+    for (const auto& [driver, id] : v.driver_ids) drivers.insert(driver);
+    int32_t id = 0;
+    for (const std::string& driver : drivers) v.driver_ids[driver] = id++;
+    v.stride = drivers.size();
+    v.in_use.assign(n * v.stride, 0);
+    v.limit.assign(n * v.stride, -1);
+    v.flags.assign(n, 0);
+    v.volumes_of_slot.assign(n, {});
+    for (int32_t slot = 0; slot < s.n_slots(); ++slot) compute_attached_slot(s, slot, compute);
+    attached_membership_ = s.membership();
+    attached_version_ = objects_version_ + csi_node_version_;
+    attached_by_ = compute;
+  } else {
+    for (const int32_t slot : attached_dirty_)
+      if (static_cast<size_t>(slot) < n) compute_attached_slot(s, slot, compute);
+  }
+  attached_dirty_.clear();
+  return attached_;
 }
 
 void VolumeStore::note_rejection(const std::string& pod_key, const std::string& plugin, std::string message) const {

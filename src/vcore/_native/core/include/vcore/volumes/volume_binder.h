@@ -41,6 +41,9 @@ class PodClaims {
   bool has_claims() const { return has_claims_; }
   // Whether some claim is not bound yet (Reserve has something to assume).
   bool needs_binding() const { return !all_bound_; }
+  // Whether FindPodVolumes passes every node: each claim bound, to a PV that exists, has no node affinity and is not
+  // one CSI migration may translate.
+  bool passes_every_node() const;
 
   // FindPodVolumes on one node: the reason bits (0: the node fits); `out` gets what Reserve would assume there.
   // `error` is set when the node's CSI migration cannot translate a bound claim's PV.
@@ -64,6 +67,7 @@ class PodClaims {
   bool has_claims_ = false;
   bool all_bound_ = true;
   std::vector<const ClaimRecord*> bound_;
+  std::vector<const PersistentVolumeRecord*> bound_pvs_;  // each bound claim's PV (nullptr: missing)
   std::vector<DelayedClaim> delayed_;    // the pod's order
   std::vector<size_t> matching_order_;   // delayed claims without a selected node, by increasing request (stable)
   const VolumeStore* store_ = nullptr;

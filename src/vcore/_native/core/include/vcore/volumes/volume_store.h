@@ -201,6 +201,43 @@ class VolumeStore {
   // in-tree volumes CSI migration counts): checked whole when a pod is prepared.
   std::vector<int32_t> slots_with_unusual_pods() const;
 
+  // What NodeVolumeLimits finds on one node (computed by the plugin): the CSI volumes (driver/handle) its bound pods
+  // use there (as its CSINode migrates in-tree volumes), the volumes in use per driver (VolumeAttachments of other
+  // PVs included), or the error a bound pod's volume meets there.
+  struct SlotAttached {
+    bool error = false;
+    std::string message;
+    std::vector<std::string> volumes;
+    std::vector<std::pair<std::string, int64_t>> in_use;  // driver -> volumes
+  };
+  using ComputeAttached = void (*)(const ClusterState& s, const VolumeStore& store, const CsiNodeRecord* csi,
+                                  int32_t slot, SlotAttached* out);
+  // The same for every node, laid out for a pass over the nodes: per slot and limited driver (a driver some CSINode
+  // sets allocatable.count for), the volumes in use and the node's limit; flags; and per volume the slots that
+  // have it attached. Kept current incrementally: only the slots whose pods changed are recomputed, all of them when
+  // a storage object or the node membership changed.
+  struct AttachedView {
+    static constexpr uint8_t kMigrates = 1;   // the node's CSINode migrates some in-tree plugin
+    static constexpr uint8_t kHasLimits = 2;  // the node's CSINode sets a limit
+    static constexpr uint8_t kError = 4;      // a bound pod's volume fails there (the message in `errors`)
+    std::unordered_map<std::string, int32_t> driver_ids;
+    size_t stride = 0;
+    std::vector<int64_t> in_use;  // [slot * stride + driver id]
+    std::vector<int64_t> limit;   // [slot * stride + driver id], -1: the node sets none for that driver
+    std::vector<uint8_t> flags;   // per slot
+    std::unordered_map<int32_t, std::string> errors;
+    std::unordered_map<std::string, std::vector<int32_t>> slots_of_volume;
+    std::vector<std::vector<std::string>> volumes_of_slot;
+    int32_t driver_id(const std::string& driver) const {
+      const auto it = driver_ids.find(driver);
+      return it == driver_ids.end() ? -1 : it->second;
+    }
+    bool attached(const std::string& volume, int32_t slot) const;
+  };
+  // Brings the view up to date with `compute` (under the cache mutex: called when a pod is prepared, never while a
+  // kernel reads the view, which only changes when pods bind, under the exclusive lock) and returns it.
+  const AttachedView& attached_view(const ClusterState& s, ComputeAttached compute) const;
+
   // Why a volume plugin rejected a pod the last time it was prepared (a PreFilter rejection, an error, or a filter
   // status with a message of its own), per pod and plugin, so that Python can word the result. Thread-safe.
   void note_rejection(const std::string& pod_key, const std::string& plugin, std::string message) const;
@@ -235,7 +272,15 @@ class VolumeStore {
   std::unordered_map<std::string, int32_t> claim_users_;
   std::map<int32_t, int32_t> unusual_slots_;  // slot -> pods there with ephemeral or migratable inline volumes
 
+  void mark_attached_dirty(int32_t slot);
+
   uint64_t csi_node_version_ = 0;
+  uint64_t objects_version_ = 0;  // bumped by any change to the objects NodeVolumeLimits reads
+  void compute_attached_slot(const ClusterState& s, int32_t slot, ComputeAttached compute) const;
+  mutable AttachedView attached_;
+  mutable std::vector<int32_t> attached_dirty_;  // slots whose bound pods changed since the entries were computed
+  mutable uint64_t attached_membership_ = ~uint64_t{0}, attached_version_ = ~uint64_t{0};
+  mutable ComputeAttached attached_by_ = nullptr;
   mutable std::mutex cache_mutex_;  // the per-slot CSINode cache, built by readers under the shared lock
   mutable std::vector<const CsiNodeRecord*> csi_by_slot_;
   mutable uint64_t csi_by_slot_membership_ = ~uint64_t{0}, csi_by_slot_version_ = ~uint64_t{0};
