@@ -20,10 +20,9 @@ import numpy as np
 import pytest
 
 from baselines import NodeTable, numpy_evaluate
-from volume_baselines import (numpy_schedule_csi_pvs, python_volume_limit_mask, scheduling_csi_pvs,
-                              volume_limit_mask)
 from vcore import Cluster, Scheduler
 from vcore._native._convert import node_spec, pod_spec
+from volume_baselines import numpy_schedule_csi_pvs, python_volume_limit_mask, scheduling_csi_pvs, volume_limit_mask
 
 POD_REQUESTS = {"cpu": 100, "memory": 500 * 1024 * 1024}
 
@@ -182,7 +181,8 @@ def test_tight_numpy_loop(benchmark, tight, bench_report):
     unplaced = next(p for p in native if p.node is None)
     assert dict(unplaced.reasons) == {"node(s) exceed max volume count": 500}
     if benchmark.stats is not None:
-        bench_report.add(benchmark, TIGHT, "numpy loop", pods_per_s=round(len(tight.pods) / benchmark.stats.stats.median))
+        bench_report.add(benchmark, TIGHT, "numpy loop",
+                         pods_per_s=round(len(tight.pods) / benchmark.stats.stats.median))
 
 
 def test_tight_native(benchmark, tight, bench_report):

@@ -593,7 +593,7 @@ class Cluster:
         self._volumes.remove(_volume_kinds.ATTACHMENT, attachment)
 
     @_locked
-    def storage_object(self, kind: str, key: str) -> dict | None:
+    def storage_object(self, kind: str, key: str) -> dict[str, Any] | None:
         """The API dict of a storage object held: ``kind`` one of persistentvolume, persistentvolumeclaim,
         storageclass, csinode, csidriver, csistoragecapacity, volumeattachment; None when absent."""
         if kind not in _volume_kinds.KINDS:
@@ -608,7 +608,7 @@ class Cluster:
         return volume_binds(self._state, pod_key(pod))
 
     @_locked
-    def volume_writes(self, binds: VolumeBinds) -> list[tuple[str, dict]]:
+    def volume_writes(self, binds: VolumeBinds) -> list[tuple[str, dict[str, Any]]]:
         """PreBind's API writes for ``binds`` (from volume_binds or a Placement): (kind, object) pairs to update
         (PUT) in order, the PVs with their claimRef, then the claims with their selected-node annotation."""
         return _prebind.writes(self._volumes, binds)

@@ -6,7 +6,8 @@ table of a cluster state is ``vcore._native._core.reason_names(state)``.
 """
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Self
 
 UNSCHEDULABLE = "node(s) were unschedulable"
 UNTOLERATED_TAINT = "node(s) had untolerated taint"
@@ -37,7 +38,7 @@ class NotedReason(str):
 
     plugin: str
 
-    def __new__(cls, text: str, plugin: str = "") -> "NotedReason":
+    def __new__(cls, text: str, plugin: str = "") -> Self:
         out = super().__new__(cls, text)
         out.plugin = plugin
         return out
@@ -50,7 +51,7 @@ class PodRejection(NotedReason):
 
     error: bool
 
-    def __new__(cls, text: str, plugin: str = "", error: bool = False) -> "PodRejection":
+    def __new__(cls, text: str, plugin: str = "", error: bool = False) -> Self:
         out = super().__new__(cls, text, plugin)
         out.error = error
         return out
@@ -73,7 +74,7 @@ def pod_refusal(spec: Mapping | None) -> str:
     return _NOT_HONORED + "a field of this pod, or it waits for scheduling gates"
 
 
-def reason_counts(codes_counts, reason_names: Sequence[str], spec: Mapping | None = None,
+def reason_counts(codes_counts: Iterable[int], reason_names: Sequence[str], spec: Mapping[str, Any] | None = None,
                   noted: Callable[[str], str] | None = None) -> dict[str, int]:
     """Map a per-code count array to {reason: count}, keeping only reasons that occurred; ``reason_names`` is the
     state's table (``_core.reason_names(state)``), ``spec`` (the pod's native spec) names what a refusal is about,

@@ -14,7 +14,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from vcore.reasons import fit_error_message, reason_counts
 from vcore.types import GpuChoice, Placement
 from vcore.volumes.pods import with_volumes
 from vcore.volumes.store import rejection_lookup, volume_binds
+
+if TYPE_CHECKING:
+    from vcore._native._convert import PodSpec
 
 T = TypeVar("T")
 
@@ -180,7 +183,7 @@ class Scheduler:
             self.cluster.complete_spec(spec)
         if any(given):  # per pod its spec, None for a pod compiled by the caller
             remaining = iter(specs)
-            spec_of: list[dict | None] = [None if compiled else next(remaining) for compiled in given]
+            spec_of: list[PodSpec | None] = [None if compiled else next(remaining) for compiled in given]
             keys = [p.key if spec is None else spec["key"] for p, spec in zip(pods, spec_of)]
         else:
             spec_of = specs
@@ -205,8 +208,8 @@ class Scheduler:
         placements = []
         for i, (key, node) in enumerate(zip(keys, nodes.tolist())):
             if node >= 0:
-                spec = spec_of[i]
-                binds = volume_binds(self._state, key) if spec is None or "volumes" in spec else None
+                placed_spec = spec_of[i]
+                binds = volume_binds(self._state, key) if placed_spec is None or "volumes" in placed_spec else None
                 placements.append(Placement(key, names[node], {}, "", gpu_choice(gpus[i]), binds))
             else:
                 counts = reason_counts(reasons[i], reason_names, spec_of[i], rejection_lookup(self._state, key))

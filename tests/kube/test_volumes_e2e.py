@@ -70,7 +70,8 @@ def _user(namespace: str, name: str, *volumes: dict, selector: dict | None = Non
 
 def _claim_phase(admin, namespace: str, name: str) -> str | None:
     try:
-        return (admin.get(f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{name}").get("status") or {}).get("phase")
+        claim = admin.get(f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{name}")
+        return (claim.get("status") or {}).get("phase")
     except ApiException as e:
         if e.status == 404:
             return None

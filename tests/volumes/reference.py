@@ -35,7 +35,8 @@ SUFFIX = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "k": 10**3, "M": 1
           "m": Fraction(1, 1000), "": 1}
 
 DISK = "node(s) had no available disk"
-RWOP = "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+RWOP = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by "
+        "another pod")
 EXCEEDED = "node(s) exceed max volume count"
 NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
@@ -359,7 +360,8 @@ def node_volume_limits(w: World, pod: Mapping) -> tuple[str | None, dict[str, st
         wanted: dict[str, int] = {}
         for driver in fresh.values():
             wanted[driver] = wanted.get(driver, 0) + 1
-        out[node] = EXCEEDED if any(d in limits and in_use.get(d, 0) + n > limits[d] for d, n in wanted.items()) else None
+        exceeds = any(d in limits and in_use.get(d, 0) + n > limits[d] for d, n in wanted.items())
+        out[node] = EXCEEDED if exceeds else None
     return None, out
 
 

@@ -16,7 +16,8 @@ from tests.volumes.harness import Objects, cluster_of, expect, outcome
 
 PLUGIN = "NodeVolumeLimits"
 EXCEEDED = "node(s) exceed max volume count"
-EBS, GCE, AWS_IN_TREE, HOSTPATH = "ebs.csi.aws.com", "pd.csi.storage.gke.io", "kubernetes.io/aws-ebs", "kubernetes.io/hostpath"
+EBS, GCE = "ebs.csi.aws.com", "pd.csi.storage.gke.io"
+AWS_IN_TREE, HOSTPATH = "kubernetes.io/aws-ebs", "kubernetes.io/hostpath"
 SC_NAME = "csi-sc"
 NODE = "node-for-max-pd-test-1"
 
@@ -87,7 +88,8 @@ CONFIG = [{"name": "cm", "configMap": {"name": "cm"}}, {"name": "secret", "secre
 ONLY_CONFIG = B.pod("only-config", *CONFIG)
 PVC_WITH_CONFIG = B.pod("pvc-with-config", *CONFIG, B.claim_volume(f"csi-{EBS}-0"))
 EPHEMERAL_WITH_CONFIG = B.pod("abc", *CONFIG, B.ephemeral_volume("xyz"), namespace="test")
-INLINE_WITH_CONFIG = B.pod("inline-with-config", *CONFIG, B.inline("awsElasticBlockStore", "aws", volumeID="aws-inline1"))
+INLINE_WITH_CONFIG = B.pod("inline-with-config", *CONFIG, B.inline("awsElasticBlockStore", "aws",
+                                                                   volumeID="aws-inline1"))
 MISSING_EPHEMERAL = 'looking up PVC test/abc-xyz: persistentvolumeclaim "abc-xyz" not found'
 
 
@@ -102,7 +104,8 @@ CASES = [
     case("should schedule pod when VolumeAttachments count does not exceed limit", EBS_ONE, [], 2, [EBS], "csinode",
          va_count=1),
     case("fits when node volume limit >= new pods CSI volume", EBS_ONE, [RUNNING, EBS_TWO], 4, [EBS], "csinode"),
-    case("doesn't when node volume limit <= pods CSI volume", EBS_ONE, [RUNNING, EBS_TWO], 2, [EBS], "csinode", EXCEEDED),
+    case("doesn't when node volume limit <= pods CSI volume", EBS_ONE, [RUNNING, EBS_TWO], 2, [EBS], "csinode",
+         EXCEEDED),
     case("should when driver does not support volume limits", EBS_ONE, [RUNNING, EBS_TWO], 2, [EBS],
          "csinode-with-no-limit"),
     case("count pending PVCs towards volume limit <= pods CSI volume", EBS_ONE, [PENDING_VOLUME, EBS_TWO], 2, [EBS],
@@ -121,7 +124,8 @@ CASES = [
     case("nil csi node", IN_TREE_INLINE, [IN_TREE_TWO], 0, [AWS_IN_TREE, EBS]),
     case("should count unbound in-tree volumes if migration is enabled", PENDING_VOLUME, [IN_TREE_TWO], 2,
          [AWS_IN_TREE, EBS], "csinode", EXCEEDED),
-    case("should not limit pod if volume used does not report limits", IN_TREE_ONE, [IN_TREE_TWO], 2, [AWS_IN_TREE, EBS],
+    case("should not limit pod if volume used does not report limits", IN_TREE_ONE, [IN_TREE_TWO], 2,
+         [AWS_IN_TREE, EBS],
          "csinode-with-no-limit"),
     case("should not count non-migratable in-tree volumes", NON_MIGRATABLE, [EBS_TWO], 2, [HOSTPATH, EBS], "csinode"),
     case("should count in-tree inline volumes if migration is enabled", IN_TREE_INLINE, [IN_TREE_TWO], 2,
@@ -162,7 +166,8 @@ CASES = [
 def test_csi_limits(new_pod, existing, max_vols, drivers, limit_source, want, va_count, extra):
     objects = Objects(
         nodes=[B.node(NODE, hostname=False)], pvs=_pvs(*drivers), pvcs=_pvcs(*drivers) + list(extra),
-        classes=[B.storage_class(SC_NAME, provisioner=drivers[0])], csi_nodes=_csi_node(limit_source, max_vols, *drivers),
+        classes=[B.storage_class(SC_NAME, provisioner=drivers[0])],
+        csi_nodes=_csi_node(limit_source, max_vols, *drivers),
         attachments=_attachments(va_count, *drivers), bound=[(p, NODE) for p in existing])
     got = outcome(cluster_of(objects), new_pod, [PLUGIN])
     if isinstance(want, str) and want.startswith("error:"):

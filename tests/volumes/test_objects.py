@@ -59,7 +59,8 @@ BAD = [
                  "not a valid selector operator: 'Near'"),
     ("persistent_volume", {"metadata": {"name": "pv"}, "spec": {"claimRef": "c"}},
      TypeError, "persistentvolume pv: spec.claimRef: must be a mapping"),
-    ("persistent_volume", {"metadata": {}, "spec": {}}, ValueError, "persistentvolume <unnamed>: metadata.name: required"),
+    ("persistent_volume", {"metadata": {}, "spec": {}}, ValueError,
+     "persistentvolume <unnamed>: metadata.name: required"),
     ("persistent_volume_claim", {"metadata": {"name": "c"}, "spec": {"resources": {"requests": {"storage": "-1Gi"}}}},
      ValueError, "persistentvolumeclaim default/c: spec.resources.requests.storage: quantity '-1Gi' must not be "
                  "negative"),
@@ -132,7 +133,8 @@ def test_the_beta_storage_class_annotation_wins_over_the_field():
     pv = B.pv("pv-1", "other", capacity="1Gi", annotations=ann, node_affinity=B.node_affinity(B.HOSTNAME, "n1"))
     claim = B.pvc("c", "other", annotations=ann)
     cluster = cluster_of(Objects(nodes=[B.node("n1"), B.node("n2")], pvs=[pv], pvcs=[claim],
-                                 classes=[B.storage_class("local", "WaitForFirstConsumer", "kubernetes.io/no-provisioner")]))
+                                 classes=[B.storage_class("local", "WaitForFirstConsumer",
+                                                          "kubernetes.io/no-provisioner")]))
     assert outcome(cluster, B.pod("p", B.claim_volume("c")), ["VolumeBinding"]) == expect(
         n1=(), n2="node(s) didn't find available persistent volumes to bind")
 
@@ -149,8 +151,9 @@ def test_client_models_are_taken_as_they_come():
         status=client.V1PersistentVolumeStatus(phase="Available"))
     claim = client.V1PersistentVolumeClaim(
         metadata=client.V1ObjectMeta(name="c", namespace="default", uid="u"),
-        spec=client.V1PersistentVolumeClaimSpec(access_modes=["ReadWriteOnce"], storage_class_name="local",
-                                                resources=client.V1VolumeResourceRequirements(requests={"storage": "1Gi"})))
+        spec=client.V1PersistentVolumeClaimSpec(
+            access_modes=["ReadWriteOnce"], storage_class_name="local",
+            resources=client.V1VolumeResourceRequirements(requests={"storage": "1Gi"})))
     sc = client.V1StorageClass(metadata=client.V1ObjectMeta(name="local"), provisioner="kubernetes.io/no-provisioner",
                                volume_binding_mode="WaitForFirstConsumer")
     cluster = cluster_of(Objects(nodes=[B.node("n1"), B.node("n2")]))
@@ -159,6 +162,7 @@ def test_client_models_are_taken_as_they_come():
     cluster.add_persistent_volume_claim(claim)
     pod = client.V1Pod(metadata=client.V1ObjectMeta(name="p", namespace="default"),
                        spec=client.V1PodSpec(containers=[client.V1Container(name="c")], volumes=[client.V1Volume(
-                           name="v", persistent_volume_claim=client.V1PersistentVolumeClaimVolumeSource(claim_name="c"))]))
+                           name="v",
+                           persistent_volume_claim=client.V1PersistentVolumeClaimVolumeSource(claim_name="c"))]))
     placed = vcore.Scheduler(cluster).schedule([pod])[0]
     assert placed.node == "n2" and placed.volumes.bindings == (("pv-1", "default/c", "u"),)

@@ -59,13 +59,15 @@ def test_status_follows_the_pv_controller():
     # The watch has not shown the writes yet: wait.
     assert cluster.volume_binds_status(binds, written) == (False, None)
     cluster.update_persistent_volume({**pv_write, "metadata": {**pv_write["metadata"], "resourceVersion": "10"}})
-    cluster.update_persistent_volume_claim({**claim_write, "metadata": {**claim_write["metadata"], "resourceVersion": "11"}})
+    cluster.update_persistent_volume_claim({**claim_write,
+                                            "metadata": {**claim_write["metadata"], "resourceVersion": "11"}})
     assert cluster.volume_binds_status(binds, written) == (False, None)  # the claims are not bound yet
     # The PV controller binds claim a to pv-1; a provisioner makes pv-2 for b, and the controller binds it.
     cluster.update_persistent_volume_claim(B.pvc("a", "local", uid="uid-a", request="1Gi", volume_name="pv-1",
                                                  bound=True, resource_version="12"))
     assert cluster.volume_binds_status(binds, written) == (False, None)
-    cluster.add_persistent_volume(B.pv("pv-2", "dynamic", capacity="1Gi", node_affinity=B.node_affinity(B.HOSTNAME, "n1")))
+    cluster.add_persistent_volume(B.pv("pv-2", "dynamic", capacity="1Gi",
+                                       node_affinity=B.node_affinity(B.HOSTNAME, "n1")))
     cluster.update_persistent_volume_claim(B.pvc("b", "dynamic", uid="uid-b", request="1Gi", volume_name="pv-2",
                                                  bound=True, selected_node="n1", resource_version="13"))
     assert cluster.volume_binds_status(binds, written) == (True, None)

@@ -10,10 +10,8 @@ import random
 import pytest
 
 import vcore
-from tests.volumes import builders as B
-from tests.volumes import reference as R
-from tests.volumes.harness import Objects, cluster_of, only, outcome
-from tests.volumes.harness import Outcome
+from tests.volumes import builders as B, reference as R
+from tests.volumes.harness import Objects, Outcome, cluster_of, only, outcome
 
 PLUGINS = list(R.ORDER)
 ZONES = ("z1", "z2", "z3")
@@ -37,7 +35,8 @@ class Gen:
         self.classes = [
             B.storage_class("local", "WaitForFirstConsumer", "kubernetes.io/no-provisioner"),
             B.storage_class("dyn", "WaitForFirstConsumer", DRIVERS[1],
-                            allowed_topologies=[{"topology.kubernetes.io/zone": ["z1", "z2"]}] if r.random() < 0.5 else None),
+                            allowed_topologies=([{"topology.kubernetes.io/zone": ["z1", "z2"]}]
+                                                if r.random() < 0.5 else None)),
             B.storage_class("cap", "WaitForFirstConsumer", DRIVERS[2]),
             B.storage_class("fast", "Immediate", DRIVERS[0]),
             B.storage_class("nomode", None, DRIVERS[0]),

@@ -30,7 +30,8 @@ def affinity(multi, key, *values):
     return [{"expressions": [(key, "In", [v])], "fields": []} for v in values]
 
 
-SOURCES = {"gce": ("gcePersistentDisk", {"pdName": "test-disk"}), "aws": ("awsElasticBlockStore", {"volumeID": "vol-1"}),
+SOURCES = {"gce": ("gcePersistentDisk", {"pdName": "test-disk"}),
+           "aws": ("awsElasticBlockStore", {"volumeID": "vol-1"}),
            "cinder": ("cinder", {"volumeID": "c-1"})}
 
 
@@ -82,7 +83,8 @@ def test_topology_translation(source, labels, terms, want):
     pytest.param([{"expressions": [(GA_ZONE, "In", ["us-east1-a"]), (GA_REGION, "In", ["us-east1"])], "fields": []}],
                  [{"expressions": [(GCE_KEY, "In", ["us-east1-a"]), (GA_REGION, "In", ["us-east1"])], "fields": []}],
                  id="TestTranslateTopologyFromInTreeToCSI/Replace GA Kubernetes Zone Topology to GCE CSI Topology"),
-    pytest.param([{"expressions": [(BETA_ZONE, "In", ["us-west2-b"]), (BETA_REGION, "In", ["us-west2"])], "fields": []}],
+    pytest.param([{"expressions": [(BETA_ZONE, "In", ["us-west2-b"]), (BETA_REGION, "In", ["us-west2"])],
+                   "fields": []}],
                  [{"expressions": [(GCE_KEY, "In", ["us-west2-b"]), (GA_REGION, "In", ["us-west2"])], "fields": []}],
                  id="TestTranslateTopologyFromInTreeToCSI/Replace Beta Kubernetes Topology to GCE CSI Topology and "
                     "upgrade region label"),
@@ -93,7 +95,8 @@ def test_translate_topology_from_in_tree_to_csi(terms, want):
 
 
 @pytest.mark.parametrize("kubernetes_id, want", [
-    pytest.param("vol-02399794d890f9375", "vol-02399794d890f9375", id="TestKubernetesVolumeIDToEBSVolumeID/Normal ID format"),
+    pytest.param("vol-02399794d890f9375", "vol-02399794d890f9375",
+                 id="TestKubernetesVolumeIDToEBSVolumeID/Normal ID format"),
     pytest.param("aws:///vol-02399794d890f9375", "vol-02399794d890f9375",
                  id="TestKubernetesVolumeIDToEBSVolumeID/aws:///{volumeId} format"),
     pytest.param("aws://us-west-2a/vol-02399794d890f9375", "vol-02399794d890f9375",
@@ -135,5 +138,6 @@ def test_translation_errors_are_kept_as_kube_words_them():
     blob = T.translate_inline("azureDisk", {"diskURI": "u", "kind": "Dedicated"})
     assert blob.error == "kind(Dedicated) is not supported in csi migration"
     assert T.translate_inline("azureDisk", {"diskURI": "u", "kind": "Managed"}).handle == "u"
-    assert T.translate_inline("gcePersistentDisk", {"pdName": "x"}).handle == "projects/UNSPECIFIED/zones/UNSPECIFIED/disks/x"
+    gce = T.translate_inline("gcePersistentDisk", {"pdName": "x"})
+    assert gce.handle == "projects/UNSPECIFIED/zones/UNSPECIFIED/disks/x"
     assert T.inline_plugin("azureFile") == "" and T.inline_plugin("portworxVolume") == "kubernetes.io/portworx-volume"

@@ -59,7 +59,8 @@ def _zone_pv(name, storage_class, capacity, zone):
 
 
 def _zone_node(name, zone):
-    return B.node(name, {"topology.kubernetes.io/region": f"region-{zone}", "topology.kubernetes.io/zone": f"zone-{zone}"})
+    return B.node(name, {"topology.kubernetes.io/region": f"region-{zone}",
+                         "topology.kubernetes.io/zone": f"zone-{zone}"})
 
 
 def _key_node(name):
@@ -131,12 +132,14 @@ PLUGIN_CASES = [
                             _key_capacity("node-c", "10Gi")]),
     plugin_case("storage capacity score with static binds", _pod_a("pvc-dynamic", "pvc-static"), KEY_NODES,
                 expect(node_a=(), node_b=(), node_c=()),
-                pvcs=[_make_pvc("pvc-dynamic", WAIT_CAP, request="10Gi"), _make_pvc("pvc-static", WAIT, request="50Gi")],
+                pvcs=[_make_pvc("pvc-dynamic", WAIT_CAP, request="10Gi"),
+                      _make_pvc("pvc-static", WAIT, request="50Gi")],
                 pvs=[_host_pv("pv-static-a", WAIT, "100Gi", "node-a"), _host_pv("pv-static-b", WAIT, "100Gi", "node-b"),
                      _host_pv("pv-static-c", WAIT, "100Gi", "node-c")],
                 capacities=[_key_capacity("node-a", "100Gi"), _key_capacity("node-b", "50Gi"),
                             _key_capacity("node-c", "10Gi")]),
-    plugin_case("dynamic provisioning with multiple PVCs of the same StorageClass", _pod_a("pvc-dynamic-0", "pvc-dynamic-1"),
+    plugin_case("dynamic provisioning with multiple PVCs of the same StorageClass",
+                _pod_a("pvc-dynamic-0", "pvc-dynamic-1"),
                 [_key_node("node-a")], expect(node_a=()),
                 pvcs=[_make_pvc("pvc-dynamic-0", WAIT_CAP, request="50Gi"),
                       _make_pvc("pvc-dynamic-1", WAIT_CAP, request="50Gi")],
@@ -217,7 +220,8 @@ BOUND_MIGRATION_PVC = make_test_pvc("pvc-migration-bound", "1G", BOUND, "pv-migr
 POD_UID = "test-pod-uid"
 CORRECT_GENERIC_PVC = B.pvc("test-pod-test-volume", IMMEDIATE_CLASS, namespace="testns", uid="pvc-uid", request="1G",
                             volume_name="pv-bound", bound=True, owner_uid=POD_UID)
-CONFLICTING_GENERIC_PVC = B.pvc("test-pod-test-volume", IMMEDIATE_CLASS, namespace="testns", uid="pvc-uid", request="1G",
+CONFLICTING_GENERIC_PVC = B.pvc("test-pod-test-volume", IMMEDIATE_CLASS, namespace="testns", uid="pvc-uid",
+                                request="1G",
                                 volume_name="pv-bound", bound=True)
 
 PV_NODE1A = make_test_pv("pv-node1a", "node1", "5G", None, WAIT_CLASS)
@@ -254,7 +258,8 @@ def _pv_name(pv):
 def scenario(test, name, *, pvcs=(), pvs=(), cache=None, pod=None, bindings=(), provisions=(), reasons=(),
              fail=False, needs_capacity=False, nodes=None, csi_nodes=()):
     return pytest.param(dict(pvcs=pvcs, pvs=pvs, cache=cache, pod=pod, bindings=bindings, provisions=provisions,
-                             reasons=reasons, fail=fail, needs_capacity=needs_capacity, nodes=nodes, csi_nodes=csi_nodes),
+                             reasons=reasons, fail=fail, needs_capacity=needs_capacity, nodes=nodes,
+                             csi_nodes=csi_nodes),
                         id=f"{test}/{name}")
 
 

@@ -43,7 +43,8 @@ MULTI_PVCS = [_claim("PVC_1", "Vol_1"), _claim("PVC_2", "Vol_2"), _claim("PVC_3"
 BINDING_CLASSES = [B.storage_class("Class_Immediate"), B.storage_class("Class_Wait", "WaitForFirstConsumer")]
 BINDING_PVS = [_pv("Vol_1", **{ZONE_BETA: "us-west1-a"})]
 BINDING_PVCS = [_claim("PVC_1", "Vol_1"), _claim("PVC_NoSC", storage_class="Class_0"), _claim("PVC_EmptySC"),
-                _claim("PVC_WaitSC", storage_class="Class_Wait"), _claim("PVC_ImmediateSC", storage_class="Class_Immediate")]
+                _claim("PVC_WaitSC", storage_class="Class_Wait"), _claim("PVC_ImmediateSC",
+                                                                         storage_class="Class_Immediate")]
 BINDING_NODE = {ZONE_BETA: "us-west1-a", "uselessLabel": "none"}
 
 
@@ -62,13 +63,16 @@ BINDING = (BINDING_PVS, BINDING_PVCS, BINDING_CLASSES)
 CASES = [
     case(S, "pod without volume", None, {ZONE_BETA: "us-west1-a"}, expect(host1=()), SINGLE),
     case(S, "node without labels", "PVC_1", {}, expect(host1=()), SINGLE),
-    case(S, "beta zone label matched", "PVC_1", {ZONE_BETA: "us-west1-a", "uselessLabel": "none"}, expect(host1=()), SINGLE),
-    case(S, "beta region label matched", "PVC_2", {REGION_BETA: "us-west1", "uselessLabel": "none"}, expect(host1=()), SINGLE),
+    case(S, "beta zone label matched", "PVC_1", {ZONE_BETA: "us-west1-a", "uselessLabel": "none"}, expect(host1=()),
+         SINGLE),
+    case(S, "beta region label matched", "PVC_2", {REGION_BETA: "us-west1", "uselessLabel": "none"}, expect(host1=()),
+         SINGLE),
     case(S, "beta region label doesn't match", "PVC_2", {REGION_BETA: "no_us-west1", "uselessLabel": "none"},
          expect(host1=CONFLICT), SINGLE),
     case(S, "beta zone label doesn't match", "PVC_1", {ZONE_BETA: "no_us-west1-a", "uselessLabel": "none"},
          expect(host1=CONFLICT), SINGLE),
-    case(S, "zone label matched", "PVC_Stable_1", {ZONE_GA: "us-west1-a", "uselessLabel": "none"}, expect(host1=()), SINGLE),
+    case(S, "zone label matched", "PVC_Stable_1", {ZONE_GA: "us-west1-a", "uselessLabel": "none"}, expect(host1=()),
+         SINGLE),
     case(S, "region label matched", "PVC_Stable_2", {REGION_GA: "us-west1", "uselessLabel": "none"}, expect(host1=()),
          SINGLE),
     case(S, "region label doesn't match", "PVC_Stable_2", {REGION_GA: "no_us-west1", "uselessLabel": "none"},
@@ -77,15 +81,19 @@ CASES = [
          expect(host1=CONFLICT), SINGLE),
     case(S, "pv with zone and region, node with only zone", "PVC_Stable_3", {ZONE_GA: "us-west1-a"},
          expect(host1=CONFLICT), SINGLE),
-    case(S, "pv with zone,node with beta zone", "PVC_Stable_1", {ZONE_BETA: "us-west1-a"}, expect(host1=CONFLICT), SINGLE),
-    case(S, "pv with beta label,node with ga label, matched", "PVC_1", {ZONE_GA: "us-west1-a"}, expect(host1=()), SINGLE),
+    case(S, "pv with zone,node with beta zone", "PVC_Stable_1", {ZONE_BETA: "us-west1-a"}, expect(host1=CONFLICT),
+         SINGLE),
+    case(S, "pv with beta label,node with ga label, matched", "PVC_1", {ZONE_GA: "us-west1-a"}, expect(host1=()),
+         SINGLE),
     case(S, "pv with beta label,node with ga label, don't match", "PVC_1", {ZONE_GA: "us-west1-b"},
          expect(host1=CONFLICT), SINGLE),
     case(M, "node without labels", "PVC_3", {}, expect(host1=()), MULTI),
-    case(M, "beta zone label matched", "PVC_3", {ZONE_BETA: "us-west1-a", "uselessLabel": "none"}, expect(host1=()), MULTI),
+    case(M, "beta zone label matched", "PVC_3", {ZONE_BETA: "us-west1-a", "uselessLabel": "none"}, expect(host1=()),
+         MULTI),
     case(M, "beta zone label doesn't match", "PVC_1", {ZONE_BETA: "us-west1-b", "uselessLabel": "none"},
          expect(host1=CONFLICT), MULTI),
-    case(M, "zone label matched", "PVC_Stable_2", {ZONE_GA: "us-west1-a", "uselessLabel": "none"}, expect(host1=()), MULTI),
+    case(M, "zone label matched", "PVC_Stable_2", {ZONE_GA: "us-west1-a", "uselessLabel": "none"}, expect(host1=()),
+         MULTI),
     case(M, "zone label doesn't match", "PVC_Stable_1", {ZONE_GA: "us-west1-b", "uselessLabel": "none"},
          expect(host1=CONFLICT), MULTI),
     case(W, "label zone failure domain matched", "PVC_1", BINDING_NODE, expect(host1=()), BINDING),

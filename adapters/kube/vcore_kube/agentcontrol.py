@@ -15,7 +15,8 @@ import logging
 import queue
 import threading
 import time
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from vcore_kube import binder as bind
 from vcore_kube.convert import Converter
@@ -183,6 +184,7 @@ class AgentControl:
             loop.metrics.fast_batch.observe(size)
         now = loop.clock()
         for key, placement in batch.placed:
+            assert placement.node is not None, "a placed pod has its node"
             gpus = placement.gpus.gpu_index_annotation() if placement.gpus is not None else None
             self._decided(key, placement.node, gpus, None, placement.volumes)
         for key, placement in batch.unschedulable:

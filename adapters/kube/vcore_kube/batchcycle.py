@@ -63,6 +63,7 @@ class BatchCycle:
         outcome = Outcome(unschedulable=result.unschedulable, podgroups=result.podgroups,
                           evictions=result.evictions)
         for placement in result.bindings:
+            assert placement.node is not None, "a binding has its node"
             gpus = placement.gpus.gpu_index_annotation() if placement.gpus is not None else None
             outcome.bindings.append(Binding(placement.pod, placement.node, gpus, placement.volumes))
         return outcome

@@ -227,7 +227,9 @@ class Converter:
         """A PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity or
         VolumeAttachment delta (kind as the API names it)."""
         method = _STORAGE_METHODS[kind]
-        obj = new or old
+        obj = new if new is not None else old
+        if obj is None:
+            raise ValueError(f"storage_object: {kind}: an event needs the old or the new object")
         meta = obj["metadata"]
         key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}" if kind in _NAMESPACED_STORAGE \
             else meta.get("name", "")

@@ -82,7 +82,7 @@ class SchedulingLoop(threading.Thread):
         self._in_flight_nodes: Counter = Counter()  # node -> our bindings in flight to it
         self.agent_binder: "bind.Binder | None" = None  # fast-path pods' own (None: the binder)
         # VolumeBinding's PreBind: its writes (process.py wires the writer) and the pods waiting for their claims.
-        self.volume_writer: "VolumeWriter | None" = None
+        self.volume_writer: VolumeWriter | None = None
         self.volume_waits: dict[str, PendingPod] = {}
 
     # -- inputs (any thread) -------------------------------------------------------------------------------

@@ -106,18 +106,21 @@ def _quantity_grew(old: Any, new: Any) -> bool:
 def _hint(plugin: str, kind: str, pod: Mapping, old: Mapping | None, new: Mapping | None) -> bool:
     """Whether ``plugin``'s hint for this event queues the pod (False: the plugin did not register the event)."""
     added, deleted = old is None, new is None
+    # The object before and after the event (empty where the event has none, which the checks never read).
+    before: Mapping = old or {}
+    after: Mapping = new or {}
     if plugin == VOLUME_RESTRICTIONS:
-        return kind == "PersistentVolumeClaim" and added and _names_claim(pod, new, ephemeral=False)
+        return kind == "PersistentVolumeClaim" and added and _names_claim(pod, after, ephemeral=False)
     if plugin == NODE_VOLUME_LIMITS:
         if kind == "CSINode" and not deleted:
             if added:
                 return True
-            old_limits, new_limits = _limits(old), _limits(new)
+            old_limits, new_limits = _limits(before), _limits(after)
             return any(limit > old_limits.get(driver, 0) for driver, limit in new_limits.items())
         if kind == "PersistentVolumeClaim" and added:
-            return _names_claim(pod, new, ephemeral=True)
+            return _names_claim(pod, after, ephemeral=True)
         if kind == "VolumeAttachment" and deleted:
-            attacher = (old.get("spec") or {}).get("attacher")
+            attacher = (before.get("spec") or {}).get("attacher")
             # A pod with a claim may gain from any detach; an inline disk migrated to CSI from its driver's.
             for v in (pod.get("spec") or {}).get("volumes") or []:
                 if v.get("persistentVolumeClaim") is not None:
@@ -129,30 +132,30 @@ def _hint(plugin: str, kind: str, pod: Mapping, old: Mapping | None, new: Mappin
         return False
     if plugin == VOLUME_ZONE:
         if kind == "StorageClass" and added:
-            return new.get("volumeBindingMode") == "WaitForFirstConsumer"
+            return after.get("volumeBindingMode") == "WaitForFirstConsumer"
         if kind == "PersistentVolumeClaim" and not deleted:
-            return _names_claim(pod, new, ephemeral=False)
+            return _names_claim(pod, after, ephemeral=False)
         if kind == "PersistentVolume" and not deleted:
-            return added or _zone_labels(old) != _zone_labels(new)
+            return added or _zone_labels(before) != _zone_labels(after)
         return False
     if plugin == VOLUME_BINDING:
         if kind == "StorageClass" and not deleted:
-            return added or (old.get("allowedTopologies") or []) != (new.get("allowedTopologies") or [])
+            return added or (before.get("allowedTopologies") or []) != (after.get("allowedTopologies") or [])
         if kind == "PersistentVolumeClaim" and not deleted:
-            return _names_claim(pod, new, ephemeral=True)
+            return _names_claim(pod, after, ephemeral=True)
         if kind == "PersistentVolume" and not deleted:
             return True
         if kind == "CSINode" and not deleted:
-            return added or (_meta(old).get("annotations") or {}).get(MIGRATED_PLUGINS) != \
-                (_meta(new).get("annotations") or {}).get(MIGRATED_PLUGINS)
+            return added or (_meta(before).get("annotations") or {}).get(MIGRATED_PLUGINS) != \
+                (_meta(after).get("annotations") or {}).get(MIGRATED_PLUGINS)
         if kind == "CSIDriver" and not added and not deleted:
             drivers = {v["csi"].get("driver") for v in (pod.get("spec") or {}).get("volumes") or []
                        if v.get("csi") is not None}
-            was = bool((old.get("spec") or {}).get("storageCapacity"))
-            now = bool((new.get("spec") or {}).get("storageCapacity"))
-            return _meta(new).get("name") in drivers and was and not now
+            was = bool((before.get("spec") or {}).get("storageCapacity"))
+            now = bool((after.get("spec") or {}).get("storageCapacity"))
+            return _meta(after).get("name") in drivers and was and not now
         if kind == "CSIStorageCapacity" and not deleted:
-            return added or _quantity_grew(_volume_limit(old), _volume_limit(new))
+            return added or _quantity_grew(_volume_limit(before), _volume_limit(after))
         return False
     return False
 

@@ -17,7 +17,15 @@ from typing import Any
 
 from vcore.errors import ProfileError
 from vcore.plugins.base import (
-    FILTER, PRE_BIND, PRE_FILTER, PRE_SCORE, RESERVE, SCORE, TYPE_META_KEYS, NodePlugin, check_type_meta,
+    FILTER,
+    PRE_BIND,
+    PRE_FILTER,
+    PRE_SCORE,
+    RESERVE,
+    SCORE,
+    TYPE_META_KEYS,
+    NodePlugin,
+    check_type_meta,
 )
 from vcore.validation import ANY, Integer, NullsAbsent, Record, fail, join
 

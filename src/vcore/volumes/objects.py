@@ -13,21 +13,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from vcore._native import _convert
 from vcore.validation import LABEL_KEY, fail, fail_type, optional_list, optional_mapping, type_name
 from vcore.volumes import translation
 
+if TYPE_CHECKING:
+    from vcore._native._convert import SelectorTerm
+
 __all__ = [
-    "KINDS", "Parsed", "parse", "storage_size", "BETA_STORAGE_CLASS", "SELECTED_NODE", "BIND_COMPLETED",
+    "KINDS", "Kind", "Parsed", "parse", "storage_size", "BETA_STORAGE_CLASS", "SELECTED_NODE", "BIND_COMPLETED",
     "BOUND_BY_CONTROLLER", "MIGRATED_PLUGINS",
 ]
 
-PERSISTENT_VOLUME, CLAIM, STORAGE_CLASS = "persistentvolume", "persistentvolumeclaim", "storageclass"
-CSI_NODE, CSI_DRIVER, CAPACITY, ATTACHMENT = "csinode", "csidriver", "csistoragecapacity", "volumeattachment"
-#: Every kind the volume store holds, by the lower-case singular name vcore's messages use.
-KINDS = (PERSISTENT_VOLUME, CLAIM, STORAGE_CLASS, CSI_NODE, CSI_DRIVER, CAPACITY, ATTACHMENT)
+#: A kind of storage object, by the lower-case singular name vcore's messages use.
+Kind = Literal["persistentvolume", "persistentvolumeclaim", "storageclass", "csinode", "csidriver",
+               "csistoragecapacity", "volumeattachment"]
+PERSISTENT_VOLUME: Final = "persistentvolume"
+CLAIM: Final = "persistentvolumeclaim"
+STORAGE_CLASS: Final = "storageclass"
+CSI_NODE: Final = "csinode"
+CSI_DRIVER: Final = "csidriver"
+CAPACITY: Final = "csistoragecapacity"
+ATTACHMENT: Final = "volumeattachment"
+#: Every kind the volume store holds.
+KINDS: tuple[Kind, ...] = (PERSISTENT_VOLUME, CLAIM, STORAGE_CLASS, CSI_NODE, CSI_DRIVER, CAPACITY, ATTACHMENT)
 #: The kinds that live in a namespace (keyed namespace/name); the others are keyed by name.
 NAMESPACED = frozenset((CLAIM, CAPACITY))
 
@@ -89,7 +100,7 @@ class _Reader:
     def mapping(self, value: Any, path: str) -> Mapping[str, Any]:
         return optional_mapping(value, f"{self.where}: {path}")
 
-    def list(self, value: Any, path: str) -> list[Any]:
+    def sequence(self, value: Any, path: str) -> list[Any]:
         return list(optional_list(value, f"{self.where}: {path}"))
 
     def string(self, value: Any, path: str) -> str:
@@ -131,7 +142,7 @@ class _Reader:
 
     def access_modes(self, value: Any, path: str) -> int:
         bits = 0
-        for i, mode in enumerate(self.list(value, path)):
+        for i, mode in enumerate(self.sequence(value, path)):
             if mode not in ACCESS_MODES:
                 raise self.error(f"{path}[{i}]", f"unsupported access mode {mode!r} (one of {', '.join(ACCESS_MODES)})")
             bits |= ACCESS_MODES[mode]
@@ -147,13 +158,13 @@ class _Reader:
     def size(self, value: Any, path: str) -> tuple[int, int]:
         return storage_size(value, self.where, path)
 
-    def selector(self, value: Any, path: str) -> list | None:
+    def selector(self, value: Any, path: str) -> list[Any] | None:
         parsed = _convert.label_selector(value, self.where, path)
         return None if parsed is None else parsed["requirements"]
 
     def controller_uid(self) -> str | None:
         """The uid of the ownerReference marked controller (None without one)."""
-        for i, ref in enumerate(self.list(self.meta.get("ownerReferences"), "metadata.ownerReferences")):
+        for i, ref in enumerate(self.sequence(self.meta.get("ownerReferences"), "metadata.ownerReferences")):
             ref = self.mapping(ref, f"metadata.ownerReferences[{i}]")
             if ref.get("controller") is True:
                 return self.string(ref.get("uid"), f"metadata.ownerReferences[{i}].uid")
@@ -172,12 +183,12 @@ def storage_size(value: Any, obj: str, field: str) -> tuple[int, int]:
     return (whole, milli - (whole - 1) * 1000)
 
 
-def _node_terms(r: _Reader, required: Any, path: str) -> list[dict] | None:
+def _node_terms(r: _Reader, required: Any, path: str) -> list[SelectorTerm] | None:
     """spec.nodeAffinity.required.nodeSelectorTerms as the core's terms (None when nothing is required)."""
     if required is None:
         return None
     required = r.mapping(required, path)
-    terms = r.list(required.get("nodeSelectorTerms"), f"{path}.nodeSelectorTerms")
+    terms = r.sequence(required.get("nodeSelectorTerms"), f"{path}.nodeSelectorTerms")
     return [_convert.node_selector_term(t, r.where, f"{path}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms)]
 
 
@@ -284,16 +295,16 @@ def _storage_class_record(r: _Reader) -> dict[str, Any]:
     if mode is not None and mode not in BINDING_MODES:
         raise r.error("volumeBindingMode", f"must be Immediate or WaitForFirstConsumer, got {mode!r}")
     terms = []
-    for i, term in enumerate(r.list(r.d.get("allowedTopologies"), "allowedTopologies")):
+    for i, term in enumerate(r.sequence(r.d.get("allowedTopologies"), "allowedTopologies")):
         term = r.mapping(term, f"allowedTopologies[{i}]")
         path = f"allowedTopologies[{i}].matchLabelExpressions"
         requirements = []
         valid = True
-        for j, expr in enumerate(r.list(term.get("matchLabelExpressions"), path)):
+        for j, expr in enumerate(r.sequence(term.get("matchLabelExpressions"), path)):
             expr = r.mapping(expr, f"{path}[{j}]")
             key = r.string(expr.get("key"), f"{path}[{j}].key")
             values = [r.string(v, f"{path}[{j}].values[{k}]")
-                      for k, v in enumerate(r.list(expr.get("values"), f"{path}[{j}].values"))]
+                      for k, v in enumerate(r.sequence(expr.get("values"), f"{path}[{j}].values"))]
             # TopologySelectorRequirementsAsSelector: a key or value labels cannot hold, or no value, makes the term
             # select nothing.
             try:
@@ -310,7 +321,7 @@ def _storage_class_record(r: _Reader) -> dict[str, Any]:
 def _csi_node(r: _Reader) -> dict[str, Any]:
     spec = r.mapping(r.d.get("spec"), "spec")
     limits: dict[str, int] = {}
-    for i, driver in enumerate(r.list(spec.get("drivers"), "spec.drivers")):
+    for i, driver in enumerate(r.sequence(spec.get("drivers"), "spec.drivers")):
         driver = r.mapping(driver, f"spec.drivers[{i}]")
         name = r.string(driver.get("name"), f"spec.drivers[{i}].name")
         allocatable = r.mapping(driver.get("allocatable"), f"spec.drivers[{i}].allocatable")

@@ -10,11 +10,14 @@ conflicts, and the disk translated to CSI for NodeVolumeLimits. Other volume sou
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vcore._native import _convert
 from vcore.validation import optional_list, optional_mapping, type_name
 from vcore.volumes import translation
+
+if TYPE_CHECKING:
+    from vcore._native._convert import PodSpec
 
 __all__ = ["pod_volumes", "with_volumes"]
 
@@ -22,7 +25,7 @@ _SOURCES = ("persistentVolumeClaim", "ephemeral", "gcePersistentDisk", "awsElast
             "azureDisk", "azureFile", "cinder", "vsphereVolume", "portworxVolume")
 
 
-def with_volumes(spec: dict, pod: Any) -> dict:
+def with_volumes(spec: PodSpec, pod: Any) -> PodSpec:
     """Add a converted pod spec's volumes (parsed only for pods the converter marked)."""
     if spec.get("may_use_volumes"):
         spec["volumes"] = pod_volumes(pod, spec["key"])

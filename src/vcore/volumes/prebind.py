@@ -36,10 +36,10 @@ def _bound_to(pv: Mapping[str, Any], ns: str, name: str, uid: str) -> bool:
     return not ref.get("uid") or ref.get("uid") == uid
 
 
-def writes(held: VolumeObjects, binds: VolumeBinds) -> list[tuple[str, dict]]:
+def writes(held: VolumeObjects, binds: VolumeBinds) -> list[tuple[str, dict[str, Any]]]:
     """The objects PreBind updates, in kube-scheduler's order (the PVs, then the claims); KeyError naming an object
     the cluster no longer holds."""
-    out: list[tuple[str, dict]] = []
+    out: list[tuple[str, dict[str, Any]]] = []
     for pv_name, claim_key, uid in binds.bindings:
         pv = held.get(O.PERSISTENT_VOLUME, pv_name)
         claim = held.get(O.CLAIM, claim_key)
@@ -87,6 +87,14 @@ def _fully_bound(claim: Mapping[str, Any]) -> bool:
         O.BIND_COMPLETED in ((claim.get("metadata") or {}).get("annotations") or {})
 
 
+def _pv_fits(state: _core.ClusterState, pv: str, node: str) -> tuple[bool, str]:
+    """(whether the PV allows the node, the CSI translation error); both are held here (the callers checked)."""
+    checked = _core.volume_pv_fits(state, pv, node)
+    if checked is None:
+        raise KeyError(f"persistentvolume {pv} or node {node}: not in the cluster state")
+    return checked
+
+
 def status(state: _core.ClusterState, held: VolumeObjects, binds: VolumeBinds,
            written: Mapping[str, str]) -> tuple[bool, str | None]:
     """(done, error): whether every claim of the binds is bound, or why the binding failed."""
@@ -102,7 +110,7 @@ def status(state: _core.ClusterState, held: VolumeObjects, binds: VolumeBinds,
             return False, f'failed to check binding: could not find v1.PersistentVolumeClaim "{claim_key}"'
         if _older(pv, written, O.PERSISTENT_VOLUME, pv_name):
             return False, None
-        fits, error = _core.volume_pv_fits(state, pv_name, node)
+        fits, error = _pv_fits(state, pv_name, node)
         if error:
             return False, f"failed to translate pv to csi: {error}"
         if not fits:
@@ -128,7 +136,7 @@ def status(state: _core.ClusterState, held: VolumeObjects, binds: VolumeBinds,
         if volume:
             if held.get(O.PERSISTENT_VOLUME, volume) is None:
                 return False, None  # the PV may not have reached the cache yet
-            fits, error = _core.volume_pv_fits(state, volume, node)
+            fits, error = _pv_fits(state, volume, node)
             if error:
                 return False, error
             if not fits:

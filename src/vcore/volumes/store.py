@@ -9,7 +9,8 @@ kube-scheduler's assume cache does.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from vcore._native import _core
 from vcore.errors import ObjectExistsError, ObjectNotFoundError
@@ -27,14 +28,14 @@ class VolumeObjects:
         self._state = state
         self._held: dict[str, dict[str, objects.Parsed]] = {kind: {} for kind in objects.KINDS}
 
-    def add(self, kind: str, obj: Any) -> None:
+    def add(self, kind: objects.Kind, obj: Any) -> None:
         parsed = objects.parse(kind, obj)
         if parsed.key in self._held[kind]:
             raise ObjectExistsError(f"{kind} {parsed.key}: already exists (use update_{_method(kind)})")
         _core.volumes_put(self._state, kind, parsed.spec, False)
         self._held[kind][parsed.key] = parsed
 
-    def update(self, kind: str, obj: Any) -> None:
+    def update(self, kind: objects.Kind, obj: Any) -> None:
         parsed = objects.parse(kind, obj)
         old = self._held[kind].get(parsed.key)
         if old is None:
@@ -43,7 +44,7 @@ class VolumeObjects:
         _core.volumes_put(self._state, kind, parsed.spec, same_version)
         self._held[kind][parsed.key] = parsed
 
-    def remove(self, kind: str, obj: Any) -> None:
+    def remove(self, kind: objects.Kind, obj: Any) -> None:
         key = objects.key_of(kind, obj)
         if key not in self._held[kind]:
             raise ObjectNotFoundError(f"{kind} {key}: not found")

@@ -84,7 +84,7 @@ def translate_inline(source: str, volume: Mapping[str, Any]) -> Translated:
 
 
 def translate_pv(source: str, volume: Mapping[str, Any], labels: Mapping[str, str],
-                 terms: Sequence[Term] | None) -> Translated:
+                 terms: Sequence[Mapping[str, Any]] | None) -> Translated:
     """A PV of an in-tree source (the source field, its value, the PV's labels and required node affinity terms) as
     CSI (TranslateInTreePVToCSI)."""
     plugin, driver = MIGRATED_DRIVERS[source]
@@ -112,7 +112,7 @@ def translate_pv(source: str, volume: Mapping[str, Any], labels: Mapping[str, st
     else:
         handle = volume.get("volumeID") or ""
     key = _TOPOLOGY_KEYS.get(plugin)
-    affinity = None if terms is None else copy.deepcopy(list(terms))
+    affinity = None if terms is None else [dict(term) for term in copy.deepcopy(list(terms))]
     if key is not None:
         affinity = _translate_topology(affinity, labels, key)
     return Translated(plugin, driver, handle, affinity=affinity)
@@ -155,7 +155,8 @@ def _has_key(terms: list[Term] | None, key: str) -> bool:
 
 
 def _values_of(terms: list[Term] | None, key: str) -> list[str]:
-    return sorted({v for term in terms or () for k, _, values in term.get("expressions", ()) if k == key for v in values})
+    return sorted({v for term in terms or () for k, _, values in term.get("expressions", ()) if k == key
+                   for v in values})
 
 
 def _replace_key(terms: list[Term] | None, old: str, new: str) -> list[Term] | None:
@@ -221,5 +222,6 @@ def _gce_region(zones: Sequence[str]) -> tuple[str, str]:
             return "", f"zone in unexpected format, expected: {{locale}}-{{region}}-{{zone}}, got: {zone}"
         regions.add("-".join(parts[:2]))
     if len(regions) != 1:
-        return "", f"multiple or no regions gotten from zones, got: map[{' '.join(f'{r}:{{}}' for r in sorted(regions))}]"
+        found = " ".join(f"{r}:{{}}" for r in sorted(regions))  # Go's map[string]struct{} printed
+        return "", f"multiple or no regions gotten from zones, got: map[{found}]"
     return regions.pop(), ""
