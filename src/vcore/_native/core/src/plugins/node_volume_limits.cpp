@@ -282,6 +282,9 @@ class NodeVolumeLimits final : public NodePlugin {
   std::vector<std::string> reasons() const override {
     return {"node(s) exceed max volume count", "<NodeVolumeLimits: filter status>", "<NodeVolumeLimits: filter error>"};
   }
+  // Too many volumes is Unschedulable (evicting pods frees their attachments); a missing claim is
+  // UnschedulableAndUnresolvable, and an error fails the attempt.
+  std::vector<int32_t> unresolvable_reasons() const override { return {kStatus, kError}; }
 
   std::unique_ptr<PodPlugin> prepare(const ClusterState& s, const CompiledPod& pod) const override {
     if (pod.volumes == nullptr) return nullptr;

@@ -76,6 +76,11 @@ class VolumeBinding final : public NodePlugin {
             "<VolumeBinding: pod rejected at PreFilter>",
             "<VolumeBinding: filter error>"};
   }
+  // Every VolumeBinding failure is UnschedulableAndUnresolvable (its PreFilter's and FindPodVolumes' reasons); an
+  // error fails the attempt, which no eviction changes either.
+  std::vector<int32_t> unresolvable_reasons() const override {
+    return {kNodeAffinityConflict, kNoVolumesToBind, kNotEnoughStorage, kMissingPv, kRejected, kError};
+  }
 
   std::unique_ptr<PodPlugin> prepare(const ClusterState& s, const CompiledPod& pod) const override {
     if (pod.volumes == nullptr) return nullptr;

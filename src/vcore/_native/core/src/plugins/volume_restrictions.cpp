@@ -100,6 +100,9 @@ class VolumeRestrictions final : public NodePlugin {
             "another pod",
             "<VolumeRestrictions: pod rejected at PreFilter>"};
   }
+  // A missing claim is UnschedulableAndUnresolvable at PreFilter; a disk conflict and a ReadWriteOncePod claim in
+  // use are Unschedulable (evicting the pod that holds the disk or the claim lifts them).
+  std::vector<int32_t> unresolvable_reasons() const override { return {kRejected}; }
 
   std::unique_ptr<PodPlugin> prepare(const ClusterState& s, const CompiledPod& pod) const override {
     if (pod.volumes == nullptr) return nullptr;

@@ -80,6 +80,8 @@ class VolumeZone final : public NodePlugin {
   std::vector<std::string> reasons() const override {
     return {"node(s) had no available volume zone", "<VolumeZone: pod rejected at PreFilter>"};
   }
+  // Every VolumeZone failure is UnschedulableAndUnresolvable: no eviction moves a volume's zone.
+  std::vector<int32_t> unresolvable_reasons() const override { return {kConflict, kRejected}; }
   std::vector<std::string> label_keys() const override {
     return {std::begin(kTopologyLabels), std::end(kTopologyLabels)};
   }
