@@ -198,6 +198,8 @@ def test_a_pod_waiting_for_its_claim_wakes_when_the_claim_appears_not_before(loo
     assert loop.schedule_once() == 0
     entry = loop.pending["ns/p"]
     assert entry.state == "unschedulable" and entry.rejected_by == {"VolumeRestrictions"}
+    # kube-scheduler's words: the PreFilter rejection, then DynamicResources' PostFilter missing its state.
+    assert loop.recorder.last == '0/2 nodes are available: persistentvolumeclaim "data" not found. not found'
     loop.event("PersistentVolumeClaim", "ADDED", _claim("other"))
     loop.drain()
     assert entry.state == "unschedulable"  # not its claim
