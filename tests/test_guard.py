@@ -34,10 +34,9 @@ HONORED = {  # evaluated exactly as kube-scheduler v1.34 does
     "scheduling_gates",  # SchedulingGates: never attempted while gated
     "topology_spread_constraints",  # PodTopologySpread
     "host_network",  # makes every container port a host port (NodePorts)
+    "volumes",  # VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone (every source they read)
 }
 REFUSED_FIELDS = {  # field -> a pod spec fragment that uses it as a hard constraint, and the path named
-    "volumes": ({"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
-                "spec.volumes[0].persistentVolumeClaim"),
     "resource_claims": ({"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"}]},
                         "spec.resourceClaims"),
 }
@@ -51,8 +50,25 @@ NOT_SCHEDULING = {  # read by the kubelet, the API server or controllers; no kub
     "hostname_override", "scheduling_group", "eviction_responders",
 }
 CONTAINER_FIELDS_READ = {"resources", "restart_policy", "ports", "image"}  # ports: NodePorts; image: ImageLocality
-VOLUME_SOURCES_REFUSED = {"persistent_volume_claim", "ephemeral", "gce_persistent_disk", "aws_elastic_block_store",
-                          "rbd", "iscsi", "azure_disk", "azure_file", "cinder", "vsphere_volume", "portworx_volume"}
+# The volume sources kube-scheduler's volume plugins read, each with a use of it and what vcore does with the pod on
+# two nodes and no storage objects: placed (the plugins find nothing against it) or the plugins' rejection. vcore
+# evaluates every one of them (tests/volumes/ holds the plugins' tables); none is refused, so VOLUME_SOURCES_REFUSED
+# is empty: a source vcore could not evaluate exactly would be listed there, refused by name.
+VOLUME_SOURCES_READ = {
+    "persistent_volume_claim": ({"claimName": "data"}, 'persistentvolumeclaim "data" not found'),
+    "ephemeral": ({"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"]}}},
+                  'waiting for ephemeral volume controller to create the persistentvolumeclaim "v-d"'),
+    "gce_persistent_disk": ({"pdName": "disk-1"}, None),
+    "aws_elastic_block_store": ({"volumeID": "vol-1"}, None),
+    "rbd": ({"monitors": ["m1"], "image": "img"}, None),
+    "iscsi": ({"targetPortal": "10.0.0.1:3260", "iqn": "iqn.2001-04.com.example:disk", "lun": 0}, None),
+    "azure_disk": ({"diskName": "d", "diskURI": "/subscriptions/s/disks/d"}, None),
+    "azure_file": ({"secretName": "s", "shareName": "share"}, None),
+    "cinder": ({"volumeID": "c-1"}, None),
+    "vsphere_volume": ({"volumePath": "[ds] vol.vmdk"}, None),
+    "portworx_volume": ({"volumeID": "px-1"}, None),
+}
+VOLUME_SOURCES_REFUSED: set[str] = set()
 
 
 def _camel(snake: str) -> str:
@@ -88,14 +104,24 @@ def test_container_fields_that_matter_are_known():
 
 
 @pytest.mark.parametrize("source", sorted(set(client.V1Volume.attribute_map) - {"name"}))
-def test_volume_sources_kube_scheduler_acts_on_are_refused(source):
-    pod = _pod("v", volumes=[{"name": "d", _camel(source): {}}])
+def test_volume_sources_kube_scheduler_acts_on_are_honored_or_refused(source):
+    fragment, rejection = VOLUME_SOURCES_READ.get(source, ({}, None))
+    pod = _pod("v", volumes=[{"name": "d", _camel(source): fragment}])
     placement = vcore.Scheduler(_cluster()).schedule([pod])[0]
     if source in VOLUME_SOURCES_REFUSED:
         assert placement.node is None
         assert placement.message == f"0/2 nodes are available: vcore does not honor spec.volumes[0].{_camel(source)}."
-    else:  # secrets, config maps, emptyDir, hostPath...: no scheduler plugin reads them
+    elif rejection is not None:  # a claim that does not exist: the volume plugins' PreFilter, in kube's words
+        # (the rejection ends the PreFilter before DynamicResources' writes its state: its PostFilter says "not found")
+        assert placement.node is None
+        assert placement.message == f"0/2 nodes are available: {rejection}. not found"
+    else:  # secrets, config maps, emptyDir, hostPath, and disks nothing conflicts with or counts: placed
         assert placement.node is not None
+
+
+def test_the_volume_sources_read_are_the_clients():
+    assert set(VOLUME_SOURCES_READ) <= set(client.V1Volume.attribute_map)
+    assert VOLUME_SOURCES_REFUSED <= set(VOLUME_SOURCES_READ)
 
 
 @pytest.mark.parametrize("field", sorted(REFUSED_FIELDS))
@@ -116,7 +142,8 @@ def test_refused_fields_are_named_in_schedule_filter_and_score(field):
 
 def test_the_testers_cases_are_never_placed_wrong():
     """Three anti-affinity replicas, three hostPort pods, a gated pod, a DoNotSchedule spread and a PVC on two nodes:
-    placed as if the fields did not exist before the guard. Now each is honored or refused."""
+    placed as if the fields did not exist before the guard. Now each is honored or refused (the PVC does not exist:
+    VolumeBinding's PreFilter keeps the pod pending)."""
     cluster = _cluster()
     pods = [_pod(f"anti-{i}", affinity=ANTI) for i in range(3)]
     pods += [_pod(f"port-{i}", {"app": "port"},
@@ -200,6 +227,8 @@ def test_refusals_reach_the_cycle_results():
     cluster.add_pod({**B.pod("a", "gang"), "spec": {**B.pod("a", "gang")["spec"], "resourceClaims": claims}})
     cluster.add_pod(B.pod("b", "gang"))
     cluster.add_pod({**B.pod("single"), "spec": {**B.pod("single")["spec"], "resourceClaims": claims}})
+    pvc = [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
+    cluster.add_pod({**B.pod("pvc"), "spec": {**B.pod("pvc")["spec"], "volumes": pvc}})
     gated = B.pod("gated")
     gated["spec"]["schedulingGates"] = [{"name": "wait"}]
     cluster.add_pod(gated)
@@ -208,6 +237,8 @@ def test_refusals_reach_the_cycle_results():
     assert "vcore does not honor spec.resourceClaims" in result.podgroups[f"{B.NS}/gang"].message
     assert result.unschedulable[f"{B.NS}/single"][1] == \
         "0/2 nodes are available: vcore does not honor spec.resourceClaims."
+    # Volumes are honored: a claim that does not exist is VolumeBinding's PreFilter rejection, in kube's words.
+    assert result.unschedulable[f"{B.NS}/pvc"][1] == '0/2 nodes are available: persistentvolumeclaim "data" not found.'
     assert "waiting for scheduling gates: [wait]" in result.unschedulable[f"{B.NS}/gated"][1]
     assert cluster.n_pods == 0
 

@@ -222,8 +222,8 @@ def cross_adapter_violations(adapter: str, imports: list[Import]) -> list[str]:
 LAYERS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "vcore_kube": (
         ("values and connections", ("__init__", "config", "kubeclient", "metrics", "inbox", "cache", "convert",
-                                    "schedqueue", "pending")),
-        ("the API's objects", ("reflector", "nodeshard", "binder", "events", "leader", "statuswriter")),
+                                    "schedqueue", "pending", "volumehints")),
+        ("the API's objects", ("reflector", "nodeshard", "binder", "volumewriter", "events", "leader", "statuswriter")),
         ("decisions", ("batchcycle", "fastpath", "warmpool", "membership", "shardplan", "volcanostatus")),
         ("beside the loop", ("agentcontrol", "shardcontrol", "shardwriter", "statusreport")),
         ("the loop", ("loop",)),
@@ -704,7 +704,7 @@ VCORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("object model", ("pod_selectors", "disruption_budgets", "batch.podgroup", "batch.pods", "batch.queue",
                       "batch.priority", "batch.state", "gpu.specs", "gpu.numa", "gpu.devices", "gpu.requests",
                       "gpu.mig", "topology.constraint", "topology.hypernode", "topology.tree", "topology.patterns",
-                      "topology.args")),
+                      "topology.args", "volumes")),
     ("cluster", ("cluster",)),
     ("profiles", ("profile", "batch.config")),
     ("capabilities", ("batch.__init__", "batch.actions", "batch.cycle", "batch.job",

@@ -210,6 +210,9 @@ def test_stub_properties_and_methods_match(path):
 def test_stub_function_signatures_match():
     top = _stub_top_level(_stub_tree())
     _compare_signature(_core.reason_names, top["reason_names"], "reason_names", method=False)
+    for name in ("volumes_put", "volumes_remove", "volume_assumption", "volume_assumed_pods", "volume_rejection",
+                 "volume_pv_fits", "volume_claim_users", "volume_objects"):
+        _compare_signature(getattr(_core, name), top[name], name, method=False)
     for sub in ("gpu", "topology", "routing"):
         for name, fn in _stub_members(top[sub]).items():
             if isinstance(fn, ast.FunctionDef):

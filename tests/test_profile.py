@@ -34,8 +34,14 @@ IPA = "InterPodAffinity"
 NP = "NodePorts"
 IL = "ImageLocality"
 DP = "DefaultPreemption"
-DEFAULT_FILTERS = [NU, NN, TT, NA, NP, FIT, PTS, IPA, GDF]
-DEFAULT_SCORES = [(TT, 3), (NA, 2), (FIT, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)]
+VR = "VolumeRestrictions"
+NVL = "NodeVolumeLimits"
+VB = "VolumeBinding"
+VZ = "VolumeZone"
+DEFAULT_FILTERS = [NU, NN, TT, NA, NP, FIT, VR, NVL, VB, VZ, PTS, IPA, GDF]
+# VolumeBinding implements Score, so the framework gives it weight 1; with StorageCapacityScoring off (v1.34's
+# default) its PreScore skips and it adds nothing.
+DEFAULT_SCORES = [(TT, 3), (NA, 2), (FIT, 1), (VB, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)]
 
 ISSUE_EXAMPLE = {
     "plugins": {"score": {"enabled": [{"name": "NodeResourcesFit", "weight": 1}], "disabled": [{"name": "*"}]}},
@@ -67,29 +73,31 @@ RESOLUTION_CASES = [
     pytest.param({"plugins": None, "pluginConfig": None}, DEFAULT_FILTERS, DEFAULT_SCORES, id="default-nulls"),
     pytest.param(ISSUE_EXAMPLE, DEFAULT_FILTERS, [(FIT, 1)], id="issue-example-only-fit-scores"),
     pytest.param({"plugins": {"filter": {"disabled": [{"name": TT}]}}},
-                 [NU, NN, NA, NP, FIT, PTS, IPA, GDF], DEFAULT_SCORES, id="disable-one-filter-keeps-its-score"),
+                 [NU, NN, NA, NP, FIT, VR, NVL, VB, VZ, PTS, IPA, GDF],
+                 DEFAULT_SCORES, id="disable-one-filter-keeps-its-score"),
     pytest.param({"plugins": {"filter": {"disabled": [{"name": "*"}]}}},
                  [], DEFAULT_SCORES, id="disable-all-filters"),
     pytest.param({"plugins": {"score": {"disabled": [{"name": "*"}]}}},
                  DEFAULT_FILTERS, [], id="disable-all-scores"),
     pytest.param({"plugins": {"score": {"disabled": [{"name": BAL}]}}},
-                 DEFAULT_FILTERS, [(TT, 3), (NA, 2), (FIT, 1), (PTS, 2), (IPA, 2), (IL, 1)], id="disable-one-score"),
+                 DEFAULT_FILTERS,
+                 [(TT, 3), (NA, 2), (FIT, 1), (VB, 1), (PTS, 2), (IPA, 2), (IL, 1)], id="disable-one-score"),
     # kube-scheduler framework: a plugin re-configured at a specific point moves to the front of that point.
     pytest.param({"plugins": {"score": {"enabled": [{"name": NA, "weight": 5}]}}},
-                 DEFAULT_FILTERS, [(NA, 5), (TT, 3), (FIT, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
+                 DEFAULT_FILTERS, [(NA, 5), (TT, 3), (FIT, 1), (VB, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
                  id="score-weight-override"),
     pytest.param({"plugins": {"score": {"enabled": [{"name": TT}]}}},
-                 DEFAULT_FILTERS, [(TT, 1), (NA, 2), (FIT, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
+                 DEFAULT_FILTERS, [(TT, 1), (NA, 2), (FIT, 1), (VB, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
                  id="score-override-without-weight-is-1"),
     pytest.param({"plugins": {"score": {"enabled": [{"name": TT, "weight": 0}]}}},
-                 DEFAULT_FILTERS, [(TT, 1), (NA, 2), (FIT, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
+                 DEFAULT_FILTERS, [(TT, 1), (NA, 2), (FIT, 1), (VB, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
                  id="score-override-weight-0-is-1"),
     # mergePluginSet: a default re-configured in multiPoint is replaced in place.
     pytest.param({"plugins": {"multiPoint": {"enabled": [{"name": NA, "weight": 7}]}}},
-                 DEFAULT_FILTERS, [(TT, 3), (NA, 7), (FIT, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
+                 DEFAULT_FILTERS, [(TT, 3), (NA, 7), (FIT, 1), (VB, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
                  id="multipoint-weight-override-in-place"),
     pytest.param({"plugins": {"multiPoint": {"enabled": [{"name": TT}]}}},
-                 DEFAULT_FILTERS, [(TT, 1), (NA, 2), (FIT, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
+                 DEFAULT_FILTERS, [(TT, 1), (NA, 2), (FIT, 1), (VB, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
                  id="multipoint-override-without-weight-is-1"),
     pytest.param({"plugins": {"multiPoint": {"enabled": [{"name": BP, "weight": 4}]}}},
                  DEFAULT_FILTERS, DEFAULT_SCORES + [(BP, 4)], id="multipoint-enable-binpack"),
@@ -98,11 +106,12 @@ RESOLUTION_CASES = [
     pytest.param({"plugins": {"multiPoint": {"disabled": [{"name": "*"}], "enabled": [{"name": FIT, "weight": 4}]}}},
                  [FIT], [(FIT, 4)], id="multipoint-disable-all-enable-fit"),
     pytest.param({"plugins": {"multiPoint": {"disabled": [{"name": TT}]}}},
-                 [NU, NN, NA, NP, FIT, PTS, IPA, GDF], [(NA, 2), (FIT, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
+                 [NU, NN, NA, NP, FIT, VR, NVL, VB, VZ, PTS, IPA, GDF],
+                 [(NA, 2), (FIT, 1), (VB, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
                  id="multipoint-disable-one"),
     pytest.param({"plugins": {"multiPoint": {"disabled": [{"name": TT}], "enabled": [{"name": TT, "weight": 9}]}}},
-                 [NU, NN, NA, NP, FIT, PTS, IPA, GDF, TT],
-                 [(NA, 2), (FIT, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1), (TT, 9)],
+                 [NU, NN, NA, NP, FIT, VR, NVL, VB, VZ, PTS, IPA, GDF, TT],
+                 [(NA, 2), (FIT, 1), (VB, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1), (TT, 9)],
                  id="multipoint-disable-then-reenable-appends"),
     pytest.param({"plugins": {"multiPoint": {"enabled": [{"name": BP, "weight": 2}]},
                               "score": {"disabled": [{"name": BP}]}}},
@@ -113,16 +122,18 @@ RESOLUTION_CASES = [
     pytest.param({"plugins": {"filter": {"disabled": [{"name": "*"}], "enabled": [{"name": FIT}, {"name": NU}]}}},
                  [FIT, NU], DEFAULT_SCORES, id="filter-explicit-order"),
     pytest.param({"plugins": {"filter": {"enabled": [{"name": FIT}]}}},
-                 [FIT, NU, NN, TT, NA, NP, PTS, IPA, GDF], DEFAULT_SCORES, id="filter-override-moves-first"),
+                 [FIT, NU, NN, TT, NA, NP, VR, NVL, VB, VZ, PTS, IPA, GDF],
+                 DEFAULT_SCORES, id="filter-override-moves-first"),
     pytest.param({"plugins": {"filter": {"disabled": [{"name": GDF}]}}},
-                 [NU, NN, TT, NA, NP, FIT, PTS, IPA], DEFAULT_SCORES, id="gpu-device-fit-can-be-disabled"),
+                 [NU, NN, TT, NA, NP, FIT, VR, NVL, VB, VZ, PTS, IPA],
+                 DEFAULT_SCORES, id="gpu-device-fit-can-be-disabled"),
     pytest.param({"plugins": {"score": {"enabled": [{"name": GPL, "weight": 3}]}}},
                  DEFAULT_FILTERS, DEFAULT_SCORES + [(GPL, 3)], id="gpu-placement-opt-in"),
     pytest.param({"plugins": {"score": {"enabled": [{"name": FIT, "weight": 2}]},
                               "multiPoint": {"enabled": [{"name": FIT, "weight": 6}]}}},
-                 DEFAULT_FILTERS, [(FIT, 2), (TT, 3), (NA, 2), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
+                 DEFAULT_FILTERS, [(FIT, 2), (TT, 3), (NA, 2), (VB, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
                  id="score-weight-wins-over-multipoint"),
-    pytest.param({"plugins": {"filter": {"disabled": [{"name": "DynamicResources"}, {"name": "VolumeBinding"}]},
+    pytest.param({"plugins": {"filter": {"disabled": [{"name": "DynamicResources"}, {"name": "DefaultBinder"}]},
                               "multiPoint": {"disabled": [{"name": "DefaultPreemption"}, {"name": "EBSLimits"}]},
                               "queueSort": {"disabled": [{"name": "PrioritySort"}]},
                               "bind": {"disabled": [{"name": "*"}]}}},
@@ -132,7 +143,8 @@ RESOLUTION_CASES = [
     pytest.param({"plugins": {k: {"enabled": [], "disabled": []} for k in P.EXTENSION_POINTS}},
                  DEFAULT_FILTERS, DEFAULT_SCORES, id="every-point-empty"),
     pytest.param({"plugins": {"score": {"enabled": [{"name": FIT, "weight": P.MAX_WEIGHT}]}}},
-                 DEFAULT_FILTERS, [(FIT, P.MAX_WEIGHT), (TT, 3), (NA, 2), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
+                 DEFAULT_FILTERS,
+                 [(FIT, P.MAX_WEIGHT), (TT, 3), (NA, 2), (VB, 1), (PTS, 2), (IPA, 2), (BAL, 1), (IL, 1)],
                  id="max-int32-weight"),
 ]
 
@@ -147,16 +159,19 @@ def test_resolution(config, filters, scores):
 def test_default_profile_native_exactly():
     assert Profile.from_config(None).native() == {
         "filters": ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                    "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "GPUDeviceFit"],
-        "scores": [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("PodTopologySpread", 2),
-                   ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)],
+                    "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
+                    "PodTopologySpread", "InterPodAffinity", "GPUDeviceFit"],
+        "scores": [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
+                   ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),
+                   ("ImageLocality", 1)],
         "fit": {"ignored_resources": [], "ignored_resource_groups": [], "strategy": "LeastAllocated",
                 "resources": [("cpu", 1), ("memory", 1)], "shape": []},
         "balanced": {"resources": [("cpu", 1), ("memory", 1)]},
         "binpack": {"weight": 1, "resources": [("cpu", 1), ("memory", 1)]},
         "gpu": {"policy": "vcore", "coverage": 95.0, "learn": True, "target": [], "vcore_scale": 1000.0,
                 "vcore_pack_points": 1.0, "vcore_balance_points": 10.0, "tie_break": "Random"},
-        "args": {"NodeName": {}, "NodePorts": {}, "ImageLocality": {},
+        "args": {"NodeName": {}, "NodePorts": {}, "ImageLocality": {}, "VolumeRestrictions": {}, "NodeVolumeLimits": {},
+                 "VolumeBinding": {}, "VolumeZone": {},
                  "InterPodAffinity": {"hard_pod_affinity_weight": 1, "ignore_preferred_terms_of_existing_pods": False},
                  "PodTopologySpread": {"system_defaulting": True, "default_keys": [], "default_max_skews": [],
                                        "default_hard": [], "default_min_domains": [],
@@ -168,8 +183,8 @@ def test_default_profile_native_exactly():
 def test_default_profile_fields():
     p = Profile.from_config(None)
     assert p.scheduler_name == "default-scheduler"
-    assert p.pre_filters == (NA, NP, FIT, PTS, IPA)
-    assert p.pre_scores == (TT, NA, FIT, PTS, IPA, BAL)
+    assert p.pre_filters == (NA, NP, FIT, VR, NVL, VB, VZ, PTS, IPA)
+    assert p.pre_scores == (TT, NA, FIT, VB, PTS, IPA, BAL)
     assert p.args[FIT] == NodeResourcesFitArgs()
     assert p.args[BAL] == NodeResourcesBalancedAllocationArgs()
     assert p.args[BP] == BinpackArgs()
@@ -321,7 +336,7 @@ def test_binpack_args(args, expected):
 def test_binpack_args_without_enabling_binpack():
     native = Profile.from_config(binpack_args({"binpack.weight": 3})).native()
     assert native["binpack"]["weight"] == 3
-    assert [n for n, _ in native["scores"]] == [TT, NA, FIT, PTS, IPA, BAL, IL]
+    assert [n for n, _ in native["scores"]] == [TT, NA, FIT, VB, PTS, IPA, BAL, IL]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -419,8 +434,8 @@ ERROR_CASES = [
                  "unknown key (did you mean 'args'?)", id="plugin-config-unknown-key"),
     pytest.param({"pluginConfig": [{"name": "Foo", "args": {}}]}, "pluginConfig[0].name", "unknown plugin 'Foo'",
                  id="plugin-config-unknown-plugin"),
-    pytest.param({"pluginConfig": [{"name": "VolumeBinding", "args": {}}]}, "pluginConfig[0].name",
-                 "vcore does not implement plugin 'VolumeBinding'", id="plugin-config-unimplemented"),
+    pytest.param({"pluginConfig": [{"name": "DynamicResources", "args": {}}]}, "pluginConfig[0].name",
+                 "vcore does not implement plugin 'DynamicResources'", id="plugin-config-unimplemented"),
     pytest.param({"pluginConfig": [{"name": "DefaultPreemption", "args": {"minCandidateNodesPercentage": 0,
                                                                         "minCandidateNodesAbsolute": 0}}]},
                  "pluginConfig[0] (DefaultPreemption).args.minCandidateNodesPercentage",
@@ -665,7 +680,7 @@ def _check_yaml_profile(p: Profile) -> None:
     native = p.native()
     assert native["percentage_of_nodes_to_score"] == 40
     assert native["filters"] == DEFAULT_FILTERS
-    assert native["scores"] == [(TT, 3), (NA, 2), (FIT, 1), (PTS, 2), (IPA, 2), (IL, 1), (BP, 5)]
+    assert native["scores"] == [(TT, 3), (NA, 2), (FIT, 1), (VB, 1), (PTS, 2), (IPA, 2), (IL, 1), (BP, 5)]
     assert native["fit"]["strategy"] == "MostAllocated"
     assert native["fit"]["resources"] == [("cpu", 1), ("nvidia.com/gpu", 3)]
     assert native["binpack"] == {"weight": 2, "resources": [("cpu", 1), ("memory", 1), ("nvidia.com/gpu", 4)]}
@@ -759,7 +774,7 @@ def test_to_dict_shows_what_runs():
     assert fit["args"]["scoringStrategy"] == {"type": "LeastAllocated", "resources": [
         {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}
     # Balanced allocation is not enabled and has its defaults; the running plugins show their arguments.
-    assert [c["name"] for c in profile["pluginConfig"]] == [DP, IPA, FIT, PTS]
+    assert [c["name"] for c in profile["pluginConfig"]] == [DP, IPA, FIT, PTS, VB]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -772,18 +787,18 @@ def test_plugin_names_are_kube_spelling():
 
 
 def test_plugin_registry_is_consistent():
-    assert P.FILTER_PLUGINS == (NU, NN, TT, NA, NP, FIT, PTS, IPA, GDF)
-    assert P.SCORE_PLUGINS == (TT, NA, FIT, PTS, IPA, BAL, IL, GPL, BP)  # the default profile's order, then by name
-    assert dict(P.DEFAULT_WEIGHTS) == {TT: 3, NA: 2, FIT: 1, PTS: 2, IPA: 2, BAL: 1, IL: 1, BP: 1, GPL: 1}
+    assert P.FILTER_PLUGINS == (NU, NN, TT, NA, NP, FIT, VR, NVL, VB, VZ, PTS, IPA, GDF)
+    assert P.SCORE_PLUGINS == (TT, NA, FIT, VB, PTS, IPA, BAL, IL, GPL, BP)  # the default profile's order, then by name
+    assert dict(P.DEFAULT_WEIGHTS) == {TT: 3, NA: 2, FIT: 1, VB: 1, PTS: 2, IPA: 2, BAL: 1, IL: 1, BP: 1, GPL: 1}
     groups = [set(P.IMPLEMENTED_PLUGINS), set(P.UNIMPLEMENTED_PLUGINS), set(P.REMOVED_PLUGINS)]
     assert sum(map(len, groups)) == len(P.KNOWN_PLUGINS)
     for point_set in P.IMPLEMENTED_POINTS.values():
         assert point_set <= set(P.SPECIFIC_POINTS)
     assert {n for n, _ in P.DEFAULT_MULTI_POINT} <= P.KNOWN_PLUGINS - set(P.REMOVED_PLUGINS) - {BP}
-    for name in ("PrioritySort", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
-                 "VolumeZone",
-                 "DefaultBinder"):
+    for name in ("PrioritySort", "DefaultBinder"):
         assert name in P.UNIMPLEMENTED_PLUGINS
+    for name in (VR, NVL, VB, VZ):
+        assert P.is_implemented(name)
 
 
 def test_profile_module_docstrings():

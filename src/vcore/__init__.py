@@ -33,7 +33,7 @@ from vcore.errors import (
 )
 from vcore.profile import Profile
 from vcore.scheduler import Evaluation, FilterResult, NodeScope, Scheduler
-from vcore.types import Placement
+from vcore.types import Placement, VolumeBinds
 
 __version__ = "0.1.0"
 
@@ -67,5 +67,6 @@ __all__ = [
     "Scheduler",
     "TopologyError",
     "VCoreError",
+    "VolumeBinds",
     "parse_quantity",
 ]

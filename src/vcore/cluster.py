@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -35,7 +35,10 @@ from vcore.errors import (
 from vcore.gpu import numa as _gpu_numa, specs as _gpu_specs
 from vcore.topology import tree as _topology
 from vcore.topology.patterns import NodePatterns
-from vcore.types import GpuChoice, HeldGpus
+from vcore.types import GpuChoice, HeldGpus, VolumeBinds
+from vcore.volumes import objects as _volume_kinds, prebind as _prebind
+from vcore.volumes.pods import with_volumes
+from vcore.volumes.store import VolumeObjects, volume_binds
 
 if TYPE_CHECKING:
     from vcore._native._convert import NodeSpec, PodSpec
@@ -55,8 +58,8 @@ def node_spec(node: Any) -> NodeSpec:
 
 
 def pod_spec(pod: Any) -> PodSpec:
-    """The native spec of a Pod, with its GPU request when it has one."""
-    return with_gpu(_convert.pod_spec(pod), pod)
+    """The native spec of a Pod, with its GPU request and its volumes when it has them."""
+    return with_volumes(with_gpu(_convert.pod_spec(pod), pod), pod)
 
 
 def with_gpu(spec: PodSpec, pod: Any) -> PodSpec:
@@ -105,6 +108,7 @@ class Cluster:
         self._selectors = _selectors.PodSelectors()  # Services, controllers: default topology spread
         self._namespaces: set[str] = set()
         self._budgets: set[str] = set()
+        self._volumes = VolumeObjects(self._state)  # PVs, PVCs, StorageClasses, CSINodes, ... (vcore.volumes)
 
     @property
     def state(self) -> _core.ClusterState:
@@ -530,6 +534,124 @@ class Cluster:
                 continue
             info.spec.pop("default_spread_selector", None)
             info.compiled = self._state.compile_pod(self.complete_spec(info.spec))
+
+    # -- storage objects (vcore.volumes): what the volume plugins read --------------------------------------
+    # Each kind is added, updated and removed as nodes are: an add of a key held raises ObjectExistsError, an update
+    # or removal of one not held ObjectNotFoundError; a bad object raises naming the field and changes nothing.
+    # Removals take the object or its key (name; namespace/name for claims and CSIStorageCapacities).
+    @_locked
+    def add_persistent_volume(self, pv: Any) -> None:
+        self._volumes.add(_volume_kinds.PERSISTENT_VOLUME, pv)
+
+    @_locked
+    def update_persistent_volume(self, pv: Any) -> None:
+        self._volumes.update(_volume_kinds.PERSISTENT_VOLUME, pv)
+
+    @_locked
+    def remove_persistent_volume(self, pv: Any) -> None:
+        self._volumes.remove(_volume_kinds.PERSISTENT_VOLUME, pv)
+
+    @_locked
+    def add_persistent_volume_claim(self, pvc: Any) -> None:
+        self._volumes.add(_volume_kinds.CLAIM, pvc)
+
+    @_locked
+    def update_persistent_volume_claim(self, pvc: Any) -> None:
+        self._volumes.update(_volume_kinds.CLAIM, pvc)
+
+    @_locked
+    def remove_persistent_volume_claim(self, pvc: Any) -> None:
+        self._volumes.remove(_volume_kinds.CLAIM, pvc)
+
+    @_locked
+    def add_storage_class(self, storage_class: Any) -> None:
+        self._volumes.add(_volume_kinds.STORAGE_CLASS, storage_class)
+
+    @_locked
+    def update_storage_class(self, storage_class: Any) -> None:
+        self._volumes.update(_volume_kinds.STORAGE_CLASS, storage_class)
+
+    @_locked
+    def remove_storage_class(self, storage_class: Any) -> None:
+        self._volumes.remove(_volume_kinds.STORAGE_CLASS, storage_class)
+
+    @_locked
+    def add_csi_node(self, csi_node: Any) -> None:
+        self._volumes.add(_volume_kinds.CSI_NODE, csi_node)
+
+    @_locked
+    def update_csi_node(self, csi_node: Any) -> None:
+        self._volumes.update(_volume_kinds.CSI_NODE, csi_node)
+
+    @_locked
+    def remove_csi_node(self, csi_node: Any) -> None:
+        self._volumes.remove(_volume_kinds.CSI_NODE, csi_node)
+
+    @_locked
+    def add_csi_driver(self, csi_driver: Any) -> None:
+        self._volumes.add(_volume_kinds.CSI_DRIVER, csi_driver)
+
+    @_locked
+    def update_csi_driver(self, csi_driver: Any) -> None:
+        self._volumes.update(_volume_kinds.CSI_DRIVER, csi_driver)
+
+    @_locked
+    def remove_csi_driver(self, csi_driver: Any) -> None:
+        self._volumes.remove(_volume_kinds.CSI_DRIVER, csi_driver)
+
+    @_locked
+    def add_csi_storage_capacity(self, capacity: Any) -> None:
+        self._volumes.add(_volume_kinds.CAPACITY, capacity)
+
+    @_locked
+    def update_csi_storage_capacity(self, capacity: Any) -> None:
+        self._volumes.update(_volume_kinds.CAPACITY, capacity)
+
+    @_locked
+    def remove_csi_storage_capacity(self, capacity: Any) -> None:
+        self._volumes.remove(_volume_kinds.CAPACITY, capacity)
+
+    @_locked
+    def add_volume_attachment(self, attachment: Any) -> None:
+        self._volumes.add(_volume_kinds.ATTACHMENT, attachment)
+
+    @_locked
+    def update_volume_attachment(self, attachment: Any) -> None:
+        self._volumes.update(_volume_kinds.ATTACHMENT, attachment)
+
+    @_locked
+    def remove_volume_attachment(self, attachment: Any) -> None:
+        self._volumes.remove(_volume_kinds.ATTACHMENT, attachment)
+
+    @_locked
+    def storage_object(self, kind: str, key: str) -> dict[str, Any] | None:
+        """The API dict of a storage object held: ``kind`` one of persistentvolume, persistentvolumeclaim,
+        storageclass, csinode, csidriver, csistoragecapacity, volumeattachment; None when absent."""
+        if kind not in _volume_kinds.KINDS:
+            raise ValueError(f"storage_object: unknown kind {kind!r} (one of {', '.join(_volume_kinds.KINDS)})")
+        return self._volumes.get(kind, key)
+
+    @_locked
+    def volume_binds(self, pod: Any) -> VolumeBinds | None:
+        """What VolumeBinding's PreBind must write for a pod placed by schedule() or run_cycle() before it is bound:
+        the PVs assumed for its unbound claims and the claims to provision on its node (None when nothing: every
+        claim was bound, or the pod was not placed by vcore). Unbinding the pod drops the assumption."""
+        return volume_binds(self._state, pod_key(pod))
+
+    @_locked
+    def volume_writes(self, binds: VolumeBinds) -> list[tuple[str, dict[str, Any]]]:
+        """PreBind's API writes for ``binds`` (from volume_binds or a Placement): (kind, object) pairs to update
+        (PUT) in order, the PVs with their claimRef, then the claims with their selected-node annotation."""
+        return _prebind.writes(self._volumes, binds)
+
+    @_locked
+    def volume_binds_status(self, binds: VolumeBinds, written: Mapping[str, str] | None = None
+                            ) -> tuple[bool, str | None]:
+        """After PreBind's writes, whether the claims of ``binds`` are all bound (the PV controller's work, seen
+        through the objects this cluster holds), as kube-scheduler checks it: (True, None) done, (False, None) not
+        yet, (False, why) failed for good. ``written`` maps ``<kind>/<key>`` to the resourceVersion each write
+        returned (vcore.volumes.prebind.written_key): an object held at an older version is waited for."""
+        return _prebind.status(self._state, self._volumes, binds, written or {})
 
     @property
     @_locked

@@ -12,8 +12,9 @@ DefaultPreemption (vcore.preemption: "preemption: 0/5 nodes are available: ..." 
 it picks a node).
 """
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Self
 
 UNSCHEDULABLE = "node(s) were unschedulable"
 UNTOLERATED_TAINT = "node(s) had untolerated taint(s)"
@@ -43,6 +44,36 @@ _NOT_HONORED = "vcore does not honor "
 _GATED = "waiting for scheduling gates: "
 
 
+# A node plugin's reason whose words are the pod's own (a volume plugin's PreFilter rejection, an error, or a filter
+# status naming the claim): the native table holds a placeholder, the message is noted per pod and plugin.
+_NOTED = re.compile(r"<(\w+): (pod rejected at PreFilter|filter error|filter status)>")
+
+
+class NotedReason(str):
+    """A reason in the words a plugin noted for the pod (a message of its own, such as a claim's name), with the
+    plugin that gave it."""
+
+    plugin: str
+
+    def __new__(cls, text: str, plugin: str = "") -> Self:
+        out = super().__new__(cls, text)
+        out.plugin = plugin
+        return out
+
+
+class PodRejection(NotedReason):
+    """A reason that rejects the pod as a whole, reported without a node count as kube-scheduler reports a PreFilter
+    rejection; ``error`` marks a failure kube-scheduler reports as the scheduling attempt's error (the message
+    alone)."""
+
+    error: bool
+
+    def __new__(cls, text: str, plugin: str = "", error: bool = False) -> Self:
+        out = super().__new__(cls, text, plugin)
+        out.error = error
+        return out
+
+
 def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
@@ -60,18 +91,30 @@ def pod_refusal(spec: Mapping[str, Any] | None) -> str:
     return _NOT_HONORED + "a field of this pod, or it waits for scheduling gates"
 
 
-def reason_counts(codes_counts: Iterable[int], reason_names: Sequence[str],
-                  spec: Mapping[str, Any] | None = None) -> dict[str, int]:
+def reason_counts(codes_counts: Iterable[int], reason_names: Sequence[str], spec: Mapping[str, Any] | None = None,
+                  noted: Callable[[str], str] | None = None) -> dict[str, int]:
     """Map a per-code count array to {reason: count}, keeping only reasons that occurred; ``reason_names`` is the
-    state's table (``_core.reason_names(state)``), ``spec`` (the pod's native spec) names what a refusal is about."""
+    state's table (``_core.reason_names(state)``), ``spec`` (the pod's native spec) names what a refusal is about,
+    ``noted(plugin)`` gives the message a plugin noted for the pod (vcore.volumes.store.rejection_lookup)."""
     out = {reason_names[code]: int(count) for code, count in enumerate(codes_counts) if count}
     if UNHONORED in out:
         out[pod_refusal(spec)] = out.pop(UNHONORED)
+    for name in [n for n in out if n.startswith("<")]:
+        match = _NOTED.fullmatch(name)
+        if match is None:
+            continue
+        plugin, kind = match.groups()
+        count = out.pop(name)
+        message = (noted(plugin) if noted is not None else "") or f"{plugin} rejected the pod"
+        if kind == "filter status":
+            out[NotedReason(message, plugin)] = out.get(message, 0) + count
+        else:
+            out[PodRejection(message, plugin, error=kind == "filter error")] = count
     return out
 
 
 def is_pod_refusal(reason: str) -> bool:
-    return reason.startswith((_NOT_HONORED, _GATED))
+    return isinstance(reason, PodRejection) or reason.startswith((_NOT_HONORED, _GATED))
 
 
 def fit_error_message(n_nodes: int, reasons: Mapping[str, int], post_filter: str = "") -> str:
@@ -82,6 +125,11 @@ def fit_error_message(n_nodes: int, reasons: Mapping[str, int], post_filter: str
         return "no nodes available to schedule pods"
     message = f"0/{n_nodes} nodes are available:"
     refusal = next((reason for reason in reasons if is_pod_refusal(reason)), None)
+    if isinstance(refusal, PodRejection):  # a plugin's PreFilter rejection, or its Filter's error (said alone)
+        if refusal.error:
+            return str(refusal)
+        message += f" {refusal}."
+        return f"{message} {post_filter}" if post_filter else message
     if refusal is not None:  # vcore's own words: no kube-scheduler plugin ran
         return f"{message} {refusal}."
     if AFFINITY_TERMS_CONFLICT in reasons:
@@ -96,7 +144,13 @@ def post_filter_message(reasons: Mapping[str, int], preemption: str | None) -> s
     """What kube-scheduler's PostFilter plugins say about a pod that fits no node for ``reasons``: DynamicResources'
     words, then DefaultPreemption's ``preemption`` text (None when the profile does not run it; empty when it found
     a node, which ends the PostFilter without a word). Empty for a pod vcore refuses as a whole (no kube-scheduler
-    plugin ran). fit_error_message leaves it out where there are no nodes (no PostFilter runs then)."""
+    plugin ran) and for a plugin's Filter error (no PostFilter runs). fit_error_message leaves it out where there
+    are no nodes (no PostFilter runs then)."""
+    rejection = next((reason for reason in reasons if isinstance(reason, PodRejection)), None)
+    if rejection is not None:
+        # A volume plugin's PreFilter rejection (UnschedulableAndUnresolvable) ends the PreFilter before
+        # DynamicResources' (later in the profile) writes its state, as NodeAffinity's does.
+        return "" if rejection.error else POST_FILTER_STATE_MISSING
     if any(is_pod_refusal(reason) for reason in reasons):
         return ""
     if AFFINITY_TERMS_CONFLICT in reasons:

@@ -31,13 +31,16 @@ from vcore.preemption import preempt
 from vcore.profile import Profile
 from vcore.reasons import AFFINITY_TERMS_CONFLICT, fit_error_message, is_pod_refusal, post_filter_message, reason_counts
 from vcore.types import Placement, Preemption
+from vcore.volumes.pods import with_volumes
+from vcore.volumes.store import rejection_lookup, volume_binds
 
 if TYPE_CHECKING:
     from vcore._native._convert import PodSpec
 
 T = TypeVar("T")
 _RESOURCE_FILTERS = ("NodeResourcesFit", "GPUDeviceFit")
-_POD_FILTERS = ("NodePorts", "InterPodAffinity", "PodTopologySpread")  # what other pods on a node decide
+# What other pods on a node decide (evicting them may change the answer).
+_POD_FILTERS = ("NodePorts", "InterPodAffinity", "PodTopologySpread", "VolumeRestrictions", "NodeVolumeLimits")
 
 
 @contextlib.contextmanager
@@ -166,7 +169,8 @@ class Scheduler:
 
     def _evaluate(self, compiled: _core.CompiledPod, spec: PodSpec | None) -> Evaluation:
         mask, scores, codes = self._engine.evaluate(compiled)
-        return Evaluation(mask, scores, reason_counts(codes, _core.reason_names(self._state), spec))
+        noted = rejection_lookup(self._state, compiled.key)
+        return Evaluation(mask, scores, reason_counts(codes, _core.reason_names(self._state), spec, noted))
 
     @_holding_cluster
     def filter(self, pod: Any) -> FilterResult:
@@ -251,6 +255,8 @@ class Scheduler:
         specs = _convert.pod_specs(raw)
         for i in [i for i, spec in enumerate(specs) if "may_use_gpus" in spec]:
             with_gpu(specs[i], raw[i])
+        for i in [i for i, spec in enumerate(specs) if "may_use_volumes" in spec]:
+            with_volumes(specs[i], raw[i])
         for spec in specs:
             self.cluster.complete_spec(spec)
         if any(given):  # per pod its spec, None for a pod compiled by the caller
@@ -280,9 +286,11 @@ class Scheduler:
         placements = []
         for i, (key, node) in enumerate(zip(keys, nodes.tolist())):
             if node >= 0:
-                placements.append(Placement(key, names[node], {}, "", gpu_choice(gpus[i])))
+                placed_spec = spec_of[i]
+                binds = volume_binds(self._state, key) if placed_spec is None or "volumes" in placed_spec else None
+                placements.append(Placement(key, names[node], {}, "", gpu_choice(gpus[i]), volumes=binds))
             else:
-                counts = reason_counts(reasons[i], reason_names, spec_of[i])
+                counts = reason_counts(reasons[i], reason_names, spec_of[i], rejection_lookup(self._state, key))
                 preemption = self._preemption(batch[i], spec_of[i], counts)
                 placements.append(Placement(key, None, counts, self._failure_message(counts, preemption, n_nodes),
                                             preemption=preemption))

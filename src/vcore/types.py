@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["GpuChoice", "HeldGpus", "Placement", "Preemption", "PreemptionCandidate"]
+__all__ = ["GpuChoice", "HeldGpus", "Placement", "Preemption", "PreemptionCandidate", "VolumeBinds"]
 
 #: The GPUs a pod holds as the native core reports them: (GPU index, MIG start slice or -1) per device.
 HeldGpus = tuple[tuple[int, int], ...]
@@ -29,12 +29,26 @@ class GpuChoice:
         return ",".join(str(i) for i in dict.fromkeys(self.indices))
 
 
+@dataclass(frozen=True)
+class VolumeBinds:
+    """What kube-scheduler's VolumeBinding PreBind writes before a placed pod is bound (what its Reserve assumed):
+    each ``bindings`` entry (PV name, claim ``namespace/name``, claim uid) sets the PV's ``spec.claimRef`` to the
+    claim (with the ``pv.kubernetes.io/bound-by-controller`` annotation when it was not bound to it already); each
+    claim in ``provisions`` gets the ``volume.kubernetes.io/selected-node: <node>`` annotation. Then the pod waits
+    until its claims are bound."""
+
+    node: str
+    bindings: tuple[tuple[str, str, str], ...]
+    provisions: tuple[str, ...]
+
+
 class Placement(NamedTuple):
     """Where one pod went: a node name, or None with the reason summary.
 
     ``gpus`` are the node-local GPU devices a GPU pod took (``gpus.gpu_index_annotation()`` gives the value of
     a ``volcano.sh/gpu-index`` annotation); None for pods without a GPU request or not placed. ``preemption`` is
-    what DefaultPreemption found for a pod that was not placed (its text is part of ``message``).
+    what DefaultPreemption found for a pod that was not placed (its text is part of ``message``). ``volumes`` is
+    what VolumeBinding's PreBind must write for a placed pod whose claims are not all bound yet (None otherwise).
     """
 
     pod: str
@@ -43,6 +57,7 @@ class Placement(NamedTuple):
     message: str
     gpus: GpuChoice | None = None
     preemption: Preemption | None = None  # an unplaced pod's preemption (DefaultPreemption), when it ran
+    volumes: VolumeBinds | None = None  # a placed pod's PreBind writes (VolumeBinding), when any
 
 
 class PreemptionCandidate(NamedTuple):

@@ -195,10 +195,9 @@ def test_a_gated_pod_is_not_attempted_until_its_gates_are_removed(loop):
 
 
 def test_a_pod_with_a_field_vcore_does_not_honor_gets_a_failed_scheduling_naming_it(loop):
-    p = _pod("pvc")
-    p["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+    p = _pod("claims")
+    p["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "gpu-claim"}]
     loop.event("Pod", "ADDED", p)
     loop.drain()
     assert loop.schedule_once() == 0 and loop.binder.submitted == []
-    assert loop.recorder.failed == [("pvc", "0/1 nodes are available: vcore does not honor "
-                                            "spec.volumes[0].persistentVolumeClaim.")]
+    assert loop.recorder.failed == [("claims", "0/1 nodes are available: vcore does not honor spec.resourceClaims.")]

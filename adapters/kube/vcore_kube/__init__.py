@@ -12,10 +12,12 @@ values and connections
     convert       Kubernetes objects into vcore's cluster state (the one module that knows both)
     schedqueue    kube-scheduler's scheduling queue for the fast path (active, backoff, unschedulable, hints)
     pending       a pod being placed: the loop's record of it (state, backoff, binding in flight, last event)
+    volumehints   the volume plugins' queueing hints: which storage event may help a pod they rejected
 the API's objects
     reflector     list+watch of one resource per thread (relist on 410, bookmarks, backoff with jitter)
     nodeshard     Volcano's NodeShard reads and writes, and its watch
     binder        pods/binding with bounded concurrency (the volcano.sh/gpu-index annotation, evictions first)
+    volumewriter  VolumeBinding's PreBind writes: PVs bound to their claims, claims marked for their node
     events        Scheduled / FailedScheduling / PodGroup events, the PodScheduled condition, evictions
     leader        leader election on a coordination.k8s.io Lease
     statuswriter  statuses written on change: coalesced per object, retried, never dropped (own threads)

@@ -204,7 +204,7 @@ class AgentControl:
         for key, placement in batch.placed:
             assert placement.node is not None, "a placed pod has its node"
             gpus = placement.gpus.gpu_index_annotation() if placement.gpus is not None else None
-            self._decided(key, placement.node, gpus, None)
+            self._decided(key, placement.node, gpus, None, placement.volumes)
         for key, placement in batch.unschedulable:
             entry = self.entries.get(key)
             fast.queue.unschedulable(key, placement.reasons, now)
@@ -233,11 +233,13 @@ class AgentControl:
         self._decided(key, hit.placement.node, gpus, hit.evict)
         return True
 
-    def _decided(self, key: str, node: str, gpus: str | None, evict: list[dict[str, Any]] | None) -> None:
+    def _decided(self, key: str, node: str, gpus: str | None, evict: list[dict[str, Any]] | None,
+                 volumes: Any = None) -> None:
         entry = self.entries.pop(key)
         self.loop.metrics.sample("fast_event_to_decision", time.perf_counter() - entry.received)
         self._fast().remove(key)
         entry.state, entry.node, entry.confirmed, entry.deleted = "binding", node, False, False
+        entry.volumes = volumes  # VolumeBinding's PreBind, which start_binding runs first
         self.loop.converter.assumed(key, entry.pod)
         self.loop.start_binding(entry, gpus, evict)
 

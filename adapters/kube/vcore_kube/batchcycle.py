@@ -25,17 +25,19 @@ from typing import Any
 
 import vcore
 from vcore.plugins import DEFAULT_PREEMPTION
-from vcore.reasons import is_pod_refusal, post_filter_message
+from vcore.reasons import PodRejection, is_pod_refusal, post_filter_message
 from vcore_kube.convert import Converter
 
 
 @dataclass(frozen=True)
 class Binding:
-    """Bind pod `key` to `node`; `gpu_index` is the volcano.sh/gpu-index annotation to write first (or None)."""
+    """Bind pod `key` to `node`; `gpu_index` is the volcano.sh/gpu-index annotation to write first (or None);
+    `volumes` what VolumeBinding's PreBind writes and waits for before (None when every claim is bound)."""
 
     key: str
     node: str
     gpu_index: str | None = None
+    volumes: vcore.VolumeBinds | None = None
 
 
 @dataclass(frozen=True)
@@ -94,11 +96,16 @@ class BatchCycle:
         for placement in result.bindings:
             assert placement.node is not None, "a binding has its node"
             gpus = placement.gpus.gpu_index_annotation() if placement.gpus is not None else None
-            outcome.bindings.append(Binding(placement.pod, placement.node, gpus))
+            outcome.bindings.append(Binding(placement.pod, placement.node, gpus, placement.volumes))
             self._pending.pop(placement.pod, None)
         if self.preempts:
             self._preempt(outcome)
         return outcome
+
+    @property
+    def bind_timeout_seconds(self) -> int:
+        """VolumeBinding's bindTimeoutSeconds (how long PreBind waits for the claims to be bound)."""
+        return self.scheduler.profile.args["VolumeBinding"].bind_timeout_seconds
 
     def _preempt(self, outcome: Outcome) -> None:
         """DefaultPreemption for the unplaced pods without a gang that no node fits, highest priority first; each
@@ -107,8 +114,10 @@ class BatchCycle:
         # Not for a pod vcore refuses as a whole (its gates or a field it does not honor say why), nor for one the
         # cycle's own preempt or reclaim evicted for.
         waiting = {e.preemptor for e in outcome.evictions} | set(batch.nominated)
+        # A plugin's PreFilter rejection is tried: kube-scheduler's PostFilter runs for it (and says it cannot help).
         tried = [k for k, (reasons, _) in outcome.unschedulable.items()
-                 if reasons and not any(is_pod_refusal(r) for r in reasons) and k in self._pending
+                 if reasons and not any(is_pod_refusal(r) and not isinstance(r, PodRejection) for r in reasons)
+                 and k in self._pending
                  and k in batch.pods and k not in waiting and not self._in_gang(k)]
         tried.sort(key=lambda k: (-_priority(batch.pods[k]), k))
         for key in tried:

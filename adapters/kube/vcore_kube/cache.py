@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-NAMESPACED = {"Pod", "PodGroup", "WarmPool"}
+NAMESPACED = {"Pod", "PodGroup", "WarmPool", "PersistentVolumeClaim", "CSIStorageCapacity"}
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"  # Volcano's pod -> PodGroup link
 
 

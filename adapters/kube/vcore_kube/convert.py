@@ -292,6 +292,32 @@ class Converter:
             self.errors += 1
             log.error("PodDisruptionBudget %s/%s: not usable by vcore: %s", meta.get("namespace"), meta.get("name"), e)
 
+    # -- storage (what the volume plugins read) --------------------------------------------------------------
+    def storage_object(self, kind: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        """A PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity or
+        VolumeAttachment delta (kind as the API names it)."""
+        method = _STORAGE_METHODS[kind]
+        obj = new if new is not None else old
+        if obj is None:
+            raise ValueError(f"storage_object: {kind}: an event needs the old or the new object")
+        meta = obj["metadata"]
+        key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}" if kind in _NAMESPACED_STORAGE \
+            else meta.get("name", "")
+        c = self.cluster
+        try:
+            if new is None:
+                if c.storage_object(_STORAGE_KINDS[kind], key) is not None:
+                    getattr(c, f"remove_{method}")(key)
+            elif c.storage_object(_STORAGE_KINDS[kind], key) is not None:
+                getattr(c, f"update_{method}")(new)
+            else:
+                getattr(c, f"add_{method}")(new)
+        except (ValueError, TypeError, KeyError, vcore.VCoreError) as e:
+            self.errors += 1
+            log.error("%s %s: not usable by vcore: %s", kind, key, e)
+            if new is not None and c.storage_object(_STORAGE_KINDS[kind], key) is not None:
+                getattr(c, f"remove_{method}")(key)  # an object vcore cannot read is one it does not see
+
     def replace_hypernodes(self, hypernodes: list[dict[str, Any]]) -> None:
         """A relist of HyperNodes: install them as a whole (members may arrive in any order)."""
         try:
@@ -299,6 +325,14 @@ class Converter:
         except (ValueError, TypeError, KeyError, vcore.VCoreError) as e:
             self.errors += 1
             log.error("HyperNodes: the tree is not usable by vcore: %s", e)
+
+
+# Storage kinds: the Cluster's method suffix and vcore's kind name for each.
+_STORAGE_METHODS = {"PersistentVolume": "persistent_volume", "PersistentVolumeClaim": "persistent_volume_claim",
+                    "StorageClass": "storage_class", "CSINode": "csi_node", "CSIDriver": "csi_driver",
+                    "CSIStorageCapacity": "csi_storage_capacity", "VolumeAttachment": "volume_attachment"}
+_STORAGE_KINDS = {kind: kind.lower() for kind in _STORAGE_METHODS}
+_NAMESPACED_STORAGE = {"PersistentVolumeClaim", "CSIStorageCapacity"}
 
 
 def _selecting_inputs(obj: dict[str, Any]) -> tuple:
@@ -320,6 +354,14 @@ def _without_gpu_index(pod: dict[str, Any]) -> dict[str, Any]:
     annotations = dict(pod["metadata"].get("annotations") or {})
     annotations.pop(GPU_INDEX_ANNOTATION, None)
     return {**pod, "metadata": {**pod["metadata"], "annotations": annotations}}
+
+
+def quantity_value(value: Any) -> int | None:
+    """A Kubernetes quantity's Value() (rounded up), or None when it does not parse."""
+    try:
+        return vcore.parse_quantity(value)
+    except (ValueError, TypeError):
+        return None
 
 
 def usable_profile(profile: Any) -> None:

@@ -50,13 +50,17 @@ from vcore_kube.inbox import Inbox
 from vcore_kube.metrics import Metrics
 from vcore_kube.pending import PendingPod
 from vcore_kube.reflector import paused_gc
+from vcore_kube.schedqueue import STORAGE_CHANGED
 from vcore_kube.statusreport import StatusReport
 from vcore_kube.volcanostatus import PODGROUP, QUEUE
+from vcore_kube.volumehints import STORAGE_KINDS, rejecting_plugins, wakes
+from vcore_kube.volumewriter import WriteResult
 
 if TYPE_CHECKING:
     from vcore_kube.agentcontrol import AgentControl
     from vcore_kube.shardcontrol import ShardControl
     from vcore_kube.statuswriter import StatusWriter
+    from vcore_kube.volumewriter import VolumeWriter
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +98,9 @@ class SchedulingLoop(threading.Thread):
         self._deferred_keys: set[str] = set()  # pods with a deferred event (their later events wait too)
         self._in_flight_nodes: Counter = Counter()  # node -> our bindings in flight to it
         self.agent_binder: bind.Binder | None = None  # fast-path pods' own (None: the binder)
+        # VolumeBinding's PreBind: its writes (process.py wires the writer) and the pods waiting for their claims.
+        self.volume_writer: VolumeWriter | None = None
+        self.volume_waits: dict[str, PendingPod] = {}
 
     # -- inputs (any thread) -------------------------------------------------------------------------------
     def replace(self, kind: str, items: list[dict[str, Any]], resource_version: str) -> None:
@@ -107,6 +114,9 @@ class SchedulingLoop(threading.Thread):
 
     def bind_done(self, result: bind.BindResult) -> None:
         self.inbox.put(("bound", result))
+
+    def volumes_written(self, result: WriteResult) -> None:
+        self.inbox.put(("volumes-written", result))
 
     def fast_bind_done(self, result: bind.BindResult) -> None:
         """A binding of the agent binder (fast-path pods): in the lane of their pods' events."""
@@ -177,10 +187,17 @@ class SchedulingLoop(threading.Thread):
 
     def _next_wakeup(self) -> float | None:
         times = [t for t in (self.agents.next_wakeup() if self.agents is not None else None,
-                             self.shards.next_wakeup() if self.shards is not None else None) if t is not None]
+                             self.shards.next_wakeup() if self.shards is not None else None,
+                             self._volumes_deadline()) if t is not None]
         return min(times) if times else None
 
+    def _volumes_deadline(self) -> float | None:
+        deadlines = [e.volumes_deadline for e in self.volume_waits.values() if e.written is not None]
+        return min(deadlines) if deadlines else None
+
     def _tick(self) -> None:
+        if self.volume_waits:
+            self._check_volume_waits(deadlines_only=True)
         if self.shards is not None:
             self.shards.tick()
         if self.agents is not None:
@@ -253,6 +270,8 @@ class SchedulingLoop(threading.Thread):
             gc.freeze()
         elif msg[0] == "bound":
             self._on_bound(msg[1])
+        elif msg[0] == "volumes-written":
+            self._on_volumes_written(msg[1])
         elif msg[0] == "placeholder-created":
             warm = self._agent_control().warm
             if warm is None:  # only warm pools create placeholders
@@ -286,12 +305,27 @@ class SchedulingLoop(threading.Thread):
         elif d.kind in self.converter.SELECTING_KINDS:
             if self.converter.selecting_object(d.kind, d.old, d.new):
                 self._wake_unschedulable()
+        elif d.kind in STORAGE_KINDS:
+            self._on_storage(d)
         else:
             if self.status is not None and d.kind in (PODGROUP, QUEUE):
                 self.status.observed(d.kind, d.key, d.new)
             if self.converter.volcano_object(d.kind, d.old, d.new):
                 self._wake_unschedulable()
                 self._statuses_stale = True
+
+    def _on_storage(self, d: Delta) -> None:
+        """A storage object changed: vcore's state follows; the pods the volume plugins rejected that the change
+        may help wake (their plugins' queueing hints); the pods waiting for their claims look again."""
+        self.converter.storage_object(d.kind, d.old, d.new)
+        for entry in self.pending.values():
+            if entry.state == "unschedulable" and entry.rejected_by and \
+                    wakes(entry.rejected_by, d.kind, entry.pod, d.old, d.new):
+                entry.state = "active"  # its backoff (not_before) still holds
+        if self.agents is not None:
+            self.agents.cluster_event(STORAGE_CHANGED)
+        if self.volume_waits and d.kind in ("PersistentVolume", "PersistentVolumeClaim"):
+            self._check_volume_waits()
 
     def _hypernodes_changed(self) -> None:
         # The tree as a whole: members may arrive before or after the HyperNodes that hold them.
@@ -307,6 +341,9 @@ class SchedulingLoop(threading.Thread):
         if pod is None or (not node_name_of(pod) and is_terminating(pod)):  # deleted, finished or going
             if flying is not None:
                 flying.deleted = True
+            waiting = self.volume_waits.get(key)
+            if waiting is not None:
+                waiting.deleted = True  # its PreBind fails with "pod does not exist any more"
             entry = self.pending.pop(key, None)
             if entry is not None:
                 self.cycle.remove(key)
@@ -322,6 +359,8 @@ class SchedulingLoop(threading.Thread):
         if node_name_of(pod):  # bound: by our binding (confirmation) or by anyone else
             if flying is not None:
                 flying.confirmed = True
+            if self.volume_waits.pop(key, None) is not None:  # someone else bound it while its claims waited
+                self.converter.unassume(key)
             if self.pending.pop(key, None) is not None:
                 self.cycle.remove(key)
             if agents is not None:
@@ -339,6 +378,10 @@ class SchedulingLoop(threading.Thread):
         uid = pod["metadata"].get("uid", "")
         if flying is not None and flying.uid == uid:
             flying.pod = pod  # e.g. our own gpu-index annotation: the binding is under way
+            return
+        waiting = self.volume_waits.get(key)
+        if waiting is not None and waiting.uid == uid:
+            waiting.pod = pod  # its claims are being bound
             return
         assumed = self.converter.bound_uid(key)
         if assumed == uid:
@@ -416,7 +459,11 @@ class SchedulingLoop(threading.Thread):
     def start_binding(self, entry: PendingPod, gpu_index: str | None,
                       evict: list[dict[str, Any]] | None = None) -> None:
         """Hand a decided pod (entry.node set, assumed in vcore unless a placeholder) to the binder; a real pod
-        first has the placeholders its node can no longer hold deleted."""
+        first has the placeholders its node can no longer hold deleted, and its claims bound (VolumeBinding's
+        PreBind: entry.volumes) before it is bound."""
+        if entry.volumes is not None and not entry.volumes_bound:
+            self._prebind(entry, gpu_index, evict)
+            return
         if entry.kind != "placeholder" and self.agents is not None:
             evict = (evict or []) + self.agents.room(entry.node)
         self.in_flight[entry.key] = entry
@@ -431,6 +478,77 @@ class SchedulingLoop(threading.Thread):
                 if entry.kind == "fast":
                     self.cycle.forget(entry.key)
                 self._agent_control().binding_failed(entry, gone=False)
+
+    # -- VolumeBinding's PreBind ------------------------------------------------------------------------------
+    def _prebind(self, entry: PendingPod, gpu_index: str | None, evict: list[dict] | None) -> None:
+        """Write what Reserve assumed (the PVs' claimRefs, the claims' selected node), then wait until the PV
+        controller has bound every claim, as kube-scheduler's PreBind does; the pod is bound after."""
+        entry.then_bind = (gpu_index, evict)
+        entry.written, entry.volumes_bound = None, False
+        self.volume_waits[entry.key] = entry
+        try:
+            writes = self.converter.cluster.volume_writes(entry.volumes)
+        except (KeyError, ValueError) as e:
+            self._prebind_failed(entry, str(e.args[0] if e.args else e))
+            return
+        if self.volume_writer is None or not self.volume_writer.submit(entry.key, entry.uid, writes):
+            self._prebind_failed(entry, "the volume writer is shut down", requeue_now=True)
+
+    def _on_volumes_written(self, r: WriteResult) -> None:
+        entry = self.volume_waits.get(r.key)
+        if entry is None or entry.uid != r.uid:
+            return
+        if r.error:
+            self._prebind_failed(entry, r.error)
+            return
+        entry.written = dict(r.written)
+        entry.volumes_deadline = self.clock() + self.cycle.bind_timeout_seconds
+        self._check_volume_waits(only=entry.key)
+
+    def _check_volume_waits(self, only: str | None = None, deadlines_only: bool = False) -> None:
+        """Look at the pods whose claims are being bound (all, or one): bind the pod once its claims are bound,
+        give up when a claim's binding failed, the pod went, or bindTimeoutSeconds passed."""
+        now = self.clock()
+        for key, entry in list(self.volume_waits.items()):
+            if (only is not None and key != only) or entry.written is None:
+                continue  # its writes are still under way
+            if entry.deleted:
+                name = entry.pod["metadata"]["name"]
+                self._prebind_failed(entry, f'binding volumes: pod does not exist any more: pod "{name}" not found',
+                                     gone=True)
+                continue
+            if deadlines_only and now < entry.volumes_deadline:
+                continue
+            done, error = self.converter.cluster.volume_binds_status(entry.volumes, entry.written)
+            if error is not None:
+                self._prebind_failed(entry, f"binding volumes: {error}")
+            elif done:
+                del self.volume_waits[key]
+                entry.volumes_bound = True
+                gpu_index, evict = entry.then_bind
+                self.start_binding(entry, gpu_index, evict)
+            elif now >= entry.volumes_deadline:
+                self._prebind_failed(entry, "binding volumes: context deadline exceeded")
+
+    def _prebind_failed(self, entry: PendingPod, error: str, *, gone: bool = False, requeue_now: bool = False) -> None:
+        """PreBind failed: the assumption is undone (its PVs and claims free again in vcore), the pod is told why
+        and tried again after its backoff, as kube-scheduler does after a failed binding cycle."""
+        self.volume_waits.pop(entry.key, None)
+        self.metrics.bind_errors.labels("prebind").inc()
+        self.metrics.attempts.labels("error").inc()
+        if not gone:
+            self.failed_scheduling(entry, f'running PreBind plugin "VolumeBinding": {error}')
+        if entry.kind == "batch":
+            if gone:
+                if self.converter.node_of(entry.key) == entry.node:
+                    self.cycle.forget(entry.key)
+                return
+            self._requeue(entry, forget=True, backoff=not requeue_now)
+            return
+        if self.converter.node_of(entry.key) == entry.node:
+            self.cycle.forget(entry.key)
+        if self.agents is not None:
+            self.agents.binding_failed(entry, gone=gone)
 
     def _binding_finished(self, entry: PendingPod) -> None:
         self.in_flight.pop(entry.key, None)
@@ -472,14 +590,16 @@ class SchedulingLoop(threading.Thread):
                 self.cycle.forget(b.key)
                 continue
             entry.state, entry.node, entry.confirmed, entry.deleted = "binding", b.node, False, False
+            entry.volumes, entry.volumes_bound = b.volumes, False
             self.converter.assumed(b.key, entry.pod)
             self.start_binding(entry, b.gpu_index)
-        for key, (_reasons, message) in outcome.unschedulable.items():
+        for key, (reasons, message) in outcome.unschedulable.items():
             entry = self.pending.get(key)
             if entry is None:
                 continue
             self.metrics.attempts.labels("unschedulable").inc()
             entry.state, entry.unschedulable_since = "unschedulable", now
+            entry.rejected_by = rejecting_plugins(reasons)
             self._back_off(entry)
             self.failed_scheduling(entry, message)
         self._write_statuses(outcome)

@@ -1,7 +1,8 @@
 """A pod this scheduler is placing: the scheduling loop's record of it from its first watch event until its
-binding is confirmed or given up (its state, its backoff, its binding in flight, the last FailedScheduling event
-written for it). The loop keeps the batch cycle's pods; the agent side (agentcontrol.py) keeps the fast path's and
-its warm pools' placeholders, and hands them to the loop's binder in the same record.
+binding is confirmed or given up (its state, its backoff, its binding in flight and VolumeBinding's PreBind before
+it, the last FailedScheduling event written for it). The loop keeps the batch cycle's pods; the agent side
+(agentcontrol.py) keeps the fast path's and its warm pools' placeholders, and hands them to the loop's binder in the
+same record.
 """
 
 from __future__ import annotations
@@ -27,3 +28,11 @@ class PendingPod:
     event_at: float = field(default=-1e9)
     kind: str = "batch"  # batch (the cycle's) | fast (the fast path's) | placeholder (a warm pool's)
     received: float = 0.0  # perf_counter of the watch event that brought it (fast path)
+    rejected_by: frozenset = frozenset()  # the volume plugins behind its last unschedulable attempt
+    # VolumeBinding's PreBind, before the binding: what to write and wait for (vcore.VolumeBinds; None: nothing),
+    # the resourceVersions the writes returned, when waiting gives up (monotonic), and the binding to make then.
+    volumes: Any = None
+    written: dict | None = None  # None while the writes are under way
+    volumes_deadline: float = 0.0
+    volumes_bound: bool = False
+    then_bind: tuple = ()  # (gpu_index, evict)

@@ -40,6 +40,7 @@ from vcore_kube.shardcontrol import ShardControl
 from vcore_kube.shardwriter import ShardWriter
 from vcore_kube.statuswriter import WORKERS as STATUS_WORKERS, StatusWriter
 from vcore_kube.volcanostatus import KINDS as STATUS_KINDS
+from vcore_kube.volumewriter import VolumeWriter
 from vcore_kube.warmpool import WarmPools
 
 if TYPE_CHECKING:
@@ -72,6 +73,10 @@ class SchedulerProcess:
                                    statuses=self.statuses)
         self.binder = Binder(self.api, config.bind_concurrency, self.loop.bind_done)
         self.loop.binder = self.binder
+        # VolumeBinding's PreBind writes (PVs and claims), beside the binder: a pod waiting for its claims holds
+        # no binding worker.
+        self.volume_writer = VolumeWriter(self.api, config.bind_concurrency, self.loop.volumes_written)
+        self.loop.volume_writer = self.volume_writer
         self.stop_event = threading.Event()  # reflectors and the elector
         self.finished = threading.Event()  # the process should exit (signal, or leadership lost)
         self.exit_code = 0
@@ -166,6 +171,7 @@ class SchedulerProcess:
         self.loop.stop_event.set()
         self.loop.join(timeout=30)
         self.binder.shutdown()
+        self.volume_writer.shutdown()
         if self.agent_binder is not None:
             self.agent_binder.shutdown()
         for writer in self.writers:

@@ -66,6 +66,14 @@ RESOURCES = (
              ("scheduling.volcano.sh", "v1beta1", "queues"), optional=True),
     Resource("HyperNode", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
              ("topology.volcano.sh", "v1alpha1", "hypernodes"), optional=True),
+    # What the volume plugins read (VolumeRestrictions, NodeVolumeLimits, VolumeZone, VolumeBinding).
+    Resource("PersistentVolume", lambda c: client.CoreV1Api(c).list_persistent_volume),
+    Resource("PersistentVolumeClaim", lambda c: client.CoreV1Api(c).list_persistent_volume_claim_for_all_namespaces),
+    Resource("StorageClass", lambda c: client.StorageV1Api(c).list_storage_class),
+    Resource("CSINode", lambda c: client.StorageV1Api(c).list_csi_node),
+    Resource("CSIDriver", lambda c: client.StorageV1Api(c).list_csi_driver),
+    Resource("CSIStorageCapacity", lambda c: client.StorageV1Api(c).list_csi_storage_capacity_for_all_namespaces),
+    Resource("VolumeAttachment", lambda c: client.StorageV1Api(c).list_volume_attachment),
 )
 
 

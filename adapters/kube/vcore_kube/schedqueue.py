@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 # Cluster events (kube-scheduler's ClusterEvent, in the terms this adapter sees them).
 NODE_ADDED, NODE_UPDATED, POD_DELETED, SHARD_CHANGED = "NodeAdd", "NodeUpdate", "AssignedPodDelete", "ShardChange"
-ALL_EVENTS = frozenset({NODE_ADDED, NODE_UPDATED, POD_DELETED, SHARD_CHANGED})
+STORAGE_CHANGED = "StorageChange"  # a PV, PVC, StorageClass, CSINode, CSIDriver, CSIStorageCapacity or attachment
+ALL_EVENTS = frozenset({NODE_ADDED, NODE_UPDATED, POD_DELETED, SHARD_CHANGED, STORAGE_CHANGED})
 _RESOURCE_EVENTS = frozenset({NODE_ADDED, NODE_UPDATED, POD_DELETED, SHARD_CHANGED})
 _NODE_EVENTS = frozenset({NODE_ADDED, NODE_UPDATED, SHARD_CHANGED})
 

@@ -6,7 +6,7 @@ cpu is in milli-cores, every other resource in whole units (bytes, devices, pods
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 
-__all__ = ["api_dict", "parse_quantity", "node_spec", "pod_spec", "pod_specs", "label_selector"]
+__all__ = ["api_dict", "parse_quantity", "node_spec", "pod_spec", "pod_specs", "label_selector", "node_selector_term"]
 
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 TolerationEffect = Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -75,12 +75,14 @@ class PodSpec(TypedDict):
     tolerations: list[tuple[str, Literal["Equal", "Exists"], str, TolerationEffect]]  # (key, operator, value, effect)
     priority: int
     may_use_gpus: NotRequired[bool]  # present (True) when the pod may have a GPU request
+    may_use_volumes: NotRequired[bool]  # present (True) when a volume of it is one the volume plugins read
     labels: NotRequired[list[tuple[str, str]]]  # metadata.labels, when it has any
     deleting: NotRequired[bool]  # metadata.deletionTimestamp is set
     controller: NotRequired[tuple[str, str, str]]  # (apiVersion, kind, name) of the controller owner reference
     pod_affinity: NotRequired[PodAffinity]
     spread: NotRequired[list[SpreadConstraint]]
     default_spread_selector: NotRequired[LabelSelector]  # added by Cluster.complete_spec
+    volumes: NotRequired[dict[str, Any]]  # added by vcore.volumes.pods for pods with may_use_volumes
     node_name: NotRequired[str]
     unhonored: NotRequired[tuple[str, ...]]  # fields vcore does not evaluate: the pod is refused
     scheduling_gates: NotRequired[tuple[str, ...]]
@@ -115,3 +117,6 @@ def pod_specs(pods: Iterable[Mapping[str, Any] | Any]) -> list[PodSpec]:
 
 def label_selector(selector: Mapping[str, Any] | None, ctx: str, path: str) -> LabelSelector | None:
     """A metav1.LabelSelector as the core reads it; None for a nil selector."""
+
+def node_selector_term(term: Mapping[str, Any], ctx: str, path: str) -> SelectorTerm:
+    """A v1.NodeSelectorTerm as the core reads it, checked as node affinity terms are."""

@@ -28,7 +28,7 @@ import math
 import operator
 import re
 
-__all__ = ["api_dict", "parse_quantity", "node_spec", "pod_spec", "pod_specs", "label_selector"]
+__all__ = ["api_dict", "parse_quantity", "node_spec", "pod_spec", "pod_specs", "label_selector", "node_selector_term"]
 
 cdef int64_t INT64_MAX = 9223372036854775807
 cdef uint64_t UINT64_MAX = 18446744073709551615ULL
@@ -1090,6 +1090,12 @@ cdef object _label_selector(object sel_in, str ctx, str path):
     return {"requirements": reqs}
 
 
+def node_selector_term(term, str ctx, str path):
+    """A v1.NodeSelectorTerm (API-shaped dict) as the core reads it: {"expressions": [...], "fields": [...]}, checked
+    as node affinity terms are; errors name ``ctx`` and ``path``."""
+    return _selector_term(term, ctx, path)
+
+
 def label_selector(selector, str ctx, str path):
     """A metav1.LabelSelector (API-shaped dict) as the core reads it: {"requirements": [(key, op, values)]}, or None
     for a nil selector; errors name ``ctx`` and ``path``."""
@@ -1227,10 +1233,13 @@ cdef list _spread_constraints(list items, str ctx, dict labels):
 # Volume sources kube-scheduler's volume plugins act on: PVCs and generic ephemeral volumes (VolumeBinding,
 # VolumeZone, NodeVolumeLimits, VolumeRestrictions' ReadWriteOncePod), the in-tree disks NodeVolumeLimits counts
 # once migrated to CSI, and those VolumeRestrictions checks for conflicts (gcePersistentDisk, awsElasticBlockStore,
-# rbd, iscsi).
+# rbd, iscsi). vcore's volume plugins honor them all: a pod with any is marked ``may_use_volumes`` and
+# vcore.volumes.pods reads its volumes.
 cdef tuple SCHEDULED_VOLUME_SOURCES = (
     "persistentVolumeClaim", "ephemeral", "gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi",
     "azureDisk", "azureFile", "cinder", "vsphereVolume", "portworxVolume")
+# Of those, the ones vcore cannot evaluate exactly: a pod using one is refused (none today).
+cdef tuple UNHONORED_VOLUME_SOURCES = ()
 
 
 cdef bint _nonempty(object v, str ctx, str path) except -1:
@@ -1312,12 +1321,24 @@ cdef tuple _unhonored(dict spec, str ctx):
     if items:
         for i in range(len(items)):
             term = _req_dict(items[i], ctx, "spec.volumes", i)
-            for kind in SCHEDULED_VOLUME_SOURCES:
+            for kind in UNHONORED_VOLUME_SOURCES:
                 if term.get(kind) is not None:
                     out.append(f"spec.volumes[{i}].{kind}")
     if _nonempty(spec.get("resourceClaims"), ctx, "spec.resourceClaims"):
         out.append("spec.resourceClaims")
     return tuple(out)
+
+
+cdef bint _uses_volumes(dict spec):
+    """Whether a pod has a volume the volume plugins look at (its spec.volumes were checked by _unhonored)."""
+    volumes = spec.get("volumes")
+    if not volumes:
+        return False
+    for v in volumes:
+        for kind in SCHEDULED_VOLUME_SOURCES:
+            if (<dict>v).get(kind) is not None:
+                return True
+    return False
 
 
 cdef tuple _scheduling_gates(dict spec, str ctx):
@@ -1430,6 +1451,8 @@ cdef dict _pod_spec(object pod_in):
     cdef tuple unhonored = _unhonored(spec, ctx)
     if unhonored:
         out["unhonored"] = unhonored
+    if _uses_volumes(spec):
+        out["may_use_volumes"] = True
     cdef tuple gates = _scheduling_gates(spec, ctx)
     if gates:
         out["scheduling_gates"] = gates

@@ -261,6 +261,40 @@ def reason_names(state: ClusterState, /) -> list[str]:
     """Reason strings by code for this state: the fixed codes, the node plugins', then 'Insufficient <resource>' per
     axis."""
 
+# The volume store of a state (bindings/register_volumes.cpp; records built by vcore.volumes.objects).
+_VolumeKind = Literal["persistentvolume", "persistentvolumeclaim", "storageclass", "csinode", "csidriver",
+                      "csistoragecapacity", "volumeattachment"]
+
+class _VolumeAssumption(TypedDict):
+    node: str
+    bindings: list[tuple[str, str, str, str]]  # (PV, claim namespace, claim name, claim uid)
+    provisions: list[str]  # claim keys (namespace/name)
+
+def volumes_put(state: ClusterState, kind: _VolumeKind, spec: dict[str, Any], keep_assumed: bool = False) -> None:
+    """Put a storage object (the dict vcore.volumes built), replacing one of its name."""
+
+def volumes_remove(state: ClusterState, kind: _VolumeKind, name: str) -> None:
+    """Remove a storage object by name (namespace/name for claims and capacities); a missing one is a no-op."""
+
+def volume_assumption(state: ClusterState, key: str) -> _VolumeAssumption | None:
+    """What VolumeBinding's Reserve assumed for a bound pod; None when nothing."""
+
+def volume_assumed_pods(state: ClusterState) -> list[str]:
+    """The bound pods VolumeBinding assumed volumes for, in key order."""
+
+def volume_rejection(state: ClusterState, key: str, plugin: str) -> str:
+    """The message a volume plugin noted when it last rejected the pod ("" when none)."""
+
+def volume_pv_fits(state: ClusterState, pv: str, node: str) -> tuple[bool, str] | None:
+    """Whether a PV's node affinity (translated where the node migrates its plugin) allows the node, with the
+    translation's error; None when the PV or the node is unknown."""
+
+def volume_claim_users(state: ClusterState, claim_key: str) -> int:
+    """Bound pods with a persistentVolumeClaim volume of this claim."""
+
+def volume_objects(state: ClusterState) -> int:
+    """How many storage objects the state's volume store holds."""
+
 _GpuPolicy = Literal["first-fit", "best-fit", "random", "fgd", "dot-product", "gpu-packing", "gpu-clustering",
                     "binpack", "spread", "vcore"]
 # (cpu_milli int64[k], gpu_milli int32[k], num_gpu int32[k], model_mask uint64[k], weight float64[k])

@@ -19,8 +19,9 @@ cdef extern from "Python.h":
 __all__ = ["placements"]
 
 
-cdef inline object _record6(PyTypeObject* t, object a, object b, object c, object d, object e, object f):
-    cdef PyObject* p = t.tp_alloc(t, 6)
+cdef inline object _record7(PyTypeObject* t, object a, object b, object c, object d, object e, object f,
+                            object g):
+    cdef PyObject* p = t.tp_alloc(t, 7)
     if p == NULL:
         raise MemoryError()
     record = _owned(p)
@@ -36,14 +37,16 @@ cdef inline object _record6(PyTypeObject* t, object a, object b, object c, objec
     PyTuple_SET_ITEM(record, 4, e)
     Py_INCREF(f)
     PyTuple_SET_ITEM(record, 5, f)
+    Py_INCREF(g)
+    PyTuple_SET_ITEM(record, 6, g)
     return record
 
 
 def placements(type cls, list keys, list slots, list names, list gpus):
-    """``cls(keys[i], names[slots[i]], {}, "", gpus[i], None)`` for every i, as a list. ``cls`` must be a 6-field
-    tuple subtype without instance dict (a NamedTuple such as vcore.Placement)."""
-    if not issubclass(cls, tuple) or getattr(cls, "_fields", None) is None or len(cls._fields) != 6:
-        raise TypeError(f"placements: {cls.__name__} is not a 6-field named tuple")
+    """``cls(keys[i], names[slots[i]], {}, "", gpus[i], None, None)`` for every i, as a list. ``cls`` must be a
+    7-field tuple subtype without instance dict (a NamedTuple such as vcore.Placement)."""
+    if not issubclass(cls, tuple) or getattr(cls, "_fields", None) is None or len(cls._fields) != 7:
+        raise TypeError(f"placements: {cls.__name__} is not a 7-field named tuple")
     cdef Py_ssize_t i, n = len(keys)
     if len(slots) != n or len(gpus) != n:
         raise ValueError(f"placements: {n} keys, {len(slots)} slots, {len(gpus)} GPU choices")
@@ -51,5 +54,5 @@ def placements(type cls, list keys, list slots, list names, list gpus):
     cdef list out = [None] * n
     cdef str message = ""
     for i in range(n):
-        out[i] = _record6(t, keys[i], names[slots[i]], {}, message, gpus[i], None)
+        out[i] = _record7(t, keys[i], names[slots[i]], {}, message, gpus[i], None, None)
     return out

@@ -36,6 +36,7 @@ from vcore.batch.shares.base import QueueUsage
 from vcore.batch.topology_planner import TopologyPlanner
 from vcore.cluster import Cluster, gpu_choice
 from vcore.types import GpuChoice, HeldGpus, Placement
+from vcore.volumes.store import with_volume_binds
 
 # Volcano's PodGroup condition types and reasons.
 UNSCHEDULABLE_TYPE, SCHEDULED_TYPE = "Unschedulable", "Scheduled"
@@ -468,6 +469,7 @@ class Session:
             end = start + PLACEMENTS_PER_TURN
             result.bindings += placements(Placement, keys[start:end], slots[start:end], self.names, gpus[start:end])
             self.interleave()
+        with_volume_binds(self.state, result.bindings)
         for i, (key, job) in enumerate(self.jobs.items()):
             self.interleave_at(i)
             ready = job.ready

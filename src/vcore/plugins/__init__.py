@@ -63,6 +63,10 @@ NODE_PORTS = "NodePorts"
 IMAGE_LOCALITY = "ImageLocality"
 SCHEDULING_GATES = "SchedulingGates"
 DEFAULT_PREEMPTION = "DefaultPreemption"
+VOLUME_RESTRICTIONS = "VolumeRestrictions"
+NODE_VOLUME_LIMITS = "NodeVolumeLimits"
+VOLUME_BINDING = "VolumeBinding"
+VOLUME_ZONE = "VolumeZone"
 
 #: Every plugin vcore implements, by name: one module of this package each.
 PLUGINS: Mapping[str, NodePlugin] = MappingProxyType({
@@ -75,19 +79,14 @@ IMPLEMENTED_POINTS: Mapping[str, frozenset[str]] = MappingProxyType({n: p.points
 
 # --- kube-scheduler in-tree plugins vcore does not implement ---
 PRIORITY_SORT = "PrioritySort"
-VOLUME_RESTRICTIONS = "VolumeRestrictions"
-NODE_VOLUME_LIMITS = "NodeVolumeLimits"
-VOLUME_BINDING = "VolumeBinding"
-VOLUME_ZONE = "VolumeZone"
+
 DYNAMIC_RESOURCES = "DynamicResources"
 DEFAULT_BINDER = "DefaultBinder"
 
 #: In-tree kube-scheduler plugins vcore does not implement: disabling them is a no-op, enabling them
 #: (or giving them pluginConfig) is a ProfileError.
 UNIMPLEMENTED_PLUGINS: tuple[str, ...] = (
-    PRIORITY_SORT, VOLUME_RESTRICTIONS, NODE_VOLUME_LIMITS,
-    VOLUME_BINDING, VOLUME_ZONE, DYNAMIC_RESOURCES,
-    DEFAULT_BINDER,
+    PRIORITY_SORT, DYNAMIC_RESOURCES, DEFAULT_BINDER,
 )
 
 #: Plugins kube-scheduler removed before or in config v1 (its validation rejects enabling them);

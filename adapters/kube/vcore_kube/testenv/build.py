@@ -1,6 +1,6 @@
 """Build (once) and locate the Go programs of the test environment, each pinned by a Go module shipped in go/:
 
-- go/controlplane: kube-apiserver, kube-scheduler and etcd (the test control plane);
+- go/controlplane: kube-apiserver, kube-scheduler, kube-controller-manager and etcd (the test control plane);
 - go/helm: helm (the deploy chart's lint and template tests).
 
 `go build` compiles a module's commands with the machine's Go into ``${XDG_CACHE_HOME:-~/.cache}/vcore/<key>/``
@@ -158,8 +158,9 @@ def helm_ldflags(versions: dict[str, str]) -> str:
 
 CONTROL_PLANE = GoBuild(
     what="the test control plane", module="controlplane",
-    binaries=("kube-apiserver", "kube-scheduler", "etcd"),
-    packages=("k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-scheduler", "./cmd/etcd"),
+    binaries=("kube-apiserver", "kube-scheduler", "kube-controller-manager", "etcd"),
+    packages=("k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-scheduler",
+              "k8s.io/kubernetes/cmd/kube-controller-manager", "./cmd/etcd"),
     sources=("cmd/etcd/main.go",),
     pinned=(("kubernetes", "k8s.io/kubernetes"), ("etcd", "go.etcd.io/etcd/server/v3")),
     ldflags=kubernetes_ldflags, duration="~15-25 min on 2 cores")
@@ -173,7 +174,8 @@ BINARIES = CONTROL_PLANE.binaries
 
 
 def binaries_dir(*, build: bool = True, out: TextIO = sys.stderr) -> Path:
-    """The folder holding kube-apiserver, kube-scheduler and etcd, built first when not cached (and build=True)."""
+    """The folder holding kube-apiserver, kube-scheduler, kube-controller-manager and etcd, built first when not
+    cached (and build=True)."""
     return CONTROL_PLANE.directory(build=build, out=out)
 
 

@@ -1,7 +1,9 @@
-"""The test control plane: etcd and kube-apiserver on free loopback ports, with no kubelet and no
-controller-manager, prepared the way vcore-scheduler needs a cluster to be.
+"""The test control plane: etcd, kube-apiserver and kube-controller-manager (its volume controllers only: the PV
+binder and the ephemeral volume controller) on free loopback ports, with no kubelet, prepared the way
+vcore-scheduler needs a cluster to be. Dynamic provisioning for WaitForFirstConsumer classes is the testenv's own
+provisioner (provisioner.py), which the tests that need it start.
 
-What a cluster without kubelets and controller-manager lacks, and what is done about it here:
+What a cluster without kubelets, and with only those controllers, lacks, and what is done about it here:
 - No ServiceAccount controller creates the `default` ServiceAccount of a namespace, and the ServiceAccount
   admission plugin rejects pods in a namespace without one: the plugin is disabled (pods get no token volume,
   which nothing here mounts anyway).
@@ -49,6 +51,9 @@ ADMIN_USER = "vcore-admin"
 SCHEDULER_USER = "vcore-scheduler"
 SHARDER_USER = "vcore-sharder"
 KUBE_SCHEDULER_USER = "system:kube-scheduler"  # kube-scheduler's own identity, bound by the API server's bootstrap RBAC
+CONTROLLER_MANAGER_USER = "vcore-controller-manager"  # kube-controller-manager's (system:masters: a test cluster)
+# The controllers kube-controller-manager runs: what binds PVs to claims and makes generic ephemeral volumes' claims.
+CONTROLLERS = "persistentvolume-binder-controller,ephemeral-volume-controller"
 SYSTEM_NAMESPACE = "vcore-system"
 DISABLED_ADMISSION = "ServiceAccount,TaintNodesByCondition"
 
@@ -188,6 +193,10 @@ class ControlPlane:
         return str(self.path / "kube-scheduler.kubeconfig")
 
     @property
+    def controller_manager_kubeconfig(self) -> str:
+        return str(self.path / "controller-manager.kubeconfig")
+
+    @property
     def ca_file(self) -> str:
         return str(self.path / "apiserver.crt")
 
@@ -221,8 +230,9 @@ class ControlPlane:
         cert, key = certs.serving_certificate(path)
         sa_private, sa_public = certs.service_account_keys(path)
         tokens = {user: secrets.token_hex(24)
-                  for user in (ADMIN_USER, SCHEDULER_USER, KUBE_SCHEDULER_USER, SHARDER_USER)}
-        groups = {ADMIN_USER: "system:masters", SCHEDULER_USER: "", KUBE_SCHEDULER_USER: "", SHARDER_USER: ""}
+                  for user in (ADMIN_USER, SCHEDULER_USER, KUBE_SCHEDULER_USER, SHARDER_USER, CONTROLLER_MANAGER_USER)}
+        groups = {ADMIN_USER: "system:masters", SCHEDULER_USER: "", KUBE_SCHEDULER_USER: "", SHARDER_USER: "",
+                  CONTROLLER_MANAGER_USER: "system:masters"}
         (path / "tokens.csv").write_text("".join(f'{tokens[u]},{u},{u},"{groups[u]}"\n' for u in tokens))
         (path / "tokens.csv").chmod(0o600)
 
@@ -251,14 +261,20 @@ class ControlPlane:
             # minute; SO_REUSEPORT lets the restarted one listen beside them.
             "--permit-port-sharing=true",
         ], str(path / "kube-apiserver.log"))
+        controller_manager = Process("kube-controller-manager", [
+            str(binaries / "kube-controller-manager"), "--kubeconfig", str(path / "controller-manager.kubeconfig"),
+            "--controllers", CONTROLLERS, "--leader-elect=false", "--use-service-account-credentials=false",
+            "--secure-port=0", "--profiling=false", "--v=1",
+        ], str(path / "kube-controller-manager.log"))
         plane = cls(str(path), str(binaries), etcd_url, f"https://127.0.0.1:{api_port}", tokens,
-                    {"etcd": etcd, "kube-apiserver": apiserver})
+                    {"etcd": etcd, "kube-apiserver": apiserver, "kube-controller-manager": controller_manager})
         plane._write_kubeconfigs()
         plane.save()
         try:
             plane.start_etcd()
             plane.start_apiserver()
             plane._install()
+            plane.start_controller_manager()
             if nodes:
                 from vcore_kube.testenv.objects import create_nodes, synthetic_nodes
                 create_nodes(plane.admin_api(), synthetic_nodes(nodes))
@@ -268,8 +284,8 @@ class ControlPlane:
         return plane
 
     def down(self) -> None:
-        """Stop kube-apiserver, then etcd (the data stays in the folder)."""
-        for name in ("kube-scheduler", "kube-apiserver", "etcd"):
+        """Stop kube-controller-manager, kube-apiserver, then etcd (the data stays in the folder)."""
+        for name in ("kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"):
             if name in self.processes:
                 self.processes[name].stop()
         self.save()
@@ -287,6 +303,18 @@ class ControlPlane:
             apiserver.start()
             self.save()
         self._wait(apiserver, lambda: self.readyz(), "kube-apiserver /readyz", timeout=120)
+
+    def start_controller_manager(self) -> None:
+        """kube-controller-manager (a control plane made before it existed has none: nothing to start)."""
+        cm = self.processes.get("kube-controller-manager")
+        if cm is None:
+            return
+        if not cm.alive():
+            cm.start()
+            self.save()
+        # It serves nothing (--secure-port=0): ready once it is up and its log says its controllers started.
+        self._wait(cm, lambda: "Started controller" in Path(cm.log).read_text(errors="replace")
+                   if Path(cm.log).exists() else False, "kube-controller-manager's controllers", timeout=60)
 
     def kill_apiserver(self, sig: int = signal.SIGKILL) -> None:
         """Stop the API server abruptly (watches drop mid-stream); start_apiserver() brings it back."""
@@ -356,7 +384,8 @@ class ControlPlane:
         ca = base64.b64encode(Path(self.ca_file).read_bytes()).decode()
         for path, user in ((self.kubeconfig, ADMIN_USER), (self.scheduler_kubeconfig, SCHEDULER_USER),
                            (self.kube_scheduler_kubeconfig, KUBE_SCHEDULER_USER),
-                           (self.sharder_kubeconfig, SHARDER_USER)):
+                           (self.sharder_kubeconfig, SHARDER_USER),
+                           (self.controller_manager_kubeconfig, CONTROLLER_MANAGER_USER)):
             if user in self.tokens:  # a control plane made before the sharder's identity existed has none
                 write_kubeconfig(path, self.apiserver_url, ca, user, self.tokens[user])
 

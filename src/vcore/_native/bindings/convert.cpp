@@ -242,6 +242,8 @@ vcore::PodInput pod_input(const py::dict& spec) {
   if (lookup(spec, k.pod_affinity) != nullptr || lookup(spec, k.spread) != nullptr ||
       lookup(spec, k.default_spread) != nullptr)
     inter_pod_input(spec, p, what);
+  if (PyObject* v = PyDict_GetItemString(spec.ptr(), "volumes"))  // rare: pods using claims or in-tree disks
+    p.volumes = pod_volumes_input(py::handle(v), what);
   if (PyObject* v = lookup(spec, k.gpu)) {
     if (!PyDict_Check(v)) throw py::type_error(what + ": gpu must be a dict");
     p.gpu = gpu_request(py::reinterpret_borrow<py::dict>(v), what);

@@ -35,6 +35,8 @@ vcore::PodInput pod_input(const py::dict& spec);
 // A PodDisruptionBudget: its selector as vcore._native._convert.label_selector gives it (None: covers no pod).
 vcore::PdbInput pdb_input(const std::string& key, const py::object& selector, int32_t disruptions_allowed,
                           const std::vector<std::string>& disrupted);
+// A pod's volumes as vcore.volumes.pods built them (register_volumes.cpp).
+std::shared_ptr<const vcore::PodVolumes> pod_volumes_input(const py::handle& value, const std::string& what);
 
 // A placed pod's devices for Python: ((gpu, mig_start), ...) with mig_start -1 outside MIG.
 py::tuple assignment_tuple(const vcore::GpuAssignment& a);

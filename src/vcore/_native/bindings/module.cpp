@@ -21,5 +21,6 @@ PYBIND11_MODULE(_core, m) {
   vcore_bindings::register_gpu(m);
   vcore_bindings::register_topology(m);
   vcore_bindings::register_routing(m);
+  vcore_bindings::register_volumes(m);
   vcore_bindings::nogil_probe::register_probe(m);
 }

@@ -8,4 +8,5 @@ void register_engine(pybind11::module_& m);
 void register_gpu(pybind11::module_& m);
 void register_topology(pybind11::module_& m);
 void register_routing(pybind11::module_& m);
+void register_volumes(pybind11::module_& m);
 }  // namespace vcore_bindings

@@ -30,6 +30,7 @@ from vcore.batch.pods import PodInfo
 from vcore.batch.session import Session
 from vcore.reasons import fit_error_message, reason_counts
 from vcore.types import HeldGpus
+from vcore.volumes.store import rejection_lookup
 
 KPLACED, KNOFIT, KHEADROOM = 1, 2, 3  # native TaskOutcome
 SINGLES_PER_CALL = 4096  # pods without a group per native call (bounds one call's hold on the cluster's lock)
@@ -86,7 +87,8 @@ def place_best_effort(ssn: Session, job: Job, tasks: list[PodInfo]) -> None:
     missed = [i for i, n in enumerate(slots) if n < 0]
     if missed:
         i = missed[0]
-        counts = reason_counts(reasons[i], _core.reason_names(ssn.state), tasks[i].spec)
+        counts = reason_counts(reasons[i], _core.reason_names(ssn.state), tasks[i].spec,
+                               rejection_lookup(ssn.state, tasks[i].key))
         ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
 
 
@@ -146,7 +148,7 @@ def place_singles(ssn: Session, jobs: list[Job]) -> None:
             shortfall = _shortfall(ssn, tasks[i], headroom)
             ssn.fail(jobs[i], f"queue {jobs[i].queue} has no room left for the pod: {shortfall}")
         elif not over[i] or headroom is None:
-            counts = reason_counts(reasons[i], reason_names, tasks[i].spec)
+            counts = reason_counts(reasons[i], reason_names, tasks[i].spec, rejection_lookup(ssn.state, tasks[i].key))
             ssn.fail(jobs[i], fit_error_message(n_nodes, counts), counts)
 
 
@@ -233,7 +235,8 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
         ssn.fail(job, ssn.topology.shortfall(planned, len(pending)))
     elif len(placed) < len(tasks):
         if first_unfit >= 0:
-            counts = reason_counts(reasons, _core.reason_names(ssn.state), tasks[first_unfit].spec)
+            counts = reason_counts(reasons, _core.reason_names(ssn.state), tasks[first_unfit].spec,
+                                   rejection_lookup(ssn.state, tasks[first_unfit].key))
             ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
         elif (outcome == KHEADROOM).any():
             refused = tasks[int(np.flatnonzero(outcome == KHEADROOM)[0])]
@@ -250,7 +253,7 @@ def _fits_no_node(ssn: Session, job: Job, task: PodInfo) -> bool:
     feasible, _, codes = ssn.engine.evaluate(_compiled([task])[0])
     if feasible.any():
         return False
-    counts = reason_counts(codes, _core.reason_names(ssn.state), task.spec)
+    counts = reason_counts(codes, _core.reason_names(ssn.state), task.spec, rejection_lookup(ssn.state, task.key))
     ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
     return True
 
@@ -273,7 +276,8 @@ def _fits_in_total(ssn: Session, job: Job, tasks: list[PodInfo], need: int) -> b
     short = np.flatnonzero(minimum > ssn.free)
     feasible, _, codes = ssn.engine.evaluate(_compiled(tasks[:1])[0])
     if not feasible.any():
-        counts = reason_counts(codes, _core.reason_names(ssn.state), tasks[0].spec)
+        counts = reason_counts(codes, _core.reason_names(ssn.state), tasks[0].spec,
+                               rejection_lookup(ssn.state, tasks[0].key))
         ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
         return False
     parts = ", ".join(f"{ssn.resources[a]} {int(minimum[a])} > {max(int(ssn.free[a]), 0)} free"

@@ -550,6 +550,7 @@ CompiledPod ClusterState::compile_pod(const PodInput& pod) {
   out.never_preempts = pod.never_preempts;
   out.node_name = pod.node_name;
   out.refused = pod.refused;
+  out.volumes = pod.volumes;
   compile_inter_pod(pod, out, where);
   for (const auto& [ip, protocol, port] : pod.host_ports) {
     if (port < 1 || port > 65535) throw Invalid(where + ": hostPort " + std::to_string(port) + ": must be in 1..65535");
@@ -642,9 +643,11 @@ void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAs
   const auto [it, inserted] = pods_.try_emplace(pod.key);
   if (!inserted) throw Invalid("pod " + pod.key + ": already bound to node " + names_[it->second.node]);
   it->second = BoundPod{slot, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes, std::move(gpu),
-                        pod.identity, pod.inter_pod.carried, pod.host_ports, pod.priority, pod.start_time};
+                        pod.identity, pod.inter_pod.carried, pod.host_ports, pod.priority, pod.start_time,
+                        pod.volumes, nullptr};
   apply_pod(it->second, +1);
   pods_on_[slot].push_back(&it->first);
+  if (pod.volumes != nullptr) volumes_.on_bind(it->first, slot, it->second.volumes, nullptr);
 }
 
 void ClusterState::check_requested_total(const std::string& key, int32_t slot,
@@ -681,7 +684,18 @@ void ClusterState::attach(const std::string& key, BoundPod pod) {
   check_requested_total(key, pod.node, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes);
   apply_pod(pod, +1);
   const size_t slot = static_cast<size_t>(pod.node);
-  pods_on_[slot].push_back(&pods_.emplace(key, std::move(pod)).first->first);
+  const auto it = pods_.emplace(key, std::move(pod)).first;
+  pods_on_[slot].push_back(&it->first);
+  if (it->second.volumes != nullptr || it->second.volume_assumption != nullptr)
+    volumes_.on_bind(it->first, it->second.node, it->second.volumes, it->second.volume_assumption);
+}
+
+void ClusterState::assume_volumes(const std::string& key, std::shared_ptr<const VolumeAssumption> assumption) {
+  const auto it = pods_.find(key);
+  if (it == pods_.end()) throw NotFound("pod " + key + ": not bound");
+  if (it->second.volume_assumption != nullptr) volumes_.revert_assumption(it->first, *it->second.volume_assumption);
+  it->second.volume_assumption = std::move(assumption);
+  if (it->second.volume_assumption != nullptr) volumes_.apply_assumption(it->first, *it->second.volume_assumption);
 }
 
 std::vector<std::string> ClusterState::pods_on(int32_t slot) const {
@@ -700,6 +714,8 @@ int32_t ClusterState::unbind(const std::string& key) {
   if (it == pods_.end()) throw NotFound("pod " + key + ": not bound");
   const int32_t slot = it->second.node;
   apply_pod(it->second, -1);
+  if (it->second.volumes != nullptr || it->second.volume_assumption != nullptr)
+    volumes_.on_unbind(it->first, slot, it->second.volumes, it->second.volume_assumption);
   auto& on = pods_on_[slot];
   on.erase(std::find(on.begin(), on.end(), &it->first));
   pods_.erase(it);

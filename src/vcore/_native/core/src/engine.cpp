@@ -285,6 +285,7 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
       else if (!s.gpus().fit(best, pod.gpu, kernel.allowed_models(), &gpus)) gpus = GpuAssignment{};  // GPUDeviceFit off
     }
     s.bind_locked(pod, best, &gpus);
+    kernel.reserve(s, pod, best);
     result.node[p] = best;
     if (!room.empty()) take_headroom(pod, room);
   }

@@ -45,7 +45,8 @@ bool same_placement_spec(const CompiledPod& a, const CompiledPod& b) {
                     [](const Toleration& x, const Toleration& y) {
                       return x.key == y.key && x.exists == y.exists && x.value == y.value && x.effect == y.effect;
                     }) &&
-         a.tolerates_unschedulable == b.tolerates_unschedulable && same_gpu_request(a.gpu, b.gpu);
+         a.tolerates_unschedulable == b.tolerates_unschedulable && same_gpu_request(a.gpu, b.gpu) &&
+         a.volumes == b.volumes;  // pods with volumes never share a kernel (their claims differ)
 }
 
 // A run's candidate nodes: feasible slots found by discovery, with their base score (before the normalized
@@ -452,6 +453,7 @@ GangResult Engine::place_gang(const GangRequest& r) {
           else if (!s.gpus().fit(best, task.gpu, kernel.allowed_models(), &gpus)) gpus = GpuAssignment{};
         }
         s.bind_locked(task, best, &gpus);
+        kernel.reserve(s, task, best);
         out.node[k] = best;
         out.outcome[k] = TaskOutcome::kPlaced;
         ++placed, --need, --role_need[static_cast<size_t>(r.role[k])];

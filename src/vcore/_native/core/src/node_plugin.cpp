@@ -72,6 +72,7 @@ std::vector<int64_t> PluginArgs::get_ints(const std::string& key) const {
 void PodPlugin::filter(int32_t, int32_t, uint8_t*, int64_t*) const {}
 void PodPlugin::score(int32_t, int32_t, const uint8_t*, int64_t*) const {}
 void PodPlugin::score_nodes(const int32_t*, int32_t, int64_t*) const {}
+void PodPlugin::reserve(ClusterState&, const CompiledPod&, int32_t) const {}
 
 int64_t normalize(Normalization kind, int64_t raw, int64_t min, int64_t max) {
   constexpr int64_t kMaxScore = 100;

@@ -21,6 +21,7 @@
 #include "vcore/node_extras.h"
 #include "vcore/pod.h"
 #include "vcore/topology.h"
+#include "vcore/volumes/volume_store.h"
 
 namespace vcore {
 
@@ -105,6 +106,7 @@ struct PodInput {
   std::vector<std::string> images;  // each container's image (init containers first), normalized
   int32_t n_containers = 0;         // init containers + containers
   int64_t start_time = kUnknownStartTime;  // status.startTime, Unix seconds
+  std::shared_ptr<const PodVolumes> volumes;  // from vcore.volumes; null for pods without volumes the plugins read
 };
 
 // A PodDisruptionBudget as preemption reads it: the pods it covers and how many may still be disrupted.
@@ -146,6 +148,8 @@ struct BoundPod {
   std::vector<HostPort> host_ports;
   int64_t priority = 0;
   int64_t start_time = kUnknownStartTime;
+  std::shared_ptr<const PodVolumes> volumes;                  // its volumes (VolumeStore::pods_on)
+  std::shared_ptr<const VolumeAssumption> volume_assumption;  // what VolumeBinding's Reserve assumed for it
 };
 
 class ClusterState {
@@ -261,6 +265,14 @@ class ClusterState {
   int32_t find_string(const std::string& s) const { return strings_.find(s); }
   const std::string& string_name(int32_t id) const { return strings_.name(id); }
 
+  // Storage objects and what bound pods use of them (volumes/volume_store.h); writers hold the exclusive lock.
+  const VolumeStore& volumes() const { return volumes_; }
+  VolumeStore& volumes() { return volumes_; }
+  // VolumeBinding's Reserve for a bound pod: record the assumption (replacing one it had); unbinding undoes it.
+  void assume_volumes(const std::string& key, std::shared_ptr<const VolumeAssumption> assumption);
+  // A node selector term compiled against this state (interned, label columns materialized); `where` names it.
+  NodeSelectorTerm compile_term(const TermInput& term, const std::string& where);
+
   // The network topology (HyperNodes or label levels); node writes keep its columns current.
   const Topology& topology() const { return topology_; }
   Topology& topology() { return topology_; }
@@ -292,7 +304,6 @@ class ClusterState {
                              int64_t nonzero_cpu, int64_t nonzero_mem) const;
   void ensure_slot_capacity(int32_t slots);
   void apply_pod(const BoundPod& pod, int64_t sign);
-  NodeSelectorTerm compile_term(const TermInput& term, const std::string& where);
   PodSelector compile_selector(const PodSelectorInput& in, const std::string& where);
   PodAffinityTerm compile_affinity_term(const AffinityTermInput& in, int32_t own_namespace, const std::string& where);
   void compile_inter_pod(const PodInput& pod, CompiledPod& out, const std::string& where);
@@ -340,6 +351,7 @@ class ClusterState {
   ImageTable images_;
   std::vector<Pdb> pdbs_;
   int32_t any_host_ip_ = -1;
+  VolumeStore volumes_;
   int64_t n_prefer_taints_ = 0;
   uint64_t generation_ = 0;
   uint64_t membership_ = 0;

@@ -63,11 +63,20 @@ class PodPlugin {
   virtual void score(int32_t begin, int32_t end, const uint8_t* mask, int64_t* raw) const;
   // A normalized score: raw[i] for slots[i], the feasible nodes (all of them at once).
   virtual void score_nodes(const int32_t* slots, int32_t n, int64_t* raw) const;
+  // kube-scheduler's Reserve: a scheduling decision (schedule(), a gang) bound the pod to `slot`; called under the
+  // state's exclusive lock. What it records must be undone by the pod's unbinding (ClusterState sees to that).
+  virtual void reserve(ClusterState& s, const CompiledPod& pod, int32_t slot) const;
   bool filters = false;  // the pod gives the plugin something to filter on
   bool scores = false;   // ... to score on
   // Whether the plugin's answer for a slot changes when other pods bind (inter-pod constraints): a gang's tasks
   // are then placed one at a time, each with a fresh look at the nodes.
   bool depends_on_bound_pods = false;
+  // A PreFilter rejection: the pod fits no node, each counted under this reason of the plugin (plugin-relative code)
+  // before any filter looks at it, as kube-scheduler stops at the first PreFilter plugin that rejects. -1: none.
+  int32_t rejects_with = -1;
+  // The rejection is an error of the plugin's Filter (kube-scheduler fails the attempt when a node meets it): it
+  // counts only when no plugin rejected the pod at PreFilter, which runs for every plugin first.
+  bool rejects_at_filter = false;
   int32_t reason_base = 0;
 };
 

@@ -1,6 +1,7 @@
 // A pod compiled against one ClusterState: requests as (axis, amount), selectors and tolerations as interned ids.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "vcore/gpu_devices.h"
 #include "vcore/node_extras.h"
 #include "vcore/pod_affinity.h"
+#include "vcore/volumes/pod_volumes.h"
 
 namespace vcore {
 
@@ -95,6 +97,7 @@ struct CompiledPod {
   int64_t start_time = kUnknownStartTime;  // status.startTime (Unix seconds): preemption spares older pods first
   // A constraint vcore does not evaluate (or scheduling gates): every node is infeasible for the pod.
   bool refused = false;
+  std::shared_ptr<const PodVolumes> volumes;  // what the volume plugins look at; null for a pod without such volumes
   uint64_t state_id = 0;  // which ClusterState interned the ids
 
   int64_t request(int32_t axis) const {

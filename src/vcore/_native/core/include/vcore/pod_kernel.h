@@ -174,6 +174,16 @@ class PodKernel {
       }
       prepared_[k] = std::move(prepared);
     }
+    // The first filtering plugin (in the profile's order) whose PreFilter rejected the pod decides for every node;
+    // without one, the first whose Filter fails with an error.
+    for (const bool at_filter : {false, true}) {
+      for (const FilterStageRef& stage : plugins.order) {
+        if (stage.stage != Stage::kPlugin || rejection_ >= 0) continue;
+        const auto& prepared = prepared_[static_cast<size_t>(stage.plugin)];
+        if (prepared == nullptr || prepared->rejects_with < 0 || prepared->rejects_at_filter != at_filter) continue;
+        rejection_ = prepared->reason_base + prepared->rejects_with;
+      }
+    }
     for (const FilterStageRef& stage : plugins.order) {
       switch (stage.stage) {
         case Stage::kUnschedulable:
@@ -222,6 +232,11 @@ class PodKernel {
   bool depends_on_bound_pods() const { return depends_on_bound_pods_; }
   // The same for feasibility alone (preemption's dry run reads only the mask).
   bool filters_depend_on_bound_pods() const { return filters_depend_on_bound_pods_; }
+  // Reserve: the pod was bound to `slot` by a scheduling decision (exclusive lock held).
+  void reserve(ClusterState& s, const CompiledPod& pod, int32_t slot) const {
+    for (const auto& prepared : prepared_)
+      if (prepared != nullptr) prepared->reserve(s, pod, slot);
+  }
 
   // The normalized scores of the node plugins come after the built-ins' (which the block pass writes): their raw
   // values are asked for once the feasible nodes are known.
@@ -413,10 +428,13 @@ class PodKernel {
     for (int32_t j = 0; j < n; ++j) failed[j] = !live[j];  // free slots are not counted under any reason
     if (scope != nullptr)
       for (int32_t j = 0; j < n; ++j) failed[j] |= !scope[begin + j];
-    if (refused_ || terms_conflict_) {  // a constraint vcore does not evaluate (no node is safe), or no node named
+    // A constraint vcore does not evaluate (no node is safe), or a PreFilter rejection: NodeAffinity's terms naming
+    // no node (its PreFilter runs first), or a volume plugin's.
+    if (refused_ || terms_conflict_ || rejection_ >= 0) {
       int64_t count = 0;
       for (int32_t j = 0; j < n; ++j) count += !failed[j];
-      reasons[refused_ ? kUnhonored : kAffinityTermsConflict] += count;
+      reasons[refused_ ? static_cast<int32_t>(kUnhonored)
+                       : terms_conflict_ ? static_cast<int32_t>(kAffinityTermsConflict) : rejection_] += count;
       std::fill(ok, ok + n, uint8_t{0});
       return;
     }
@@ -614,6 +632,7 @@ class PodKernel {
   bool refused_ = false;
   bool terms_conflict_ = false;    // NodeAffinity's PreFilter: the required terms name disjoint nodes
   std::vector<uint8_t> prefilter_;  // per slot, 1 where the PreFilter's node names allow it; empty: every slot
+  int32_t rejection_ = -1;  // reason code of a PreFilter rejection (-1: none)
   const int32_t insufficient_base_;
   std::vector<FilterStageRef> stages_;  // the filters this pod meets, in the profile's order
   std::vector<std::unique_ptr<PodPlugin>> prepared_;  // per plugin slot; nullptr where the plugin has nothing to do
