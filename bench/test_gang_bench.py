@@ -137,7 +137,9 @@ class _NumpyEngine:
     def __getattr__(self, name):
         return getattr(self._engine, name)
 
-    def place_gang(self, tasks, role, role_need, need, headroom=None, allowed=None, all_or_nothing=True):
+    def place_gang(self, tasks, role, role_need, need, headroom=None, allowed=None, all_or_nothing=True, cap=None,
+                   score_bonus=None):
+        assert cap is None and score_bonus is None, "the baseline places gangs without a topology"
         state = self._cluster._state
         alloc = {r: np.array(self._cluster.allocatable(r)) for r in ("cpu", "memory", "pods")}
         used = {r: np.array(self._cluster.requested(r)) for r in ("cpu", "memory", "pods")}
