@@ -6,6 +6,7 @@ vcore._native._records Cython: result records (placements) made in bulk.
 
 C++ translation units are compiled in parallel (pybind11's ParallelCompile) to keep a clean build short.
 """
+
 import glob
 import os
 
@@ -18,9 +19,13 @@ ParallelCompile("VCORE_BUILD_JOBS", default=os.cpu_count() or 2).install()
 
 NATIVE = "src/vcore/_native"
 # core/src/plugins/: one translation unit per node plugin, each registering itself (core/include/vcore/node_plugin.h).
-core_sources = sorted(glob.glob(f"{NATIVE}/core/src/*.cpp") + glob.glob(f"{NATIVE}/core/src/plugins/*.cpp")
-                      + glob.glob(f"{NATIVE}/core/src/volumes/*.cpp")
-                      + glob.glob(f"{NATIVE}/core/src/routing/*.cpp") + glob.glob(f"{NATIVE}/bindings/*.cpp"))
+core_sources = sorted(
+    glob.glob(f"{NATIVE}/core/src/*.cpp")
+    + glob.glob(f"{NATIVE}/core/src/plugins/*.cpp")
+    + glob.glob(f"{NATIVE}/core/src/volumes/*.cpp")
+    + glob.glob(f"{NATIVE}/core/src/routing/*.cpp")
+    + glob.glob(f"{NATIVE}/bindings/*.cpp")
+)
 
 core = Pybind11Extension(
     "vcore._native._core",

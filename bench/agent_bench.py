@@ -54,8 +54,9 @@ from vcore_kube.testenv.objects import create_all, ensure_namespace, pod
 from vcore_kube.warmpool import POOL_LABEL
 
 SCHED, AGENT = "vcore", "vcore-agent"
-MOST_ALLOCATED = {"pluginConfig": [{"name": "NodeResourcesFit", "args": {
-    "scoringStrategy": {"type": "MostAllocated"}}}]}
+MOST_ALLOCATED = {
+    "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}]
+}
 
 
 # -- pacing ---------------------------------------------------------------------------------------------------
@@ -71,12 +72,14 @@ def _post_paced(args) -> list[tuple[float, int]]:
             time.sleep(delay)
         sent = time.time()
         return sent, client.post(path, body)
+
     with ThreadPoolExecutor(threads) as pool:
         return list(pool.map(one, items))
 
 
-def paced(plane: ControlPlane, items: list[tuple[str, bytes]], rate: float, processes: int = 2,
-          threads: int = 16) -> list[tuple[float, int]]:
+def paced(
+    plane: ControlPlane, items: list[tuple[str, bytes]], rate: float, processes: int = 2, threads: int = 16
+) -> list[tuple[float, int]]:
     """POST items at `rate` per second (item i at start + i / rate), from several processes."""
     start = time.time() + 0.5
     timed = [(start + i / rate, path, body) for i, (path, body) in enumerate(items)]
@@ -88,17 +91,37 @@ def bodies(pods: list[dict]) -> list[tuple[str, bytes]]:
 
 
 # -- vcore-scheduler processes ----------------------------------------------------------------------------------
-def start_vcore(plane: ControlPlane, workdir: Path, name: str, kubeconfig: str | None = None,
-                **config) -> tuple[subprocess.Popen, int]:
+def start_vcore(
+    plane: ControlPlane, workdir: Path, name: str, kubeconfig: str | None = None, **config
+) -> tuple[subprocess.Popen, int]:
     port = free_port()
     path = workdir / f"{name}.yaml"
-    path.write_text(yaml.safe_dump({"schedulerName": name, "bindConcurrency": 32, "cyclePeriod": "20ms",
-                                    "metricsAddress": f"127.0.0.1:{port}", "leaderElection": {"leaderElect": False},
-                                    **config}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "schedulerName": name,
+                "bindConcurrency": 32,
+                "cyclePeriod": "20ms",
+                "metricsAddress": f"127.0.0.1:{port}",
+                "leaderElection": {"leaderElect": False},
+                **config,
+            }
+        )
+    )
     log = open(workdir / f"{name}.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "vcore_kube", "--kubeconfig",
-                             kubeconfig or plane.scheduler_kubeconfig, "--config", str(path)],
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "vcore_kube",
+            "--kubeconfig",
+            kubeconfig or plane.scheduler_kubeconfig,
+            "--config",
+            str(path),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     return proc, port
 
 
@@ -132,10 +155,12 @@ class Latency:
     extra: dict = field(default_factory=dict)
 
     def row(self) -> str:
-        return (f"{self.name:<44} {self.bound:>6}/{self.pods:<6} "
-                f"creation->bind p50 {self.creation_to_bind_p50_ms:7.1f} p99 {self.creation_to_bind_p99_ms:7.1f} ms  "
-                f"event->bind request p50 {self.event_to_bind_p50_ms:6.2f} p99 {self.event_to_bind_p99_ms:6.2f} ms  "
-                f"{self.extra}")
+        return (
+            f"{self.name:<44} {self.bound:>6}/{self.pods:<6} "
+            f"creation->bind p50 {self.creation_to_bind_p50_ms:7.1f} p99 {self.creation_to_bind_p99_ms:7.1f} ms  "
+            f"event->bind request p50 {self.event_to_bind_p50_ms:6.2f} p99 {self.event_to_bind_p99_ms:6.2f} ms  "
+            f"{self.extra}"
+        )
 
 
 def _latencies(sent: list[tuple[float, int]], names: list[str], watcher: BindWatcher) -> list[float]:
@@ -149,14 +174,18 @@ def batch_background(plane: ControlPlane, n_nodes: int, n_jobs: int, max_gang: i
     w = gang_workload(n_nodes=n_nodes, n_jobs=n_jobs, max_gang=max_gang, seed=0)
     api = plane.admin_api()
     ensure_namespace(api, BATCH_NS)
-    for obj, path in ([(q, "/apis/scheduling.volcano.sh/v1beta1/queues") for q in w.queues]
-                      + [(pc, "/apis/scheduling.k8s.io/v1/priorityclasses") for pc in w.priority_classes]):
+    for obj, path in [(q, "/apis/scheduling.volcano.sh/v1beta1/queues") for q in w.queues] + [
+        (pc, "/apis/scheduling.k8s.io/v1/priorityclasses") for pc in w.priority_classes
+    ]:
         try:
             api.create(path, obj)
         except Exception:  # already there from an earlier round
             pass
-    create_all(api, [(f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{BATCH_NS}/podgroups", pg)
-                     for pg in w.podgroups], workers=16)
+    create_all(
+        api,
+        [(f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{BATCH_NS}/podgroups", pg) for pg in w.podgroups],
+        workers=16,
+    )
     api.close()
     return bodies(w.pods)
 
@@ -167,8 +196,9 @@ def delete_podgroups(plane: ControlPlane) -> None:
     api.close()
 
 
-def agent_burst(plane: ControlPlane, namespace: str, scheduler: str, n: int, rate: float,
-                background: list | None = None) -> tuple[list[tuple[float, int]], list[str], BindWatcher]:
+def agent_burst(
+    plane: ControlPlane, namespace: str, scheduler: str, n: int, rate: float, background: list | None = None
+) -> tuple[list[tuple[float, int]], list[str], BindWatcher]:
     api = plane.admin_api()
     ensure_namespace(api, namespace)
     api.close()
@@ -191,35 +221,49 @@ def agent_burst(plane: ControlPlane, namespace: str, scheduler: str, n: int, rat
     return sent, names, watcher
 
 
-def fast_path(plane: ControlPlane, workdir: Path, n_nodes: int, n_jobs: int, n_agents: int, rate: float,
-              max_gang: int) -> dict[str, Latency]:
+def fast_path(
+    plane: ControlPlane, workdir: Path, n_nodes: int, n_jobs: int, n_agents: int, rate: float, max_gang: int
+) -> dict[str, Latency]:
     """The three runs at one rate: vcore beside gang cycles, vcore alone, kube-scheduler alone."""
     out = {}
     at = f" at {rate:.0f}/s"
     for key, with_batch in (("vcore+batch", True), ("vcore", False)):
-        proc, port = start_vcore(plane, workdir, SCHED, fastPath={"enabled": True, "schedulerName": AGENT,
-                                                                   "window": "1ms", "profile": MOST_ALLOCATED})
+        proc, port = start_vcore(
+            plane,
+            workdir,
+            SCHED,
+            fastPath={"enabled": True, "schedulerName": AGENT, "window": "1ms", "profile": MOST_ALLOCATED},
+        )
         try:
             wait_ready(port)
             background = batch_background(plane, n_nodes, n_jobs, max_gang) if with_batch else None
             cpu0 = cpu_seconds(proc.pid)
-            sent, names, watcher = agent_burst(plane, f"bench-agents-{key.replace('+', '-')}", AGENT, n_agents,
-                                               rate, background)
+            sent, names, watcher = agent_burst(
+                plane, f"bench-agents-{key.replace('+', '-')}", AGENT, n_agents, rate, background
+            )
             lat = _latencies(sent, names, watcher)
             samples = debug_samples(port)
             events = samples.get("fast_event_to_bind_request", [])
             decisions = samples.get("fast_event_to_decision", [])
             cycles = samples.get("cycle", [])
-            out[key] = Latency(f"vcore fast path{' beside gang cycles' if with_batch else ''}{at}", n_agents,
-                               len(lat), 1000 * percentile(lat, 0.5), 1000 * percentile(lat, 0.99),
-                               percentile(events, 0.5), percentile(events, 0.99),
-                               {"event_to_decision_p50_ms": round(percentile(decisions, 0.5), 2),
-                                "event_to_decision_p99_ms": round(percentile(decisions, 0.99), 2),
-                                "cycles": len(cycles), "cycle_p50_ms": round(percentile(cycles, 0.5), 1),
-                                "cycle_max_ms": round(max(cycles, default=float("nan")), 1),
-                                "pods_bound": int(metric(
-                                    port, 'vcore_scheduler_schedule_attempts_total{result="scheduled"}')),
-                                "cpu_s": round(cpu_seconds(proc.pid) - cpu0, 1)})
+            out[key] = Latency(
+                f"vcore fast path{' beside gang cycles' if with_batch else ''}{at}",
+                n_agents,
+                len(lat),
+                1000 * percentile(lat, 0.5),
+                1000 * percentile(lat, 0.99),
+                percentile(events, 0.5),
+                percentile(events, 0.99),
+                {
+                    "event_to_decision_p50_ms": round(percentile(decisions, 0.5), 2),
+                    "event_to_decision_p99_ms": round(percentile(decisions, 0.99), 2),
+                    "cycles": len(cycles),
+                    "cycle_p50_ms": round(percentile(cycles, 0.5), 1),
+                    "cycle_max_ms": round(max(cycles, default=float("nan")), 1),
+                    "pods_bound": int(metric(port, 'vcore_scheduler_schedule_attempts_total{result="scheduled"}')),
+                    "cpu_s": round(cpu_seconds(proc.pid) - cpu0, 1),
+                },
+            )
         finally:
             stop(proc)
         delete_pods(plane, f"bench-agents-{key.replace('+', '-')}")
@@ -230,8 +274,13 @@ def fast_path(plane: ControlPlane, workdir: Path, n_nodes: int, n_jobs: int, n_a
     try:
         sent, names, watcher = agent_burst(plane, "bench-agents-kube", "default-scheduler", n_agents, rate)
         lat = _latencies(sent, names, watcher)
-        out["kube-scheduler"] = Latency(f"kube-scheduler v1.34.4, same burst{at}", n_agents, len(lat),
-                                        1000 * percentile(lat, 0.5), 1000 * percentile(lat, 0.99))
+        out["kube-scheduler"] = Latency(
+            f"kube-scheduler v1.34.4, same burst{at}",
+            n_agents,
+            len(lat),
+            1000 * percentile(lat, 0.5),
+            1000 * percentile(lat, 0.99),
+        )
     finally:
         stop(ks)
     delete_pods(plane, "bench-agents-kube")
@@ -246,8 +295,10 @@ def sharded(plane: ControlPlane, workdir: Path, n_pods: int, instances: list[int
     for k in instances:
         shards = [f"k{k}-s{i}" for i in range(k)]
         nodeshard.apply_assignment(api, {s: nodes[i::k] for i, s in enumerate(shards)})
-        procs = [start_vcore(plane, workdir, f"vcore-k{k}-{i}", sharding={"mode": "hard", "shard": s})
-                 for i, s in enumerate(shards)]
+        procs = [
+            start_vcore(plane, workdir, f"vcore-k{k}-{i}", sharding={"mode": "hard", "shard": s})
+            for i, s in enumerate(shards)
+        ]
         namespace = f"bench-sharded-{k}"
         try:
             for _, port in procs:
@@ -263,17 +314,28 @@ def sharded(plane: ControlPlane, workdir: Path, n_pods: int, instances: list[int
             watcher.start()
             watcher.started.wait(10)
             names = [f"p{i}" for i in range(n_pods)]
-            items = bodies([pod(n, namespace, scheduler=f"vcore-k{k}-{i % k}", cpu="100m", memory="64Mi")
-                            for i, n in enumerate(names)])
+            items = bodies(
+                [
+                    pod(n, namespace, scheduler=f"vcore-k{k}-{i % k}", cpu="100m", memory="64Mi")
+                    for i, n in enumerate(names)
+                ]
+            )
             cpu0 = sum(cpu_seconds(p.pid) for p, _ in procs)
             sent = burst(plane, items)
             watcher.wait(n_pods, 600)
             watcher.stop = True
             lat = _latencies(sent, names, watcher)
             first, last = min(t for t, _ in sent), max(watcher.bound_at.values(), default=time.time())
-            out[k] = Result(f"vcore-scheduler x{k} (hard shards)", n_pods, len(lat), last - first,
-                            len(lat) / (last - first), 1000 * percentile(lat, 0.5), 1000 * percentile(lat, 0.99),
-                            sum(cpu_seconds(p.pid) for p, _ in procs) - cpu0)
+            out[k] = Result(
+                f"vcore-scheduler x{k} (hard shards)",
+                n_pods,
+                len(lat),
+                last - first,
+                len(lat) / (last - first),
+                1000 * percentile(lat, 0.5),
+                1000 * percentile(lat, 0.99),
+                sum(cpu_seconds(p.pid) for p, _ in procs) - cpu0,
+            )
         finally:
             for proc, _ in procs:
                 stop(proc)
@@ -295,11 +357,25 @@ def warm_pool(plane: ControlPlane, workdir: Path, size: int, rate: float) -> dic
             wait_ready(port)
             ensure_namespace(api, namespace)
             if with_pool:
-                api.create(f"/apis/vcore.io/v1alpha1/namespaces/{namespace}/warmpools", {
-                    "apiVersion": "vcore.io/v1alpha1", "kind": "WarmPool",
-                    "metadata": {"name": "sessions", "namespace": namespace},
-                    "spec": {"size": size, "schedulerName": AGENT, "template": {"spec": {"containers": [
-                        {"name": "agent", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})
+                api.create(
+                    f"/apis/vcore.io/v1alpha1/namespaces/{namespace}/warmpools",
+                    {
+                        "apiVersion": "vcore.io/v1alpha1",
+                        "kind": "WarmPool",
+                        "metadata": {"name": "sessions", "namespace": namespace},
+                        "spec": {
+                            "size": size,
+                            "schedulerName": AGENT,
+                            "template": {
+                                "spec": {
+                                    "containers": [
+                                        {"name": "agent", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}
+                                    ]
+                                }
+                            },
+                        },
+                    },
+                )
                 deadline = time.monotonic() + 300
                 while time.monotonic() < deadline and metric(port, "vcore_scheduler_warm_pool_ready") < size:
                     time.sleep(0.2)
@@ -308,8 +384,11 @@ def warm_pool(plane: ControlPlane, workdir: Path, size: int, rate: float) -> dic
             watcher.started.wait(10)
             names = [f"s{i}" for i in range(size)]
             labels = {POOL_LABEL: "sessions"} if with_pool else None
-            sent = paced(plane, bodies([pod(n, namespace, scheduler=AGENT, cpu="100m", memory="64Mi", labels=labels)
-                                        for n in names]), rate)
+            sent = paced(
+                plane,
+                bodies([pod(n, namespace, scheduler=AGENT, cpu="100m", memory="64Mi", labels=labels) for n in names]),
+                rate,
+            )
             deadline = time.monotonic() + 300  # the namespace's placeholders are bound too: wait for the sessions
             while not set(names) <= watcher.bound_at.keys() and time.monotonic() < deadline:
                 time.sleep(0.05)
@@ -317,10 +396,14 @@ def warm_pool(plane: ControlPlane, workdir: Path, size: int, rate: float) -> dic
             lat = _latencies(sent, names, watcher)
             hits = metric(port, "vcore_scheduler_warm_pool_hits_total")
             refill = debug_samples(port).get("warm_refill", [])
-            out[key] = Latency(f"session pods, {'warm pool hits' if with_pool else 'plain fast path'}", size,
-                               len(lat), 1000 * percentile(lat, 0.5), 1000 * percentile(lat, 0.99),
-                               extra={"hits": int(hits), "refill_p50_ms": round(percentile(refill, 0.5), 1)}
-                               if with_pool else {})
+            out[key] = Latency(
+                f"session pods, {'warm pool hits' if with_pool else 'plain fast path'}",
+                size,
+                len(lat),
+                1000 * percentile(lat, 0.5),
+                1000 * percentile(lat, 0.99),
+                extra={"hits": int(hits), "refill_p50_ms": round(percentile(refill, 0.5), 1)} if with_pool else {},
+            )
         finally:
             stop(proc)
             api.close()

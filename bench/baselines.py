@@ -15,6 +15,7 @@ taints interned once per cluster, one vectorized pass per plugin over all nodes,
 Inputs are the contract's flat spec dicts (``vcore._native._convert.node_spec`` / ``pod_spec``) and the
 cluster's public views (allocatable, requested and non-zero requested matrices), read in place.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "Node
 
 # ---------------------------------------------------------------------------------------------------------------
 # Shared Kubernetes predicates (per object, no node loops)
+
 
 def tolerates(tolerations: list[tuple[str, str, str, str]], taint: tuple[str, str, str]) -> bool:
     """v1.Toleration.ToleratesTaint over a list: any toleration matches key, effect and (for Equal) value."""
@@ -120,6 +122,7 @@ def default_normalize(raw: list[int] | np.ndarray, reverse: bool) -> Any:
 # ---------------------------------------------------------------------------------------------------------------
 # The cluster as the baselines see it
 
+
 @dataclass
 class NodeTable:
     """Per-node data for the baselines, indexed by the cluster's node slots (dead slots are never feasible)."""
@@ -183,8 +186,23 @@ class NodeTable:
                 req[r] = cluster.requested(r)
         name_index = {n: i for i, n in enumerate(names) if n is not None}
         nonzero = cluster.nonzero_requested_matrix
-        return cls(n_slots, live, names, name_index, labels, taints, unschedulable, list(taint_vocab), taint_rows,
-                   label_codes, label_vocab, alloc, req, nonzero[0], nonzero[1])
+        return cls(
+            n_slots,
+            live,
+            names,
+            name_index,
+            labels,
+            taints,
+            unschedulable,
+            list(taint_vocab),
+            taint_rows,
+            label_codes,
+            label_vocab,
+            alloc,
+            req,
+            nonzero[0],
+            nonzero[1],
+        )
 
     def resource(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         zero = np.zeros(self.n_slots, dtype=np.int64)
@@ -193,6 +211,7 @@ class NodeTable:
 
 # ---------------------------------------------------------------------------------------------------------------
 # numpy
+
 
 def _np_expression(table: NodeTable, key: str, op: str, values: list[str]) -> np.ndarray:
     codes = table.label_codes.get(key)
@@ -258,8 +277,9 @@ def numpy_filter(table: NodeTable, pod: dict[str, Any]) -> np.ndarray:
 def numpy_scores(table: NodeTable, pod: dict[str, Any], feasible_idx: np.ndarray) -> np.ndarray:
     """Weighted default-profile score of the nodes in ``feasible_idx`` (int64, same order)."""
     tol = [t for t in pod["tolerations"] if t[3] in ("", "PreferNoSchedule")]
-    soft = [t for t, taint in enumerate(table.taint_vocab)
-            if taint[2] == "PreferNoSchedule" and not tolerates(tol, taint)]
+    soft = [
+        t for t, taint in enumerate(table.taint_vocab) if taint[2] == "PreferNoSchedule" and not tolerates(tol, taint)
+    ]
     if soft:
         intolerable = table.taint_rows[soft][:, feasible_idx].sum(axis=0, dtype=np.int64)
     else:
@@ -278,8 +298,9 @@ def numpy_scores(table: NodeTable, pod: dict[str, Any], feasible_idx: np.ndarray
     weight_sum = np.zeros(len(feasible_idx), dtype=np.int64)
     fractions = []
     for alloc, req, node_nz, nonzero, plain in (
-            (cpu_alloc, cpu_req, cpu_nz, pod["nonzero_cpu_milli"], pod["requests"].get("cpu", 0)),
-            (mem_alloc, mem_req, mem_nz, pod["nonzero_mem_bytes"], pod["requests"].get("memory", 0))):
+        (cpu_alloc, cpu_req, cpu_nz, pod["nonzero_cpu_milli"], pod["requests"].get("cpu", 0)),
+        (mem_alloc, mem_req, mem_nz, pod["nonzero_mem_bytes"], pod["requests"].get("memory", 0)),
+    ):
         used = node_nz + nonzero  # LeastAllocated: non-zero semantics; BalancedAllocation below: plain requests
         has = alloc > 0
         safe = np.where(has, alloc, 1)
@@ -294,8 +315,12 @@ def numpy_scores(table: NodeTable, pod: dict[str, Any], feasible_idx: np.ndarray
     std = np.where(both, np.abs((f0 - f1) / 2), 0.0)
     bal = ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
 
-    return (WEIGHTS["TaintToleration"] * taint_score + WEIGHTS["NodeAffinity"] * affinity_score
-            + WEIGHTS["NodeResourcesFit"] * fit + WEIGHTS["NodeResourcesBalancedAllocation"] * bal)
+    return (
+        WEIGHTS["TaintToleration"] * taint_score
+        + WEIGHTS["NodeAffinity"] * affinity_score
+        + WEIGHTS["NodeResourcesFit"] * fit
+        + WEIGHTS["NodeResourcesBalancedAllocation"] * bal
+    )
 
 
 def numpy_evaluate(table: NodeTable, pod: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -310,6 +335,7 @@ def numpy_evaluate(table: NodeTable, pod: dict[str, Any]) -> tuple[np.ndarray, n
 
 # ---------------------------------------------------------------------------------------------------------------
 # pure Python (one loop over nodes, as a scheduler without numpy would do it)
+
 
 def python_evaluate(table: NodeTable, pod: dict[str, Any]) -> tuple[list[bool], list[int]]:
     tol = pod["tolerations"]
@@ -332,7 +358,8 @@ def python_evaluate(table: NodeTable, pod: dict[str, Any]) -> tuple[list[bool], 
         if any(labels.get(k) != v for k, v in pod["node_selector"]):
             continue
         if pod["required_terms"] is not None and not any(
-                term_matches(labels, table.names[i], t) for t in pod["required_terms"]):
+            term_matches(labels, table.names[i], t) for t in pod["required_terms"]
+        ):
             continue
         if pods_req[i] + 1 > pods_alloc[i]:
             continue
@@ -345,8 +372,9 @@ def python_evaluate(table: NodeTable, pod: dict[str, Any]) -> tuple[list[bool], 
         total = weights = 0
         fractions = []
         for alloc, req, node_nz, nonzero, plain in (
-                (cpu_alloc[i], cpu_req[i], cpu_nz[i], pod["nonzero_cpu_milli"], pod["requests"].get("cpu", 0)),
-                (mem_alloc[i], mem_req[i], mem_nz[i], pod["nonzero_mem_bytes"], pod["requests"].get("memory", 0))):
+            (cpu_alloc[i], cpu_req[i], cpu_nz[i], pod["nonzero_cpu_milli"], pod["requests"].get("cpu", 0)),
+            (mem_alloc[i], mem_req[i], mem_nz[i], pod["nonzero_mem_bytes"], pod["requests"].get("memory", 0)),
+        ):
             if alloc == 0:
                 continue
             total += least_allocated(node_nz + nonzero, alloc)
@@ -357,13 +385,13 @@ def python_evaluate(table: NodeTable, pod: dict[str, Any]) -> tuple[list[bool], 
     taint_score = default_normalize(raw_taint, reverse=True)
     aff_score = default_normalize(raw_aff, reverse=False)
     for j, i in enumerate(order):
-        scores[i] = (WEIGHTS["TaintToleration"] * taint_score[j] + WEIGHTS["NodeAffinity"] * aff_score[j]
-                     + fit_bal[j])
+        scores[i] = WEIGHTS["TaintToleration"] * taint_score[j] + WEIGHTS["NodeAffinity"] * aff_score[j] + fit_bal[j]
     return feasible, scores
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # numpy scheduling loop (SchedulingBasic baseline)
+
 
 def adaptive_nodes_to_find(n_nodes: int, percentage: int = 0) -> int:
     """kube-scheduler's numFeasibleNodesToFind with percentageOfNodesToScore (0 = adaptive)."""
@@ -374,8 +402,9 @@ def adaptive_nodes_to_find(n_nodes: int, percentage: int = 0) -> int:
     return max(100, n_nodes * percentage // 100)
 
 
-def numpy_schedule_basic(alloc: dict[str, np.ndarray], req: dict[str, np.ndarray], pod_requests: dict[str, int],
-                         n_pods: int, seed: int = 0) -> int:
+def numpy_schedule_basic(
+    alloc: dict[str, np.ndarray], req: dict[str, np.ndarray], pod_requests: dict[str, int], n_pods: int, seed: int = 0
+) -> int:
     """Place ``n_pods`` identical pods (explicit cpu/memory requests) on untainted, unlabeled nodes.
 
     Per pod, as kube-scheduler: fit filter over nodes in rotating order until enough feasible nodes are found,
@@ -404,8 +433,10 @@ def numpy_schedule_basic(alloc: dict[str, np.ndarray], req: dict[str, np.ndarray
         idx = order[chosen_pos]
         ca, ma = alloc["cpu"][idx], alloc["memory"][idx]
         cu, mu = req["cpu"][idx] + cpu, req["memory"][idx] + mem
-        fit = (np.where(cu <= ca, (ca - cu) * MAX_NODE_SCORE // ca, 0)
-               + np.where(mu <= ma, (ma - mu) * MAX_NODE_SCORE // ma, 0)) // 2
+        fit = (
+            np.where(cu <= ca, (ca - cu) * MAX_NODE_SCORE // ca, 0)
+            + np.where(mu <= ma, (ma - mu) * MAX_NODE_SCORE // ma, 0)
+        ) // 2
         std = np.abs((np.minimum(cu / ca, 1.0) - np.minimum(mu / ma, 1.0)) / 2)
         score = fit + ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
         best = np.flatnonzero(score == score.max())

@@ -6,6 +6,7 @@ Each benchmark records its figures through the ``bench_report`` fixture (ns/node
 ratio to its baseline); ``pytest_terminal_summary`` prints them as one table, because on a shared, noisy machine
 the ratios measured in the same run are the numbers to read, not the absolute times.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,12 @@ sys.path.insert(0, str(BENCH_DIR))
 
 def pytest_collect_file(file_path: Path, parent: Any) -> Any:
     """Collect bench/bench_*.py too (pyproject's python_files is the default test_*.py, and is not ours to edit)."""
-    if (file_path.suffix == ".py" and file_path.name.startswith("bench_") and file_path.parent == BENCH_DIR
-            and not parent.session.isinitpath(file_path)):  # a file named on the command line is collected anyway
+    if (
+        file_path.suffix == ".py"
+        and file_path.name.startswith("bench_")
+        and file_path.parent == BENCH_DIR
+        and not parent.session.isinitpath(file_path)
+    ):  # a file named on the command line is collected anyway
         return pytest.Module.from_parent(parent, path=file_path)
     return None
 
@@ -106,5 +111,6 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     # Context for reading the numbers: the machines are shared, so the load at the end of the run is printed with
     # them, and the native helper-thread count (VCORE_THREADS; default: every core).
     load = " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
-    tr.write_line(f"machine: {os.cpu_count()} cpus, load average {load}, "
-                  f"VCORE_THREADS={os.environ.get('VCORE_THREADS', 'unset')}")
+    tr.write_line(
+        f"machine: {os.cpu_count()} cpus, load average {load}, VCORE_THREADS={os.environ.get('VCORE_THREADS', 'unset')}"
+    )

@@ -6,6 +6,7 @@ percentageOfNodesToScore 100, the highest score winning and ties going to the sm
 breaks them (splitmix64 of the seed and the run's sequence number, then of the slot). A run of identical tasks
 shares one tie order; each run takes the next sequence numbers, as the engine counts them.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,8 +23,14 @@ def mix64(x):
         return x ^ (x >> np.uint64(31))
 
 
-def place_runs(alloc: dict[str, np.ndarray], used: dict[str, np.ndarray], runs: list[tuple[int, int, int]],
-               seed: int, sequence: int, headroom: list[int] | None = None) -> np.ndarray:
+def place_runs(
+    alloc: dict[str, np.ndarray],
+    used: dict[str, np.ndarray],
+    runs: list[tuple[int, int, int]],
+    seed: int,
+    sequence: int,
+    headroom: list[int] | None = None,
+) -> np.ndarray:
     """Place runs of identical tasks, (count, cpu milli, memory bytes) each, in order; returns the slot of every
     task (-1 when none fits, or when it exceeds the queue's cpu/memory ``headroom``, which it then takes) and
     updates ``used`` (cpu, memory, pods rows) and ``headroom`` in place."""

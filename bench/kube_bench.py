@@ -59,8 +59,16 @@ class RawClient:
         for _attempt in range(3):
             conn = self._conn()
             try:
-                conn.request("POST", path, body, {"Authorization": f"Bearer {self.token}",
-                                                  "Content-Type": "application/json", "Accept": "application/json"})
+                conn.request(
+                    "POST",
+                    path,
+                    body,
+                    {
+                        "Authorization": f"Bearer {self.token}",
+                        "Content-Type": "application/json",
+                        "Accept": "application/json",
+                    },
+                )
                 response = conn.getresponse()
                 response.read()
                 return response.status
@@ -80,6 +88,7 @@ def _post_all(args) -> list[tuple[float, int]]:
         requests = item if isinstance(item[0], tuple) else (item,)
         sent = time.time()
         return sent, max(client.post(path, body) for path, body in requests)
+
     with ThreadPoolExecutor(threads) as pool:
         return list(pool.map(one, items))
 
@@ -99,8 +108,9 @@ def fan_out(plane: ControlPlane, worker, items: list, processes: int = 2, thread
     return out
 
 
-def burst(plane: ControlPlane, items: list[tuple[str, bytes]], processes: int = 2, threads: int = 16) \
-        -> list[tuple[float, int]]:
+def burst(
+    plane: ControlPlane, items: list[tuple[str, bytes]], processes: int = 2, threads: int = 16
+) -> list[tuple[float, int]]:
     """POST everything as fast as this machine can."""
     return fan_out(plane, _post_all, items, processes, threads)
 
@@ -135,8 +145,10 @@ def bench_plane(directory: str | Path, n_nodes: int, **kw):
 
 def pod_bodies(namespace: str, n: int, scheduler: str, prefix: str = "p") -> list[tuple[str, bytes]]:
     path = f"/api/v1/namespaces/{namespace}/pods"
-    return [(path, json.dumps(pod(f"{prefix}{i}", namespace, scheduler=scheduler, cpu="100m",
-                                  memory="128Mi")).encode()) for i in range(n)]
+    return [
+        (path, json.dumps(pod(f"{prefix}{i}", namespace, scheduler=scheduler, cpu="100m", memory="128Mi")).encode())
+        for i in range(n)
+    ]
 
 
 # -- watching binds (and PodGroups) --------------------------------------------------------------------------
@@ -171,8 +183,11 @@ class Watcher(threading.Thread):
         return listed["metadata"]["resourceVersion"]
 
     def _watch(self, rv: str) -> str:
-        response = self.api.open("GET", self.path, query={"watch": True, "resourceVersion": rv,
-                                                          "timeoutSeconds": 600, "allowWatchBookmarks": True})
+        response = self.api.open(
+            "GET",
+            self.path,
+            query={"watch": True, "resourceVersion": rv, "timeoutSeconds": 600, "allowWatchBookmarks": True},
+        )
         buffer = b""
         try:
             for chunk in response.stream(amt=None, decode_content=False):
@@ -244,9 +259,11 @@ class Result:
     cpu_seconds: float = float("nan")  # the scheduler process's CPU time during the run
 
     def row(self) -> str:
-        return (f"{self.name:<30} {self.bound:>6}/{self.pods:<6} {self.seconds:8.2f} s {self.pods_per_second:9.0f} "
-                f"pods/s  p50 {self.p50_ms:8.0f} ms  p99 {self.p99_ms:8.0f} ms  "
-                f"scheduler CPU {self.cpu_seconds:6.1f} s")
+        return (
+            f"{self.name:<30} {self.bound:>6}/{self.pods:<6} {self.seconds:8.2f} s {self.pods_per_second:9.0f} "
+            f"pods/s  p50 {self.p50_ms:8.0f} ms  p99 {self.p99_ms:8.0f} ms  "
+            f"scheduler CPU {self.cpu_seconds:6.1f} s"
+        )
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -259,8 +276,16 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
-def measure_burst(plane: ControlPlane, namespace: str, scheduler: str, n: int, name: str, pid: int,
-                  timeout: float = 600, bodies: list[tuple[str, bytes]] | None = None) -> Result:
+def measure_burst(
+    plane: ControlPlane,
+    namespace: str,
+    scheduler: str,
+    n: int,
+    name: str,
+    pid: int,
+    timeout: float = 600,
+    bodies: list[tuple[str, bytes]] | None = None,
+) -> Result:
     ensure_namespace(admin := plane.admin_api(), namespace)
     cpu_before = cpu_seconds(pid)
     watcher = BindWatcher(plane, namespace)
@@ -275,9 +300,16 @@ def measure_burst(plane: ControlPlane, namespace: str, scheduler: str, n: int, n
     latencies = [watcher.bound_at[k] - created[k] for k in watcher.bound_at if k in created]
     first, last = min(created.values()), max(watcher.bound_at.values(), default=time.time())
     admin.close()
-    return Result(name, n, len(watcher.bound_at), last - first, len(watcher.bound_at) / (last - first),
-                  1000 * percentile(latencies, 0.5), 1000 * percentile(latencies, 0.99),
-                  cpu_seconds(pid) - cpu_before)
+    return Result(
+        name,
+        n,
+        len(watcher.bound_at),
+        last - first,
+        len(watcher.bound_at) / (last - first),
+        1000 * percentile(latencies, 0.5),
+        1000 * percentile(latencies, 0.99),
+        cpu_seconds(pid) - cpu_before,
+    )
 
 
 def delete_pods(plane: ControlPlane, namespace: str) -> None:
@@ -291,6 +323,7 @@ def delete_collection(plane: ControlPlane, path: str) -> None:
     import urllib3
 
     from vcore_kube.kubeclient import ApiException
+
     api = plane.admin_api()
     while api.get(path, limit=1)["items"]:
         try:
@@ -306,32 +339,55 @@ def delete_collection(plane: ControlPlane, path: str) -> None:
 # -- the schedulers -----------------------------------------------------------------------------------------
 def start_kube_scheduler(plane: ControlPlane, workdir: Path) -> subprocess.Popen:
     config = workdir / "kube-scheduler.yaml"
-    config.write_text(yaml.safe_dump({
-        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-        "clientConnection": {"kubeconfig": plane.kube_scheduler_kubeconfig, "qps": 100000, "burst": 100000},
-        "leaderElection": {"leaderElect": False}}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "clientConnection": {"kubeconfig": plane.kube_scheduler_kubeconfig, "qps": 100000, "burst": 100000},
+                "leaderElection": {"leaderElect": False},
+            }
+        )
+    )
     log = open(workdir / "kube-scheduler.log", "ab")
-    proc = subprocess.Popen([str(Path(plane.binaries) / "kube-scheduler"), "--config", str(config),
-                             "--secure-port=0"], stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [str(Path(plane.binaries) / "kube-scheduler"), "--config", str(config), "--secure-port=0"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     time.sleep(3)  # informers sync (no readiness endpoint without the secure port)
     return proc
 
 
-def start_vcore_scheduler(plane: ControlPlane, workdir: Path, concurrency: int = 32,
-                          events: bool = True) -> tuple[subprocess.Popen, int]:
+def start_vcore_scheduler(
+    plane: ControlPlane, workdir: Path, concurrency: int = 32, events: bool = True
+) -> tuple[subprocess.Popen, int]:
     port = free_port()
     config = workdir / "vcore-scheduler.yaml"
-    config.write_text(yaml.safe_dump({"schedulerName": "vcore", "bindConcurrency": concurrency,
-                                      "cyclePeriod": "20ms", "metricsAddress": f"127.0.0.1:{port}",
-                                      "emitEvents": events, "leaderElection": {"leaderElect": False}}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "schedulerName": "vcore",
+                "bindConcurrency": concurrency,
+                "cyclePeriod": "20ms",
+                "metricsAddress": f"127.0.0.1:{port}",
+                "emitEvents": events,
+                "leaderElection": {"leaderElect": False},
+            }
+        )
+    )
     log = open(workdir / "vcore-scheduler.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "vcore_kube", "--kubeconfig", plane.scheduler_kubeconfig,
-                             "--config", str(config)], stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vcore_kube", "--kubeconfig", plane.scheduler_kubeconfig, "--config", str(config)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     return proc, port
 
 
 def wait_ready(port: int, timeout: float = 600) -> None:
     import urllib.request
+
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -362,9 +418,20 @@ def stop(proc: subprocess.Popen) -> None:
 
 # -- the measurements ---------------------------------------------------------------------------------------
 def binding_bodies(namespace: str, n: int, nodes: list[str]) -> list[tuple[str, bytes]]:
-    return [(f"/api/v1/namespaces/{namespace}/pods/p{i}/binding", json.dumps({
-        "apiVersion": "v1", "kind": "Binding", "metadata": {"name": f"p{i}"},
-        "target": {"apiVersion": "v1", "kind": "Node", "name": nodes[i % len(nodes)]}}).encode()) for i in range(n)]
+    return [
+        (
+            f"/api/v1/namespaces/{namespace}/pods/p{i}/binding",
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Binding",
+                    "metadata": {"name": f"p{i}"},
+                    "target": {"apiVersion": "v1", "kind": "Node", "name": nodes[i % len(nodes)]},
+                }
+            ).encode(),
+        )
+        for i in range(n)
+    ]
 
 
 def _timed_burst(plane: ControlPlane, name: str, namespace: str, items: list) -> Result:
@@ -404,8 +471,9 @@ def side_by_side(plane: ControlPlane, n_pods: int, workdir: Path) -> dict[str, R
     results = {"limit": bind_limit(plane, n_pods), "create+bind": create_and_bind_limit(plane, n_pods)}
     ks = start_kube_scheduler(plane, workdir)
     try:
-        results["kube-scheduler"] = measure_burst(plane, "bench-kube-scheduler", "default-scheduler", n_pods,
-                                                  "kube-scheduler v1.34.4", ks.pid)
+        results["kube-scheduler"] = measure_burst(
+            plane, "bench-kube-scheduler", "default-scheduler", n_pods, "kube-scheduler v1.34.4", ks.pid
+        )
     finally:
         stop(ks)
     delete_pods(plane, "bench-kube-scheduler")
@@ -415,8 +483,9 @@ def side_by_side(plane: ControlPlane, n_pods: int, workdir: Path) -> dict[str, R
         vs, port = start_vcore_scheduler(plane, workdir, events=events)
         try:
             wait_ready(port)
-            results[key] = measure_burst(plane, f"bench-{key}", "vcore", n_pods,
-                                         "vcore-scheduler" + ("" if events else " (no events)"), vs.pid)
+            results[key] = measure_burst(
+                plane, f"bench-{key}", "vcore", n_pods, "vcore-scheduler" + ("" if events else " (no events)"), vs.pid
+            )
         finally:
             stop(vs)
         delete_pods(plane, f"bench-{key}")
@@ -431,16 +500,33 @@ def constrained_pod_bodies(namespace: str, n: int, scheduler: str, n_nodes: int)
     """n pods: a third (at most one per node) with required anti-affinity to each other per hostname, the rest
     spread over the zones with maxSkew 1 (DoNotSchedule); interleaved in creation order."""
     n_anti = min(n // 3, n_nodes)
-    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": "anti"}}, "topologyKey": "kubernetes.io/hostname"}]}}
-    spread = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
-               "labelSelector": {"matchLabels": {"app": "spread"}}}]
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "anti"}}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+    spread = [
+        {
+            "maxSkew": 1,
+            "topologyKey": ZONE,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "spread"}},
+        }
+    ]
     path = f"/api/v1/namespaces/{namespace}/pods"
     out = []
     for i in range(n):
         is_anti = i % 3 == 0 and i // 3 < n_anti
-        body = pod(f"p{i}", namespace, scheduler=scheduler, cpu="100m", memory="128Mi",
-                   labels={"app": "anti" if is_anti else "spread"})
+        body = pod(
+            f"p{i}",
+            namespace,
+            scheduler=scheduler,
+            cpu="100m",
+            memory="128Mi",
+            labels={"app": "anti" if is_anti else "spread"},
+        )
         if is_anti:
             body["spec"]["affinity"] = anti
         else:
@@ -452,12 +538,14 @@ def constrained_pod_bodies(namespace: str, n: int, scheduler: str, n_nodes: int)
 def constraint_violations(plane: ControlPlane, namespace: str) -> int:
     """From the API: anti-affinity pods sharing a node, plus how far the spread pods' zones exceed skew 1."""
     api = plane.admin_api()
-    zone_of = {nd["metadata"]["name"]: nd["metadata"].get("labels", {}).get(ZONE)
-               for nd in api.get("/api/v1/nodes")["items"]}
+    zone_of = {
+        nd["metadata"]["name"]: nd["metadata"].get("labels", {}).get(ZONE) for nd in api.get("/api/v1/nodes")["items"]
+    }
     pods = api.get(f"/api/v1/namespaces/{namespace}/pods")["items"]
     api.close()
-    anti_nodes = [p["spec"]["nodeName"] for p in pods
-                  if p["metadata"]["labels"]["app"] == "anti" and p["spec"].get("nodeName")]
+    anti_nodes = [
+        p["spec"]["nodeName"] for p in pods if p["metadata"]["labels"]["app"] == "anti" and p["spec"].get("nodeName")
+    ]
     per_zone = {z: 0 for z in set(zone_of.values())}
     for p in pods:
         if p["metadata"]["labels"]["app"] == "spread" and p["spec"].get("nodeName"):
@@ -494,8 +582,15 @@ def restart(plane: ControlPlane, n_running: int, workdir: Path) -> dict[str, flo
     ensure_namespace(api := plane.admin_api(), namespace)
     nodes = [n["metadata"]["name"] for n in api.get("/api/v1/nodes")["items"]]
     path = f"/api/v1/namespaces/{namespace}/pods"
-    running = [(path, json.dumps(pod(f"r{i}", namespace, scheduler="vcore", cpu="100m",
-                                     node_name=nodes[i % len(nodes)])).encode()) for i in range(n_running)]
+    running = [
+        (
+            path,
+            json.dumps(
+                pod(f"r{i}", namespace, scheduler="vcore", cpu="100m", node_name=nodes[i % len(nodes)])
+            ).encode(),
+        )
+        for i in range(n_running)
+    ]
     assert all(s == 201 for _, s in burst(plane, running))
     api.create(path, pod("first", namespace, scheduler="vcore"))
     watcher = BindWatcher(plane, namespace)
@@ -511,8 +606,12 @@ def restart(plane: ControlPlane, n_running: int, workdir: Path) -> dict[str, flo
     finally:
         stop(vs)
         watcher.stop = True
-    figures = {"running_pods": n_running, "nodes": len(nodes), "start_to_first_bind_s": to_first_bind,
-               "peak_rss_mib": rss}
+    figures = {
+        "running_pods": n_running,
+        "nodes": len(nodes),
+        "start_to_first_bind_s": to_first_bind,
+        "peak_rss_mib": rss,
+    }
     print("restart:", figures, flush=True)
     delete_pods(plane, namespace)
     api.close()
@@ -526,10 +625,13 @@ PODGROUPS = "/apis/scheduling.volcano.sh/v1beta1/namespaces/{namespace}/podgroup
 def scrape(port: int) -> dict[str, float]:
     """A process's /metrics: sample name with labels -> value."""
     import urllib.request
+
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
         text = r.read().decode()
-    return {name: float(value) for name, _, value in (line.rpartition(" ") for line in text.splitlines()
-                                                      if line and not line.startswith("#"))}
+    return {
+        name: float(value)
+        for name, _, value in (line.rpartition(" ") for line in text.splitlines() if line and not line.startswith("#"))
+    }
 
 
 @dataclass
@@ -558,27 +660,59 @@ class StatusBurst:
         return self.scheduler.get(name, 0.0)
 
     def row(self) -> str:
-        return (f"{self.groups} single-pod PodGroups: {self.bound} bound, {self.running} Running; first create to "
-                f"last bind {self.last_bound - self.first_create:.1f} s, to last Running "
-                f"{self.last_running - self.first_create:.1f} s ({self.pods_per_second:.0f} pods/s); Running after "
-                f"bound: max {self.lag_max_s:.2f} s, p99 {self.lag_p99_s:.2f} s; status writes {self.writes} "
-                f"({self.writes / max(1, self.groups):.2f} per PodGroup, at most {self.writes_max})")
+        return (
+            f"{self.groups} single-pod PodGroups: {self.bound} bound, {self.running} Running; first create to "
+            f"last bind {self.last_bound - self.first_create:.1f} s, to last Running "
+            f"{self.last_running - self.first_create:.1f} s ({self.pods_per_second:.0f} pods/s); Running after "
+            f"bound: max {self.lag_max_s:.2f} s, p99 {self.lag_p99_s:.2f} s; status writes {self.writes} "
+            f"({self.writes / max(1, self.groups):.2f} per PodGroup, at most {self.writes_max})"
+        )
 
 
-def podgroup_burst(plane: ControlPlane, workdir: Path, n: int, *, namespace: str = "bench-podgroups",
-                   timeout: float = 900.0, settle: float = 2.0) -> StatusBurst:
+def podgroup_burst(
+    plane: ControlPlane,
+    workdir: Path,
+    n: int,
+    *,
+    namespace: str = "bench-podgroups",
+    timeout: float = 900.0,
+    settle: float = 2.0,
+) -> StatusBurst:
     """n single-pod PodGroups, each created just before its pod (which names it in scheduling.k8s.io/group-name),
     in one burst onto the plane's nodes, with a fresh vcore-scheduler; waits until every pod is bound and every
     PodGroup reads Running (or `timeout`), then `settle` seconds for late writes; deletes them all after."""
     ensure_namespace(admin := plane.admin_api(), namespace)
     admin.close()
     pods_path, groups_path = f"/api/v1/namespaces/{namespace}/pods", PODGROUPS.format(namespace=namespace)
-    items = [((groups_path, json.dumps({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                                        "metadata": {"name": f"g{i}", "namespace": namespace},
-                                        "spec": {"minMember": 1}}).encode()),
-              (pods_path, json.dumps(pod(f"p{i}", namespace, scheduler="vcore", cpu="100m", memory="128Mi",
-                                         annotations={"scheduling.k8s.io/group-name": f"g{i}"})).encode()))
-             for i in range(n)]
+    items = [
+        (
+            (
+                groups_path,
+                json.dumps(
+                    {
+                        "apiVersion": "scheduling.volcano.sh/v1beta1",
+                        "kind": "PodGroup",
+                        "metadata": {"name": f"g{i}", "namespace": namespace},
+                        "spec": {"minMember": 1},
+                    }
+                ).encode(),
+            ),
+            (
+                pods_path,
+                json.dumps(
+                    pod(
+                        f"p{i}",
+                        namespace,
+                        scheduler="vcore",
+                        cpu="100m",
+                        memory="128Mi",
+                        annotations={"scheduling.k8s.io/group-name": f"g{i}"},
+                    )
+                ).encode(),
+            ),
+        )
+        for i in range(n)
+    ]
     vs, port = start_vcore_scheduler(plane, workdir)
     binds, groups = BindWatcher(plane, namespace), PodGroupWatcher(plane, namespace)
     try:
@@ -589,21 +723,35 @@ def podgroup_burst(plane: ControlPlane, workdir: Path, n: int, *, namespace: str
         sent = burst(plane, items)
         assert all(status == 201 for _, status in sent), {s for _, s in sent}
         deadline = time.monotonic() + timeout
-        while (len(binds.bound_at) < n or len(groups.running_at) < n) and time.monotonic() < deadline \
-                and vs.poll() is None:
+        while (
+            (len(binds.bound_at) < n or len(groups.running_at) < n)
+            and time.monotonic() < deadline
+            and vs.poll() is None
+        ):
             time.sleep(0.05)
         time.sleep(settle)
         metrics = scrape(port) if vs.poll() is None else {}
     finally:
         binds.stop = groups.stop = True
         stop(vs)
-    lags = [groups.running_at[f"g{i}"] - binds.bound_at[f"p{i}"] for i in range(n)
-            if f"g{i}" in groups.running_at and f"p{i}" in binds.bound_at]
-    result = StatusBurst(n, len(binds.bound_at), len(groups.running_at), min(t for t, _ in sent),
-                         max(binds.bound_at.values(), default=float("nan")),
-                         max(groups.running_at.values(), default=float("nan")), max(lags, default=float("nan")),
-                         percentile(lags, 0.99), sum(groups.modified.values()),
-                         max(groups.modified.values(), default=0), metrics)
+    lags = [
+        groups.running_at[f"g{i}"] - binds.bound_at[f"p{i}"]
+        for i in range(n)
+        if f"g{i}" in groups.running_at and f"p{i}" in binds.bound_at
+    ]
+    result = StatusBurst(
+        n,
+        len(binds.bound_at),
+        len(groups.running_at),
+        min(t for t, _ in sent),
+        max(binds.bound_at.values(), default=float("nan")),
+        max(groups.running_at.values(), default=float("nan")),
+        max(lags, default=float("nan")),
+        percentile(lags, 0.99),
+        sum(groups.modified.values()),
+        max(groups.modified.values(), default=0),
+        metrics,
+    )
     delete_pods(plane, namespace)
     delete_collection(plane, groups_path)
     return result
@@ -622,8 +770,9 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=10000)
     parser.add_argument("--restart-pods", type=int, default=50000)
-    parser.add_argument("--podgroups", type=int, default=10000,
-                        help="single-pod PodGroups in the status burst (0: none)")
+    parser.add_argument(
+        "--podgroups", type=int, default=10000, help="single-pod PodGroups in the status burst (0: none)"
+    )
     parser.add_argument("--dir", help="control-plane folder (default: a temporary one)")
     args = parser.parse_args()
     workdir = Path(args.dir or tempfile.mkdtemp(prefix="vcore-kube-bench-"))
@@ -633,14 +782,18 @@ def main() -> None:
             for r in results.values():
                 print(r.row())
             vcore = results["vcore"].pods_per_second
-            print(f"vcore / kube-scheduler pods/s: {vcore / results['kube-scheduler'].pods_per_second:.2f}x; vcore / "
-                  f"API server create+bind limit: {vcore / results['create+bind'].pods_per_second:.2f}")
+            print(
+                f"vcore / kube-scheduler pods/s: {vcore / results['kube-scheduler'].pods_per_second:.2f}x; vcore / "
+                f"API server create+bind limit: {vcore / results['create+bind'].pods_per_second:.2f}"
+            )
         if args.podgroups:
             burst_result, limit = podgroup_burst_beside_limit(plane, workdir, args.podgroups)
             print(limit.row())
             print(burst_result.row())
-            print(f"PodGroups Running / API server create+bind limit pods/s: "
-                  f"{burst_result.pods_per_second / limit.pods_per_second:.2f}")
+            print(
+                f"PodGroups Running / API server create+bind limit pods/s: "
+                f"{burst_result.pods_per_second / limit.pods_per_second:.2f}"
+            )
         if args.restart_pods:
             restart(plane, args.restart_pods, workdir)
 

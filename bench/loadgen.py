@@ -7,6 +7,7 @@ Request i is sent at start + i / rate whatever happened to the earlier ones (a s
 offered load), over a keep-alive connection pool. Prints one JSON object: the latencies in seconds of the n
 measured requests (the warm-up ones are sent first and not kept), and the count of non-200 answers.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,8 +22,10 @@ async def generate(url: str, body: bytes, rate: float, n: int, warmup: int) -> d
     latencies: list[float] = []
     errors = 0
     headers = {"Content-Type": "application/json"}
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0),
-                                     cookie_jar=aiohttp.DummyCookieJar()) as session:
+    async with aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=0), cookie_jar=aiohttp.DummyCookieJar()
+    ) as session:
+
         async def one(keep: bool) -> None:
             nonlocal errors
             t0 = time.perf_counter()
@@ -54,6 +57,7 @@ def main() -> None:
     body = json.dumps({"model": args.model, "prompt": "hello " * 50, "max_tokens": 1}).encode()
     try:
         import uvloop  # the generator's own overhead is smaller on uvloop; it is the same for every target
+
         runner = asyncio.Runner(loop_factory=uvloop.new_event_loop)
     except ImportError:
         runner = asyncio.Runner()

@@ -3,6 +3,7 @@ upstream over keep-alive connections and its answer returned, with no parsing, r
 
     python bench/passthrough_proxy.py --port N --upstream http://127.0.0.1:M [--uvloop]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,9 @@ def make_app(upstream: str) -> web.Application:
 
     async def forward(request: web.Request) -> web.Response:
         body = await request.read()
-        async with app["http"].post(upstream + request.path, data=body,
-                                    headers={"Content-Type": request.content_type}) as resp:
+        async with app["http"].post(
+            upstream + request.path, data=body, headers={"Content-Type": request.content_type}
+        ) as resp:
             data = await resp.read()
             return web.Response(body=data, status=resp.status, content_type=resp.content_type)
 
@@ -42,9 +44,11 @@ def main() -> None:
     loop = None
     if args.uvloop:
         import uvloop
+
         loop = uvloop.new_event_loop()
-    web.run_app(make_app(args.upstream.rstrip("/")), host="127.0.0.1", port=args.port, print=None, access_log=None,
-                loop=loop)
+    web.run_app(
+        make_app(args.upstream.rstrip("/")), host="127.0.0.1", port=args.port, print=None, access_log=None, loop=loop
+    )
 
 
 if __name__ == "__main__":

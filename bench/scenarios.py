@@ -3,6 +3,7 @@
 Clusters come from vcore.sim.synthetic (deterministic), with one background pod bound per node so that requested
 amounts differ from node to node (otherwise every score would tie and the comparison would prove little).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,18 +20,36 @@ SERVICE_POD: dict[str, Any] = {
         "containers": [{"name": "app", "resources": {"requests": {"cpu": "1500m", "memory": "3Gi"}}}],
         "nodeSelector": {"kubernetes.io/arch": "amd64"},
         "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "infra", "effect": "NoSchedule"}],
-        "affinity": {"nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchExpressions": [{"key": ZONE_LABEL, "operator": "In", "values": ["us-east-1a", "us-east-1b"]}]},
-                {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": ["infra"]}]},
-            ]},
-            "preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 30, "preference": {"matchExpressions": [
-                    {"key": INSTANCE_LABEL, "operator": "In", "values": ["m6i.8xlarge", "r6i.8xlarge"]}]}},
-                {"weight": 70, "preference": {"matchExpressions": [
-                    {"key": ZONE_LABEL, "operator": "In", "values": ["us-east-1a"]}]}},
-            ],
-        }},
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": ZONE_LABEL, "operator": "In", "values": ["us-east-1a", "us-east-1b"]}
+                            ]
+                        },
+                        {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": ["infra"]}]},
+                    ]
+                },
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 30,
+                        "preference": {
+                            "matchExpressions": [
+                                {"key": INSTANCE_LABEL, "operator": "In", "values": ["m6i.8xlarge", "r6i.8xlarge"]}
+                            ]
+                        },
+                    },
+                    {
+                        "weight": 70,
+                        "preference": {
+                            "matchExpressions": [{"key": ZONE_LABEL, "operator": "In", "values": ["us-east-1a"]}]
+                        },
+                    },
+                ],
+            }
+        },
     },
 }
 
@@ -38,12 +57,27 @@ SERVICE_POD: dict[str, Any] = {
 GPU_POD: dict[str, Any] = {
     "metadata": {"name": "bench-train", "namespace": "bench"},
     "spec": {
-        "containers": [{"name": "trainer", "resources": {
-            "requests": {"cpu": "40", "memory": "384Gi"}, "limits": {GPU_RESOURCE: "4"}}}],
+        "containers": [
+            {
+                "name": "trainer",
+                "resources": {"requests": {"cpu": "40", "memory": "384Gi"}, "limits": {GPU_RESOURCE: "4"}},
+            }
+        ],
         "tolerations": [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}],
-        "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 80, "preference": {"matchExpressions": [
-                {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-H100-80GB-HBM3"]}]}}]}},
+        "affinity": {
+            "nodeAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 80,
+                        "preference": {
+                            "matchExpressions": [
+                                {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-H100-80GB-HBM3"]}
+                            ]
+                        },
+                    }
+                ]
+            }
+        },
     },
 }
 
@@ -58,8 +92,10 @@ def background_pod(i: int, gpus: int = 0) -> dict[str, Any]:
     resources: dict[str, Any] = {"requests": requests} if requests else {}
     if gpus:
         resources["limits"] = {GPU_RESOURCE: str(gpus)}
-    return {"metadata": {"name": f"running-{i:07d}", "namespace": "load"},
-            "spec": {"containers": [{"name": "c", "resources": resources}]}}
+    return {
+        "metadata": {"name": f"running-{i:07d}", "namespace": "load"},
+        "spec": {"containers": [{"name": "c", "resources": resources}]},
+    }
 
 
 @dataclass

@@ -40,8 +40,10 @@ def node(i: int, zones: tuple[str, ...] = ()) -> dict[str, Any]:
     labels = {HOSTNAME: f"scheduler-perf-{i}"}
     if zones:
         labels[ZONE] = zones[i % len(zones)]
-    return {"metadata": {"name": f"scheduler-perf-{i}", "labels": labels},
-            "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}}}
+    return {
+        "metadata": {"name": f"scheduler-perf-{i}", "labels": labels},
+        "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}},
+    }
 
 
 def _term(color: str, key: str) -> dict[str, Any]:
@@ -49,18 +51,55 @@ def _term(color: str, key: str) -> dict[str, Any]:
 
 
 SHAPES: dict[str, tuple[str | None, dict[str, Any]]] = {  # shape -> (color label, spec additions)
-    "anti-affinity": ("green", {"affinity": {"podAntiAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": [_term("green", HOSTNAME)]}}}),
-    "affinity": ("blue", {"affinity": {"podAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": [_term("blue", ZONE)]}}}),
-    "preferred-affinity": ("red", {"affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"podAffinityTerm": _term("red", HOSTNAME), "weight": 1}]}}}),
-    "preferred-anti": ("yellow", {"affinity": {"podAntiAffinity": {
-        "preferredDuringSchedulingIgnoredDuringExecution": [{"podAffinityTerm": _term("yellow", HOSTNAME),
-                                                             "weight": 1}]}}}),
-    "spreading": ("blue", {"topologySpreadConstraints": [{"maxSkew": 5, "topologyKey": ZONE,
-                                                           "whenUnsatisfiable": "DoNotSchedule",
-                                                           "labelSelector": {"matchLabels": {"color": "blue"}}}]}),
+    "anti-affinity": (
+        "green",
+        {
+            "affinity": {
+                "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("green", HOSTNAME)]}
+            }
+        },
+    ),
+    "affinity": (
+        "blue",
+        {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("blue", ZONE)]}}},
+    ),
+    "preferred-affinity": (
+        "red",
+        {
+            "affinity": {
+                "podAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"podAffinityTerm": _term("red", HOSTNAME), "weight": 1}
+                    ]
+                }
+            }
+        },
+    ),
+    "preferred-anti": (
+        "yellow",
+        {
+            "affinity": {
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"podAffinityTerm": _term("yellow", HOSTNAME), "weight": 1}
+                    ]
+                }
+            }
+        },
+    ),
+    "spreading": (
+        "blue",
+        {
+            "topologySpreadConstraints": [
+                {
+                    "maxSkew": 5,
+                    "topologyKey": ZONE,
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"color": "blue"}},
+                }
+            ]
+        },
+    ),
     "default": (None, {}),
 }
 
@@ -70,8 +109,12 @@ def pod(shape: str, name: str, namespace: str) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "namespace": namespace}
     if color:
         meta["labels"] = {"color": color}
-    container = {"name": "pause", "image": "registry.k8s.io/pause:3.10.1", "ports": [{"containerPort": 80}],
-                 "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}
+    container = {
+        "name": "pause",
+        "image": "registry.k8s.io/pause:3.10.1",
+        "ports": [{"containerPort": 80}],
+        "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}},
+    }
     return {"metadata": meta, "spec": {"containers": [container], **extra}}
 
 
@@ -92,40 +135,73 @@ def _pods(shape: str, n: int, prefix: str, namespace: str) -> list[dict[str, Any
 
 def workload(name: str, n_nodes: int = 5000, scale: float = 1.0) -> Workload:
     """The 5000-node variant of a scheduler_perf workload (``scale`` shrinks every count, for the baseline)."""
+
     def count(n: int) -> int:
         return max(1, int(n * scale))
+
     nodes_n = count(n_nodes)
     if name == "SchedulingPodAntiAffinity":  # 5000Nodes_2000Pods, threshold 60
-        return Workload(name, 60, [node(i) for i in range(nodes_n)],
-                        _pods("anti-affinity", count(1000), "init", "sched-0"),
-                        _pods("anti-affinity", count(2000), "measure", "sched-1"))
+        return Workload(
+            name,
+            60,
+            [node(i) for i in range(nodes_n)],
+            _pods("anti-affinity", count(1000), "init", "sched-0"),
+            _pods("anti-affinity", count(2000), "measure", "sched-1"),
+        )
     if name == "SchedulingPodAffinity":  # 5000Nodes_5000Pods, threshold 35; nodes in one zone
-        return Workload(name, 35, [node(i, ("zone1",)) for i in range(nodes_n)],
-                        _pods("affinity", count(5000), "init", "sched-0"),
-                        _pods("affinity", count(5000), "measure", "sched-1"))
+        return Workload(
+            name,
+            35,
+            [node(i, ("zone1",)) for i in range(nodes_n)],
+            _pods("affinity", count(5000), "init", "sched-0"),
+            _pods("affinity", count(5000), "measure", "sched-1"),
+        )
     if name == "SchedulingPreferredPodAffinity":  # 5000Nodes_5000Pods, threshold 90
-        return Workload(name, 90, [node(i) for i in range(nodes_n)],
-                        _pods("preferred-affinity", count(5000), "init", "sched-0"),
-                        _pods("preferred-affinity", count(5000), "measure", "sched-1"))
+        return Workload(
+            name,
+            90,
+            [node(i) for i in range(nodes_n)],
+            _pods("preferred-affinity", count(5000), "init", "sched-0"),
+            _pods("preferred-affinity", count(5000), "measure", "sched-1"),
+        )
     if name == "SchedulingPreferredPodAntiAffinity":  # 5000Nodes_5000Pods, threshold 90
-        return Workload(name, 90, [node(i) for i in range(nodes_n)],
-                        _pods("preferred-anti", count(5000), "init", "sched-0"),
-                        _pods("preferred-anti", count(5000), "measure", "sched-1"))
+        return Workload(
+            name,
+            90,
+            [node(i) for i in range(nodes_n)],
+            _pods("preferred-anti", count(5000), "init", "sched-0"),
+            _pods("preferred-anti", count(5000), "measure", "sched-1"),
+        )
     if name == "TopologySpreading":  # 5000Nodes_5000Pods, threshold 85; three zones
-        return Workload(name, 85, [node(i, ("moon-1", "moon-2", "moon-3")) for i in range(nodes_n)],
-                        _pods("default", count(5000), "init", "default"),
-                        _pods("spreading", count(5000), "measure", "default"))
+        return Workload(
+            name,
+            85,
+            [node(i, ("moon-1", "moon-2", "moon-3")) for i in range(nodes_n)],
+            _pods("default", count(5000), "init", "default"),
+            _pods("spreading", count(5000), "measure", "default"),
+        )
     if name == "MixedSchedulingBasePod":  # 5000Nodes_5000Pods, threshold 140; nodes in one zone
         init = []
         for shape in ("default", "affinity", "anti-affinity", "preferred-affinity", "preferred-anti"):
             init += _pods(shape, count(2000), f"init-{shape}", "sched-0")
-        return Workload(name, 140, [node(i, ("zone1",)) for i in range(nodes_n)], init,
-                        _pods("default", count(5000), "measure", "default"))
+        return Workload(
+            name,
+            140,
+            [node(i, ("zone1",)) for i in range(nodes_n)],
+            init,
+            _pods("default", count(5000), "measure", "default"),
+        )
     raise ValueError(f"unknown workload {name!r}")
 
 
-WORKLOADS = ("SchedulingPodAntiAffinity", "SchedulingPodAffinity", "SchedulingPreferredPodAffinity",
-             "SchedulingPreferredPodAntiAffinity", "TopologySpreading", "MixedSchedulingBasePod")
+WORKLOADS = (
+    "SchedulingPodAntiAffinity",
+    "SchedulingPodAffinity",
+    "SchedulingPreferredPodAffinity",
+    "SchedulingPreferredPodAntiAffinity",
+    "TopologySpreading",
+    "MixedSchedulingBasePod",
+)
 
 
 def adaptive_nodes_to_find(n_nodes: int) -> int:
@@ -171,7 +247,7 @@ class Baseline:
             group[color][i] += 1
 
     def _feasible(self, shape: str) -> np.ndarray:
-        ok = ((self.cpu + CPU_MILLI <= NODE_CPU) & (self.mem + MEMORY <= NODE_MEMORY) & (self.pods + 1 <= NODE_PODS))
+        ok = (self.cpu + CPU_MILLI <= NODE_CPU) & (self.mem + MEMORY <= NODE_MEMORY) & (self.pods + 1 <= NODE_PODS)
         if shape == "anti-affinity":  # its own term, and the bound green pods' identical terms
             ok &= self.in_sched["green"] == 0
         elif shape == "affinity":
@@ -215,7 +291,7 @@ class Baseline:
         feasible_pos = np.flatnonzero(ok)
         if feasible_pos.size == 0:
             return node_name is None
-        chosen = feasible_pos[:self.to_find]
+        chosen = feasible_pos[: self.to_find]
         self.start = (self.start + (int(chosen[-1]) + 1 if feasible_pos.size >= self.to_find else n)) % n
         idx = order[chosen]
         score = self._scores(shape, idx)

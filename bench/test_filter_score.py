@@ -7,6 +7,7 @@ python  bench/baselines.python_evaluate: the same, one Python loop over nodes (1
 Before timing, native results are asserted equal to numpy's (mask over live slots, scores over feasible slots)
 for every bench pod. Targets from the issue: native >= 30x numpy at 10k nodes, <= 1.5 ns/node at 100k.
 """
+
 from __future__ import annotations
 
 import timeit
@@ -40,8 +41,9 @@ def scenario(request) -> Scenario:
     return Scenario(request.param)
 
 
-def assert_same(name: str, scenario: Scenario, mask: np.ndarray, scores: np.ndarray,
-                ref_mask: np.ndarray, ref_scores: np.ndarray) -> None:
+def assert_same(
+    name: str, scenario: Scenario, mask: np.ndarray, scores: np.ndarray, ref_mask: np.ndarray, ref_scores: np.ndarray
+) -> None:
     live = scenario.table.live
     mask, ref_mask = np.asarray(mask, dtype=bool), np.asarray(ref_mask, dtype=bool)
     bad = np.flatnonzero((mask != ref_mask) & live)
@@ -49,8 +51,10 @@ def assert_same(name: str, scenario: Scenario, mask: np.ndarray, scores: np.ndar
     feasible = np.flatnonzero(ref_mask & live)
     assert feasible.size > 0, f"{name}: the bench pod fits nowhere; the comparison would be vacuous"
     diff = feasible[np.asarray(scores)[feasible] != np.asarray(ref_scores)[feasible]]
-    assert diff.size == 0, (f"{name}: scores differ on {diff.size}/{feasible.size} feasible nodes, e.g. node "
-                            f"{diff[0]}: {np.asarray(scores)[diff[0]]} vs {np.asarray(ref_scores)[diff[0]]}")
+    assert diff.size == 0, (
+        f"{name}: scores differ on {diff.size}/{feasible.size} feasible nodes, e.g. node "
+        f"{diff[0]}: {np.asarray(scores)[diff[0]]} vs {np.asarray(ref_scores)[diff[0]]}"
+    )
 
 
 # numpy first: module-scoped parametrization groups tests by size, in definition order, so the native test
@@ -81,11 +85,18 @@ def test_native(benchmark, scenario, bench_report):
     stats = benchmark.stats
     if stats is not None:
         median = stats.stats.median
-        bench_report.add(benchmark, scenario.group, "native", n_nodes=scenario.n_nodes,
-                         **{"ns/node": round(median / scenario.n_nodes * 1e9, 3),
-                            "ns/node(min)": round(stats.stats.min / scenario.n_nodes * 1e9, 3),
-                            "speedup_vs_numpy": round(numpy_median / median, 1),
-                            "native/numpy": round(median / numpy_median, 4)})
+        bench_report.add(
+            benchmark,
+            scenario.group,
+            "native",
+            n_nodes=scenario.n_nodes,
+            **{
+                "ns/node": round(median / scenario.n_nodes * 1e9, 3),
+                "ns/node(min)": round(stats.stats.min / scenario.n_nodes * 1e9, 3),
+                "speedup_vs_numpy": round(numpy_median / median, 1),
+                "native/numpy": round(median / numpy_median, 4),
+            },
+        )
 
 
 @pytest.mark.parametrize("scenario", [1_000], ids=["1k"], indirect=True)

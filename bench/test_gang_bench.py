@@ -9,6 +9,7 @@
   the pods placed; its baseline is the same cycle on 500 identical nodes with the numpy placement substituted for
   the native one, bindings asserted equal.
 """
+
 from __future__ import annotations
 
 import time
@@ -20,27 +21,38 @@ from gang_baselines import place_runs
 from vcore import Cluster, Scheduler
 from vcore.sim.gang import gang_workload, load
 
-PROFILE = {"percentageOfNodesToScore": 100,
-           "plugins": {"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "NodeResourcesFit", "weight": 1}]}}}
+PROFILE = {
+    "percentageOfNodesToScore": 100,
+    "plugins": {"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "NodeResourcesFit", "weight": 1}]}},
+}
 GIB = 2**30
 
 
 def _nodes(n: int, seed: int = 7) -> list[dict]:
     rng = np.random.default_rng(seed)
     cores = rng.choice([16, 32, 64], size=n)
-    return [{"metadata": {"name": f"n{i:05d}"},
-             "status": {"allocatable": {"cpu": str(int(c)), "memory": f"{int(c) * 4}Gi", "pods": "110"}}}
-            for i, c in enumerate(cores)]
+    return [
+        {
+            "metadata": {"name": f"n{i:05d}"},
+            "status": {"allocatable": {"cpu": str(int(c)), "memory": f"{int(c) * 4}Gi", "pods": "110"}},
+        }
+        for i, c in enumerate(cores)
+    ]
 
 
 def _pod(name: str, cpu_milli: int, mem_gib: int) -> dict:
-    return {"metadata": {"name": name, "namespace": "bench"},
-            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": f"{cpu_milli}m",
-                                                                             "memory": f"{mem_gib}Gi"}}}]}}
+    return {
+        "metadata": {"name": name, "namespace": "bench"},
+        "spec": {
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": f"{cpu_milli}m", "memory": f"{mem_gib}Gi"}}}]
+        },
+    }
 
 
-ROLES = {"one role": [("worker", 1000, 2000, 4)],
-         "3 roles": [("chief", 1, 8000, 32), ("ps", 49, 4000, 16), ("worker", 950, 2000, 4)]}
+ROLES = {
+    "one role": [("worker", 1000, 2000, 4)],
+    "3 roles": [("chief", 1, 8000, 32), ("ps", 49, 4000, 16), ("worker", 950, 2000, 4)],
+}
 
 
 @pytest.fixture(scope="module")
@@ -86,9 +98,17 @@ def _gang_bench(benchmark, bench_report, cluster, roles_id: str, target: str) ->
     if benchmark.stats is None:
         return
     median = benchmark.stats.stats.median
-    bench_report.add(benchmark, group, "native place_gang", target=target, ns_per_node=round(median / 10_000 * 1e9, 1),
-                     ns_per_pod=round(median / len(tasks) * 1e9), numpy_ms=round(numpy_s * 1e3, 1),
-                     speedup_vs_numpy=round(numpy_s / median), evaluations=int(result[6]))
+    bench_report.add(
+        benchmark,
+        group,
+        "native place_gang",
+        target=target,
+        ns_per_node=round(median / 10_000 * 1e9, 1),
+        ns_per_pod=round(median / len(tasks) * 1e9),
+        numpy_ms=round(numpy_s * 1e3, 1),
+        speedup_vs_numpy=round(numpy_s / median),
+        evaluations=int(result[6]),
+    )
 
 
 def test_gang_one_role(benchmark, bench_report, cluster_10k):
@@ -122,9 +142,17 @@ def test_cycle(benchmark, bench_report, workload):
     if benchmark.stats is None:
         return
     median = benchmark.stats.stats.median
-    bench_report.add(benchmark, CYCLE_GROUP, "native run_cycle", target="< 200 ms", jobs=len(workload.podgroups),
-                     pods=len(workload.pods), pods_placed=placed, jobs_running=running,
-                     pods_per_s=round(placed / median))
+    bench_report.add(
+        benchmark,
+        CYCLE_GROUP,
+        "native run_cycle",
+        target="< 200 ms",
+        jobs=len(workload.podgroups),
+        pods=len(workload.pods),
+        pods_placed=placed,
+        jobs_running=running,
+        pods_per_s=round(placed / median),
+    )
 
 
 class _NumpyEngine:
@@ -137,8 +165,9 @@ class _NumpyEngine:
     def __getattr__(self, name):
         return getattr(self._engine, name)
 
-    def place_gang(self, tasks, role, role_need, need, headroom=None, allowed=None, all_or_nothing=True, cap=None,
-                   score_bonus=None):
+    def place_gang(
+        self, tasks, role, role_need, need, headroom=None, allowed=None, all_or_nothing=True, cap=None, score_bonus=None
+    ):
         assert cap is None and score_bonus is None, "the baseline places gangs without a topology"
         state = self._cluster._state
         alloc = {r: np.array(self._cluster.allocatable(r)) for r in ("cpu", "memory", "pods")}
@@ -178,8 +207,10 @@ class _NumpyEngine:
 def test_cycle_numpy_baseline(benchmark, bench_report, workload):
     """The cycle on 500 identical nodes (CPU jobs only), native against the numpy placement."""
     benchmark.group = CYCLE_GROUP
-    nodes = [{"metadata": {"name": f"n{i:04d}"}, "status": {"allocatable": {"cpu": "32", "memory": "128Gi",
-                                                                          "pods": "110"}}} for i in range(500)]
+    nodes = [
+        {"metadata": {"name": f"n{i:04d}"}, "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"}}}
+        for i in range(500)
+    ]
     jobs = gang_workload(n_nodes=1, n_jobs=300, n_queues=4, seed=1)
     cpu_only = [pg for pg in jobs.podgroups if "nvidia.com/gpu" not in pg["spec"]["minResources"]]
     names = {pg["metadata"]["name"] for pg in cpu_only}
@@ -216,6 +247,13 @@ def test_cycle_numpy_baseline(benchmark, bench_report, workload):
     if benchmark.stats is None:
         return
     median = benchmark.stats.stats.median
-    bench_report.add(benchmark, CYCLE_GROUP, "native, 500 identical nodes", jobs=len(cpu_only), pods=len(pods),
-                     pods_placed=len(native.bindings), numpy_ms=round(numpy_s * 1e3),
-                     speedup_vs_numpy=round(numpy_s / median, 1))
+    bench_report.add(
+        benchmark,
+        CYCLE_GROUP,
+        "native, 500 identical nodes",
+        jobs=len(cpu_only),
+        pods=len(pods),
+        pods_placed=len(native.bindings),
+        numpy_ms=round(numpy_s * 1e3),
+        speedup_vs_numpy=round(numpy_s / median, 1),
+    )

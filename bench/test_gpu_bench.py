@@ -26,8 +26,14 @@ import numpy as np
 import pytest
 
 OPENB = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "openb"
-PUBLISHED = {"random": 87.5, "dot-product": 90.9, "gpu-clustering": 91.9, "gpu-packing": 92.0, "best-fit": 93.1,
-             "fgd": 95.4}
+PUBLISHED = {
+    "random": 87.5,
+    "dot-product": 90.9,
+    "gpu-clustering": 91.9,
+    "gpu-packing": 92.0,
+    "best-fit": 93.1,
+    "fgd": 95.4,
+}
 
 
 def _need_data():
@@ -53,8 +59,9 @@ def default_seed42():
     return _setup()
 
 
-@pytest.mark.parametrize("policy,target_s", [("fgd", 1.0), ("first-fit", 0.5), ("best-fit", 1.0),
-                                             ("random", 1.0), ("vcore", 2.0)])
+@pytest.mark.parametrize(
+    "policy,target_s", [("fgd", 1.0), ("first-fit", 0.5), ("best-fit", 1.0), ("random", 1.0), ("vcore", 2.0)]
+)
 def test_replay_one_seed(benchmark, bench_report, default_seed42, policy, target_s):
     from vcore.sim.gpu.replay import blended_target_workload, replay
     from vcore.sim.gpu.trace import load_pods, workload_path
@@ -63,9 +70,14 @@ def test_replay_one_seed(benchmark, bench_report, default_seed42, policy, target
     if policy == "vcore":  # vcore's policy includes its own (blended) target workload, as in run_protocol
         tw = blended_target_workload(load_pods(workload_path(str(OPENB), "default")))
     run = benchmark.pedantic(replay, args=(cluster, pods, tw, policy, 42), rounds=3, iterations=1)
-    row = bench_report.add(benchmark, "gpu replay default seed 42", policy,
-                           pods=len(pods.names), alloc_pct=round(100 * run.final_alloc_ratio, 2),
-                           target_s=target_s)
+    row = bench_report.add(
+        benchmark,
+        "gpu replay default seed 42",
+        policy,
+        pods=len(pods.names),
+        alloc_pct=round(100 * run.final_alloc_ratio, 2),
+        target_s=target_s,
+    )
     if row is not None:
         row.figures["us_per_pod"] = f"{row.median_s / len(pods.names) * 1e6:.1f}"
         row.figures["meets_target"] = str(row.median_s < target_s)
@@ -198,8 +210,13 @@ def test_live_scheduler_one_seed(benchmark, bench_report, policy):
     placed = np.array([index[p.node] if p.node else -1 for p in results[-1]], dtype=np.int32)
     replayed = replay.run_protocol(nodes, pods, policy, 42)
     assert np.array_equal(placed, replayed.node_idx), "live scheduler and native replay placed pods differently"
-    row = bench_report.add(benchmark, "gpu live scheduler seed 42", policy, pods=len(pod_dicts),
-                           alloc_pct=round(100 * replayed.final_alloc_ratio, 2))
+    row = bench_report.add(
+        benchmark,
+        "gpu live scheduler seed 42",
+        policy,
+        pods=len(pod_dicts),
+        alloc_pct=round(100 * replayed.final_alloc_ratio, 2),
+    )
     if row is not None:
         row.figures["pods_per_s"] = f"{len(pod_dicts) / row.median_s:,.0f}"
         row.figures["ns_per_pod_node"] = f"{row.median_s / (len(pod_dicts) * nodes.n_nodes) * 1e9:.0f}"
@@ -213,10 +230,15 @@ def test_gpu_device_table_memory(benchmark, bench_report):
     from vcore.sim.gpu.trace import NodeList
 
     n = 20_000
+
     def cluster_of(gpus: int) -> vcore.Cluster:
-        nodes = NodeList([f"n{i:05d}" for i in range(n)], np.full(n, 96000, dtype=np.int64),
-                         np.full(n, 786432, dtype=np.int64), np.full(n, gpus, dtype=np.int32),
-                         ["A100" if gpus else ""] * n)
+        nodes = NodeList(
+            [f"n{i:05d}" for i in range(n)],
+            np.full(n, 96000, dtype=np.int64),
+            np.full(n, 786432, dtype=np.int64),
+            np.full(n, gpus, dtype=np.int32),
+            ["A100" if gpus else ""] * n,
+        )
         cluster = vcore.Cluster()
         for node in live_replay.node_objects(nodes):
             cluster.add_node(node)
@@ -252,8 +274,7 @@ def _main(argv: list[str]) -> int:
     seeds = parse_seeds(a.seeds)
     for wl in a.workloads.split(","):
         t0 = time.perf_counter()
-        res = simulate(str(OPENB), wl, a.policies.split(","), seeds, jobs=a.jobs, progress=False,
-                       tie_order=a.tie_order)
+        res = simulate(str(OPENB), wl, a.policies.split(","), seeds, jobs=a.jobs, progress=False, tie_order=a.tie_order)
         print(f"\n{wl}: {len(seeds)} seeds, ties by {a.tie_order}, {time.perf_counter() - t0:.1f} s wall")
         fgd = res["policies"].get("fgd", {}).get("mean", {}).get("alloc_ratio_final", math.nan)
         for p, d in res["policies"].items():

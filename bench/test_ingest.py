@@ -4,6 +4,7 @@
 Cluster.bind (two per node), into a fresh Cluster each round. Reported as objects/s, with the node and pod
 phases split out (from the last round).
 """
+
 from __future__ import annotations
 
 import time
@@ -45,9 +46,14 @@ def test_ingest_nodes_and_pods(benchmark, objects, bench_report):
     if benchmark.stats is None:
         return
     n = len(nodes) + len(bindings)
-    bench_report.add(benchmark, GROUP, "5000 nodes + 10000 pods",
-                     objects_per_s=round(n / benchmark.stats.stats.median),
-                     nodes_per_s=round(len(nodes) / phases[0]), pods_per_s=round(len(bindings) / phases[1]))
+    bench_report.add(
+        benchmark,
+        GROUP,
+        "5000 nodes + 10000 pods",
+        objects_per_s=round(n / benchmark.stats.stats.median),
+        nodes_per_s=round(len(nodes) / phases[0]),
+        pods_per_s=round(len(bindings) / phases[1]),
+    )
 
 
 def test_ingest_synthetic_nodes(benchmark, bench_report):
@@ -64,5 +70,6 @@ def test_ingest_synthetic_nodes(benchmark, bench_report):
     cluster = benchmark.pedantic(run, rounds=5, warmup_rounds=1)
     assert cluster.n_nodes == len(nodes)
     if benchmark.stats is not None:
-        bench_report.add(benchmark, GROUP, "5000 synthetic nodes",
-                         objects_per_s=round(len(nodes) / benchmark.stats.stats.median))
+        bench_report.add(
+            benchmark, GROUP, "5000 synthetic nodes", objects_per_s=round(len(nodes) / benchmark.stats.stats.median)
+        )

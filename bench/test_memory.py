@@ -11,6 +11,7 @@ Reported per node:
              side of bound pods), and peak RSS via getrusage. Both are measured in a fresh child process:
              in the bench process, memory freed by earlier groups is reused and hides the growth.
 """
+
 from __future__ import annotations
 
 import gc
@@ -59,8 +60,15 @@ def test_memory_100k(benchmark, bench_report):
     child = child_rss(N_NODES)
     assert cluster.n_nodes == N_NODES
     n_slots = cluster.allocatable_matrix.shape[1]
-    views = sum(v.nbytes for v in (cluster.allocatable_matrix, cluster.requested_matrix,
-                                    cluster.nonzero_requested_matrix, cluster.live_mask))
+    views = sum(
+        v.nbytes
+        for v in (
+            cluster.allocatable_matrix,
+            cluster.requested_matrix,
+            cluster.nonzero_requested_matrix,
+            cluster.live_mask,
+        )
+    )
     figures = {
         "resources": len(cluster.resource_names),
         "views_B/node": round(views / n_slots, 1),

@@ -9,6 +9,7 @@ shared machine falls on all of them; the figures are pooled over the rounds, wit
 request (read from /proc: what the machine's load does not change) and the load average. Nothing is asserted
 about time.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,14 @@ def populated_router() -> tuple[Router, np.ndarray, dict]:
         held[name] = k
         for rid in range(int(rng.integers(0, 4))):
             r.dispatch(i * 10 + rid, name, [], int(rng.integers(100, 5000)), 0, now_s=0.0)
-    r.update_metrics({f"e{i}": EngineMetrics(waiting=int(rng.integers(0, 5)), running=int(rng.integers(0, 8)),
-                                             kv_usage=float(rng.random())) for i in range(N_ENDPOINTS)})
+    r.update_metrics(
+        {
+            f"e{i}": EngineMetrics(
+                waiting=int(rng.integers(0, 5)), running=int(rng.integers(0, 8)), kv_usage=float(rng.random())
+            )
+            for i in range(N_ENDPOINTS)
+        }
+    )
     return r, chain, held
 
 
@@ -77,18 +84,27 @@ def test_one_decision_256_endpoints(benchmark, bench_report):
         baseline_decision(router, chain, prompt_tokens)
     base_s = (time.perf_counter() - t0) / 3
     benchmark(router.route, chain, prompt_tokens, now_s=0.0)
-    bench_report.add(benchmark, "routing decision 256 endpoints", "vcore native",
-                     us_per_decision=benchmark.stats.stats.median * 1e6,
-                     ns_per_endpoint=benchmark.stats.stats.median * 1e9 / N_ENDPOINTS,
-                     baseline_ms=base_s * 1e3, speedup=base_s / benchmark.stats.stats.median)
+    bench_report.add(
+        benchmark,
+        "routing decision 256 endpoints",
+        "vcore native",
+        us_per_decision=benchmark.stats.stats.median * 1e6,
+        ns_per_endpoint=benchmark.stats.stats.median * 1e9 / N_ENDPOINTS,
+        baseline_ms=base_s * 1e3,
+        speedup=base_s / benchmark.stats.stats.median,
+    )
 
 
 def test_kthena_decision_256_endpoints(benchmark, bench_report):
     router, chain, _ = populated_router()
     policy = named_policy("kthena", 16)
     benchmark(router.route, chain, N_BLOCKS * 16, policy=policy, now_s=0.0)
-    bench_report.add(benchmark, "routing decision 256 endpoints", "kthena set (native)",
-                     us_per_decision=benchmark.stats.stats.median * 1e6)
+    bench_report.add(
+        benchmark,
+        "routing decision 256 endpoints",
+        "kthena set (native)",
+        us_per_decision=benchmark.stats.stats.median * 1e6,
+    )
 
 
 BENCH = Path(__file__).resolve().parent
@@ -106,9 +122,26 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def _load(url: str, model: str, n: int, warmup: int) -> list[float]:
-    out = subprocess.run([sys.executable, str(BENCH / "loadgen.py"), "--url", url, "--model", model, "--rate",
-                          str(RATE), "--n", str(n), "--warmup", str(warmup)], capture_output=True, text=True,
-                         timeout=600, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "loadgen.py"),
+            "--url",
+            url,
+            "--model",
+            model,
+            "--rate",
+            str(RATE),
+            "--n",
+            str(n),
+            "--warmup",
+            str(warmup),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
     result = json.loads(out.stdout)
     assert result["errors"] == 0 and len(result["latencies_s"]) == n, result["errors"]
     return result["latencies_s"]
@@ -124,31 +157,74 @@ def test_router_overhead_500_rps(benchmark, bench_report, tmp_path):
     ports = {k: free_port() for k in ("engine", "router", "router-asyncio", "passthrough")}
     engine = f"http://127.0.0.1:{ports['engine']}"
     config = tmp_path / "router.yaml"
-    config.write_text(yaml.safe_dump({
-        "router": {"scrapeIntervalSeconds": 0.5},
-        "modelServers": [{"name": "p", "model": "sim-model", "endpoints": [{"name": "e", "url": engine}]}],
-        "modelRoutes": [{"modelName": "m", "rules": [{"targetModels": [{"modelServerName": "p"}]}]}]}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "router": {"scrapeIntervalSeconds": 0.5},
+                "modelServers": [{"name": "p", "model": "sim-model", "endpoints": [{"name": "e", "url": engine}]}],
+                "modelRoutes": [{"modelName": "m", "rules": [{"targetModels": [{"modelServerName": "p"}]}]}],
+            }
+        )
+    )
     try:
         import uvloop  # noqa: F401
+
         loop = "uvloop"
     except ImportError:
         loop = "asyncio"
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     procs = {
-        "engine": subprocess.Popen([sys.executable, "-m", "vcore_router.engine_sim", "--port", str(ports["engine"]),
-                                    "--time-scale", "0.0001"], **quiet),
-        "router": subprocess.Popen([sys.executable, "-m", "vcore_router.cli", "--config", str(config), "--port",
-                                    str(ports["router"]), "--loop", loop], **quiet),
-        "router-asyncio": subprocess.Popen([sys.executable, "-m", "vcore_router.cli", "--config", str(config),
-                                            "--port", str(ports["router-asyncio"]), "--loop", "asyncio"], **quiet),
-        "passthrough": subprocess.Popen([sys.executable, str(BENCH / "passthrough_proxy.py"), "--port",
-                                         str(ports["passthrough"]), "--upstream", engine]
-                                        + (["--uvloop"] if loop == "uvloop" else []), **quiet),
+        "engine": subprocess.Popen(
+            [sys.executable, "-m", "vcore_router.engine_sim", "--port", str(ports["engine"]), "--time-scale", "0.0001"],
+            **quiet,
+        ),
+        "router": subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "vcore_router.cli",
+                "--config",
+                str(config),
+                "--port",
+                str(ports["router"]),
+                "--loop",
+                loop,
+            ],
+            **quiet,
+        ),
+        "router-asyncio": subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "vcore_router.cli",
+                "--config",
+                str(config),
+                "--port",
+                str(ports["router-asyncio"]),
+                "--loop",
+                "asyncio",
+            ],
+            **quiet,
+        ),
+        "passthrough": subprocess.Popen(
+            [
+                sys.executable,
+                str(BENCH / "passthrough_proxy.py"),
+                "--port",
+                str(ports["passthrough"]),
+                "--upstream",
+                engine,
+            ]
+            + (["--uvloop"] if loop == "uvloop" else []),
+            **quiet,
+        ),
     }
-    targets = {"direct": (engine, "sim-model"),
-               "passthrough": (f"http://127.0.0.1:{ports['passthrough']}", "sim-model"),
-               "router": (f"http://127.0.0.1:{ports['router']}", "m"),
-               "router-asyncio": (f"http://127.0.0.1:{ports['router-asyncio']}", "m")}
+    targets = {
+        "direct": (engine, "sim-model"),
+        "passthrough": (f"http://127.0.0.1:{ports['passthrough']}", "sim-model"),
+        "router": (f"http://127.0.0.1:{ports['router']}", "m"),
+        "router-asyncio": (f"http://127.0.0.1:{ports['router-asyncio']}", "m"),
+    }
     try:
         for port in ports.values():
             wait_port(port)
@@ -159,7 +235,7 @@ def test_router_overhead_500_rps(benchmark, bench_report, tmp_path):
         cpu: dict[str, float] = {k: 0.0 for k in targets}
         names = list(targets)
         for r in range(ROUNDS):
-            for name in names[r % len(names):] + names[: r % len(names)]:  # rotate the order every round
+            for name in names[r % len(names) :] + names[: r % len(names)]:  # rotate the order every round
                 url, model = targets[name]
                 pid = procs.get(name, procs["engine"]).pid
                 c0 = _cpu_seconds(pid)
@@ -177,14 +253,22 @@ def test_router_overhead_500_rps(benchmark, bench_report, tmp_path):
             if name != "direct":
                 figures.update(added_p50_ms=p50 - d50, added_p99_ms=p99 - d99, cpu_ms_per_request=cpu[name] / n * 1e3)
             if name.startswith("router"):
-                figures.update(added_p50_vs_passthrough=(p50 - d50) / pt_added[0] if pt_added[0] > 0 else float("nan"),
-                               added_p99_vs_passthrough=(p99 - d99) / pt_added[1] if pt_added[1] > 0 else float("nan"),
-                               cpu_vs_passthrough=cpu[name] / cpu["passthrough"])
-            bench_report.add(benchmark, "router overhead 500 req/s", name if name != "router" else f"router ({loop})",
-                             **figures)
-        bench_report.add(benchmark, "router overhead 500 req/s", "machine",
-                         requests_per_target=len(latencies["direct"]),
-                         load_avg_1m_before=load_before[0], load_avg_1m_after=load_after[0])
+                figures.update(
+                    added_p50_vs_passthrough=(p50 - d50) / pt_added[0] if pt_added[0] > 0 else float("nan"),
+                    added_p99_vs_passthrough=(p99 - d99) / pt_added[1] if pt_added[1] > 0 else float("nan"),
+                    cpu_vs_passthrough=cpu[name] / cpu["passthrough"],
+                )
+            bench_report.add(
+                benchmark, "router overhead 500 req/s", name if name != "router" else f"router ({loop})", **figures
+            )
+        bench_report.add(
+            benchmark,
+            "router overhead 500 req/s",
+            "machine",
+            requests_per_target=len(latencies["direct"]),
+            load_avg_1m_before=load_before[0],
+            load_avg_1m_after=load_after[0],
+        )
     finally:
         for p in procs.values():
             p.terminate()

@@ -9,6 +9,7 @@ Baseline: scheduler_perf.Baseline at a tenth of the workload (500 nodes): every 
 against numpy's view of kube-scheduler's default profile (one of the best-scoring sampled feasible nodes), timed as
 the baseline's pods/s; every placement must agree.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -45,17 +46,25 @@ def test_baseline_agrees(benchmark, bench_report, name):
 
     def check():
         b = Baseline(w.nodes)
-        disagree = [pl.pod for pl, p, shape in zip(init + measured, w.init_pods + w.pods, shapes)
-                    if not b.check(shape, p, pl.node)]
+        disagree = [
+            pl.pod
+            for pl, p, shape in zip(init + measured, w.init_pods + w.pods, shapes)
+            if not b.check(shape, p, pl.node)
+        ]
         return disagree
 
     disagree = benchmark.pedantic(check, rounds=1, warmup_rounds=0)
     assert disagree == [], f"{len(disagree)} placements the baseline would not make, first {disagree[:3]}"
     if benchmark.stats is not None:
         n = len(w.init_pods) + len(w.pods)
-        bench_report.add(benchmark, group, f"numpy baseline ({len(w.nodes)} nodes)",
-                         pods_per_s=round(n / benchmark.stats.stats.median), agree=f"{n}/{n}",
-                         ns_per_node_pod=round(benchmark.stats.stats.median / n / len(w.nodes) * 1e9, 2))
+        bench_report.add(
+            benchmark,
+            group,
+            f"numpy baseline ({len(w.nodes)} nodes)",
+            pods_per_s=round(n / benchmark.stats.stats.median),
+            agree=f"{n}/{n}",
+            ns_per_node_pod=round(benchmark.stats.stats.median / n / len(w.nodes) * 1e9, 2),
+        )
 
 
 def _shape(p) -> str:
@@ -65,11 +74,17 @@ def _shape(p) -> str:
         return "spreading"
     affinity = spec.get("affinity") or {}
     if "podAffinity" in affinity:
-        return "affinity" if "requiredDuringSchedulingIgnoredDuringExecution" in affinity["podAffinity"] \
+        return (
+            "affinity"
+            if "requiredDuringSchedulingIgnoredDuringExecution" in affinity["podAffinity"]
             else "preferred-affinity"
+        )
     if "podAntiAffinity" in affinity:
-        return "anti-affinity" if "requiredDuringSchedulingIgnoredDuringExecution" in affinity["podAntiAffinity"] \
+        return (
+            "anti-affinity"
+            if "requiredDuringSchedulingIgnoredDuringExecution" in affinity["podAntiAffinity"]
             else "preferred-anti"
+        )
     assert color is None
     return "default"
 
@@ -91,11 +106,15 @@ def test_native(benchmark, bench_report, name):
     if benchmark.stats is None:
         return
     pods_per_s = len(w.pods) / benchmark.stats.stats.median
-    figures = {"pods_per_s": round(pods_per_s), "floor": w.floor, "x_floor": round(pods_per_s / w.floor),
-               "target_x": 100, "ns_per_node_pod": round(benchmark.stats.stats.median / len(w.pods) / len(w.nodes)
-                                                         * 1e9, 2),
-               "native_bytes_per_node": round(scheduler.cluster.native_bytes / len(w.nodes)),
-               "peak_rss_mib": round(peak_rss_mib())}
+    figures = {
+        "pods_per_s": round(pods_per_s),
+        "floor": w.floor,
+        "x_floor": round(pods_per_s / w.floor),
+        "target_x": 100,
+        "ns_per_node_pod": round(benchmark.stats.stats.median / len(w.pods) / len(w.nodes) * 1e9, 2),
+        "native_bytes_per_node": round(scheduler.cluster.native_bytes / len(w.nodes)),
+        "peak_rss_mib": round(peak_rss_mib()),
+    }
     small = workload(name, scale=BASELINE_SCALE)
     baseline = bench_report.medians.get((group, f"numpy baseline ({len(small.nodes)} nodes)"))
     if baseline:  # per node and pod: the baseline checks at a tenth of the scale

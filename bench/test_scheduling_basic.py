@@ -8,6 +8,7 @@ Baseline: bench/baselines.numpy_schedule_basic, a numpy loop with the same seman
 percentageOfNodesToScore from a rotating start, LeastAllocated + BalancedAllocation, random tie-break), at
 1000 pods because it is slow; both must place the same number of those pods.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -50,16 +51,19 @@ def test_numpy_loop(benchmark, workload, bench_report):
 
     def setup():
         # The loop mutates its own copies of the requested rows; each round starts from the same state.
-        return (alloc, {r: np.array(base.requested(r)) for r in ("cpu", "memory", "pods")}, requests,
-                BASELINE_PODS), {}
+        return (alloc, {r: np.array(base.requested(r)) for r in ("cpu", "memory", "pods")}, requests, BASELINE_PODS), {}
 
     result = benchmark.pedantic(numpy_schedule_basic, setup=setup, rounds=3, warmup_rounds=0)
     assert result == BASELINE_PODS
     native_count = placed(fresh_scheduler(workload).schedule(workload.pods[:BASELINE_PODS]))
     assert native_count == result, f"native placed {native_count} of the first {BASELINE_PODS}, numpy {result}"
     if benchmark.stats is not None:
-        bench_report.add(benchmark, GROUP, f"numpy loop ({BASELINE_PODS} pods)",
-                         pods_per_s=round(BASELINE_PODS / benchmark.stats.stats.median))
+        bench_report.add(
+            benchmark,
+            GROUP,
+            f"numpy loop ({BASELINE_PODS} pods)",
+            pods_per_s=round(BASELINE_PODS / benchmark.stats.stats.median),
+        )
 
 
 def _native(benchmark, workload, bench_report, impl: str, precompile: bool) -> None:

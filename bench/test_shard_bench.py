@@ -8,6 +8,7 @@ results asserted equal.
   their move cooldown (the controller's periodic and event-driven run).
 Target: well under 1 s for 10,000 nodes (Volcano's design targets under 30 s for 1000 nodes).
 """
+
 from __future__ import annotations
 
 import os
@@ -25,17 +26,32 @@ GIB = 2**30
 
 @pytest.fixture(scope="module")
 def setting():
-    config = load_sharding_config({"schedulerConfigs": [
-        {"name": "agent", "cpuUtilizationMin": 0.7, "cpuUtilizationMax": 1.0, "preferWarmupNodes": True,
-         "minNodes": 1, "maxNodes": int(NODES * 0.3)},
-        {"name": "batch-a", "strategy": "capacity", "weight": 2},
-        {"name": "batch-b", "strategy": "capacity", "weight": 1}],
-        "hysteresis": 0.05, "balanceTolerance": 0.1, "minMoveInterval": "30s"})
+    config = load_sharding_config(
+        {
+            "schedulerConfigs": [
+                {
+                    "name": "agent",
+                    "cpuUtilizationMin": 0.7,
+                    "cpuUtilizationMax": 1.0,
+                    "preferWarmupNodes": True,
+                    "minNodes": 1,
+                    "maxNodes": int(NODES * 0.3),
+                },
+                {"name": "batch-a", "strategy": "capacity", "weight": 2},
+                {"name": "batch-b", "strategy": "capacity", "weight": 1},
+            ],
+            "hysteresis": 0.05,
+            "balanceTolerance": 0.1,
+            "minMoveInterval": "30s",
+        }
+    )
     rng = np.random.default_rng(11)
     cores = rng.choice([16, 32, 64], size=NODES)
     used = (cores * rng.random(NODES)).round(2)
-    rows = [(f"n{i:06d}", {WARMUP_LABEL: "true"} if i % 7 == 0 else {}, int(c) * 1000, int(c) * 4 * GIB,
-             int(u * 1000)) for i, (c, u) in enumerate(zip(cores, used))]
+    rows = [
+        (f"n{i:06d}", {WARMUP_LABEL: "true"} if i % 7 == 0 else {}, int(c) * 1000, int(c) * 4 * GIB, int(u * 1000))
+        for i, (c, u) in enumerate(zip(cores, used))
+    ]
     table = NodeTable.build(config, rows)
     owner = assign(table, config)
     later = NodeTable.build(config, rows)
@@ -56,20 +72,36 @@ def _bench(benchmark, bench_report, group, run, reference):
     if benchmark.stats is None:
         return
     median = benchmark.stats.stats.median
-    bench_report.add(benchmark, group, "numpy assign", target="< 1 s", ms=round(median * 1e3, 2),
-                     ns_per_node=round(median / NODES * 1e9), reference_ms=round(reference_s * 1e3, 1),
-                     speedup_vs_python=round(reference_s / median, 1),
-                     nodes_per_shard=str(np.bincount(got + 1).tolist()))
+    bench_report.add(
+        benchmark,
+        group,
+        "numpy assign",
+        target="< 1 s",
+        ms=round(median * 1e3, 2),
+        ns_per_node=round(median / NODES * 1e9),
+        reference_ms=round(reference_s * 1e3, 1),
+        speedup_vs_python=round(reference_s / median, 1),
+        nodes_per_shard=str(np.bincount(got + 1).tolist()),
+    )
 
 
 def test_shard_fresh_assignment(benchmark, bench_report, setting):
     config, table, _, _, _ = setting
-    _bench(benchmark, bench_report, f"sharder fresh {NODES} nodes",
-           lambda: assign(table, config), lambda: assign_reference(table, config))
+    _bench(
+        benchmark,
+        bench_report,
+        f"sharder fresh {NODES} nodes",
+        lambda: assign(table, config),
+        lambda: assign_reference(table, config),
+    )
 
 
 def test_shard_reassignment(benchmark, bench_report, setting):
     config, _, later, owner, moved = setting
-    _bench(benchmark, bench_report, f"sharder reassign {NODES} nodes",
-           lambda: assign(later, config, owner, moved, 1000.0),
-           lambda: assign_reference(later, config, owner, moved, 1000.0))
+    _bench(
+        benchmark,
+        bench_report,
+        f"sharder reassign {NODES} nodes",
+        lambda: assign(later, config, owner, moved, 1000.0),
+        lambda: assign_reference(later, config, owner, moved, 1000.0),
+    )

@@ -21,6 +21,7 @@ Groups:
       topology-aware policies place at least as many gangs as the unaware baseline and span fewer leaves; CP-SAT
       strands no more GPUs than native.
 """
+
 from __future__ import annotations
 
 import timeit
@@ -38,8 +39,7 @@ NATIVE = TopologyPlacementArgs(solver="native")
 
 
 class Scenario:
-    def __init__(self, group: str, cluster: vcore.Cluster, fit: np.ndarray, pods: int, tier: int,
-                 build_s: float = 0.0):
+    def __init__(self, group: str, cluster: vcore.Cluster, fit: np.ndarray, pods: int, tier: int, build_s: float = 0.0):
         self.group, self.cluster, self.fit, self.pods = group, cluster, fit, pods
         self.n_nodes = cluster.n_nodes
         self.n_domains = sum(1 for n in cluster.topology.domain_names if n)
@@ -50,8 +50,9 @@ class Scenario:
 
     def native(self):
         rc = self.rc
-        return _core.topology.place_gang(self.cluster._state, self.fit, rc.n_pods, rc.start_row, rc.limit_row,
-                                         rc.hard, [], None, 0.0, 0.0, 0)
+        return _core.topology.place_gang(
+            self.cluster._state, self.fit, rc.n_pods, rc.start_row, rc.limit_row, rc.hard, [], None, 0.0, 0.0, 0
+        )
 
     def seam(self):
         return place_gang(self.cluster, self.fit, self.pods, self.constraint, args=NATIVE)
@@ -72,18 +73,42 @@ def tree_10k() -> Scenario:
     c = vcore.Cluster()
     names = [f"node-{i:05d}" for i in range(10_000)]
     for name in names:
-        c.add_node({"metadata": {"name": name}, "status": {"allocatable": {"cpu": "64", "memory": "512Gi",
-                                                                           "pods": "110"}}})
+        c.add_node(
+            {"metadata": {"name": name}, "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}}}
+        )
     leaves = np.array_split(np.arange(10_000), 1959)
-    hns = [{"metadata": {"name": f"leaf-{j:04d}"}, "spec": {"tier": 1, "members": [
-        {"type": "Node", "selector": {"exactMatch": {"name": names[i]}}} for i in part]}}
-        for j, part in enumerate(leaves)]
+    hns = [
+        {
+            "metadata": {"name": f"leaf-{j:04d}"},
+            "spec": {
+                "tier": 1,
+                "members": [{"type": "Node", "selector": {"exactMatch": {"name": names[i]}}} for i in part],
+            },
+        }
+        for j, part in enumerate(leaves)
+    ]
     spines = np.array_split(np.arange(1959), 40)
-    hns += [{"metadata": {"name": f"spine-{k:02d}"}, "spec": {"tier": 2, "members": [
-        {"type": "HyperNode", "selector": {"exactMatch": {"name": f"leaf-{j:04d}"}}} for j in part]}}
-        for k, part in enumerate(spines)]
-    hns.append({"metadata": {"name": "core"}, "spec": {"tier": 3, "members": [
-        {"type": "HyperNode", "selector": {"exactMatch": {"name": f"spine-{k:02d}"}}} for k in range(40)]}})
+    hns += [
+        {
+            "metadata": {"name": f"spine-{k:02d}"},
+            "spec": {
+                "tier": 2,
+                "members": [{"type": "HyperNode", "selector": {"exactMatch": {"name": f"leaf-{j:04d}"}}} for j in part],
+            },
+        }
+        for k, part in enumerate(spines)
+    ]
+    hns.append(
+        {
+            "metadata": {"name": "core"},
+            "spec": {
+                "tier": 3,
+                "members": [
+                    {"type": "HyperNode", "selector": {"exactMatch": {"name": f"spine-{k:02d}"}}} for k in range(40)
+                ],
+            },
+        }
+    )
     build_s = min(timeit.repeat(lambda: c.set_hypernodes(hns), number=1, repeat=3))
     rng = np.random.default_rng(11)
     fit = rng.integers(0, 4, size=c._state.n_slots).astype(np.int32)  # 0..3 pods fit per node
@@ -125,8 +150,9 @@ def test_topology_native(benchmark, scenario, bench_report):
     benchmark.group = scenario.group
     _same(scenario)
     benchmark(scenario.native)
-    row = bench_report.add(benchmark, scenario.group, "native kernel", n_nodes=scenario.n_nodes,
-                           domains=scenario.n_domains)
+    row = bench_report.add(
+        benchmark, scenario.group, "native kernel", n_nodes=scenario.n_nodes, domains=scenario.n_domains
+    )
     _ratio(row, bench_report, scenario)
     if row and scenario.build_s:
         row.figures["set_hypernodes_ms"] = f"{scenario.build_s * 1e3:.1f}"
@@ -158,9 +184,14 @@ def cycle_tree():
         for i in range(used):
             c.bind(_cpu_pod(f"{name}-fill-{i}"), name)
     pods = [_cpu_pod(f"gang-{i}", group="gang") for i in range(GANG_PODS)]
-    c.add_podgroup({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                    "metadata": {"name": "gang", "namespace": "bench"},
-                    "spec": {"minMember": GANG_PODS, "networkTopology": {"mode": "hard", "highestTierAllowed": 2}}})
+    c.add_podgroup(
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "gang", "namespace": "bench"},
+            "spec": {"minMember": GANG_PODS, "networkTopology": {"mode": "hard", "highestTierAllowed": 2}},
+        }
+    )
     for p in pods:
         c.add_pod(p)
     return c, pods
@@ -210,21 +241,39 @@ def test_topology_cycle_seam_and_bind(benchmark, bench_report, cycle_tree):
 
 def test_topology_cycle(benchmark, bench_report, cycle_tree):
     c, pods = cycle_tree
-    scheduler = vcore.Scheduler(c, cycle={"actions": "allocate", "tiers": [
-        {"plugins": [{"name": "priority"}, {"name": "gang"}]},
-        {"plugins": [{"name": "predicates"}, {"name": "nodeorder"},
-                     {"name": "network-topology-aware", "arguments": {"solver": "native"}}]}]})
+    scheduler = vcore.Scheduler(
+        c,
+        cycle={
+            "actions": "allocate",
+            "tiers": [
+                {"plugins": [{"name": "priority"}, {"name": "gang"}]},
+                {
+                    "plugins": [
+                        {"name": "predicates"},
+                        {"name": "nodeorder"},
+                        {"name": "network-topology-aware", "arguments": {"solver": "native"}},
+                    ]
+                },
+            ],
+        },
+    )
     # The same placement as the seam's, node for node.
     _unbind(c, pods)
-    p = place_gang(c, fit_counts(c, pods[0]), GANG_PODS, TopologyConstraint("hard", TierRef(tier=2), owner="bench"),
-                   args=NATIVE)
+    p = place_gang(
+        c, fit_counts(c, pods[0]), GANG_PODS, TopologyConstraint("hard", TierRef(tier=2), owner="bench"), args=NATIVE
+    )
     want = p.nodes(c)
     result = scheduler.run_cycle()
     assert result.podgroups["bench/gang"].phase == "Running" and _per_node(c) == want
     benchmark.group = CYCLE_GROUP
     benchmark.pedantic(scheduler.run_cycle, setup=lambda: _unbind(c, pods), rounds=10, iterations=1)
-    row = bench_report.add(benchmark, CYCLE_GROUP, "Scheduler.run_cycle", n_nodes=c.n_nodes,
-                           domain=result.podgroups["bench/gang"].hypernode)
+    row = bench_report.add(
+        benchmark,
+        CYCLE_GROUP,
+        "Scheduler.run_cycle",
+        n_nodes=c.n_nodes,
+        domain=result.podgroups["bench/gang"].hypernode,
+    )
     baseline = bench_report.medians.get((CYCLE_GROUP, "seam + Cluster.bind"))
     if row and baseline:
         row.figures["x_seam_bind"] = f"{baseline / row.median_s:.1f}"
@@ -244,10 +293,18 @@ def test_topology_stream(benchmark, bench_report, policy):
     result = benchmark.pedantic(lambda: run_stream(build_tree_cluster(), STREAM, policy), rounds=1, iterations=1)
     s = result.summary()
     RESULTS[policy] = s
-    bench_report.add(benchmark, group, policy, placed=s["placed"], leaves_per_gang=s["leaves_per_gang"],
-                     spines_per_gang=s["spines_per_gang"], multi_spine=s["multi_spine_gangs"],
-                     stranded_mean=s["stranded_gpus_mean"], stranded_max=s["stranded_gpus_max"],
-                     s_per_cycle=s["seconds_per_gang"])
+    bench_report.add(
+        benchmark,
+        group,
+        policy,
+        placed=s["placed"],
+        leaves_per_gang=s["leaves_per_gang"],
+        spines_per_gang=s["spines_per_gang"],
+        multi_spine=s["multi_spine_gangs"],
+        stranded_mean=s["stranded_gpus_mean"],
+        stranded_max=s["stranded_gpus_max"],
+        s_per_cycle=s["seconds_per_gang"],
+    )
     if policy != "unaware" and "unaware" in RESULTS:
         assert s["placed"] >= RESULTS["unaware"]["placed"]
         assert s["leaves_per_gang"] < RESULTS["unaware"]["leaves_per_gang"]

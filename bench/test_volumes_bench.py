@@ -14,6 +14,7 @@ Baselines (volume_baselines.py): the numpy scheduling loop of SchedulingBasic wi
 placed counts (and per-node volume counts where the limit binds) asserted equal; for evaluate, baselines.numpy_evaluate
 of the default profile and the volume limit mask in numpy (and in pure Python), masks and scores asserted equal.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -171,8 +172,14 @@ def test_tight_numpy_loop(benchmark, tight, bench_report):
 
     def setup():
         state["volumes"] = volumes0.copy()
-        return (alloc, {r: a.copy() for r, a in req0.items()}, state["volumes"], limits, POD_REQUESTS,
-                len(tight.pods)), {}
+        return (
+            alloc,
+            {r: a.copy() for r, a in req0.items()},
+            state["volumes"],
+            limits,
+            POD_REQUESTS,
+            len(tight.pods),
+        ), {}
 
     result = benchmark.pedantic(numpy_schedule_csi_pvs, setup=setup, rounds=3, warmup_rounds=0)
     assert result == 500
@@ -183,8 +190,9 @@ def test_tight_numpy_loop(benchmark, tight, bench_report):
     unplaced = next(p for p in native if p.node is None)
     assert dict(unplaced.reasons) == {"node(s) exceed max volume count": 500}
     if benchmark.stats is not None:
-        bench_report.add(benchmark, TIGHT, "numpy loop",
-                         pods_per_s=round(len(tight.pods) / benchmark.stats.stats.median))
+        bench_report.add(
+            benchmark, TIGHT, "numpy loop", pods_per_s=round(len(tight.pods) / benchmark.stats.stats.median)
+        )
 
 
 @pytest.mark.parametrize("preemption", [True, False], ids=["default profile", "without DefaultPreemption"])
@@ -267,8 +275,12 @@ def test_evaluate_python_mask(benchmark, evaluation, bench_report):
     volumes, limits = evaluation.volumes.tolist(), evaluation.limits.tolist()
     benchmark.pedantic(python_volume_limit_mask, args=(volumes, limits), rounds=20, warmup_rounds=1)
     if benchmark.stats is not None:
-        bench_report.add(benchmark, EVALUATE, "pure Python, volume limit mask alone",
-                         ns_per_node=benchmark.stats.stats.median * 1e9 / N_EVAL)
+        bench_report.add(
+            benchmark,
+            EVALUATE,
+            "pure Python, volume limit mask alone",
+            ns_per_node=benchmark.stats.stats.median * 1e9 / N_EVAL,
+        )
 
 
 def test_evaluate_native(benchmark, evaluation, bench_report):

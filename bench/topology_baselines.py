@@ -4,6 +4,7 @@ topology_search.cpp): first row with a domain that holds the gang, the tightest 
 name), then Kueue's BestFit down the tree. No sub-group layers, running pods or link state: the benchmarks' gangs
 use none.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -14,6 +14,7 @@ filter added: a node takes the pod only while its count of distinct attached CSI
 the CSINode's limit. VolumeRestrictions, VolumeZone and VolumeBinding pass every node on this workload (the claims are
 bound to PVs without node affinity or zone labels, ReadOnlyMany), so the loop leaves them out.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -41,28 +42,54 @@ class CSIPVsWorkload:
 
 def _pod_with_claim(i: int, namespace: str, workload: CSIPVsWorkload) -> dict[str, Any]:
     claim, pv = f"pvc-{i}", f"{namespace}-pv-{i}"
-    workload.pvcs.append({
-        "apiVersion": "v1", "kind": "PersistentVolumeClaim",
-        "metadata": {"name": claim, "namespace": namespace, "uid": f"{namespace}-uid-{i}",
-                     "annotations": {"pv.kubernetes.io/bind-completed": "true"}},
-        "spec": {"accessModes": ["ReadOnlyMany"], "resources": {"requests": {"storage": "1Gi"}}, "volumeName": pv},
-        "status": {"phase": "Bound"},
-    })
-    workload.pvs.append({
-        "apiVersion": "v1", "kind": "PersistentVolume",
-        "metadata": {"name": pv},
-        "spec": {"accessModes": ["ReadOnlyMany"], "capacity": {"storage": "1Gi"},
-                 "csi": {"driver": DRIVER, "volumeHandle": pv}, "persistentVolumeReclaimPolicy": "Retain",
-                 "claimRef": {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": namespace,
-                              "name": claim}},
-        "status": {"phase": "Bound"},
-    })
+    workload.pvcs.append(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {
+                "name": claim,
+                "namespace": namespace,
+                "uid": f"{namespace}-uid-{i}",
+                "annotations": {"pv.kubernetes.io/bind-completed": "true"},
+            },
+            "spec": {"accessModes": ["ReadOnlyMany"], "resources": {"requests": {"storage": "1Gi"}}, "volumeName": pv},
+            "status": {"phase": "Bound"},
+        }
+    )
+    workload.pvs.append(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": pv},
+            "spec": {
+                "accessModes": ["ReadOnlyMany"],
+                "capacity": {"storage": "1Gi"},
+                "csi": {"driver": DRIVER, "volumeHandle": pv},
+                "persistentVolumeReclaimPolicy": "Retain",
+                "claimRef": {
+                    "kind": "PersistentVolumeClaim",
+                    "apiVersion": "v1",
+                    "namespace": namespace,
+                    "name": claim,
+                },
+            },
+            "status": {"phase": "Bound"},
+        }
+    )
     return {
-        "apiVersion": "v1", "kind": "Pod",
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": {"name": f"pod-{i:06d}", "namespace": namespace, "uid": f"{namespace}-pod-{i}"},
-        "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
-                                 "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}],
-                 "volumes": [{"name": "vol", "persistentVolumeClaim": {"claimName": claim}}]},
+        "spec": {
+            "containers": [
+                {
+                    "name": "pause",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}},
+                }
+            ],
+            "volumes": [{"name": "vol", "persistentVolumeClaim": {"claimName": claim}}],
+        },
     }
 
 
@@ -71,20 +98,40 @@ def scheduling_csi_pvs(n_nodes: int, n_init: int, n_pods: int, limit: int = 39) 
     for i in range(n_nodes):
         name = f"scheduler-perf-{i:06d}"
         resources = {"cpu": "4", "memory": "32Gi", "pods": "110", LIMIT_RESOURCE: str(limit)}
-        nodes.append({"apiVersion": "v1", "kind": "Node",
-                      "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-                      "spec": {}, "status": {"capacity": dict(resources), "allocatable": resources}})
-        csi_nodes.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": name},
-                          "spec": {"drivers": [{"name": DRIVER, "nodeID": name, "allocatable": {"count": limit}}]}})
-    w = CSIPVsWorkload(f"SchedulingCSIPVs(n_nodes={n_nodes}, n_init={n_init}, n_pods={n_pods}, limit={limit})",
-                       limit, nodes, csi_nodes)
+        nodes.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                "spec": {},
+                "status": {"capacity": dict(resources), "allocatable": resources},
+            }
+        )
+        csi_nodes.append(
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "CSINode",
+                "metadata": {"name": name},
+                "spec": {"drivers": [{"name": DRIVER, "nodeID": name, "allocatable": {"count": limit}}]},
+            }
+        )
+    w = CSIPVsWorkload(
+        f"SchedulingCSIPVs(n_nodes={n_nodes}, n_init={n_init}, n_pods={n_pods}, limit={limit})", limit, nodes, csi_nodes
+    )
     w.init_pods = [_pod_with_claim(i, "sched-setup", w) for i in range(n_init)]
     w.pods = [_pod_with_claim(i, "sched-test", w) for i in range(n_pods)]
     return w
 
 
-def numpy_schedule_csi_pvs(alloc: dict[str, np.ndarray], req: dict[str, np.ndarray], volumes: np.ndarray,
-                           limits: np.ndarray, pod_requests: dict[str, int], n_pods: int, seed: int = 0) -> int:
+def numpy_schedule_csi_pvs(
+    alloc: dict[str, np.ndarray],
+    req: dict[str, np.ndarray],
+    volumes: np.ndarray,
+    limits: np.ndarray,
+    pod_requests: dict[str, int],
+    n_pods: int,
+    seed: int = 0,
+) -> int:
     """Place ``n_pods`` pods of one new CSI volume each; ``req`` and ``volumes`` (the distinct volumes of the driver
     attached to each node) are updated in place. Returns the number placed."""
     rng = np.random.default_rng(seed)
@@ -108,8 +155,10 @@ def numpy_schedule_csi_pvs(alloc: dict[str, np.ndarray], req: dict[str, np.ndarr
         idx = order[chosen_pos]
         ca, ma = alloc["cpu"][idx], alloc["memory"][idx]
         cu, mu = req["cpu"][idx] + cpu, req["memory"][idx] + mem
-        fit = (np.where(cu <= ca, (ca - cu) * MAX_NODE_SCORE // ca, 0)
-               + np.where(mu <= ma, (ma - mu) * MAX_NODE_SCORE // ma, 0)) // 2
+        fit = (
+            np.where(cu <= ca, (ca - cu) * MAX_NODE_SCORE // ca, 0)
+            + np.where(mu <= ma, (ma - mu) * MAX_NODE_SCORE // ma, 0)
+        ) // 2
         std = np.abs((np.minimum(cu / ca, 1.0) - np.minimum(mu / ma, 1.0)) / 2)
         score = fit + ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
         best = np.flatnonzero(score == score.max())

@@ -4,6 +4,7 @@ real control plane (etcd + kube-apiserver) that the kube adapter's and the route
 Hypothesis profile "ci" (derandomized, no deadline) is registered and loaded unless HYPOTHESIS_PROFILE names
 another one, so the property tests are reproducible and never flaky on a slow shared machine.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -18,11 +19,18 @@ sys.path.insert(0, os.path.dirname(__file__))  # `import reference` from any tes
 
 # "ci" does not shrink: a failing example of a 40-node cluster can take minutes to shrink, and the assertion
 # messages already say which node, plugin and numbers differ. HYPOTHESIS_PROFILE=dev shrinks.
-settings.register_profile("ci", derandomize=True, deadline=None, max_examples=100, print_blob=True,
-                          phases=[Phase.explicit, Phase.reuse, Phase.generate],
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-settings.register_profile("dev", deadline=None, max_examples=500,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    deadline=None,
+    max_examples=100,
+    print_blob=True,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "dev", deadline=None, max_examples=500, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
@@ -35,8 +43,17 @@ def _qty(resource: str, v) -> str:
     return f"{v}m" if resource == "cpu" else str(v)
 
 
-def make_node(name: str, cpu=None, mem=None, *, pods=110, extra: dict | None = None, labels: dict | None = None,
-              taints: list | None = None, unschedulable: bool = False) -> dict:
+def make_node(
+    name: str,
+    cpu=None,
+    mem=None,
+    *,
+    pods=110,
+    extra: dict | None = None,
+    labels: dict | None = None,
+    taints: list | None = None,
+    unschedulable: bool = False,
+) -> dict:
     alloc = {}
     if cpu is not None:
         alloc["cpu"] = _qty("cpu", cpu)
@@ -46,10 +63,13 @@ def make_node(name: str, cpu=None, mem=None, *, pods=110, extra: dict | None = N
         alloc["pods"] = str(pods)
     for k, v in (extra or {}).items():
         alloc[k] = _qty(k, v)
-    node = {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": dict(labels or {})},
-            "spec": {},
-            "status": {"allocatable": alloc, "capacity": dict(alloc)}}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": dict(labels or {})},
+        "spec": {},
+        "status": {"allocatable": alloc, "capacity": dict(alloc)},
+    }
     if taints:
         node["spec"]["taints"] = [dict(t) for t in taints]
     if unschedulable:
@@ -92,9 +112,17 @@ def zero_container(name: str = "c") -> dict:
     return container({"cpu": 0, "memory": 0}, name=name)
 
 
-def make_pod(name: str, *containers: dict, namespace: str = "default", init: list | None = None,
-             overhead: dict | None = None, node_selector: dict | None = None, required: list | None = None,
-             preferred: list | None = None, tolerations: list | None = None) -> dict:
+def make_pod(
+    name: str,
+    *containers: dict,
+    namespace: str = "default",
+    init: list | None = None,
+    overhead: dict | None = None,
+    node_selector: dict | None = None,
+    required: list | None = None,
+    preferred: list | None = None,
+    tolerations: list | None = None,
+) -> dict:
     """required: list of nodeSelectorTerms; preferred: [(weight, term)]."""
     cs = [dict(c, name=f"c{i}") for i, c in enumerate(containers)] or [zero_container("c0")]
     spec: dict = {"containers": cs}
@@ -109,7 +137,8 @@ def make_pod(name: str, *containers: dict, namespace: str = "default", init: lis
         na["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": list(required)}
     if preferred:
         na["preferredDuringSchedulingIgnoredDuringExecution"] = [
-            {"weight": w, "preference": term} for w, term in preferred]
+            {"weight": w, "preference": term} for w, term in preferred
+        ]
     if na:
         spec["affinity"] = {"nodeAffinity": na}
     if tolerations:
@@ -147,8 +176,15 @@ def term(*exprs: dict, fields: list | None = None) -> dict:
 # ---------------------------------------------------------------------------------------------------------------
 # Profile builders (one KubeSchedulerConfiguration profile as a dict)
 # ---------------------------------------------------------------------------------------------------------------
-def make_profile(scores: list[tuple[str, int]], *, filters: list[str] | None = None, fit: dict | None = None,
-                 balanced: list | None = None, binpack: dict | None = None, pct: int | None = None) -> dict:
+def make_profile(
+    scores: list[tuple[str, int]],
+    *,
+    filters: list[str] | None = None,
+    fit: dict | None = None,
+    balanced: list | None = None,
+    binpack: dict | None = None,
+    pct: int | None = None,
+) -> dict:
     """scores: [(plugin, weight)] replacing all default score plugins; filters: None = defaults, else exactly
     these filter plugins; fit: NodeResourcesFitArgs; balanced: [(resource, weight)]; binpack: Volcano args."""
     plugins = {"score": {"disabled": [{"name": "*"}], "enabled": [{"name": n, "weight": w} for n, w in scores]}}
@@ -162,8 +198,12 @@ def make_profile(scores: list[tuple[str, int]], *, filters: list[str] | None = N
     if fit:
         cfg.append({"name": "NodeResourcesFit", "args": fit})
     if balanced:
-        cfg.append({"name": "NodeResourcesBalancedAllocation",
-                    "args": {"resources": [{"name": n, "weight": w} for n, w in balanced]}})
+        cfg.append(
+            {
+                "name": "NodeResourcesBalancedAllocation",
+                "args": {"resources": [{"name": n, "weight": w} for n, w in balanced]},
+            }
+        )
     if binpack:
         cfg.append({"name": "binpack", "args": dict(binpack)})
     if cfg:
@@ -173,8 +213,13 @@ def make_profile(scores: list[tuple[str, int]], *, filters: list[str] | None = N
     return prof
 
 
-def fit_args(strategy: str = "LeastAllocated", resources=(("cpu", 1), ("memory", 1)), shape=None,
-             ignored=None, ignored_groups=None) -> dict:
+def fit_args(
+    strategy: str = "LeastAllocated",
+    resources=(("cpu", 1), ("memory", 1)),
+    shape=None,
+    ignored=None,
+    ignored_groups=None,
+) -> dict:
     s: dict = {"type": strategy, "resources": [{"name": n, "weight": w} for n, w in resources]}
     if shape is not None:
         s["requestedToCapacityRatio"] = {"shape": [{"utilization": u, "score": v} for u, v in shape]}
@@ -202,19 +247,40 @@ GIB = 2**30
 # than the whole comparison.
 # None = the node does not list the resource at all; strings exercise the quantity grammar and rounding
 # (cpu "0.1m" -> 1 milli, "1.5Ki" -> 1536, "100M", "1e3").
-_CPU_ALLOC = st.one_of(st.just(0), st.integers(1, 64_000), st.sampled_from([1000, 4000, 8000, 16_000]),
-                       st.sampled_from([None, "2", "3.5", "750m", "0.1m", "1e1"]))
-_MEM_ALLOC = st.one_of(st.just(0), st.integers(1, 64 * GIB), st.sampled_from([GIB, 4 * GIB, 10_000]),
-                       st.sampled_from([None, "4Gi", "1.5Ki", "100M", "1e3", "0.5"]))
+_CPU_ALLOC = st.one_of(
+    st.just(0),
+    st.integers(1, 64_000),
+    st.sampled_from([1000, 4000, 8000, 16_000]),
+    st.sampled_from([None, "2", "3.5", "750m", "0.1m", "1e1"]),
+)
+_MEM_ALLOC = st.one_of(
+    st.just(0),
+    st.integers(1, 64 * GIB),
+    st.sampled_from([GIB, 4 * GIB, 10_000]),
+    st.sampled_from([None, "4Gi", "1.5Ki", "100M", "1e3", "0.5"]),
+)
 _PODS_ALLOC = st.one_of(st.just(110), st.integers(0, 6), st.none())
 _LABELS = st.dictionaries(st.sampled_from(LABEL_KEYS), st.sampled_from(LABEL_VALUES), max_size=4)
-_TAINTS = st.lists(st.builds(taint, st.sampled_from(TAINT_KEYS), st.sampled_from(TAINT_VALUES),
-                             st.sampled_from(EFFECTS)), max_size=3, unique_by=lambda t: (t["key"], t["effect"]))
+_TAINTS = st.lists(
+    st.builds(taint, st.sampled_from(TAINT_KEYS), st.sampled_from(TAINT_VALUES), st.sampled_from(EFFECTS)),
+    max_size=3,
+    unique_by=lambda t: (t["key"], t["effect"]),
+)
 _SMALL = st.integers(0, 8)
-_CPU_REQ = st.one_of(st.none(), st.just(0), st.integers(1, 8000), st.sampled_from([100, 500, 1000, 3000]),
-                     st.sampled_from(["0.5", "250m", "0.1m", "1500u", "0"]))
-_MEM_REQ = st.one_of(st.none(), st.just(0), st.integers(1, 8 * GIB), st.sampled_from([10_000, GIB]),
-                     st.sampled_from(["1Gi", "1.5Ki", "0.5", "1e3", "64Mi"]))
+_CPU_REQ = st.one_of(
+    st.none(),
+    st.just(0),
+    st.integers(1, 8000),
+    st.sampled_from([100, 500, 1000, 3000]),
+    st.sampled_from(["0.5", "250m", "0.1m", "1500u", "0"]),
+)
+_MEM_REQ = st.one_of(
+    st.none(),
+    st.just(0),
+    st.integers(1, 8 * GIB),
+    st.sampled_from([10_000, GIB]),
+    st.sampled_from(["1Gi", "1.5Ki", "0.5", "1e3", "64Mi"]),
+)
 
 
 @st.composite
@@ -272,16 +338,24 @@ def selector_terms(draw):
         exprs.append(expr(key, op, *vals))
     fields = []
     if draw(st.integers(0, 4)) == 0:
-        fields.append({"key": "metadata.name", "operator": draw(st.sampled_from(["In", "NotIn"])),
-                       "values": [f"n{draw(st.integers(0, 5))}"]})
+        fields.append(
+            {
+                "key": "metadata.name",
+                "operator": draw(st.sampled_from(["In", "NotIn"])),
+                "values": [f"n{draw(st.integers(0, 5))}"],
+            }
+        )
     if not exprs and not fields:
         exprs.append(expr(draw(st.sampled_from(LABEL_KEYS)), "Exists"))
     return term(*exprs, fields=fields)
 
 
-_POD_LEVEL = st.dictionaries(st.sampled_from(["cpu", "memory"]), st.one_of(_CPU_REQ.filter(lambda v: v is not None),
-                                                                          _MEM_REQ.filter(lambda v: v is not None)),
-                             min_size=1, max_size=2)
+_POD_LEVEL = st.dictionaries(
+    st.sampled_from(["cpu", "memory"]),
+    st.one_of(_CPU_REQ.filter(lambda v: v is not None), _MEM_REQ.filter(lambda v: v is not None)),
+    min_size=1,
+    max_size=2,
+)
 
 
 @st.composite
@@ -301,8 +375,9 @@ def pod_dicts(draw, name: str, *, constraints: bool = True, preemption: bool = F
     kw = {}
     if constraints:
         if draw(st.integers(0, 3)) == 0:
-            kw["node_selector"] = draw(st.dictionaries(st.sampled_from(LABEL_KEYS), st.sampled_from(LABEL_VALUES),
-                                                       min_size=1, max_size=2))
+            kw["node_selector"] = draw(
+                st.dictionaries(st.sampled_from(LABEL_KEYS), st.sampled_from(LABEL_VALUES), min_size=1, max_size=2)
+            )
         if draw(st.integers(0, 3)) == 0:
             kw["required"] = draw(_REQUIRED)
         if draw(st.integers(0, 2)) == 0:
@@ -319,8 +394,10 @@ def pod_dicts(draw, name: str, *, constraints: bool = True, preemption: bool = F
         if draw(st.sampled_from([False, False, True])):
             section = draw(st.sampled_from(["requests", "limits", "both"]))
             values = draw(_POD_LEVEL)
-            spec["resources"] = {s: {k: _qty(k, v) for k, v in values.items()}
-                                 for s in (("requests", "limits") if section == "both" else (section,))}
+            spec["resources"] = {
+                s: {k: _qty(k, v) for k, v in values.items()}
+                for s in (("requests", "limits") if section == "both" else (section,))
+            }
     return pod
 
 
@@ -340,33 +417,64 @@ _REQUIRED = st.lists(selector_terms(), min_size=1, max_size=3)
 _PREFERRED = st.lists(st.tuples(st.integers(1, 100), selector_terms()), min_size=1, max_size=3)
 _TOLERATIONS = st.lists(toleration_dicts(), max_size=3)
 
-SHAPES = [[(0, 10), (100, 0)], [(0, 0), (100, 10)], [(10, 1), (90, 9)], [(0, 2), (40, 10), (100, 0)],
-          [(0, 3), (50, 7), (75, 1), (100, 10)]]
+SHAPES = [
+    [(0, 10), (100, 0)],
+    [(0, 0), (100, 10)],
+    [(10, 1), (90, 9)],
+    [(0, 2), (40, 10), (100, 0)],
+    [(0, 3), (50, 7), (75, 1), (100, 10)],
+]
 
 
 @st.composite
 def profiles(draw, *, with_pct: bool = False) -> dict:
     strategy = draw(st.sampled_from(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]))
-    res_names = draw(st.lists(st.sampled_from(["cpu", "memory", "nvidia.com/gpu", "example.com/foo",
-                                               "ephemeral-storage", "hugepages-2Mi"]),
-                              min_size=1, max_size=4, unique=True))
+    res_names = draw(
+        st.lists(
+            st.sampled_from(
+                ["cpu", "memory", "nvidia.com/gpu", "example.com/foo", "ephemeral-storage", "hugepages-2Mi"]
+            ),
+            min_size=1,
+            max_size=4,
+            unique=True,
+        )
+    )
     fit_res = [(n, draw(st.integers(1, 100) if draw(st.booleans()) else st.just(1))) for n in res_names]
     shape = draw(st.sampled_from(SHAPES)) if strategy == "RequestedToCapacityRatio" else None
     ignored = draw(st.lists(st.sampled_from(["nvidia.com/gpu", "example.com/foo"]), max_size=1))
     ignored_groups = draw(st.lists(st.sampled_from(["example.com", "nvidia.com"]), max_size=1))
     fit = fit_args(strategy, fit_res, shape, ignored, ignored_groups)
-    bal = [(n, 1) for n in draw(st.lists(st.sampled_from(["cpu", "memory", "nvidia.com/gpu", "ephemeral-storage"]),
-                                         min_size=1, max_size=3, unique=True))]
-    binpack = {"binpack.weight": draw(st.integers(0, 10)), "binpack.cpu": draw(st.integers(0, 5)),
-               "binpack.memory": draw(st.integers(0, 5))}
+    bal = [
+        (n, 1)
+        for n in draw(
+            st.lists(
+                st.sampled_from(["cpu", "memory", "nvidia.com/gpu", "ephemeral-storage"]),
+                min_size=1,
+                max_size=3,
+                unique=True,
+            )
+        )
+    ]
+    binpack = {
+        "binpack.weight": draw(st.integers(0, 10)),
+        "binpack.cpu": draw(st.integers(0, 5)),
+        "binpack.memory": draw(st.integers(0, 5)),
+    }
     extra = draw(st.lists(st.sampled_from(["nvidia.com/gpu", "example.com/foo"]), max_size=2, unique=True))
     if extra:
         binpack["binpack.resources"] = ",".join(extra)
         for r in extra:
             binpack[f"binpack.resources.{r}"] = draw(st.integers(0, 5))
-    names = draw(st.lists(st.sampled_from(["TaintToleration", "NodeAffinity", "NodeResourcesFit",
-                                           "NodeResourcesBalancedAllocation", "binpack"]),
-                          min_size=1, max_size=5, unique=True))
+    names = draw(
+        st.lists(
+            st.sampled_from(
+                ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation", "binpack"]
+            ),
+            min_size=1,
+            max_size=5,
+            unique=True,
+        )
+    )
     scores = [(n, draw(st.integers(1, 10))) for n in names]
     return make_profile(scores, fit=fit, balanced=bal, binpack=binpack, pct=100 if with_pct else None)
 
@@ -376,8 +484,14 @@ def profiles(draw, *, with_pct: bool = False) -> dict:
 # `python -m pytest -m "not e2e"` runs the library layer alone and `-m "not slow"` the quick part.
 # ---------------------------------------------------------------------------------------------------------------
 # Modules that start a control plane (or the demo, or helm) of their own, without the `control_plane` fixture.
-_E2E_MODULES = {"test_testenv.py", "test_wheel.py", "test_helm.py", "test_bench_smoke.py", "test_demo.py",
-                "test_status_burst_e2e.py"}
+_E2E_MODULES = {
+    "test_testenv.py",
+    "test_wheel.py",
+    "test_helm.py",
+    "test_bench_smoke.py",
+    "test_demo.py",
+    "test_status_burst_e2e.py",
+}
 _SLOW_MODULES = {"test_wheel.py", "test_bench_smoke.py", "test_threads.py"}
 
 
@@ -397,6 +511,7 @@ def pytest_collection_modifyitems(config, items):
 def control_plane_unavailable() -> str | None:
     """Why the control plane cannot be had here, or None."""
     from vcore_kube.testenv import build
+
     try:
         build.binaries_dir(build=False)
         return None
@@ -411,6 +526,7 @@ def control_plane_unavailable() -> str | None:
 def control_plane(tmp_path_factory):
     """etcd + kube-apiserver with vcore's CRDs and RBAC, started once for the suite."""
     from vcore_kube.testenv import ControlPlane, build
+
     why = control_plane_unavailable()
     if why:
         pytest.skip(why)
@@ -438,6 +554,7 @@ _namespaces = itertools.count()
 def namespace(admin, request):
     """A fresh namespace per test (namespaces are never deleted: no namespace controller runs)."""
     from vcore_kube.testenv.objects import ensure_namespace
+
     name = f"t{next(_namespaces)}-{request.node.name.lower().replace('_', '-')}"[:63].rstrip("-")
     ensure_namespace(admin, name)
     return name
@@ -448,12 +565,14 @@ def scheduler(control_plane, tmp_path):
     """`scheduler(name, **config)` starts a vcore-scheduler process against the control plane (tests/kube/harness.py);
     each must exit cleanly when the test ends."""
     from tests.kube.harness import SchedulerRun
+
     runs = []
 
     def start(name: str, **config) -> SchedulerRun:
         run = SchedulerRun(control_plane.scheduler_kubeconfig, tmp_path, name, **config).start()
         runs.append(run)
         return run
+
     yield start
     for run in runs:
         assert run.stop() == 0, run.log_tail()

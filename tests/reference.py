@@ -18,6 +18,7 @@ cpu request as 100m and missing memory request as 200Mi (an explicit 0 stays 0).
 Everything is recomputed from the bound pods on every call, so the accounting cannot drift: the reference
 is the obviously-correct side of every comparison.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,24 +38,37 @@ R_UNSCHEDULABLE = "node(s) were unschedulable"
 R_TAINT = "node(s) had untolerated taint(s)"
 R_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 R_TOO_MANY_PODS = "Too many pods"
-R_PREFILTER = "node(s) didn't satisfy plugin(s) [NodeAffinity]"   # NodeAffinity's PreFilter node names
-R_CONFLICT = "pod affinity terms conflict"                           # ... when they are disjoint
+R_PREFILTER = "node(s) didn't satisfy plugin(s) [NodeAffinity]"  # NodeAffinity's PreFilter node names
+R_CONFLICT = "pod affinity terms conflict"  # ... when they are disjoint
 # kube-scheduler's reasons with the status UnschedulableAndUnresolvable (preemption does not try those nodes)
 UNRESOLVABLE = {R_UNSCHEDULABLE, R_TAINT, R_AFFINITY, R_PREFILTER, R_CONFLICT}
 TAINT_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 
 FILTER_PLUGINS = ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit")
 SCORE_PLUGINS = ("TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation", "binpack")
-DEFAULT_SCORE_WEIGHTS = (("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
-                         ("NodeResourcesBalancedAllocation", 1))
+DEFAULT_SCORE_WEIGHTS = (
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodeResourcesFit", 1),
+    ("NodeResourcesBalancedAllocation", 1),
+)
 
 # ---------------------------------------------------------------------------------------------------------------
 # Quantities
 # ---------------------------------------------------------------------------------------------------------------
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": Fraction(1),
-            "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
-            "P": Fraction(10**15), "E": Fraction(10**18)}
+_DECIMAL = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 1000),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+}
 _QUANTITY = re.compile(r"^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(.*)$")
 _EXPONENT = re.compile(r"^[eE]([+-]?[0-9]+)$")
 
@@ -106,8 +120,12 @@ def is_extended(name: str) -> bool:
 
 def is_scalar(name: str) -> bool:
     """ScalarResources of framework.Resource: extended, hugepages-*, attachable-volumes-*, *kubernetes.io/*."""
-    return (is_extended(name) or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
-            or is_prefixed_native(name))
+    return (
+        is_extended(name)
+        or name.startswith("hugepages-")
+        or name.startswith("attachable-volumes-")
+        or is_prefixed_native(name)
+    )
 
 
 def is_tracked(name: str) -> bool:
@@ -154,16 +172,18 @@ def pod_level_requests(pod: dict) -> dict[str, Fraction]:
     res = spec.get("resources") or {}
     out = {k: parse_quantity(v) for k, v in (res.get("requests") or {}).items() if _pod_level(k)}
     aggregate = pod_requests(pod, skip_pod_level=True, overhead=False)
-    asked = {k for c in (spec.get("containers") or []) + (spec.get("initContainers") or [])
-             for k in _container_requests(c)}
+    asked = {
+        k for c in (spec.get("containers") or []) + (spec.get("initContainers") or []) for k in _container_requests(c)
+    }
     for k, v in (res.get("limits") or {}).items():
         if _pod_level(k) and k not in out:
             out[k] = aggregate.get(k, Fraction(0)) if k in asked else parse_quantity(v)
     return out
 
 
-def pod_requests(pod: dict, non_missing: dict[str, Fraction] | None = None, *, skip_pod_level: bool = False,
-                 overhead: bool = True) -> dict[str, Fraction]:
+def pod_requests(
+    pod: dict, non_missing: dict[str, Fraction] | None = None, *, skip_pod_level: bool = False, overhead: bool = True
+) -> dict[str, Fraction]:
     """resourcehelper.PodRequests: exact (Fraction) effective request of a pod (keys of zero requests kept)."""
     spec = pod.get("spec") or {}
 
@@ -205,17 +225,17 @@ def pod_key(pod: dict) -> str:
 @dataclass
 class RefPod:
     key: str
-    requests: dict[str, int]          # canonical, only tracked resources, zeros dropped
-    nonzero_cpu: int                  # what it adds to its node's NonZeroRequested once bound (CalculateResource)
+    requests: dict[str, int]  # canonical, only tracked resources, zeros dropped
+    nonzero_cpu: int  # what it adds to its node's NonZeroRequested once bound (CalculateResource)
     nonzero_mem: int
     node_selector: dict[str, str]
-    required_terms: list | None       # None: no required node affinity
-    preferred: list                   # [(weight, term)]
-    tolerations: list                 # [(key, operator, value, effect)]
-    score_cpu: int = 0                # its own as NodeResourcesFit's scorer reads it (pod-level requests left out)
+    required_terms: list | None  # None: no required node affinity
+    preferred: list  # [(weight, term)]
+    tolerations: list  # [(key, operator, value, effect)]
+    score_cpu: int = 0  # its own as NodeResourcesFit's scorer reads it (pod-level requests left out)
     score_mem: int = 0
     priority: int = 0
-    never_preempts: bool = False      # spec.preemptionPolicy Never
+    never_preempts: bool = False  # spec.preemptionPolicy Never
 
     @classmethod
     def from_dict(cls, pod: dict) -> RefPod:
@@ -232,21 +252,31 @@ class RefPod:
             v = canonical(name, amount)
             if v and is_tracked(name):
                 requests[name] = v
-        na = ((spec.get("affinity") or {}).get("nodeAffinity") or {})
+        na = (spec.get("affinity") or {}).get("nodeAffinity") or {}
         required = na.get("requiredDuringSchedulingIgnoredDuringExecution")
         required_terms = None if required is None else list(required.get("nodeSelectorTerms") or [])
-        preferred = [(int(p.get("weight", 0)), p.get("preference") or {})
-                     for p in na.get("preferredDuringSchedulingIgnoredDuringExecution") or []]
-        tolerations = [(t.get("key") or "", t.get("operator") or "Equal", t.get("value") or "", t.get("effect") or "")
-                       for t in spec.get("tolerations") or []]
-        return cls(key=pod_key(pod), requests=requests,
-                   nonzero_cpu=canonical(CPU, nz.get(CPU, Fraction(0))),
-                   nonzero_mem=canonical(MEMORY, nz.get(MEMORY, Fraction(0))),
-                   node_selector=dict(spec.get("nodeSelector") or {}), required_terms=required_terms,
-                   preferred=preferred, tolerations=tolerations,
-                   score_cpu=canonical(CPU, scored.get(CPU, Fraction(0))),
-                   score_mem=canonical(MEMORY, scored.get(MEMORY, Fraction(0))),
-                   priority=int(spec.get("priority") or 0), never_preempts=spec.get("preemptionPolicy") == "Never")
+        preferred = [
+            (int(p.get("weight", 0)), p.get("preference") or {})
+            for p in na.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+        ]
+        tolerations = [
+            (t.get("key") or "", t.get("operator") or "Equal", t.get("value") or "", t.get("effect") or "")
+            for t in spec.get("tolerations") or []
+        ]
+        return cls(
+            key=pod_key(pod),
+            requests=requests,
+            nonzero_cpu=canonical(CPU, nz.get(CPU, Fraction(0))),
+            nonzero_mem=canonical(MEMORY, nz.get(MEMORY, Fraction(0))),
+            node_selector=dict(spec.get("nodeSelector") or {}),
+            required_terms=required_terms,
+            preferred=preferred,
+            tolerations=tolerations,
+            score_cpu=canonical(CPU, scored.get(CPU, Fraction(0))),
+            score_mem=canonical(MEMORY, scored.get(MEMORY, Fraction(0))),
+            priority=int(spec.get("priority") or 0),
+            never_preempts=spec.get("preemptionPolicy") == "Never",
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -257,7 +287,7 @@ class RefNode:
     name: str
     labels: dict[str, str]
     allocatable: dict[str, int]
-    taints: list                      # [(key, value, effect)]
+    taints: list  # [(key, value, effect)]
     unschedulable: bool
 
     @classmethod
@@ -270,8 +300,13 @@ class RefNode:
             if is_tracked(k):
                 alloc[k] = canonical(k, parse_quantity(v))
         taints = [(t.get("key") or "", t.get("value") or "", t["effect"]) for t in spec.get("taints") or []]
-        return cls(name=meta["name"], labels=dict(meta.get("labels") or {}), allocatable=alloc, taints=taints,
-                   unschedulable=bool(spec.get("unschedulable", False)))
+        return cls(
+            name=meta["name"],
+            labels=dict(meta.get("labels") or {}),
+            allocatable=alloc,
+            taints=taints,
+            unschedulable=bool(spec.get("unschedulable", False)),
+        )
 
     def alloc(self, resource: str) -> int:
         return self.allocatable.get(resource, 0)
@@ -279,7 +314,7 @@ class RefNode:
 
 @dataclass
 class NodeUsage:
-    requested: dict[str, int] = field(default_factory=dict)   # real requests (sum of bound pods)
+    requested: dict[str, int] = field(default_factory=dict)  # real requests (sum of bound pods)
     nonzero_cpu: int = 0
     nonzero_mem: int = 0
     n_pods: int = 0
@@ -293,7 +328,7 @@ class ReferenceCluster:
 
     def __init__(self):
         self.nodes: dict[str, RefNode] = {}
-        self.bound: dict[str, tuple[str, RefPod]] = {}   # pod key -> (node name, pod)
+        self.bound: dict[str, tuple[str, RefPod]] = {}  # pod key -> (node name, pod)
 
     # nodes ---------------------------------------------------------------------------------------------------
     def add_node(self, node: dict) -> None:
@@ -363,7 +398,7 @@ def _merge(default: list[tuple[str, int]], section: dict | None) -> list[tuple[s
             if name in disabled:
                 continue
             if name in custom:
-                out.append((name, custom.pop(name) or 1))   # re-configured: custom entry replaces the default
+                out.append((name, custom.pop(name) or 1))  # re-configured: custom entry replaces the default
             else:
                 out.append((name, w))
     seen = {n for n, _ in out}
@@ -388,10 +423,14 @@ def profile_to_native(profile: dict | None) -> dict:
         "ignored_resources": list(fit_args.get("ignoredResources") or []),
         "ignored_resource_groups": list(fit_args.get("ignoredResourceGroups") or []),
         "strategy": strategy.get("type") or "LeastAllocated",
-        "resources": [(r["name"], int(r.get("weight") or 1)) for r in
-                      (strategy.get("resources") or [{"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1}])],
-        "shape": [(int(p["utilization"]), int(p["score"])) for p in
-                  ((strategy.get("requestedToCapacityRatio") or {}).get("shape") or [])],
+        "resources": [
+            (r["name"], int(r.get("weight") or 1))
+            for r in (strategy.get("resources") or [{"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1}])
+        ],
+        "shape": [
+            (int(p["utilization"]), int(p["score"]))
+            for p in ((strategy.get("requestedToCapacityRatio") or {}).get("shape") or [])
+        ],
     }
     bal_args = args.get("NodeResourcesBalancedAllocation", {})
     bal_resources = bal_args.get("resources") or [{"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1}]
@@ -403,8 +442,14 @@ def profile_to_native(profile: dict | None) -> dict:
         if r not in (CPU, MEMORY):
             bp_resources.append((r, int(bp.get(f"binpack.resources.{r}", 1))))
     binpack = {"weight": int(bp.get("binpack.weight", 1)), "resources": bp_resources}
-    return {"filters": filters, "scores": scores, "fit": fit, "balanced": balanced, "binpack": binpack,
-            "percentage_of_nodes_to_score": int(profile.get("percentageOfNodesToScore") or 0)}
+    return {
+        "filters": filters,
+        "scores": scores,
+        "fit": fit,
+        "balanced": balanced,
+        "binpack": binpack,
+        "percentage_of_nodes_to_score": int(profile.get("percentageOfNodesToScore") or 0),
+    }
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -495,8 +540,9 @@ def node_affinity_matches(pod: RefPod, node: RefNode) -> bool:
 # ---------------------------------------------------------------------------------------------------------------
 # Filter
 # ---------------------------------------------------------------------------------------------------------------
-def fit_reasons(pod: RefPod, node: RefNode, usage: NodeUsage, ignored: Iterable[str] = (),
-                ignored_groups: Iterable[str] = ()) -> list[str]:
+def fit_reasons(
+    pod: RefPod, node: RefNode, usage: NodeUsage, ignored: Iterable[str] = (), ignored_groups: Iterable[str] = ()
+) -> list[str]:
     """NodeResourcesFit.Filter (fitsRequest): every insufficient resource."""
     ignored, ignored_groups = set(ignored), set(ignored_groups)
     reasons = []
@@ -534,8 +580,13 @@ def filter_node(cluster: ReferenceCluster, pod: RefPod, node: RefNode, profile: 
                 return [R_AFFINITY]
         elif plugin == "NodeResourcesFit":
             fit = profile["fit"]
-            reasons = fit_reasons(pod, node, cluster.usage(node.name), fit.get("ignored_resources", ()),
-                                  fit.get("ignored_resource_groups", ()))
+            reasons = fit_reasons(
+                pod,
+                node,
+                cluster.usage(node.name),
+                fit.get("ignored_resources", ()),
+                fit.get("ignored_resource_groups", ()),
+            )
             if reasons:
                 return reasons
         else:
@@ -616,16 +667,21 @@ def failure_message(cluster: ReferenceCluster, pod, profile: dict) -> str:
     if R_CONFLICT in counts:  # rejected at PreFilter: DynamicResources' PostFilter finds no state of its own
         return fit_error_message(n, counts, "not found")
     if p.never_preempts:
-        return fit_error_message(n, counts, "no new claims to deallocate, preemption: not eligible due to "
-                                            "preemptionPolicy=Never.")
+        return fit_error_message(
+            n, counts, "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never."
+        )
     dry_run: dict[str, int] = {}
 
     def add(reason: str) -> None:
         dry_run[reason] = dry_run.get(reason, 0) + 1
+
     for name, reasons in per_node.items():
         node = cluster.nodes[name]
-        too_big = any(r.startswith("Insufficient ") and p.requests.get(r[len("Insufficient "):], 0) > node.alloc(
-            r[len("Insufficient "):]) for r in reasons)
+        too_big = any(
+            r.startswith("Insufficient ")
+            and p.requests.get(r[len("Insufficient ") :], 0) > node.alloc(r[len("Insufficient ") :])
+            for r in reasons
+        )
         if any(r in UNRESOLVABLE for r in reasons) or too_big:
             add("Preemption is not helpful for scheduling")
             continue
@@ -706,7 +762,7 @@ def _alloc_req_pairs(pod: RefPod, node: RefNode, usage: NodeUsage, resources, us
         else:
             pod_req = pod.requests.get(name, 0)
         if pod_req == 0 and is_scalar(name):
-            continue                                   # extended resource the pod does not request
+            continue  # extended resource the pod does not request
         if name == CPU:
             alloc, req = node.alloc(CPU), (usage.get(CPU) if use_requested else usage.nonzero_cpu) + pod_req
         elif name == MEMORY:
@@ -838,8 +894,11 @@ def plugin_scores(cluster: ReferenceCluster, pod, profile_native: dict, nodes: l
             if plugin == "NodeResourcesFit":
                 raw[name] = fit_score(p, node, usage, profile_native["fit"])
             elif plugin == "NodeResourcesBalancedAllocation":
-                raw[name] = (0 if balanced_skipped(p, profile_native["balanced"])
-                             else balanced_score(p, node, usage, profile_native["balanced"]))
+                raw[name] = (
+                    0
+                    if balanced_skipped(p, profile_native["balanced"])
+                    else balanced_score(p, node, usage, profile_native["balanced"])
+                )
             elif plugin == "TaintToleration":
                 raw[name] = taint_prefer_count(p, node)
             elif plugin == "NodeAffinity":
@@ -856,8 +915,9 @@ def plugin_scores(cluster: ReferenceCluster, pod, profile_native: dict, nodes: l
     return out
 
 
-def reference_score(cluster: ReferenceCluster, pod, profile_native: dict,
-                    nodes: list[str] | None = None) -> dict[str, int]:
+def reference_score(
+    cluster: ReferenceCluster, pod, profile_native: dict, nodes: list[str] | None = None
+) -> dict[str, int]:
     """Final weighted score of each feasible node (nodes default to the filter's feasible set)."""
     p = _as_pod(pod)
     if nodes is None:
@@ -873,15 +933,16 @@ def reference_score(cluster: ReferenceCluster, pod, profile_native: dict,
 @dataclass
 class ScheduleStep:
     pod: str
-    best: set[str]                  # tied best nodes ({} if unschedulable)
-    node: str | None                # the node the pod was bound to
+    best: set[str]  # tied best nodes ({} if unschedulable)
+    node: str | None  # the node the pod was bound to
     reasons: dict[str, int]
     scores: dict[str, int]
-    message: str = ""               # the FailedScheduling text, made when the pod was tried
+    message: str = ""  # the FailedScheduling text, made when the pod was tried
 
 
-def reference_schedule(cluster: ReferenceCluster, pods: list, profile_native: dict,
-                       choose: Callable[[str, set[str]], str] | None = None) -> list[ScheduleStep]:
+def reference_schedule(
+    cluster: ReferenceCluster, pods: list, profile_native: dict, choose: Callable[[str, set[str]], str] | None = None
+) -> list[ScheduleStep]:
     """Schedule pods in order over all feasible nodes (percentageOfNodesToScore = 100 semantics).
 
     The highest total score wins; ``choose(pod_key, tied_best)`` picks among ties (default: smallest name),

@@ -27,8 +27,11 @@ def _cluster(*nodes: dict) -> vcore.Cluster:
 def test_a_node_that_would_take_the_clusters_total_past_the_bound_is_refused_naming_it():
     cluster = _cluster(B.node("a", mem="1Ei"))
     before = cluster.allocatable_matrix.copy()
-    with pytest.raises(ValueError, match=r"^node b: status\.allocatable\.memory: the cluster's total memory would "
-                                         r"exceed 2\*\*61"):
+    with pytest.raises(
+        ValueError,
+        match=r"^node b: status\.allocatable\.memory: the cluster's total memory would "
+        r"exceed 2\*\*61",
+    ):
         cluster.add_node(B.node("b", mem="5Ei"))
     assert not cluster.has_node("b")
     np.testing.assert_array_equal(cluster.allocatable_matrix[:, :1], before[:, :1])
@@ -79,14 +82,20 @@ def test_pending_pods_asking_4ei_are_unschedulable_and_the_rest_of_the_cycle_pro
 
 def test_a_queue_with_huge_bounds_and_huge_min_resources_is_exact():
     cluster = _cluster(B.node("a"))
-    cluster.add_queue(B.queue("q", capability={"memory": "7Ei", "cpu": "9000000000000"},
-                              guarantee={"memory": "7Ei"}))
+    cluster.add_queue(B.queue("q", capability={"memory": "7Ei", "cpu": "9000000000000"}, guarantee={"memory": "7Ei"}))
     for i in range(6):  # their minResources sum past 2**63
         cluster.add_podgroup(B.podgroup(f"g{i}", 1, queue="q", min_resources={"memory": "7Ei"}))
         cluster.add_pod(B.pod(f"p{i}", f"g{i}"))
-    scheduler = vcore.Scheduler(cluster, cycle={"actions": "enqueue, allocate, backfill", "tiers": [
-        {"plugins": [{"name": "priority"}, {"name": "gang"}]},
-        {"plugins": [{"name": "predicates"}, {"name": "capacity"}, {"name": "nodeorder"}]}]})
+    scheduler = vcore.Scheduler(
+        cluster,
+        cycle={
+            "actions": "enqueue, allocate, backfill",
+            "tiers": [
+                {"plugins": [{"name": "priority"}, {"name": "gang"}]},
+                {"plugins": [{"name": "predicates"}, {"name": "capacity"}, {"name": "nodeorder"}]},
+            ],
+        },
+    )
     result = scheduler.run_cycle()
     assert all(v >= 0 for s in result.queues.values() for v in s.allocated.values())
 
@@ -110,8 +119,10 @@ def test_one_jobs_failure_fails_that_job_and_not_the_cycle(monkeypatch):
     result = vcore.Scheduler(cluster).run_cycle()
     assert [b.pod for b in result.bindings] == [f"{B.NS}/good-0"]
     assert cluster.node_of(f"{B.NS}/bad-0") is None  # nothing the cycle does not return stays bound
-    assert result.unschedulable[f"{B.NS}/bad-0"][1] == \
-        "vcore could not schedule the job: OverflowError: a sum that does not fit"
+    assert (
+        result.unschedulable[f"{B.NS}/bad-0"][1]
+        == "vcore could not schedule the job: OverflowError: a sum that does not fit"
+    )
 
 
 def test_a_cycle_that_raises_binds_nothing(monkeypatch):
@@ -141,8 +152,10 @@ quantities = st.sampled_from(["1", "3", "1Gi", "1Ei", "2Ei", "4Ei", "9Ei", str(2
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(quantities, quantities, st.integers(0, 3)), min_size=1, max_size=8),
-       st.lists(quantities, min_size=1, max_size=3))
+@given(
+    st.lists(st.tuples(quantities, quantities, st.integers(0, 3)), min_size=1, max_size=8),
+    st.lists(quantities, min_size=1, max_size=3),
+)
 def test_random_huge_quantities_never_break_a_cycle(pods, node_memory):
     cluster = vcore.Cluster()
     for i, mem in enumerate(node_memory):

@@ -51,15 +51,21 @@ def test_system_priority_classes_cannot_be_removed(cluster):
 
 @pytest.mark.parametrize("factor", [math.nan, math.inf, -math.inf])
 def test_overcommit_factor_must_be_finite(cluster, factor):
-    cycle = {"actions": "enqueue, allocate", "tiers": [{"plugins": [
-        {"name": "overcommit", "arguments": {"overcommit-factor": factor}}]}]}
+    cycle = {
+        "actions": "enqueue, allocate",
+        "tiers": [{"plugins": [{"name": "overcommit", "arguments": {"overcommit-factor": factor}}]}],
+    }
     with pytest.raises(vcore.ProfileError, match=r"overcommit-factor: must be a finite number"):
         vcore.Scheduler(cluster, cycle=cycle)
 
 
 def test_a_cycle_configmap_with_invalid_yaml_inside(cluster, tmp_path):
-    configmap = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "volcano-scheduler-configmap"},
-                 "data": {"volcano-scheduler.conf": "actions: [\n"}}
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "volcano-scheduler-configmap"},
+        "data": {"volcano-scheduler.conf": "actions: [\n"},
+    }
     with pytest.raises(vcore.ProfileError, match=r"^data\.volcano-scheduler\.conf: not valid YAML: "):
         vcore.Scheduler(cluster, cycle=configmap)
     with pytest.raises(vcore.ProfileError, match="the ConfigMap has no scheduler configuration"):

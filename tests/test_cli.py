@@ -1,4 +1,5 @@
 """Tests of the ``vcore`` command line: ``python -m vcore simulate``, its JSON output, and argument errors."""
+
 from __future__ import annotations
 
 import json
@@ -11,15 +12,28 @@ import pytest
 from vcore import cli
 from vcore.sim.gpu import cli as trace_cli
 
-JSON_KEYS = {"nodes", "pods", "scheduled", "unscheduled", "pods_per_second", "ingest_seconds",
-             "schedule_seconds", "reasons"}
+JSON_KEYS = {
+    "nodes",
+    "pods",
+    "scheduled",
+    "unscheduled",
+    "pods_per_second",
+    "ingest_seconds",
+    "schedule_seconds",
+    "reasons",
+}
 TIMING_KEYS = {"pods_per_second", "ingest_seconds", "schedule_seconds"}
 
 
 def run_vcore(*args: str) -> subprocess.CompletedProcess[str]:
     # The child inherits PYTHONPATH, so this works for an installed package and for a source tree alike.
-    return subprocess.run([sys.executable, "-m", "vcore", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONHASHSEED": "random"})
+    return subprocess.run(
+        [sys.executable, "-m", "vcore", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONHASHSEED": "random"},
+    )
 
 
 def test_simulate_json_subprocess():
@@ -37,8 +51,10 @@ def test_simulate_json_subprocess():
 
 def test_simulate_deterministic_by_seed():
     # Separate processes with randomized string hashing: nothing may depend on hash order.
-    a, b = (json.loads(run_vcore("simulate", "--nodes", "200", "--pods", "500", "--seed", "3", "--json").stdout)
-            for _ in range(2))
+    a, b = (
+        json.loads(run_vcore("simulate", "--nodes", "200", "--pods", "500", "--seed", "3", "--json").stdout)
+        for _ in range(2)
+    )
     for key in TIMING_KEYS:
         a.pop(key), b.pop(key)
     assert a == b
@@ -68,8 +84,15 @@ def test_simulate_in_process_matches_json_keys(capsys):
         (["simulate", "--bogus"], "unrecognized arguments: --bogus"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
     ],
-    ids=["zero-nodes", "text-nodes", "negative-pods", "float-seed", "missing-profile", "unknown-flag",
-         "unknown-command"],
+    ids=[
+        "zero-nodes",
+        "text-nodes",
+        "negative-pods",
+        "float-seed",
+        "missing-profile",
+        "unknown-flag",
+        "unknown-command",
+    ],
 )
 def test_bad_arguments(args, needle, capsys):
     with pytest.raises(SystemExit) as exc:

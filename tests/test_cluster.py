@@ -8,6 +8,7 @@ nodes (ValueError/TypeError naming the node and the field); extended resources a
 matrix (missing cpu counts 100m, missing memory 200Mi, explicit 0 stays 0); views read-only, sharing memory while
 the generation is unchanged and staying readable (stale) after the cluster grows.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,24 +29,41 @@ from vcore import (
 MI = 2**20
 
 
-def v1_node(name: str, cpu: str = "4", memory: str = "8Gi", *, labels: dict | None = None,
-            taints: list[tuple[str, str, str]] | None = None, unschedulable: bool | None = None,
-            extra: dict | None = None) -> k8s.V1Node:
+def v1_node(
+    name: str,
+    cpu: str = "4",
+    memory: str = "8Gi",
+    *,
+    labels: dict | None = None,
+    taints: list[tuple[str, str, str]] | None = None,
+    unschedulable: bool | None = None,
+    extra: dict | None = None,
+) -> k8s.V1Node:
     allocatable = {"cpu": cpu, "memory": memory, "pods": "110", **(extra or {})}
     return k8s.V1Node(
-        api_version="v1", kind="Node",
+        api_version="v1",
+        kind="Node",
         metadata=k8s.V1ObjectMeta(name=name, labels=labels),
-        spec=k8s.V1NodeSpec(taints=[k8s.V1Taint(key=k, value=v or None, effect=e) for k, v, e in taints or []],
-                            unschedulable=unschedulable),
-        status=k8s.V1NodeStatus(allocatable=allocatable, capacity=dict(allocatable)))
+        spec=k8s.V1NodeSpec(
+            taints=[k8s.V1Taint(key=k, value=v or None, effect=e) for k, v, e in taints or []],
+            unschedulable=unschedulable,
+        ),
+        status=k8s.V1NodeStatus(allocatable=allocatable, capacity=dict(allocatable)),
+    )
 
 
 def v1_pod(name: str, cpu: str | None = None, memory: str | None = None, namespace: str = "default") -> k8s.V1Pod:
     requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
     return k8s.V1Pod(
-        api_version="v1", kind="Pod", metadata=k8s.V1ObjectMeta(name=name, namespace=namespace),
-        spec=k8s.V1PodSpec(containers=[k8s.V1Container(name="c", image="busybox",
-                                                       resources=k8s.V1ResourceRequirements(requests=requests))]))
+        api_version="v1",
+        kind="Pod",
+        metadata=k8s.V1ObjectMeta(name=name, namespace=namespace),
+        spec=k8s.V1PodSpec(
+            containers=[
+                k8s.V1Container(name="c", image="busybox", resources=k8s.V1ResourceRequirements(requests=requests))
+            ]
+        ),
+    )
 
 
 def snapshot(cluster: vcore.Cluster) -> dict:
@@ -108,8 +126,9 @@ def test_add_node_dict_returns_index_and_fills_views():
 
 def test_add_node_kubernetes_v1_node_model():
     c = vcore.Cluster()
-    node = v1_node("k1", "3500m", "2Gi", labels={"zone": "a"}, taints=[("gpu", "yes", "NoSchedule")],
-                   extra={"nvidia.com/gpu": "2"})
+    node = v1_node(
+        "k1", "3500m", "2Gi", labels={"zone": "a"}, taints=[("gpu", "yes", "NoSchedule")], extra={"nvidia.com/gpu": "2"}
+    )
     assert c.add_node(node) == 0
     assert c.node_names == ["k1"]
     assert c.allocatable("cpu").tolist() == [3500]
@@ -316,8 +335,9 @@ def _with(node: dict, path: tuple[str, ...], value) -> dict:
 MALFORMED = [
     pytest.param(("status", "allocatable", "cpu"), "-1", ValueError, "cpu", id="negative-cpu"),
     pytest.param(("status", "allocatable", "memory"), "-5Gi", ValueError, "memory", id="negative-memory"),
-    pytest.param(("status", "allocatable", "nvidia.com/gpu"), "-2", ValueError, "nvidia.com/gpu",
-                 id="negative-extended"),
+    pytest.param(
+        ("status", "allocatable", "nvidia.com/gpu"), "-2", ValueError, "nvidia.com/gpu", id="negative-extended"
+    ),
     pytest.param(("status", "allocatable", "cpu"), "4 cores", ValueError, "cpu", id="malformed-quantity"),
     pytest.param(("spec", "taints"), [taint("k", "v", "NoScheduleX")], ValueError, "effect", id="bad-taint-effect"),
     pytest.param(("spec", "taints"), [{"key": "k", "effect": ""}], ValueError, "effect", id="empty-taint-effect"),
@@ -405,8 +425,14 @@ def test_nonzero_requested_matrix_semantics():
 # Views
 # -------------------------------------------------------------------------------------------------------------
 def test_views_are_read_only(cluster):
-    views = [cluster.allocatable("cpu"), cluster.requested("memory"), cluster.allocatable_matrix,
-             cluster.requested_matrix, cluster.nonzero_requested_matrix, cluster.live_mask]
+    views = [
+        cluster.allocatable("cpu"),
+        cluster.requested("memory"),
+        cluster.allocatable_matrix,
+        cluster.requested_matrix,
+        cluster.nonzero_requested_matrix,
+        cluster.live_mask,
+    ]
     for view in views:
         assert not view.flags.writeable
         with pytest.raises(ValueError):
@@ -445,6 +471,7 @@ def test_view_keeps_memory_alive_after_cluster_is_dropped():
     alloc, req, live = c.allocatable_matrix, c.requested_matrix, c.live_mask
     del c
     import gc
+
     gc.collect()
     assert alloc[0].tolist() == [4000] and req[0].tolist() == [100] and live.tolist() == [True]
 

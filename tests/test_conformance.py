@@ -7,6 +7,7 @@ node_affinity_test.go) plus vcore's own operator/edge cases ("vcore: ..."). Each
 enables only the plugin under test, with no filters for score cases (kube's score unit tests do not filter).
 The tables themselves live in test_reference_self.py, which checks the reference against them on its own.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -75,9 +76,11 @@ def test_profile_translation_agrees(case):
 def test_weighted_sum_of_plugins():
     """Final score = sum(weight_p * score_p): LeastAllocated 37/50 x2 + BalancedAllocation 87/100 x3."""
     from conftest import fit_args, make_node, make_profile, req_pod
+
     nodes = [make_node("n1", 4000, 10000), make_node("n2", 6000, 10000)]
-    prof = make_profile([("NodeResourcesFit", 2), ("NodeResourcesBalancedAllocation", 3)], filters=[],
-                        fit=fit_args("LeastAllocated"))
+    prof = make_profile(
+        [("NodeResourcesFit", 2), ("NodeResourcesBalancedAllocation", 3)], filters=[], fit=fit_args("LeastAllocated")
+    )
     pod = req_pod("in", 3000, 5000)
     expected = {"n1": 2 * 37 + 3 * 87, "n2": 2 * 50 + 3 * 100}
     assert vcore.Scheduler(build_native(nodes, []), profile=prof).score(pod) == expected

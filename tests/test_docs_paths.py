@@ -10,6 +10,7 @@
 
 The checker is tested on small synthetic documents too, so it is known to catch what it should.
 """
+
 from __future__ import annotations
 
 import ast
@@ -67,8 +68,9 @@ def repository_file_names() -> frozenset[str]:
 
 @cache
 def source_of_tests() -> str:
-    return "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "tests").rglob("*.py"))
-                     if not SKIP_DIRS & set(p.parts))
+    return "\n".join(
+        p.read_text(encoding="utf-8") for p in sorted((ROOT / "tests").rglob("*.py")) if not SKIP_DIRS & set(p.parts)
+    )
 
 
 def defined_names(path: Path) -> set[str]:
@@ -115,8 +117,11 @@ def dotted_problems(name: str) -> list[str]:
 
 @cache
 def native_sources() -> tuple[str, ...]:
-    return tuple(p.read_text(encoding="utf-8") for p in sorted(NATIVE.rglob("*"))
-                 if p.suffix in (".h", ".cpp") and not SKIP_DIRS & set(p.parts))
+    return tuple(
+        p.read_text(encoding="utf-8")
+        for p in sorted(NATIVE.rglob("*"))
+        if p.suffix in (".h", ".cpp") and not SKIP_DIRS & set(p.parts)
+    )
 
 
 def cpp_member_problems(span: re.Match[str]) -> list[str]:
@@ -167,33 +172,36 @@ def test_the_docs_folder_and_contributing_exist():
 # -------------------------------------------------------------------------------------------------------------
 # The checker catches what it should (synthetic documents)
 # -------------------------------------------------------------------------------------------------------------
-SOURCES = 'CASES = [Case("LeastAllocated-1", ...), Case(\'vcore: edge\', ...)]'
+SOURCES = "CASES = [Case(\"LeastAllocated-1\", ...), Case('vcore: edge', ...)]"
 
 
-@pytest.mark.parametrize("text, expected", [  # expected: the number of problems found
-    ("See `src/vcore/cluster.py` and src/vcore/scheduler.py.", 0),
-    ("See `src/vcore/clusters.py`.", 1),
-    ("The kernel is `core/src/engine.cpp`, bound by `bindings/module.cpp`.", 0),
-    ("The kernel is `core/src/engines.cpp`.", 1),
-    ("One module `src/vcore/plugins/<plugin>.py`, one file `core/src/plugins/<name>.cpp`.", 0),
-    ("One module `src/vcore/plugin/<plugin>.py`.", 1),
-    ("```\nsrc/vcore/_native/   the core\nsrc/vcore/nothing/   gone\n```", 1),
-    ("[the map](docs/architecture.md), [gone](docs/nothing.md), [web](https://example.com)", 2),  # path and link
-    ("`setup.py`, `pyproject.toml` and `README.md`", 0),
-    ("`tests/test_scheduler.py::test_nodes_to_find_rule`", 0),
-    ("`tests/test_scheduler.py::test_no_such_test`", 1),
-    ("`tests/test_nothing.py::test_x`", 2),  # the path, and the node id
-    ("`tests/test_conformance.py::test_score_conformance[LeastAllocated-1]` and `[vcore: edge]`", 0),
-    ("`tests/test_conformance.py::test_score_conformance[LeastAllocated-9]`", 1),
-    ("`[vcore: no such edge]`", 1),
-    ("`loop.py`, `node_plugin.h`", 0),
-    ("`lop.py`", 1),
-    ("`vcore.topology.node_scores`, `vcore.reasons.FIXED_REASONS`, `vcore_kube.reflector`", 0),
-    ("`vcore.topology.node_score`", 1),
-    ("`vcore.nothing`", 1),
-    ("`Engine::place_gang`, `ClusterState::compile_pod`", 0),
-    ("`Engine::place_gangs`", 1),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [  # expected: the number of problems found
+        ("See `src/vcore/cluster.py` and src/vcore/scheduler.py.", 0),
+        ("See `src/vcore/clusters.py`.", 1),
+        ("The kernel is `core/src/engine.cpp`, bound by `bindings/module.cpp`.", 0),
+        ("The kernel is `core/src/engines.cpp`.", 1),
+        ("One module `src/vcore/plugins/<plugin>.py`, one file `core/src/plugins/<name>.cpp`.", 0),
+        ("One module `src/vcore/plugin/<plugin>.py`.", 1),
+        ("```\nsrc/vcore/_native/   the core\nsrc/vcore/nothing/   gone\n```", 1),
+        ("[the map](docs/architecture.md), [gone](docs/nothing.md), [web](https://example.com)", 2),  # path and link
+        ("`setup.py`, `pyproject.toml` and `README.md`", 0),
+        ("`tests/test_scheduler.py::test_nodes_to_find_rule`", 0),
+        ("`tests/test_scheduler.py::test_no_such_test`", 1),
+        ("`tests/test_nothing.py::test_x`", 2),  # the path, and the node id
+        ("`tests/test_conformance.py::test_score_conformance[LeastAllocated-1]` and `[vcore: edge]`", 0),
+        ("`tests/test_conformance.py::test_score_conformance[LeastAllocated-9]`", 1),
+        ("`[vcore: no such edge]`", 1),
+        ("`loop.py`, `node_plugin.h`", 0),
+        ("`lop.py`", 1),
+        ("`vcore.topology.node_scores`, `vcore.reasons.FIXED_REASONS`, `vcore_kube.reflector`", 0),
+        ("`vcore.topology.node_score`", 1),
+        ("`vcore.nothing`", 1),
+        ("`Engine::place_gang`, `ClusterState::compile_pod`", 0),
+        ("`Engine::place_gangs`", 1),
+    ],
+)
 def test_checker_finds_what_is_missing(text, expected):
     found = problems(text, sources=SOURCES)
     assert len(found) == expected, found

@@ -19,57 +19,150 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import vcore
 
 PROMISED = (vcore.VCoreError, ValueError, TypeError, KeyError)
-FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-2**70, 2**70), st.sampled_from([0, 1, -1, 2**63 - 1, 2**63, 2**61]),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
-    st.sampled_from(["", "1", "-1", "1Ei", "9Ei", "100m", "0.5", "NaN", "Inf", "1e400", "a" * 300, "In", "Exists",
-                     "DoNotSchedule", "NoSchedule", "Pending", "Running", "\ud800"]))
-json_values = st.recursive(scalars, lambda children: st.one_of(
-    st.lists(children, max_size=4), st.dictionaries(st.text(max_size=10), children, max_size=4)), max_leaves=12)
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([0, 1, -1, 2**63 - 1, 2**63, 2**61]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "",
+            "1",
+            "-1",
+            "1Ei",
+            "9Ei",
+            "100m",
+            "0.5",
+            "NaN",
+            "Inf",
+            "1e400",
+            "a" * 300,
+            "In",
+            "Exists",
+            "DoNotSchedule",
+            "NoSchedule",
+            "Pending",
+            "Running",
+            "\ud800",
+        ]
+    ),
+)
+json_values = st.recursive(
+    scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
+    max_leaves=12,
+)
 
-NODE = {"apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": "n0", "labels": {"zone": "a", "kubernetes.io/hostname": "n0"}},
-        "spec": {"taints": [{"key": "gpu", "value": "true", "effect": "NoSchedule"}], "unschedulable": False},
-        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "4"}}}
-POD = {"apiVersion": "v1", "kind": "Pod",
-       "metadata": {"name": "p0", "namespace": "ns", "labels": {"app": "x"},
-                    "annotations": {"scheduling.k8s.io/group-name": "g0", "volcano.sh/task-spec": "worker"}},
-       "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"},
-                                                           "limits": {"nvidia.com/gpu": "1"}},
-                                "ports": [{"containerPort": 80}]}],
-                "initContainers": [{"name": "i", "restartPolicy": "Always",
-                                    "resources": {"requests": {"cpu": "100m"}}}],
-                "nodeSelector": {"zone": "a"},
-                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}]}}},
-                "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}],
-                "priority": 10, "priorityClassName": "high", "schedulingGates": [],
-                "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
-                                               "whenUnsatisfiable": "ScheduleAnyway"}]},
-       "status": {"phase": "Pending"}}
-PODGROUP = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-            "metadata": {"name": "g0", "namespace": "ns"},
-            "spec": {"minMember": 2, "minTaskMember": {"worker": 1}, "queue": "q0", "priorityClassName": "high",
-                     "minResources": {"cpu": "2"}}}
-QUEUE = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q0"},
-         "spec": {"weight": 2, "capability": {"cpu": "64"}, "guarantee": {"resource": {"cpu": "2"}},
-                  "reclaimable": True}}
-PRIORITY_CLASS = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
-                  "value": 1000, "preemptionPolicy": "PreemptLowerPriority"}
-PROFILE = {"percentageOfNodesToScore": 50,
-           "plugins": {"score": {"enabled": [{"name": "NodeResourcesFit", "weight": 2}]}},
-           "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {
-               "type": "MostAllocated",
-               "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}}}]}
-CYCLE = {"actions": "enqueue, allocate, preempt, reclaim, backfill",
-         "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang", "enablePreemptable": False},
-                                {"name": "conformance"}]},
-                   {"plugins": [{"name": "overcommit", "arguments": {"overcommit-factor": 1.5}}, {"name": "drf"},
-                                {"name": "predicates"}, {"name": "proportion"}, {"name": "nodeorder"},
-                                {"name": "binpack", "arguments": {"binpack.weight": 2}}]}]}
+NODE = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"name": "n0", "labels": {"zone": "a", "kubernetes.io/hostname": "n0"}},
+    "spec": {"taints": [{"key": "gpu", "value": "true", "effect": "NoSchedule"}], "unschedulable": False},
+    "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "4"}},
+}
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {
+        "name": "p0",
+        "namespace": "ns",
+        "labels": {"app": "x"},
+        "annotations": {"scheduling.k8s.io/group-name": "g0", "volcano.sh/task-spec": "worker"},
+    },
+    "spec": {
+        "containers": [
+            {
+                "name": "c",
+                "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": "1"}},
+                "ports": [{"containerPort": 80}],
+            }
+        ],
+        "initContainers": [{"name": "i", "restartPolicy": "Always", "resources": {"requests": {"cpu": "100m"}}}],
+        "nodeSelector": {"zone": "a"},
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}
+                    ]
+                }
+            }
+        },
+        "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "priority": 10,
+        "priorityClassName": "high",
+        "schedulingGates": [],
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"}],
+    },
+    "status": {"phase": "Pending"},
+}
+PODGROUP = {
+    "apiVersion": "scheduling.volcano.sh/v1beta1",
+    "kind": "PodGroup",
+    "metadata": {"name": "g0", "namespace": "ns"},
+    "spec": {
+        "minMember": 2,
+        "minTaskMember": {"worker": 1},
+        "queue": "q0",
+        "priorityClassName": "high",
+        "minResources": {"cpu": "2"},
+    },
+}
+QUEUE = {
+    "apiVersion": "scheduling.volcano.sh/v1beta1",
+    "kind": "Queue",
+    "metadata": {"name": "q0"},
+    "spec": {"weight": 2, "capability": {"cpu": "64"}, "guarantee": {"resource": {"cpu": "2"}}, "reclaimable": True},
+}
+PRIORITY_CLASS = {
+    "apiVersion": "scheduling.k8s.io/v1",
+    "kind": "PriorityClass",
+    "metadata": {"name": "high"},
+    "value": 1000,
+    "preemptionPolicy": "PreemptLowerPriority",
+}
+PROFILE = {
+    "percentageOfNodesToScore": 50,
+    "plugins": {"score": {"enabled": [{"name": "NodeResourcesFit", "weight": 2}]}},
+    "pluginConfig": [
+        {
+            "name": "NodeResourcesFit",
+            "args": {
+                "scoringStrategy": {
+                    "type": "MostAllocated",
+                    "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
+                }
+            },
+        }
+    ],
+}
+CYCLE = {
+    "actions": "enqueue, allocate, preempt, reclaim, backfill",
+    "tiers": [
+        {"plugins": [{"name": "priority"}, {"name": "gang", "enablePreemptable": False}, {"name": "conformance"}]},
+        {
+            "plugins": [
+                {"name": "overcommit", "arguments": {"overcommit-factor": 1.5}},
+                {"name": "drf"},
+                {"name": "predicates"},
+                {"name": "proportion"},
+                {"name": "nodeorder"},
+                {"name": "binpack", "arguments": {"binpack.weight": 2}},
+            ]
+        },
+    ],
+}
 
 
 @st.composite
@@ -124,11 +217,18 @@ def _cluster() -> vcore.Cluster:
 
 def _snapshot(cluster: vcore.Cluster):
     with cluster.lock:
-        return (tuple(cluster.node_names), tuple(cluster.resource_names), cluster.allocatable_matrix.tobytes(),
-                cluster.requested_matrix.tobytes(), cluster.n_pods, tuple(sorted(cluster.pending_pods)),
-                tuple(cluster.podgroups), tuple(cluster.queues),
-                tuple((n, tuple(cluster.pods_on(n))) for n in cluster.node_names),
-                cluster.topology.node_topo.tobytes())
+        return (
+            tuple(cluster.node_names),
+            tuple(cluster.resource_names),
+            cluster.allocatable_matrix.tobytes(),
+            cluster.requested_matrix.tobytes(),
+            cluster.n_pods,
+            tuple(sorted(cluster.pending_pods)),
+            tuple(cluster.podgroups),
+            tuple(cluster.queues),
+            tuple((n, tuple(cluster.pods_on(n))) for n in cluster.node_names),
+            cluster.topology.node_topo.tobytes(),
+        )
 
 
 def _call_or_promised_error(cluster, call):
@@ -167,6 +267,7 @@ def _fuzz(name):
     def run(obj):
         cluster = _cluster()
         _call_or_promised_error(cluster, lambda: call(cluster, obj))
+
     return run
 
 

@@ -16,20 +16,42 @@ import vcore
 from tests.batch import builders as B
 
 HOSTNAME = "kubernetes.io/hostname"
-ANTI = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-    {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOSTNAME}]}}
-AFFINITY = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-    {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": HOSTNAME}]}}
-SPREAD = [{"maxSkew": 1, "topologyKey": HOSTNAME, "whenUnsatisfiable": "DoNotSchedule",
-           "labelSelector": {"matchLabels": {"app": "web"}}}]
+ANTI = {
+    "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOSTNAME}
+        ]
+    }
+}
+AFFINITY = {
+    "podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": HOSTNAME}
+        ]
+    }
+}
+SPREAD = [
+    {
+        "maxSkew": 1,
+        "topologyKey": HOSTNAME,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+]
 
 # Every PodSpec field (snake_case, as the client names them) and what vcore does with it.
 HONORED = {  # evaluated exactly as kube-scheduler v1.34 does
-    "containers", "init_containers", "overhead", "resources",  # NodeResourcesFit, NodePorts, ImageLocality
-    "node_selector", "affinity",  # NodeAffinity, InterPodAffinity
+    "containers",
+    "init_containers",
+    "overhead",
+    "resources",  # NodeResourcesFit, NodePorts, ImageLocality
+    "node_selector",
+    "affinity",  # NodeAffinity, InterPodAffinity
     "tolerations",  # TaintToleration, NodeUnschedulable
     "node_name",  # NodeName
-    "priority", "priority_class_name", "preemption_policy",  # queueing and preemption
+    "priority",
+    "priority_class_name",
+    "preemption_policy",  # queueing and preemption
     "scheduler_name",  # which scheduler owns the pod (the adapter's filter)
     "scheduling_gates",  # SchedulingGates: never attempted while gated
     "topology_spread_constraints",  # PodTopologySpread
@@ -37,17 +59,36 @@ HONORED = {  # evaluated exactly as kube-scheduler v1.34 does
     "volumes",  # VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone (every source they read)
 }
 REFUSED_FIELDS = {  # field -> a pod spec fragment that uses it as a hard constraint, and the path named
-    "resource_claims": ({"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"}]},
-                        "spec.resourceClaims"),
+    "resource_claims": ({"resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"}]}, "spec.resourceClaims"),
 }
 NOT_SCHEDULING = {  # read by the kubelet, the API server or controllers; no kube-scheduler v1.34 filter reads them
-    "active_deadline_seconds", "automount_service_account_token", "dns_config", "dns_policy", "enable_service_links",
-    "ephemeral_containers", "host_aliases", "host_ipc", "host_pid", "host_users", "hostname", "image_pull_secrets",
-    "os", "readiness_gates", "restart_policy", "runtime_class_name",  # the RuntimeClass admission sets overhead
-    "security_context", "service_account", "service_account_name", "set_hostname_as_fqdn",
-    "share_process_namespace", "subdomain", "termination_grace_period_seconds",
+    "active_deadline_seconds",
+    "automount_service_account_token",
+    "dns_config",
+    "dns_policy",
+    "enable_service_links",
+    "ephemeral_containers",
+    "host_aliases",
+    "host_ipc",
+    "host_pid",
+    "host_users",
+    "hostname",
+    "image_pull_secrets",
+    "os",
+    "readiness_gates",
+    "restart_policy",
+    "runtime_class_name",  # the RuntimeClass admission sets overhead
+    "security_context",
+    "service_account",
+    "service_account_name",
+    "set_hostname_as_fqdn",
+    "share_process_namespace",
+    "subdomain",
+    "termination_grace_period_seconds",
     # Newer than Kubernetes 1.34: the v1.34 API server drops them, and its scheduler never reads them.
-    "hostname_override", "scheduling_group", "eviction_responders",
+    "hostname_override",
+    "scheduling_group",
+    "eviction_responders",
 }
 CONTAINER_FIELDS_READ = {"resources", "restart_policy", "ports", "image"}  # ports: NodePorts; image: ImageLocality
 # The volume sources kube-scheduler's volume plugins read, each with a use of it and what vcore does with the pod on
@@ -56,8 +97,10 @@ CONTAINER_FIELDS_READ = {"resources", "restart_policy", "ports", "image"}  # por
 # is empty: a source vcore could not evaluate exactly would be listed there, refused by name.
 VOLUME_SOURCES_READ = {
     "persistent_volume_claim": ({"claimName": "data"}, 'persistentvolumeclaim "data" not found'),
-    "ephemeral": ({"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"]}}},
-                  'waiting for ephemeral volume controller to create the persistentvolumeclaim "v-d"'),
+    "ephemeral": (
+        {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"]}}},
+        'waiting for ephemeral volume controller to create the persistentvolumeclaim "v-d"',
+    ),
     "gce_persistent_disk": ({"pdName": "disk-1"}, None),
     "aws_elastic_block_store": ({"volumeID": "vol-1"}, None),
     "rbd": ({"monitors": ["m1"], "image": "img"}, None),
@@ -79,8 +122,12 @@ def _camel(snake: str) -> str:
 def _cluster(n: int = 2) -> vcore.Cluster:
     cluster = vcore.Cluster()
     for i in range(n):
-        cluster.add_node({"metadata": {"name": f"n{i}", "labels": {HOSTNAME: f"n{i}"}},
-                          "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+        cluster.add_node(
+            {
+                "metadata": {"name": f"n{i}", "labels": {HOSTNAME: f"n{i}"}},
+                "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+            }
+        )
     return cluster
 
 
@@ -92,8 +139,9 @@ def _pod(name: str, labels: dict | None = None, **spec) -> dict:
 def test_every_pod_spec_field_is_classified():
     fields = set(client.V1PodSpec.attribute_map)
     classified = HONORED | set(REFUSED_FIELDS) | NOT_SCHEDULING | {"volumes", "resource_claims"}
-    assert fields - classified == set(), \
+    assert fields - classified == set(), (
         "PodSpec fields vcore has not classified: decide whether kube-scheduler acts on them"
+    )
     assert classified - fields == set(), "classified fields the client does not have"
 
 
@@ -146,12 +194,15 @@ def test_the_testers_cases_are_never_placed_wrong():
     VolumeBinding's PreFilter keeps the pod pending)."""
     cluster = _cluster()
     pods = [_pod(f"anti-{i}", affinity=ANTI) for i in range(3)]
-    pods += [_pod(f"port-{i}", {"app": "port"},
-                  containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}])
-             for i in range(3)]
-    pods += [_pod("gated", schedulingGates=[{"name": "kueue.x-k8s.io/admission"}]),
-             _pod("spread", {"app": "spread"}, topologySpreadConstraints=SPREAD),
-             _pod("pvc", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}])]
+    pods += [
+        _pod(f"port-{i}", {"app": "port"}, containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}])
+        for i in range(3)
+    ]
+    pods += [
+        _pod("gated", schedulingGates=[{"name": "kueue.x-k8s.io/admission"}]),
+        _pod("spread", {"app": "spread"}, topologySpreadConstraints=SPREAD),
+        _pod("pvc", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]),
+    ]
     placed = {p.pod.split("/")[1]: p.node for p in vcore.Scheduler(cluster).schedule(pods)}
     for group in ("anti", "port"):
         nodes = [placed[f"{group}-{i}"] for i in range(3) if placed[f"{group}-{i}"] is not None]
@@ -161,13 +212,23 @@ def test_the_testers_cases_are_never_placed_wrong():
 
 
 def test_soft_terms_never_make_a_pod_pending():
-    preferred = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 10,
-         "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOSTNAME}}]}}
+    preferred = {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 10,
+                    "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOSTNAME},
+                }
+            ]
+        }
+    }
     anyway = [{**SPREAD[0], "whenUnsatisfiable": "ScheduleAnyway"}]
-    pods = [_pod("pref", affinity=preferred), _pod("anyway", topologySpreadConstraints=anyway),
-            _pod("port0", containers=[{"name": "c", "ports": [{"containerPort": 80}]}]),
-            _pod("cm", volumes=[{"name": "c", "configMap": {"name": "x"}}])]
+    pods = [
+        _pod("pref", affinity=preferred),
+        _pod("anyway", topologySpreadConstraints=anyway),
+        _pod("port0", containers=[{"name": "c", "ports": [{"containerPort": 80}]}]),
+        _pod("cm", volumes=[{"name": "c", "configMap": {"name": "x"}}]),
+    ]
     assert all(p.node is not None for p in vcore.Scheduler(_cluster()).schedule(pods))
 
 
@@ -178,9 +239,11 @@ def test_a_sidecar_host_port_counts_and_a_regular_init_container_port_does_not()
     assert scheduler.schedule([_pod("init2", initContainers=[init])])[0].node == "n0"
     assert scheduler.schedule([_pod("side", initContainers=[{**init, "restartPolicy": "Always"}])])[0].node == "n0"
     taken = scheduler.schedule([_pod("side2", initContainers=[{**init, "restartPolicy": "Always"}])])[0]
-    assert taken.message == ("0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports. "
-                             "no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption "
-                             "victims found for incoming pod.")
+    assert taken.message == (
+        "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports. "
+        "no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption "
+        "victims found for incoming pod."
+    )
 
 
 def test_a_host_network_pods_container_ports_are_host_ports():
@@ -192,8 +255,7 @@ def test_a_host_network_pods_container_ports_are_host_ports():
 
 
 def test_a_gated_pod_waits_for_its_gates_in_kube_schedulers_words():
-    placement = vcore.Scheduler(_cluster()).schedule(
-        [_pod("g", schedulingGates=[{"name": "a"}, {"name": "b"}])])[0]
+    placement = vcore.Scheduler(_cluster()).schedule([_pod("g", schedulingGates=[{"name": "a"}, {"name": "b"}])])[0]
     assert placement.node is None
     assert placement.message == "0/2 nodes are available: waiting for scheduling gates: [a b]."
 
@@ -205,9 +267,11 @@ def test_node_name_confines_the_pod_to_that_node():
     placement = scheduler.schedule([_pod("y", nodeName="n2")])[0]
     assert placement.node == "n2"
     missing = scheduler.filter(_pod("z", nodeName="gone"))
-    assert missing.message == ("0/3 nodes are available: 3 node(s) didn't match the requested node name. no new claims "
-                               "to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for "
-                               "scheduling.")
+    assert missing.message == (
+        "0/3 nodes are available: 3 node(s) didn't match the requested node name. no new claims "
+        "to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for "
+        "scheduling."
+    )
 
 
 def test_a_bound_pods_required_anti_affinity_keeps_the_pods_it_matches_off_its_domain():
@@ -235,23 +299,28 @@ def test_refusals_reach_the_cycle_results():
     result = vcore.Scheduler(cluster).run_cycle()
     assert result.bindings == []
     assert "vcore does not honor spec.resourceClaims" in result.podgroups[f"{B.NS}/gang"].message
-    assert result.unschedulable[f"{B.NS}/single"][1] == \
-        "0/2 nodes are available: vcore does not honor spec.resourceClaims."
+    assert (
+        result.unschedulable[f"{B.NS}/single"][1]
+        == "0/2 nodes are available: vcore does not honor spec.resourceClaims."
+    )
     # Volumes are honored: a claim that does not exist is VolumeBinding's PreFilter rejection, in kube's words.
     assert result.unschedulable[f"{B.NS}/pvc"][1] == '0/2 nodes are available: persistentvolumeclaim "data" not found.'
     assert "waiting for scheduling gates: [wait]" in result.unschedulable[f"{B.NS}/gated"][1]
     assert cluster.n_pods == 0
 
 
-@pytest.mark.parametrize("bad, path", [
-    ({"topologySpreadConstraints": "x"}, "spec.topologySpreadConstraints"),
-    ({"volumes": [5]}, "spec.volumes[0]"),
-    ({"hostNetwork": "yes"}, "spec.hostNetwork"),
-    ({"containers": [{"name": "c", "ports": [{"hostPort": "80"}]}]}, "spec.containers[0].ports[0].hostPort"),
-    ({"containers": [{"name": "c", "ports": [{"hostPort": 70000}]}]}, "spec.containers[0].ports[0].hostPort"),
-    ({"schedulingGates": [{"name": 3}]}, "spec.schedulingGates[0].name"),
-    ({"nodeName": 7}, "spec.nodeName"),
-])
+@pytest.mark.parametrize(
+    "bad, path",
+    [
+        ({"topologySpreadConstraints": "x"}, "spec.topologySpreadConstraints"),
+        ({"volumes": [5]}, "spec.volumes[0]"),
+        ({"hostNetwork": "yes"}, "spec.hostNetwork"),
+        ({"containers": [{"name": "c", "ports": [{"hostPort": "80"}]}]}, "spec.containers[0].ports[0].hostPort"),
+        ({"containers": [{"name": "c", "ports": [{"hostPort": 70000}]}]}, "spec.containers[0].ports[0].hostPort"),
+        ({"schedulingGates": [{"name": 3}]}, "spec.schedulingGates[0].name"),
+        ({"nodeName": 7}, "spec.nodeName"),
+    ],
+)
 def test_malformed_guarded_fields_are_errors_naming_them(bad, path):
     with pytest.raises((ValueError, TypeError), match="^" + re.escape(f"pod default/p: {path}: ")):
         vcore.Scheduler(_cluster()).filter(_pod("p", **bad))

@@ -4,6 +4,7 @@ schedule() never places a pod on a node it does not fit.
 
 hypothesis.stateful drives vcore.Cluster / vcore.Scheduler and reference.ReferenceCluster side by side.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,10 +17,16 @@ from conftest import fit_args, make_profile, node_dicts, pod_dicts
 
 NODE_NAMES = [f"node{i}" for i in range(8)]
 PROFILES = [
-    make_profile([("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
-                  ("NodeResourcesBalancedAllocation", 1)], pct=100),
-    make_profile([("NodeResourcesFit", 1), ("binpack", 2)], fit=fit_args("MostAllocated"),
-                 binpack={"binpack.weight": 1, "binpack.resources": "nvidia.com/gpu"}, pct=100),
+    make_profile(
+        [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("NodeResourcesBalancedAllocation", 1)],
+        pct=100,
+    ),
+    make_profile(
+        [("NodeResourcesFit", 1), ("binpack", 2)],
+        fit=fit_args("MostAllocated"),
+        binpack={"binpack.weight": 1, "binpack.resources": "nvidia.com/gpu"},
+        pct=100,
+    ),
 ]
 
 

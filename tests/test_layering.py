@@ -27,6 +27,7 @@
 The checker itself is tested on small synthetic sources, so the rules are known to bite even while the adapter
 packages are still nearly empty.
 """
+
 from __future__ import annotations
 
 import ast
@@ -40,8 +41,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 VCORE = SRC / "vcore"
 NATIVE = VCORE / "_native"
-ADAPTERS = {"vcore_kube": ROOT / "adapters" / "kube" / "vcore_kube",
-            "vcore_router": ROOT / "adapters" / "router" / "vcore_router"}
+ADAPTERS = {
+    "vcore_kube": ROOT / "adapters" / "kube" / "vcore_kube",
+    "vcore_router": ROOT / "adapters" / "router" / "vcore_router",
+}
 SKIP_DIRS = {"build", "__pycache__"}
 
 
@@ -86,8 +89,12 @@ def python_imports(source: str, current: str, is_package: bool) -> list[Import]:
         elif isinstance(node, ast.ImportFrom):
             module = resolve(node.level, node.module, current, is_package)
             out.append(Import(module, tuple(alias.name for alias in node.names), node.lineno))
-        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
-                and isinstance(node.args[0].value, str):
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             if name in ("import_module", "__import__"):
@@ -146,8 +153,11 @@ def native_violations(imports: list[Import]) -> list[str]:
 
 def core_violations(imports: list[Import]) -> list[str]:
     """vcore never imports an adapter."""
-    return [f"line {imp.line}: imports {imp.module}" for imp in imports
-            if any(_in(imp.module, adapter) for adapter in ADAPTERS)]
+    return [
+        f"line {imp.line}: imports {imp.module}"
+        for imp in imports
+        if any(_in(imp.module, adapter) for adapter in ADAPTERS)
+    ]
 
 
 BELOW_ALL = "vcore.types"
@@ -161,8 +171,11 @@ def below_all_violations(imports: list[Import]) -> list[str]:
         return not _in(module, "vcore") or any(_in(module, m) for m in BELOW_ALL_MAY_USE)
 
     # "from vcore import errors" takes the module vcore.errors: judge each name taken from a package.
-    return [f"line {imp.line}: imports {imp.module}" for imp in imports
-            if not allowed(imp.module) and not (imp.names and all(allowed(f"{imp.module}.{n}") for n in imp.names))]
+    return [
+        f"line {imp.line}: imports {imp.module}"
+        for imp in imports
+        if not allowed(imp.module) and not (imp.names and all(allowed(f"{imp.module}.{n}") for n in imp.names))
+    ]
 
 
 def adapter_violations(imports: list[Import], source: str = "") -> list[str]:
@@ -221,8 +234,21 @@ def cross_adapter_violations(adapter: str, imports: list[Import]) -> list[str]:
 # subpackage's name stands for all its modules). A module imports from its own layer and the layers below only.
 LAYERS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "vcore_kube": (
-        ("values and connections", ("__init__", "config", "kubeclient", "metrics", "inbox", "cache", "convert",
-                                    "schedqueue", "pending", "volumehints")),
+        (
+            "values and connections",
+            (
+                "__init__",
+                "config",
+                "kubeclient",
+                "metrics",
+                "inbox",
+                "cache",
+                "convert",
+                "schedqueue",
+                "pending",
+                "volumehints",
+            ),
+        ),
         ("the API's objects", ("reflector", "nodeshard", "binder", "volumewriter", "events", "leader", "statuswriter")),
         ("decisions", ("batchcycle", "fastpath", "warmpool", "membership", "shardplan", "volcanostatus")),
         ("beside the loop", ("agentcontrol", "shardcontrol", "shardwriter", "statusreport")),
@@ -249,8 +275,9 @@ def internal_graph(package: str, files: dict[str, tuple[str, bool]]) -> dict[str
         for imp in python_imports(source, module, is_package):
             if not _in(imp.module, package):
                 continue
-            targets = [f"{imp.module}.{n}" if f"{imp.module}.{n}" in files else imp.module for n in imp.names] \
-                or [imp.module]
+            targets = [f"{imp.module}.{n}" if f"{imp.module}.{n}" in files else imp.module for n in imp.names] or [
+                imp.module
+            ]
             for target in targets:
                 while target not in files and "." in target:
                     target = target.rsplit(".", 1)[0]
@@ -301,14 +328,14 @@ def import_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
             back = start if start in nxt else next((w for w in nxt if w not in seen), nxt[0])
             path.append(back)
             if back in seen:
-                cycles.append(path[path.index(back):])
+                cycles.append(path[path.index(back) :])
                 break
             seen.add(back)
     return sorted(cycles)
 
 
 def _relative(module: str, package: str) -> str:
-    return "__init__" if module == package else module[len(package) + 1:]
+    return "__init__" if module == package else module[len(package) + 1 :]
 
 
 def layer_of(module: str, package: str, layers) -> int | None:
@@ -342,8 +369,9 @@ def upward_imports(package: str, graph: dict[str, dict[str, int]], layers) -> li
         for target, line in sorted(targets.items()):
             there = layer_of(target, package, layers)
             if here is not None and there is not None and there > here:
-                bad.append(f"{module} line {line}: imports {target} ({layers[there][0]}) from below it "
-                           f"({layers[here][0]})")
+                bad.append(
+                    f"{module} line {line}: imports {target} ({layers[there][0]}) from below it ({layers[here][0]})"
+                )
     return bad
 
 
@@ -358,8 +386,9 @@ def private_reads(package: str, module: str, source: str, is_package: bool = Fal
     public functions instead."""
     bad = []
     for imp in python_imports(source, module, is_package):
-        if _in(imp.module, package) and (any(_private(p) for p in imp.module.split("."))
-                                         or any(_private(n) for n in imp.names)):
+        if _in(imp.module, package) and (
+            any(_private(p) for p in imp.module.split(".")) or any(_private(n) for n in imp.names)
+        ):
             bad.append(f"line {imp.line}: imports a private part of {imp.module} {imp.names}")
     tree = ast.parse(source)
     defined: set[str] = set()
@@ -368,15 +397,24 @@ def private_reads(package: str, module: str, source: str, is_package: bool = Fal
             defined.add(node.name)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             defined.add(node.id)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
-                and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        ):
             defined.add(node.attr)
         elif isinstance(node, ast.arg):
             defined.add(node.arg)
     for node in ast.walk(tree):
         own = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
-        if isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in defined \
-                and node.attr not in _PUBLIC_UNDERSCORED and not own:  # self._x: its own (or inherited) state
+        if (
+            isinstance(node, ast.Attribute)
+            and _private(node.attr)
+            and node.attr not in defined
+            and node.attr not in _PUBLIC_UNDERSCORED
+            and not own
+        ):  # self._x: its own (or inherited) state
             bad.append(f"line {node.lineno}: reads {ast.unparse(node)}, private to another module")
     return bad
 
@@ -429,16 +467,18 @@ def test_shared_value_types_sit_below_every_vcore_module():
 ADAPTER_SOURCES = [(name, root, p) for name, root in ADAPTERS.items() for p in sources(root, (".py", ".pyi"))]
 
 
-@pytest.mark.parametrize("adapter, root, path", ADAPTER_SOURCES,
-                         ids=[str(p.relative_to(ROOT)) for _, _, p in ADAPTER_SOURCES])
+@pytest.mark.parametrize(
+    "adapter, root, path", ADAPTER_SOURCES, ids=[str(p.relative_to(ROOT)) for _, _, p in ADAPTER_SOURCES]
+)
 def test_adapters_use_only_the_public_vcore_api(adapter, root, path):
     imports = file_imports(path, root.parent)
     bad = adapter_violations(imports, path.read_text(encoding="utf-8"))
     assert not bad, (path, bad)
 
 
-@pytest.mark.parametrize("adapter, root, path", ADAPTER_SOURCES,
-                         ids=[str(p.relative_to(ROOT)) for _, _, p in ADAPTER_SOURCES])
+@pytest.mark.parametrize(
+    "adapter, root, path", ADAPTER_SOURCES, ids=[str(p.relative_to(ROOT)) for _, _, p in ADAPTER_SOURCES]
+)
 def test_adapters_use_each_other_only_one_way_and_publicly(adapter, root, path):
     bad = cross_adapter_violations(adapter, file_imports(path, root.parent))
     assert not bad, (path, bad)
@@ -485,8 +525,9 @@ def test_package_docstring_lists_the_layers(adapter):
     assert [(name, tuple(sorted(modules))) for name, modules in documented_layers(doc)] == declared
 
 
-@pytest.mark.parametrize("adapter, root, path", ADAPTER_SOURCES,
-                         ids=[str(p.relative_to(ROOT)) for _, _, p in ADAPTER_SOURCES])
+@pytest.mark.parametrize(
+    "adapter, root, path", ADAPTER_SOURCES, ids=[str(p.relative_to(ROOT)) for _, _, p in ADAPTER_SOURCES]
+)
 def test_adapter_modules_read_no_other_module_s_private_names(adapter, root, path):
     module, is_package = module_name(path, root.parent)
     bad = private_reads(adapter, module, path.read_text(encoding="utf-8"), is_package)
@@ -500,91 +541,114 @@ def _py(source: str, current: str = "vcore._native.mod", is_package: bool = Fals
     return python_imports(source, current, is_package)
 
 
-@pytest.mark.parametrize("source, current, is_package", [
-    ("import vcore", "vcore._native.m", False),
-    ("from vcore import cluster", "vcore._native.m", False),
-    ("from vcore.errors import VCoreError", "vcore._native.m", False),
-    ("def f():\n    import vcore.reasons\n", "vcore._native.m", False),
-    ("from .. import errors", "vcore._native.m", False),
-    ("from ..reasons import FIXED_REASONS", "vcore._native.m", False),
-    ("from .. import reasons", "vcore._native", True),
-    ("import importlib\nimportlib.import_module('vcore.cluster')", "vcore._native.m", False),
-])
+@pytest.mark.parametrize(
+    "source, current, is_package",
+    [
+        ("import vcore", "vcore._native.m", False),
+        ("from vcore import cluster", "vcore._native.m", False),
+        ("from vcore.errors import VCoreError", "vcore._native.m", False),
+        ("def f():\n    import vcore.reasons\n", "vcore._native.m", False),
+        ("from .. import errors", "vcore._native.m", False),
+        ("from ..reasons import FIXED_REASONS", "vcore._native.m", False),
+        ("from .. import reasons", "vcore._native", True),
+        ("import importlib\nimportlib.import_module('vcore.cluster')", "vcore._native.m", False),
+    ],
+)
 def test_checker_flags_native_importing_vcore(source, current, is_package):
     assert native_violations(python_imports(source, current, is_package))
 
 
-@pytest.mark.parametrize("source", [
-    "import numpy as np\nfrom typing import Any",
-    "from vcore._native import _convert",
-    "from vcore._native._convert import NodeSpec",
-    "from . import _convert",
-    "from ._convert import node_spec",
-    "import vcore._native._core",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import numpy as np\nfrom typing import Any",
+        "from vcore._native import _convert",
+        "from vcore._native._convert import NodeSpec",
+        "from . import _convert",
+        "from ._convert import node_spec",
+        "import vcore._native._core",
+    ],
+)
 def test_checker_allows_native_internal_imports(source):
     assert not native_violations(_py(source))
 
 
-@pytest.mark.parametrize("source, expected", [  # expected: 1 = flagged, 0 = allowed
-    ("from dataclasses import dataclass\nfrom vcore.errors import VCoreError\n", 0),
-    ("from . import errors", 0),
-    ("from vcore.gpu.mig import MigInstance", 1),
-    ("import vcore.cluster", 1),
-    ("def f():\n    from vcore import scheduler\n", 1),
-    ("from . import cluster", 1),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [  # expected: 1 = flagged, 0 = allowed
+        ("from dataclasses import dataclass\nfrom vcore.errors import VCoreError\n", 0),
+        ("from . import errors", 0),
+        ("from vcore.gpu.mig import MigInstance", 1),
+        ("import vcore.cluster", 1),
+        ("def f():\n    from vcore import scheduler\n", 1),
+        ("from . import cluster", 1),
+    ],
+)
 def test_checker_flags_shared_value_types_importing_vcore(source, expected):
     assert bool(below_all_violations(_py(source, BELOW_ALL))) == bool(expected)
 
 
 def test_checker_reads_cython_imports():
-    source = "# cython: language_level=3\nfrom libc.stdint cimport int64_t\nimport numpy as np\n" \
-             "from vcore.errors import VCoreError  # bad\ncimport cython\nfrom . import _core\n"
+    source = (
+        "# cython: language_level=3\nfrom libc.stdint cimport int64_t\nimport numpy as np\n"
+        "from vcore.errors import VCoreError  # bad\ncimport cython\nfrom . import _core\n"
+    )
     imports = cython_imports(source, "vcore._native._convert", False)
     modules = [i.module for i in imports]
     assert modules == ["libc.stdint", "numpy", "vcore.errors", "cython", "vcore._native"]
     assert native_violations(imports) == ["line 4: imports vcore.errors"]
 
 
-@pytest.mark.parametrize("source", [
-    "import vcore_kube", "from vcore_router.app import main", "def f():\n    import vcore_kube.cache\n",
-    "import importlib\nimportlib.import_module('vcore_router')", "__import__('vcore_kube')",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import vcore_kube",
+        "from vcore_router.app import main",
+        "def f():\n    import vcore_kube.cache\n",
+        "import importlib\nimportlib.import_module('vcore_router')",
+        "__import__('vcore_kube')",
+    ],
+)
 def test_checker_flags_vcore_importing_an_adapter(source):
     assert core_violations(_py(source, "vcore.cli"))
 
 
-@pytest.mark.parametrize("source, expected", [  # expected: 1 = flagged, 0 = allowed
-    ("import vcore\nfrom vcore import Cluster, Scheduler\nfrom vcore.profile import Profile\n", 0),
-    ("import vcore\nc = vcore.Cluster()\nc._state\n", 0),  # attribute of an object, not of a module
-    ("from vcore import __version__", 0),
-    ("from vcore._native import _core", 1),
-    ("import vcore._native._convert", 1),
-    ("from vcore import _native", 1),
-    ("from vcore.cluster import pod_key, _helper", 1),
-    ("import vcore\nvcore.cluster._private_helper()\n", 1),
-    ("import vcore.scheduler as s\ns._internal\n", 1),
-    ("from vcore import cluster\ncluster._x\n", 1),
-    ("def f():\n    from vcore._native._core import Engine\n", 1),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [  # expected: 1 = flagged, 0 = allowed
+        ("import vcore\nfrom vcore import Cluster, Scheduler\nfrom vcore.profile import Profile\n", 0),
+        ("import vcore\nc = vcore.Cluster()\nc._state\n", 0),  # attribute of an object, not of a module
+        ("from vcore import __version__", 0),
+        ("from vcore._native import _core", 1),
+        ("import vcore._native._convert", 1),
+        ("from vcore import _native", 1),
+        ("from vcore.cluster import pod_key, _helper", 1),
+        ("import vcore\nvcore.cluster._private_helper()\n", 1),
+        ("import vcore.scheduler as s\ns._internal\n", 1),
+        ("from vcore import cluster\ncluster._x\n", 1),
+        ("def f():\n    from vcore._native._core import Engine\n", 1),
+    ],
+)
 def test_checker_flags_adapters_reaching_into_private_vcore(source, expected):
     imports = _py(source, "vcore_kube.loop")
     assert bool(adapter_violations(imports, source)) == bool(expected), adapter_violations(imports, source)
 
 
-@pytest.mark.parametrize("adapter, source, expected", [  # expected: 1 = flagged, 0 = allowed
-    ("vcore_router", "from vcore_kube.reflector import Reflector, Resource", 0),
-    ("vcore_router", "from vcore_kube.kubeclient import load_api", 0),
-    ("vcore_router", "import vcore_kube.reflector", 0),
-    ("vcore_router", "from vcore_kube.reflector import _slim", 1),
-    ("vcore_router", "from vcore_kube._private import x", 1),
-    ("vcore_router", "from vcore_kube.testenv import ControlPlane", 1),
-    ("vcore_router", "from vcore_kube import testenv", 1),
-    ("vcore_router", "def f():\n    from vcore_kube.testenv.faultproxy import FaultProxy\n", 1),
-    ("vcore_kube", "from vcore_router.config import parse_config", 1),
-    ("vcore_kube", "def f():\n    import vcore_router.server\n", 1),
-])
+@pytest.mark.parametrize(
+    "adapter, source, expected",
+    [  # expected: 1 = flagged, 0 = allowed
+        ("vcore_router", "from vcore_kube.reflector import Reflector, Resource", 0),
+        ("vcore_router", "from vcore_kube.kubeclient import load_api", 0),
+        ("vcore_router", "import vcore_kube.reflector", 0),
+        ("vcore_router", "from vcore_kube.reflector import _slim", 1),
+        ("vcore_router", "from vcore_kube._private import x", 1),
+        ("vcore_router", "from vcore_kube.testenv import ControlPlane", 1),
+        ("vcore_router", "from vcore_kube import testenv", 1),
+        ("vcore_router", "def f():\n    from vcore_kube.testenv.faultproxy import FaultProxy\n", 1),
+        ("vcore_kube", "from vcore_router.config import parse_config", 1),
+        ("vcore_kube", "def f():\n    import vcore_router.server\n", 1),
+    ],
+)
 def test_checker_flags_cross_adapter_imports(adapter, source, expected):
     bad = cross_adapter_violations(adapter, _py(source, f"{adapter}.mod"))
     assert bool(bad) == bool(expected), bad
@@ -611,31 +675,51 @@ def _package(**modules: str) -> dict[str, tuple[str, bool]]:
 
 
 def test_internal_graph_resolves_every_form_of_import():
-    files = _package(init="", a="from pkg import b, CONST\nfrom . import c\nimport pkg.sub.x\nimport os\n",
-                     b="from .sub import x\nfrom pkg.c import f\nfrom pkg.missing import y\n", c="",
-                     sub="", sub__x="def f():\n    import importlib\n    importlib.import_module('pkg.b')\n")
+    files = _package(
+        init="",
+        a="from pkg import b, CONST\nfrom . import c\nimport pkg.sub.x\nimport os\n",
+        b="from .sub import x\nfrom pkg.c import f\nfrom pkg.missing import y\n",
+        c="",
+        sub="",
+        sub__x="def f():\n    import importlib\n    importlib.import_module('pkg.b')\n",
+    )
     assert internal_graph("pkg", files) == {
-        "pkg": {}, "pkg.a": {"pkg.b": 1, "pkg": 1, "pkg.c": 2, "pkg.sub.x": 3},
-        "pkg.b": {"pkg.sub.x": 1, "pkg.c": 2, "pkg": 3}, "pkg.c": {}, "pkg.sub": {}, "pkg.sub.x": {"pkg.b": 3}}
+        "pkg": {},
+        "pkg.a": {"pkg.b": 1, "pkg": 1, "pkg.c": 2, "pkg.sub.x": 3},
+        "pkg.b": {"pkg.sub.x": 1, "pkg.c": 2, "pkg": 3},
+        "pkg.c": {},
+        "pkg.sub": {},
+        "pkg.sub.x": {"pkg.b": 3},
+    }
 
 
-@pytest.mark.parametrize("modules, expected", [
-    (dict(a="from pkg import b", b="from pkg.a import f"), [["pkg.a", "pkg.b", "pkg.a"]]),
-    # in a function, or for type checking only: still a circle of the design
-    (dict(a="from pkg import b", b="def f():\n    from pkg.c import x\n",
-          c="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import A\n"),
-     [["pkg.a", "pkg.b", "pkg.c", "pkg.a"]]),
-    (dict(a="from . import b", b="from .a import f"), [["pkg.a", "pkg.b", "pkg.a"]]),
-    (dict(a="import importlib\nimportlib.import_module('pkg.b')", b="import pkg.a"), [["pkg.a", "pkg.b", "pkg.a"]]),
-    (dict(init="from pkg.a import A", a="from pkg import VERSION"), [["pkg", "pkg.a", "pkg"]]),
-    # two separate circles, both reported
-    (dict(a="from pkg import b", b="from pkg import a", c="from pkg import d", d="from pkg import c"),
-     [["pkg.a", "pkg.b", "pkg.a"], ["pkg.c", "pkg.d", "pkg.c"]]),
-    # no circle: a chain, a diamond, a package importing its module that imports a sibling
-    (dict(a="from pkg import b", b="from pkg import c", c=""), []),
-    (dict(a="from pkg import b, c", b="from pkg import d", c="from pkg import d", d=""), []),
-    (dict(init="from pkg.a import A", a="from pkg import b", b=""), []),
-])
+@pytest.mark.parametrize(
+    "modules, expected",
+    [
+        (dict(a="from pkg import b", b="from pkg.a import f"), [["pkg.a", "pkg.b", "pkg.a"]]),
+        # in a function, or for type checking only: still a circle of the design
+        (
+            dict(
+                a="from pkg import b",
+                b="def f():\n    from pkg.c import x\n",
+                c="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import A\n",
+            ),
+            [["pkg.a", "pkg.b", "pkg.c", "pkg.a"]],
+        ),
+        (dict(a="from . import b", b="from .a import f"), [["pkg.a", "pkg.b", "pkg.a"]]),
+        (dict(a="import importlib\nimportlib.import_module('pkg.b')", b="import pkg.a"), [["pkg.a", "pkg.b", "pkg.a"]]),
+        (dict(init="from pkg.a import A", a="from pkg import VERSION"), [["pkg", "pkg.a", "pkg"]]),
+        # two separate circles, both reported
+        (
+            dict(a="from pkg import b", b="from pkg import a", c="from pkg import d", d="from pkg import c"),
+            [["pkg.a", "pkg.b", "pkg.a"], ["pkg.c", "pkg.d", "pkg.c"]],
+        ),
+        # no circle: a chain, a diamond, a package importing its module that imports a sibling
+        (dict(a="from pkg import b", b="from pkg import c", c=""), []),
+        (dict(a="from pkg import b, c", b="from pkg import d", c="from pkg import d", d=""), []),
+        (dict(init="from pkg.a import A", a="from pkg import b", b=""), []),
+    ],
+)
 def test_checker_finds_import_circles(modules, expected):
     files = _package(**({"init": ""} | modules))
     assert import_cycles(internal_graph("pkg", files)) == expected
@@ -644,12 +728,18 @@ def test_checker_finds_import_circles(modules, expected):
 _LAYERS = (("low", ("__init__", "a", "b")), ("high", ("c", "sub")))
 
 
-@pytest.mark.parametrize("modules, expected", [
-    (dict(a="from pkg import b", c="from pkg import a\nfrom pkg.sub import x"), []),  # same layer, downward
-    (dict(a="from pkg import c"), ["pkg.a line 1: imports pkg.c (high) from below it (low)"]),
-    (dict(b="def f():\n    from pkg.sub.x import y\n"), ["pkg.b line 2: imports pkg.sub.x (high) from below it (low)"]),
-    (dict(init="from pkg import sub"), ["pkg line 1: imports pkg.sub (high) from below it (low)"]),
-])
+@pytest.mark.parametrize(
+    "modules, expected",
+    [
+        (dict(a="from pkg import b", c="from pkg import a\nfrom pkg.sub import x"), []),  # same layer, downward
+        (dict(a="from pkg import c"), ["pkg.a line 1: imports pkg.c (high) from below it (low)"]),
+        (
+            dict(b="def f():\n    from pkg.sub.x import y\n"),
+            ["pkg.b line 2: imports pkg.sub.x (high) from below it (low)"],
+        ),
+        (dict(init="from pkg import sub"), ["pkg line 1: imports pkg.sub (high) from below it (low)"]),
+    ],
+)
 def test_checker_flags_upward_imports(modules, expected):
     files = _package(**({"init": "", "a": "", "b": "", "c": "", "sub": "", "sub__x": ""} | modules))
     assert upward_imports("pkg", internal_graph("pkg", files), _LAYERS) == expected
@@ -658,32 +748,44 @@ def test_checker_flags_upward_imports(modules, expected):
 def test_checker_places_every_module_in_one_layer():
     modules = ["pkg", "pkg.a", "pkg.b", "pkg.c", "pkg.sub", "pkg.sub.x"]
     assert placement_violations("pkg", modules, _LAYERS) == []
-    assert placement_violations("pkg", modules + ["pkg.new"], _LAYERS) == \
-        ["pkg.new: in 0 layers of LAYERS['pkg'] [], not 1"]
-    assert placement_violations("pkg", ["pkg", "pkg.a", "pkg.b", "pkg.sub"], _LAYERS) == \
-        ["LAYERS['pkg']: 'c' names no module"]
+    assert placement_violations("pkg", modules + ["pkg.new"], _LAYERS) == [
+        "pkg.new: in 0 layers of LAYERS['pkg'] [], not 1"
+    ]
+    assert placement_violations("pkg", ["pkg", "pkg.a", "pkg.b", "pkg.sub"], _LAYERS) == [
+        "LAYERS['pkg']: 'c' names no module"
+    ]
     twice = (("low", ("__init__", "a", "b", "sub.x")), ("high", ("c", "sub")))
-    assert placement_violations("pkg", modules, twice) == \
-        ["pkg.sub.x: in 2 layers of LAYERS['pkg'] ['sub.x', 'sub'], not 1"]
+    assert placement_violations("pkg", modules, twice) == [
+        "pkg.sub.x: in 2 layers of LAYERS['pkg'] ['sub.x', 'sub'], not 1"
+    ]
     assert layer_of("pkg.sub.x", "pkg", _LAYERS) == 1 and layer_of("pkg", "pkg", _LAYERS) == 0
 
 
-@pytest.mark.parametrize("source, expected", [  # expected: 1 = flagged, 0 = allowed
-    ("def f(loop):\n    loop._failed(1)\n", 1),  # the loop's own business, read from elsewhere
-    ("import vcore\nc = vcore.Cluster()\nc._state\n", 1),  # a library object's private state
-    ("from pkg.loop import _helper", 1),
-    ("from pkg import _private", 1),
-    ("from pkg._impl import thing", 1),
-    ("def f(plane):\n    plane._install()\n", 1),
-    ("class A:\n    def __init__(self):\n        self._x = 1\n\n"
-     "    def same(self, other):\n        return other._x\n", 0),  # another object of this module's class
-    ("class P:\n    _count: int = 0\n\ndef f(p):\n    return p._count\n", 0),
-    ("class P:\n    @classmethod\n    def make(cls):\n        plane = cls()\n        plane._setup()\n\n"
-     "    def _setup(self):\n        pass\n", 0),  # a private method of a class of this module
-    ("def f(point):\n    return point._replace(x=1), point._asdict()\n", 0),  # namedtuple's public API
-    ("def f(obj):\n    return obj.__class__.__name__\n", 0),
-    ("from pkg.loop import helper\nimport os\n", 0),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [  # expected: 1 = flagged, 0 = allowed
+        ("def f(loop):\n    loop._failed(1)\n", 1),  # the loop's own business, read from elsewhere
+        ("import vcore\nc = vcore.Cluster()\nc._state\n", 1),  # a library object's private state
+        ("from pkg.loop import _helper", 1),
+        ("from pkg import _private", 1),
+        ("from pkg._impl import thing", 1),
+        ("def f(plane):\n    plane._install()\n", 1),
+        (
+            "class A:\n    def __init__(self):\n        self._x = 1\n\n"
+            "    def same(self, other):\n        return other._x\n",
+            0,
+        ),  # another object of this module's class
+        ("class P:\n    _count: int = 0\n\ndef f(p):\n    return p._count\n", 0),
+        (
+            "class P:\n    @classmethod\n    def make(cls):\n        plane = cls()\n        plane._setup()\n\n"
+            "    def _setup(self):\n        pass\n",
+            0,
+        ),  # a private method of a class of this module
+        ("def f(point):\n    return point._replace(x=1), point._asdict()\n", 0),  # namedtuple's public API
+        ("def f(obj):\n    return obj.__class__.__name__\n", 0),
+        ("from pkg.loop import helper\nimport os\n", 0),
+    ],
+)
 def test_checker_flags_private_names_read_across_modules(source, expected):
     bad = private_reads("pkg", "pkg.mod", source)
     assert bool(bad) == bool(expected), bad
@@ -698,21 +800,64 @@ def test_checker_flags_private_names_read_across_modules(source, expected):
 # capability packages (the batch cycle, the topology search, GPU placement, routing) are used by the Scheduler,
 # their facade; the root package re-exports the public API, which the simulations and the command line use.
 VCORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("errors", "reasons", "validation", "types", "plugins", "gpu.policies", "batch.amounts",
-              "batch.shares.names")),
+    (
+        "base",
+        ("errors", "reasons", "validation", "types", "plugins", "gpu.policies", "batch.amounts", "batch.shares.names"),
+    ),
     ("native", ("_native",)),
-    ("object model", ("pod_selectors", "disruption_budgets", "batch.podgroup", "batch.pods", "batch.queue",
-                      "batch.priority", "batch.state", "gpu.specs", "gpu.numa", "gpu.devices", "gpu.requests",
-                      "gpu.mig", "topology.constraint", "topology.hypernode", "topology.tree", "topology.patterns",
-                      "topology.args", "volumes")),
+    (
+        "object model",
+        (
+            "pod_selectors",
+            "disruption_budgets",
+            "batch.podgroup",
+            "batch.pods",
+            "batch.queue",
+            "batch.priority",
+            "batch.state",
+            "gpu.specs",
+            "gpu.numa",
+            "gpu.devices",
+            "gpu.requests",
+            "gpu.mig",
+            "topology.constraint",
+            "topology.hypernode",
+            "topology.tree",
+            "topology.patterns",
+            "topology.args",
+            "volumes",
+        ),
+    ),
     ("cluster", ("cluster",)),
     ("profiles", ("profile", "batch.config")),
-    ("capabilities", ("batch.__init__", "batch.actions", "batch.cycle", "batch.job",
-                      "batch.result", "batch.session",
-                      "batch.statement", "batch.topology_planner", "batch.plugins", "batch.room",
-                      "batch.shares.__init__", "batch.shares.base", "batch.shares.capacity", "batch.shares.cohort",
-                      "batch.shares.hierarchy", "batch.shares.proportion", "topology.__init__", "topology.cost",
-                      "topology.cpsat", "topology.search", "gpu.__init__", "routing", "preemption")),
+    (
+        "capabilities",
+        (
+            "batch.__init__",
+            "batch.actions",
+            "batch.cycle",
+            "batch.job",
+            "batch.result",
+            "batch.session",
+            "batch.statement",
+            "batch.topology_planner",
+            "batch.plugins",
+            "batch.room",
+            "batch.shares.__init__",
+            "batch.shares.base",
+            "batch.shares.capacity",
+            "batch.shares.cohort",
+            "batch.shares.hierarchy",
+            "batch.shares.proportion",
+            "topology.__init__",
+            "topology.cost",
+            "topology.cpsat",
+            "topology.search",
+            "gpu.__init__",
+            "routing",
+            "preemption",
+        ),
+    ),
     ("scheduler", ("scheduler",)),
     ("public API", ("__init__",)),
     ("simulations", ("sim",)),
@@ -730,9 +875,12 @@ def vcore_files() -> dict[str, tuple[str, bool]]:
 
 def test_every_vcore_module_is_in_one_layer():
     # A package's __init__ is named "pkg.__init__" where the package's other modules sit in other layers.
-    modules = [m if not is_package or m == "vcore" or any(e == _relative(m, "vcore") for _, g in VCORE_LAYERS
-                                                           for e in g) else f"{m}.__init__"
-               for m, (_, is_package) in vcore_files().items()]
+    modules = [
+        m
+        if not is_package or m == "vcore" or any(e == _relative(m, "vcore") for _, g in VCORE_LAYERS for e in g)
+        else f"{m}.__init__"
+        for m, (_, is_package) in vcore_files().items()
+    ]
     assert placement_violations("vcore", modules, VCORE_LAYERS) == []
 
 
@@ -740,9 +888,11 @@ def _vcore_graph() -> dict[str, dict[str, int]]:
     """vcore's import graph, with a package's __init__ named as VCORE_LAYERS names it."""
     files = vcore_files()
     graph = internal_graph("vcore", files)
-    rename = {m: f"{m}.__init__" for m, (_, is_package) in files.items()
-              if is_package and m != "vcore"
-              and not any(e == _relative(m, "vcore") for _, g in VCORE_LAYERS for e in g)}
+    rename = {
+        m: f"{m}.__init__"
+        for m, (_, is_package) in files.items()
+        if is_package and m != "vcore" and not any(e == _relative(m, "vcore") for _, g in VCORE_LAYERS for e in g)
+    }
     return {rename.get(m, m): {rename.get(t, t): line for t, line in targets.items()} for m, targets in graph.items()}
 
 

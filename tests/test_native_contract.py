@@ -10,6 +10,7 @@ identical across runs and across fresh clusters; and garbage fed to every entry 
 and never crashes the interpreter (run in a subprocess, resumed past any crash so every crasher is reported).
 No timing is asserted.
 """
+
 from __future__ import annotations
 
 import ast
@@ -35,8 +36,12 @@ GIB = 2**30
 
 DEFAULT_PROFILE = {
     "filters": ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"],
-    "scores": [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
-               ("NodeResourcesBalancedAllocation", 1)],
+    "scores": [
+        ("TaintToleration", 3),
+        ("NodeAffinity", 2),
+        ("NodeResourcesFit", 1),
+        ("NodeResourcesBalancedAllocation", 1),
+    ],
     "fit": {"strategy": "LeastAllocated", "resources": [("cpu", 1), ("memory", 1)]},
     "balanced": {"resources": [("cpu", 1), ("memory", 1)]},
     "percentage_of_nodes_to_score": 100,
@@ -44,16 +49,29 @@ DEFAULT_PROFILE = {
 
 
 def node(name: str, cpu: int = 4000, mem: int = 8 * GIB, **kw) -> dict:
-    spec = {"name": name, "labels": [], "allocatable": {"cpu": cpu, "memory": mem, "pods": 110}, "taints": [],
-            "unschedulable": False}
+    spec = {
+        "name": name,
+        "labels": [],
+        "allocatable": {"cpu": cpu, "memory": mem, "pods": 110},
+        "taints": [],
+        "unschedulable": False,
+    }
     spec.update(kw)
     return spec
 
 
 def pod(key: str, cpu: int = 100, mem: int = 2**20, **kw) -> dict:
-    spec = {"key": key, "requests": {"cpu": cpu, "memory": mem}, "nonzero_cpu_milli": cpu,
-            "nonzero_mem_bytes": mem, "node_selector": [], "required_terms": None, "preferred_terms": [],
-            "tolerations": [], "priority": 0}
+    spec = {
+        "key": key,
+        "requests": {"cpu": cpu, "memory": mem},
+        "nonzero_cpu_milli": cpu,
+        "nonzero_mem_bytes": mem,
+        "node_selector": [],
+        "required_terms": None,
+        "preferred_terms": [],
+        "tolerations": [],
+        "priority": 0,
+    }
     spec.update(kw)
     return spec
 
@@ -121,14 +139,14 @@ def runtime_params(func, name: str) -> list[tuple[str, str | None]]:
     first = (func.__doc__ or "").strip().splitlines()[0]
     assert first.startswith(name + "("), first
     depth, end = 0, None
-    for i, ch in enumerate(first[len(name):], len(name)):
+    for i, ch in enumerate(first[len(name) :], len(name)):
         depth += ch == "("
         depth -= ch == ")"
         if depth == 0:
             end = i
             break
     params = []
-    for part in _split_top_level(first[len(name) + 1:end]):
+    for part in _split_top_level(first[len(name) + 1 : end]):
         pname = part.split(":", 1)[0].strip()
         default = part.rsplit(" = ", 1)[1].strip() if " = " in part else None
         if pname != "self":
@@ -169,8 +187,20 @@ def test_stub_module_names_match():
     assert _stub_public(top) == _runtime_public(_core)
 
 
-@pytest.mark.parametrize("path", ["ClusterState", "CompiledPod", "Engine", "gpu", "gpu.GpuInventory", "topology",
-                                  "routing", "routing.Policy", "routing.Router"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "ClusterState",
+        "CompiledPod",
+        "Engine",
+        "gpu",
+        "gpu.GpuInventory",
+        "topology",
+        "routing",
+        "routing.Policy",
+        "routing.Router",
+    ],
+)
 def test_stub_class_members_match(path):
     node_ = _stub_top_level(_stub_tree())[path.split(".")[0]]
     runtime = getattr(_core, path.split(".")[0])
@@ -187,8 +217,9 @@ def test_stub_class_members_match(path):
         assert ("__init__" in members) == bound_init, path
 
 
-@pytest.mark.parametrize("path", ["ClusterState", "CompiledPod", "Engine", "gpu.GpuInventory", "routing.Policy",
-                                  "routing.Router"])
+@pytest.mark.parametrize(
+    "path", ["ClusterState", "CompiledPod", "Engine", "gpu.GpuInventory", "routing.Policy", "routing.Router"]
+)
 def test_stub_properties_and_methods_match(path):
     node_ = _stub_top_level(_stub_tree())[path.split(".")[0]]
     runtime = getattr(_core, path.split(".")[0])
@@ -210,8 +241,16 @@ def test_stub_properties_and_methods_match(path):
 def test_stub_function_signatures_match():
     top = _stub_top_level(_stub_tree())
     _compare_signature(_core.reason_names, top["reason_names"], "reason_names", method=False)
-    for name in ("volumes_put", "volumes_remove", "volume_assumption", "volume_assumed_pods", "volume_rejection",
-                 "volume_pv_fits", "volume_claim_users", "volume_objects"):
+    for name in (
+        "volumes_put",
+        "volumes_remove",
+        "volume_assumption",
+        "volume_assumed_pods",
+        "volume_rejection",
+        "volume_pv_fits",
+        "volume_claim_users",
+        "volume_objects",
+    ):
         _compare_signature(getattr(_core, name), top[name], name, method=False)
     for sub in ("gpu", "topology", "routing"):
         for name, fn in _stub_members(top[sub]).items():
@@ -308,7 +347,7 @@ def test_stale_view_after_growth_stays_readable(state):
     assert state.requested[0, 0] == 300
 
 
-@pytest.mark.parametrize("bad", [1.5, "4000", None, 2**63, -2**64, [1], np.float64(2.0)], ids=repr)
+@pytest.mark.parametrize("bad", [1.5, "4000", None, 2**63, -(2**64), [1], np.float64(2.0)], ids=repr)
 def test_wrong_value_type_raises_instead_of_converting(state, bad):
     before = state.allocatable.copy()
     with pytest.raises(TypeError):
@@ -325,9 +364,13 @@ def test_numpy_integers_are_accepted(state):
 
 def test_gpu_wrong_dtype_raises():
     gpu = _core.gpu
-    ok = dict(cpu_milli=np.array([8000], np.int64), memory=np.array([1], np.int64),
-              node_model=np.array([0], np.int32), dev_offsets=np.array([0, 1], np.int32),
-              dev_free_milli=np.array([1000], np.int32))
+    ok = dict(
+        cpu_milli=np.array([8000], np.int64),
+        memory=np.array([1], np.int64),
+        node_model=np.array([0], np.int32),
+        dev_offsets=np.array([0, 1], np.int32),
+        dev_free_milli=np.array([1000], np.int32),
+    )
     gpu.GpuInventory(**ok)
     with pytest.raises(TypeError):
         gpu.GpuInventory(**{**ok, "cpu_milli": np.array([8000.5])})
@@ -340,8 +383,9 @@ def test_gpu_wrong_dtype_raises():
 # =============================================================================================================
 def test_reason_table_matches_python(state):
     def expected():
-        plugin_reasons = _core.reason_names(state)[len(reasons.FIXED_REASONS):len(_core.reason_names(state))
-                                                   - len(state.resource_names())]
+        plugin_reasons = _core.reason_names(state)[
+            len(reasons.FIXED_REASONS) : len(_core.reason_names(state)) - len(state.resource_names())
+        ]
         assert "node(s) didn't match the requested node name" in plugin_reasons  # NodeName's, a node plugin
         return [*reasons.FIXED_REASONS, *plugin_reasons, *(reasons.insufficient(r) for r in state.resource_names())]
 
@@ -379,8 +423,12 @@ def test_reason_codes_used_by_the_kernels(state):
     assert by_name == {reasons.UNSCHEDULABLE: 1, reasons.UNTOLERATED_TAINT: 1, reasons.AFFINITY_MISMATCH: 2}
     _, _, counts = engine.evaluate(state.compile_pod(pod("ns/q", 100, 1)))
     by_name = {names[i]: int(c) for i, c in enumerate(counts) if c}
-    assert by_name == {reasons.UNSCHEDULABLE: 1, reasons.UNTOLERATED_TAINT: 1, "Insufficient cpu": 1,
-                       reasons.TOO_MANY_PODS: 1}
+    assert by_name == {
+        reasons.UNSCHEDULABLE: 1,
+        reasons.UNTOLERATED_TAINT: 1,
+        "Insufficient cpu": 1,
+        reasons.TOO_MANY_PODS: 1,
+    }
 
 
 # =============================================================================================================
@@ -394,13 +442,25 @@ def big():
     """N_BIG nodes (3 zones, every 7th tainted PreferNoSchedule), an engine and two pods (plain; with affinity)."""
     s = _core.ClusterState()
     for i in range(N_BIG):
-        s.add_node(node(f"n{i:05d}", cpu=4000 + (i % 5) * 1000, labels=[("zone", "abc"[i % 3])],
-                        taints=[("spot", "", "PreferNoSchedule")] if i % 7 == 0 else []))
+        s.add_node(
+            node(
+                f"n{i:05d}",
+                cpu=4000 + (i % 5) * 1000,
+                labels=[("zone", "abc"[i % 3])],
+                taints=[("spot", "", "PreferNoSchedule")] if i % 7 == 0 else [],
+            )
+        )
     engine = _core.Engine(s, DEFAULT_PROFILE, 7)
     plain = s.compile_pod(pod("ns/plain", 500, GIB))
-    affine = s.compile_pod(pod("ns/affine", 500, GIB, required_terms=[{"expressions": [("zone", "In", ["a", "b"])],
-                                                                      "fields": []}],
-                               preferred_terms=[(10, {"expressions": [("zone", "In", ["a"])], "fields": []})]))
+    affine = s.compile_pod(
+        pod(
+            "ns/affine",
+            500,
+            GIB,
+            required_terms=[{"expressions": [("zone", "In", ["a", "b"])], "fields": []}],
+            preferred_terms=[(10, {"expressions": [("zone", "In", ["a"])], "fields": []})],
+        )
+    )
     return s, engine, plain, affine
 
 
@@ -468,8 +528,15 @@ def random_inputs(seed: int, n_nodes: int, n_pods: int) -> tuple[list[dict], lis
         if rng.random() < 0.2:
             alloc["nvidia.com/gpu"] = rng.choice([1, 2, 8])
         taints = [("spot", "", rng.choice(["NoSchedule", "PreferNoSchedule"]))] if rng.random() < 0.15 else []
-        nodes.append(node(f"n{i:05d}", allocatable=alloc, labels=[("zone", rng.choice("abc"))], taints=taints,
-                          unschedulable=rng.random() < 0.03))
+        nodes.append(
+            node(
+                f"n{i:05d}",
+                allocatable=alloc,
+                labels=[("zone", rng.choice("abc"))],
+                taints=taints,
+                unschedulable=rng.random() < 0.03,
+            )
+        )
     pods = []
     for i in range(n_pods):
         requests = {"cpu": rng.choice([0, 100, 500, 1000]), "memory": rng.choice([0, 2**20, GIB])}
@@ -477,14 +544,22 @@ def random_inputs(seed: int, n_nodes: int, n_pods: int) -> tuple[list[dict], lis
             requests["nvidia.com/gpu"] = 1
         kw = {}
         if rng.random() < 0.3:
-            kw["preferred_terms"] = [(rng.randint(1, 100), {"expressions": [("zone", "In", [rng.choice("abc")])],
-                                                            "fields": []})]
+            kw["preferred_terms"] = [
+                (rng.randint(1, 100), {"expressions": [("zone", "In", [rng.choice("abc")])], "fields": []})
+            ]
         if rng.random() < 0.2:
             kw["tolerations"] = [("spot", "Exists", "", "")]
         if rng.random() < 0.1:
             kw["node_selector"] = [("zone", rng.choice("abc"))]
-        pods.append(pod(f"ns/p{i}", requests=requests, nonzero_cpu_milli=requests["cpu"] or 100,
-                        nonzero_mem_bytes=requests["memory"] or 200 * 2**20, **kw))
+        pods.append(
+            pod(
+                f"ns/p{i}",
+                requests=requests,
+                nonzero_cpu_milli=requests["cpu"] or 100,
+                nonzero_mem_bytes=requests["memory"] or 200 * 2**20,
+                **kw,
+            )
+        )
     return nodes, pods
 
 
@@ -499,8 +574,9 @@ def run_once(nodes: list[dict], pods: list[dict], seed: int, pct: int):
     return evaluations, placed, counts, s.requested.copy()
 
 
-@pytest.mark.parametrize("n_nodes, pct", [(500, 100), (3000, 0), (40_000, 0)],
-                         ids=["500-all", "3000-adaptive", "40000-parallel-kernel"])
+@pytest.mark.parametrize(
+    "n_nodes, pct", [(500, 100), (3000, 0), (40_000, 0)], ids=["500-all", "3000-adaptive", "40000-parallel-kernel"]
+)
 def test_identical_results_across_fresh_clusters(n_nodes, pct):
     nodes, pods = random_inputs(11, n_nodes, 300 if n_nodes < 10_000 else 40)
     first = run_once(nodes, pods, 5, pct)
@@ -527,7 +603,7 @@ def test_evaluate_repeatable_on_the_same_state(big):
 # =============================================================================================================
 # Garbage never crashes the interpreter
 # =============================================================================================================
-GARBAGE_DRIVER = textwrap.dedent(r'''
+GARBAGE_DRIVER = textwrap.dedent(r"""
     import gc, json, sys
     import numpy as np
     from vcore._native import _core
@@ -987,14 +1063,18 @@ GARBAGE_DRIVER = textwrap.dedent(r'''
     # The state is still consistent after all that.
     assert s.n_nodes == 2 and s.pod_node("ns/bound") == 1 and s.n_pods == 1
     print(json.dumps({"done": True}), flush=True)
-''')
+""")
 
 
 def _run_driver(script: Path, start: int) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
-               PYTHONFAULTHANDLER="1")
-    return subprocess.run([sys.executable, str(script), str(start)], capture_output=True, text=True, env=env,
-                          cwd=str(ROOT))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+        PYTHONFAULTHANDLER="1",
+    )
+    return subprocess.run(
+        [sys.executable, str(script), str(start)], capture_output=True, text=True, env=env, cwd=str(ROOT)
+    )
 
 
 def test_garbage_never_crashes_the_interpreter(tmp_path):
@@ -1029,13 +1109,21 @@ def test_garbage_never_crashes_the_interpreter(tmp_path):
             pytest.fail(f"driver failed outside any call (rc {proc.returncode}):\n{proc.stderr[-3000:]}")
         crashed[labels[last]] = f"rc {proc.returncode}: {proc.stderr.strip().splitlines()[:1]}"
         start = last + 1
-    problems = {**{f"CRASH {k}": v for k, v in crashed.items()},
-                **{f"NO EXCEPTION {k}": v for k, v in returned.items()}}
+    problems = {
+        **{f"CRASH {k}": v for k, v in crashed.items()},
+        **{f"NO EXCEPTION {k}": v for k, v in returned.items()},
+    }
     assert not problems, json.dumps(problems, indent=1)
     assert len(raised) == len(labels)
     # StaleError: regexMatch results computed against other nodes (vcore.topology.patterns computes them again).
-    assert set(raised.values()) <= {"TypeError", "ValueError", "KeyError", "IndexError", "OverflowError",
-                                    "StaleError"}, raised
+    assert set(raised.values()) <= {
+        "TypeError",
+        "ValueError",
+        "KeyError",
+        "IndexError",
+        "OverflowError",
+        "StaleError",
+    }, raised
 
 
 _THREADS_SCRIPT = r"""
@@ -1066,8 +1154,9 @@ def test_results_do_not_depend_on_the_thread_count():
     digests = set()
     for threads in ("1", "2", "4"):
         env = {**os.environ, "VCORE_THREADS": threads}
-        out = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, capture_output=True, text=True,
-                             timeout=300)
+        out = subprocess.run(
+            [sys.executable, "-c", _THREADS_SCRIPT], env=env, capture_output=True, text=True, timeout=300
+        )
         assert out.returncode == 0, out.stderr
         digests.add(out.stdout.strip())
     assert len(digests) == 1
@@ -1095,6 +1184,7 @@ def test_kernels_work_in_a_forked_child():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-W", "ignore", "-c", _FORK_SCRIPT], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", _FORK_SCRIPT], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr

@@ -5,6 +5,7 @@ the expected numbers are what Quantity.Value() and Quantity.MilliValue() return 
 up). Kubernetes saturates values beyond int64 ("9Ei"); the vcore contract rejects them instead, so those
 inputs are in the overflow table.
 """
+
 import math
 from fractions import Fraction
 
@@ -165,12 +166,44 @@ def test_headline_quantities(text, milli, want):
 
 MALFORMED = [
     # apimachinery's invalid list
-    "1.1.M", "1+1.0M", "0.1mi", "0.1am", "aoeu", ".5i", "1i", "-3.01i", "-3.01e-", " 1", "1 ",
+    "1.1.M",
+    "1+1.0M",
+    "0.1mi",
+    "0.1am",
+    "aoeu",
+    ".5i",
+    "1i",
+    "-3.01i",
+    "-3.01e-",
+    " 1",
+    "1 ",
     # the contract's list
-    "", ".", "1x", "1.2.3", "Ki", "1e", "--1",
+    "",
+    ".",
+    "1x",
+    "1.2.3",
+    "Ki",
+    "1e",
+    "--1",
     # more shapes the grammar rejects
-    "+", "-", "e3", "1e3.5", "1Kii", "1ki", "1KiB", "1E+", "1e3e3", "1.5.Gi", "0x10", "1_000", "١", "\uff11",
-    "1\n", "1Gi ", "Infinity", "nan",
+    "+",
+    "-",
+    "e3",
+    "1e3.5",
+    "1Kii",
+    "1ki",
+    "1KiB",
+    "1E+",
+    "1e3e3",
+    "1.5.Gi",
+    "0x10",
+    "1_000",
+    "١",
+    "\uff11",
+    "1\n",
+    "1Gi ",
+    "Infinity",
+    "nan",
 ]
 
 
@@ -182,9 +215,16 @@ def test_malformed_strings(text):
 
 # Kubernetes saturates these at int64 max; the contract makes them errors.
 TOO_LARGE = [
-    ("9Ei", False), ("9223372036854775807Ki", False), ("12E", False), ("9223372036854775808", False),
-    ("1e19", False), ("1e99999999999", False), ("9223372036854775807", True), ("9223372036854775.808", True),
-    ("1E", True), ("8Ei", False),
+    ("9Ei", False),
+    ("9223372036854775807Ki", False),
+    ("12E", False),
+    ("9223372036854775808", False),
+    ("1e19", False),
+    ("1e99999999999", False),
+    ("9223372036854775807", True),
+    ("9223372036854775.808", True),
+    ("1E", True),
+    ("8Ei", False),
 ]
 
 
@@ -194,8 +234,7 @@ def test_too_large(text, milli):
         parse_quantity(text, milli=milli)
 
 
-@pytest.mark.parametrize("value", ["-1", "-100m", "-0.001", "-1Ki", "-1e-20", -1, -0.5, -1e300],
-                         ids=lambda v: repr(v))
+@pytest.mark.parametrize("value", ["-1", "-100m", "-0.001", "-1Ki", "-1e-20", -1, -0.5, -1e300], ids=lambda v: repr(v))
 def test_negative(value):
     with pytest.raises(ValueError, match="must not be negative"):
         parse_quantity(value)
@@ -206,7 +245,7 @@ def test_int_and_float_inputs():
     assert parse_quantity(4, milli=True) == 4000
     assert parse_quantity(0) == 0
     assert parse_quantity(INT64_MAX) == INT64_MAX
-    assert parse_quantity(0.5, milli=True) == 500          # via repr: exact, not 499.99..
+    assert parse_quantity(0.5, milli=True) == 500  # via repr: exact, not 499.99..
     assert parse_quantity(0.1, milli=True) == 100
     assert parse_quantity(0.5) == 1
     assert parse_quantity(2.0) == 2
@@ -245,9 +284,14 @@ def test_other_types_are_type_errors(value):
 
 @pytest.mark.parametrize(
     "value,problem",
-    [("1x", "invalid quantity '1x'"), ("-1", "quantity '-1' must not be negative"),
-     ("9Ei", "quantity '9Ei' is too large"), (None, "invalid quantity None")],
-    ids=["malformed", "negative", "too-large", "none"])
+    [
+        ("1x", "invalid quantity '1x'"),
+        ("-1", "quantity '-1' must not be negative"),
+        ("9Ei", "quantity '9Ei' is too large"),
+        (None, "invalid quantity None"),
+    ],
+    ids=["malformed", "negative", "too-large", "none"],
+)
 def test_errors_name_object_and_field(value, problem):
     with pytest.raises(ValueError) as ei:
         parse_quantity(value, milli=True, obj="pod default/p1", field="spec.containers[0].resources.requests.cpu")
@@ -276,8 +320,9 @@ BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 
 def _reference(int_digits, frac_digits, suffix, exponent, scale):
     """ceil(quantity * 10**scale) with Fractions; None when it does not fit int64."""
-    mantissa = Fraction(int(int_digits or "0") * 10 ** len(frac_digits) + int(frac_digits or "0"),
-                        10 ** len(frac_digits))
+    mantissa = Fraction(
+        int(int_digits or "0") * 10 ** len(frac_digits) + int(frac_digits or "0"), 10 ** len(frac_digits)
+    )
     if suffix.startswith("exp"):
         factor = Fraction(10) ** exponent
     elif suffix in DECIMAL:

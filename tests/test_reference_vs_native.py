@@ -7,6 +7,7 @@ overhead, nodeSelector, required and preferred node affinity with every operator
 profiles (strategy, resource weights, RTCR shapes, ignored resources, balanced resources, binpack arguments,
 score plugin weights). Hypothesis runs derandomized (profile "ci" in conftest.py), so failures reproduce.
 """
+
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
@@ -22,8 +23,9 @@ def clusters(draw, max_nodes: int = 40):
     nodes = [draw(node_dicts(f"n{i}")) for i in range(n)]
     existing = []
     for j in range(draw(st.integers(0, n + 5))):
-        existing.append((f"n{draw(st.integers(0, n - 1))}",
-                         draw(pod_dicts(f"bound{j}", constraints=False, preemption=True))))
+        existing.append(
+            (f"n{draw(st.integers(0, n - 1))}", draw(pod_dicts(f"bound{j}", constraints=False, preemption=True)))
+        )
     return nodes, existing
 
 
@@ -44,14 +46,19 @@ def _explain(reference, pod, prof, names):
     for name in names:
         node = reference.nodes[name]
         usage = reference.usage(name)
-        lines.append(f"{name}: alloc={node.allocatable} used={usage.requested} nz=({usage.nonzero_cpu},"
-                     f"{usage.nonzero_mem}) pods={usage.n_pods} plugins="
-                     f"{ {p: s[name] for p, s in per_plugin.items()} }")
+        lines.append(
+            f"{name}: alloc={node.allocatable} used={usage.requested} nz=({usage.nonzero_cpu},"
+            f"{usage.nonzero_mem}) pods={usage.n_pods} plugins="
+            f"{ {p: s[name] for p, s in per_plugin.items()} }"
+        )
     return "\n".join(lines)
 
 
-@given(cluster=clusters(), pods=st.lists(pod_dicts("incoming", preemption=True), min_size=1, max_size=3),
-       profile=profiles())
+@given(
+    cluster=clusters(),
+    pods=st.lists(pod_dicts("incoming", preemption=True), min_size=1, max_size=3),
+    profile=profiles(),
+)
 def test_filter_and_score_match_reference(cluster, pods, profile):
     nodes, existing = cluster
     native, reference = build_both(nodes, existing)
@@ -72,7 +79,8 @@ def test_filter_and_score_match_reference(cluster, pods, profile):
             raise AssertionError(
                 f"scores differ on {bad}: native={ {n: got_scores.get(n) for n in bad} } "
                 f"reference={ {n: want_scores[n] for n in bad} }\npod requests={rp.requests} "
-                f"nonzero=({rp.nonzero_cpu},{rp.nonzero_mem})\nprofile={prof}\n{_explain(reference, pod, prof, bad)}")
+                f"nonzero=({rp.nonzero_cpu},{rp.nonzero_mem})\nprofile={prof}\n{_explain(reference, pod, prof, bad)}"
+            )
 
 
 @given(cluster=clusters(max_nodes=25), profile=profiles(with_pct=True), data=st.data())
@@ -128,8 +136,9 @@ def test_empty_cluster():
 HUGE_PROFILES = {
     "least": make_profile([("NodeResourcesFit", 1)], fit=fit_args("LeastAllocated")),
     "most": make_profile([("NodeResourcesFit", 1)], fit=fit_args("MostAllocated")),
-    "rtcr": make_profile([("NodeResourcesFit", 1)], fit=fit_args("RequestedToCapacityRatio",
-                                                                 shape=[(0, 0), (50, 7), (100, 10)])),
+    "rtcr": make_profile(
+        [("NodeResourcesFit", 1)], fit=fit_args("RequestedToCapacityRatio", shape=[(0, 0), (50, 7), (100, 10)])
+    ),
     "balanced": make_profile([("NodeResourcesBalancedAllocation", 1)]),
     "binpack": make_profile([("binpack", 1)], binpack={"binpack.weight": 3}),
     "default": None,
@@ -137,15 +146,25 @@ HUGE_PROFILES = {
 
 
 @pytest.mark.parametrize("profile_id", sorted(HUGE_PROFILES))
-@pytest.mark.parametrize("node_mem,used,req", [
-    (3 * EI // 2, 0, 3 * EI // 4), (3 * EI // 2, 3 * EI // 4, 3 * EI // 4), (3 * EI // 2, EI, 3 * EI // 4),
-    (2**60, 2**59, 2**59 - 1), (10**18 + 7, 10**17, 3 * 10**17 + 1), (2**53 + 1, 2**52, 1),
-], ids=["1.5Ei-0.75Ei", "1.5Ei-full", "1.5Ei-over", "2^60-half", "1e18-odd", "2^53+1"])
+@pytest.mark.parametrize(
+    "node_mem,used,req",
+    [
+        (3 * EI // 2, 0, 3 * EI // 4),
+        (3 * EI // 2, 3 * EI // 4, 3 * EI // 4),
+        (3 * EI // 2, EI, 3 * EI // 4),
+        (2**60, 2**59, 2**59 - 1),
+        (10**18 + 7, 10**17, 3 * 10**17 + 1),
+        (2**53 + 1, 2**52, 1),
+    ],
+    ids=["1.5Ei-0.75Ei", "1.5Ei-full", "1.5Ei-over", "2^60-half", "1e18-odd", "2^53+1"],
+)
 def test_huge_quantities_match_reference(profile_id, node_mem, used, req):
     profile = HUGE_PROFILES[profile_id]
     # Node b is small enough that the cluster's totals stay within vcore's bound (2**61; a node past it is refused).
-    nodes = [make_node("a", 64_000, node_mem, extra={"ephemeral-storage": node_mem}),
-             make_node("b", 32_000, node_mem // 9, extra={"ephemeral-storage": EI // 2})]
+    nodes = [
+        make_node("a", 64_000, node_mem, extra={"ephemeral-storage": node_mem}),
+        make_node("b", 32_000, node_mem // 9, extra={"ephemeral-storage": EI // 2}),
+    ]
     existing = [("a", req_pod("e1", 1000, used)), ("b", req_pod("e2", 2000, used // 5))]
     native, reference = build_both(nodes, existing)
     prof = ref.profile_to_native(profile)

@@ -9,6 +9,7 @@ numFeasibleNodesToFind and the rotating start, derived here from the rule and ob
 seeded tie-breaks; a profile given as a YAML path; bad constructor arguments; the default profile's weights
 (TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, NodeResourcesBalancedAllocation 1) in a hand-computed score.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -22,8 +23,9 @@ MI = 2**20
 TAINTED = "node(s) had untolerated taint(s)"
 # kube-scheduler v1.34's default PostFilter plugins for a pod without resource claims: DynamicResources, then
 # DefaultPreemption (pkg/scheduler/framework/plugins/dynamicresources, .../defaultpreemption).
-NOT_HELPFUL = ("no new claims to deallocate, preemption: 0/{n} nodes are available: {n} Preemption is not helpful for "
-               "scheduling.")
+NOT_HELPFUL = (
+    "no new claims to deallocate, preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
+)
 UNSCHEDULABLE = "node(s) were unschedulable"
 AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 
@@ -56,10 +58,23 @@ def nodes_to_find(n_all: int, percentage: int) -> int:
     return max(MIN_FEASIBLE_NODES_TO_FIND, n_all * percentage // 100)
 
 
-@pytest.mark.parametrize("n_all, pct, expected", [
-    (1, 10, 1), (99, 1, 99), (100, 1, 100), (1000, 10, 100), (1000, 50, 500), (1000, 100, 1000),
-    (1000, 0, 420), (5000, 0, 500), (6000, 0, 300), (10_000, 0, 500), (100_000, 0, 5000), (250, 0, 120),
-])
+@pytest.mark.parametrize(
+    "n_all, pct, expected",
+    [
+        (1, 10, 1),
+        (99, 1, 99),
+        (100, 1, 100),
+        (1000, 10, 100),
+        (1000, 50, 500),
+        (1000, 100, 1000),
+        (1000, 0, 420),
+        (5000, 0, 500),
+        (6000, 0, 300),
+        (10_000, 0, 500),
+        (100_000, 0, 5000),
+        (250, 0, 120),
+    ],
+)
 def test_nodes_to_find_rule(n_all, pct, expected):
     """Self-check of the test's own rule against hand-computed kube-scheduler values."""
     assert nodes_to_find(n_all, pct) == expected
@@ -69,37 +84,49 @@ def test_nodes_to_find_rule(n_all, pct, expected):
 # filter
 # -------------------------------------------------------------------------------------------------------------
 def test_filter_counts_reasons_in_fit_error_form():
-    c = cluster_of(make_node("small", 500, 8 * GIB),
-                   make_node("tainted-a", 8000, 8 * GIB, taints=[taint("dedicated", "infra")]),
-                   make_node("tainted-b", 8000, 8 * GIB, taints=[taint("gpu", "", "NoExecute")]))
+    c = cluster_of(
+        make_node("small", 500, 8 * GIB),
+        make_node("tainted-a", 8000, 8 * GIB, taints=[taint("dedicated", "infra")]),
+        make_node("tainted-b", 8000, 8 * GIB, taints=[taint("gpu", "", "NoExecute")]),
+    )
     result = vcore.Scheduler(c).filter(req_pod("p", 1000, GIB))
     assert result.feasible == []
     assert result.reasons == {"Insufficient cpu": 1, TAINTED: 2}
     # The small node's 500m are less than the 1000m asked for, a taint is not lifted by evicting: preemption cannot
     # help anywhere.
-    assert result.message == ("0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s). "
-                              + NOT_HELPFUL.format(n=3))
+    assert result.message == (
+        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s). " + NOT_HELPFUL.format(n=3)
+    )
 
 
 def test_filter_counts_every_insufficient_resource_of_a_node():
-    c = cluster_of(make_node("tiny", 100, MI, pods=1, labels={"zone": "a"}),
-                   make_node("full", 8000, 8 * GIB, pods=1, labels={"zone": "a"}),
-                   make_node("cordoned", 8000, 8 * GIB, unschedulable=True, labels={"zone": "a"}),
-                   make_node("zone-b", 8000, 8 * GIB, labels={"zone": "b"}))
+    c = cluster_of(
+        make_node("tiny", 100, MI, pods=1, labels={"zone": "a"}),
+        make_node("full", 8000, 8 * GIB, pods=1, labels={"zone": "a"}),
+        make_node("cordoned", 8000, 8 * GIB, unschedulable=True, labels={"zone": "a"}),
+        make_node("zone-b", 8000, 8 * GIB, labels={"zone": "b"}),
+    )
     c.bind(req_pod("occupant", 10, 10), "full")
     sched = vcore.Scheduler(c)
     # NodeResourcesFit reports every insufficient resource of a node together (tiny counts for cpu and memory);
     # the filters before it stop at their own reason.
     result = sched.filter(req_pod("p", 1000, GIB, node_selector={"zone": "a"}))
     assert result.feasible == []
-    assert result.reasons == {UNSCHEDULABLE: 1, AFFINITY: 1, "Too many pods": 1, "Insufficient cpu": 1,
-                              "Insufficient memory": 1}
+    assert result.reasons == {
+        UNSCHEDULABLE: 1,
+        AFFINITY: 1,
+        "Too many pods": 1,
+        "Insufficient cpu": 1,
+        "Insufficient memory": 1,
+    }
     # Only the full node might take the pod once pods are evicted (tiny is too small for it), but its occupant's
     # priority is not lower than the pod's.
-    assert result.message == ("0/4 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 Too many pods, "
-                              "1 node(s) didn't match Pod's node affinity/selector, 1 node(s) were unschedulable. "
-                              "no new claims to deallocate, preemption: 0/4 nodes are available: 1 No preemption "
-                              "victims found for incoming pod, 3 Preemption is not helpful for scheduling.")
+    assert result.message == (
+        "0/4 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 Too many pods, "
+        "1 node(s) didn't match Pod's node affinity/selector, 1 node(s) were unschedulable. "
+        "no new claims to deallocate, preemption: 0/4 nodes are available: 1 No preemption "
+        "victims found for incoming pod, 3 Preemption is not helpful for scheduling."
+    )
     # A pod that fits somewhere still gets the reasons of the other nodes, but no FitError message.
     result = sched.filter(req_pod("q", 1000, GIB))
     assert result.feasible == ["zone-b"]
@@ -137,8 +164,12 @@ def test_filter_on_empty_cluster():
 # score
 # -------------------------------------------------------------------------------------------------------------
 def test_score_has_only_feasible_nodes():
-    c = cluster_of(make_node("a", 4000, 8 * GIB), make_node("b", 500, 8 * GIB),
-                   make_node("c", 8000, 8 * GIB, taints=[taint("t")]), make_node("d", 8000, 16 * GIB))
+    c = cluster_of(
+        make_node("a", 4000, 8 * GIB),
+        make_node("b", 500, 8 * GIB),
+        make_node("c", 8000, 8 * GIB, taints=[taint("t")]),
+        make_node("d", 8000, 16 * GIB),
+    )
     sched = vcore.Scheduler(c)
     pod = req_pod("p", 1000, GIB)
     scores = sched.score(pod)
@@ -159,16 +190,17 @@ def test_score_has_only_feasible_nodes():
 #       Fit: cpu 7000*100/8000 = 87 (87.5 truncated), memory 75 -> (87 + 75) / 2 = 81
 #       Balanced: fractions 0.125, 0.25 -> std |0.125 - 0.25| / 2 = 0.0625 -> int(93.75) = 93
 #       TaintToleration: 0 -> 100; NodeAffinity: 0 -> 0
-RAW = {"na": {"NodeResourcesFit": 75, "NodeResourcesBalancedAllocation": 100, "TaintToleration": 0,
-              "NodeAffinity": 100},
-       "nb": {"NodeResourcesFit": 81, "NodeResourcesBalancedAllocation": 93, "TaintToleration": 100,
-              "NodeAffinity": 0}}
+RAW = {
+    "na": {"NodeResourcesFit": 75, "NodeResourcesBalancedAllocation": 100, "TaintToleration": 0, "NodeAffinity": 100},
+    "nb": {"NodeResourcesFit": 81, "NodeResourcesBalancedAllocation": 93, "TaintToleration": 100, "NodeAffinity": 0},
+}
 
 
 def _weights_cluster_and_pod():
-    c = cluster_of(make_node("na", 4000, 8 * GIB, labels={"zone": "a"},
-                             taints=[taint("spot", "", "PreferNoSchedule")]),
-                   make_node("nb", 8000, 8 * GIB, labels={"zone": "b"}))
+    c = cluster_of(
+        make_node("na", 4000, 8 * GIB, labels={"zone": "a"}, taints=[taint("spot", "", "PreferNoSchedule")]),
+        make_node("nb", 8000, 8 * GIB, labels={"zone": "b"}),
+    )
     pod = req_pod("p", 1000, 2 * GIB, preferred=[(10, term(expr("zone", "In", "a")))])
     return c, pod
 
@@ -181,13 +213,17 @@ def test_default_profile_weights_in_hand_computed_score():
     assert placement == [Placement("default/p", "nb", {}, "")]
 
 
-@pytest.mark.parametrize("weights", [
-    {"NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1, "TaintToleration": 3, "NodeAffinity": 2},
-    {"NodeResourcesFit": 5, "NodeResourcesBalancedAllocation": 1, "TaintToleration": 1, "NodeAffinity": 1},
-    {"NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 7, "TaintToleration": 2, "NodeAffinity": 9},
-    {"NodeAffinity": 4},
-    {"TaintToleration": 2, "NodeResourcesFit": 3},
-], ids=["default", "fit5", "mixed", "affinity-only", "taint-fit"])
+@pytest.mark.parametrize(
+    "weights",
+    [
+        {"NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1, "TaintToleration": 3, "NodeAffinity": 2},
+        {"NodeResourcesFit": 5, "NodeResourcesBalancedAllocation": 1, "TaintToleration": 1, "NodeAffinity": 1},
+        {"NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 7, "TaintToleration": 2, "NodeAffinity": 9},
+        {"NodeAffinity": 4},
+        {"TaintToleration": 2, "NodeResourcesFit": 3},
+    ],
+    ids=["default", "fit5", "mixed", "affinity-only", "taint-fit"],
+)
 def test_weighted_sum_of_plugin_scores(weights):
     c, pod = _weights_cluster_and_pod()
     expected = {node: sum(w * RAW[node][plugin] for plugin, w in weights.items()) for node in RAW}
@@ -233,10 +269,18 @@ def test_fit_counts_a_bound_pods_non_zero_defaults_only_for_what_it_asks_nowhere
 # schedule
 # -------------------------------------------------------------------------------------------------------------
 def test_schedule_returns_placements_in_order_and_binds():
-    c = cluster_of(make_node("big", 4000, 8 * GIB), make_node("small", 1000, 8 * GIB),
-                   make_node("tainted", 64_000, 64 * GIB, taints=[taint("gpu")]))
-    pods = [req_pod("a", 3000, GIB), req_pod("b", 900, GIB), req_pod("c", 2000, GIB, namespace="ml"),
-            req_pod("d", 100, MI), req_pod("e", 500, MI, tolerations=[toleration("gpu", "Exists")])]
+    c = cluster_of(
+        make_node("big", 4000, 8 * GIB),
+        make_node("small", 1000, 8 * GIB),
+        make_node("tainted", 64_000, 64 * GIB, taints=[taint("gpu")]),
+    )
+    pods = [
+        req_pod("a", 3000, GIB),
+        req_pod("b", 900, GIB),
+        req_pod("c", 2000, GIB, namespace="ml"),
+        req_pod("d", 100, MI),
+        req_pod("e", 500, MI, tolerations=[toleration("gpu", "Exists")]),
+    ]
     placements = vcore.Scheduler(c).schedule(pods)
     assert [p.pod for p in placements] == ["default/a", "default/b", "ml/c", "default/d", "default/e"]
     assert all(isinstance(p, Placement) for p in placements)
@@ -250,7 +294,8 @@ def test_schedule_returns_placements_in_order_and_binds():
     assert by_key["ml/c"].message == (
         "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. no new claims to deallocate, "
         "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not "
-        "helpful for scheduling.")
+        "helpful for scheduling."
+    )
     assert by_key["default/e"].node == "tainted"  # tolerates, and has the most room
     for p in placements:
         assert c.node_of(p.pod) == p.node
@@ -331,8 +376,11 @@ def _window(start: int, n_all: int, want: int, feasible) -> tuple[list[int], int
     return found, examined
 
 
-@pytest.mark.parametrize("n_all, pct", [(1000, 10), (1000, 0), (1000, 25), (250, 0), (150, 10)],
-                         ids=["1000-10pct", "1000-adaptive", "1000-25pct", "250-adaptive", "150-min100"])
+@pytest.mark.parametrize(
+    "n_all, pct",
+    [(1000, 10), (1000, 0), (1000, 25), (250, 0), (150, 10)],
+    ids=["1000-10pct", "1000-adaptive", "1000-25pct", "250-adaptive", "150-min100"],
+)
 def test_percentage_of_nodes_to_score_rotating_windows(n_all, pct):
     """Identical empty nodes, LeastAllocated: each single-pod schedule() call lands in the window it examines
     (nodes_to_find nodes from the previous start + examined), on a node with the fewest pods in that window."""
@@ -357,8 +405,9 @@ def test_percentage_windows_count_infeasible_nodes_as_examined():
     """With every odd node tainted, a window must examine about twice as many nodes to find nodes_to_find
     feasible ones, and the next start moves past all of them (kube-scheduler's processedNodes)."""
     n_all, pct = 1000, 10
-    c = cluster_of(*(make_node(f"n{i:04d}", 4000, 8 * GIB, taints=[taint("odd")] if i % 2 else None)
-                     for i in range(n_all)))
+    c = cluster_of(
+        *(make_node(f"n{i:04d}", 4000, 8 * GIB, taints=[taint("odd")] if i % 2 else None) for i in range(n_all))
+    )
     sched = vcore.Scheduler(c, make_profile([("NodeResourcesFit", 1)], pct=pct))
     want = nodes_to_find(n_all, pct)
     pods_on = [0] * n_all
@@ -375,13 +424,16 @@ def test_percentage_windows_count_infeasible_nodes_as_examined():
         start = (start + examined) % n_all
 
 
-@pytest.mark.parametrize("n_all, pct, sees_best_first", [
-    (99, 1, True),     # fewer than 100 nodes: all are examined
-    (100, 1, True),    # max(100, 1) = 100 = all
-    (200, 100, True),  # 100 %: all
-    (200, 10, False),  # max(100, 20) = 100: the first call sees [0, 100) only
-    (1000, 0, False),  # adaptive 42 % = 420
-])
+@pytest.mark.parametrize(
+    "n_all, pct, sees_best_first",
+    [
+        (99, 1, True),  # fewer than 100 nodes: all are examined
+        (100, 1, True),  # max(100, 1) = 100 = all
+        (200, 100, True),  # 100 %: all
+        (200, 10, False),  # max(100, 20) = 100: the first call sees [0, 100) only
+        (1000, 0, False),  # adaptive 42 % = 420
+    ],
+)
 def test_sampling_decides_whether_the_best_node_is_seen(n_all, pct, sees_best_first):
     """The last node is strictly the best (twice the cpu and memory). It wins the first pod only when the first window
     reaches it; otherwise the rotating start brings it into a later window."""
@@ -446,11 +498,21 @@ def test_profile_as_yaml_path(tmp_path):
     assert vcore.Scheduler(c).schedule([req_pod("least", 500, GIB)])[0].node == "empty"
     c.unbind("default/least")
 
-    profile = {"schedulerName": "packer",
-               "plugins": {"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "NodeResourcesFit"}]}},
-               "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {
-                   "type": "MostAllocated", "resources": [{"name": "cpu", "weight": 1},
-                                                          {"name": "memory", "weight": 1}]}}}]}
+    profile = {
+        "schedulerName": "packer",
+        "plugins": {"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "NodeResourcesFit"}]}},
+        "pluginConfig": [
+            {
+                "name": "NodeResourcesFit",
+                "args": {
+                    "scoringStrategy": {
+                        "type": "MostAllocated",
+                        "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
+                    }
+                },
+            }
+        ],
+    }
     path = tmp_path / "profile.yaml"
     path.write_text(yaml.safe_dump(profile))
     for p in (path, str(path)):
@@ -460,8 +522,11 @@ def test_profile_as_yaml_path(tmp_path):
     [placement] = vcore.Scheduler(c, path).schedule([pod])
     assert placement.node == "busy"
 
-    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-              "profiles": [profile]}
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [profile],
+    }
     whole = tmp_path / "config.yaml"
     whole.write_text(yaml.safe_dump(config))
     assert vcore.Scheduler(c, whole).score(req_pod("q", 500, GIB)) == {"empty": 12, "busy": 75}
@@ -499,13 +564,16 @@ def test_pod_already_bound_error_is_exported():
 
 
 def test_unschedulable_pod_on_node_selector_and_required_affinity():
-    c = cluster_of(make_node("a", 4000, GIB, labels={"zone": "a", "rank": "7"}),
-                   make_node("b", 4000, GIB, labels={"zone": "b", "rank": "42"}))
+    c = cluster_of(
+        make_node("a", 4000, GIB, labels={"zone": "a", "rank": "7"}),
+        make_node("b", 4000, GIB, labels={"zone": "b", "rank": "42"}),
+    )
     sched = vcore.Scheduler(c)
     assert sched.filter(make_pod("s", node_selector={"zone": "b"})).feasible == ["b"]
     assert sched.filter(make_pod("g", required=[term(expr("rank", "Gt", "10"))])).feasible == ["b"]
     [placement] = sched.schedule([make_pod("none", required=[term(expr("zone", "In", "c"))])])
     assert placement.node is None
     assert placement.reasons == {AFFINITY: 2}
-    assert placement.message == ("0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. "
-                                 + NOT_HELPFUL.format(n=2))
+    assert placement.message == (
+        "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. " + NOT_HELPFUL.format(n=2)
+    )

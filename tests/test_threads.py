@@ -56,8 +56,10 @@ def test_cycles_schedule_and_churn_in_parallel_keep_the_accounting_exact():
     for i in range(40):
         cluster.add_node(B.node(f"n{i}", cpu="8", mem="32Gi"))
     scheduler = vcore.Scheduler(cluster)
-    fast = vcore.Scheduler(cluster, {"pluginConfig": [
-        {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}]})
+    fast = vcore.Scheduler(
+        cluster,
+        {"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}]},
+    )
     returned: Counter = Counter()  # pod key -> times a call returned it as placed
     returned_lock = threading.Lock()
     errors: list[BaseException] = []
@@ -120,6 +122,7 @@ def test_cycles_schedule_and_churn_in_parallel_keep_the_accounting_exact():
                 work()
             except BaseException as e:  # noqa: BLE001 - reported by the main thread
                 errors.append(e)
+
         return run
 
     threads = [threading.Thread(target=guarded(w)) for w in (cycles, singles, pod_churn, node_churn)]

@@ -85,10 +85,12 @@ def pod_key(pod: Any) -> str:
 
 def _locked(method: Callable[..., T]) -> Callable[..., T]:
     """Run a Cluster method holding the cluster's lock (see Cluster.lock)."""
+
     @functools.wraps(method)
     def locked(self: Cluster, *args: Any, **kwargs: Any) -> T:
         with self._lock:
             return method(self, *args, **kwargs)
+
     return locked
 
 
@@ -307,8 +309,9 @@ class Cluster:
         slot = self._state.pod_node(info.key)
         bound_to = self._state.node_name(slot) if slot >= 0 else ""
         if bound_to and info.node_name and info.node_name != bound_to:
-            raise ValueError(f"pod {info.key}: spec.nodeName: a running pod cannot move from {bound_to} to "
-                             f"{info.node_name}")
+            raise ValueError(
+                f"pod {info.key}: spec.nodeName: a running pod cannot move from {bound_to} to {info.node_name}"
+            )
         if bound_to and info.terminated:
             self._state.unbind(info.key)
         elif bound_to:
@@ -338,8 +341,7 @@ class Cluster:
     @_locked
     def pending_pods(self) -> list[str]:
         """Keys of the pods added with add_pod that are not bound and not terminated."""
-        return [k for k, info in self._batch.pods.items()
-                if not info.terminated and self._state.pod_node(k) < 0]
+        return [k for k, info in self._batch.pods.items() if not info.terminated and self._state.pod_node(k) < 0]
 
     # -- PodGroups, queues, priority classes -------------------------------------------------------------
     @_locked
@@ -402,8 +404,11 @@ class Cluster:
 
     @_locked
     def remove_priority_class(self, priority_class: Any) -> None:
-        name = priority_class if isinstance(priority_class, str) else _convert.api_dict(
-            priority_class, "priorityclass").get("metadata", {}).get("name", "")
+        name = (
+            priority_class
+            if isinstance(priority_class, str)
+            else _convert.api_dict(priority_class, "priorityclass").get("metadata", {}).get("name", "")
+        )
         self._batch.priority_classes.remove(name)
 
     # -- views -------------------------------------------------------------------------------------------
@@ -430,8 +435,11 @@ class Cluster:
     def _set_namespace(self, namespace: Any, *, exists: bool) -> None:
         name, labels = _namespace(namespace)
         if exists != (name in self._namespaces):
-            raise (ObjectNotFoundError(f"namespace {name}: not found (use add_namespace)") if exists else
-                   ObjectExistsError(f"namespace {name}: already exists (use update_namespace)"))
+            raise (
+                ObjectNotFoundError(f"namespace {name}: not found (use add_namespace)")
+                if exists
+                else ObjectExistsError(f"namespace {name}: already exists (use update_namespace)")
+            )
         self._state.set_namespace_labels(name, labels)
         self._namespaces.add(name)
 
@@ -505,16 +513,22 @@ class Cluster:
     def _set_budget(self, pdb: Any, *, exists: bool) -> None:
         budget = _budgets.parse(pdb)
         if exists != (budget.key in self._budgets):
-            raise (ObjectNotFoundError(f"{_budgets.KIND} {budget.key}: not found") if exists else
-                   ObjectExistsError(f"{_budgets.KIND} {budget.key}: already exists"))
+            raise (
+                ObjectNotFoundError(f"{_budgets.KIND} {budget.key}: not found")
+                if exists
+                else ObjectExistsError(f"{_budgets.KIND} {budget.key}: already exists")
+            )
         self._state.set_pdb(budget.key, budget.selector, budget.disruptions_allowed, list(budget.disrupted))
         self._budgets.add(budget.key)
 
     def _set_selecting(self, kind: str, obj: Any, *, exists: bool) -> None:
         parsed = _selectors.parse(kind, obj)
         if exists != self._selectors.has(kind, parsed.key):
-            raise (ObjectNotFoundError(f"{kind} {parsed.key}: not found") if exists else
-                   ObjectExistsError(f"{kind} {parsed.key}: already exists"))
+            raise (
+                ObjectNotFoundError(f"{kind} {parsed.key}: not found")
+                if exists
+                else ObjectExistsError(f"{kind} {parsed.key}: already exists")
+            )
         self._selectors.put(kind, parsed)
         self._recompile_pending(parsed.key.split("/", 1)[0])
 
@@ -645,8 +659,9 @@ class Cluster:
         return _prebind.writes(self._volumes, binds)
 
     @_locked
-    def volume_binds_status(self, binds: VolumeBinds, written: Mapping[str, str] | None = None
-                            ) -> tuple[bool, str | None]:
+    def volume_binds_status(
+        self, binds: VolumeBinds, written: Mapping[str, str] | None = None
+    ) -> tuple[bool, str | None]:
         """After PreBind's writes, whether the claims of ``binds`` are all bound (the PV controller's work, seen
         through the objects this cluster holds), as kube-scheduler checks it: (True, None) done, (False, None) not
         yet, (False, why) failed for good. ``written`` maps ``<kind>/<key>`` to the resourceVersion each write

@@ -39,8 +39,12 @@ def parse(obj: Any) -> DisruptionBudget:
     allowed = status.get("disruptionsAllowed")
     allowed = 0 if allowed is None else Integer(0, 2**31 - 1)(allowed, f"{what}: status.disruptionsAllowed")
     disrupted = optional_mapping(status.get("disruptedPods"), f"{what}: status.disruptedPods")
-    return DisruptionBudget(key, _convert.label_selector(spec.get("selector"), what, "spec.selector"), allowed,
-                            tuple(str(pod) for pod in disrupted))
+    return DisruptionBudget(
+        key,
+        _convert.label_selector(spec.get("selector"), what, "spec.selector"),
+        allowed,
+        tuple(str(pod) for pod in disrupted),
+    )
 
 
 def key_of(obj: Any) -> str:

@@ -50,7 +50,6 @@ class PodGroupNotFoundError(VCoreError, KeyError):
     """A PodGroup namespace/name the cluster does not have."""
 
 
-
 class QueueExistsError(VCoreError, ValueError):
     """A queue added under a name the queue tree already holds."""
 
@@ -61,6 +60,8 @@ class QueueNotFoundError(VCoreError, KeyError):
 
 class QueueInUseError(VCoreError, ValueError):
     """remove of a queue that still has child queues or jobs, or of a queue Volcano never deletes."""
+
+
 class TopologyError(VCoreError, ValueError):
     """A HyperNode, a topology level list or a topology constraint is invalid (cycle, overlap, unknown tier...)."""
 

@@ -22,11 +22,18 @@ if TYPE_CHECKING:
     from vcore._native._convert import Requirement
 
 SERVICE, REPLICATION_CONTROLLER, REPLICA_SET, STATEFUL_SET = (
-    "service", "replicationcontroller", "replicaset", "statefulset")
+    "service",
+    "replicationcontroller",
+    "replicaset",
+    "statefulset",
+)
 KINDS = (SERVICE, REPLICATION_CONTROLLER, REPLICA_SET, STATEFUL_SET)
 # The controller kinds kube-scheduler follows from a pod's owner reference, by (apiVersion, kind).
-_CONTROLLERS = {("v1", "ReplicationController"): REPLICATION_CONTROLLER, ("apps/v1", "ReplicaSet"): REPLICA_SET,
-                ("apps/v1", "StatefulSet"): STATEFUL_SET}
+_CONTROLLERS = {
+    ("v1", "ReplicationController"): REPLICATION_CONTROLLER,
+    ("apps/v1", "ReplicaSet"): REPLICA_SET,
+    ("apps/v1", "StatefulSet"): STATEFUL_SET,
+}
 _LABEL_MAP = MapOf(String())
 
 
@@ -88,8 +95,11 @@ class PodSelectors:
         merged: dict[str, str] = {}
         for service in self._objects[SERVICE].values():
             # A nil selector selects nothing, an empty one every pod.
-            if service.key.startswith(namespace + "/") and service.labels is not None and all(
-                    pod_labels.get(k) == v for k, v in service.labels.items()):
+            if (
+                service.key.startswith(namespace + "/")
+                and service.labels is not None
+                and all(pod_labels.get(k) == v for k, v in service.labels.items())
+            ):
                 merged.update(service.labels)
         requirements: list[Requirement] = [(k, "In", [v]) for k, v in merged.items()]
         controller = spec.get("controller")

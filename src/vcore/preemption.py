@@ -29,9 +29,19 @@ PREFIX = "preemption: "
 _CANDIDATE, _NO_VICTIMS, _NOT_HELPFUL, _FITS, _OUTSIDE = -1, -2, -3, -4, -5
 
 
-def preempt(engine: _core.Engine, state: _core.ClusterState, pod: _core.CompiledPod, spec: Mapping[str, Any] | None,
-            *, args: Any, offset: int, n_nodes: int, reason_names: Sequence[str],
-            terminating: Any = None, nominated: Sequence[tuple[_core.CompiledPod, str]] = ()) -> Preemption:
+def preempt(
+    engine: _core.Engine,
+    state: _core.ClusterState,
+    pod: _core.CompiledPod,
+    spec: Mapping[str, Any] | None,
+    *,
+    args: Any,
+    offset: int,
+    n_nodes: int,
+    reason_names: Sequence[str],
+    terminating: Any = None,
+    nominated: Sequence[tuple[_core.CompiledPod, str]] = (),
+) -> Preemption:
     """DefaultPreemption for ``pod`` (``spec`` its converted spec, None when the caller compiled it). ``args`` are
     the DefaultPreemptionArgs; ``offset`` where the walk over candidate nodes starts; ``n_nodes`` the nodes the
     scheduler sees; ``terminating(key)`` whether a bound pod is being terminated by an earlier preemption;
@@ -41,19 +51,20 @@ def preempt(engine: _core.Engine, state: _core.ClusterState, pod: _core.Compiled
         return Preemption(None, message=PREFIX + NEVER)
     slots = [(nominee, state.node_index(node)) for nominee, node in nominated if state.has_node(node)]
     node, victims, violations, status, failed, candidates = engine.preempt(
-        pod, offset, args.min_candidate_nodes_percentage, args.min_candidate_nodes_absolute, slots)
+        pod, offset, args.min_candidate_nodes_percentage, args.min_candidate_nodes_absolute, slots
+    )
     own = spec.get("nominated_node") if spec is not None else None
     if own and terminating is not None and _waits_for_victims(state, pod, own, status, terminating):
         return Preemption(None, message=PREFIX + TERMINATING)
     if node >= 0:
-        listed = tuple(PreemptionCandidate(state.node_name(slot), tuple(keys), int(n))
-                       for slot, keys, n in candidates)
+        listed = tuple(PreemptionCandidate(state.node_name(slot), tuple(keys), int(n)) for slot, keys, n in candidates)
         return Preemption(state.node_name(node), tuple(victims), int(violations), candidates=listed)
     return Preemption(None, message=PREFIX + fit_error_message(n_nodes, _histogram(status, failed, reason_names)))
 
 
-def _waits_for_victims(state: _core.ClusterState, pod: _core.CompiledPod, node: str, status: Any,
-                       terminating: Any) -> bool:
+def _waits_for_victims(
+    state: _core.ClusterState, pod: _core.CompiledPod, node: str, status: Any, terminating: Any
+) -> bool:
     """PodEligibleToPreemptOthers: the nominated node (unless no eviction can help there) holds a lower-priority
     pod being terminated by preemption."""
     slot = state.node_index(node) if state.has_node(node) else -1

@@ -45,6 +45,7 @@ _TYPE_META_KEYS = ("apiVersion", "kind")
 # Profile
 # ----------------------------------------------------------------------------------------------------------
 
+
 class PluginArguments(Mapping[str, Any]):
     """The resolved arguments of every implemented plugin that takes any, by plugin name: immutable and hashable,
     like the Profile holding them."""
@@ -112,8 +113,7 @@ class Profile:
             return _from_data(data, path)
         if isinstance(config, Mapping):
             return _from_data(config, "")
-        raise TypeError(
-            f"profile: expected a dict, a YAML file path or None, got {type(config).__name__}")
+        raise TypeError(f"profile: expected a dict, a YAML file path or None, got {type(config).__name__}")
 
     def native(self) -> dict[str, Any]:
         """The native profile dict the engine consumes (see the internal contract); a fresh copy per call.
@@ -129,8 +129,11 @@ class Profile:
             "balanced": {"resources": list(self.args[P.NODE_RESOURCES_BALANCED_ALLOCATION].resources)},
             "binpack": {"weight": binpack.weight, "resources": list(binpack.all_resources)},
             "gpu": self.args[P.GPU_PLACEMENT].native(),
-            "args": {name: plugin.native_args(self.args.get(name)) for name, plugin in P.PLUGINS.items()
-                     if plugin.native_args is not None and name in running},
+            "args": {
+                name: plugin.native_args(self.args.get(name))
+                for name, plugin in P.PLUGINS.items()
+                if plugin.native_args is not None and name in running
+            },
             "percentage_of_nodes_to_score": self.percentage_of_nodes_to_score,
         }
 
@@ -143,6 +146,7 @@ class Profile:
         ``multiPoint`` is left at its default, so the other extension points (queueSort, bind, ...) keep
         kube-scheduler's plugins, which vcore does not run.
         """
+
         def point(names: tuple[str, ...]) -> dict[str, Any]:
             return {"enabled": [{"name": n} for n in names], "disabled": [{"name": "*"}]}
 
@@ -154,9 +158,11 @@ class Profile:
             POST_FILTER: point(self.post_filters),
         }
         running = set(self.filters) | {n for n, _ in self.scores} | set(self.post_filters)
-        plugin_config = [{"name": name, "args": plugin.to_args(self.args[name])} for name, plugin in P.PLUGINS.items()
-                         if plugin.default_args is not None
-                         and (name in running or self.args[name] != plugin.default_args)]
+        plugin_config = [
+            {"name": name, "args": plugin.to_args(self.args[name])}
+            for name, plugin in P.PLUGINS.items()
+            if plugin.default_args is not None and (name in running or self.args[name] != plugin.default_args)
+        ]
         profile = {
             "schedulerName": self.scheduler_name,
             "percentageOfNodesToScore": self.percentage_of_nodes_to_score,
@@ -170,9 +176,11 @@ class Profile:
 # Parsing helpers: vcore.validation's checks, raising ProfileError. Every message starts with the field's path.
 # ----------------------------------------------------------------------------------------------------------
 
+
 def _default_args() -> PluginArguments:
-    return PluginArguments({name: plugin.default_args for name, plugin in P.PLUGINS.items()
-                            if plugin.default_args is not None})
+    return PluginArguments(
+        {name: plugin.default_args for name, plugin in P.PLUGINS.items() if plugin.default_args is not None}
+    )
 
 
 def _fail(path: str, message: str) -> ProfileError:
@@ -212,6 +220,7 @@ def _suggest_plugin(name: str) -> str:
 # ----------------------------------------------------------------------------------------------------------
 # Top level
 # ----------------------------------------------------------------------------------------------------------
+
 
 def _from_data(data: Any, origin: str) -> Profile:
     """Resolve a profile or a whole configuration; ``origin`` (a file path or "") prefixes error messages."""
@@ -278,6 +287,7 @@ def _resolve(data: Any, root: str, global_pct: int | None) -> Profile:
 # plugins: parsing and kube-scheduler v1 merge
 # ----------------------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _PluginSet:
     enabled: tuple[tuple[str, int | None], ...]  # (name, weight or None when absent/0)
@@ -311,16 +321,20 @@ def _parse_plugin_set(value: Any, point: str, path: str) -> _PluginSet:
         if name == "*":
             raise _fail(npath, "'*' is only valid in a disabled list")
         if name in P.REMOVED_PLUGINS:
-            raise _fail(npath, f"plugin {name!r} was removed from kube-scheduler "
-                               f"(invalid in {API_VERSION}); vcore does not implement it")
+            raise _fail(
+                npath,
+                f"plugin {name!r} was removed from kube-scheduler "
+                f"(invalid in {API_VERSION}); vcore does not implement it",
+            )
         if name in P.UNIMPLEMENTED_PLUGINS:
             raise _fail(npath, f"vcore does not implement plugin {name!r}; disable it or leave it out")
         if not P.is_implemented(name):
             raise _fail(npath, f"unknown plugin {name!r}{_suggest_plugin(name)}")
         if point != MULTI_POINT and not P.implements(name, point):
             points = ", ".join(p for p in P.SPECIFIC_POINTS if P.implements(name, p))
-            raise _fail(npath, f"plugin {name!r} does not implement the {point} extension point "
-                               f"(it implements: {points})")
+            raise _fail(
+                npath, f"plugin {name!r} does not implement the {point} extension point (it implements: {points})"
+            )
         if name in seen:
             raise _fail(npath, f"plugin {name!r} is enabled twice (also at {path}.enabled[{seen[name]}])")
         seen[name] = i
@@ -390,8 +404,8 @@ def _resolve_plugins(value: Any, path: str, args: Mapping[str, Any]) -> dict[str
             expanded.append(name)
         # framework order: overridden plugins (in their specific order), multiPoint ones, the other specific ones
         resolved[point] = tuple(
-            [n for n in specific_names if n in overrides] + expanded
-            + [n for n in specific_names if n not in overrides])
+            [n for n in specific_names if n in overrides] + expanded + [n for n in specific_names if n not in overrides]
+        )
 
     # framework getScoreWeights: the score point's own entry wins over multiPoint; 0/absent -> 1.
     weights: dict[str, int] = {}
@@ -412,6 +426,7 @@ def _resolve_plugins(value: Any, path: str, args: Mapping[str, Any]) -> dict[str
 # ----------------------------------------------------------------------------------------------------------
 # pluginConfig
 # ----------------------------------------------------------------------------------------------------------
+
 
 def _parse_plugin_config(value: Any, path: str) -> dict[str, Any]:
     if value is None:

@@ -30,8 +30,17 @@ NODE_AFFINITY_PREFILTER = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
 AFFINITY_TERMS_CONFLICT = "pod affinity terms conflict"
 
 # The fused filters' codes 0..8 in this order.
-FIXED_REASONS = (UNSCHEDULABLE, UNTOLERATED_TAINT, AFFINITY_MISMATCH, TOO_MANY_PODS, NO_FITTING_GPUS,
-                 NO_NUMA_ALIGNMENT, UNHONORED, NODE_AFFINITY_PREFILTER, AFFINITY_TERMS_CONFLICT)
+FIXED_REASONS = (
+    UNSCHEDULABLE,
+    UNTOLERATED_TAINT,
+    AFFINITY_MISMATCH,
+    TOO_MANY_PODS,
+    NO_FITTING_GPUS,
+    NO_NUMA_ALIGNMENT,
+    UNHONORED,
+    NODE_AFFINITY_PREFILTER,
+    AFFINITY_TERMS_CONFLICT,
+)
 
 # What kube-scheduler v1.34's DynamicResources PostFilter says of a pod without resource claims.
 NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
@@ -91,8 +100,12 @@ def pod_refusal(spec: Mapping[str, Any] | None) -> str:
     return _NOT_HONORED + "a field of this pod, or it waits for scheduling gates"
 
 
-def reason_counts(codes_counts: Iterable[int], reason_names: Sequence[str], spec: Mapping[str, Any] | None = None,
-                  noted: Callable[[str], str] | None = None) -> dict[str, int]:
+def reason_counts(
+    codes_counts: Iterable[int],
+    reason_names: Sequence[str],
+    spec: Mapping[str, Any] | None = None,
+    noted: Callable[[str], str] | None = None,
+) -> dict[str, int]:
     """Map a per-code count array to {reason: count}, keeping only reasons that occurred; ``reason_names`` is the
     state's table (``_core.reason_names(state)``), ``spec`` (the pod's native spec) names what a refusal is about,
     ``noted(plugin)`` gives the message a plugin noted for the pod (vcore.volumes.store.rejection_lookup)."""

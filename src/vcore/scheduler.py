@@ -99,10 +99,12 @@ class Evaluation:
 
 def _holding_cluster(method: Callable[..., T]) -> Callable[..., T]:
     """Run a Scheduler method holding its cluster's lock (Cluster.lock): each call is atomic from any thread."""
+
     @functools.wraps(method)
     def locked(self: Scheduler, *args: Any, **kwargs: Any) -> T:
         with self.cluster.lock:
             return method(self, *args, **kwargs)
+
     return locked
 
 
@@ -116,8 +118,14 @@ class Scheduler:
     seed fixes the tie-break among equally scored nodes, so runs are reproducible.
     """
 
-    def __init__(self, cluster: Cluster, profile: dict[str, Any] | str | os.PathLike[str] | None = None, *,
-                 cycle: dict[str, Any] | str | os.PathLike[str] | CycleConfig | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        profile: dict[str, Any] | str | os.PathLike[str] | None = None,
+        *,
+        cycle: dict[str, Any] | str | os.PathLike[str] | CycleConfig | None = None,
+        seed: int = 0,
+    ) -> None:
         if not isinstance(cluster, Cluster):
             raise TypeError(f"Scheduler: cluster must be a vcore.Cluster, not {type(cluster).__name__}")
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
@@ -127,8 +135,10 @@ class Scheduler:
         if cycle is not None and profile is None:
             profile = self.cycle.node_profile()
         elif cycle is not None and self.cycle.has_node_settings():
-            raise ProfileError("cycle: node-level plugin arguments (predicates, nodeorder, binpack) and a profile "
-                               "both configure node scoring; give one of them")
+            raise ProfileError(
+                "cycle: node-level plugin arguments (predicates, nodeorder, binpack) and a profile "
+                "both configure node scoring; give one of them"
+            )
         self.profile = Profile.from_config(profile)
         self._framework = Framework(self.cycle)
         self._state = cluster.state
@@ -141,8 +151,9 @@ class Scheduler:
             # filters: the cycle counts the room itself). Both score as the profile does.
             native = self.profile.native()
             filters = [f for f in native["filters"] if f not in _RESOURCE_FILTERS]
-            resolvable = _core.Engine(self._state, {**native, "filters": [f for f in filters if f not in _POD_FILTERS]},
-                                      seed)
+            resolvable = _core.Engine(
+                self._state, {**native, "filters": [f for f in filters if f not in _POD_FILTERS]}, seed
+            )
             self._victim_engines = (resolvable, _core.Engine(self._state, {**native, "filters": filters}, seed))
         self._cycle_rng = random.Random(seed)  # where topology-aware preemption's walk over the nodes starts
         self._scope: NodeScope | None = None
@@ -197,32 +208,50 @@ class Scheduler:
         compiled, spec = self._compiled(pod)
         return self._preemption(compiled, spec, {}, offset) or Preemption(None)
 
-    def _preemption(self, pod: _core.CompiledPod, spec: PodSpec | None,
-                    reasons: dict[str, int], offset: int | None = None) -> Preemption | None:
+    def _preemption(
+        self, pod: _core.CompiledPod, spec: PodSpec | None, reasons: dict[str, int], offset: int | None = None
+    ) -> Preemption | None:
         """DefaultPreemption's dry run when the profile runs it; None when it does not, or for a pod vcore refuses
         outright (its gates or a field vcore does not honor say why, not preemption)."""
-        if (DEFAULT_PREEMPTION not in self.profile.post_filters or any(is_pod_refusal(r) for r in reasons)
-                or AFFINITY_TERMS_CONFLICT in reasons  # DynamicResources' PostFilter errs first (reasons.py)
-                or self._n_visible() == 0):  # kube-scheduler: "no nodes available", no PostFilter
+        if (
+            DEFAULT_PREEMPTION not in self.profile.post_filters
+            or any(is_pod_refusal(r) for r in reasons)
+            or AFFINITY_TERMS_CONFLICT in reasons  # DynamicResources' PostFilter errs first (reasons.py)
+            or self._n_visible() == 0
+        ):  # kube-scheduler: "no nodes available", no PostFilter
             return None
         batch = self.cluster.batch
         if offset is None:
             offset = self._preemption_offsets.randrange(2**31)
-        return preempt(self._engine, self._state, pod, spec, args=self.profile.args[DEFAULT_PREEMPTION],
-                       offset=offset % 2**31, n_nodes=self._n_visible(),
-                       reason_names=_core.reason_names(self._state),
-                       terminating=lambda key: key in batch.pods and bool(batch.pods[key].spec.get("preempted")),
-                       nominated=self._nominated())
+        return preempt(
+            self._engine,
+            self._state,
+            pod,
+            spec,
+            args=self.profile.args[DEFAULT_PREEMPTION],
+            offset=offset % 2**31,
+            n_nodes=self._n_visible(),
+            reason_names=_core.reason_names(self._state),
+            terminating=lambda key: key in batch.pods and bool(batch.pods[key].spec.get("preempted")),
+            nominated=self._nominated(),
+        )
 
     def _nominated(self) -> list[tuple[_core.CompiledPod, str]]:
         """The pending pods the cluster knows (Cluster.add_pod) that carry a nominated node: kube-scheduler's
         nominator, whose pods later preemptions leave room for."""
-        return [(info.compiled, info.spec["nominated_node"]) for info in self.cluster.batch.pods.values()
-                if info.compiled is not None and info.spec.get("nominated_node") and not info.terminated
-                and not info.spec.get("deleting") and self._state.pod_node(info.key) < 0]
+        return [
+            (info.compiled, info.spec["nominated_node"])
+            for info in self.cluster.batch.pods.values()
+            if info.compiled is not None
+            and info.spec.get("nominated_node")
+            and not info.terminated
+            and not info.spec.get("deleting")
+            and self._state.pod_node(info.key) < 0
+        ]
 
-    def _failure_message(self, reasons: dict[str, int], preemption: Preemption | None,
-                         n_nodes: int | None = None) -> str:
+    def _failure_message(
+        self, reasons: dict[str, int], preemption: Preemption | None, n_nodes: int | None = None
+    ) -> str:
         """kube-scheduler's FailedScheduling text: the filters' reasons, then what its PostFilter plugins said
         (DynamicResources', then DefaultPreemption's when the profile runs it)."""
         n_nodes = self._n_visible() if n_nodes is None else n_nodes
@@ -292,13 +321,15 @@ class Scheduler:
             else:
                 counts = reason_counts(reasons[i], reason_names, spec_of[i], rejection_lookup(self._state, key))
                 preemption = self._preemption(batch[i], spec_of[i], counts)
-                placements.append(Placement(key, None, counts, self._failure_message(counts, preemption, n_nodes),
-                                            preemption=preemption))
+                placements.append(
+                    Placement(
+                        key, None, counts, self._failure_message(counts, preemption, n_nodes), preemption=preemption
+                    )
+                )
         return placements
 
     @_holding_cluster
-    def set_node_scope(self, nodes: Iterable[str] | None, *, soft: bool = False,
-                       avoid: Iterable[str] = ()) -> None:
+    def set_node_scope(self, nodes: Iterable[str] | None, *, soft: bool = False, avoid: Iterable[str] = ()) -> None:
         """Confine this scheduler's decisions to a set of nodes (a shard of the cluster), or prefer them.
 
         Hard (``soft=False``): schedule() and run_cycle() (and evaluate/filter/score) see only the named nodes, as
@@ -314,12 +345,14 @@ class Scheduler:
             self._scope = None
             return
         if isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
-            raise TypeError(f"Scheduler.set_node_scope: nodes must be an iterable of node names, not "
-                            f"{type(nodes).__name__}")
+            raise TypeError(
+                f"Scheduler.set_node_scope: nodes must be an iterable of node names, not {type(nodes).__name__}"
+            )
         names = frozenset(nodes)
         if isinstance(avoid, (str, bytes)) or not isinstance(avoid, Iterable):
-            raise TypeError(f"Scheduler.set_node_scope: avoid must be an iterable of node names, not "
-                            f"{type(avoid).__name__}")
+            raise TypeError(
+                f"Scheduler.set_node_scope: avoid must be an iterable of node names, not {type(avoid).__name__}"
+            )
         avoided = frozenset(avoid)
         bad = next((n for n in names | avoided if not isinstance(n, str)), None)
         if bad is not None:
@@ -341,8 +374,9 @@ class Scheduler:
         return self._engine.scope_size if self._scope is not None and not self._scope.soft else self._state.n_nodes
 
     @_holding_cluster
-    def run_cycle(self, *, eligible: Iterable[str] | None = None,
-                  between_jobs: Callable[[], None] | None = None) -> CycleResult:
+    def run_cycle(
+        self, *, eligible: Iterable[str] | None = None, between_jobs: Callable[[], None] | None = None
+    ) -> CycleResult:
         """One scheduling cycle over the cluster's pending pods, PodGroups and queues: the configured actions
         (enqueue, allocate, backfill, preempt, reclaim) in order. Placements are bound in the cluster when it
         returns; evicted pods stay accounted (Releasing) until ``cluster.remove_pod`` takes them away.
@@ -360,8 +394,17 @@ class Scheduler:
             raise TypeError(f"run_cycle: between_jobs must be callable, not {type(between_jobs).__name__}")
         with _gc_paused(promote=True):
             scope = None if self._scope is None else (self._scope.nodes, self._scope.soft, self._scope.avoid)
-            return run_cycle(self.cluster, self._engine, self.cycle, self._framework, eligible, between_jobs,
-                             scope=scope, victim_engines=self._victim_engines, rng=self._cycle_rng)
+            return run_cycle(
+                self.cluster,
+                self._engine,
+                self.cycle,
+                self._framework,
+                eligible,
+                between_jobs,
+                scope=scope,
+                victim_engines=self._victim_engines,
+                rng=self._cycle_rng,
+            )
 
     @_holding_cluster
     def observe(self, pods: Iterable[Any]) -> None:

@@ -317,8 +317,9 @@ def load_yaml_file(path: str | os.PathLike[str], error: ErrorType = ValueError) 
         raise fail(error, name, f"invalid YAML: {e}") from None
 
 
-def unknown_key(path: str, key: Any, allowed: Sequence[str], error: ErrorType = ValueError, *,
-                what: str = "key") -> Exception:
+def unknown_key(
+    path: str, key: Any, allowed: Sequence[str], error: ErrorType = ValueError, *, what: str = "key"
+) -> Exception:
     """The error for a key a mapping may not have (``what`` it is: "key", "argument of gang", ...), with the closest
     allowed key as a hint."""
     if not allowed:
@@ -412,11 +413,18 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 
 #: Kubernetes name syntax (k8s.io/apimachinery/pkg/util/validation).
-DNS1123_LABEL = String(nonempty=True, max_len=63, pattern=r"[a-z0-9]([-a-z0-9]*[a-z0-9])?",
-                       what="a DNS-1123 label (lowercase letters, digits and '-')")
-DNS1123_SUBDOMAIN = String(nonempty=True, max_len=253,
-                           pattern=r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
-                           what="a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')")
+DNS1123_LABEL = String(
+    nonempty=True,
+    max_len=63,
+    pattern=r"[a-z0-9]([-a-z0-9]*[a-z0-9])?",
+    what="a DNS-1123 label (lowercase letters, digits and '-')",
+)
+DNS1123_SUBDOMAIN = String(
+    nonempty=True,
+    max_len=253,
+    pattern=r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
+    what="a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')",
+)
 PORT = Integer(1, 65535)
 
 
@@ -432,8 +440,12 @@ class LabelKey(Constraint[str]):
         if slash:
             ok = ok and 0 < len(prefix) <= 253 and bool(_compiled(DNS1123_SUBDOMAIN.pattern or "").fullmatch(prefix))
         if not ok:
-            raise fail(error, path, f"{key!r} is not a valid label key (an optional DNS subdomain prefix and '/', "
-                                    "then at most 63 alphanumerics, '-', '_' or '.', alphanumeric at both ends)")
+            raise fail(
+                error,
+                path,
+                f"{key!r} is not a valid label key (an optional DNS subdomain prefix and '/', "
+                "then at most 63 alphanumerics, '-', '_' or '.', alphanumeric at both ends)",
+            )
         return key
 
 

@@ -1,4 +1,5 @@
 """Builders for the cycle tests: Kubernetes-shaped nodes, Volcano PodGroups and Queues, pods and classes."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -9,18 +10,31 @@ NS = "ns"
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 
 
-def node(name: str, cpu: str = "4", mem: str = "16Gi", *, gpu: int = 0, pods: int = 110,
-         labels: dict | None = None) -> dict:
+def node(
+    name: str, cpu: str = "4", mem: str = "16Gi", *, gpu: int = 0, pods: int = 110, labels: dict | None = None
+) -> dict:
     alloc = {"cpu": cpu, "memory": mem, "pods": str(pods)}
     if gpu:
         alloc["nvidia.com/gpu"] = str(gpu)
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": dict(labels or {})},
-            "status": {"allocatable": alloc, "capacity": dict(alloc)}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": dict(labels or {})},
+        "status": {"allocatable": alloc, "capacity": dict(alloc)},
+    }
 
 
-def queue(name: str, weight: int = 1, *, capability: dict | None = None, guarantee: dict | None = None,
-          deserved: dict | None = None, reclaimable: bool | None = None, parent: str | None = None,
-          state: str | None = None) -> dict:
+def queue(
+    name: str,
+    weight: int = 1,
+    *,
+    capability: dict | None = None,
+    guarantee: dict | None = None,
+    deserved: dict | None = None,
+    reclaimable: bool | None = None,
+    parent: str | None = None,
+    state: str | None = None,
+) -> dict:
     spec: dict[str, Any] = {"weight": weight}
     if capability is not None:
         spec["capability"] = capability
@@ -38,9 +52,17 @@ def queue(name: str, weight: int = 1, *, capability: dict | None = None, guarant
     return obj
 
 
-def podgroup(name: str, min_member: int = 1, *, queue: str = "default", min_task: dict | None = None,
-             min_resources: dict | None = None, priority_class: str = "", created: str = "",
-             topology: dict | None = None) -> dict:
+def podgroup(
+    name: str,
+    min_member: int = 1,
+    *,
+    queue: str = "default",
+    min_task: dict | None = None,
+    min_resources: dict | None = None,
+    priority_class: str = "",
+    created: str = "",
+    topology: dict | None = None,
+) -> dict:
     spec: dict[str, Any] = {"minMember": min_member, "queue": queue}
     if min_task:
         spec["minTaskMember"] = min_task
@@ -56,9 +78,20 @@ def podgroup(name: str, min_member: int = 1, *, queue: str = "default", min_task
     return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": meta, "spec": spec}
 
 
-def pod(name: str, group: str | None = None, cpu: str | None = "1", mem: str | None = "1Gi", *, role: str = "",
-        priority_class: str = "", priority: int | None = None, node: str = "", phase: str = "",
-        queue: str = "", gpu: int = 0) -> dict:
+def pod(
+    name: str,
+    group: str | None = None,
+    cpu: str | None = "1",
+    mem: str | None = "1Gi",
+    *,
+    role: str = "",
+    priority_class: str = "",
+    priority: int | None = None,
+    node: str = "",
+    phase: str = "",
+    queue: str = "",
+    gpu: int = 0,
+) -> dict:
     annotations = {}
     if group:
         annotations[GROUP_ANNOTATION] = group
@@ -80,8 +113,12 @@ def pod(name: str, group: str | None = None, cpu: str | None = "1", mem: str | N
         spec["priority"] = priority
     if node:
         spec["nodeName"] = node
-    obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NS,
-                                                          "annotations": annotations}, "spec": spec}
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS, "annotations": annotations},
+        "spec": spec,
+    }
     if phase:
         obj["status"] = {"phase": phase}
     return obj

@@ -6,6 +6,7 @@ tasks before it (normalized scores over the nodes feasible now), a task over the
 and when the gang ends below its minimums every placement is undone. ``allowed`` (node names) and ``cap`` ({node:
 tasks at most}) narrow the feasible nodes; ``bonus`` ({node: score}) adds to a node's final score.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -22,11 +23,21 @@ class GangOutcome:
     reasons: dict[str, int]  # why first_unfit fit nowhere
 
 
-def reference_place_gang(cluster: ref.ReferenceCluster, tasks: list[dict], roles: list[int], role_need: list[int],
-                         need: int, headroom: dict[str, int] | None, profile_native: dict,
-                         all_or_nothing: bool, choose: Callable[[str, set[str]], str], *,
-                         allowed: set[str] | None = None, cap: dict[str, int] | None = None,
-                         bonus: dict[str, int] | None = None) -> GangOutcome:
+def reference_place_gang(
+    cluster: ref.ReferenceCluster,
+    tasks: list[dict],
+    roles: list[int],
+    role_need: list[int],
+    need: int,
+    headroom: dict[str, int] | None,
+    profile_native: dict,
+    all_or_nothing: bool,
+    choose: Callable[[str, set[str]], str],
+    *,
+    allowed: set[str] | None = None,
+    cap: dict[str, int] | None = None,
+    bonus: dict[str, int] | None = None,
+) -> GangOutcome:
     headroom = dict(headroom or {})
     room = dict(cap) if cap is not None else None
     bonus = bonus or {}

@@ -9,8 +9,14 @@ from vcore.batch.queue import KAI_API, KUEUE_API, VOLCANO_API, QueueSpec, QueueT
 from vcore.batch.shares.base import QueueUsage
 
 NAMES = ("cpu", "memory", "ephemeral-storage", "pods", "nvidia.com/gpu")
-_SHORT = {"cpu": "cpu", "mem": "memory", "memory": "memory", "gpu": "nvidia.com/gpu", "pods": "pods",
-          "storage": "ephemeral-storage"}
+_SHORT = {
+    "cpu": "cpu",
+    "mem": "memory",
+    "memory": "memory",
+    "gpu": "nvidia.com/gpu",
+    "pods": "pods",
+    "storage": "ephemeral-storage",
+}
 
 
 def rlist(extra: dict | None = None, **quantities) -> dict:
@@ -28,11 +34,27 @@ def vec(names=NAMES, extra: dict | None = None, **quantities) -> np.ndarray:
     return out
 
 
-def volcano(name, *, weight=None, capability=None, deserved=None, guarantee=None, parent=None, priority=None,
-            state=None, reclaimable=None) -> dict:
+def volcano(
+    name,
+    *,
+    weight=None,
+    capability=None,
+    deserved=None,
+    guarantee=None,
+    parent=None,
+    priority=None,
+    state=None,
+    reclaimable=None,
+) -> dict:
     spec = {}
-    for key, value in (("weight", weight), ("capability", capability), ("deserved", deserved),
-                       ("parent", parent), ("priority", priority), ("reclaimable", reclaimable)):
+    for key, value in (
+        ("weight", weight),
+        ("capability", capability),
+        ("deserved", deserved),
+        ("parent", parent),
+        ("priority", priority),
+        ("reclaimable", reclaimable),
+    ):
         if value is not None:
             spec[key] = value
     if guarantee is not None:
@@ -80,8 +102,9 @@ def usage(names=NAMES, *, allocated=None, pending=None, inqueue=None, elastic=No
     z = np.zeros(len(names), dtype=np.int64)
     allocated = z if allocated is None else allocated
     pending = z if pending is None else pending
-    return QueueUsage(allocated, allocated + pending, z if inqueue is None else inqueue,
-                      z if elastic is None else elastic)
+    return QueueUsage(
+        allocated, allocated + pending, z if inqueue is None else inqueue, z if elastic is None else elastic
+    )
 
 
 def opened(plugin, queue_tree, total, usages, names=NAMES):

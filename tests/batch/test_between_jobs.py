@@ -1,5 +1,6 @@
 """run_cycle(between_jobs=...): a caller's work between two jobs of a cycle on the same cluster (an adapter's fast
 path placing pods with schedule()), and add_pod adopting a pod schedule() already bound."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,8 +15,9 @@ def test_between_jobs_runs_after_each_job_and_the_cycle_sees_its_binds():
     # schedule(): the cycle's later jobs see that node taken, so the last gang no longer fits.
     c = build([node(f"n{i}", "2") for i in range(3)], gang("a", 2), gang("b", 2), gang("c", 2))
     s = vcore.Scheduler(c)
-    fast = vcore.Scheduler(c, {"pluginConfig": [{"name": "NodeResourcesFit", "args": {
-        "scoringStrategy": {"type": "MostAllocated"}}}]})
+    fast = vcore.Scheduler(
+        c, {"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}]}
+    )
     calls = []
 
     def between():
@@ -69,19 +71,21 @@ def test_pods_without_a_group_come_in_short_runs_when_a_caller_waits_between_job
     # Plain pods go in runs of one native call each; with a caller waiting (a fast path), a run is short, so the
     # caller is never held for a whole queue of pods.
     from vcore.batch.actions.allocate import SINGLES_PER_CALL_INTERLEAVED as run
+
     c = build([node(f"n{i}", "64", "256Gi") for i in range(10)], [pod(f"p{i}", cpu="100m") for i in range(2 * run + 1)])
     calls = []
     result = vcore.Scheduler(c).run_cycle(between_jobs=lambda: calls.append(len(c.pending_pods)))
     assert len(result.bindings) == 2 * run + 1
     # Before allocate, every call sees all of them pending; then one call after each run.
     first_run = calls.index(run + 1)
-    assert set(calls[:first_run]) == {2 * run + 1} and calls[first_run:first_run + 3] == [run + 1, 1, 0]
+    assert set(calls[:first_run]) == {2 * run + 1} and calls[first_run : first_run + 3] == [run + 1, 1, 0]
 
 
 def test_the_placements_made_at_close_come_in_turns_of_the_caller(monkeypatch):
     # The cycle makes its Placement records at close: in batches, the caller's turn after each, so one long
     # stretch of record-making never holds a caller waiting between jobs.
     import vcore.batch.session as session
+
     monkeypatch.setattr(session, "PLACEMENTS_PER_TURN", 10)
     c = build([node(f"n{i}", "64", "256Gi") for i in range(4)], gang("a", 45, cpu="100m"))
     calls = []

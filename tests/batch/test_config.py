@@ -1,4 +1,5 @@
 """The cycle configuration in Volcano's volcano-scheduler.conf shape: parsing, defaults, errors, node profile."""
+
 from __future__ import annotations
 
 import pytest
@@ -37,7 +38,9 @@ def test_default_is_volcanos_default_configuration():
     config = CycleConfig.default()
     assert config.actions == ("enqueue", "allocate", "backfill")
     assert [[p.name for p in tier] for tier in config.tiers] == [
-        ["priority", "gang", "conformance"], ["overcommit", "drf", "predicates", "proportion", "nodeorder"]]
+        ["priority", "gang", "conformance"],
+        ["overcommit", "drf", "predicates", "proportion", "nodeorder"],
+    ]
     assert config.overcommit_factor == 1.2
     assert CycleConfig.from_config(None) == config == CycleConfig.from_config(DEFAULT_CONF)
 
@@ -51,32 +54,75 @@ def test_typical_volcano_configuration_loads(tmp_path):
     assert not config.plugin("gang").enabled("enablePreemptable")
     assert config.plugin("gang").enabled("enableJobOrder")
     profile = vcore.Profile.from_config(config.node_profile())
-    assert dict(profile.scores) == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
-                                    "NodeResourcesBalancedAllocation": 1, "InterPodAffinity": 2,
-                                    "PodTopologySpread": 2, "ImageLocality": 1, "binpack": 1}
+    assert dict(profile.scores) == {
+        "TaintToleration": 3,
+        "NodeAffinity": 2,
+        "NodeResourcesFit": 1,
+        "NodeResourcesBalancedAllocation": 1,
+        "InterPodAffinity": 2,
+        "PodTopologySpread": 2,
+        "ImageLocality": 1,
+        "binpack": 1,
+    }
     assert profile.args["binpack"].weight == 10
-    assert profile.filters == ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                               "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "GPUDeviceFit")
+    assert profile.filters == (
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "GPUDeviceFit",
+    )
 
 
 def test_configmap_wrapping_loads(tmp_path):
-    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "volcano-scheduler-configmap"},
-          "data": {"volcano-scheduler.conf": VOLCANO_TYPICAL}}
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "volcano-scheduler-configmap"},
+        "data": {"volcano-scheduler.conf": VOLCANO_TYPICAL},
+    }
     path = tmp_path / "cm.yaml"
     path.write_text(yaml.safe_dump(cm))
     assert CycleConfig.from_config(str(path)).actions[-1] == "reclaim"
 
 
 def test_nodeorder_weights_become_the_profile():
-    conf = {"actions": "allocate", "tiers": [{"plugins": [
-        {"name": "predicates", "arguments": {"predicate.TaintTolerationEnable": False,
-                                             "predicate.PodAffinityEnable": False}},
-        {"name": "nodeorder", "arguments": {"leastrequested.weight": 0, "mostrequested.weight": 3,
-                                            "nodeaffinity.weight": 5, "tainttoleration.weight": 0,
-                                            "podaffinity.weight": 4, "imagelocality.weight": 0}}]}]}
+    conf = {
+        "actions": "allocate",
+        "tiers": [
+            {
+                "plugins": [
+                    {
+                        "name": "predicates",
+                        "arguments": {"predicate.TaintTolerationEnable": False, "predicate.PodAffinityEnable": False},
+                    },
+                    {
+                        "name": "nodeorder",
+                        "arguments": {
+                            "leastrequested.weight": 0,
+                            "mostrequested.weight": 3,
+                            "nodeaffinity.weight": 5,
+                            "tainttoleration.weight": 0,
+                            "podaffinity.weight": 4,
+                            "imagelocality.weight": 0,
+                        },
+                    },
+                ]
+            }
+        ],
+    }
     profile = vcore.Profile.from_config(CycleConfig.from_config(conf).node_profile())
-    assert dict(profile.scores) == {"NodeAffinity": 5, "NodeResourcesFit": 3, "NodeResourcesBalancedAllocation": 1,
-                                    "InterPodAffinity": 4, "PodTopologySpread": 2}
+    assert dict(profile.scores) == {
+        "NodeAffinity": 5,
+        "NodeResourcesFit": 3,
+        "NodeResourcesBalancedAllocation": 1,
+        "InterPodAffinity": 4,
+        "PodTopologySpread": 2,
+    }
     assert profile.args["NodeResourcesFit"].strategy == "MostAllocated"
     assert "TaintToleration" not in profile.filters and "InterPodAffinity" not in profile.filters
     assert "PodTopologySpread" in profile.filters and "NodePorts" in profile.filters
@@ -106,36 +152,74 @@ BAD = {
     "no-actions": ({"tiers": []}, r"actions: expected a comma-separated string"),
     "action-twice": ({"actions": "allocate, allocate", "tiers": []}, r"listed twice"),
     "unknown-key": ({"actions": "allocate", "tiers": [], "metrics": {}}, r"metrics: unknown key"),
-    "unknown-plugin": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}, {"name": "tdm"}]}]},
-                       r"tiers\[0\]\.plugins\[1\]\.name: unknown plugin 'tdm'"),
-    "plugin-twice": ({"actions": "allocate",
-                      "tiers": [{"plugins": [{"name": "gang"}]}, {"plugins": [{"name": "gang"}]}]},
-                     r"tiers\[1\]\.plugins\[0\]\.name: gang is configured twice"),
-    "hdrf-beside-proportion": ({"actions": "allocate", "tiers": [{"plugins": [
-        {"name": "drf", "enableHierarchy": True}, {"name": "proportion"}]}]},
-        r"tiers\[0\]\.plugins\[0\]\.enableHierarchy: proportion and drf with hierarchy enabled conflict"),
-    "unknown-option": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableSomething": True}]}]},
-                       r"tiers\[0\]\.plugins\[0\]\.enableSomething: unknown plugin option"),
-    "misspelt-option": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableVictim": True}]}]},
-                        r"enableVictim: unknown plugin option \(did you mean 'enabledVictim'\?\)"),
-    "option-not-bool": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableJobOrder": "yes"}]}]},
-                        r"enableJobOrder: must be true or false"),
-    "overcommit-not-a-number": ({"actions": "enqueue", "tiers": [{"plugins": [
-        {"name": "overcommit", "arguments": {"overcommit-factor": "x"}}]}]}, r"overcommit-factor: "),
-    "gang-argument": ({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "arguments": {"x": 1}}]}]},
-                      r"tiers\[0\]\.plugins\[0\]\.arguments\.x: unknown argument of gang"),
-    "nodeorder-both-strategies": ({"actions": "allocate", "tiers": [{"plugins": [
-        {"name": "nodeorder", "arguments": {"mostrequested.weight": 1}}]}]}, r"both set"),
-    "predicate-unimplemented": ({"actions": "allocate", "tiers": [{"plugins": [
-        {"name": "predicates", "arguments": {"predicate.VolumeZoneEnable": True}}]}]}, r"does not implement"),
-    "share-argument": ({"actions": "allocate", "tiers": [{"plugins": [
-        {"name": "proportion", "arguments": {"nope": 1}}]}]}, r"proportion: arguments\.nope: unknown argument"),
-    "configurations": ({"actions": "allocate", "tiers": [], "configurations": [{"name": "allocate",
-                                                                               "arguments": {"a": 1}}]},
-                       r"configurations\[0\]\.arguments\.a: unknown argument of the allocate action"),
-    "action-argument-type": ({"actions": "preempt", "tiers": [], "configurations": [
-        {"name": "preempt", "arguments": {"enableTopologyAwarePreemption": "yes"}}]},
-        r"configurations\[0\]\.arguments\.enableTopologyAwarePreemption: "),
+    "unknown-plugin": (
+        {"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}, {"name": "tdm"}]}]},
+        r"tiers\[0\]\.plugins\[1\]\.name: unknown plugin 'tdm'",
+    ),
+    "plugin-twice": (
+        {"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}]}, {"plugins": [{"name": "gang"}]}]},
+        r"tiers\[1\]\.plugins\[0\]\.name: gang is configured twice",
+    ),
+    "hdrf-beside-proportion": (
+        {
+            "actions": "allocate",
+            "tiers": [{"plugins": [{"name": "drf", "enableHierarchy": True}, {"name": "proportion"}]}],
+        },
+        r"tiers\[0\]\.plugins\[0\]\.enableHierarchy: proportion and drf with hierarchy enabled conflict",
+    ),
+    "unknown-option": (
+        {"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableSomething": True}]}]},
+        r"tiers\[0\]\.plugins\[0\]\.enableSomething: unknown plugin option",
+    ),
+    "misspelt-option": (
+        {"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableVictim": True}]}]},
+        r"enableVictim: unknown plugin option \(did you mean 'enabledVictim'\?\)",
+    ),
+    "option-not-bool": (
+        {"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "enableJobOrder": "yes"}]}]},
+        r"enableJobOrder: must be true or false",
+    ),
+    "overcommit-not-a-number": (
+        {
+            "actions": "enqueue",
+            "tiers": [{"plugins": [{"name": "overcommit", "arguments": {"overcommit-factor": "x"}}]}],
+        },
+        r"overcommit-factor: ",
+    ),
+    "gang-argument": (
+        {"actions": "allocate", "tiers": [{"plugins": [{"name": "gang", "arguments": {"x": 1}}]}]},
+        r"tiers\[0\]\.plugins\[0\]\.arguments\.x: unknown argument of gang",
+    ),
+    "nodeorder-both-strategies": (
+        {
+            "actions": "allocate",
+            "tiers": [{"plugins": [{"name": "nodeorder", "arguments": {"mostrequested.weight": 1}}]}],
+        },
+        r"both set",
+    ),
+    "predicate-unimplemented": (
+        {
+            "actions": "allocate",
+            "tiers": [{"plugins": [{"name": "predicates", "arguments": {"predicate.VolumeZoneEnable": True}}]}],
+        },
+        r"does not implement",
+    ),
+    "share-argument": (
+        {"actions": "allocate", "tiers": [{"plugins": [{"name": "proportion", "arguments": {"nope": 1}}]}]},
+        r"proportion: arguments\.nope: unknown argument",
+    ),
+    "configurations": (
+        {"actions": "allocate", "tiers": [], "configurations": [{"name": "allocate", "arguments": {"a": 1}}]},
+        r"configurations\[0\]\.arguments\.a: unknown argument of the allocate action",
+    ),
+    "action-argument-type": (
+        {
+            "actions": "preempt",
+            "tiers": [],
+            "configurations": [{"name": "preempt", "arguments": {"enableTopologyAwarePreemption": "yes"}}],
+        },
+        r"configurations\[0\]\.arguments\.enableTopologyAwarePreemption: ",
+    ),
 }
 
 

@@ -1,5 +1,6 @@
 """run_cycle and the garbage collector: the cycle's results go straight to the oldest generation, the collector is
 left as the caller had it, and a process that froze objects itself keeps them frozen."""
+
 from __future__ import annotations
 
 import gc

@@ -13,6 +13,7 @@ go), and the victims of preempt and reclaim leave some cycles later. After every
 Between cycles the pods bound start running (phase Running, as their kubelets report), pods succeed or are deleted,
 gangs arrive, and some of the victims go.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -25,17 +26,32 @@ import vcore
 from .builders import NS, node, pod, podgroup, priority_class, queue
 
 CLASSES = ("lo", "mid", "hi")
-TIERS = [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
-         {"plugins": [{"name": "overcommit"}, {"name": "drf"}, {"name": "predicates"}, {"name": "proportion"},
-                      {"name": "nodeorder"}]}]
+TIERS = [
+    {"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
+    {
+        "plugins": [
+            {"name": "overcommit"},
+            {"name": "drf"},
+            {"name": "predicates"},
+            {"name": "proportion"},
+            {"name": "nodeorder"},
+        ]
+    },
+]
 CONF = {"actions": "enqueue, allocate, preempt, reclaim, backfill", "tiers": TIERS}
 
 
 class CycleMachine(RuleBasedStateMachine):
-    @initialize(n_nodes=st.integers(1, 4), cpus=st.lists(st.sampled_from(["2", "3", "4"]), min_size=4, max_size=4),
-                queues=st.lists(st.tuples(st.integers(1, 4), st.one_of(st.none(), st.integers(2, 16)),
-                                          st.booleans()), min_size=1, max_size=3),
-                topology_aware=st.booleans())
+    @initialize(
+        n_nodes=st.integers(1, 4),
+        cpus=st.lists(st.sampled_from(["2", "3", "4"]), min_size=4, max_size=4),
+        queues=st.lists(
+            st.tuples(st.integers(1, 4), st.one_of(st.none(), st.integers(2, 16)), st.booleans()),
+            min_size=1,
+            max_size=3,
+        ),
+        topology_aware=st.booleans(),
+    )
     def setup(self, n_nodes, cpus, queues, topology_aware):
         self.cluster = vcore.Cluster()
         for i in range(n_nodes):
@@ -44,8 +60,9 @@ class CycleMachine(RuleBasedStateMachine):
             self.cluster.add_priority_class(priority_class(name, value))
         self.capability: dict[str, int] = {}
         for i, (weight, cap, reclaimable) in enumerate(queues):
-            self.cluster.add_queue(queue(f"q{i}", weight, capability={"cpu": str(cap)} if cap else None,
-                                         reclaimable=reclaimable))
+            self.cluster.add_queue(
+                queue(f"q{i}", weight, capability={"cpu": str(cap)} if cap else None, reclaimable=reclaimable)
+            )
             if cap:
                 self.capability[f"q{i}"] = cap * 1000
         self.queues = [f"q{i}" for i in range(len(queues))]
@@ -73,16 +90,30 @@ class CycleMachine(RuleBasedStateMachine):
         klass = data.draw(st.sampled_from(CLASSES))
         q = data.draw(st.sampled_from(self.queues))
         cpu = data.draw(st.sampled_from(["1", "1", "2"]))
-        pg = podgroup(name, min_member, queue=q, min_task=min_task or None, priority_class=klass,
-                      created=f"2026-01-01T00:{self.n // 60:02d}:{self.n % 60:02d}Z")
+        pg = podgroup(
+            name,
+            min_member,
+            queue=q,
+            min_task=min_task or None,
+            priority_class=klass,
+            created=f"2026-01-01T00:{self.n // 60:02d}:{self.n % 60:02d}Z",
+        )
         self.cluster.add_podgroup(pg)
         self.groups[f"{NS}/{name}"] = pg
         i = 0
         for r, (n, _) in enumerate(roles):
             for _ in range(n):
                 best_effort = data.draw(st.integers(0, 9)) == 0
-                self.cluster.add_pod(pod(f"{name}-{i}", name, None if best_effort else cpu,
-                                         None if best_effort else "1Gi", role=f"r{r}", priority_class=klass))
+                self.cluster.add_pod(
+                    pod(
+                        f"{name}-{i}",
+                        name,
+                        None if best_effort else cpu,
+                        None if best_effort else "1Gi",
+                        role=f"r{r}",
+                        priority_class=klass,
+                    )
+                )
                 i += 1
 
     @precondition(lambda self: self.evicted)
@@ -121,8 +152,10 @@ class CycleMachine(RuleBasedStateMachine):
         after = self._bound()
         binds = [b.pod for b in result.bindings if b.node is not None]
         assert len(binds) == len(set(binds)), f"a binding returned twice: {Counter(binds).most_common(1)}"
-        assert set(binds) == after - before, f"bound without a binding: {after - before - set(binds)}; " \
-                                             f"returned but not bound: {set(binds) - (after - before)}"
+        assert set(binds) == after - before, (
+            f"bound without a binding: {after - before - set(binds)}; "
+            f"returned but not bound: {set(binds) - (after - before)}"
+        )
         for b in result.bindings:
             assert self.cluster.node_of(b.pod) == b.node
         victims = {e.victim for e in result.evictions}
@@ -140,11 +173,15 @@ class CycleMachine(RuleBasedStateMachine):
         for key in hit:
             pg = self.groups[key]
             members = self.cluster._batch.members.get(key, {})
-            running = [k for k, info in members.items() if self.cluster.node_of(k) is not None
-                       and not self._releasing(k) and not info.terminated]
+            running = [
+                k
+                for k, info in members.items()
+                if self.cluster.node_of(k) is not None and not self._releasing(k) and not info.terminated
+            ]
             succeeded = sum(1 for info in members.values() if info.phase == "Succeeded")
-            assert len(running) + succeeded >= pg["spec"]["minMember"], \
+            assert len(running) + succeeded >= pg["spec"]["minMember"], (
                 f"an eviction left {key} with {len(running)} running of its minimum {pg['spec']['minMember']}"
+            )
             min_task = pg["spec"].get("minTaskMember") or {}
             if min_task and pg["spec"]["minMember"] >= sum(min_task.values()):
                 roles = Counter(members[k].role for k in running)
@@ -182,22 +219,28 @@ class CycleMachine(RuleBasedStateMachine):
         return key in batch.releasing or key in batch.deleting
 
     def _running(self) -> list[str]:
-        return sorted(k for k in self._bound() if not self._releasing(k)
-                      and not self.cluster._batch.pods[k].terminated)
+        return sorted(k for k in self._bound() if not self._releasing(k) and not self.cluster._batch.pods[k].terminated)
 
     def _object(self, key: str) -> dict:
         info = self.cluster._batch.pods[key]
         namespace, name = key.split("/", 1)
         group = self.groups[info.group] if info.group else None
         requests = info.spec["requests"]
-        obj = pod(name, group["metadata"]["name"] if group else None,
-                  f"{requests['cpu']}m" if "cpu" in requests else None,
-                  str(requests["memory"]) if "memory" in requests else None, role=info.role,
-                  priority_class=info.priority_class, node=self.cluster.node_of(key) or "", phase="Running")
+        obj = pod(
+            name,
+            group["metadata"]["name"] if group else None,
+            f"{requests['cpu']}m" if "cpu" in requests else None,
+            str(requests["memory"]) if "memory" in requests else None,
+            role=info.role,
+            priority_class=info.priority_class,
+            node=self.cluster.node_of(key) or "",
+            phase="Running",
+        )
         assert obj["metadata"]["namespace"] == namespace
         return obj
 
 
-CycleMachine.TestCase.settings = settings(max_examples=100, stateful_step_count=30, deadline=None,
-                                          suppress_health_check=[HealthCheck.too_slow])
+CycleMachine.TestCase.settings = settings(
+    max_examples=100, stateful_step_count=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 test_cycle_properties = CycleMachine.TestCase

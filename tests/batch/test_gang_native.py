@@ -1,4 +1,5 @@
 """The native gang placement (Engine.place_gang, fit_counts) against the pure-Python reference and by hand."""
+
 from __future__ import annotations
 
 import copy
@@ -40,8 +41,10 @@ def roomy_clusters(draw):
         if draw(st.booleans()):
             alloc["nvidia.com/gpu"] = str(draw(st.integers(0, 4)))
         nodes.append(node)
-    existing = [(f"n{draw(st.integers(0, len(nodes) - 1))}", _small(draw, pod_dicts(f"bound{j}", constraints=False), j))
-                for j in range(draw(st.integers(0, len(nodes))))]
+    existing = [
+        (f"n{draw(st.integers(0, len(nodes) - 1))}", _small(draw, pod_dicts(f"bound{j}", constraints=False), j))
+        for j in range(draw(st.integers(0, len(nodes))))
+    ]
     return nodes, existing
 
 
@@ -60,8 +63,10 @@ def _small(draw, pod_strategy, salt) -> dict:
 @st.composite
 def gangs(draw):
     """Tasks drawn as copies of 1..3 templates (so runs of identical specs occur), with roles and minimums."""
-    templates = [_small(draw, pod_dicts(f"t{i}", constraints=draw(st.integers(0, 2)) == 0), i)
-                 for i in range(draw(st.integers(1, 3)))]
+    templates = [
+        _small(draw, pod_dicts(f"t{i}", constraints=draw(st.integers(0, 2)) == 0), i)
+        for i in range(draw(st.integers(1, 3)))
+    ]
     tasks, roles = [], []
     for _ in range(draw(st.integers(1, 4))):  # runs of identical tasks, as a PodGroup's roles come
         t = draw(st.integers(0, len(templates) - 1))
@@ -85,16 +90,18 @@ def confinements(draw, n_nodes: int):
     if draw(st.integers(0, 2)) == 0:
         cap = np.array(draw(st.lists(st.integers(0, 4), min_size=n_nodes, max_size=n_nodes)), np.int32)
     if draw(st.integers(0, 2)) == 0:
-        bonus = np.array(draw(st.lists(st.sampled_from([0, 0, 7, 50, 400, -30]), min_size=n_nodes,
-                                       max_size=n_nodes)), np.int64)
-    as_ref = (None if allowed is None else {n for n, a in zip(names, allowed) if a},
-              None if cap is None else dict(zip(names, cap.tolist())),
-              None if bonus is None else dict(zip(names, bonus.tolist())))
+        bonus = np.array(
+            draw(st.lists(st.sampled_from([0, 0, 7, 50, 400, -30]), min_size=n_nodes, max_size=n_nodes)), np.int64
+        )
+    as_ref = (
+        None if allowed is None else {n for n, a in zip(names, allowed) if a},
+        None if cap is None else dict(zip(names, cap.tolist())),
+        None if bonus is None else dict(zip(names, bonus.tolist())),
+    )
     return (allowed, cap, bonus), as_ref
 
 
-@given(cluster=roomy_clusters(), gang=gangs(), profile=profiles(with_pct=True), seed=st.integers(0, 3),
-       data=st.data())
+@given(cluster=roomy_clusters(), gang=gangs(), profile=profiles(with_pct=True), seed=st.integers(0, 3), data=st.data())
 @settings(max_examples=150)
 def test_place_gang_matches_reference(cluster, gang, profile, seed, data):
     nodes, existing = cluster
@@ -108,7 +115,8 @@ def test_place_gang_matches_reference(cluster, gang, profile, seed, data):
         vector = [UNLIMITED] * len(native.resource_names)
         vector[native.resource_names.index("cpu")] = headroom["cpu"]
     got_nodes, outcome, _, ready, first_unfit, reasons, _ = sched._engine.place_gang(
-        compiled, roles, role_need, need, vector, allowed, all_or_nothing, cap, bonus)
+        compiled, roles, role_need, need, vector, allowed, all_or_nothing, cap, bonus
+    )
     names = native._state.node_names()
     chosen = {ref.pod_key(t): (names[n] if n >= 0 else None) for t, n in zip(tasks, got_nodes.tolist())}
     # Undone placements leave no trace in the native result, so follow native's choice only where it kept one;
@@ -123,8 +131,20 @@ def test_place_gang_matches_reference(cluster, gang, profile, seed, data):
         assert node in best, f"{key}: native chose {node}, reference best {sorted(best)}"
         return node
 
-    want = reference_place_gang(reference, tasks, roles, role_need, need, headroom, ref.profile_to_native(profile),
-                                all_or_nothing, follow, allowed=ref_allowed, cap=ref_cap, bonus=ref_bonus)
+    want = reference_place_gang(
+        reference,
+        tasks,
+        roles,
+        role_need,
+        need,
+        headroom,
+        ref.profile_to_native(profile),
+        all_or_nothing,
+        follow,
+        allowed=ref_allowed,
+        cap=ref_cap,
+        bonus=ref_bonus,
+    )
     assert ready == want.ready
     assert [chosen[ref.pod_key(t)] for t in tasks] == want.nodes
     if want.first_unfit >= 0 and (ready or not all_or_nothing):
@@ -250,8 +270,10 @@ def test_fit_counts_match_numpy():
     np.testing.assert_array_equal(sched._engine.fit_counts(pod), np.maximum(want, 0))
 
 
-@pytest.mark.parametrize("bad", ["roles", "duplicate", "bound", "allowed", "role_index", "cap_width", "cap_negative",
-                                 "bonus_width", "bonus_huge"])
+@pytest.mark.parametrize(
+    "bad",
+    ["roles", "duplicate", "bound", "allowed", "role_index", "cap_width", "cap_negative", "bonus_width", "bonus_huge"],
+)
 def test_malformed_requests_raise_and_change_nothing(bad):
     c = _cluster(4)
     sched = vcore.Scheduler(c)
@@ -310,8 +332,10 @@ def test_a_task_already_bound_leaves_the_state_and_the_rotation_as_they_were():
     twin_cluster = _cluster(300, cpu=4000)
     twin = vcore.Scheduler(twin_cluster)
     twin_cluster.bind(req_pod("p3", 1000, 2**20), twin_cluster.node_names[0])
-    assert sched._engine.place_gang(_gang(sched, 3, prefix="q"), None, [0], 3)[0].tolist() == \
-        twin._engine.place_gang(_gang(twin, 3, prefix="q"), None, [0], 3)[0].tolist()
+    assert (
+        sched._engine.place_gang(_gang(sched, 3, prefix="q"), None, [0], 3)[0].tolist()
+        == twin._engine.place_gang(_gang(twin, 3, prefix="q"), None, [0], 3)[0].tolist()
+    )
 
 
 def test_a_task_twice_in_the_gang_is_refused_before_anything_is_bound():
@@ -332,14 +356,17 @@ def test_a_run_the_queue_cannot_take_looks_at_no_node():
     headroom[c.resource_names.index("cpu")] = 600
     small = [sched.compile(req_pod(f"s{i}", 500, 2**20)) for i in range(1)]
     nodes, outcome, _, _, _, _, evaluations = sched._engine.place_gang(
-        _gang(sched, 3) + small, [0, 0, 0, 1], [0, 0], 0, headroom, None, False)
+        _gang(sched, 3) + small, [0, 0, 0, 1], [0, 0], 0, headroom, None, False
+    )
     assert outcome.tolist() == [3, 3, 3, 1] and nodes[3] >= 0
     twin_cluster = _cluster(300, cpu=4000)
     twin = vcore.Scheduler(twin_cluster)
     *_, twin_evaluations = twin._engine.place_gang([twin.compile(req_pod("s0", 500, 2**20))], None, [0], 0)
     assert evaluations == twin_evaluations  # only the run that fitted looked at nodes
-    assert sched._engine.place_gang(_gang(sched, 3, prefix="q"), None, [0], 3)[0].tolist() == \
-        twin._engine.place_gang(_gang(twin, 3, prefix="q"), None, [0], 3)[0].tolist()
+    assert (
+        sched._engine.place_gang(_gang(sched, 3, prefix="q"), None, [0], 3)[0].tolist()
+        == twin._engine.place_gang(_gang(twin, 3, prefix="q"), None, [0], 3)[0].tolist()
+    )
 
 
 def _sparse_cluster(specials: dict[int, int]) -> tuple[vcore.Cluster, list[int]]:

@@ -1,5 +1,6 @@
 """Scheduler.set_node_scope: a scheduler confined to (hard) or steered toward (soft) a shard of the nodes, in
 schedule() and in run_cycle(); nodes joining and leaving the scope; bad input."""
+
 from __future__ import annotations
 
 import pytest
@@ -38,8 +39,10 @@ def test_hard_scope_places_only_on_its_nodes_and_counts_only_them():
     last = s.schedule([plain("late")])[0]
     assert last.node is None
     # The shard is the whole world, preemption's included.
-    full = ("0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are "
-            "available: 2 No preemption victims found for incoming pod.")
+    full = (
+        "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are "
+        "available: 2 No preemption victims found for incoming pod."
+    )
     assert last.message == full
     assert last.reasons == {"Insufficient cpu": 2}
     assert s.filter(plain("probe")).message == full
@@ -103,11 +106,15 @@ def test_empty_hard_scope_places_nothing():
     assert p.node is None and p.message == "no nodes available to schedule pods"  # kube-scheduler's words
 
 
-@pytest.mark.parametrize("bad, error", [
-    ("n1", TypeError),           # a string is not a set of names
-    (["n1", 3], TypeError),
-    (5, TypeError),
-], ids=["string", "non-string-name", "not-iterable"])
+@pytest.mark.parametrize(
+    "bad, error",
+    [
+        ("n1", TypeError),  # a string is not a set of names
+        (["n1", 3], TypeError),
+        (5, TypeError),
+    ],
+    ids=["string", "non-string-name", "not-iterable"],
+)
 def test_bad_scope_is_rejected_and_changes_nothing(bad, error):
     c = cluster_of(2)
     s = vcore.Scheduler(c)
@@ -161,8 +168,12 @@ def test_soft_scope_gang_too_big_for_the_cluster_holds_nothing():
 
 # -- property: the scope's promise against a per-pod reference ------------------------------------------------
 @settings(max_examples=40, deadline=None)
-@given(cpus=st.lists(st.integers(1, 4), min_size=1, max_size=8), requests=st.lists(st.integers(1, 3), max_size=12),
-       scope_bits=st.lists(st.booleans(), min_size=8, max_size=8), soft=st.booleans())
+@given(
+    cpus=st.lists(st.integers(1, 4), min_size=1, max_size=8),
+    requests=st.lists(st.integers(1, 3), max_size=12),
+    scope_bits=st.lists(st.booleans(), min_size=8, max_size=8),
+    soft=st.booleans(),
+)
 def test_scope_property_against_reference(cpus, requests, scope_bits, soft):
     """Pod by pod: a hard scope places inside it iff some scope node fits; a soft scope places inside when some
     scope node fits, else outside iff some other node fits (feasibility from an unscoped evaluate)."""

@@ -1,4 +1,5 @@
 """Pods, PodGroups, queues and PriorityClasses through the Cluster API: parsing, transitions, bad input."""
+
 from __future__ import annotations
 
 import copy
@@ -13,8 +14,13 @@ from .builders import build, gang, node, pod, podgroup, priority_class, queue
 
 
 def _state(cluster: vcore.Cluster):
-    return (cluster.n_pods, sorted(cluster._batch.pods), sorted(cluster.podgroups), sorted(cluster.queues),
-            cluster.requested("cpu").copy().tolist())
+    return (
+        cluster.n_pods,
+        sorted(cluster._batch.pods),
+        sorted(cluster.podgroups),
+        sorted(cluster.queues),
+        cluster.requested("cpu").copy().tolist(),
+    )
 
 
 def test_add_pod_pending_and_running():
@@ -164,10 +170,12 @@ def test_client_objects_are_accepted():
     from kubernetes import client
 
     cluster = build(node("n1", "4"))
-    v1pod = client.V1Pod(metadata=client.V1ObjectMeta(name="p", namespace="ns",
-                                                      annotations={"scheduling.k8s.io/group-name": "g"}),
-                         spec=client.V1PodSpec(containers=[client.V1Container(
-                             name="c", resources=client.V1ResourceRequirements(requests={"cpu": "1"}))]))
+    v1pod = client.V1Pod(
+        metadata=client.V1ObjectMeta(name="p", namespace="ns", annotations={"scheduling.k8s.io/group-name": "g"}),
+        spec=client.V1PodSpec(
+            containers=[client.V1Container(name="c", resources=client.V1ResourceRequirements(requests={"cpu": "1"}))]
+        ),
+    )
     cluster.add_podgroup(podgroup("g", 1))
     cluster.add_pod(v1pod)
     assert [b.pod for b in vcore.Scheduler(cluster).run_cycle().bindings] == ["ns/p"]
@@ -227,21 +235,43 @@ def _assert_jobs_read_alike(cluster: vcore.Cluster, scheduler: vcore.Scheduler) 
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.sampled_from(["add", "add", "update", "remove", "cycle", "node"]), st.integers(0, 3),
-                          st.sampled_from(["g1", "g2", None]), st.sampled_from(["1", "2"]),
-                          st.sampled_from(["", "n1", "Succeeded"]), st.sampled_from(["", "high"]), st.booleans()),
-                min_size=3, max_size=40))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["add", "add", "update", "remove", "cycle", "node"]),
+            st.integers(0, 3),
+            st.sampled_from(["g1", "g2", None]),
+            st.sampled_from(["1", "2"]),
+            st.sampled_from(["", "n1", "Succeeded"]),
+            st.sampled_from(["", "high"]),
+            st.booleans(),
+        ),
+        min_size=3,
+        max_size=40,
+    )
+)
 def test_group_tallies_follow_every_change(steps):
     """What the cycle reads of a gang without a pass over its pods (BatchState.tallies, .uncompiled) always equals a
     recount, whatever pods come, change, go, bind or end, and whatever nodes go."""
-    cluster = build(node("n1", "64", "256Gi"), node("n2", "64", "256Gi"), podgroup("g1", 2),
-                    podgroup("g2", 1, min_task={"ps": 1}), priority_class("high", 100))
+    cluster = build(
+        node("n1", "64", "256Gi"),
+        node("n2", "64", "256Gi"),
+        podgroup("g1", 2),
+        podgroup("g2", 1, min_task={"ps": 1}),
+        priority_class("high", 100),
+    )
     scheduler = vcore.Scheduler(cluster)
     for action, i, group, cpu, where, klass, kueue in steps:
         name = f"p{i}"
-        obj = pod(name, group, cpu=cpu, node="n1" if where == "n1" else "",
-                  phase="Succeeded" if where == "Succeeded" else "", priority_class=klass,
-                  role="ps" if i % 2 == 0 else "worker")
+        obj = pod(
+            name,
+            group,
+            cpu=cpu,
+            node="n1" if where == "n1" else "",
+            phase="Succeeded" if where == "Succeeded" else "",
+            priority_class=klass,
+            role="ps" if i % 2 == 0 else "worker",
+        )
         if kueue:
             obj["metadata"]["annotations"]["kueue.x-k8s.io/podset-preferred-topology"] = "kubernetes.io/hostname"
         if action == "node":  # n1 goes (its pods are pending again, never compiled) or comes back
@@ -266,8 +296,10 @@ def test_group_tallies_follow_every_change(steps):
             scheduler.run_cycle()
         _assert_jobs_read_alike(cluster, scheduler)
         want_tallies, want_uncompiled = _recount(cluster)
-        got = {g: (dict(t.shapes), dict(t.priorities), dict(t.roles), t.ended, t.topology)
-               for g, t in cluster._batch.tallies.items()}
+        got = {
+            g: (dict(t.shapes), dict(t.priorities), dict(t.roles), t.ended, t.topology)
+            for g, t in cluster._batch.tallies.items()
+        }
         assert got == want_tallies
         assert set(cluster._batch.uncompiled) <= want_uncompiled
         assert {k for k in want_uncompiled if cluster.node_of(k) is None} <= set(cluster._batch.uncompiled)

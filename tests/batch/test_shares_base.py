@@ -28,13 +28,19 @@ def test_arguments_must_be_a_mapping(name):
 
 def _mixed_tree():
     """Queues every plugin can read: Volcano queues with deserved (cohort reads it as nominal quota)."""
-    return tree(volcano("a", deserved=rlist(cpu="4", gpu=2), capability=rlist(cpu="8", gpu=4)),
-                volcano("b", deserved=rlist(cpu="4", gpu=2), reclaimable=False), volcano("c", deserved=rlist(cpu="4")))
+    return tree(
+        volcano("a", deserved=rlist(cpu="4", gpu=2), capability=rlist(cpu="8", gpu=4)),
+        volcano("b", deserved=rlist(cpu="4", gpu=2), reclaimable=False),
+        volcano("c", deserved=rlist(cpu="4")),
+    )
 
 
 def _usages():
-    return {"a": usage(NAMES, allocated=vec(NAMES, cpu="6", gpu=3), pending=vec(NAMES, cpu="2")),
-            "b": usage(NAMES, allocated=vec(NAMES, cpu="6", gpu=1)), "c": usage(NAMES, pending=vec(NAMES, cpu="4"))}
+    return {
+        "a": usage(NAMES, allocated=vec(NAMES, cpu="6", gpu=3), pending=vec(NAMES, cpu="2")),
+        "b": usage(NAMES, allocated=vec(NAMES, cpu="6", gpu=1)),
+        "c": usage(NAMES, pending=vec(NAMES, cpu="4")),
+    }
 
 
 TOTAL = vec(NAMES, cpu="12", mem="64Gi", gpu=4)
@@ -45,12 +51,21 @@ def test_open_rejects_bad_input_and_keeps_the_previous_session(name):
     p = opened(SHARE_PLUGINS[name](), _mixed_tree(), TOTAL, _usages())
     before = {q: (s.allocated.tolist(), s.deserved.tolist(), s.share) for q, s in p.status().items()}
     bad = [
-        (dict(_usages(), a=QueueUsage(np.zeros(3, np.int64), *[np.zeros(5, np.int64)] * 3)), ValueError,
-         r"queue a: allocated: expected 5 entries"),
-        (dict(_usages(), a=QueueUsage(np.zeros(5), *[np.zeros(5, np.int64)] * 3)), TypeError,
-         r"queue a: allocated: expected a 1-d integer vector"),
-        (dict(_usages(), a=QueueUsage(*[np.zeros(5, np.int64)] * 3, np.full(5, -1))), ValueError,
-         r"queue a: elastic: entries must not be negative"),
+        (
+            dict(_usages(), a=QueueUsage(np.zeros(3, np.int64), *[np.zeros(5, np.int64)] * 3)),
+            ValueError,
+            r"queue a: allocated: expected 5 entries",
+        ),
+        (
+            dict(_usages(), a=QueueUsage(np.zeros(5), *[np.zeros(5, np.int64)] * 3)),
+            TypeError,
+            r"queue a: allocated: expected a 1-d integer vector",
+        ),
+        (
+            dict(_usages(), a=QueueUsage(*[np.zeros(5, np.int64)] * 3, np.full(5, -1))),
+            ValueError,
+            r"queue a: elastic: entries must not be negative",
+        ),
         (dict(_usages(), zz=usage(NAMES)), QueueNotFoundError, r"queue zz: has usage but is not in the queue tree"),
         (dict(_usages(), a="lots"), TypeError, r"queue a: usage: expected a QueueUsage"),
     ]
@@ -109,13 +124,23 @@ def test_allocate_and_deallocate_round_trip(name):
 
 
 def test_sorted_queues_breaks_ties_by_name():
-    p = opened(SHARE_PLUGINS[names.PROPORTION](), tree(volcano("z"), volcano("y"), volcano("x")), TOTAL,
-               {q: usage(NAMES, pending=vec(NAMES, cpu="1")) for q in "xyz"})
+    p = opened(
+        SHARE_PLUGINS[names.PROPORTION](),
+        tree(volcano("z"), volcano("y"), volcano("x")),
+        TOTAL,
+        {q: usage(NAMES, pending=vec(NAMES, cpu="1")) for q in "xyz"},
+    )
     assert p.sorted_queues(["z", "x", "y"]) == ["x", "y", "z"]
 
 
 def test_kinds_mix_in_one_tree():
-    t = tree(volcano("v"), kai("k", gpu={"quota": 1, "limit": -1}),
-             kueue("cq", covered=("cpu",), flavors=[{"name": "f", "resources": [{"name": "cpu", "nominalQuota": 2}]}]))
+    t = tree(
+        volcano("v"),
+        kai("k", gpu={"quota": 1, "limit": -1}),
+        kueue("cq", covered=("cpu",), flavors=[{"name": "f", "resources": [{"name": "cpu", "nominalQuota": 2}]}]),
+    )
     assert [t.get(q).api.split("/")[0] for q in ("v", "k", "cq")] == [
-        "scheduling.volcano.sh", "scheduling.run.ai", "kueue.x-k8s.io"]
+        "scheduling.volcano.sh",
+        "scheduling.run.ai",
+        "kueue.x-k8s.io",
+    ]

@@ -20,12 +20,14 @@ def _vec(c, m):
     return np.array([c, m, 0], dtype=np.int64)
 
 
-queue_st = st.fixed_dictionaries({
-    "weight": st.integers(1, 10),
-    "request": st.tuples(st.integers(0, 100_000), st.integers(0, 10**12)),
-    "capability": st.one_of(st.none(), st.tuples(st.integers(1, 100_000), st.integers(1, 10**12))),
-    "guarantee": st.one_of(st.none(), st.tuples(st.integers(0, 20_000), st.integers(0, 10**11))),
-})
+queue_st = st.fixed_dictionaries(
+    {
+        "weight": st.integers(1, 10),
+        "request": st.tuples(st.integers(0, 100_000), st.integers(0, 10**12)),
+        "capability": st.one_of(st.none(), st.tuples(st.integers(1, 100_000), st.integers(1, 10**12))),
+        "guarantee": st.one_of(st.none(), st.tuples(st.integers(0, 20_000), st.integers(0, 10**11))),
+    }
+)
 total_st = st.tuples(st.integers(1, 200_000), st.integers(1, 2 * 10**12))
 
 
@@ -36,9 +38,14 @@ def _volcano_session(queues, total, plugin=None):
         g = q["guarantee"]
         if cap is not None and g is not None:
             g = (min(g[0], cap[0]), min(g[1], cap[1]))
-        objs.append(volcano(f"q{i}", weight=q["weight"],
-                            capability={"cpu": f"{cap[0]}m", "memory": str(cap[1])} if cap else None,
-                            guarantee={"cpu": f"{g[0]}m", "memory": str(g[1])} if g else None))
+        objs.append(
+            volcano(
+                f"q{i}",
+                weight=q["weight"],
+                capability={"cpu": f"{cap[0]}m", "memory": str(cap[1])} if cap else None,
+                guarantee={"cpu": f"{g[0]}m", "memory": str(g[1])} if g else None,
+            )
+        )
         z = _vec(0, 0)
         usages[f"q{i}"] = QueueUsage(z, _vec(*q["request"]), z, z)
     plugin = plugin or ProportionPlugin()
@@ -85,8 +92,11 @@ def test_proportion_monotone_in_weight(queues, total, extra):
     assert (after >= before - 1).all(), (before, after)
 
 
-@given(st.lists(queue_st, min_size=1, max_size=5), total_st,
-       st.lists(st.tuples(st.integers(0, 4), st.integers(0, 50_000), st.integers(0, 10**11)), max_size=12))
+@given(
+    st.lists(queue_st, min_size=1, max_size=5),
+    total_st,
+    st.lists(st.tuples(st.integers(0, 4), st.integers(0, 50_000), st.integers(0, 10**11)), max_size=12),
+)
 def test_capacity_enqueue_keeps_admitted_minimum_within_real_capability(queues, total, jobs):
     p = _volcano_session(queues, total, CapacityPlugin())
     for i, c, m in jobs:
@@ -99,60 +109,84 @@ def test_capacity_enqueue_keeps_admitted_minimum_within_real_capability(queues, 
             assert (a.allocated + a.inqueue - a.elastic <= a.real_capability)[asked].all()
 
 
-kai_queue_st = st.fixed_dictionaries({
-    "quota": st.one_of(st.just(-1), st.integers(0, 16)),
-    "limit": st.one_of(st.just(-1), st.integers(0, 32)),
-    "weight": st.integers(0, 4),
-    "priority": st.integers(1, 3),
-    "request": st.integers(0, 32),
-})
+kai_queue_st = st.fixed_dictionaries(
+    {
+        "quota": st.one_of(st.just(-1), st.integers(0, 16)),
+        "limit": st.one_of(st.just(-1), st.integers(0, 32)),
+        "weight": st.integers(0, 4),
+        "priority": st.integers(1, 3),
+        "request": st.integers(0, 32),
+    }
+)
 
 
-@given(st.lists(kai_queue_st, min_size=1, max_size=4), st.lists(kai_queue_st, min_size=0, max_size=3),
-       st.integers(0, 64))
+@given(
+    st.lists(kai_queue_st, min_size=1, max_size=4), st.lists(kai_queue_st, min_size=0, max_size=3), st.integers(0, 64)
+)
 def test_kai_fair_share_bounds(tops, children, total):
     """A fair share never exceeds what the queue can use (request capped by limit); a level hands out at most what
     it divides once its quotas fit; children share their parent's fair share."""
     objs = []
     usages = {}
     for i, q in enumerate(tops):
-        objs.append(kai(f"t{i}", priority=q["priority"],
-                        gpu={"quota": q["quota"], "limit": q["limit"], "overQuotaWeight": q["weight"]}))
+        objs.append(
+            kai(
+                f"t{i}",
+                priority=q["priority"],
+                gpu={"quota": q["quota"], "limit": q["limit"], "overQuotaWeight": q["weight"]},
+            )
+        )
         if not (children and i == 0):
             usages[f"t{i}"] = QueueUsage(*[np.zeros(1, dtype=np.int64)] * 4)
-            usages[f"t{i}"] = QueueUsage(np.zeros(1, np.int64), np.array([q["request"]]), np.zeros(1, np.int64),
-                                         np.zeros(1, np.int64))
+            usages[f"t{i}"] = QueueUsage(
+                np.zeros(1, np.int64), np.array([q["request"]]), np.zeros(1, np.int64), np.zeros(1, np.int64)
+            )
     for j, q in enumerate(children):
-        objs.append(kai(f"c{j}", parent="t0", priority=q["priority"],
-                        gpu={"quota": q["quota"], "limit": q["limit"], "overQuotaWeight": q["weight"]}))
-        usages[f"c{j}"] = QueueUsage(np.zeros(1, np.int64), np.array([q["request"]]), np.zeros(1, np.int64),
-                                     np.zeros(1, np.int64))
+        objs.append(
+            kai(
+                f"c{j}",
+                parent="t0",
+                priority=q["priority"],
+                gpu={"quota": q["quota"], "limit": q["limit"], "overQuotaWeight": q["weight"]},
+            )
+        )
+        usages[f"c{j}"] = QueueUsage(
+            np.zeros(1, np.int64), np.array([q["request"]]), np.zeros(1, np.int64), np.zeros(1, np.int64)
+        )
     p = HierarchyPlugin()
     p.open(tree(*objs, default_queue=False), ("nvidia.com/gpu",), np.array([total]), usages)
     queues = p._queues
     fair = {n: q.fair[0] for n, q in queues.items()}
     for q in queues.values():
         assert fair[q.name] <= q.requestable(0)
-    for level, amount in (([f"t{i}" for i in range(len(tops))], total),
-                          ([f"c{j}" for j in range(len(children))], fair.get("t0", 0))):
+    for level, amount in (
+        ([f"t{i}" for i in range(len(tops))], total),
+        ([f"c{j}" for j in range(len(children))], fair.get("t0", 0)),
+    ):
         if not level:
             continue
-        quotas = sum(min(amount if queues[n].deserved[0] >= UNLIMITED else queues[n].deserved[0],
-                         queues[n].requestable(0)) for n in level)
+        quotas = sum(
+            min(amount if queues[n].deserved[0] >= UNLIMITED else queues[n].deserved[0], queues[n].requestable(0))
+            for n in level
+        )
         if quotas <= amount:
             assert sum(fair[n] for n in level) <= amount
 
 
-cohort_queue_st = st.fixed_dictionaries({
-    "nominal": st.integers(0, 20),
-    "borrowing": st.one_of(st.none(), st.integers(0, 10)),
-    "lending": st.one_of(st.none(), st.integers(0, 20)),
-    "cohort": st.sampled_from([None, "x", "x", "y"]),
-})
+cohort_queue_st = st.fixed_dictionaries(
+    {
+        "nominal": st.integers(0, 20),
+        "borrowing": st.one_of(st.none(), st.integers(0, 10)),
+        "lending": st.one_of(st.none(), st.integers(0, 20)),
+        "cohort": st.sampled_from([None, "x", "x", "y"]),
+    }
+)
 
 
-@given(st.lists(cohort_queue_st, min_size=1, max_size=5),
-       st.lists(st.tuples(st.integers(0, 4), st.integers(1, 8)), max_size=40))
+@given(
+    st.lists(cohort_queue_st, min_size=1, max_size=5),
+    st.lists(st.tuples(st.integers(0, 4), st.integers(1, 8)), max_size=40),
+)
 def test_cohort_quota_invariants_under_random_allocation(queues, tasks):
     objs = []
     for i, q in enumerate(queues):
@@ -162,8 +196,9 @@ def test_cohort_quota_invariants_under_random_allocation(queues, tasks):
                 resource["borrowingLimit"] = q["borrowing"]
             if q["lending"] is not None:
                 resource["lendingLimit"] = min(q["lending"], q["nominal"])
-        objs.append(kueue(f"q{i}", cohort=q["cohort"], covered=["cpu"],
-                          flavors=[{"name": "f", "resources": [resource]}]))
+        objs.append(
+            kueue(f"q{i}", cohort=q["cohort"], covered=["cpu"], flavors=[{"name": "f", "resources": [resource]}])
+        )
     p = CohortPlugin()
     p.open(tree(*objs, default_queue=False), ("cpu",), np.array([10**6]), {})
     for i, cores in tasks:

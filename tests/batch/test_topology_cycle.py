@@ -2,6 +2,7 @@
 that needs a spine, one that fits nowhere under its limit, soft mode, sub-groups, a partially running gang, Kueue
 annotations, the KEP's BestFit example), the messages a PodGroup and its pods get, the configuration of the
 network-topology-aware plugin (solver, Volcano's HyperNode binpack for unconstrained pods), and bad input."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,8 +21,16 @@ SPINE = {"mode": "hard", "highestTierAllowed": 2}
 SOFT = {"mode": "soft"}
 # Room per node for 1-cpu pods (default 4): leaf-0-0 holds 10, leaf-0-1 16, leaf-1-0 12, leaf-1-1 16;
 # spine-0 26, spine-1 28; the core 54.
-FREE = {"s0-l0-n0": 1, "s0-l0-n1": 1, "s0-l0-n2": 4, "s0-l0-n3": 4, "s1-l0-n0": 0, "s1-l0-n1": 4, "s1-l0-n2": 4,
-        "s1-l0-n3": 4}
+FREE = {
+    "s0-l0-n0": 1,
+    "s0-l0-n1": 1,
+    "s0-l0-n2": 4,
+    "s0-l0-n3": 4,
+    "s1-l0-n0": 0,
+    "s1-l0-n1": 4,
+    "s1-l0-n2": 4,
+    "s1-l0-n3": 4,
+}
 
 
 def busy_tree(free: dict[str, int] = FREE) -> vcore.Cluster:
@@ -34,17 +43,34 @@ def busy_tree(free: dict[str, int] = FREE) -> vcore.Cluster:
     return c
 
 
-def member(name: str, group: str, *, labels: dict | None = None, annotations: dict | None = None, cpu: str = "1",
-           node: str = "") -> dict:
+def member(
+    name: str,
+    group: str,
+    *,
+    labels: dict | None = None,
+    annotations: dict | None = None,
+    cpu: str = "1",
+    node: str = "",
+) -> dict:
     p = pod(name, group, cpu, None, node=node)
     p["metadata"]["labels"] = dict(labels or {})
     p["metadata"]["annotations"].update(annotations or {})
     return p
 
 
-def add_gang(c: vcore.Cluster, name: str, n: int, topology: dict | None = None, *, min_member: int | None = None,
-             sub_groups: list | None = None, pod_labels=None, pod_annotations: dict | None = None,
-             running: dict[str, int] | None = None, **pg_kw) -> None:
+def add_gang(
+    c: vcore.Cluster,
+    name: str,
+    n: int,
+    topology: dict | None = None,
+    *,
+    min_member: int | None = None,
+    sub_groups: list | None = None,
+    pod_labels=None,
+    pod_annotations: dict | None = None,
+    running: dict[str, int] | None = None,
+    **pg_kw,
+) -> None:
     """A PodGroup of ``n`` pods (plus ``running``: node -> pods of it already running there)."""
     pg = podgroup(name, n if min_member is None else min_member, topology=topology, **pg_kw)
     if sub_groups is not None:
@@ -53,12 +79,20 @@ def add_gang(c: vcore.Cluster, name: str, n: int, topology: dict | None = None, 
     i = 0
     for node_name, k in (running or {}).items():
         for _ in range(k):
-            c.add_pod(member(f"{name}-{i}", name, node=node_name, annotations=pod_annotations,
-                             labels=pod_labels(i) if pod_labels else None))
+            c.add_pod(
+                member(
+                    f"{name}-{i}",
+                    name,
+                    node=node_name,
+                    annotations=pod_annotations,
+                    labels=pod_labels(i) if pod_labels else None,
+                )
+            )
             i += 1
     for _ in range(n):
-        c.add_pod(member(f"{name}-{i}", name, annotations=pod_annotations,
-                         labels=pod_labels(i) if pod_labels else None))
+        c.add_pod(
+            member(f"{name}-{i}", name, annotations=pod_annotations, labels=pod_labels(i) if pod_labels else None)
+        )
         i += 1
 
 
@@ -81,9 +115,10 @@ def cycle(topology_args: dict | None = None, actions: str = "enqueue, allocate, 
     plugins = [{"name": "predicates"}, {"name": "proportion"}, {"name": "nodeorder"}]
     if topology_args is not None:
         plugins.append({"name": "network-topology-aware", "arguments": topology_args})
-    return {"actions": actions,
-            "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
-                      {"plugins": plugins}]}
+    return {
+        "actions": actions,
+        "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]}, {"plugins": plugins}],
+    }
 
 
 @dataclass
@@ -103,10 +138,15 @@ TABLE = {
     "needs-a-spine": Case(20, SPINE, {"leaf-0-1": 16, "leaf-0-0": 4}, "spine-0"),
     "spine-fills-whole-leaves-first": Case(28, SPINE, {"leaf-1-1": 16, "leaf-1-0": 12}, "spine-1"),
     "fits-nowhere-under-its-limit": Case(
-        40, SPINE, None, message="40/40 tasks in gang unschedulable: 0/16 nodes are available: no domain of tier 1 "
-                                 "(leaf) to tier 2 (spine) can hold 40 pods; the largest holds 28 pods."),
+        40,
+        SPINE,
+        None,
+        message="40/40 tasks in gang unschedulable: 0/16 nodes are available: no domain of tier 1 "
+        "(leaf) to tier 2 (spine) can hold 40 pods; the largest holds 28 pods.",
+    ),
     "leaf-limit-too-small": Case(
-        17, LEAF, None, message="no domain of tier 1 (leaf) can hold 17 pods; the largest holds 16 pods"),
+        17, LEAF, None, message="no domain of tier 1 (leaf) can hold 17 pods; the largest holds 16 pods"
+    ),
     "soft-takes-a-leaf-when-one-fits": Case(3, SOFT, {"leaf-0-0": 3}, "leaf-0-0"),
     "soft-falls-back-to-the-core": Case(40, SOFT, {"leaf-1-1": 16, "leaf-1-0": 12, "leaf-0-1": 12}, "core"),
     "elastic-hard-gang-places-its-minimum": Case(20, LEAF, {"leaf-0-1": 16}, "leaf-0-1", kw={"min_member": 14}),
@@ -123,8 +163,9 @@ def test_topology_table(name):
     if case.leaves is None:
         assert per_leaf(c, "job") == {} and status.phase == "Inqueue"
         assert case.message in status.message, status.message
-        assert any(cond["type"] == "Unschedulable" and cond["reason"] == "NotEnoughResources"
-                   for cond in status.conditions)
+        assert any(
+            cond["type"] == "Unschedulable" and cond["reason"] == "NotEnoughResources" for cond in status.conditions
+        )
         reasons, message = result.unschedulable[f"{NS}/job-0"]
         assert reasons == {TOPOLOGY_REASON: 16} and message.startswith("0/16 nodes are available: ")
         return
@@ -156,8 +197,14 @@ def partition(size: int):
     return lambda i: {"example.com/partition": str(i // size)}
 
 
-SUB_GROUPS = [{"name": "tp", "subGroupSize": 4, "matchLabelKeys": ["example.com/partition"],
-               "networkTopology": {"mode": "hard", "highestTierAllowed": 1}}]
+SUB_GROUPS = [
+    {
+        "name": "tp",
+        "subGroupSize": 4,
+        "matchLabelKeys": ["example.com/partition"],
+        "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+    }
+]
 
 
 def test_sub_groups_each_in_one_leaf_and_label_groups_together():
@@ -195,8 +242,14 @@ def test_sub_group_labels_must_form_whole_groups():
 
 def test_sub_group_policy_over_part_of_the_pods_is_refused():
     c = busy_tree()
-    policy = [{**SUB_GROUPS[0], "labelSelector": {"matchExpressions": [
-        {"key": "example.com/partition", "operator": "In", "values": ["0"]}]}}]
+    policy = [
+        {
+            **SUB_GROUPS[0],
+            "labelSelector": {
+                "matchExpressions": [{"key": "example.com/partition", "operator": "In", "values": ["0"]}]
+            },
+        }
+    ]
     add_gang(c, "job", 8, SPINE, sub_groups=policy, pod_labels=partition(4))
     status = vcore.Scheduler(c).run_cycle().podgroups[f"{NS}/job"]
     assert status.conditions[-1]["reason"] == TOPOLOGY_INVALID
@@ -235,14 +288,25 @@ def test_gang_spread_over_leaves_keeps_its_spine():
 KUEUE = "kueue.x-k8s.io/"
 
 
-@pytest.mark.parametrize("annotations, n, leaves", [
-    ({KUEUE + "podset-required-topology": "leaf"}, 12, {"leaf-1-0": 12}),
-    ({KUEUE + "podset-required-topology": "spine"}, 20, {"leaf-0-1": 16, "leaf-0-0": 4}),
-    ({KUEUE + "podset-preferred-topology": "leaf"}, 20, {"leaf-0-1": 16, "leaf-0-0": 4}),
-    ({KUEUE + "podset-slice-required-topology": "leaf", KUEUE + "podset-slice-size": "4"}, 8, {"leaf-0-0": 8}),
-    ({KUEUE + "podset-required-topology": "spine", KUEUE + "podset-slice-required-topology": "leaf",
-      KUEUE + "podset-slice-size": "6"}, 18, {"leaf-0-1": 12, "leaf-0-0": 6}),  # spine-0 holds exactly 3 slices
-], ids=["required-leaf", "required-spine", "preferred-leaf-falls-to-spine", "slices", "required-with-slices"])
+@pytest.mark.parametrize(
+    "annotations, n, leaves",
+    [
+        ({KUEUE + "podset-required-topology": "leaf"}, 12, {"leaf-1-0": 12}),
+        ({KUEUE + "podset-required-topology": "spine"}, 20, {"leaf-0-1": 16, "leaf-0-0": 4}),
+        ({KUEUE + "podset-preferred-topology": "leaf"}, 20, {"leaf-0-1": 16, "leaf-0-0": 4}),
+        ({KUEUE + "podset-slice-required-topology": "leaf", KUEUE + "podset-slice-size": "4"}, 8, {"leaf-0-0": 8}),
+        (
+            {
+                KUEUE + "podset-required-topology": "spine",
+                KUEUE + "podset-slice-required-topology": "leaf",
+                KUEUE + "podset-slice-size": "6",
+            },
+            18,
+            {"leaf-0-1": 12, "leaf-0-0": 6},
+        ),  # spine-0 holds exactly 3 slices
+    ],
+    ids=["required-leaf", "required-spine", "preferred-leaf-falls-to-spine", "slices", "required-with-slices"],
+)
 def test_kueue_annotations(annotations, n, leaves):
     c = busy_tree()
     add_gang(c, "job", n, None, pod_annotations=annotations)
@@ -275,8 +339,10 @@ def test_kep_best_fit_racks_3_3_2_1():
     rooms = {"rack-a": 3, "rack-b": 3, "rack-c": 2, "rack-d": 1}
     for rack, room in rooms.items():
         c.add_node(topo_node(f"{rack}-n0", cpu=room))
-    c.set_hypernodes([hn(rack, 1, nodes=[f"{rack}-n0"], tier_name="rack") for rack in rooms]
-                     + [hn("block", 2, children=list(rooms), tier_name="block")])
+    c.set_hypernodes(
+        [hn(rack, 1, nodes=[f"{rack}-n0"], tier_name="rack") for rack in rooms]
+        + [hn("block", 2, children=list(rooms), tier_name="block")]
+    )
     add_gang(c, "job", 7, {"mode": "hard", "highestTierName": "block"})
     result = vcore.Scheduler(c).run_cycle()
     assert result.podgroups[f"{NS}/job"].hypernode == "block"
@@ -289,12 +355,14 @@ def test_kep_best_fit_racks_3_3_2_1():
 def cpsat_calls(monkeypatch):
     """The CP-SAT solves made, counted through the model's entry point."""
     from vcore.topology import cpsat
+
     calls = []
     solve = cpsat.solve
 
     def counted(*args, **kw):
         calls.append(kw.get("time_limit"))
         return solve(*args, **kw)
+
     monkeypatch.setattr(cpsat, "solve", counted)
     return calls
 
@@ -312,9 +380,14 @@ def test_solver_from_the_cycle_configuration(solver, solves, cpsat_calls):
 
 def test_flagged_gang_runs_cpsat_under_auto_and_stays_valid(cpsat_calls):
     c = busy_tree()
-    c.add_podgroup({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                    "metadata": {"name": "job", "namespace": NS, "annotations": {"vcore.io/topology-optimize": "true"}},
-                    "spec": {"minMember": 20, "networkTopology": SPINE}})
+    c.add_podgroup(
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "job", "namespace": NS, "annotations": {"vcore.io/topology-optimize": "true"}},
+            "spec": {"minMember": 20, "networkTopology": SPINE},
+        }
+    )
     for i in range(20):
         c.add_pod(member(f"job-{i}", "job"))
     result = vcore.Scheduler(c, cycle=cycle({"solver": "auto", "timeLimitSeconds": 0.5})).run_cycle()
@@ -333,6 +406,7 @@ def test_unconstrained_pods_binpack_hypernodes_when_the_plugin_is_configured():
         add_gang(c, "solo", 1, None)
         vcore.Scheduler(c, cycle=conf).run_cycle()
         return per_leaf(c, "solo")
+
     assert place(cycle()) in ({"leaf-0-1": 1}, {"leaf-1-1": 1})
     assert place(cycle({"hypernode.binpack.normal-pod.enable": False})) in ({"leaf-0-1": 1}, {"leaf-1-1": 1})
     assert place(cycle({"weight": 10})) == {"leaf-0-0": 1}
@@ -352,6 +426,7 @@ def test_hard_topology_jobs_do_not_preempt():
         for i in range(2):
             c.add_pod(pod(f"job-{i}", "job", "1", None, priority_class="hi"))
         return vcore.Scheduler(c, cycle=cycle(actions="enqueue, allocate, preempt")).run_cycle().evictions
+
     assert len(evictions(None)) == 2
     assert evictions(LEAF) == []
 
@@ -373,8 +448,9 @@ def test_unknown_tier_name_leaves_the_job_unconstrained_with_a_warning():
     add_gang(c, "job", 30, {"mode": "hard", "highestTierName": "rack"})
     result = vcore.Scheduler(c).run_cycle()
     assert result.podgroups[f"{NS}/job"].phase == "Running" and sum(per_leaf(c, "job").values()) == 30
-    assert [(e.object, e.type, e.reason) for e in result.events] == [(f"PodGroup {NS}/job", "Warning",
-                                                                      UNKNOWN_TIER_NAME)]
+    assert [(e.object, e.type, e.reason) for e in result.events] == [
+        (f"PodGroup {NS}/job", "Warning", UNKNOWN_TIER_NAME)
+    ]
     assert "no tier named 'rack'" in result.events[0].message
 
 
@@ -386,9 +462,12 @@ def test_soft_sub_groups_add_nothing_to_the_job_s_constraint():
     assert list(per_leaf(c, "job").values()) == [8]
 
 
-@pytest.mark.parametrize("topology, message", [
-    ({"mode": "hard", "highestTierAllowed": 0}, "PodGroup ns/job: tier 0 is below the topology (lowest tier 1)"),
-])
+@pytest.mark.parametrize(
+    "topology, message",
+    [
+        ({"mode": "hard", "highestTierAllowed": 0}, "PodGroup ns/job: tier 0 is below the topology (lowest tier 1)"),
+    ],
+)
 def test_constraint_the_tree_cannot_meet_is_a_condition(topology, message):
     c = busy_tree()
     add_gang(c, "job", 2, topology)
@@ -398,21 +477,37 @@ def test_constraint_the_tree_cannot_meet_is_a_condition(topology, message):
     assert per_leaf(c, "job") == {}
 
 
-@pytest.mark.parametrize("spec, message", [
-    ({"networkTopology": {"mode": "strict", "highestTierAllowed": 1}},
-     "PodGroup ns/bad: spec.networkTopology.mode: must be one of hard, soft"),
-    ({"networkTopology": {"mode": "hard", "highestTierAllowed": -1}},
-     "PodGroup ns/bad: spec.networkTopology.highestTierAllowed: must be in [0, 2147483647], got -1"),
-    ({"networkTopology": {"mode": "hard", "tier": 1}}, "PodGroup ns/bad: spec.networkTopology.tier: unknown key"),
-    ({"subGroupPolicy": [{"subGroupSize": 2, "labelSelector": {"matchExpressions": [
-        {"key": "role", "operator": "Near"}]}}]},
-     "PodGroup ns/bad: spec.subGroupPolicy[0].labelSelector.matchExpressions[0].operator: "
-     "must be one of In, NotIn, Exists, DoesNotExist; got 'Near'"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        (
+            {"networkTopology": {"mode": "strict", "highestTierAllowed": 1}},
+            "PodGroup ns/bad: spec.networkTopology.mode: must be one of hard, soft",
+        ),
+        (
+            {"networkTopology": {"mode": "hard", "highestTierAllowed": -1}},
+            "PodGroup ns/bad: spec.networkTopology.highestTierAllowed: must be in [0, 2147483647], got -1",
+        ),
+        ({"networkTopology": {"mode": "hard", "tier": 1}}, "PodGroup ns/bad: spec.networkTopology.tier: unknown key"),
+        (
+            {
+                "subGroupPolicy": [
+                    {"subGroupSize": 2, "labelSelector": {"matchExpressions": [{"key": "role", "operator": "Near"}]}}
+                ]
+            },
+            "PodGroup ns/bad: spec.subGroupPolicy[0].labelSelector.matchExpressions[0].operator: "
+            "must be one of In, NotIn, Exists, DoesNotExist; got 'Near'",
+        ),
+    ],
+)
 def test_malformed_network_topology_is_rejected_at_add(spec, message):
     c = busy_tree()
-    pg = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-          "metadata": {"name": "bad", "namespace": NS}, "spec": {"minMember": 1, **spec}}
+    pg = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "bad", "namespace": NS},
+        "spec": {"minMember": 1, **spec},
+    }
     with pytest.raises(vcore.TopologyError, match=message.replace("[", r"\[").replace("]", r"\]")):
         c.add_podgroup(pg)
     assert c.podgroups == []
@@ -427,18 +522,31 @@ def test_malformed_kueue_annotation_is_rejected_at_add():
     assert not c.has_pod("ns/job-0")
 
 
-@pytest.mark.parametrize("plugin, message", [
-    ({"name": "network-topology-aware", "arguments": {"solver": "gurobi"}},
-     "tiers[1].plugins[3].arguments.solver: must be one of native, cpsat, auto"),
-    ({"name": "network-topology-aware", "arguments": {"hypernode.binpack.gpu": 1}},
-     "tiers[1].plugins[3].arguments.hypernode.binpack.gpu: unknown key"),
-    ({"name": "network-topology-aware", "arguments": {1: 2}},
-     "tiers[1].plugins[3].arguments: keys must be strings, got an integer 1"),
-    ({"name": "numa-aware", "arguments": {"weight": 10}},
-     "tiers[1].plugins[3].arguments.weight: vcore does not implement numa-aware's node score"),
-    ({"name": "numa-aware", "arguments": {"policy": "single-numa-node"}},
-     "tiers[1].plugins[3].arguments.policy: unknown argument of numa-aware"),
-])
+@pytest.mark.parametrize(
+    "plugin, message",
+    [
+        (
+            {"name": "network-topology-aware", "arguments": {"solver": "gurobi"}},
+            "tiers[1].plugins[3].arguments.solver: must be one of native, cpsat, auto",
+        ),
+        (
+            {"name": "network-topology-aware", "arguments": {"hypernode.binpack.gpu": 1}},
+            "tiers[1].plugins[3].arguments.hypernode.binpack.gpu: unknown key",
+        ),
+        (
+            {"name": "network-topology-aware", "arguments": {1: 2}},
+            "tiers[1].plugins[3].arguments: keys must be strings, got an integer 1",
+        ),
+        (
+            {"name": "numa-aware", "arguments": {"weight": 10}},
+            "tiers[1].plugins[3].arguments.weight: vcore does not implement numa-aware's node score",
+        ),
+        (
+            {"name": "numa-aware", "arguments": {"policy": "single-numa-node"}},
+            "tiers[1].plugins[3].arguments.policy: unknown argument of numa-aware",
+        ),
+    ],
+)
 def test_cycle_configuration_errors_name_the_field(plugin, message):
     conf = cycle()
     conf["tiers"][1]["plugins"].append(plugin)
@@ -447,8 +555,15 @@ def test_cycle_configuration_errors_name_the_field(plugin, message):
 
 
 def test_volcano_configuration_with_topology_plugins_is_accepted():
-    conf = cycle({"weight": 10, "hypernode.binpack.cpu": 5, "hypernode.binpack.memory": 1,
-                  "hypernode.binpack.resources": "nvidia.com/gpu", "hypernode.binpack.resources.nvidia.com/gpu": 2})
+    conf = cycle(
+        {
+            "weight": 10,
+            "hypernode.binpack.cpu": 5,
+            "hypernode.binpack.memory": 1,
+            "hypernode.binpack.resources": "nvidia.com/gpu",
+            "hypernode.binpack.resources.nvidia.com/gpu": 2,
+        }
+    )
     conf["tiers"][1]["plugins"].append({"name": "numa-aware"})
     s = vcore.Scheduler(busy_tree(), cycle=conf)
     assert s.cycle.topology.binpack_weights == (("cpu", 5), ("memory", 1), ("nvidia.com/gpu", 2))
@@ -464,5 +579,6 @@ def test_link_state_from_the_configuration_steers_between_equal_leaves():
         c.update_hypernode(congested)
         add_gang(c, "job", 8, LEAF)
         return vcore.Scheduler(c, cycle=cycle(args)).run_cycle().podgroups[f"{NS}/job"].hypernode
+
     assert leaf_taken({"congestionWeight": 1.0}) == "leaf-0-1"
     assert leaf_taken({}) == "leaf-0-0"

@@ -65,8 +65,9 @@ def free_state(node: NodeGpus) -> tuple[GpuUse, ...]:
 
 
 def is_wholly_free(use: GpuUse) -> bool:
-    return (use.milli == 0 and use.memory_mib == 0 and not use.exclusive and not use.mig_instances
-            and use.shared_pods == 0)
+    return (
+        use.milli == 0 and use.memory_mib == 0 and not use.exclusive and not use.mig_instances and use.shared_pods == 0
+    )
 
 
 def _validate(node: NodeGpus, used: Sequence[GpuUse] | None, request: GpuRequest) -> tuple[GpuUse, ...]:
@@ -107,8 +108,10 @@ def _validate(node: NodeGpus, used: Sequence[GpuUse] | None, request: GpuRequest
             if g.mig_instances:
                 missing = [x for x in u.mig_instances if x not in g.mig_instances]
                 if missing:
-                    raise ValueError(f"{where}.mig_instances: {missing[0].profile} at {missing[0].start} is not "
-                                     f"one of GPU {g.index}'s configured MIG instances")
+                    raise ValueError(
+                        f"{where}.mig_instances: {missing[0].profile} at {missing[0].start} is not "
+                        f"one of GPU {g.index}'s configured MIG instances"
+                    )
         elif u.mig_instances:
             raise ValueError(f"{where}.mig_instances: GPU {g.index} is not in MIG mode")
     return used
@@ -121,8 +124,11 @@ def _one(values: list[int]) -> bool:
 
 def set_key(gpus: Sequence[Gpu]) -> tuple[bool, bool, tuple[int, ...]]:
     """The preference key of a GPU set (smaller is better): NVLink domain, NUMA node, lowest indices."""
-    return (not _one([g.nvlink_domain for g in gpus]), not _one([g.numa for g in gpus]),
-            tuple(sorted(g.index for g in gpus)))
+    return (
+        not _one([g.nvlink_domain for g in gpus]),
+        not _one([g.numa for g in gpus]),
+        tuple(sorted(g.index for g in gpus)),
+    )
 
 
 def pick(candidates: list[Gpu], n: int) -> tuple[int, ...] | None:
@@ -155,8 +161,7 @@ def fit(node_gpus: NodeGpus, used_state: Sequence[GpuUse] | None, request: GpuRe
     devices = node_gpus.devices
 
     if request.kind == "whole":
-        cands = [g for g, u in zip(devices, used)
-                 if not g.mig_mode and request.allows(g.model) and is_wholly_free(u)]
+        cands = [g for g, u in zip(devices, used) if not g.mig_mode and request.allows(g.model) and is_wholly_free(u)]
         picked = pick(cands, request.count)
         return None if picked is None else GpuChoice(picked)
 
@@ -165,8 +170,10 @@ def fit(node_gpus: NodeGpus, used_state: Sequence[GpuUse] | None, request: GpuRe
         for g, u in zip(devices, used):
             if g.mig_mode or u.exclusive or not request.allows(g.model):
                 continue
-            if (request.milli_on(g.memory_mib) <= MILLI - u.milli
-                    and request.memory_on(g.memory_mib) <= g.memory_mib - u.memory_mib):
+            if (
+                request.milli_on(g.memory_mib) <= MILLI - u.milli
+                and request.memory_on(g.memory_mib) <= g.memory_mib - u.memory_mib
+            ):
                 cands.append(g)
         picked = pick(cands, request.count)
         return None if picked is None else GpuChoice(picked)
@@ -187,8 +194,10 @@ def fit(node_gpus: NodeGpus, used_state: Sequence[GpuUse] | None, request: GpuRe
                 continue
             if g.mig_instances:
                 # Static layout: the instance must exist already and be unused.
-                free = sorted((x for x in g.mig_instances if x.profile == prof and x not in u.mig_instances),
-                              key=lambda x: x.start)
+                free = sorted(
+                    (x for x in g.mig_instances if x.profile == prof and x not in u.mig_instances),
+                    key=lambda x: x.start,
+                )
                 for x in free[: request.count - len(indices)]:
                     indices.append(g.index)
                     starts.append(x.start)

@@ -15,8 +15,11 @@ def make_node(name="gpu-node-1", labels=None, allocatable=None, annotations=None
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})},
-                     "annotations": annotations or {}},
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/hostname": name, **(labels or {})},
+            "annotations": annotations or {},
+        },
         "status": {"allocatable": {"cpu": "95", "memory": "1056000Mi", "pods": "110", **(allocatable or {})}},
     }
 
@@ -36,8 +39,13 @@ DGX_A100 = {
 
 def test_whole_gpus_from_gfd_labels():
     g = node_gpus(make_node(labels=DGX_A100, allocatable={"nvidia.com/gpu": "8"}))
-    assert g == NodeGpus("gpu-node-1", "NVIDIA-A100-SXM4-80GB", 81920, "none",
-                         tuple(Gpu(i, "NVIDIA-A100-SXM4-80GB", 81920) for i in range(8)))
+    assert g == NodeGpus(
+        "gpu-node-1",
+        "NVIDIA-A100-SXM4-80GB",
+        81920,
+        "none",
+        tuple(Gpu(i, "NVIDIA-A100-SXM4-80GB", 81920) for i in range(8)),
+    )
     assert g.n_gpus == 8
     assert all(d.numa == -1 and d.nvlink_domain == -1 and not d.mig_mode for d in g.devices)
 
@@ -62,8 +70,12 @@ def test_gpus_without_gfd_labels():
 
 
 def test_mixed_strategy_layout_inferred():
-    labels = {**DGX_A100, "nvidia.com/mig.strategy": "mixed", "nvidia.com/mig-3g.40gb.count": "2",
-              "nvidia.com/mig-1g.10gb.count": "7"}
+    labels = {
+        **DGX_A100,
+        "nvidia.com/mig.strategy": "mixed",
+        "nvidia.com/mig-3g.40gb.count": "2",
+        "nvidia.com/mig-1g.10gb.count": "7",
+    }
     alloc = {"nvidia.com/gpu": "6", "nvidia.com/mig-3g.40gb": "2", "nvidia.com/mig-1g.10gb": "7"}
     g = node_gpus(make_node(labels=labels, allocatable=alloc))
     assert g.mig_strategy == "mixed"
@@ -76,18 +88,29 @@ def test_mixed_strategy_layout_inferred():
 
 def test_mixed_strategy_falls_back_to_labels_and_grows_gpus():
     # No mig-* allocatable yet, and no gpu.count: the MIG devices GFD counts still need a home.
-    labels = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.memory": "81559",
-              "nvidia.com/mig.strategy": "mixed", "nvidia.com/mig-7g.80gb.count": "2",
-              "nvidia.com/mig-2g.20gb.count": "3"}
+    labels = {
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/gpu.memory": "81559",
+        "nvidia.com/mig.strategy": "mixed",
+        "nvidia.com/mig-7g.80gb.count": "2",
+        "nvidia.com/mig-2g.20gb.count": "3",
+    }
     g = node_gpus(make_node(labels=labels))
     assert [d.mig_instances for d in g.devices] == [
-        (MigInstance("7g.80gb", 0),), (MigInstance("7g.80gb", 0),),
-        (MigInstance("2g.20gb", 0), MigInstance("2g.20gb", 2), MigInstance("2g.20gb", 4))]
+        (MigInstance("7g.80gb", 0),),
+        (MigInstance("7g.80gb", 0),),
+        (MigInstance("2g.20gb", 0), MigInstance("2g.20gb", 2), MigInstance("2g.20gb", 4)),
+    ]
 
 
 def test_single_strategy():
-    labels = {"nvidia.com/mig.strategy": "single", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb",
-              "nvidia.com/gpu.memory": "4864", "nvidia.com/gpu.count": "14", "nvidia.com/gpu.slices.gi": "1"}
+    labels = {
+        "nvidia.com/mig.strategy": "single",
+        "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb",
+        "nvidia.com/gpu.memory": "4864",
+        "nvidia.com/gpu.count": "14",
+        "nvidia.com/gpu.slices.gi": "1",
+    }
     g = node_gpus(make_node(labels=labels, allocatable={"nvidia.com/gpu": "14"}))
     assert g.model == "NVIDIA-A100-SXM4-40GB" and g.memory_mib == 40960
     assert g.n_gpus == 2
@@ -121,20 +144,34 @@ def test_topology_model_and_memory_override():
 def test_topology_moves_mig_mode_and_sets_exact_layout():
     labels = {**DGX_A100, "nvidia.com/mig.strategy": "mixed", "nvidia.com/gpu.count": "2"}
     alloc = {"nvidia.com/gpu": "1", "nvidia.com/mig-4g.40gb": "1", "nvidia.com/mig-1g.10gb": "1"}
-    ann = topo({"index": 0, "mig": [{"profile": "4g.40gb", "start": 0}, {"profile": "1g.10gb", "start": 6}]},
-               {"index": 1, "mig_mode": False})
+    ann = topo(
+        {"index": 0, "mig": [{"profile": "4g.40gb", "start": 0}, {"profile": "1g.10gb", "start": 6}]},
+        {"index": 1, "mig_mode": False},
+    )
     g = node_gpus(make_node(labels=labels, allocatable=alloc, annotations=ann))
-    assert g.devices[0].mig_mode and g.devices[0].mig_instances == (MigInstance("4g.40gb", 0),
-                                                                    MigInstance("1g.10gb", 6))
+    assert g.devices[0].mig_mode and g.devices[0].mig_instances == (
+        MigInstance("4g.40gb", 0),
+        MigInstance("1g.10gb", 6),
+    )
     assert not g.devices[1].mig_mode and g.devices[1].mig_instances == ()
 
 
 def test_to_csr_several_nodes():
-    a = node_gpus(make_node("a", labels=DGX_A100, allocatable={"nvidia.com/gpu": "2"},
-                            annotations=topo({"index": 1, "numa": 1, "nvlink": 3})))
+    a = node_gpus(
+        make_node(
+            "a",
+            labels=DGX_A100,
+            allocatable={"nvidia.com/gpu": "2"},
+            annotations=topo({"index": 1, "numa": 1, "nvlink": 3}),
+        )
+    )
     b = node_gpus(make_node("b"))
-    labels = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.memory": "81559",
-              "nvidia.com/mig.strategy": "mixed", "nvidia.com/gpu.count": "2"}
+    labels = {
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/gpu.memory": "81559",
+        "nvidia.com/mig.strategy": "mixed",
+        "nvidia.com/gpu.count": "2",
+    }
     c = node_gpus(make_node("c", labels=labels, allocatable={"nvidia.com/gpu": "1", "nvidia.com/mig-3g.40gb": "2"}))
     csr = to_csr([a, b, c])
     assert csr["dev_offsets"].dtype == np.int64 and csr["dev_offsets"].tolist() == [0, 2, 2, 4]
@@ -168,58 +205,116 @@ def test_frozen():
 
 def test_kubernetes_client_object():
     from kubernetes.client import V1Node, V1NodeStatus, V1ObjectMeta
-    node = V1Node(metadata=V1ObjectMeta(name="k", labels=DGX_A100),
-                  status=V1NodeStatus(allocatable={"nvidia.com/gpu": "4"}))
+
+    node = V1Node(
+        metadata=V1ObjectMeta(name="k", labels=DGX_A100), status=V1NodeStatus(allocatable={"nvidia.com/gpu": "4"})
+    )
     assert node_gpus(node).n_gpus == 4
 
 
 BAD = [
-    (dict(labels={"nvidia.com/mig.strategy": "auto"}), ValueError,
-     r"node n: metadata.labels\[nvidia.com/mig.strategy\]: must be one of none, single, mixed; got 'auto'"),
-    (dict(labels={"nvidia.com/gpu.memory": "80GB"}), ValueError,
-     r"node n: metadata.labels\[nvidia.com/gpu.memory\]: expected a non-negative integer \(MiB\), got '80GB'"),
+    (
+        dict(labels={"nvidia.com/mig.strategy": "auto"}),
+        ValueError,
+        r"node n: metadata.labels\[nvidia.com/mig.strategy\]: must be one of none, single, mixed; got 'auto'",
+    ),
+    (
+        dict(labels={"nvidia.com/gpu.memory": "80GB"}),
+        ValueError,
+        r"node n: metadata.labels\[nvidia.com/gpu.memory\]: expected a non-negative integer \(MiB\), got '80GB'",
+    ),
     (dict(labels={"nvidia.com/gpu.count": "-1"}), ValueError, r"metadata.labels\[nvidia.com/gpu.count\]"),
-    (dict(allocatable={"nvidia.com/gpu": "-2"}), ValueError,
-     r"node n: status.allocatable\[nvidia.com/gpu\]: quantity '-2' must not be negative"),
-    (dict(allocatable={"nvidia.com/gpu": "1500m"}), ValueError,
-     r"node n: status.allocatable\[nvidia.com/gpu\]: must be a whole number"),
-    (dict(allocatable={"nvidia.com/mig-9g.90gb": "1"}), ValueError,
-     r"node n: status.allocatable\[nvidia.com/mig-9g.90gb\]: unknown MIG profile '9g.90gb'"),
-    (dict(labels={"nvidia.com/mig-5g.50gb.count": "1"}), ValueError,
-     r"metadata.labels\[nvidia.com/mig-5g.50gb.count\]: unknown MIG profile"),
-    (dict(labels={"nvidia.com/mig.strategy": "mixed", "nvidia.com/gpu.product": "Tesla-T4"},
-          allocatable={"nvidia.com/mig-1g.10gb": "1"}), ValueError, "no MIG geometry for 'Tesla-T4'"),
-    (dict(labels={"nvidia.com/mig.strategy": "single", "nvidia.com/gpu.product": "Tesla-T4-MIG-1g.5gb"},
-          allocatable={"nvidia.com/gpu": "1"}), ValueError, "no MIG geometry for 'Tesla-T4'"),
-    (dict(labels={"nvidia.com/mig.strategy": "single", "nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-1g.10gbx"},
-          allocatable={"nvidia.com/gpu": "1"}), ValueError, "unknown MIG profile '1g.10gbx' for A100-40GB"),
+    (
+        dict(allocatable={"nvidia.com/gpu": "-2"}),
+        ValueError,
+        r"node n: status.allocatable\[nvidia.com/gpu\]: quantity '-2' must not be negative",
+    ),
+    (
+        dict(allocatable={"nvidia.com/gpu": "1500m"}),
+        ValueError,
+        r"node n: status.allocatable\[nvidia.com/gpu\]: must be a whole number",
+    ),
+    (
+        dict(allocatable={"nvidia.com/mig-9g.90gb": "1"}),
+        ValueError,
+        r"node n: status.allocatable\[nvidia.com/mig-9g.90gb\]: unknown MIG profile '9g.90gb'",
+    ),
+    (
+        dict(labels={"nvidia.com/mig-5g.50gb.count": "1"}),
+        ValueError,
+        r"metadata.labels\[nvidia.com/mig-5g.50gb.count\]: unknown MIG profile",
+    ),
+    (
+        dict(
+            labels={"nvidia.com/mig.strategy": "mixed", "nvidia.com/gpu.product": "Tesla-T4"},
+            allocatable={"nvidia.com/mig-1g.10gb": "1"},
+        ),
+        ValueError,
+        "no MIG geometry for 'Tesla-T4'",
+    ),
+    (
+        dict(
+            labels={"nvidia.com/mig.strategy": "single", "nvidia.com/gpu.product": "Tesla-T4-MIG-1g.5gb"},
+            allocatable={"nvidia.com/gpu": "1"},
+        ),
+        ValueError,
+        "no MIG geometry for 'Tesla-T4'",
+    ),
+    (
+        dict(
+            labels={"nvidia.com/mig.strategy": "single", "nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-1g.10gbx"},
+            allocatable={"nvidia.com/gpu": "1"},
+        ),
+        ValueError,
+        "unknown MIG profile '1g.10gbx' for A100-40GB",
+    ),
     (dict(labels={"nvidia.com/gpu.product": 5}), TypeError, r"metadata.labels\[nvidia.com/gpu.product\]"),
     (dict(annotations={"vcore.io/gpu-topology": "{"}), ValueError, "invalid JSON"),
-    (dict(annotations={"vcore.io/gpu-topology": "[]"}), TypeError,
-     r"node n: metadata.annotations\[vcore.io/gpu-topology\]: must be a mapping, got a list"),
-    (dict(annotations={"vcore.io/gpu-topology": '{"devices": []}'}), ValueError,
-     r"node n: metadata.annotations\[vcore.io/gpu-topology\].devices: unknown key \(expected one of: gpus\)"),
+    (
+        dict(annotations={"vcore.io/gpu-topology": "[]"}),
+        TypeError,
+        r"node n: metadata.annotations\[vcore.io/gpu-topology\]: must be a mapping, got a list",
+    ),
+    (
+        dict(annotations={"vcore.io/gpu-topology": '{"devices": []}'}),
+        ValueError,
+        r"node n: metadata.annotations\[vcore.io/gpu-topology\].devices: unknown key \(expected one of: gpus\)",
+    ),
     (dict(annotations=topo({"numa": 0})), ValueError, r"gpus\[0\].index: required"),
     (dict(annotations=topo({"index": 0, "numa": 0, "nvswitch": 1})), ValueError, r"gpus\[0\].nvswitch: unknown key"),
     (dict(annotations=topo({"index": 0}, {"index": 0})), ValueError, "GPU 0 is listed twice"),
     (dict(annotations=topo({"index": 5})), ValueError, r"GPU index 5 out of range \(the node has 2 GPUs\)"),
     (dict(annotations=topo({"index": 0, "numa": -1})), ValueError, r"gpus\[0\].numa: must be >= 0, got -1"),
-    (dict(annotations=topo({"index": 0, "numa": "0"})), TypeError,
-     r"gpus\[0\].numa: must be an integer, got a string '0'"),
-    (dict(annotations=topo({"index": True})), TypeError,
-     r"gpus\[0\].index: must be an integer, got a boolean True"),
+    (
+        dict(annotations=topo({"index": 0, "numa": "0"})),
+        TypeError,
+        r"gpus\[0\].numa: must be an integer, got a string '0'",
+    ),
+    (dict(annotations=topo({"index": True})), TypeError, r"gpus\[0\].index: must be an integer, got a boolean True"),
     (dict(annotations=topo({"index": 0, "memory_mib": 0})), ValueError, r"memory_mib: must be >= 1, got 0"),
     (dict(annotations=topo({"index": 0, "model": ""})), ValueError, "model: must not be empty"),
     (dict(annotations=topo({"index": 0, "mig_mode": "yes"})), TypeError, "mig_mode: must be true or false"),
     (dict(annotations=topo({"index": 0, "mig": [["1g.10gb", 0]]})), TypeError, r"mig\[0\]: must be a mapping"),
-    (dict(annotations=topo({"index": 0, "mig": [{"profile": "1g.10gb", "start": 0}], "mig_mode": False})),
-     ValueError, "given with \"mig_mode\": false"),
-    (dict(annotations=topo({"index": 0, "mig": [{"profile": "3g.40gb", "start": 2}]})), ValueError,
-     "GPU 0: MIG instance.*cannot start at 2"),
-    (dict(annotations=topo({"index": 0, "mig_mode": True})), ValueError,
-     r"1 GPUs without MIG mode, but status.allocatable\[nvidia.com/gpu\] is 2"),
-    (dict(annotations={"vcore.io/gpu-topology": 7}), TypeError,
-     r"node n: metadata.annotations\[vcore.io/gpu-topology\]: must be a string, got an integer 7"),
+    (
+        dict(annotations=topo({"index": 0, "mig": [{"profile": "1g.10gb", "start": 0}], "mig_mode": False})),
+        ValueError,
+        'given with "mig_mode": false',
+    ),
+    (
+        dict(annotations=topo({"index": 0, "mig": [{"profile": "3g.40gb", "start": 2}]})),
+        ValueError,
+        "GPU 0: MIG instance.*cannot start at 2",
+    ),
+    (
+        dict(annotations=topo({"index": 0, "mig_mode": True})),
+        ValueError,
+        r"1 GPUs without MIG mode, but status.allocatable\[nvidia.com/gpu\] is 2",
+    ),
+    (
+        dict(annotations={"vcore.io/gpu-topology": 7}),
+        TypeError,
+        r"node n: metadata.annotations\[vcore.io/gpu-topology\]: must be a string, got an integer 7",
+    ),
 ]
 
 
@@ -234,25 +329,40 @@ def test_bad_nodes(kw, exc, match):
 def test_topology_mig_on_model_without_geometry():
     labels = {"nvidia.com/gpu.product": "Tesla-V100-SXM2-16GB", "nvidia.com/gpu.memory": "16384"}
     with pytest.raises(ValueError, match="MIG mode on 'Tesla-V100-SXM2-16GB', which has no MIG geometry"):
-        node_gpus(make_node("n", labels=labels, allocatable={"nvidia.com/gpu": "1"},
-                            annotations=topo({"index": 0, "mig_mode": True})))
+        node_gpus(
+            make_node(
+                "n",
+                labels=labels,
+                allocatable={"nvidia.com/gpu": "1"},
+                annotations=topo({"index": 0, "mig_mode": True}),
+            )
+        )
 
 
 def test_topology_mig_counts_must_match_allocatable():
     labels = {**DGX_A100, "nvidia.com/mig.strategy": "mixed", "nvidia.com/gpu.count": "1"}
     ann = topo({"index": 0, "mig": [{"profile": "3g.40gb", "start": 0}]})
-    with pytest.raises(ValueError, match=r"MIG instances \{'3g.40gb': 1\} differ from the node's advertised MIG "
-                                         r"devices \{'3g.40gb': 2\}"):
+    with pytest.raises(
+        ValueError,
+        match=r"MIG instances \{'3g.40gb': 1\} differ from the node's advertised MIG "
+        r"devices \{'3g.40gb': 2\}",
+    ):
         node_gpus(make_node("n", labels=labels, allocatable={"nvidia.com/mig-3g.40gb": "2"}, annotations=ann))
 
 
-@pytest.mark.parametrize("node,exc,match", [
-    (42, TypeError, "node: expected a dict in API shape or a kubernetes V1Node, got int"),
-    ({"metadata": []}, TypeError, "node <unnamed>: metadata: must be a mapping, got a list"),
-    ({"metadata": {"name": "x", "labels": "a=b"}}, TypeError,
-     "node x: metadata.labels: must be a mapping, got a string"),
-    ({"metadata": {"name": "x"}, "status": {"allocatable": []}}, TypeError, "node x: status.allocatable"),
-])
+@pytest.mark.parametrize(
+    "node,exc,match",
+    [
+        (42, TypeError, "node: expected a dict in API shape or a kubernetes V1Node, got int"),
+        ({"metadata": []}, TypeError, "node <unnamed>: metadata: must be a mapping, got a list"),
+        (
+            {"metadata": {"name": "x", "labels": "a=b"}},
+            TypeError,
+            "node x: metadata.labels: must be a mapping, got a string",
+        ),
+        ({"metadata": {"name": "x"}, "status": {"allocatable": []}}, TypeError, "node x: status.allocatable"),
+    ],
+)
 def test_bad_shapes(node, exc, match):
     with pytest.raises(exc, match=match):
         node_gpus(node)

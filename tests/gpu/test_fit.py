@@ -15,8 +15,12 @@ from vcore.gpu.mig import MigInstance
 from vcore.gpu.requests import GpuRequest, pod_gpu_request
 from vcore.types import GpuChoice
 
-A40, A80, H80, V100 = ("NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3",
-                       "Tesla-V100-SXM2-16GB")
+A40, A80, H80, V100 = (
+    "NVIDIA-A100-SXM4-40GB",
+    "NVIDIA-A100-SXM4-80GB",
+    "NVIDIA-H100-80GB-HBM3",
+    "Tesla-V100-SXM2-16GB",
+)
 MEMORY = {A40: 40960, A80: 81920, H80: 81559, V100: 16384}
 
 
@@ -44,6 +48,7 @@ def migreq(profile, count=1, **kw):
 
 # --- whole GPUs ---------------------------------------------------------------------------------------------
 
+
 def test_whole_on_idle_node():
     assert fit(node(*gpus(4)), None, whole(2)) == GpuChoice((0, 1))
     assert fit(node(*gpus(4)), None, whole(4)) == GpuChoice((0, 1, 2, 3))
@@ -60,11 +65,11 @@ def test_whole_needs_wholly_free_gpus():
 def test_whole_prefers_one_nvlink_domain_then_numa_then_low_indices():
     # GPUs 0-3 on NUMA 0, 4-7 on NUMA 1; NVLink domains interleave.
     n = node(*gpus(8, numa=[0, 0, 0, 0, 1, 1, 1, 1], nvlink=[0, 1, 0, 1, 0, 1, 0, 1]))
-    assert fit(n, None, whole(2)).indices == (0, 2)             # one domain and one NUMA node
+    assert fit(n, None, whole(2)).indices == (0, 2)  # one domain and one NUMA node
     used = [GpuUse(exclusive=True)] + [GpuUse()] * 7
-    assert fit(n, used, whole(2)).indices == (1, 3)             # domain 1 on NUMA 0 beats 2+4 (domain 0, 2 NUMA)
-    assert fit(n, None, whole(4)).indices == (0, 2, 4, 6)       # one domain beats one NUMA node
-    assert fit(n, None, whole(5)).indices == (0, 1, 2, 3, 4)    # no single domain or node: lowest indices
+    assert fit(n, used, whole(2)).indices == (1, 3)  # domain 1 on NUMA 0 beats 2+4 (domain 0, 2 NUMA)
+    assert fit(n, None, whole(4)).indices == (0, 2, 4, 6)  # one domain beats one NUMA node
+    assert fit(n, None, whole(5)).indices == (0, 1, 2, 3, 4)  # no single domain or node: lowest indices
 
 
 def test_whole_numa_preference_without_nvlink():
@@ -95,6 +100,7 @@ def test_none_request_always_fits():
 
 # --- shared -------------------------------------------------------------------------------------------------
 
+
 def test_fraction_needs_share_and_memory():
     n = node(*gpus(3, model=A40))
     used = [GpuUse(milli=600, memory_mib=1000), GpuUse(milli=400, memory_mib=30000), GpuUse(milli=100)]
@@ -114,8 +120,12 @@ def test_fraction_never_on_exclusive_or_mig_gpu():
 def test_memory_request_fits_by_memory():
     n = node(*gpus(2, model=A40))
     used = [GpuUse(milli=1000, memory_mib=40000), GpuUse(milli=1000, memory_mib=20000)]
-    volcano = pod_gpu_request({"metadata": {"name": "p"}, "spec": {"containers": [
-        {"name": "c", "resources": {"limits": {"volcano.sh/gpu-memory": "10240"}}}]}})
+    volcano = pod_gpu_request(
+        {
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "resources": {"limits": {"volcano.sh/gpu-memory": "10240"}}}]},
+        }
+    )
     assert fit(n, used, volcano) == GpuChoice((1,))  # Volcano's memory share does not count compute
     assert fit(n, used, share(0, memory_mib=20961)) is None
 
@@ -133,7 +143,7 @@ def test_vgpu_cores_and_number():
     n = node(*gpus(4, nvlink=[0, 1, 1, 0]))
     used = [GpuUse(milli=800), GpuUse(), GpuUse(milli=300), GpuUse()]
     req = share(300, memory_mib=1024, count=2)
-    assert fit(n, used, req) == GpuChoice((1, 2))   # both fit and share NVLink domain 1
+    assert fit(n, used, req) == GpuChoice((1, 2))  # both fit and share NVLink domain 1
     req = share(800, memory_mib=1024, count=2)
     assert fit(n, used, req) == GpuChoice((1, 3))
     assert fit(n, used, share(800, memory_mib=1024, count=3)) is None
@@ -154,9 +164,11 @@ def test_unknown_device_memory_never_hosts_memory_sized_slice():
 
 # --- MIG ----------------------------------------------------------------------------------------------------
 
+
 def mig_gpu(i, model=A80, instances=(), **kw):
-    return Gpu(i, model, MEMORY[model], mig_mode=True, mig_instances=tuple(MigInstance(p, s) for p, s in instances),
-               **kw)
+    return Gpu(
+        i, model, MEMORY[model], mig_mode=True, mig_instances=tuple(MigInstance(p, s) for p, s in instances), **kw
+    )
 
 
 def test_mig_dynamic_places_lowest_start():
@@ -174,7 +186,7 @@ def test_mig_profile_must_exist_on_the_model():
     assert fit(n, None, migreq("1g.5gb")) == GpuChoice((0,), (0,))
     assert fit(n, None, migreq("1g.20gb")) == GpuChoice((1,), (0,))
     assert fit(n, None, migreq("3g.40gb", models=("A100",))) is None
-    assert fit(n, None, migreq("1g.10gb")) == GpuChoice((0,), (0,))    # 1g.10gb exists on both geometries
+    assert fit(n, None, migreq("1g.10gb")) == GpuChoice((0,), (0,))  # 1g.10gb exists on both geometries
     assert fit(n, None, migreq("1g.10gb", models=("H100",))) == GpuChoice((1,), (0,))
 
 
@@ -186,14 +198,16 @@ def test_mig_static_layout_uses_configured_instances():
     n = node(mig_gpu(0, instances=[("3g.40gb", 0), ("2g.20gb", 4), ("1g.10gb", 6)]))
     used = [GpuUse(mig_instances=(MigInstance("3g.40gb", 0),))]
     assert fit(n, used, migreq("2g.20gb")) == GpuChoice((0,), (4,))
-    assert fit(n, used, migreq("3g.40gb")) is None    # geometry would allow 4, but that instance is not configured
+    assert fit(n, used, migreq("3g.40gb")) is None  # geometry would allow 4, but that instance is not configured
     assert fit(n, used, migreq("1g.10gb")) == GpuChoice((0,), (6,))
     assert fit(n, used, migreq("1g.10gb", count=2)) is None
 
 
 def test_mig_request_from_pod():
-    pod = {"metadata": {"name": "p"}, "spec": {"containers": [
-        {"name": "c", "resources": {"limits": {"nvidia.com/mig-2g.20gb": "2"}}}]}}
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/mig-2g.20gb": "2"}}}]},
+    }
     n = node(mig_gpu(0, model=H80))
     assert fit(n, None, pod_gpu_request(pod)) == GpuChoice((0, 0), (0, 2))
     assert GpuChoice((0, 0), (0, 2)).gpu_index_annotation() == "0"
@@ -208,15 +222,39 @@ BAD = [
     ("milli<0", gpus(1), [GpuUse(milli=-1)], whole(1), ValueError, r"used_state\[0\].milli: must be a non-negative"),
     ("milli>1000", gpus(1), [GpuUse(milli=1001)], whole(1), ValueError, r"used_state\[0\].milli: must be <= 1000"),
     ("memory-float", gpus(1), [GpuUse(memory_mib=1.5)], whole(1), ValueError, r"memory_mib: must be a non-negative"),
-    ("memory>gpu", gpus(1), [GpuUse(memory_mib=90000)], whole(1), ValueError,
-     r"used_state\[0\].memory_mib: 90000 exceeds the GPU's 81920 MiB"),
-    ("mig-on-plain", gpus(1), [GpuUse(mig_instances=(MigInstance("1g.10gb", 0),))], whole(1), ValueError,
-     "GPU 0 is not in MIG mode"),
+    (
+        "memory>gpu",
+        gpus(1),
+        [GpuUse(memory_mib=90000)],
+        whole(1),
+        ValueError,
+        r"used_state\[0\].memory_mib: 90000 exceeds the GPU's 81920 MiB",
+    ),
+    (
+        "mig-on-plain",
+        gpus(1),
+        [GpuUse(mig_instances=(MigInstance("1g.10gb", 0),))],
+        whole(1),
+        ValueError,
+        "GPU 0 is not in MIG mode",
+    ),
     ("shared-on-mig", [mig_gpu(0)], [GpuUse(milli=5)], whole(1), ValueError, "GPU 0 is in MIG mode"),
-    ("bad-mig-layout", [mig_gpu(0)], [GpuUse(mig_instances=(MigInstance("4g.40gb", 0), MigInstance("1g.10gb", 3)))],
-     whole(1), ValueError, r"used_state\[0\].mig_instances: .*overlaps"),
-    ("not-configured", [mig_gpu(0, instances=[("7g.80gb", 0)])], [GpuUse(mig_instances=(MigInstance("1g.10gb", 0),))],
-     whole(1), ValueError, "1g.10gb at 0 is not one of GPU 0's configured MIG instances"),
+    (
+        "bad-mig-layout",
+        [mig_gpu(0)],
+        [GpuUse(mig_instances=(MigInstance("4g.40gb", 0), MigInstance("1g.10gb", 3)))],
+        whole(1),
+        ValueError,
+        r"used_state\[0\].mig_instances: .*overlaps",
+    ),
+    (
+        "not-configured",
+        [mig_gpu(0, instances=[("7g.80gb", 0)])],
+        [GpuUse(mig_instances=(MigInstance("1g.10gb", 0),))],
+        whole(1),
+        ValueError,
+        "1g.10gb at 0 is not one of GPU 0's configured MIG instances",
+    ),
     ("mig-no-geometry", [Gpu(0, V100, 16384, mig_mode=True)], None, migreq("1g.10gb"), None, None),
     ("unknown-profile", [mig_gpu(0)], None, migreq("9g.9gb"), ValueError, "unknown MIG profile '9g.9gb'"),
     ("bad-kind", gpus(1), None, GpuRequest("fractional", count=1), ValueError, "request.kind: must be one of"),
@@ -290,8 +328,11 @@ def scenarios(draw):
             used.append(GpuUse(exclusive=True))
         else:
             used.append(GpuUse(milli=draw(st.integers(0, 1000)), memory_mib=draw(st.integers(0, MEMORY[model]))))
-    models = draw(st.one_of(st.none(), st.lists(st.sampled_from(["A100", "H100", "V100", "80GB"]), min_size=1,
-                                                  max_size=2).map(tuple)))
+    models = draw(
+        st.one_of(
+            st.none(), st.lists(st.sampled_from(["A100", "H100", "V100", "80GB"]), min_size=1, max_size=2).map(tuple)
+        )
+    )
     kind = draw(st.sampled_from(["whole", "shared", "shared_mem", "mig"]))
     if kind == "whole":
         req = GpuRequest("whole", count=draw(st.integers(1, 4)), models=models)
@@ -299,12 +340,20 @@ def scenarios(draw):
         milli = draw(st.integers(1, 1000))
         req = GpuRequest("shared", count=draw(st.integers(1, 3)), milli=milli, memory_milli=milli, models=models)
     elif kind == "shared_mem":
-        req = GpuRequest("shared", count=draw(st.integers(1, 2)),
-                         milli=draw(st.one_of(st.none(), st.integers(0, 1000))), memory_mib=draw(st.integers(1, 50000)),
-                         models=models)
+        req = GpuRequest(
+            "shared",
+            count=draw(st.integers(1, 2)),
+            milli=draw(st.one_of(st.none(), st.integers(0, 1000))),
+            memory_mib=draw(st.integers(1, 50000)),
+            models=models,
+        )
     else:
-        req = GpuRequest("mig", count=draw(st.integers(1, 4)), models=models,
-                         mig_profile=draw(st.sampled_from(sorted(mig.all_profile_names()))))
+        req = GpuRequest(
+            "mig",
+            count=draw(st.integers(1, 4)),
+            models=models,
+            mig_profile=draw(st.sampled_from(sorted(mig.all_profile_names()))),
+        )
     return node(*devices), tuple(used), req
 
 
@@ -329,8 +378,12 @@ def _device_ok(g: Gpu, u: GpuUse, req: GpuRequest) -> bool:
 def _key(chosen):
     def one(vals):
         return len(vals) <= 1 or (vals[0] != -1 and len(set(vals)) == 1)
-    return (not one([g.nvlink_domain for g in chosen]), not one([g.numa for g in chosen]),
-            tuple(g.index for g in chosen))
+
+    return (
+        not one([g.nvlink_domain for g in chosen]),
+        not one([g.numa for g in chosen]),
+        tuple(g.index for g in chosen),
+    )
 
 
 def _mig_free_placements(n: NodeGpus, used, req):
@@ -350,8 +403,9 @@ def _mig_free_placements(n: NodeGpus, used, req):
             busy_c |= set(range(x.start, x.start + q.compute_slices))
             busy_m |= set(range(x.start, x.start + q.memory_slices))
         for s in p.starts:
-            if g.mig_instances and (MigInstance(p.name, s) not in g.mig_instances
-                                    or MigInstance(p.name, s) in u.mig_instances):
+            if g.mig_instances and (
+                MigInstance(p.name, s) not in g.mig_instances or MigInstance(p.name, s) in u.mig_instances
+            ):
                 continue
             if busy_c & set(range(s, s + p.compute_slices)) or busy_m & set(range(s, s + p.memory_slices)):
                 continue

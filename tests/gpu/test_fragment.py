@@ -38,26 +38,24 @@ def inventory(gpu, nodes):
 # (id, node, specs, expected F_n)
 HAND = [
     # one spec, 0.5 GPU: GPUs with < 500 free are fragment: 300 + 200
-    ("half-gpu", dict(cpu=8000, frees=[1000, 300, 200, 600], model=0),
-     [(1000, 500, 1, 0, 1.0)], 500.0),
+    ("half-gpu", dict(cpu=8000, frees=[1000, 300, 200, 600], model=0), [(1000, 500, 1, 0, 1.0)], 500.0),
     # whole-GPU spec needing 2 idle GPUs, only one idle: everything (2100) is fragment
-    ("two-gpu-does-not-fit", dict(cpu=8000, frees=[1000, 300, 200, 600], model=0),
-     [(1000, 1000, 2, 0, 1.0)], 2100.0),
+    ("two-gpu-does-not-fit", dict(cpu=8000, frees=[1000, 300, 200, 600], model=0), [(1000, 1000, 2, 0, 1.0)], 2100.0),
     # one whole GPU fits: fragment = GPUs below 1000 = 1100
-    ("one-gpu", dict(cpu=8000, frees=[1000, 300, 200, 600], model=0),
-     [(1000, 1000, 1, 0, 1.0)], 1100.0),
+    ("one-gpu", dict(cpu=8000, frees=[1000, 300, 200, 600], model=0), [(1000, 1000, 1, 0, 1.0)], 1100.0),
     # CPU lacking: all free GPU milli is fragment
-    ("cpu-lacking", dict(cpu=500, frees=[1000, 1000], model=0),
-     [(1000, 500, 1, 0, 1.0)], 2000.0),
+    ("cpu-lacking", dict(cpu=500, frees=[1000, 1000], model=0), [(1000, 500, 1, 0, 1.0)], 2000.0),
     # CPU-only spec counts every idle GPU
-    ("cpu-only-spec", dict(cpu=8000, frees=[1000, 400], model=0),
-     [(1000, 0, 0, 0, 1.0)], 1400.0),
+    ("cpu-only-spec", dict(cpu=8000, frees=[1000, 400], model=0), [(1000, 0, 0, 0, 1.0)], 1400.0),
     # model not allowed: everything is fragment
-    ("model-mismatch", dict(cpu=8000, frees=[1000, 400], model=1),
-     [(1000, 300, 1, 0b01, 1.0)], 1400.0),
+    ("model-mismatch", dict(cpu=8000, frees=[1000, 400], model=1), [(1000, 300, 1, 0b01, 1.0)], 1400.0),
     # weighted mix: 0.25 * 200 (half-GPU spec: 200 < 500) + 0.75 * 1200 (two GPUs do not fit)
-    ("mix", dict(cpu=8000, frees=[1000, 200], model=0),
-     [(1000, 500, 1, 0, 0.25), (1000, 1000, 2, 0, 0.75)], 0.25 * 200 + 0.75 * 1200),
+    (
+        "mix",
+        dict(cpu=8000, frees=[1000, 200], model=0),
+        [(1000, 500, 1, 0, 0.25), (1000, 1000, 2, 0, 0.75)],
+        0.25 * 200 + 0.75 * 1200,
+    ),
     # no GPU left: zero
     ("empty", dict(cpu=8000, frees=[0, 0], model=0), [(1000, 500, 1, 0, 1.0)], 0.0),
 ]
@@ -86,23 +84,33 @@ def test_fgd_score_hand_computed(gpu_native):
 
 
 nodes_st = st.lists(
-    st.fixed_dictionaries({
-        "cpu": st.integers(0, 64000),
-        "mem": st.integers(0, 1 << 20),
-        "model": st.integers(-1, 2),
-        "frees": st.lists(st.sampled_from([0, 50, 100, 250, 500, 700, 1000]), min_size=0, max_size=8),
-    }),
-    min_size=1, max_size=6,
+    st.fixed_dictionaries(
+        {
+            "cpu": st.integers(0, 64000),
+            "mem": st.integers(0, 1 << 20),
+            "model": st.integers(-1, 2),
+            "frees": st.lists(st.sampled_from([0, 50, 100, 250, 500, 700, 1000]), min_size=0, max_size=8),
+        }
+    ),
+    min_size=1,
+    max_size=6,
 )
 spec_st = st.tuples(
-    st.integers(0, 32000), st.sampled_from([0, 100, 250, 500, 1000]), st.integers(0, 4),
-    st.sampled_from([0, 1, 2, 6]), st.floats(0.01, 1.0),
+    st.integers(0, 32000),
+    st.sampled_from([0, 100, 250, 500, 1000]),
+    st.integers(0, 4),
+    st.sampled_from([0, 1, 2, 6]),
+    st.floats(0.01, 1.0),
 ).map(lambda t: (t[0], t[1], (1 if 0 < t[1] < 1000 else t[2]) if t[1] else 0, t[3], t[4]))
 pod_st = st.tuples(
-    st.integers(0, 32000), st.integers(0, 1 << 18), st.integers(0, 4), st.sampled_from([0, 100, 300, 500, 1000]),
+    st.integers(0, 32000),
+    st.integers(0, 1 << 18),
+    st.integers(0, 4),
+    st.sampled_from([0, 100, 300, 500, 1000]),
     st.sampled_from([0, 1, 2, 3]),
-).map(lambda t: (t[0], t[1], 0 if t[3] == 0 else (1 if t[3] < 1000 else max(1, t[2])),
-                   t[3] if t[2] or t[3] else 0, t[4]))
+).map(
+    lambda t: (t[0], t[1], 0 if t[3] == 0 else (1 if t[3] < 1000 else max(1, t[2])), t[3] if t[2] or t[3] else 0, t[4])
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -127,8 +135,13 @@ def test_fgd_score_native_matches_reference(gpu_native, nodes, specs, pod):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(nodes=nodes_st, specs=st.lists(spec_st, min_size=1, max_size=4), pods=st.lists(pod_st, max_size=25),
-       policy=st.sampled_from(["fgd", "best-fit", "first-fit"]), perm_seed=st.integers(0, 1000))
+@given(
+    nodes=nodes_st,
+    specs=st.lists(spec_st, min_size=1, max_size=4),
+    pods=st.lists(pod_st, max_size=25),
+    policy=st.sampled_from(["fgd", "best-fit", "first-fit"]),
+    perm_seed=st.integers(0, 1000),
+)
 def test_replay_native_matches_reference(gpu_native, nodes, specs, pods, policy, perm_seed):
     for n in nodes:
         if n["model"] < 0:
@@ -136,8 +149,18 @@ def test_replay_native_matches_reference(gpu_native, nodes, specs, pods, policy,
     order = np.random.default_rng(perm_seed).permutation(len(nodes)).astype(np.int32)
     inv = inventory(gpu_native, nodes)
     arr = np.array(pods, dtype=np.int64).reshape(-1, 5)
-    res = gpu_native.replay(inv, arr[:, 0], arr[:, 1], arr[:, 2].astype(np.int32), arr[:, 3].astype(np.int32),
-                            arr[:, 4].astype(np.uint64), order, target(specs), policy, 0)
+    res = gpu_native.replay(
+        inv,
+        arr[:, 0],
+        arr[:, 1],
+        arr[:, 2].astype(np.int32),
+        arr[:, 3].astype(np.int32),
+        arr[:, 4].astype(np.uint64),
+        order,
+        target(specs),
+        policy,
+        0,
+    )
     expected = ref.replay(nodes, pods, order.tolist(), specs, policy)
     assert res["node_idx"].tolist() == expected
     # the replay works on a copy: the inventory is unchanged

@@ -28,6 +28,7 @@ GPU_FIT_ONLY = {"filters": ["GPUDeviceFit"], "scores": []}
 # Native fit == reference fit, over random inventories and request sequences
 # ---------------------------------------------------------------------------------------------------------
 
+
 @st.composite
 def layouts(draw, geometry: str) -> tuple[MigInstance, ...]:
     """A valid configured MIG layout (possibly empty = instances created on demand)."""
@@ -61,16 +62,30 @@ def requests(draw) -> GpuRequest:
     if kind == "whole":
         return GpuRequest("whole", count=draw(st.integers(1, 4)), models=models)
     if kind == "mig":
-        return GpuRequest("mig", count=draw(st.integers(1, 3)), models=models,
-                          mig_profile=draw(st.sampled_from(sorted(mig.all_profile_names()))))
+        return GpuRequest(
+            "mig",
+            count=draw(st.integers(1, 3)),
+            models=models,
+            mig_profile=draw(st.sampled_from(sorted(mig.all_profile_names()))),
+        )
     milli = draw(st.sampled_from([None, 0, 100, 250, 500, 700, 1000]))
     if milli is None:  # KAI gpu-memory: the share follows from the memory on each GPU
-        return GpuRequest("shared", count=draw(st.integers(1, 2)), milli=None, models=models,
-                          memory_mib=draw(st.sampled_from([1024, 8192, 20000, 40960])))
+        return GpuRequest(
+            "shared",
+            count=draw(st.integers(1, 2)),
+            milli=None,
+            models=models,
+            memory_mib=draw(st.sampled_from([1024, 8192, 20000, 40960])),
+        )
     if draw(st.booleans()):
         return GpuRequest("shared", count=draw(st.integers(1, 2)), milli=milli, memory_milli=milli, models=models)
-    return GpuRequest("shared", count=draw(st.integers(1, 2)), milli=milli, models=models,
-                      memory_mib=draw(st.sampled_from([0, 2048, 16384, 40000])))
+    return GpuRequest(
+        "shared",
+        count=draw(st.integers(1, 2)),
+        milli=milli,
+        models=models,
+        memory_mib=draw(st.sampled_from([0, 2048, 16384, 40000])),
+    )
 
 
 def _use_after(node: NodeGpus, used: list[GpuUse], req: GpuRequest, choice: GpuChoice) -> None:
@@ -79,8 +94,11 @@ def _use_after(node: NodeGpus, used: list[GpuUse], req: GpuRequest, choice: GpuC
         if req.kind == "whole":
             used[i] = GpuUse(exclusive=True)
         elif req.kind == "shared":
-            used[i] = GpuUse(u.milli + req.milli_on(g.memory_mib), u.memory_mib + req.memory_on(g.memory_mib),
-                             shared_pods=u.shared_pods + 1)
+            used[i] = GpuUse(
+                u.milli + req.milli_on(g.memory_mib),
+                u.memory_mib + req.memory_on(g.memory_mib),
+                shared_pods=u.shared_pods + 1,
+            )
         else:
             used[i] = GpuUse(mig_instances=u.mig_instances + (MigInstance(req.mig_profile, choice.mig_starts[k]),))
 
@@ -116,11 +134,13 @@ def test_native_fit_matches_reference(node, reqs):
 
 
 def test_unbinding_everything_frees_every_device():
-    node = NodeGpus("n", A80, MEMORY[A80], "mixed", tuple(
-        Gpu(i, A80, MEMORY[A80], mig_mode=i == 3) for i in range(4)))
+    node = NodeGpus("n", A80, MEMORY[A80], "mixed", tuple(Gpu(i, A80, MEMORY[A80], mig_mode=i == 3) for i in range(4)))
     state, engine = _state_with(node)
-    reqs = [GpuRequest("whole", count=2), GpuRequest("shared", count=1, milli=300, memory_milli=300),
-            GpuRequest("mig", count=2, mig_profile="3g.40gb")]
+    reqs = [
+        GpuRequest("whole", count=2),
+        GpuRequest("shared", count=1, milli=300, memory_milli=300),
+        GpuRequest("mig", count=2, mig_profile="3g.40gb"),
+    ]
     engine.schedule([state.compile_pod({"key": f"ns/p{k}", "gpu": native_request(r)}) for k, r in enumerate(reqs)])
     assert [state.pod_gpus(f"ns/p{k}") for k in range(3)] == [((0, -1), (1, -1)), ((2, -1),), ((3, 0), (3, 4))]
     for k in range(3):
@@ -134,9 +154,13 @@ def test_unbinding_everything_frees_every_device():
 # Through the public API: Kubernetes objects in, GPU indices out
 # ---------------------------------------------------------------------------------------------------------
 
+
 def gpu_node(name, n=4, product=A80, topology=None, mig_counts=None, cpu="64"):
-    labels = {"nvidia.com/gpu.product": product, "nvidia.com/gpu.memory": str(MEMORY[product]),
-              "nvidia.com/gpu.count": str(n + (1 if mig_counts else 0))}
+    labels = {
+        "nvidia.com/gpu.product": product,
+        "nvidia.com/gpu.memory": str(MEMORY[product]),
+        "nvidia.com/gpu.count": str(n + (1 if mig_counts else 0)),
+    }
     alloc = {"cpu": cpu, "memory": "512Gi", "pods": "110", "nvidia.com/gpu": str(n)}
     if mig_counts:
         labels["nvidia.com/mig.strategy"] = "mixed"
@@ -158,8 +182,10 @@ def gpu_pod(name, gpus=None, fraction=None, mig_profile=None, gpu_memory=None, c
         limits["volcano.sh/gpu-memory"] = str(gpu_memory)
     if fraction:
         meta["annotations"] = {"gpu-fraction": fraction}
-    return {"metadata": meta, "spec": {"containers": [{"name": "c", "resources": {
-        "requests": {"cpu": cpu}, "limits": limits}}]}}
+    return {
+        "metadata": meta,
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}, "limits": limits}}]},
+    }
 
 
 def test_whole_gpus_go_to_one_nvlink_domain_and_are_in_the_placement():
@@ -183,9 +209,11 @@ def test_exclusive_and_shared_never_mix():
     assert placed[2].node is None
     assert placed[2].reasons == {"node(s) had no free GPU devices that fit": 1}
     # GPUs that pods hold could be freed by evicting them: kube-scheduler's preemption would look at the node.
-    assert placed[2].message == ("0/1 nodes are available: 1 node(s) had no free GPU devices that fit. no new claims "
-                                 "to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found "
-                                 "for incoming pod.")
+    assert placed[2].message == (
+        "0/1 nodes are available: 1 node(s) had no free GPU devices that fit. no new claims "
+        "to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found "
+        "for incoming pod."
+    )
 
 
 def test_mig_instance_from_gfd_labels():
@@ -277,11 +305,14 @@ def test_bad_topology_annotation_names_node_and_field_and_changes_nothing():
     assert cluster.n_nodes == 0 and cluster.gpu_devices()["dev_offsets"].tolist() == [0]
 
 
-@pytest.mark.parametrize("pod, match", [
-    pytest.param(gpu_pod("f", fraction="1.5"), r"pod ml/f: metadata.annotations\[gpu-fraction\]", id="fraction>1"),
-    pytest.param(gpu_pod("m", mig_profile="9g.99gb"), r"pod ml/m: .*unknown MIG profile", id="unknown-mig-profile"),
-    pytest.param(gpu_pod("g", gpu_memory="-5"), r"pod ml/g: .*volcano.sh/gpu-memory", id="negative-memory"),
-])
+@pytest.mark.parametrize(
+    "pod, match",
+    [
+        pytest.param(gpu_pod("f", fraction="1.5"), r"pod ml/f: metadata.annotations\[gpu-fraction\]", id="fraction>1"),
+        pytest.param(gpu_pod("m", mig_profile="9g.99gb"), r"pod ml/m: .*unknown MIG profile", id="unknown-mig-profile"),
+        pytest.param(gpu_pod("g", gpu_memory="-5"), r"pod ml/g: .*volcano.sh/gpu-memory", id="negative-memory"),
+    ],
+)
 def test_bad_gpu_requests_are_rejected_and_bind_nothing(pod, match):
     cluster = vcore.Cluster()
     cluster.add_node(gpu_node("a", 2))
@@ -336,8 +367,14 @@ def test_product_affinity_applies_per_gpu_on_mixed_model_nodes():
     cluster = vcore.Cluster()
     cluster.add_node(gpu_node("mixed", 4, product=H80, topology=topology))
     pod = gpu_pod("h", gpus=2)
-    pod["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [
-            {"key": "nvidia.com/gpu.product", "operator": "In", "values": [H80]}]}]}}}
+    pod["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": [H80]}]}
+                ]
+            }
+        }
+    }
     placed = vcore.Scheduler(cluster).schedule([pod, gpu_pod("any", gpus=2), gpu_pod("more", gpus=1)])
     assert [p.gpus for p in placed] == [GpuChoice((2, 3)), GpuChoice((0, 1)), None]

@@ -55,18 +55,18 @@ CASES = [
     (A40, [], "4g.20gb", 0),
     (A40, [], "3g.20gb", 0),
     (A40, [("3g.20gb", 0)], "3g.20gb", 4),
-    (A40, [("4g.20gb", 0)], "3g.20gb", 4),        # the documented 4g+3g split
+    (A40, [("4g.20gb", 0)], "3g.20gb", 4),  # the documented 4g+3g split
     (A40, [("4g.20gb", 0), ("3g.20gb", 4)], "1g.5gb", None),
     (A40, [("3g.20gb", 4)], "4g.20gb", 0),
-    (A40, [("3g.20gb", 0), ("3g.20gb", 4)], "1g.5gb", None),   # compute slice 3 is idle but has no memory
-    (A40, [("1g.5gb", 3)], "3g.20gb", 4),          # 1g at 3 takes memory slice 3 of the 3g at 0
+    (A40, [("3g.20gb", 0), ("3g.20gb", 4)], "1g.5gb", None),  # compute slice 3 is idle but has no memory
+    (A40, [("1g.5gb", 3)], "3g.20gb", 4),  # 1g at 3 takes memory slice 3 of the 3g at 0
     (A40, [("1g.5gb", 3)], "4g.20gb", None),
     (A40, [("1g.5gb", 0)], "7g.40gb", None),
     (A40, [("1g.5gb", 1)], "2g.10gb", 2),
     (A40, [("2g.10gb", 0), ("2g.10gb", 2), ("2g.10gb", 4)], "1g.5gb", 6),
     (A40, [("2g.10gb", 0), ("2g.10gb", 2), ("2g.10gb", 4)], "1g.10gb", 6),
     (A40, [("2g.10gb", 0), ("2g.10gb", 2), ("2g.10gb", 4), ("1g.5gb", 6)], "1g.5gb", None),
-    (A40, [("3g.20gb", 0), ("2g.10gb", 4)], "1g.10gb", 6),   # 3g + 2g + 1g.10gb, a documented mix
+    (A40, [("3g.20gb", 0), ("2g.10gb", 4)], "1g.10gb", 6),  # 3g + 2g + 1g.10gb, a documented mix
     (A40, [("1g.5gb", s) for s in range(6)], "1g.5gb", 6),
     (A40, [("1g.5gb", s) for s in range(7)], "1g.5gb", None),
     (A40, [("1g.10gb", 0)], "1g.10gb", 2),
@@ -80,8 +80,11 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("model,existing,name,expected", CASES,
-                         ids=[f"{m}:{'+'.join(f'{p}@{s}' for p, s in e) or 'empty'}:{n}" for m, e, n, _ in CASES])
+@pytest.mark.parametrize(
+    "model,existing,name,expected",
+    CASES,
+    ids=[f"{m}:{'+'.join(f'{p}@{s}' for p, s in e) or 'empty'}:{n}" for m, e, n, _ in CASES],
+)
 def test_can_place_hand_cases(model, existing, name, expected):
     assert can_place(model, existing, name) == expected
 
@@ -122,21 +125,24 @@ def test_mig_instance_objects_accepted():
     assert can_place(A40, [MigInstance("4g.20gb", 0)], "2g.10gb") == 4
 
 
-@pytest.mark.parametrize("product,memory,expected", [
-    ("NVIDIA-A100-SXM4-40GB", 0, "A100-40GB"),
-    ("NVIDIA-A100-PCIE-40GB", 0, "A100-40GB"),
-    ("A100-SXM4-40GB", 0, "A100-40GB"),
-    ("NVIDIA-A100-SXM4-80GB", 0, "A100-80GB"),
-    ("NVIDIA-A100-80GB-PCIe", 0, "A100-80GB"),
-    ("NVIDIA-A100-SXM", 81920, "A100-80GB"),
-    ("NVIDIA-A100-SXM", 40960, "A100-40GB"),
-    ("NVIDIA-A100-SXM", 0, None),
-    ("NVIDIA-H100-80GB-HBM3", 81559, "H100-80GB"),
-    ("NVIDIA-H100-PCIe", 81559, "H100-80GB"),
-    ("NVIDIA-H100-NVL", 95830, None),
-    ("Tesla-V100-SXM2-16GB", 16384, None),
-    ("", 0, None),
-])
+@pytest.mark.parametrize(
+    "product,memory,expected",
+    [
+        ("NVIDIA-A100-SXM4-40GB", 0, "A100-40GB"),
+        ("NVIDIA-A100-PCIE-40GB", 0, "A100-40GB"),
+        ("A100-SXM4-40GB", 0, "A100-40GB"),
+        ("NVIDIA-A100-SXM4-80GB", 0, "A100-80GB"),
+        ("NVIDIA-A100-80GB-PCIe", 0, "A100-80GB"),
+        ("NVIDIA-A100-SXM", 81920, "A100-80GB"),
+        ("NVIDIA-A100-SXM", 40960, "A100-40GB"),
+        ("NVIDIA-A100-SXM", 0, None),
+        ("NVIDIA-H100-80GB-HBM3", 81559, "H100-80GB"),
+        ("NVIDIA-H100-PCIe", 81559, "H100-80GB"),
+        ("NVIDIA-H100-NVL", 95830, None),
+        ("Tesla-V100-SXM2-16GB", 16384, None),
+        ("", 0, None),
+    ],
+)
 def test_mig_model(product, memory, expected):
     assert mig_model(product, memory) == expected
 
@@ -145,14 +151,18 @@ def test_profiles_for_product_label():
     assert "1g.10gb" in profiles_for("NVIDIA-A100-SXM4-80GB")
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: profiles_for("Tesla-T4"), "no MIG geometry"),
-    (lambda: can_place(A40, [], "1g.20gb"), "unknown MIG profile '1g.20gb'"),
-    (lambda: can_place(A40, [("9g.1gb", 0)], "1g.5gb"), r"MIG instance \[0\].*unknown profile"),
-    (lambda: can_place(A40, [("3g.20gb", 2)], "1g.5gb"), r"3g.20gb cannot start at 2 \(allowed starts: 0, 4\)"),
-    (lambda: can_place(A40, [("1g.5gb", 7)], "1g.5gb"), "cannot start at 7"),
-    (lambda: can_place(A40, [("4g.20gb", 0), ("2g.10gb", 2)], "1g.5gb"), r"\[1\].*overlaps"),
-], ids=["no-geometry", "unknown-profile", "unknown-existing", "bad-start", "start-7", "overlap"])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: profiles_for("Tesla-T4"), "no MIG geometry"),
+        (lambda: can_place(A40, [], "1g.20gb"), "unknown MIG profile '1g.20gb'"),
+        (lambda: can_place(A40, [("9g.1gb", 0)], "1g.5gb"), r"MIG instance \[0\].*unknown profile"),
+        (lambda: can_place(A40, [("3g.20gb", 2)], "1g.5gb"), r"3g.20gb cannot start at 2 \(allowed starts: 0, 4\)"),
+        (lambda: can_place(A40, [("1g.5gb", 7)], "1g.5gb"), "cannot start at 7"),
+        (lambda: can_place(A40, [("4g.20gb", 0), ("2g.10gb", 2)], "1g.5gb"), r"\[1\].*overlaps"),
+    ],
+    ids=["no-geometry", "unknown-profile", "unknown-existing", "bad-start", "start-7", "overlap"],
+)
 def test_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()

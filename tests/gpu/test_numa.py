@@ -1,6 +1,7 @@
 """NUMA alignment (Topology Manager policies via volcano.sh/numa-topology-policy): GPUs and pinned CPUs on one NUMA
 node under single-numa-node, the fewest possible under restricted, as few as fit under best-effort, one NVLink
 domain inside; the node's NUMA model from vcore.io/numa-topology (or a Volcano Numatopology); bad input named."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,9 @@ import vcore
 from vcore.gpu.numa import numa_annotation_from_numatopology
 
 # GPUs 0-3 on NUMA 0 (NVLink domains 0: {0, 1}, 1: {2, 3}), GPUs 4-7 on NUMA 1 (NVLink 2).
-GPU_TOPOLOGY = {"gpus": [{"index": i, "numa": 0 if i < 4 else 1, "nvlink": 0 if i < 2 else 1 if i < 4 else 2}
-                         for i in range(8)]}
+GPU_TOPOLOGY = {
+    "gpus": [{"index": i, "numa": 0 if i < 4 else 1, "nvlink": 0 if i < 2 else 1 if i < 4 else 2} for i in range(8)]
+}
 NUMA = {"numa": [{"id": 0, "cpu": "16"}, {"id": 1, "cpu": "16"}]}
 
 
@@ -28,8 +30,7 @@ def node(name: str = "n0", gpus: int = 8, numa: dict | None = NUMA, gpu_topology
     if gpus:
         alloc["nvidia.com/gpu"] = str(gpus)
         labels = {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.memory": "81920"}
-    return {"metadata": {"name": name, "labels": labels, "annotations": annotations},
-            "status": {"allocatable": alloc}}
+    return {"metadata": {"name": name, "labels": labels, "annotations": annotations}, "status": {"allocatable": alloc}}
 
 
 def pod(name: str, gpus: int = 0, cpu: str = "4", policy: str | None = "single-numa-node") -> dict:
@@ -37,8 +38,10 @@ def pod(name: str, gpus: int = 0, cpu: str = "4", policy: str | None = "single-n
     if gpus:
         req["nvidia.com/gpu"] = str(gpus)
     ann = {"volcano.sh/numa-topology-policy": policy} if policy else {}
-    return {"metadata": {"name": name, "namespace": "ml", "annotations": ann},
-            "spec": {"containers": [{"name": "c", "resources": {"requests": req, "limits": dict(req)}}]}}
+    return {
+        "metadata": {"name": name, "namespace": "ml", "annotations": ann},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": req, "limits": dict(req)}}]},
+    }
 
 
 def setup(*nodes) -> tuple[vcore.Cluster, vcore.Scheduler]:
@@ -113,21 +116,30 @@ def test_node_updates_keep_pinned_cpus():
 
 
 def test_volcano_numatopology_conversion():
-    numatopo = {"metadata": {"name": "n0"}, "spec": {
-        "policies": {"CPUManagerPolicy": "static", "TopologyManagerPolicy": "single-numa-node"},
-        "numares": {"cpu": {"allocatable": "1-3,6-7", "capacity": 8}},
-        "cpuDetail": {str(i): {"numa": 0 if i < 4 else 1, "socket": 0, "core": i} for i in range(8)}}}
+    numatopo = {
+        "metadata": {"name": "n0"},
+        "spec": {
+            "policies": {"CPUManagerPolicy": "static", "TopologyManagerPolicy": "single-numa-node"},
+            "numares": {"cpu": {"allocatable": "1-3,6-7", "capacity": 8}},
+            "cpuDetail": {str(i): {"numa": 0 if i < 4 else 1, "socket": 0, "core": i} for i in range(8)},
+        },
+    }
     assert json.loads(numa_annotation_from_numatopology(numatopo)) == {
-        "numa": [{"id": 0, "cpu": "3"}, {"id": 1, "cpu": "2"}]}
+        "numa": [{"id": 0, "cpu": "3"}, {"id": 1, "cpu": "2"}]
+    }
 
 
-@pytest.mark.parametrize("annotation, message", [
-    ("{", "node bad: metadata.annotations[vcore.io/numa-topology]: not valid JSON"),
-    ('{"numa": [{"id": -1, "cpu": "4"}]}', "numa[0].id: expected an integer >= 0"),
-    ('{"numa": [{"id": 0, "cpu": "lots"}]}', "numa[0].cpu: expected a cpu quantity"),
-    ('{"numa": [{"id": 0, "cpu": "4"}, {"id": 0, "cpu": "4"}]}', "NUMA node 0 listed twice"),
-    ('{"nodes": []}', "expected {\"numa\""),
-], ids=["json", "negative-id", "bad-cpu", "duplicate", "shape"])
+@pytest.mark.parametrize(
+    "annotation, message",
+    [
+        ("{", "node bad: metadata.annotations[vcore.io/numa-topology]: not valid JSON"),
+        ('{"numa": [{"id": -1, "cpu": "4"}]}', "numa[0].id: expected an integer >= 0"),
+        ('{"numa": [{"id": 0, "cpu": "lots"}]}', "numa[0].cpu: expected a cpu quantity"),
+        ('{"numa": [{"id": 0, "cpu": "4"}, {"id": 0, "cpu": "4"}]}', "NUMA node 0 listed twice"),
+        ('{"nodes": []}', 'expected {"numa"'),
+    ],
+    ids=["json", "negative-id", "bad-cpu", "duplicate", "shape"],
+)
 def test_bad_node_annotation(annotation, message):
     c = vcore.Cluster()
     n = node("bad")
@@ -181,8 +193,9 @@ def reference_numa_fit(gpus, cpu, policy, count, cpu_req):
     if policy == "single-numa-node":
         sizes = [1]
     elif policy == "restricted":
-        k_min = next((k for k in range(1, len(ids) + 1) for m in masks if bin(m).count("1") == k and
-                      could(members(m))), None)
+        k_min = next(
+            (k for k in range(1, len(ids) + 1) for m in masks if bin(m).count("1") == k and could(members(m))), None
+        )
         if k_min is None:
             return None, {}
         sizes = [k_min]
@@ -227,19 +240,30 @@ def reference_numa_fit(gpus, cpu, policy, count, cpu_req):
 def numa_nodes(draw):
     n_numa = draw(st.integers(1, 4))
     n_gpus = draw(st.integers(0, 8))
-    gpus = [(draw(st.sampled_from(list(range(n_numa)) + [-1])), draw(st.integers(-1, 2)), draw(st.booleans()))
-            for _ in range(n_gpus)]
+    gpus = [
+        (draw(st.sampled_from(list(range(n_numa)) + [-1])), draw(st.integers(-1, 2)), draw(st.booleans()))
+        for _ in range(n_gpus)
+    ]
     cpu = {i: [draw(st.integers(0, 8)) * 1000, 0] for i in range(n_numa)} if draw(st.booleans()) else {}
     return gpus, cpu
 
 
 @settings(max_examples=200, deadline=None)
-@given(numa_nodes(), st.sampled_from(["single-numa-node", "restricted", "best-effort"]), st.integers(0, 4),
-       st.integers(0, 6), st.lists(st.integers(1, 3), max_size=3))
+@given(
+    numa_nodes(),
+    st.sampled_from(["single-numa-node", "restricted", "best-effort"]),
+    st.integers(0, 4),
+    st.integers(0, 6),
+    st.lists(st.integers(1, 3), max_size=3),
+)
 def test_native_numa_fit_equals_reference(node_case, policy, count, cpus, pinned_before):
     gpus, cpu = node_case
-    topo = {"gpus": [{"index": i, **({"numa": n} if n >= 0 else {}), **({"nvlink": link} if link >= 0 else {})}
-                     for i, (n, link, _) in enumerate(gpus)]}
+    topo = {
+        "gpus": [
+            {"index": i, **({"numa": n} if n >= 0 else {}), **({"nvlink": link} if link >= 0 else {})}
+            for i, (n, link, _) in enumerate(gpus)
+        ]
+    }
     numa = {"numa": [{"id": i, "cpu": str(a // 1000)} for i, (a, _) in cpu.items()]} if cpu else None
     n = node(gpus=len(gpus), numa=numa, gpu_topology=topo if gpus else None)
     n["status"]["allocatable"]["cpu"] = "64"

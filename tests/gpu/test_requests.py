@@ -18,8 +18,12 @@ def make_pod(limits=None, requests=None, annotations=None, spec=None, containers
     s = {"containers": containers, **(spec or {})}
     if inits is not None:
         s["initContainers"] = inits
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "team-a", "annotations": annotations or {}}, "spec": s}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "team-a", "annotations": annotations or {}},
+        "spec": s,
+    }
 
 
 def ctr(**res):
@@ -27,6 +31,7 @@ def ctr(**res):
 
 
 # --- whole GPUs ---------------------------------------------------------------------------------------------
+
 
 def test_whole_from_limits():
     r = pod_gpu_request(make_pod(limits={"nvidia.com/gpu": "2", "cpu": "4"}))
@@ -38,11 +43,15 @@ def test_whole_request_equals_limit():
 
 
 def test_whole_sums_containers_and_takes_init_max():
-    pod = make_pod(containers=[ctr(**{"nvidia.com/gpu": "1"}), ctr(**{"nvidia.com/gpu": "2"})],
-                   inits=[ctr(**{"nvidia.com/gpu": "4"})])
+    pod = make_pod(
+        containers=[ctr(**{"nvidia.com/gpu": "1"}), ctr(**{"nvidia.com/gpu": "2"})],
+        inits=[ctr(**{"nvidia.com/gpu": "4"})],
+    )
     assert pod_gpu_request(pod).count == 4
-    pod = make_pod(containers=[ctr(**{"nvidia.com/gpu": "3"}), ctr(**{"nvidia.com/gpu": "2"})],
-                   inits=[ctr(**{"nvidia.com/gpu": "1"})])
+    pod = make_pod(
+        containers=[ctr(**{"nvidia.com/gpu": "3"}), ctr(**{"nvidia.com/gpu": "2"})],
+        inits=[ctr(**{"nvidia.com/gpu": "1"})],
+    )
     assert pod_gpu_request(pod).count == 5
 
 
@@ -54,14 +63,18 @@ def test_no_gpu():
 
 # --- Volcano ------------------------------------------------------------------------------------------------
 
+
 def test_volcano_gpu_memory():
     r = pod_gpu_request(make_pod(limits={"volcano.sh/gpu-memory": "10240"}))
     assert (r.kind, r.count, r.milli, r.memory_mib, r.memory_milli) == ("shared", 1, 0, 10240, None)
 
 
 def test_volcano_vgpu_full():
-    r = pod_gpu_request(make_pod(limits={"volcano.sh/vgpu-number": "2", "volcano.sh/vgpu-memory": "3000",
-                                         "volcano.sh/vgpu-cores": "50"}))
+    r = pod_gpu_request(
+        make_pod(
+            limits={"volcano.sh/vgpu-number": "2", "volcano.sh/vgpu-memory": "3000", "volcano.sh/vgpu-cores": "50"}
+        )
+    )
     assert (r.kind, r.count, r.milli, r.memory_mib) == ("shared", 2, 500, 3000)
     assert r.milli_on(81920) == 500 and r.memory_on(81920) == 3000
 
@@ -79,8 +92,11 @@ def test_volcano_gpu_memory_with_vgpu_cores():
 
 # --- KAI ----------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("value,milli", [("0.5", 500), ("0.25", 250), ("0.1", 100), ("0.3333", 334),
-                                          ("0.0001", 1), (".75", 750), (" 0.2 ", 200)])
+
+@pytest.mark.parametrize(
+    "value,milli",
+    [("0.5", 500), ("0.25", 250), ("0.1", 100), ("0.3333", 334), ("0.0001", 1), (".75", 750), (" 0.2 ", 200)],
+)
 def test_kai_fraction(value, milli):
     r = pod_gpu_request(make_pod(annotations={"gpu-fraction": value}))
     assert (r.kind, r.count, r.milli, r.memory_milli, r.memory_mib) == ("shared", 1, milli, milli, None)
@@ -92,8 +108,9 @@ def test_kai_fraction_memory_follows_share():
 
 
 def test_kai_fraction_one_is_a_whole_gpu():
-    assert pod_gpu_request(make_pod(annotations={"gpu-fraction": "1"})) == \
-        GpuRequest("whole", count=1, source="gpu-fraction")
+    assert pod_gpu_request(make_pod(annotations={"gpu-fraction": "1"})) == GpuRequest(
+        "whole", count=1, source="gpu-fraction"
+    )
     assert pod_gpu_request(make_pod(annotations={"gpu-fraction": "1.0", "gpu-fraction-num-devices": "3"})).count == 3
 
 
@@ -111,8 +128,23 @@ def test_kai_gpu_memory():
 
 # --- MIG ----------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("profile", ["1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb", "1g.5gb", "2g.10gb",
-                                     "3g.20gb", "4g.20gb", "7g.40gb", "1g.20gb"])
+
+@pytest.mark.parametrize(
+    "profile",
+    [
+        "1g.10gb",
+        "2g.20gb",
+        "3g.40gb",
+        "4g.40gb",
+        "7g.80gb",
+        "1g.5gb",
+        "2g.10gb",
+        "3g.20gb",
+        "4g.20gb",
+        "7g.40gb",
+        "1g.20gb",
+    ],
+)
 def test_mig_profiles(profile):
     r = pod_gpu_request(make_pod(limits={f"nvidia.com/mig-{profile}": "1"}))
     assert (r.kind, r.count, r.mig_profile) == ("mig", 1, profile)
@@ -125,6 +157,7 @@ def test_mig_counts_add_across_containers():
 
 # --- model constraints ------------------------------------------------------------------------------------
 
+
 def test_models_annotation():
     r = pod_gpu_request(make_pod(limits={"nvidia.com/gpu": "1"}, annotations={"vcore.io/gpu-models": "A100, H100"}))
     assert r.models == ("A100", "H100")
@@ -132,22 +165,32 @@ def test_models_annotation():
     assert not r.allows("Tesla-V100-SXM2-16GB") and not r.allows("")
 
 
-@pytest.mark.parametrize("allowed,product,ok", [
-    ("A100", "NVIDIA-A100-SXM4-80GB", True),
-    ("a100-80gb", "NVIDIA-A100-SXM4-80GB", True),
-    ("A100-40GB", "NVIDIA-A100-SXM4-80GB", False),
-    ("A10", "NVIDIA-A100-SXM4-80GB", False),       # tokens, not substrings
-    ("NVIDIA-A100-SXM4-80GB", "NVIDIA-A100-SXM4-80GB", True),
-    ("V100M16", "V100M16", True),                   # openb trace model names
-    ("", "NVIDIA-A100-SXM4-80GB", False),
-])
+@pytest.mark.parametrize(
+    "allowed,product,ok",
+    [
+        ("A100", "NVIDIA-A100-SXM4-80GB", True),
+        ("a100-80gb", "NVIDIA-A100-SXM4-80GB", True),
+        ("A100-40GB", "NVIDIA-A100-SXM4-80GB", False),
+        ("A10", "NVIDIA-A100-SXM4-80GB", False),  # tokens, not substrings
+        ("NVIDIA-A100-SXM4-80GB", "NVIDIA-A100-SXM4-80GB", True),
+        ("V100M16", "V100M16", True),  # openb trace model names
+        ("", "NVIDIA-A100-SXM4-80GB", False),
+    ],
+)
 def test_model_matches(allowed, product, ok):
     assert model_matches(allowed, product) is ok
 
 
 def affinity(*terms):
-    return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": list(t)} for t in terms]}}}}
+    return {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": list(t)} for t in terms]
+                }
+            }
+        }
+    }
 
 
 def expr(op, *values, key="nvidia.com/gpu.product"):
@@ -186,8 +229,7 @@ def test_affinity_never_matching_term(op):
 
 
 def test_affinity_exists_and_empty_intersection():
-    r = pod_gpu_request(make_pod(limits={"nvidia.com/gpu": "1"},
-                                 spec=affinity([expr("Exists"), expr("NotIn", V100)])))
+    r = pod_gpu_request(make_pod(limits={"nvidia.com/gpu": "1"}, spec=affinity([expr("Exists"), expr("NotIn", V100)])))
     assert r.allows(A80) and not r.allows(V100)
     r = pod_gpu_request(make_pod(limits={"nvidia.com/gpu": "1"}, spec=affinity([expr("In", A80), expr("In", H80)])))
     assert not r.allows(A80) and not r.allows(H80)
@@ -203,15 +245,23 @@ def test_node_selector_product_and_with_affinity():
 
 
 def test_annotation_and_affinity_both_apply():
-    r = pod_gpu_request(make_pod(limits={"nvidia.com/gpu": "1"}, annotations={"vcore.io/gpu-models": "H100"},
-                                 spec=affinity([expr("In", A80, H80)])))
+    r = pod_gpu_request(
+        make_pod(
+            limits={"nvidia.com/gpu": "1"},
+            annotations={"vcore.io/gpu-models": "H100"},
+            spec=affinity([expr("In", A80, H80)]),
+        )
+    )
     assert r.allows(H80) and not r.allows(A80)
 
 
 def test_frozen_and_kubernetes_client_object():
     from kubernetes.client import V1Container, V1ObjectMeta, V1Pod, V1PodSpec, V1ResourceRequirements
-    pod = V1Pod(metadata=V1ObjectMeta(name="k", namespace="ns", annotations={"gpu-fraction": "0.5"}),
-                spec=V1PodSpec(containers=[V1Container(name="c", resources=V1ResourceRequirements())]))
+
+    pod = V1Pod(
+        metadata=V1ObjectMeta(name="k", namespace="ns", annotations={"gpu-fraction": "0.5"}),
+        spec=V1PodSpec(containers=[V1Container(name="c", resources=V1ResourceRequirements())]),
+    )
     r = pod_gpu_request(pod)
     assert r.milli == 500
     with pytest.raises(AttributeError):
@@ -222,69 +272,172 @@ def test_frozen_and_kubernetes_client_object():
 
 P = r"pod team-a/p: "
 BAD = [
-    ("fraction>1", dict(annotations={"gpu-fraction": "1.5"}), ValueError,
-     P + r"metadata.annotations\[gpu-fraction\]: must be in \(0, 1\], got 1.5"),
+    (
+        "fraction>1",
+        dict(annotations={"gpu-fraction": "1.5"}),
+        ValueError,
+        P + r"metadata.annotations\[gpu-fraction\]: must be in \(0, 1\], got 1.5",
+    ),
     ("fraction=0", dict(annotations={"gpu-fraction": "0"}), ValueError, r"must be in \(0, 1\], got 0"),
     ("fraction<0", dict(annotations={"gpu-fraction": "-0.5"}), ValueError, r"must be in \(0, 1\], got -0.5"),
     ("fraction-nan", dict(annotations={"gpu-fraction": "NaN"}), ValueError, r"must be in \(0, 1\]"),
     ("fraction-inf", dict(annotations={"gpu-fraction": "Infinity"}), ValueError, r"must be in \(0, 1\]"),
-    ("fraction-text", dict(annotations={"gpu-fraction": "half"}), ValueError,
-     r"gpu-fraction\]: expected a number in \(0, 1\], got 'half'"),
-    ("fraction-type", dict(annotations={"gpu-fraction": 0.5}), TypeError,
-     P + r"metadata.annotations\[gpu-fraction\]: must be a string, got a number 0.5"),
-    ("kai-memory<0", dict(annotations={"gpu-memory": "-1024"}), ValueError,
-     P + r"metadata.annotations\[gpu-memory\]: must be a positive number of MiB, got -1024"),
+    (
+        "fraction-text",
+        dict(annotations={"gpu-fraction": "half"}),
+        ValueError,
+        r"gpu-fraction\]: expected a number in \(0, 1\], got 'half'",
+    ),
+    (
+        "fraction-type",
+        dict(annotations={"gpu-fraction": 0.5}),
+        TypeError,
+        P + r"metadata.annotations\[gpu-fraction\]: must be a string, got a number 0.5",
+    ),
+    (
+        "kai-memory<0",
+        dict(annotations={"gpu-memory": "-1024"}),
+        ValueError,
+        P + r"metadata.annotations\[gpu-memory\]: must be a positive number of MiB, got -1024",
+    ),
     ("kai-memory=0", dict(annotations={"gpu-memory": "0"}), ValueError, "must be a positive number of MiB"),
-    ("kai-memory-text", dict(annotations={"gpu-memory": "4Gi"}), ValueError,
-     r"expected an integer number of MiB, got '4Gi'"),
-    ("kai-both", dict(annotations={"gpu-memory": "1024", "gpu-fraction": "0.5"}), ValueError,
-     "give gpu-fraction or gpu-memory, not both"),
-    ("kai-devices-alone", dict(annotations={"gpu-fraction-num-devices": "2"}), ValueError,
-     r"gpu-fraction-num-devices\]: needs gpu-fraction or gpu-memory"),
-    ("kai-devices-0", dict(annotations={"gpu-fraction": "0.5", "gpu-fraction-num-devices": "0"}), ValueError,
-     "must be positive"),
-    ("kai-devices-text", dict(annotations={"gpu-fraction": "0.5", "gpu-fraction-num-devices": "two"}), ValueError,
-     "expected an integer"),
-    ("volcano-memory<0", dict(limits={"volcano.sh/gpu-memory": "-1"}), ValueError,
-     P + r"spec.containers\[0\].resources.limits\[volcano.sh/gpu-memory\]: quantity '-1' must not be negative"),
+    (
+        "kai-memory-text",
+        dict(annotations={"gpu-memory": "4Gi"}),
+        ValueError,
+        r"expected an integer number of MiB, got '4Gi'",
+    ),
+    (
+        "kai-both",
+        dict(annotations={"gpu-memory": "1024", "gpu-fraction": "0.5"}),
+        ValueError,
+        "give gpu-fraction or gpu-memory, not both",
+    ),
+    (
+        "kai-devices-alone",
+        dict(annotations={"gpu-fraction-num-devices": "2"}),
+        ValueError,
+        r"gpu-fraction-num-devices\]: needs gpu-fraction or gpu-memory",
+    ),
+    (
+        "kai-devices-0",
+        dict(annotations={"gpu-fraction": "0.5", "gpu-fraction-num-devices": "0"}),
+        ValueError,
+        "must be positive",
+    ),
+    (
+        "kai-devices-text",
+        dict(annotations={"gpu-fraction": "0.5", "gpu-fraction-num-devices": "two"}),
+        ValueError,
+        "expected an integer",
+    ),
+    (
+        "volcano-memory<0",
+        dict(limits={"volcano.sh/gpu-memory": "-1"}),
+        ValueError,
+        P + r"spec.containers\[0\].resources.limits\[volcano.sh/gpu-memory\]: quantity '-1' must not be negative",
+    ),
     ("vgpu-memory<0", dict(limits={"volcano.sh/vgpu-memory": "-5"}), ValueError, "must not be negative"),
-    ("vgpu-cores>100", dict(limits={"volcano.sh/vgpu-cores": "150"}), ValueError,
-     r"limits\[volcano.sh/vgpu-cores\]: must be a percentage 0-100, got 150"),
-    ("volcano-two-memories", dict(limits={"volcano.sh/gpu-memory": "1", "volcano.sh/vgpu-memory": "1"}),
-     ValueError, "give volcano.sh/gpu-memory or volcano.sh/vgpu-memory, not both"),
+    (
+        "vgpu-cores>100",
+        dict(limits={"volcano.sh/vgpu-cores": "150"}),
+        ValueError,
+        r"limits\[volcano.sh/vgpu-cores\]: must be a percentage 0-100, got 150",
+    ),
+    (
+        "volcano-two-memories",
+        dict(limits={"volcano.sh/gpu-memory": "1", "volcano.sh/vgpu-memory": "1"}),
+        ValueError,
+        "give volcano.sh/gpu-memory or volcano.sh/vgpu-memory, not both",
+    ),
     ("gpu<0", dict(limits={"nvidia.com/gpu": "-1"}), ValueError, "must not be negative"),
-    ("gpu-fractional", dict(limits={"nvidia.com/gpu": "0.5"}), ValueError,
-     r"limits\[nvidia.com/gpu\]: must be a whole number, got '0.5'"),
+    (
+        "gpu-fractional",
+        dict(limits={"nvidia.com/gpu": "0.5"}),
+        ValueError,
+        r"limits\[nvidia.com/gpu\]: must be a whole number, got '0.5'",
+    ),
     ("gpu-malformed", dict(limits={"nvidia.com/gpu": "two"}), ValueError, r"limits\[nvidia.com/gpu\]"),
-    ("request!=limit", dict(limits={"nvidia.com/gpu": "2"}, requests={"nvidia.com/gpu": "1"}), ValueError,
-     r"requests\[nvidia.com/gpu\]: must equal the limit for an extended resource \(1 != 2\)"),
-    ("mig-unknown", dict(limits={"nvidia.com/mig-2g.15gb": "1"}), ValueError,
-     P + r"spec.containers\[0\].resources.limits\[nvidia.com/mig-2g.15gb\]: unknown MIG profile '2g.15gb'"),
-    ("mig-two-profiles", dict(limits={"nvidia.com/mig-1g.10gb": "1", "nvidia.com/mig-2g.20gb": "1"}), ValueError,
-     "more than one MIG profile"),
-    ("mix-whole-kai", dict(limits={"nvidia.com/gpu": "1"}, annotations={"gpu-fraction": "0.5"}), ValueError,
-     P + r"spec: a pod asks for GPUs in exactly one way, got whole GPUs \(nvidia.com/gpu\) and KAI GPU sharing"),
-    ("mix-whole-mig", dict(limits={"nvidia.com/gpu": "1", "nvidia.com/mig-1g.10gb": "1"}), ValueError,
-     r"whole GPUs \(nvidia.com/gpu\) and MIG \(nvidia.com/mig-1g.10gb\)"),
-    ("mix-volcano-kai", dict(limits={"volcano.sh/gpu-memory": "1024"}, annotations={"gpu-memory": "1024"}),
-     ValueError, "Volcano GPU sharing .* and KAI GPU sharing"),
-    ("mix-mig-volcano", dict(limits={"nvidia.com/mig-1g.10gb": "1", "volcano.sh/vgpu-number": "1"}), ValueError,
-     "exactly one way"),
-    ("models-empty", dict(annotations={"vcore.io/gpu-models": ""}), ValueError,
-     r"vcore.io/gpu-models\]: expected a comma-separated list"),
+    (
+        "request!=limit",
+        dict(limits={"nvidia.com/gpu": "2"}, requests={"nvidia.com/gpu": "1"}),
+        ValueError,
+        r"requests\[nvidia.com/gpu\]: must equal the limit for an extended resource \(1 != 2\)",
+    ),
+    (
+        "mig-unknown",
+        dict(limits={"nvidia.com/mig-2g.15gb": "1"}),
+        ValueError,
+        P + r"spec.containers\[0\].resources.limits\[nvidia.com/mig-2g.15gb\]: unknown MIG profile '2g.15gb'",
+    ),
+    (
+        "mig-two-profiles",
+        dict(limits={"nvidia.com/mig-1g.10gb": "1", "nvidia.com/mig-2g.20gb": "1"}),
+        ValueError,
+        "more than one MIG profile",
+    ),
+    (
+        "mix-whole-kai",
+        dict(limits={"nvidia.com/gpu": "1"}, annotations={"gpu-fraction": "0.5"}),
+        ValueError,
+        P + r"spec: a pod asks for GPUs in exactly one way, got whole GPUs \(nvidia.com/gpu\) and KAI GPU sharing",
+    ),
+    (
+        "mix-whole-mig",
+        dict(limits={"nvidia.com/gpu": "1", "nvidia.com/mig-1g.10gb": "1"}),
+        ValueError,
+        r"whole GPUs \(nvidia.com/gpu\) and MIG \(nvidia.com/mig-1g.10gb\)",
+    ),
+    (
+        "mix-volcano-kai",
+        dict(limits={"volcano.sh/gpu-memory": "1024"}, annotations={"gpu-memory": "1024"}),
+        ValueError,
+        "Volcano GPU sharing .* and KAI GPU sharing",
+    ),
+    (
+        "mix-mig-volcano",
+        dict(limits={"nvidia.com/mig-1g.10gb": "1", "volcano.sh/vgpu-number": "1"}),
+        ValueError,
+        "exactly one way",
+    ),
+    (
+        "models-empty",
+        dict(annotations={"vcore.io/gpu-models": ""}),
+        ValueError,
+        r"vcore.io/gpu-models\]: expected a comma-separated list",
+    ),
     ("models-hole", dict(annotations={"vcore.io/gpu-models": "A100,,H100"}), ValueError, "comma-separated"),
-    ("affinity-op", dict(spec=affinity([expr("Near", "x")])), ValueError,
-     r"nodeSelectorTerms\[0\].matchExpressions\[0\].operator: must be one of In, NotIn"),
-    ("affinity-values", dict(spec=affinity([expr("In", 5)])), TypeError,
-     r"matchExpressions\[0\].values\[0\]: must be a string, got an integer 5"),
-    ("selector-type", dict(spec={"nodeSelector": {"nvidia.com/gpu.product": 1}}), TypeError,
-     r"spec.nodeSelector\[nvidia.com/gpu.product\]"),
-    ("resources-type", dict(containers=[{"name": "c", "resources": {"limits": ["nvidia.com/gpu"]}}]), TypeError,
-     r"spec.containers\[0\].resources.limits: must be a mapping, got a list"),
+    (
+        "affinity-op",
+        dict(spec=affinity([expr("Near", "x")])),
+        ValueError,
+        r"nodeSelectorTerms\[0\].matchExpressions\[0\].operator: must be one of In, NotIn",
+    ),
+    (
+        "affinity-values",
+        dict(spec=affinity([expr("In", 5)])),
+        TypeError,
+        r"matchExpressions\[0\].values\[0\]: must be a string, got an integer 5",
+    ),
+    (
+        "selector-type",
+        dict(spec={"nodeSelector": {"nvidia.com/gpu.product": 1}}),
+        TypeError,
+        r"spec.nodeSelector\[nvidia.com/gpu.product\]",
+    ),
+    (
+        "resources-type",
+        dict(containers=[{"name": "c", "resources": {"limits": ["nvidia.com/gpu"]}}]),
+        TypeError,
+        r"spec.containers\[0\].resources.limits: must be a mapping, got a list",
+    ),
     ("containers-type", dict(containers={"name": "c"}), TypeError, "spec.containers: must be a list, got a mapping"),
-    ("volcano-two-containers", dict(containers=[ctr(**{"volcano.sh/gpu-memory": "1"}),
-                                                ctr(**{"volcano.sh/gpu-memory": "1"})]), ValueError,
-     "Volcano GPU sharing resources in more than one container"),
+    (
+        "volcano-two-containers",
+        dict(containers=[ctr(**{"volcano.sh/gpu-memory": "1"}), ctr(**{"volcano.sh/gpu-memory": "1"})]),
+        ValueError,
+        "Volcano GPU sharing resources in more than one container",
+    ),
 ]
 
 

@@ -23,35 +23,74 @@ from typing import Any
 PRIORITY_CLASSES = [
     {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "diff-low"}, "value": 10},
     {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "diff-high"}, "value": 1000},
-    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "diff-high-never"},
-     "value": 1000, "preemptionPolicy": "Never"},
+    {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "diff-high-never"},
+        "value": 1000,
+        "preemptionPolicy": "Never",
+    },
 ]
 
 # The kube-scheduler profiles a probe picks from (by schedulerName); vcore reads the very same dicts.
 EXTENDED = "example.com/foo"
 PROFILES = [
     {"schedulerName": "default-scheduler"},
-    {"schedulerName": "diff-most-allocated",
-     "plugins": {"score": {"enabled": [{"name": "NodeResourcesFit", "weight": 4},
-                                       {"name": "NodeAffinity", "weight": 1}]}},
-     "pluginConfig": [
-         {"name": "NodeResourcesFit", "args": {"scoringStrategy": {
-             "type": "MostAllocated",
-             "resources": [{"name": "cpu", "weight": 2}, {"name": "memory", "weight": 1},
-                           {"name": EXTENDED, "weight": 3}, {"name": "ephemeral-storage", "weight": 1}]}}},
-         {"name": "NodeResourcesBalancedAllocation", "args": {"resources": [
-             {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}, {"name": EXTENDED, "weight": 1}]}}]},
-    {"schedulerName": "diff-requested-to-capacity",
-     "plugins": {"score": {"disabled": [{"name": "NodeResourcesBalancedAllocation"}]}},
-     "pluginConfig": [
-         {"name": "NodeResourcesFit", "args": {
-             "ignoredResourceGroups": ["example.com"],
-             "scoringStrategy": {
-                 "type": "RequestedToCapacityRatio",
-                 "resources": [{"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}],
-                 "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 2},
-                                                        {"utilization": 60, "score": 10},
-                                                        {"utilization": 100, "score": 0}]}}}}]},
+    {
+        "schedulerName": "diff-most-allocated",
+        "plugins": {
+            "score": {"enabled": [{"name": "NodeResourcesFit", "weight": 4}, {"name": "NodeAffinity", "weight": 1}]}
+        },
+        "pluginConfig": [
+            {
+                "name": "NodeResourcesFit",
+                "args": {
+                    "scoringStrategy": {
+                        "type": "MostAllocated",
+                        "resources": [
+                            {"name": "cpu", "weight": 2},
+                            {"name": "memory", "weight": 1},
+                            {"name": EXTENDED, "weight": 3},
+                            {"name": "ephemeral-storage", "weight": 1},
+                        ],
+                    }
+                },
+            },
+            {
+                "name": "NodeResourcesBalancedAllocation",
+                "args": {
+                    "resources": [
+                        {"name": "cpu", "weight": 1},
+                        {"name": "memory", "weight": 1},
+                        {"name": EXTENDED, "weight": 1},
+                    ]
+                },
+            },
+        ],
+    },
+    {
+        "schedulerName": "diff-requested-to-capacity",
+        "plugins": {"score": {"disabled": [{"name": "NodeResourcesBalancedAllocation"}]}},
+        "pluginConfig": [
+            {
+                "name": "NodeResourcesFit",
+                "args": {
+                    "ignoredResourceGroups": ["example.com"],
+                    "scoringStrategy": {
+                        "type": "RequestedToCapacityRatio",
+                        "resources": [{"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}],
+                        "requestedToCapacityRatio": {
+                            "shape": [
+                                {"utilization": 0, "score": 2},
+                                {"utilization": 60, "score": 10},
+                                {"utilization": 100, "score": 0},
+                            ]
+                        },
+                    },
+                },
+            }
+        ],
+    },
 ]
 
 ZONES = ["z1", "z2", "z3"]
@@ -64,8 +103,12 @@ TAINT_VALUES = ["", "a", "b"]
 EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
 # Container images nodes may hold (ImageLocality), by the name the kubelet reports, with their size in bytes: below
 # kube-scheduler's 23 MB minimum, between, and past its 1000 MB maximum per container.
-IMAGES = {"registry.invalid/tools:latest": 20 * 2**20, "registry.invalid/web:1.0": 300 * 2**20,
-          "registry.invalid/db:2": 800 * 2**20, "registry.invalid/big:7": 2 * 2**30}
+IMAGES = {
+    "registry.invalid/tools:latest": 20 * 2**20,
+    "registry.invalid/web:1.0": 300 * 2**20,
+    "registry.invalid/db:2": 800 * 2**20,
+    "registry.invalid/big:7": 2 * 2**30,
+}
 # Pod labels: keys and values small enough that selectors match something often.
 POD_LABELS = {"app": ["web", "db", "cache"], "tier": ["fe", "be"], "version": ["v1", "v2"]}
 
@@ -133,9 +176,12 @@ def _container(name: str, requests: dict[str, str], rng: random.Random) -> dict:
 def _pod(name: str, namespace: str, rng: random.Random, ctx: Context) -> dict:
     containers = [_container(f"c{i}", _requests(rng, extended=i == 0), rng) for i in range(rng.choice([1, 1, 2, 3]))]
     labels = {k: rng.choice(v) for k, v in POD_LABELS.items() if rng.random() < 0.7}
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace, "labels": labels},
-            "spec": {"containers": containers, "terminationGracePeriodSeconds": 0}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"containers": containers, "terminationGracePeriodSeconds": 0},
+    }
 
 
 # -- node features ------------------------------------------------------------------------------------------
@@ -186,28 +232,55 @@ def node_images(rng: random.Random, node: dict, ctx: Context) -> None:
 
 
 NODE_FEATURES: list[tuple[float, Feature]] = [
-    (1.0, node_labels), (0.3, node_taints), (0.12, node_unschedulable), (0.4, node_extended), (0.6, node_images),
+    (1.0, node_labels),
+    (0.3, node_taints),
+    (0.12, node_unschedulable),
+    (0.4, node_extended),
+    (0.6, node_images),
 ]
 
 
-def node_object(name: str, seed: int, *, cpu: str = "4", memory: str = "8Gi", pods: str = "110",
-                ephemeral: str = "100Gi", labels: dict[str, str] | None = None) -> dict:
+def node_object(
+    name: str,
+    seed: int,
+    *,
+    cpu: str = "4",
+    memory: str = "8Gi",
+    pods: str = "110",
+    ephemeral: str = "100Gi",
+    labels: dict[str, str] | None = None,
+) -> dict:
     """A Node as a kubelet registers it, labelled with its scenario (the test lists a scenario's nodes by it)."""
     capacity = {"cpu": cpu, "memory": memory, "pods": pods, "ephemeral-storage": ephemeral}
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {HOSTNAME: name, SCENARIO_LABEL: str(seed), **(labels or {})}},
-            "spec": {}, "status": {"capacity": capacity, "allocatable": dict(capacity),
-                                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                                                   "message": "differential test node"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {HOSTNAME: name, SCENARIO_LABEL: str(seed), **(labels or {})}},
+        "spec": {},
+        "status": {
+            "capacity": capacity,
+            "allocatable": dict(capacity),
+            "conditions": [
+                {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "differential test node"}
+            ],
+        },
+    }
 
 
-def pod_object(name: str, namespace: str, *, labels: dict[str, str] | None = None,
-               requests: dict[str, str] | None = None) -> dict:
-    container = {"name": "c0", "image": "registry.invalid/pause:3.10",
-                 "resources": {"requests": dict(requests)} if requests else {}}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace,
-                                                            "labels": dict(labels or {})},
-            "spec": {"containers": [container], "terminationGracePeriodSeconds": 0}}
+def pod_object(
+    name: str, namespace: str, *, labels: dict[str, str] | None = None, requests: dict[str, str] | None = None
+) -> dict:
+    container = {
+        "name": "c0",
+        "image": "registry.invalid/pause:3.10",
+        "resources": {"requests": dict(requests)} if requests else {},
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})},
+        "spec": {"containers": [container], "terminationGracePeriodSeconds": 0},
+    }
 
 
 def namespace_object(name: str, labels: dict[str, str] | None = None) -> dict:
@@ -215,9 +288,14 @@ def namespace_object(name: str, labels: dict[str, str] | None = None) -> dict:
 
 
 def make_node(rng: random.Random, name: str, ctx: Context) -> dict:
-    node = node_object(name, ctx.seed, cpu=rng.choice(["2", "4", "8", "3500m"]),
-                       memory=rng.choice(["4Gi", "8Gi", "16Gi", "6Gi"]), pods=rng.choice(["110", "110", "4", "8"]),
-                       ephemeral=rng.choice(["50Gi", "100Gi"]))
+    node = node_object(
+        name,
+        ctx.seed,
+        cpu=rng.choice(["2", "4", "8", "3500m"]),
+        memory=rng.choice(["4Gi", "8Gi", "16Gi", "6Gi"]),
+        pods=rng.choice(["110", "110", "4", "8"]),
+        ephemeral=rng.choice(["50Gi", "100Gi"]),
+    )
     for p, feature in NODE_FEATURES:
         if rng.random() < p:
             feature(rng, node, ctx)
@@ -270,8 +348,12 @@ def priority(rng: random.Random, pod: dict, ctx: Context) -> None:
 
 
 def node_selector(rng: random.Random, pod: dict, ctx: Context) -> None:
-    choices = [(ZONE, rng.choice(ZONES)), ("tier", rng.choice(["gold", "silver"])), ("disk", "ssd"),
-               (REGION, rng.choice(REGIONS))]
+    choices = [
+        (ZONE, rng.choice(ZONES)),
+        ("tier", rng.choice(["gold", "silver"])),
+        ("disk", "ssd"),
+        (REGION, rng.choice(REGIONS)),
+    ]
     pod["spec"]["nodeSelector"] = dict(rng.sample(choices, rng.randint(1, 2)))
 
 
@@ -285,8 +367,13 @@ def _selector_term(rng: random.Random, ctx: Context) -> dict:
         key = rng.choice([ZONE, REGION, "tier", "disk", "rack"])
         e = {"key": key, "operator": op}
         if op in ("In", "NotIn"):
-            vocab = {ZONE: ZONES, REGION: REGIONS, "tier": ["gold", "silver"], "disk": ["ssd", "hdd"],
-                     "rack": ["r1", "r2"]}[key]
+            vocab = {
+                ZONE: ZONES,
+                REGION: REGIONS,
+                "tier": ["gold", "silver"],
+                "disk": ["ssd", "hdd"],
+                "rack": ["r1", "r2"],
+            }[key]
             e["values"] = rng.sample(vocab, rng.randint(1, len(vocab) - 1))
         exprs.append(e)
     term: dict[str, Any] = {}
@@ -294,8 +381,9 @@ def _selector_term(rng: random.Random, ctx: Context) -> dict:
         term["matchExpressions"] = exprs
     if not exprs or rng.random() < 0.25:
         names = ctx.node_names + [f"{ctx.node_names[0]}-absent"]
-        term["matchFields"] = [{"key": "metadata.name", "operator": rng.choice(["In", "In", "NotIn"]),
-                                "values": [rng.choice(names)]}]
+        term["matchFields"] = [
+            {"key": "metadata.name", "operator": rng.choice(["In", "In", "NotIn"]), "values": [rng.choice(names)]}
+        ]
         if rng.random() < 0.2:  # two name requirements in one term are ANDed
             term["matchFields"].append({"key": "metadata.name", "operator": "In", "values": [rng.choice(names)]})
     return term
@@ -308,7 +396,8 @@ def required_node_affinity(rng: random.Random, pod: dict, ctx: Context) -> None:
 
 def preferred_node_affinity(rng: random.Random, pod: dict, ctx: Context) -> None:
     _node_affinity(pod)["preferredDuringSchedulingIgnoredDuringExecution"] = [
-        {"weight": rng.randint(1, 100), "preference": _selector_term(rng, ctx)} for _ in range(rng.randint(1, 3))]
+        {"weight": rng.randint(1, 100), "preference": _selector_term(rng, ctx)} for _ in range(rng.randint(1, 3))
+    ]
 
 
 def _node_affinity(pod: dict) -> dict:
@@ -354,7 +443,8 @@ def _affinity_term(rng: random.Random, pod: dict, ctx: Context) -> dict:
         term["namespaceSelector"] = rng.choice([{}, {"matchLabels": {"team": rng.choice(["a", "b"])}}])
     labels = pod["metadata"].get("labels", {})
     used = set(term["labelSelector"].get("matchLabels", {})) | {
-        e["key"] for e in term["labelSelector"].get("matchExpressions", [])}
+        e["key"] for e in term["labelSelector"].get("matchExpressions", [])
+    }
     free = [k for k in labels if k not in used]
     if free and rng.random() < 0.3:
         term[rng.choice(["matchLabelKeys", "mismatchLabelKeys"])] = [rng.choice(free)]
@@ -367,17 +457,20 @@ def pod_affinity(rng: random.Random, pod: dict, ctx: Context) -> None:
         part = pod["spec"].setdefault("affinity", {}).setdefault(kind, {})
         if rng.random() < 0.5:
             part["requiredDuringSchedulingIgnoredDuringExecution"] = [
-                _affinity_term(rng, pod, ctx) for _ in range(rng.randint(1, 2))]
+                _affinity_term(rng, pod, ctx) for _ in range(rng.randint(1, 2))
+            ]
         if rng.random() < 0.6 or not part:
             part["preferredDuringSchedulingIgnoredDuringExecution"] = [
                 {"weight": rng.randint(1, 100), "podAffinityTerm": _affinity_term(rng, pod, ctx)}
-                for _ in range(rng.randint(1, 2))]
+                for _ in range(rng.randint(1, 2))
+            ]
 
 
 def host_port(rng: random.Random, pod: dict, ctx: Context) -> None:
     """A container port taken on the node (NodePorts)."""
-    pod["spec"]["containers"][0]["ports"] = [{"containerPort": 8080, "hostPort": rng.choice([8080, 9090]),
-                                              "protocol": rng.choice(["TCP", "TCP", "UDP"])}]
+    pod["spec"]["containers"][0]["ports"] = [
+        {"containerPort": 8080, "hostPort": rng.choice([8080, 9090]), "protocol": rng.choice(["TCP", "TCP", "UDP"])}
+    ]
 
 
 def topology_spread(rng: random.Random, pod: dict, ctx: Context) -> None:
@@ -388,9 +481,12 @@ def topology_spread(rng: random.Random, pod: dict, ctx: Context) -> None:
         if (key, hard) in seen:
             continue
         seen.add((key, hard))
-        c: dict[str, Any] = {"maxSkew": rng.randint(1, 3), "topologyKey": key,
-                             "whenUnsatisfiable": "DoNotSchedule" if hard else "ScheduleAnyway",
-                             "labelSelector": _label_selector(rng)}
+        c: dict[str, Any] = {
+            "maxSkew": rng.randint(1, 3),
+            "topologyKey": key,
+            "whenUnsatisfiable": "DoNotSchedule" if hard else "ScheduleAnyway",
+            "labelSelector": _label_selector(rng),
+        }
         if hard and rng.random() < 0.3:
             c["minDomains"] = rng.randint(1, 4)
         if rng.random() < 0.3:
@@ -398,8 +494,12 @@ def topology_spread(rng: random.Random, pod: dict, ctx: Context) -> None:
         if rng.random() < 0.3:
             c["nodeTaintsPolicy"] = rng.choice(["Honor", "Ignore"])
         labels = pod["metadata"].get("labels", {})
-        free = [k for k in labels if k not in c["labelSelector"].get("matchLabels", {})
-                and all(e["key"] != k for e in c["labelSelector"].get("matchExpressions", []))]
+        free = [
+            k
+            for k in labels
+            if k not in c["labelSelector"].get("matchLabels", {})
+            and all(e["key"] != k for e in c["labelSelector"].get("matchExpressions", []))
+        ]
         if free and rng.random() < 0.3:
             c["matchLabelKeys"] = [rng.choice(free)]
         constraints.append(c)
@@ -414,13 +514,25 @@ def images(rng: random.Random, pod: dict, ctx: Context) -> None:
 
 
 RUNNING_FEATURES: list[tuple[float, Feature]] = [
-    (0.2, init_containers), (0.15, pod_level_resources), (0.5, priority), (0.3, pod_affinity), (0.1, host_port),
+    (0.2, init_containers),
+    (0.15, pod_level_resources),
+    (0.5, priority),
+    (0.3, pod_affinity),
+    (0.1, host_port),
 ]
 
 PROBE_FEATURES: list[tuple[float, Feature]] = [
-    (0.2, init_containers), (0.25, pod_level_resources), (0.3, priority), (0.25, node_selector),
-    (0.25, required_node_affinity), (0.35, preferred_node_affinity), (0.45, tolerations), (0.45, pod_affinity),
-    (0.4, topology_spread), (0.05, host_port), (0.4, images),
+    (0.2, init_containers),
+    (0.25, pod_level_resources),
+    (0.3, priority),
+    (0.25, node_selector),
+    (0.25, required_node_affinity),
+    (0.35, preferred_node_affinity),
+    (0.45, tolerations),
+    (0.45, pod_affinity),
+    (0.4, topology_spread),
+    (0.05, host_port),
+    (0.4, images),
 ]
 
 
@@ -450,16 +562,21 @@ def scenario(seed: int, *, probes: int = 10, nodes: tuple[int, int] = (3, 7)) ->
     services = []
     if rng.random() < 0.4:  # a Service gives the pods it selects the default topology spread constraints
         key = rng.choice(list(POD_LABELS))
-        services.append({"apiVersion": "v1", "kind": "Service",
-                         "metadata": {"name": f"{label}-svc", "namespace": names[0]},
-                         "spec": {"selector": {key: rng.choice(POD_LABELS[key])},
-                                  "ports": [{"port": 80, "targetPort": 8080}]}})
+        services.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": f"{label}-svc", "namespace": names[0]},
+                "spec": {"selector": {key: rng.choice(POD_LABELS[key])}, "ports": [{"port": 80, "targetPort": 8080}]},
+            }
+        )
     probe_pods = []
     for i in range(probes):
         pod = _pod(f"{label}-p{i}", rng.choice(names), rng, ctx)
         _apply(PROBE_FEATURES, rng, pod, ctx)
-        pod["spec"]["schedulerName"] = rng.choice(PROFILES)["schedulerName"] if rng.random() < 0.4 \
-            else "default-scheduler"
+        pod["spec"]["schedulerName"] = (
+            rng.choice(PROFILES)["schedulerName"] if rng.random() < 0.4 else "default-scheduler"
+        )
         probe_pods.append(pod)
     return Scenario(seed, namespaces, services, ctx.nodes, running, probe_pods)
 

@@ -1,6 +1,7 @@
 """An in-memory stand-in for the API server's NodeShard (and pod list) endpoints with its concurrency rules
 (resourceVersion preconditions, 404, 409), for the hand-over protocol's unit and property tests. The e2e tests
 run the same code against the real API server."""
+
 from __future__ import annotations
 
 import copy

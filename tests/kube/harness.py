@@ -24,21 +24,30 @@ class SchedulerRun:
     def __init__(self, kubeconfig: str, directory: Path, name: str, **config) -> None:
         self.kubeconfig, self.directory, self.name = kubeconfig, Path(directory), name
         self.port = free_port()
-        self.config = {"schedulerName": name, "metricsAddress": f"127.0.0.1:{self.port}", "cyclePeriod": "50ms",
-                       "leaderElection": {"leaderElect": False}, **config}
+        self.config = {
+            "schedulerName": name,
+            "metricsAddress": f"127.0.0.1:{self.port}",
+            "cyclePeriod": "50ms",
+            "leaderElection": {"leaderElect": False},
+            **config,
+        }
         self.config_file = self.directory / f"{name}-{self.port}.yaml"
         self.config_file.write_text(yaml.safe_dump(self.config))
         self.log = self.directory / f"{name}-{self.port}.log"
         self.proc: subprocess.Popen | None = None
 
     def start(self, identity: str | None = None, wait_ready: bool = True) -> SchedulerRun:
-        argv = [sys.executable, "-m", "vcore_kube", "--kubeconfig", self.kubeconfig, "--config",
-                str(self.config_file)]
+        argv = [sys.executable, "-m", "vcore_kube", "--kubeconfig", self.kubeconfig, "--config", str(self.config_file)]
         if identity:
             argv += ["--identity", identity]
         with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            self.proc = subprocess.Popen(
+                argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
         if wait_ready:
             wait_for(lambda: self.get("/readyz") == 200, 60, f"{self.name} /readyz", self)
         return self
@@ -96,8 +105,9 @@ def wait_for(predicate, timeout: float, what: str, run: SchedulerRun | None = No
         if value:
             return value
         time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}"
-                         + (f"; scheduler log:\n{run.log_tail()}" if run else ""))
+    raise AssertionError(
+        f"timed out after {timeout:.0f} s waiting for {what}" + (f"; scheduler log:\n{run.log_tail()}" if run else "")
+    )
 
 
 def pods(api, namespace: str) -> list[dict]:
@@ -115,13 +125,18 @@ def events(api, namespace: str, reason: str | None = None) -> list[dict]:
 
 def wait_bound(api, namespace: str, names, timeout: float = 60, run: SchedulerRun | None = None) -> dict:
     names = set(names)
-    return wait_for(lambda: (b := bound(api, namespace)) and names <= b.keys() and b, timeout,
-                    f"{len(names)} pods bound in {namespace}", run)
+    return wait_for(
+        lambda: (b := bound(api, namespace)) and names <= b.keys() and b,
+        timeout,
+        f"{len(names)} pods bound in {namespace}",
+        run,
+    )
 
 
 def quantity(value: str, resource: str) -> int:
     """Kubernetes quantity as an integer: cpu in millicores, everything else in units."""
     from vcore import parse_quantity
+
     return parse_quantity(str(value), milli=resource == "cpu")
 
 
@@ -130,8 +145,9 @@ def check_invariants(api, namespace: str, scheduler: str, *, expect_all_bound: b
     someone else), every unbound one of ours pending with a reason (a FailedScheduling event or the
     PodScheduled=False condition), and no node in the cluster over-committed on cpu, memory, pods or GPUs."""
     items = pods(api, namespace)
-    scheduled = Counter(e["regarding"]["name"] for e in events(api, namespace, "Scheduled")
-                        if e.get("reportingController") == scheduler)
+    scheduled = Counter(
+        e["regarding"]["name"] for e in events(api, namespace, "Scheduled") if e.get("reportingController") == scheduler
+    )
     failed = {e["regarding"]["name"] for e in events(api, namespace, "FailedScheduling")}
     for p in items:
         name = p["metadata"]["name"]
@@ -154,14 +170,17 @@ def check_invariants(api, namespace: str, scheduler: str, *, expect_all_bound: b
         c = used.setdefault(node, Counter())
         c["pods"] += 1
         for container in p["spec"]["containers"]:
-            for res, q in {**container.get("resources", {}).get("limits", {}),
-                           **container.get("resources", {}).get("requests", {})}.items():
+            for res, q in {
+                **container.get("resources", {}).get("limits", {}),
+                **container.get("resources", {}).get("requests", {}),
+            }.items():
                 c[res] += quantity(q, res)
     for node, c in used.items():
         for res, amount in c.items():
             alloc = nodes[node].get(res)
-            assert alloc is not None and amount <= quantity(alloc, res), \
+            assert alloc is not None and amount <= quantity(alloc, res), (
                 f"node {node} over-committed on {res}: {amount} > {alloc}"
+            )
 
 
 def delete_pod(api, namespace: str, name: str) -> None:

@@ -84,8 +84,9 @@ class LogReader:
                     if key in record.values:
                         self._index.setdefault((key, record.values[key]), []).append(record)
 
-    def wait(self, done: Callable[[LogReader], bool], timeout: float, what: str,
-             alive: Callable[[], bool] = lambda: True) -> None:
+    def wait(
+        self, done: Callable[[LogReader], bool], timeout: float, what: str, alive: Callable[[], bool] = lambda: True
+    ) -> None:
         """Poll until done(self); TimeoutError after `timeout`, RuntimeError as soon as the writer is gone."""
         deadline = time.monotonic() + timeout
         while True:
@@ -107,7 +108,8 @@ class KubeScheduler:
         self.binary = Path(plane.binaries) / "kube-scheduler"
         self.workdir = Path(workdir)
         self.config = {
-            "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
             "clientConnection": {"kubeconfig": plane.kube_scheduler_kubeconfig, "qps": 1000, "burst": 1000},
             "leaderElection": {"leaderElect": False},
             "percentageOfNodesToScore": percentage_of_nodes_to_score,
@@ -122,9 +124,17 @@ class KubeScheduler:
         config.write_text(yaml.safe_dump(self.config, sort_keys=False))
         with open(self.log_path, "wb") as log:  # the reader starts at its beginning: no earlier run in it
             self.proc = subprocess.Popen(
-                [str(self.binary), "--config", str(config), "--secure-port=0",
-                 "--vmodule=schedule_one=10,eventhandlers=3,resource_allocation=10"],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                [
+                    str(self.binary),
+                    "--config",
+                    str(config),
+                    "--secure-port=0",
+                    "--vmodule=schedule_one=10,eventhandlers=3,resource_allocation=10",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
         self.wait(lambda log: any(r.msg == "Starting Kubernetes Scheduler" for r in log.records), 30, "its start")
         return self
 

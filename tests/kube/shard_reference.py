@@ -1,5 +1,6 @@
 """A plain-Python reference of vcore_kube.shardplan.assign, written from its docstring node by node (lists and
 sorted(), no numpy): the property tests and the sharder benchmark compare the two."""
+
 from __future__ import annotations
 
 import math
@@ -38,7 +39,7 @@ def assign_reference(table: NodeTable, config: ShardingConfig, owner=None, moved
                     continue
             kept.append(i)
         if len(kept) > spec.max_nodes:
-            kept = sorted(kept, key=preference(spec))[:spec.max_nodes]
+            kept = sorted(kept, key=preference(spec))[: spec.max_nodes]
         for i in kept:
             out[i] = s
     for s, spec in enumerate(specs):
@@ -48,13 +49,13 @@ def assign_reference(table: NodeTable, config: ShardingConfig, owner=None, moved
         lo, hi = percent(spec.cpu_utilization_min), percent(spec.cpu_utilization_max)
         if have < spec.max_nodes:
             eligible = [i for i in range(n) if out[i] == -1 and pool[s][i] and pct[i] >= 0 and lo <= pct[i] <= hi]
-            for i in sorted(eligible, key=preference(spec))[:spec.max_nodes - have]:
+            for i in sorted(eligible, key=preference(spec))[: spec.max_nodes - have]:
                 out[i] = s
                 have += 1
         if have < spec.min_nodes:
             rest = [i for i in range(n) if out[i] == -1 and pool[s][i] and pct[i] >= 0]
             rest.sort(key=lambda i: (max(lo - pct[i], pct[i] - hi), warm[i] != spec.prefer_warmup_nodes, i))
-            for i in rest[:spec.min_nodes - have]:
+            for i in rest[: spec.min_nodes - have]:
                 out[i] = s
     shards = [s for s, spec in enumerate(specs) if spec.strategy == CAPACITY]
     if not shards:
@@ -82,15 +83,22 @@ def assign_reference(table: NodeTable, config: ShardingConfig, owner=None, moved
     total_weight = sum(weight.values())
     while True:
         mean = sum(load.values()) / total_weight
-        pairs = sorted(((load[o] / weight[o] - load[u] / weight[u], o, u) for o in shards for u in shards
-                        if o != u and count[u] < specs[u].max_nodes and count[o] > specs[o].min_nodes),
-                       key=lambda p: (-p[0], p[1], p[2]))
+        pairs = sorted(
+            (
+                (load[o] / weight[o] - load[u] / weight[u], o, u)
+                for o in shards
+                for u in shards
+                if o != u and count[u] < specs[u].max_nodes and count[o] > specs[o].min_nodes
+            ),
+            key=lambda p: (-p[0], p[1], p[2]),
+        )
         moved_any = False
         for gap, o, u in pairs:
             if gap <= config.balance_tolerance * mean:
                 break
-            movable = sorted((i for i in range(n) if out[i] == o and pool[u][i] and not cooling[i]),
-                             key=lambda i: (-cap[i], i))
+            movable = sorted(
+                (i for i in range(n) if out[i] == o and pool[u][i] and not cooling[i]), key=lambda i: (-cap[i], i)
+            )
             for i in movable:
                 c = cap[i]
                 if load[u] / weight[u] + c / weight[u] > load[o] / weight[o] - c / weight[o]:

@@ -68,12 +68,14 @@ def _pod(name, scheduler=SCHED, cpu="1", node_name=None, labels=None, annotation
 
 @pytest.fixture
 def loop():
-    config = load_config({"schedulerName": SCHED, "fastPath": {"enabled": True, "schedulerName": AGENT,
-                                                               "window": "1ms"}})
+    config = load_config(
+        {"schedulerName": SCHED, "fastPath": {"enabled": True, "schedulerName": AGENT, "window": "1ms"}}
+    )
     converter = Converter()
     now = [100.0]
-    lp = SchedulingLoop(config, converter, BatchCycle(converter), RecordingBinder(), Silent(), Metrics(),
-                        clock=lambda: now[0])
+    lp = SchedulingLoop(
+        config, converter, BatchCycle(converter), RecordingBinder(), Silent(), Metrics(), clock=lambda: now[0]
+    )
     lp.now = now
     queue = SchedulingQueue(1.0, 10.0, 300.0)
     fast = FastPath(config.fast_path, SCHED, converter.cluster, None, queue, clock=lp.clock)
@@ -109,10 +111,22 @@ def test_a_micro_batch_runs_between_two_jobs_of_a_cycle(loop):
     # Three one-pod gangs for the cycle (PodGroups: plain pods would go in one native call, with no boundary
     # between them); an agent pod arrives; its micro-batch must run inside the cycle.
     for i in range(3):
-        loop.event("PodGroup", "ADDED", {
-            "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-            "metadata": {"name": f"g{i}", "namespace": "ns", "uid": f"pg{i}", "resourceVersion": "1",
-                         "creationTimestamp": "2025-01-01T00:00:00Z"}, "spec": {"minMember": 1}})
+        loop.event(
+            "PodGroup",
+            "ADDED",
+            {
+                "apiVersion": "scheduling.volcano.sh/v1beta1",
+                "kind": "PodGroup",
+                "metadata": {
+                    "name": f"g{i}",
+                    "namespace": "ns",
+                    "uid": f"pg{i}",
+                    "resourceVersion": "1",
+                    "creationTimestamp": "2025-01-01T00:00:00Z",
+                },
+                "spec": {"minMember": 1},
+            },
+        )
         loop.event("Pod", "ADDED", _pod(f"b{i}", annotations={"scheduling.k8s.io/group-name": f"g{i}"}))
     loop.drain()
     advance(loop)
@@ -171,10 +185,20 @@ def test_unschedulable_fast_pod_waits_for_a_freeing_event(loop):
 
 def test_warm_pool_hit_and_room(loop):
     warm = loop.agents.warm
-    loop.event("WarmPool", "ADDED", {"apiVersion": "vcore.io/v1alpha1", "kind": "WarmPool",
-                                     "metadata": {"name": "sb", "namespace": "ns", "uid": "w"},
-                                     "spec": {"size": 4, "schedulerName": AGENT, "template": {"spec": {
-                                         "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}}}})
+    loop.event(
+        "WarmPool",
+        "ADDED",
+        {
+            "apiVersion": "vcore.io/v1alpha1",
+            "kind": "WarmPool",
+            "metadata": {"name": "sb", "namespace": "ns", "uid": "w"},
+            "spec": {
+                "size": 4,
+                "schedulerName": AGENT,
+                "template": {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}},
+            },
+        },
+    )
     loop.drain()
     advance(loop, 1.0)
     loop._tick()
@@ -190,8 +214,11 @@ def test_warm_pool_hit_and_room(loop):
     assert len(placed) == 4
     for name, node_name, _ in placed:  # bound: the ledger has them, vcore's state does not
         p = next(p for p in loop.agents.writer.created if p["metadata"]["name"] == name)
-        loop.event("Pod", "MODIFIED", {**p, "spec": {**p["spec"], "nodeName": node_name},
-                                       "metadata": {**p["metadata"], "resourceVersion": "2"}})
+        loop.event(
+            "Pod",
+            "MODIFIED",
+            {**p, "spec": {**p["spec"], "nodeName": node_name}, "metadata": {**p["metadata"], "resourceVersion": "2"}},
+        )
     loop.drain()
     assert warm.counts("ns/sb") == (4, 4) and loop.converter.cluster.n_pods == 0
     # A session pod hits: bound where a placeholder was, that placeholder deleted first.
@@ -200,7 +227,7 @@ def test_warm_pool_hit_and_room(loop):
     loop.drain()
     advance(loop)
     loop._tick()
-    (name, node_name, evicted), = loop.binder.submitted
+    ((name, node_name, evicted),) = loop.binder.submitted
     assert name == "s1" and len(evicted) == 1 and evicted[0].startswith("sb-warm-")
     assert warm.hits == 1
     # A batch pod needing a whole node that placeholders hold: they make room first (never block it).
@@ -209,7 +236,7 @@ def test_warm_pool_hit_and_room(loop):
     loop.event("Pod", "ADDED", _pod("batch", cpu="4"))
     loop.drain()
     loop.schedule_once()
-    (name, node_name, evicted), = loop.binder.submitted
+    ((name, node_name, evicted),) = loop.binder.submitted
     assert name == "batch"
     assert {f"ns/{e}" for e in evicted} == before.get(node_name, set())  # every placeholder of that node
     assert not warm.on_node.get(node_name)
@@ -220,8 +247,11 @@ def test_shard_scope_applies_to_every_scheduler(loop):
     loop.shards = control
     assert all(s.node_scope is not None and s.node_scope.nodes == frozenset() for s in loop.schedulers())
     control.membership.verified |= {"n1"}
-    control.membership.own = type("S", (), {"desired": frozenset({"n1"}), "in_use": frozenset({"n1"}),
-                                            "to_add": frozenset(), "to_remove": frozenset()})()
+    control.membership.own = type(
+        "S",
+        (),
+        {"desired": frozenset({"n1"}), "in_use": frozenset({"n1"}), "to_add": frozenset(), "to_remove": frozenset()},
+    )()
     control.apply()
     assert all(s.node_scope.nodes == frozenset({"n1"}) for s in loop.schedulers())
     loop.event("Pod", "ADDED", _pod("a", scheduler=AGENT))

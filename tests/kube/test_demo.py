@@ -14,8 +14,23 @@ def test_demo_prints_a_summary(tmp_path):
     why = control_plane_unavailable()
     if why:
         pytest.skip(why)
-    res = subprocess.run([sys.executable, "-m", "vcore_kube", "--demo", "--nodes", "20", "--pods", "120",
-                          "--dir", str(tmp_path / "demo")], capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vcore_kube",
+            "--demo",
+            "--nodes",
+            "20",
+            "--pods",
+            "120",
+            "--dir",
+            str(tmp_path / "demo"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     out = res.stdout
     assert "vcore pods bound in" in out and "bound by kind:" in out

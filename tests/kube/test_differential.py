@@ -44,7 +44,7 @@ from .kube_scheduler import KubeScheduler, LogReader, LogRecord
 
 pytestmark = pytest.mark.e2e
 
-QUICK_SEEDS = range(60)        # 60 scenarios x 10 probes (fewer where a probe preempts: the scenario ends)
+QUICK_SEEDS = range(60)  # 60 scenarios x 10 probes (fewer where a probe preempts: the scenario ends)
 SLOW_SEEDS = range(1000, 1400)  # with larger clusters
 SLOW_NODES = (3, 16)
 PROBES_PER_SCENARIO = 10
@@ -56,6 +56,7 @@ TIMEOUT = 30.0
 def plane(tmp_path_factory):
     """An etcd + kube-apiserver of this module alone: kube-scheduler must see only the scenario's nodes."""
     from vcore_kube.testenv import ControlPlane, build
+
     why = control_plane_unavailable()
     if why:
         pytest.skip(why)
@@ -99,13 +100,13 @@ def _create(api, path: str, body: dict) -> dict | None:
 class Outcome:
     """What a scheduler made of one probe."""
 
-    node: str | None = None                     # kube-scheduler: where it bound the pod
+    node: str | None = None  # kube-scheduler: where it bound the pod
     feasible: list[str] = field(default_factory=list)
-    scores: dict[str, int] = field(default_factory=dict)   # final score per feasible node (when scored)
+    scores: dict[str, int] = field(default_factory=dict)  # final score per feasible node (when scored)
     plugins: dict[str, dict[str, int]] = field(default_factory=dict)  # node -> plugin -> weighted score
     message: str = ""
-    nominated: str = ""                         # kube-scheduler preempted for it (victims are being evicted)
-    refused: bool = False                       # vcore: a field it does not honor yet (not compared)
+    nominated: str = ""  # kube-scheduler preempted for it (victims are being evicted)
+    refused: bool = False  # vcore: a field it does not honor yet (not compared)
     # kube-scheduler: node -> resource scorer (LeastAllocated, ..., NodeResourcesBalancedAllocation) -> its log line
     # "allocatable [...] requested [...] score N", the Fit and BalancedAllocation inputs of a node
     resources: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -114,7 +115,7 @@ class Outcome:
 @dataclass
 class Case:
     seed: int
-    probe: dict        # as the API server returned it
+    probe: dict  # as the API server returned it
     kube: Outcome
     vcore: Outcome
     problems: list[str]
@@ -158,7 +159,8 @@ def kube_outcome(mine: list[LogRecord]) -> Outcome:
         elif r.msg.startswith("Listed internal info for allocatable resources"):
             out.resources.setdefault(r.get("node"), {})[r.get("resourceAllocationScorer")] = (
                 f"allocatable {r.get('allocatableResource')} requested {r.get('requestedResource')} "
-                f"score {r.get('resourceScore')}")
+                f"score {r.get('resourceScore')}"
+            )
     if out.node is not None:
         out.feasible = sorted(out.scores) if out.scores else [out.node]
     else:
@@ -169,8 +171,11 @@ def kube_outcome(mine: list[LogRecord]) -> Outcome:
 def vcore_outcome(cluster: vcore.Cluster, profile: dict, pod: dict) -> Outcome:
     scheduler = vcore.Scheduler(cluster, profile)
     result = scheduler.filter(pod)
-    out = Outcome(feasible=sorted(result.feasible), message=result.message,
-                  refused=any(is_pod_refusal(reason) for reason in result.reasons))
+    out = Outcome(
+        feasible=sorted(result.feasible),
+        message=result.message,
+        refused=any(is_pod_refusal(reason) for reason in result.reasons),
+    )
     if result.feasible:
         out.scores = scheduler.score(pod)
     return out
@@ -181,8 +186,13 @@ def vcore_plugin_scores(cluster: vcore.Cluster, profile: dict, pod: dict) -> dic
     same feasible nodes, so this is what the full profile adds up)."""
     out: dict[str, dict[str, int]] = {}
     for name, weight in Profile.from_config(profile).scores:
-        single = {**profile, "plugins": {**profile.get("plugins", {}), "score": {
-            "disabled": [{"name": "*"}], "enabled": [{"name": name, "weight": weight}]}}}
+        single = {
+            **profile,
+            "plugins": {
+                **profile.get("plugins", {}),
+                "score": {"disabled": [{"name": "*"}], "enabled": [{"name": name, "weight": weight}]},
+            },
+        }
         for node, score in vcore.Scheduler(cluster, single).score(pod).items():
             out.setdefault(node, {})[name] = score
     return out
@@ -197,8 +207,9 @@ def compare(kube: Outcome, mine: Outcome) -> list[str]:
             if mine.feasible != kube.feasible:
                 problems.append(f"feasible nodes: kube {kube.feasible}, vcore {mine.feasible}")
             elif mine.scores != kube.scores:
-                diff = {n: (kube.scores[n], mine.scores.get(n)) for n in kube.scores
-                        if kube.scores[n] != mine.scores.get(n)}
+                diff = {
+                    n: (kube.scores[n], mine.scores.get(n)) for n in kube.scores if kube.scores[n] != mine.scores.get(n)
+                }
                 problems.append(f"final scores differ (node: kube, vcore): {diff}")
         elif mine.feasible != [kube.node]:
             problems.append(f"feasible nodes: kube only {kube.node} (not scored), vcore {mine.feasible}")
@@ -223,8 +234,9 @@ def _logged(kube: KubeScheduler, msg: str, keys: set[str], field_name: str) -> N
     """Wait until kube-scheduler logged `msg` for every key (its cache then holds, or has dropped, the object)."""
     if not keys:
         return
-    kube.wait(lambda log: all(kube.logged(msg, field_name, key) for key in keys), TIMEOUT,
-              f'"{msg}" for {sorted(keys)}')
+    kube.wait(
+        lambda log: all(kube.logged(msg, field_name, key) for key in keys), TIMEOUT, f'"{msg}" for {sorted(keys)}'
+    )
 
 
 def _pod_path(pod: dict) -> str:
@@ -247,6 +259,7 @@ def _wait_outcome(api, kube: KubeScheduler, pod: dict) -> Outcome:
     def over(log: LogReader) -> bool:
         ends = [r for r in log.about("pod", key) if r.msg in (BOUND, NO_FIT, CONDITION_WRITTEN, ERROR)]
         return bool(ends) and (ends[0].msg in (BOUND, ERROR) or any(r.msg == CONDITION_WRITTEN for r in ends))
+
     kube.wait(over, TIMEOUT, f"end of the scheduling attempt of {key}")
     if kube.logged(ERROR, "pod", key):
         raise AssertionError(f"kube-scheduler failed on {key} with an error:\n{kube.tail()}")
@@ -327,15 +340,30 @@ def run_scenario(api, kube: KubeScheduler, sc: diffgen.Scenario) -> list[Case]:
 # -- reporting ----------------------------------------------------------------------------------------------
 def _compact(obj: dict) -> dict:
     """An object without the API server's bookkeeping, for a readable diff."""
-    out = {"metadata": {k: v for k, v in obj["metadata"].items()
-                        if k in ("name", "namespace", "labels")}}
-    spec = {k: v for k, v in (obj.get("spec") or {}).items()
-            if k not in ("dnsPolicy", "restartPolicy", "securityContext", "enableServiceLinks", "preemptionPolicy",
-                         "terminationGracePeriodSeconds", "schedulerName" if obj.get("kind") != "Pod" else "")}
+    out = {"metadata": {k: v for k, v in obj["metadata"].items() if k in ("name", "namespace", "labels")}}
+    spec = {
+        k: v
+        for k, v in (obj.get("spec") or {}).items()
+        if k
+        not in (
+            "dnsPolicy",
+            "restartPolicy",
+            "securityContext",
+            "enableServiceLinks",
+            "preemptionPolicy",
+            "terminationGracePeriodSeconds",
+            "schedulerName" if obj.get("kind") != "Pod" else "",
+        )
+    }
     if "containers" in spec:
-        spec["containers"] = [{"name": c["name"], "resources": c.get("resources", {}),
-                               **({"restartPolicy": c["restartPolicy"]} if "restartPolicy" in c else {})}
-                              for c in spec["containers"]]
+        spec["containers"] = [
+            {
+                "name": c["name"],
+                "resources": c.get("resources", {}),
+                **({"restartPolicy": c["restartPolicy"]} if "restartPolicy" in c else {}),
+            }
+            for c in spec["containers"]
+        ]
     out["spec"] = spec
     if obj.get("kind") == "Node" or "allocatable" in (obj.get("status") or {}):
         out["allocatable"] = obj["status"]["allocatable"]
@@ -350,14 +378,17 @@ def describe(case: Case, sc: diffgen.Scenario) -> str:
         for node in sorted(set(case.kube.plugins) | set(case.vcore.plugins)):
             k, v = case.kube.plugins.get(node, {}), case.vcore.plugins.get(node, {})
             # kube-scheduler leaves out a plugin whose PreScore skipped the pod: it adds 0, as vcore's 0 does.
-            row = ", ".join(f"{p} {k.get(p)}|{v.get(p)}" for p in sorted(set(k) | set(v))
-                            if k.get(p, 0) != v.get(p, 0))
+            row = ", ".join(f"{p} {k.get(p)}|{v.get(p)}" for p in sorted(set(k) | set(v)) if k.get(p, 0) != v.get(p, 0))
             lines.append(f"    {node}: {row or 'same'}")
             for scorer, line in sorted(case.kube.resources.get(node, {}).items()):
                 lines.append(f"      kube {scorer}: {line}")
-    dump = {"probe": _compact(case.probe), "nodes": [_compact(n) for n in sc.nodes],
-            "running": [_compact(p) for p in sc.running], "namespaces": [n["metadata"] for n in sc.namespaces],
-            "services": [s["spec"]["selector"] for s in sc.services]}
+    dump = {
+        "probe": _compact(case.probe),
+        "nodes": [_compact(n) for n in sc.nodes],
+        "running": [_compact(p) for p in sc.running],
+        "namespaces": [n["metadata"] for n in sc.namespaces],
+        "services": [s["spec"]["selector"] for s in sc.services],
+    }
     lines.append("  " + yaml.safe_dump(dump, sort_keys=False, width=200).replace("\n", "\n  "))
     return "\n".join(lines)
 
@@ -394,8 +425,10 @@ def check(api, kube: KubeScheduler, seeds, nodes: tuple[int, int] = (3, 7)) -> t
                 explained[known.name] += 1
             else:
                 failures.append(describe(case, sc))
-    print(f"\ndifferential: {sum(kinds.values())} cases, {len(failures)} disagree, known discrepancies "
-          f"{dict(explained)}; {dict(kinds)}")
+    print(
+        f"\ndifferential: {sum(kinds.values())} cases, {len(failures)} disagree, known discrepancies "
+        f"{dict(explained)}; {dict(kinds)}"
+    )
     return kinds, failures
 
 
@@ -414,8 +447,9 @@ def test_vcore_agrees_with_kube_scheduler_more_seeds(api, kube):
 
 
 # -- hand-made scenarios: minimal reproductions of discrepancies, Known or fixed ---------------------------------
-def _handmade(seed: int, nodes: list[str], running: list[tuple[str, str, dict, dict]],
-              probes: list[tuple[str, dict]]) -> diffgen.Scenario:
+def _handmade(
+    seed: int, nodes: list[str], running: list[tuple[str, str, dict, dict]], probes: list[tuple[str, dict]]
+) -> diffgen.Scenario:
     """A scenario written out: node names, running pods (name, node, labels, affinity), probes (name, labels)."""
     label = f"d{seed}"
     ns = f"{label}-a"
@@ -425,9 +459,14 @@ def _handmade(seed: int, nodes: list[str], running: list[tuple[str, str, dict, d
         pod["spec"]["affinity"] = affinity
         pod["spec"]["nodeName"] = f"{label}-{node}"
         pods.append(pod)
-    return diffgen.Scenario(seed, [diffgen.namespace_object(ns)], [],
-                            [diffgen.node_object(f"{label}-{n}", seed) for n in nodes], pods,
-                            [diffgen.pod_object(f"{label}-{name}", ns, labels=labels) for name, labels in probes])
+    return diffgen.Scenario(
+        seed,
+        [diffgen.namespace_object(ns)],
+        [],
+        [diffgen.node_object(f"{label}-{n}", seed) for n in nodes],
+        pods,
+        [diffgen.pod_object(f"{label}-{name}", ns, labels=labels) for name, labels in probes],
+    )
 
 
 WEB_ON_HOST = {"topologyKey": diffgen.HOSTNAME, "labelSelector": {"matchLabels": {"app": "web"}}}
@@ -436,12 +475,21 @@ WEB_ON_HOST = {"topologyKey": diffgen.HOSTNAME, "labelSelector": {"matchLabels":
 def test_a_term_carried_as_affinity_and_as_anti_affinity(api, kube):
     """kube-scheduler keeps a pod labelled app=web off the node of a running pod whose required anti-affinity
     selects app=web by hostname, also when that pod (or another) carries the same term as required affinity."""
-    both = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [WEB_ON_HOST]},
-            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [WEB_ON_HOST]}}
+    both = {
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [WEB_ON_HOST]},
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [WEB_ON_HOST]},
+    }
     one_pod = _handmade(900000, ["n0", "n1"], [("r0", "n1", {"app": "web"}, both)], [("p0", {"app": "web"})])
-    two_pods = _handmade(900001, ["n0", "n1"], [
-        ("r0", "n0", {"app": "web"}, {"podAffinity": both["podAffinity"]}),
-        ("r1", "n1", {"app": "db"}, {"podAntiAffinity": both["podAntiAffinity"]})], [("p0", {"app": "web"})])
-    failures = [describe(case, sc) for sc in (one_pod, two_pods) for case in run_scenario(api, kube, sc)
-                if not case.agrees]
+    two_pods = _handmade(
+        900001,
+        ["n0", "n1"],
+        [
+            ("r0", "n0", {"app": "web"}, {"podAffinity": both["podAffinity"]}),
+            ("r1", "n1", {"app": "db"}, {"podAntiAffinity": both["podAntiAffinity"]}),
+        ],
+        [("p0", {"app": "web"})],
+    )
+    failures = [
+        describe(case, sc) for sc in (one_pod, two_pods) for case in run_scenario(api, kube, sc) if not case.agrees
+    ]
     assert not failures, "\n\n".join(failures)

@@ -43,8 +43,9 @@ def start(runs, kubeconfig, tmp_path, name=NAME, identity=None, wait_ready=True,
 
 
 def via(proxy, control_plane, tmp_path) -> str:
-    return proxy.write_kubeconfig(str(tmp_path / "proxied.kubeconfig"), SCHEDULER_USER,
-                                  control_plane.tokens[SCHEDULER_USER])
+    return proxy.write_kubeconfig(
+        str(tmp_path / "proxied.kubeconfig"), SCHEDULER_USER, control_plane.tokens[SCHEDULER_USER]
+    )
 
 
 def workload(admin, namespace, prefix, n, selector=None, cpu="200m"):
@@ -102,9 +103,15 @@ def test_pod_bound_by_someone_else_first(control_plane, admin, namespace, proxy,
     selector = pool(admin, "conflict", 2, cpu="2")
     run = binding_on_the_wire(control_plane, admin, namespace, proxy, runs, tmp_path, "raced0", selector)
     # It has decided and its binding is on the wire: bind the pod first ourselves, to conflict-1.
-    admin.create(f"/api/v1/namespaces/{namespace}/pods/raced0/binding", {
-        "apiVersion": "v1", "kind": "Binding", "metadata": {"name": "raced0"},
-        "target": {"apiVersion": "v1", "kind": "Node", "name": "conflict-1"}})
+    admin.create(
+        f"/api/v1/namespaces/{namespace}/pods/raced0/binding",
+        {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": "raced0"},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": "conflict-1"},
+        },
+    )
     wait_for(lambda: run.metric('vcore_scheduler_bind_errors_total{reason="conflict"}') == 1, 20, "the 409", run)
     time.sleep(1.5)  # time for a retry storm, if there were one
     assert proxy.requests_to("POST", r"/pods/raced0/binding") == 1
@@ -121,8 +128,16 @@ def test_pod_deleted_between_decision_and_binding(control_plane, admin, namespac
     selector = pool(admin, "deleted", 1, cpu="2")
     run = binding_on_the_wire(control_plane, admin, namespace, proxy, runs, tmp_path, "doomed0", selector)
     delete_pod(admin, namespace, "doomed0")
-    wait_for(lambda: run.metric('vcore_scheduler_bind_errors_total{reason="not_found"}')
-             + run.metric('vcore_scheduler_bind_errors_total{reason="conflict"}') == 1, 20, "the failed binding", run)
+    wait_for(
+        lambda: (
+            run.metric('vcore_scheduler_bind_errors_total{reason="not_found"}')
+            + run.metric('vcore_scheduler_bind_errors_total{reason="conflict"}')
+            == 1
+        ),
+        20,
+        "the failed binding",
+        run,
+    )
     time.sleep(1.0)
     assert proxy.requests_to("POST", r"/pods/doomed0/binding") == 1
     # Its assumed 1.5 cpu were released: a pod needing them fits the node.
@@ -146,8 +161,14 @@ def test_scheduler_sigkilled_mid_run_and_restarted(control_plane, admin, namespa
 
 def test_two_replicas_and_the_leader_killed(control_plane, admin, namespace, runs, tmp_path):
     selector = pool(admin, "leader", 4)
-    election = {"leaderElect": True, "leaseDuration": "3s", "renewDeadline": "2s", "retryPeriod": "500ms",
-                "resourceNamespace": "vcore-system", "resourceName": "vcore-scheduler"}
+    election = {
+        "leaderElect": True,
+        "leaseDuration": "3s",
+        "renewDeadline": "2s",
+        "retryPeriod": "500ms",
+        "resourceNamespace": "vcore-system",
+        "resourceName": "vcore-scheduler",
+    }
     a = start(runs, control_plane.scheduler_kubeconfig, tmp_path, identity="replica-a", leaderElection=election)
     wait_for(lambda: a.metric("vcore_scheduler_is_leader") == 1, 30, "replica-a to lead", a)
     b = start(runs, control_plane.scheduler_kubeconfig, tmp_path, identity="replica-b", leaderElection=election)
@@ -176,8 +197,9 @@ def test_server_errors_and_slow_responses(control_plane, admin, namespace, proxy
     proxy.add(Fault("delay", path=r"/binding", method="POST", seconds=0.3, probability=0.3))
     proxy.add(Fault("error", path=r"watch=", method="GET", status=503, times=3))
     proxy.add(Fault("delay", path=r"/events", method="POST", seconds=0.5, probability=0.5))
-    run = start(runs, via(proxy, control_plane, tmp_path), tmp_path, podInitialBackoffSeconds=0.2,
-                podMaxBackoffSeconds=1)
+    run = start(
+        runs, via(proxy, control_plane, tmp_path), tmp_path, podInitialBackoffSeconds=0.2, podMaxBackoffSeconds=1
+    )
     names = workload(admin, namespace, "f", 100, selector)
     wait_bound(admin, namespace, names, timeout=120, run=run)
     assert run.metric('vcore_scheduler_bind_errors_total{reason="server_error"}') > 0
@@ -200,8 +222,14 @@ def test_sigterm_lets_bindings_in_flight_finish(control_plane, admin, namespace,
 
 
 def test_a_leader_that_loses_its_lease_stops(control_plane, admin, runs, tmp_path):
-    election = {"leaderElect": True, "leaseDuration": "3s", "renewDeadline": "2s", "retryPeriod": "500ms",
-                "resourceNamespace": "vcore-system", "resourceName": "vcore-scheduler"}
+    election = {
+        "leaderElect": True,
+        "leaseDuration": "3s",
+        "renewDeadline": "2s",
+        "retryPeriod": "500ms",
+        "resourceNamespace": "vcore-system",
+        "resourceName": "vcore-scheduler",
+    }
     a = start(runs, control_plane.scheduler_kubeconfig, tmp_path, identity="replica-a", leaderElection=election)
     wait_for(lambda: a.metric("vcore_scheduler_is_leader") == 1, 30, "replica-a to lead", a)
     path = "/apis/coordination.k8s.io/v1/namespaces/vcore-system/leases/vcore-scheduler"

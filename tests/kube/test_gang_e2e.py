@@ -23,14 +23,22 @@ def scheduler(scheduler):
 
 
 def podgroup(admin, namespace: str, name: str, min_member: int, **spec) -> None:
-    admin.create(f"{VOLCANO}/namespaces/{namespace}/podgroups",
-                 {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                  "metadata": {"name": name, "namespace": namespace}, "spec": {"minMember": min_member, **spec}})
+    admin.create(
+        f"{VOLCANO}/namespaces/{namespace}/podgroups",
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"minMember": min_member, **spec},
+        },
+    )
 
 
 def queue(admin, name: str, **spec) -> None:
-    admin.create(f"{VOLCANO}/queues", {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-                                       "metadata": {"name": name}, "spec": spec})
+    admin.create(
+        f"{VOLCANO}/queues",
+        {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}, "spec": spec},
+    )
 
 
 def status(admin, namespace: str, name: str) -> dict:
@@ -56,9 +64,15 @@ def test_gang_is_bound_all_or_nothing_and_its_podgroup_says_why(admin, namespace
     podgroup(admin, namespace, "train", 3)
     create_pods(admin, members(namespace, "train", 3, "gang", cpu="1200m"))
     # The PodGroup may be seen before its pods (then it reads Pending): wait for the cycle that saw all three.
-    wait_for(lambda: any("tasks in gang unschedulable" in c.get("message", "")
-                         for c in status(admin, namespace, "train").get("conditions") or []),
-             30, "the PodGroup's Unschedulable condition", run)
+    wait_for(
+        lambda: any(
+            "tasks in gang unschedulable" in c.get("message", "")
+            for c in status(admin, namespace, "train").get("conditions") or []
+        ),
+        30,
+        "the PodGroup's Unschedulable condition",
+        run,
+    )
     st = status(admin, namespace, "train")
     assert st["phase"] == "Inqueue" and not bound(admin, namespace)  # two fit, three are needed: none is bound
     [cond] = [c for c in st["conditions"] if c["type"] == "Unschedulable"]
@@ -84,14 +98,20 @@ def test_queue_capability_caps_its_jobs(admin, namespace, scheduler):
 
 
 def test_a_higher_priority_gang_preempts_and_binds_once_the_victims_are_gone(admin, namespace, scheduler):
-    run = scheduler(cycle={"actions": "enqueue, allocate, preempt, backfill",
-                           "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
-                                     {"plugins": [{"name": "drf"}, {"name": "predicates"}, {"name": "proportion"},
-                                                  {"name": "nodeorder"}]}]})
+    run = scheduler(
+        cycle={
+            "actions": "enqueue, allocate, preempt, backfill",
+            "tiers": [
+                {"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
+                {"plugins": [{"name": "drf"}, {"name": "predicates"}, {"name": "proportion"}, {"name": "nodeorder"}]},
+            ],
+        }
+    )
     for name, value in ((f"{namespace}-low", 10), (f"{namespace}-high", 1000)):
-        admin.create("/apis/scheduling.k8s.io/v1/priorityclasses",
-                     {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-                      "value": value})
+        admin.create(
+            "/apis/scheduling.k8s.io/v1/priorityclasses",
+            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value},
+        )
     pool(admin, "preempt", 2, cpu="2")
     low = [pod(f"low-{i}", namespace, scheduler=SCHED, cpu="1", priority_class=f"{namespace}-low") for i in range(4)]
     for p in low:
@@ -103,8 +123,11 @@ def test_a_higher_priority_gang_preempts_and_binds_once_the_victims_are_gone(adm
 
     def victims_terminating():
         # No kubelet runs here: the victims only get their deletion started; finish it as a kubelet would.
-        going = [p["metadata"]["name"] for p in pods(admin, namespace)
-                 if p["metadata"]["name"].startswith("low-") and p["metadata"].get("deletionTimestamp")]
+        going = [
+            p["metadata"]["name"]
+            for p in pods(admin, namespace)
+            if p["metadata"]["name"].startswith("low-") and p["metadata"].get("deletionTimestamp")
+        ]
         gone = {p["metadata"]["name"] for p in pods(admin, namespace)}
         for name in going:
             delete_pod(admin, namespace, name)
@@ -122,11 +145,18 @@ def test_hard_network_topology_keeps_the_gang_in_one_hypernode(admin, namespace,
     run = scheduler()
     for rack in ("a", "b"):
         create_nodes(admin, [node(f"hn-{rack}{i}", cpu="2", labels={"pool": "hn"}) for i in range(3)])
-        admin.create("/apis/topology.volcano.sh/v1alpha1/hypernodes",
-                     {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
-                      "metadata": {"name": f"hn-rack-{rack}"},
-                      "spec": {"tier": 1, "members": [{"type": "Node", "selector": {
-                          "regexMatch": {"pattern": f"^hn-{rack}[0-9]$"}}}]}})
+        admin.create(
+            "/apis/topology.volcano.sh/v1alpha1/hypernodes",
+            {
+                "apiVersion": "topology.volcano.sh/v1alpha1",
+                "kind": "HyperNode",
+                "metadata": {"name": f"hn-rack-{rack}"},
+                "spec": {
+                    "tier": 1,
+                    "members": [{"type": "Node", "selector": {"regexMatch": {"pattern": f"^hn-{rack}[0-9]$"}}}],
+                },
+            },
+        )
     podgroup(admin, namespace, "ring", 3, networkTopology={"mode": "hard", "highestTierAllowed": 1})
     create_pods(admin, members(namespace, "ring", 3, "hn", cpu="2"))
     placed = wait_bound(admin, namespace, [f"ring-{i}" for i in range(3)], run=run)

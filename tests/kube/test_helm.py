@@ -31,8 +31,16 @@ def _helm_unavailable() -> str | None:
 
 pytestmark = pytest.mark.skipif(_helm_unavailable() is not None, reason=str(_helm_unavailable()))
 
-ALL_ON = ("--set", "sharder.enabled=true", "--set", "warmPools.enabled=true", "--set", "config.fastPath.enabled=true",
-          "--set", "config.fastPath.schedulerName=vcore-agent")
+ALL_ON = (
+    "--set",
+    "sharder.enabled=true",
+    "--set",
+    "warmPools.enabled=true",
+    "--set",
+    "config.fastPath.enabled=true",
+    "--set",
+    "config.fastPath.schedulerName=vcore-agent",
+)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -64,9 +72,14 @@ def test_the_rendered_chart_is_accepted_by_the_api_server(control_plane, values)
     if shutil.which("kubectl") is None:
         pytest.skip("kubectl is not installed (Debian's kubernetes-client; .ci/run installs it)")
     rendered = chart.template("--include-crds", *values)
-    res = subprocess.run(["kubectl", "apply", "--dry-run=server", "--validate=strict", "-f", "-"], input=rendered,
-                         capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "KUBECONFIG": control_plane.kubeconfig})
+    res = subprocess.run(
+        ["kubectl", "apply", "--dry-run=server", "--validate=strict", "-f", "-"],
+        input=rendered,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "KUBECONFIG": control_plane.kubeconfig},
+    )
     assert res.returncode == 0, res.stderr
     applied = [line for line in res.stdout.splitlines() if line.endswith("(server dry run)")]
     assert len(applied) == len(objects(rendered)), res.stdout
@@ -86,16 +99,34 @@ def test_the_rendered_configurations_load(values):
 
 def test_defaults_render_the_scheduler_alone():
     kinds = sorted(objects(chart.template()))
-    assert kinds == [("ClusterRole", "vcore-scheduler"), ("ClusterRoleBinding", "vcore-scheduler"),
-                     ("ConfigMap", "vcore-scheduler"), ("Deployment", "vcore-scheduler"),
-                     ("FlowSchema", "vcore-scheduler"), ("ServiceAccount", "vcore-scheduler")]
+    assert kinds == [
+        ("ClusterRole", "vcore-scheduler"),
+        ("ClusterRoleBinding", "vcore-scheduler"),
+        ("ConfigMap", "vcore-scheduler"),
+        ("Deployment", "vcore-scheduler"),
+        ("FlowSchema", "vcore-scheduler"),
+        ("ServiceAccount", "vcore-scheduler"),
+    ]
 
 
 def test_values_reach_the_objects():
-    rendered = objects(chart.template("--set", "replicas=3", "--set", "image.repository=registry.example/vcore",
-                                      "--set", "image.tag=0.2.0", "--set", "metrics.port=9100",
-                                      "--set", "config.cyclePeriod=1s", "--set", "fullnameOverride=vcore-batch",
-                                      *ALL_ON))
+    rendered = objects(
+        chart.template(
+            "--set",
+            "replicas=3",
+            "--set",
+            "image.repository=registry.example/vcore",
+            "--set",
+            "image.tag=0.2.0",
+            "--set",
+            "metrics.port=9100",
+            "--set",
+            "config.cyclePeriod=1s",
+            "--set",
+            "fullnameOverride=vcore-batch",
+            *ALL_ON,
+        )
+    )
     deployment = rendered[("Deployment", "vcore-batch")]
     assert deployment["spec"]["replicas"] == 3
     container = deployment["spec"]["template"]["spec"]["containers"][0]
@@ -112,16 +143,27 @@ def test_values_reach_the_objects():
     assert [s["name"] for s in warm_pool_binding["subjects"]] == ["vcore-batch"]
 
 
-@pytest.mark.parametrize("values, message", [
-    (("--set", "leaderElection.enabled=false"), "replicas > 1 needs leaderElection.enabled"),
-    (("--set", "warmPools.enabled=true"), "warmPools.enabled needs config.fastPath.enabled"),
-    (("--set", "config.metricsAddress=:1"), "config.metricsAddress: set by the chart"),
-    (("--set", "sharder.enabled=true", "--namespace", "elsewhere"), "install the release in vcore-system"),
-    (("--set", "replica=3"), "additional properties 'replica' not allowed"),
-    (("--set", "metrics.port=70000"), "/metrics/port"),
-    (("--set", "image.pullPolicy=Sometimes"), "/image/pullPolicy"),
-], ids=["replicas-without-election", "warm-pools-without-fast-path", "chart-owned-key", "sharder-namespace",
-        "misspelt-value", "port-out-of-range", "pull-policy"])
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        (("--set", "leaderElection.enabled=false"), "replicas > 1 needs leaderElection.enabled"),
+        (("--set", "warmPools.enabled=true"), "warmPools.enabled needs config.fastPath.enabled"),
+        (("--set", "config.metricsAddress=:1"), "config.metricsAddress: set by the chart"),
+        (("--set", "sharder.enabled=true", "--namespace", "elsewhere"), "install the release in vcore-system"),
+        (("--set", "replica=3"), "additional properties 'replica' not allowed"),
+        (("--set", "metrics.port=70000"), "/metrics/port"),
+        (("--set", "image.pullPolicy=Sometimes"), "/image/pullPolicy"),
+    ],
+    ids=[
+        "replicas-without-election",
+        "warm-pools-without-fast-path",
+        "chart-owned-key",
+        "sharder-namespace",
+        "misspelt-value",
+        "port-out-of-range",
+        "pull-policy",
+    ],
+)
 def test_values_that_cannot_work_are_refused(values, message):
     with pytest.raises(chart.ChartError) as err:
         chart.template(*values)

@@ -1,4 +1,5 @@
 """The scheduling loop's inbox (vcore_kube.inbox): the fast lane first, each lane in order, a relist ordering both."""
+
 from __future__ import annotations
 
 import queue

@@ -13,8 +13,9 @@ from vcore_kube.testenv.objects import create_nodes, node
 
 from .harness import SchedulerRun, events, wait_for
 
-pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed "
-                                "(Debian's kubernetes-client; .ci/run installs it)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("kubectl") is None, reason="kubectl is not installed (Debian's kubernetes-client; .ci/run installs it)"
+)
 
 VOLCANO_OBJECTS = """
 apiVersion: scheduling.volcano.sh/v1beta1
@@ -40,8 +41,14 @@ spec:
 
 
 def kubectl(control_plane, *args, stdin: str | None = None) -> str:
-    res = subprocess.run(["kubectl", *args], input=stdin, capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "KUBECONFIG": control_plane.kubeconfig})
+    res = subprocess.run(
+        ["kubectl", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "KUBECONFIG": control_plane.kubeconfig},
+    )
     assert res.returncode == 0, res.stderr
     return res.stdout
 
@@ -54,16 +61,35 @@ def test_apply_volcano_objects_and_describe_the_reason(control_plane, admin, nam
     run = SchedulerRun(control_plane.scheduler_kubeconfig, tmp_path, "vcore-kubectl").start()
     try:
         # The pod may reach the scheduler before its PodGroup ("podgroup ... not found"): wait for the real reason.
-        wait_for(lambda: any("Insufficient cpu" in e.get("note", "") for e in events(admin, namespace,
-                                                                                    "FailedScheduling")),
-                 30, "FailedScheduling: Insufficient cpu", run)
+        wait_for(
+            lambda: any("Insufficient cpu" in e.get("note", "") for e in events(admin, namespace, "FailedScheduling")),
+            30,
+            "FailedScheduling: Insufficient cpu",
+            run,
+        )
         described = kubectl(control_plane, "describe", "pod", "big", "-n", namespace)
         assert "FailedScheduling" in described and "Insufficient cpu" in described
         # The PodGroup says it too, as Volcano writes it: admitted (Inqueue), unschedulable for lack of cpu.
-        wait_for(lambda: "Insufficient cpu" in kubectl(control_plane, "get", "pg", "train", "-n", namespace, "-o",
-                                                       "jsonpath={.status.conditions[*].message}"), 30,
-                 "the PodGroup's Unschedulable condition", run)
-        assert kubectl(control_plane, "get", "pg", "train", "-n", namespace, "-o",
-                       "jsonpath={.status.phase}") == "Inqueue"
+        wait_for(
+            lambda: (
+                "Insufficient cpu"
+                in kubectl(
+                    control_plane,
+                    "get",
+                    "pg",
+                    "train",
+                    "-n",
+                    namespace,
+                    "-o",
+                    "jsonpath={.status.conditions[*].message}",
+                )
+            ),
+            30,
+            "the PodGroup's Unschedulable condition",
+            run,
+        )
+        assert (
+            kubectl(control_plane, "get", "pg", "train", "-n", namespace, "-o", "jsonpath={.status.phase}") == "Inqueue"
+        )
     finally:
         assert run.stop() == 0

@@ -47,8 +47,9 @@ def loop():
     config = load_config({"podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 10})
     converter = Converter()
     now = [100.0]
-    lp = SchedulingLoop(config, converter, BatchCycle(converter), RecordingBinder(), Silent(), Metrics(),
-                        clock=lambda: now[0])
+    lp = SchedulingLoop(
+        config, converter, BatchCycle(converter), RecordingBinder(), Silent(), Metrics(), clock=lambda: now[0]
+    )
     lp.now = now
     lp.leading.set()
     lp.event("Node", "ADDED", node("n1", cpu="2", gpus=2))

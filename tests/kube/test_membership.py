@@ -2,6 +2,7 @@
 in-memory API server with the real one's concurrency rules: scenarios, and a property test that interleaves the
 controller's moves, lagging watches, delayed writes and bindings in flight at random and checks that no node is
 ever used by two instances."""
+
 from __future__ import annotations
 
 from collections import Counter

@@ -25,8 +25,16 @@ def scheduler(scheduler):
 
 
 def priority_class(admin, name: str, value: int, **extra) -> str:
-    admin.create(PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                                    "metadata": {"name": name}, "value": value, **extra})
+    admin.create(
+        PRIORITY_CLASSES,
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+            **extra,
+        },
+    )
     return name
 
 
@@ -42,8 +50,9 @@ def get_pod(admin, namespace: str, name: str) -> dict:
 
 
 def disruption_target(p: dict) -> dict | None:
-    return next((c for c in (p.get("status") or {}).get("conditions") or [] if c.get("type") == "DisruptionTarget"),
-                None)
+    return next(
+        (c for c in (p.get("status") or {}).get("conditions") or [] if c.get("type") == "DisruptionTarget"), None
+    )
 
 
 def finish_deletion(admin, namespace: str, name: str) -> None:
@@ -57,16 +66,20 @@ def test_high_priority_pod_preempts_a_low_priority_one(admin, namespace, schedul
     high = priority_class(admin, f"{namespace}-high", 1000)
     pool = f"{namespace}-p"
     create_nodes(admin, [node(f"{pool}-{i}", cpu="2", labels={"pool": pool}) for i in range(2)])
-    victims = [in_pool(pod(f"low-{i}", namespace, scheduler=SCHED, cpu="2", priority_class=low), pool)
-               for i in range(2)]
+    victims = [
+        in_pool(pod(f"low-{i}", namespace, scheduler=SCHED, cpu="2", priority_class=low), pool) for i in range(2)
+    ]
     create_pods(admin, victims)
     placed = wait_bound(admin, namespace, ["low-0", "low-1"], run=run)
     create_pods(admin, [in_pool(pod("urgent", namespace, scheduler=SCHED, cpu="2", priority_class=high), pool)])
 
     # One victim is chosen, marked and deleted; the preemptor is nominated to its node.
     def chosen():
-        marked = [p for p in pods(admin, namespace) if p["metadata"]["name"].startswith("low-")
-                  and p["metadata"].get("deletionTimestamp")]
+        marked = [
+            p
+            for p in pods(admin, namespace)
+            if p["metadata"]["name"].startswith("low-") and p["metadata"].get("deletionTimestamp")
+        ]
         return marked[0] if len(marked) == 1 else None
 
     victim = wait_for(chosen, 30, "a victim being deleted", run)
@@ -74,10 +87,18 @@ def test_high_priority_pod_preempts_a_low_priority_one(admin, namespace, schedul
     condition = disruption_target(victim)
     assert condition is not None and (condition["status"], condition["reason"]) == ("True", "PreemptionByScheduler")
     assert condition["message"] == f"{SCHED}: preempting to accommodate a higher priority pod"
-    wait_for(lambda: (get_pod(admin, namespace, "urgent").get("status") or {}).get("nominatedNodeName") == node_name,
-             30, "the preemptor's nominatedNodeName", run)
-    preempted = wait_for(lambda: [e for e in events(admin, namespace, "Preempted")
-                                  if e["regarding"]["name"] == name], 30, "a Preempted event", run)
+    wait_for(
+        lambda: (get_pod(admin, namespace, "urgent").get("status") or {}).get("nominatedNodeName") == node_name,
+        30,
+        "the preemptor's nominatedNodeName",
+        run,
+    )
+    preempted = wait_for(
+        lambda: [e for e in events(admin, namespace, "Preempted") if e["regarding"]["name"] == name],
+        30,
+        "a Preempted event",
+        run,
+    )
     urgent_uid = get_pod(admin, namespace, "urgent")["metadata"]["uid"]
     assert preempted[0]["note"] == f"Preempted by pod {urgent_uid} on node {node_name}"
     assert preempted[0]["type"] == "Normal" and preempted[0]["action"] == "Preempting"
@@ -101,25 +122,55 @@ def test_a_pod_disruption_budget_steers_the_victim(admin, namespace, scheduler):
     pool = f"{namespace}-p"
     create_nodes(admin, [node(f"{pool}-{i}", cpu="2", labels={"pool": pool}) for i in range(2)])
     # Without a budget the lower-priority "guarded" pod would be the victim (the lowest highest-priority victim).
-    create_pods(admin, [in_pool(pod("guarded", namespace, scheduler=SCHED, cpu="2", priority_class=lower,
-                                    labels={"app": "guarded"}), pool),
-                        in_pool(pod("plain", namespace, scheduler=SCHED, cpu="2", priority_class=low), pool)])
+    create_pods(
+        admin,
+        [
+            in_pool(
+                pod("guarded", namespace, scheduler=SCHED, cpu="2", priority_class=lower, labels={"app": "guarded"}),
+                pool,
+            ),
+            in_pool(pod("plain", namespace, scheduler=SCHED, cpu="2", priority_class=low), pool),
+        ],
+    )
     wait_bound(admin, namespace, ["guarded", "plain"], run=run)
-    budget = admin.create(f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets",
-                          {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-                           "metadata": {"name": "guard", "namespace": namespace},
-                           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "guarded"}}}})
+    budget = admin.create(
+        f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets",
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "guard", "namespace": namespace},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "guarded"}}},
+        },
+    )
     # No disruption controller runs here: write the status it would (one healthy pod, one required).
-    admin.put(f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets/guard/status",
-              {**budget, "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1,
-                                    "expectedPods": 1, "observedGeneration": budget["metadata"].get("generation", 1)}})
+    admin.put(
+        f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets/guard/status",
+        {
+            **budget,
+            "status": {
+                "disruptionsAllowed": 0,
+                "currentHealthy": 1,
+                "desiredHealthy": 1,
+                "expectedPods": 1,
+                "observedGeneration": budget["metadata"].get("generation", 1),
+            },
+        },
+    )
     # The loop applies watch events in arrival order: once it has applied the budget's two (created, status
     # written), the preemptor created next is seen after them.
-    wait_for(lambda: run.metric('vcore_scheduler_watch_events_total{kind="PodDisruptionBudget"}') >= 2, 30,
-             "the scheduler applying the budget's status", run)
+    wait_for(
+        lambda: run.metric('vcore_scheduler_watch_events_total{kind="PodDisruptionBudget"}') >= 2,
+        30,
+        "the scheduler applying the budget's status",
+        run,
+    )
     create_pods(admin, [in_pool(pod("urgent", namespace, scheduler=SCHED, cpu="2", priority_class=high), pool)])
-    victim = wait_for(lambda: [p["metadata"]["name"] for p in pods(admin, namespace)
-                               if p["metadata"].get("deletionTimestamp")], 30, "a victim being deleted", run)
+    victim = wait_for(
+        lambda: [p["metadata"]["name"] for p in pods(admin, namespace) if p["metadata"].get("deletionTimestamp")],
+        30,
+        "a victim being deleted",
+        run,
+    )
     assert victim == ["plain"]
     finish_deletion(admin, namespace, "plain")
     wait_bound(admin, namespace, ["urgent"], run=run)
@@ -137,8 +188,12 @@ def test_preemption_policy_never_preempts_nothing(admin, namespace, scheduler):
     wait_bound(admin, namespace, ["low"], run=run)
     create_pods(admin, [in_pool(pod("polite", namespace, scheduler=SCHED, cpu="2", priority_class=polite), pool)])
     assert get_pod(admin, namespace, "polite")["spec"].get("preemptionPolicy") == "Never"  # from its class
-    failed = wait_for(lambda: [e for e in events(admin, namespace, "FailedScheduling")
-                               if e["regarding"]["name"] == "polite"], 30, "FailedScheduling for polite", run)
+    failed = wait_for(
+        lambda: [e for e in events(admin, namespace, "FailedScheduling") if e["regarding"]["name"] == "polite"],
+        30,
+        "FailedScheduling for polite",
+        run,
+    )
     assert failed[0]["note"].endswith(" preemption: not eligible due to preemptionPolicy=Never.")
     low_pod = get_pod(admin, namespace, "low")
     assert not low_pod["metadata"].get("deletionTimestamp") and disruption_target(low_pod) is None

@@ -55,8 +55,15 @@ def _loop(profile=None):
     config = load_config({"podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 10})
     converter = Converter()
     now = [100.0]
-    lp = SchedulingLoop(config, converter, BatchCycle(converter, profile), RecordingBinder(), Recorder(), Metrics(),
-                        clock=lambda: now[0])
+    lp = SchedulingLoop(
+        config,
+        converter,
+        BatchCycle(converter, profile),
+        RecordingBinder(),
+        Recorder(),
+        Metrics(),
+        clock=lambda: now[0],
+    )
     lp.now = now
     lp.leading.set()
     lp.event("Node", "ADDED", node("n1", cpu="2"))
@@ -90,8 +97,10 @@ def test_preemptor_evicts_nominates_and_binds_once_the_victim_is_gone(loop):
     loop.now[0] += 400  # past every backoff and the unschedulable flush (5 minutes)
     assert loop.schedule_once() == 0
     assert rec.preempted == [("low", "urgent", "n1")]  # no second victim while the first terminates
-    assert dict(rec.failed)["urgent"] == ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
-                                          "preemption: not eligible due to a terminating pod on the nominated node.")
+    assert dict(rec.failed)["urgent"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "preemption: not eligible due to a terminating pod on the nominated node."
+    )
     loop.event("Pod", "DELETED", victim)  # its resources are free: the preemptor is woken (after its backoff)
     loop.drain()
     loop.now[0] += 10
@@ -99,12 +108,22 @@ def test_preemptor_evicts_nominates_and_binds_once_the_victim_is_gone(loop):
 
 
 def test_a_pod_of_a_gang_is_left_to_the_cycle(loop):
-    loop.event("PodGroup", "ADDED", {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                                     "metadata": {"name": "g", "namespace": "ns", "uid": "pg"},
-                                     "spec": {"minMember": 2}})
+    loop.event(
+        "PodGroup",
+        "ADDED",
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "g", "namespace": "ns", "uid": "pg"},
+            "spec": {"minMember": 2},
+        },
+    )
     for i in range(2):
-        loop.event("Pod", "ADDED", _pod(f"g-{i}", f"u-g{i}", cpu="2", priority=1000,
-                                        annotations={"scheduling.k8s.io/group-name": "g"}))
+        loop.event(
+            "Pod",
+            "ADDED",
+            _pod(f"g-{i}", f"u-g{i}", cpu="2", priority=1000, annotations={"scheduling.k8s.io/group-name": "g"}),
+        )
     loop.drain()
     assert loop.schedule_once() == 0
     assert loop.recorder.preempted == [] and loop.recorder.nominated == []
@@ -115,9 +134,14 @@ def test_preemption_text_joins_failed_scheduling():
     lp.event("Pod", "ADDED", _pod("same", "u-same", cpu="2", priority=10))
     lp.drain()
     lp.schedule_once()
-    assert lp.recorder.failed == [("same", "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
-                                           "preemption: 0/1 nodes are available: 1 No preemption victims found "
-                                           "for incoming pod.")]
+    assert lp.recorder.failed == [
+        (
+            "same",
+            "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+            "preemption: 0/1 nodes are available: 1 No preemption victims found "
+            "for incoming pod.",
+        )
+    ]
 
 
 def test_a_profile_without_default_preemption_preempts_nothing():

@@ -1,5 +1,6 @@
 """The fast path's scheduling queue (vcore_kube.schedqueue) against kube-scheduler's queue rules: active order,
 conflict first, backoff doubling, queueing hints, the move-request cycle, the unschedulable flush."""
+
 from __future__ import annotations
 
 import pytest
@@ -44,8 +45,11 @@ def test_a_pod_that_lost_a_conflict_goes_first_without_backoff():
     assert q.pop(1, now=3.0) == ["loser"]
 
 
-@pytest.mark.parametrize("attempts, expected", [(1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (5, 10.0), (9, 10.0)],
-                         ids=["1st", "2nd", "3rd", "4th", "capped", "still-capped"])
+@pytest.mark.parametrize(
+    "attempts, expected",
+    [(1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (5, 10.0), (9, 10.0)],
+    ids=["1st", "2nd", "3rd", "4th", "capped", "still-capped"],
+)
 def test_backoff_doubles_up_to_the_maximum(attempts, expected):
     q = SchedulingQueue(initial_backoff=1.0, max_backoff=10.0)
     q.add("p", 0, now=0.0)
@@ -58,17 +62,29 @@ def test_backoff_doubles_up_to_the_maximum(attempts, expected):
     assert q.pop(1, now=100.0 + expected) == ["p"]
 
 
-@pytest.mark.parametrize("reasons, event, moves", [
-    ({"Insufficient cpu": 3}, POD_DELETED, True),
-    ({"Insufficient cpu": 3}, NODE_ADDED, True),
-    ({"Too many pods": 1}, NODE_UPDATED, True),
-    ({"node(s) had untolerated taint(s)": 2}, POD_DELETED, False),
-    ({"node(s) had untolerated taint(s)": 2}, NODE_UPDATED, True),
-    ({"node(s) didn't match Pod's node affinity/selector": 2}, POD_DELETED, False),
-    ({"node(s) didn't match Pod's node affinity/selector": 2}, SHARD_CHANGED, True),
-    ({}, POD_DELETED, True),  # nothing to go by: any event
-], ids=["cpu-pod-deleted", "cpu-node-added", "pods-node-updated", "taint-pod-deleted", "taint-node-updated",
-        "selector-pod-deleted", "selector-shard", "no-reasons"])
+@pytest.mark.parametrize(
+    "reasons, event, moves",
+    [
+        ({"Insufficient cpu": 3}, POD_DELETED, True),
+        ({"Insufficient cpu": 3}, NODE_ADDED, True),
+        ({"Too many pods": 1}, NODE_UPDATED, True),
+        ({"node(s) had untolerated taint(s)": 2}, POD_DELETED, False),
+        ({"node(s) had untolerated taint(s)": 2}, NODE_UPDATED, True),
+        ({"node(s) didn't match Pod's node affinity/selector": 2}, POD_DELETED, False),
+        ({"node(s) didn't match Pod's node affinity/selector": 2}, SHARD_CHANGED, True),
+        ({}, POD_DELETED, True),  # nothing to go by: any event
+    ],
+    ids=[
+        "cpu-pod-deleted",
+        "cpu-node-added",
+        "pods-node-updated",
+        "taint-pod-deleted",
+        "taint-node-updated",
+        "selector-pod-deleted",
+        "selector-shard",
+        "no-reasons",
+    ],
+)
 def test_queueing_hints(reasons, event, moves):
     q = SchedulingQueue(initial_backoff=1.0)
     q.add("p", 0, now=0.0)

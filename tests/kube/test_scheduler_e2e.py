@@ -48,8 +48,9 @@ def test_plain_pods_are_bound_with_scheduled_events(admin, namespace, scheduler)
 def test_gpu_sharing_pods_carry_their_gpu_index(admin, namespace, scheduler):
     run = scheduler()
     selector = labelled_nodes(admin, "gpushare", 1, gpus=2)
-    shared = [pinned(pod(f"share{i}", namespace, scheduler="vcore-e2e", gpu_memory_mib=30000), selector)
-              for i in range(4)]
+    shared = [
+        pinned(pod(f"share{i}", namespace, scheduler="vcore-e2e", gpu_memory_mib=30000), selector) for i in range(4)
+    ]
     whole = pinned(pod("whole", namespace, scheduler="vcore-e2e", gpus=1), selector)
     create_pods(admin, shared)
     wait_bound(admin, namespace, [f"share{i}" for i in range(4)], run=run)
@@ -67,11 +68,17 @@ def test_gpu_sharing_pods_carry_their_gpu_index(admin, namespace, scheduler):
 def test_whole_gpu_pod_gets_its_indices(admin, namespace, scheduler):
     run = scheduler()
     selector = labelled_nodes(admin, "gpuwhole", 1, gpus=4)
-    create_pods(admin, [pinned(pod("two", namespace, scheduler="vcore-e2e", gpus=2), selector),
-                        pinned(pod("one", namespace, scheduler="vcore-e2e", gpus=1), selector)])
+    create_pods(
+        admin,
+        [
+            pinned(pod("two", namespace, scheduler="vcore-e2e", gpus=2), selector),
+            pinned(pod("one", namespace, scheduler="vcore-e2e", gpus=1), selector),
+        ],
+    )
     wait_bound(admin, namespace, ["two", "one"], run=run)
-    items = {p["metadata"]["name"]: p["metadata"]["annotations"]["volcano.sh/gpu-index"]
-             for p in pods(admin, namespace)}
+    items = {
+        p["metadata"]["name"]: p["metadata"]["annotations"]["volcano.sh/gpu-index"] for p in pods(admin, namespace)
+    }
     two, one = {int(i) for i in items["two"].split(",")}, {int(i) for i in items["one"].split(",")}
     assert len(two) == 2 and len(one) == 1 and not two & one and (two | one) <= {0, 1, 2, 3}
     check_invariants(admin, namespace, "vcore-e2e", expect_all_bound=True)
@@ -83,8 +90,14 @@ def test_unschedulable_pod_gets_reasons_then_binds_when_a_node_is_added(admin, n
     failed = wait_for(lambda: events(admin, namespace, "FailedScheduling"), 30, "FailedScheduling", run)
     assert failed[0]["type"] == "Warning" and "Insufficient cpu" in failed[0]["note"]
     assert failed[0]["note"].startswith("0/")
-    condition = wait_for(lambda: next((c for c in pods(admin, namespace)[0]["status"].get("conditions", [])
-                                       if c["type"] == "PodScheduled"), None), 30, "PodScheduled condition", run)
+    condition = wait_for(
+        lambda: next(
+            (c for c in pods(admin, namespace)[0]["status"].get("conditions", []) if c["type"] == "PodScheduled"), None
+        ),
+        30,
+        "PodScheduled condition",
+        run,
+    )
     assert condition["status"] == "False" and condition["reason"] == "Unschedulable"
     assert "Insufficient cpu" in condition["message"]
     check_invariants(admin, namespace, "vcore-e2e")
@@ -95,8 +108,9 @@ def test_unschedulable_pod_gets_reasons_then_binds_when_a_node_is_added(admin, n
 
 def test_pods_of_another_scheduler_are_untouched(admin, namespace, scheduler):
     run = scheduler()
-    create_pods(admin, [pod("theirs", namespace, scheduler="someone-else"),
-                        pod("ours", namespace, scheduler="vcore-e2e")])
+    create_pods(
+        admin, [pod("theirs", namespace, scheduler="someone-else"), pod("ours", namespace, scheduler="vcore-e2e")]
+    )
     wait_bound(admin, namespace, ["ours"], run=run)
     run.stop()
     theirs = next(p for p in pods(admin, namespace) if p["metadata"]["name"] == "theirs")
@@ -120,7 +134,10 @@ def test_probes_and_metrics(scheduler):
     run = scheduler()
     assert run.get("/healthz") == 200 and run.get("/readyz") == 200 and run.get("/nope") == 404
     names = run.metrics()
-    for metric in ("vcore_scheduler_cycle_duration_seconds_count", "vcore_scheduler_is_leader",
-                   'vcore_scheduler_relists_total{kind="Pod",reason="start"}'):
+    for metric in (
+        "vcore_scheduler_cycle_duration_seconds_count",
+        "vcore_scheduler_is_leader",
+        'vcore_scheduler_relists_total{kind="Pod",reason="start"}',
+    ):
         assert metric in names, metric
     assert names["vcore_scheduler_is_leader"] == 1.0  # leader election off: it leads

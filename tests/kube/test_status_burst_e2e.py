@@ -29,12 +29,14 @@ def plane(tmp_path_factory):
     if why:
         pytest.skip(why)
     from kube_bench import plane_with_nodes
+
     with plane_with_nodes(tmp_path_factory.mktemp("status-burst"), NODES) as p:
         yield p
 
 
 def test_a_burst_of_single_pod_podgroups_all_read_running(plane, tmp_path):
     from kube_bench import podgroup_burst
+
     groups = GROUPS
     result = podgroup_burst(plane, tmp_path, groups)
     print(result.row())

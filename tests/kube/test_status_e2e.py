@@ -24,22 +24,41 @@ from .harness import bound, delete_pod, events, pods, wait_bound, wait_for
 
 VOLCANO = "/apis/scheduling.volcano.sh/v1beta1"
 SCHED = "vcore-status"
-RUNNING = {"phase": "Running", "running": 1, "succeeded": 0, "failed": 0,
-           "conditions": [{"type": "Scheduled", "status": "True", "reason": "tasks in gang are ready to be scheduled",
-                           "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+RUNNING = {
+    "phase": "Running",
+    "running": 1,
+    "succeeded": 0,
+    "failed": 0,
+    "conditions": [
+        {
+            "type": "Scheduled",
+            "status": "True",
+            "reason": "tasks in gang are ready to be scheduled",
+            "message": "",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }
+    ],
+}
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
 
 
 def make_podgroup(admin, namespace: str, name: str, min_member: int = 1, **spec) -> dict:
-    return admin.create(f"{VOLCANO}/namespaces/{namespace}/podgroups",
-                        {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                         "metadata": {"name": name, "namespace": namespace},
-                         "spec": {"minMember": min_member, **spec}})
+    return admin.create(
+        f"{VOLCANO}/namespaces/{namespace}/podgroups",
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"minMember": min_member, **spec},
+        },
+    )
 
 
 def writes(metrics: Metrics, result: str, kind: str = PODGROUP) -> float:
-    return metrics.registry.get_sample_value("vcore_scheduler_status_writes_total",
-                                             {"kind": kind, "result": result}) or 0.0
+    return (
+        metrics.registry.get_sample_value("vcore_scheduler_status_writes_total", {"kind": kind, "result": result})
+        or 0.0
+    )
 
 
 @pytest.fixture
@@ -52,6 +71,7 @@ def writer_for(control_plane):
         writer = StatusWriter(api, KINDS, metrics=metrics).start()
         made.append((writer, api))
         return writer, metrics
+
     yield make
     for writer, api in made:
         writer.close(timeout=1)
@@ -97,14 +117,32 @@ def test_a_failed_write_is_retried_with_backoff_until_it_lands(control_plane, ad
     wait_for(lambda: writes(metrics, "error") >= 2, 30, "two failed attempts")
     assert writer.pending() == 1 and not (admin.get(podgroup_path(key)).get("status") or {})
     name = f"{namespace}-podgroup-status"
-    admin.create(f"{RBAC}/clusterroles", {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name},
-        "rules": [{"apiGroups": ["scheduling.volcano.sh"], "resources": ["podgroups"], "verbs": ["patch"],
-                   "resourceNames": ["retried"]}]})
-    admin.create(f"{RBAC}/clusterrolebindings", {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": name},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": SHARDER_USER}]})
+    admin.create(
+        f"{RBAC}/clusterroles",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": name},
+            "rules": [
+                {
+                    "apiGroups": ["scheduling.volcano.sh"],
+                    "resources": ["podgroups"],
+                    "verbs": ["patch"],
+                    "resourceNames": ["retried"],
+                }
+            ],
+        },
+    )
+    admin.create(
+        f"{RBAC}/clusterrolebindings",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": SHARDER_USER}],
+        },
+    )
     try:
         wait_for(lambda: writer.pending() == 0, 60, "the retried write to land")
     finally:
@@ -147,8 +185,15 @@ def test_queue_status_and_podgroup_events_as_volcano_writes_them(admin, namespac
     pool = f"status-{namespace.split('-')[0]}"  # the namespace's unique prefix: a name short enough for a label
     create_nodes(admin, [node(f"{pool}-{i}", cpu="2", labels={"pool": pool}) for i in range(2)])
     q = f"{namespace}-q"
-    admin.create(f"{VOLCANO}/queues", {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-                                        "metadata": {"name": q}, "spec": {"weight": 1}})
+    admin.create(
+        f"{VOLCANO}/queues",
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "Queue",
+            "metadata": {"name": q},
+            "spec": {"weight": 1},
+        },
+    )
     make_podgroup(admin, namespace, "fits", 2, queue=q)
     make_podgroup(admin, namespace, "waits", 2, queue=q)
     create_pods(admin, [member(namespace, "fits", i, pool, "1500m") for i in range(2)])
@@ -157,8 +202,13 @@ def test_queue_status_and_podgroup_events_as_volcano_writes_them(admin, namespac
 
     def status_reads(want):
         return lambda: all((queue_of(admin, q).get("status") or {}).get(k) == v for k, v in want.items())
-    wait_for(status_reads({"state": "Open", "running": 1, "allocated": {"cpu": "3", "memory": "256Mi"}}), 30,
-             "the queue's status", run)
+
+    wait_for(
+        status_reads({"state": "Open", "running": 1, "allocated": {"cpu": "3", "memory": "256Mi"}}),
+        30,
+        "the queue's status",
+        run,
+    )
     st = queue_of(admin, q)["status"]
     assert st["pending"] + st["inqueue"] == 1 and st["unknown"] == st["completed"] == 0, st
 
@@ -166,10 +216,22 @@ def test_queue_status_and_podgroup_events_as_volcano_writes_them(admin, namespac
     ready = [e for e in pg_events if e["regarding"]["name"] == "fits"]
     assert [(e["type"], e["reason"], e["note"]) for e in ready] == [("Normal", "Scheduled", "pod group is ready")]
     # Created before its pods, the waiting gang first lacks pods, then room: an event for each reason.
-    waiting = wait_for(lambda: (w := [e for e in events(admin, namespace) if e["regarding"]["kind"] == "PodGroup"
-                                      and e["regarding"]["name"] == "waits"])
-                       and any("tasks in gang unschedulable" in e["note"] for e in w) and w,
-                       30, "the Unschedulable event", run)
+    waiting = wait_for(
+        lambda: (
+            (
+                w := [
+                    e
+                    for e in events(admin, namespace)
+                    if e["regarding"]["kind"] == "PodGroup" and e["regarding"]["name"] == "waits"
+                ]
+            )
+            and any("tasks in gang unschedulable" in e["note"] for e in w)
+            and w
+        ),
+        30,
+        "the Unschedulable event",
+        run,
+    )
     assert {(e["type"], e["reason"]) for e in waiting} == {("Warning", "Unschedulable")}
     assert {e["regarding"]["apiVersion"] for e in waiting} == {"scheduling.volcano.sh/v1beta1"}
 
@@ -177,19 +239,22 @@ def test_queue_status_and_podgroup_events_as_volcano_writes_them(admin, namespac
     for i in range(2):
         delete_pod(admin, namespace, f"fits-{i}")
     wait_bound(admin, namespace, ["waits-0", "waits-1"], run=run)
-    wait_for(lambda: podgroup_status(admin, namespace, "waits").get("phase") == "Running", 30,
-             "the second gang Running", run)
-    wait_for(lambda: podgroup_status(admin, namespace, "fits").get("running") == 0, 30, "the emptied gang's count",
-             run)
-    wait_for(status_reads({"running": 1, "allocated": {"cpu": "3", "memory": "256Mi"}}), 30, "the queue's status",
-             run)
+    wait_for(
+        lambda: podgroup_status(admin, namespace, "waits").get("phase") == "Running", 30, "the second gang Running", run
+    )
+    wait_for(lambda: podgroup_status(admin, namespace, "fits").get("running") == 0, 30, "the emptied gang's count", run)
+    wait_for(status_reads({"running": 1, "allocated": {"cpu": "3", "memory": "256Mi"}}), 30, "the queue's status", run)
     # A pod of the running gang goes while no pod of this scheduler is pending: no cycle is due, yet the statuses
     # follow (the gang is below its minimum: no longer Running).
     delete_pod(admin, namespace, "waits-1")
     wait_for(lambda: podgroup_status(admin, namespace, "waits").get("running") == 1, 30, "the gang's new count", run)
     assert podgroup_status(admin, namespace, "waits")["phase"] != "Running"
-    wait_for(status_reads({"running": 0, "allocated": {"cpu": "1500m", "memory": "128Mi"}}), 30,
-             "the queue's status after the loss", run)
+    wait_for(
+        status_reads({"running": 0, "allocated": {"cpu": "1500m", "memory": "128Mi"}}),
+        30,
+        "the queue's status after the loss",
+        run,
+    )
     assert " ERROR " not in run.log.read_text()
     assert run.metric('vcore_scheduler_status_writes_total{kind="Queue",result="ok"}') >= 3
 
@@ -206,27 +271,38 @@ def test_a_podgroup_without_pods_goes_inqueue_then_runs_its_pods(admin, namespac
     create_nodes(admin, [node(f"{pool}-{i}", cpu="2", labels={"pool": pool}) for i in range(2)])
     make_podgroup(admin, namespace, "job", 2, minResources={"cpu": "3", "memory": "256Mi"})
     make_podgroup(admin, namespace, "toobig", 2, minResources={"cpu": "100"})  # more than the cluster has
-    wait_for(lambda: podgroup_status(admin, namespace, "job").get("phase") == "Inqueue", 30,
-             "the pod-less PodGroup Inqueue", run)
+    wait_for(
+        lambda: podgroup_status(admin, namespace, "job").get("phase") == "Inqueue",
+        30,
+        "the pod-less PodGroup Inqueue",
+        run,
+    )
     assert podgroup_status(admin, namespace, "toobig").get("phase") in (None, "Pending")
     assert not pods(admin, namespace)
     create_pods(admin, [member(namespace, "job", i, pool, "1500m") for i in range(2)])  # as the job controller would
     wait_bound(admin, namespace, ["job-0", "job-1"], run=run)
-    wait_for(lambda: podgroup_status(admin, namespace, "job").get("phase") == "Running", 30,
-             "the PodGroup Running", run)
+    wait_for(
+        lambda: podgroup_status(admin, namespace, "job").get("phase") == "Running", 30, "the PodGroup Running", run
+    )
     assert podgroup_status(admin, namespace, "job")["running"] == 2
     assert podgroup_status(admin, namespace, "toobig").get("phase") in (None, "Pending")
 
 
 def test_evictions_are_told_as_volcano_tells_them(admin, namespace, scheduler):
-    run = scheduler(cycle={"actions": "enqueue, allocate, preempt, backfill",
-                           "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
-                                     {"plugins": [{"name": "drf"}, {"name": "predicates"}, {"name": "proportion"},
-                                                  {"name": "nodeorder"}]}]})
+    run = scheduler(
+        cycle={
+            "actions": "enqueue, allocate, preempt, backfill",
+            "tiers": [
+                {"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
+                {"plugins": [{"name": "drf"}, {"name": "predicates"}, {"name": "proportion"}, {"name": "nodeorder"}]},
+            ],
+        }
+    )
     for name, value in ((f"{namespace}-low", 10), (f"{namespace}-high", 1000)):
-        admin.create("/apis/scheduling.k8s.io/v1/priorityclasses",
-                     {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-                      "value": value})
+        admin.create(
+            "/apis/scheduling.k8s.io/v1/priorityclasses",
+            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value},
+        )
     pool = f"status-{namespace.split('-')[0]}"
     create_nodes(admin, [node(f"{pool}-0", cpu="2", labels={"pool": pool})])
     make_podgroup(admin, namespace, "low", 1, priorityClassName=f"{namespace}-low")
@@ -246,13 +322,15 @@ def test_evictions_are_told_as_volcano_tells_them(admin, namespace, scheduler):
         for name in going:  # no kubelet: finish the deletion as one would
             delete_pod(admin, namespace, name)
         return going + [name for name in ("low-0", "low-1") if name not in present]  # gone at once (grace 0)
+
     victims = wait_for(evicted, 30, "a victim evicted", run)
     wait_bound(admin, namespace, ["high-0"], run=run)
     told = wait_for(lambda: [e for e in events(admin, namespace, "Evict")], 30, "the Evict events", run)
     on_pod = [e for e in told if e["regarding"]["kind"] == "Pod"]
     on_group = [e for e in told if e["regarding"]["kind"] == "PodGroup"]
     assert [(e["type"], e["regarding"]["name"], e["note"]) for e in on_pod] == [
-        ("Warning", victims[0], "Pod is evicted, because of preempt")]
+        ("Warning", victims[0], "Pod is evicted, because of preempt")
+    ]
     assert [(e["type"], e["regarding"]["name"], e["note"]) for e in on_group] == [("Normal", "low", "preempt")]
     assert len(bound(admin, namespace)) == 2
 

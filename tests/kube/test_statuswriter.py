@@ -26,15 +26,30 @@ from vcore_kube.volcanostatus import (
     same_queue_status,
 )
 
-RUNNING = {"phase": "Running", "running": 1, "succeeded": 0, "failed": 0,
-           "conditions": [{"type": "Scheduled", "status": "True", "reason": "tasks in gang are ready to be scheduled",
-                           "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+RUNNING = {
+    "phase": "Running",
+    "running": 1,
+    "succeeded": 0,
+    "failed": 0,
+    "conditions": [
+        {
+            "type": "Scheduled",
+            "status": "True",
+            "reason": "tasks in gang are ready to be scheduled",
+            "message": "",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }
+    ],
+}
 PENDING = {"phase": "Pending", "running": 0, "succeeded": 0, "failed": 0, "conditions": []}
 
 
 def podgroup(rv: str, status: dict | None = None, uid: str = "u1") -> dict:
-    return {"metadata": {"name": "g", "namespace": "ns", "uid": uid, "resourceVersion": rv},
-            "spec": {"minMember": 1}, **({"status": status} if status is not None else {})}
+    return {
+        "metadata": {"name": "g", "namespace": "ns", "uid": uid, "resourceVersion": rv},
+        "spec": {"minMember": 1},
+        **({"status": status} if status is not None else {}),
+    }
 
 
 @pytest.fixture
@@ -93,13 +108,29 @@ def test_retry_delay_doubles_and_is_capped_with_jitter():
 
 
 # -- Volcano's shapes -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("resource, amount, text", [
-    ("cpu", 0, "0"), ("cpu", 100, "100m"), ("cpu", 1000, "1"), ("cpu", 1500, "1500m"), ("cpu", 2_500_000, "2500"),
-    ("cpu", 3_000_000, "3k"), ("memory", 0, "0"), ("memory", 1000, "1k"), ("memory", 1023, "1023"),
-    ("memory", 1024, "1Ki"), ("memory", 1536, "1536"), ("memory", 128 * 2**20, "128Mi"),
-    ("memory", 1_000_000_000, "1000000000"), ("memory", 3 * 2**30, "3Gi"), ("pods", 110, "110"),
-    ("pods", 2000, "2k"), ("nvidia.com/gpu", 8, "8"), ("ephemeral-storage", 10 * 2**30, "10737418240"),
-])
+@pytest.mark.parametrize(
+    "resource, amount, text",
+    [
+        ("cpu", 0, "0"),
+        ("cpu", 100, "100m"),
+        ("cpu", 1000, "1"),
+        ("cpu", 1500, "1500m"),
+        ("cpu", 2_500_000, "2500"),
+        ("cpu", 3_000_000, "3k"),
+        ("memory", 0, "0"),
+        ("memory", 1000, "1k"),
+        ("memory", 1023, "1023"),
+        ("memory", 1024, "1Ki"),
+        ("memory", 1536, "1536"),
+        ("memory", 128 * 2**20, "128Mi"),
+        ("memory", 1_000_000_000, "1000000000"),
+        ("memory", 3 * 2**30, "3Gi"),
+        ("pods", 110, "110"),
+        ("pods", 2000, "2k"),
+        ("nvidia.com/gpu", 8, "8"),
+        ("ephemeral-storage", 10 * 2**30, "10737418240"),
+    ],
+)
 def test_quantities_are_spelled_as_go_spells_them(resource, amount, text):
     # resource.NewMilliQuantity(cpu, DecimalSI), NewQuantity(memory, BinarySI), NewQuantity(pods, DecimalSI) and
     # the scalars in decimal SI: what Volcano's ConvertRes2ResList gives, as String() prints it.
@@ -117,8 +148,10 @@ def test_a_negative_amount_is_refused_naming_the_resource():
 
 
 def test_podgroup_statuses_compare_as_volcano_compares_them():
-    later = {**RUNNING, "conditions": [{**RUNNING["conditions"][0], "lastTransitionTime": "2027-01-01T00:00:00Z",
-                                        "transitionID": "x"}]}
+    later = {
+        **RUNNING,
+        "conditions": [{**RUNNING["conditions"][0], "lastTransitionTime": "2027-01-01T00:00:00Z", "transitionID": "x"}],
+    }
     assert same_podgroup_status(later, RUNNING)  # a condition's time and transitionID do not count
     sparse = {"phase": "Pending", "conditions": [], "running": 0}  # Go omits zero counts
     assert same_podgroup_status(sparse, PENDING)
@@ -126,8 +159,9 @@ def test_podgroup_statuses_compare_as_volcano_compares_them():
     assert not same_podgroup_status(RUNNING, {**RUNNING, "running": 2})
     assert not same_podgroup_status(RUNNING, {**RUNNING, "conditions": []})
     unschedulable = [{"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources", "message": "a"}]
-    assert not same_podgroup_status({**PENDING, "conditions": unschedulable},
-                                    {**PENDING, "conditions": [{**unschedulable[0], "message": "b"}]})
+    assert not same_podgroup_status(
+        {**PENDING, "conditions": unschedulable}, {**PENDING, "conditions": [{**unschedulable[0], "message": "b"}]}
+    )
 
 
 def queue(allocated=None, podgroups=None, state="Open") -> vcore.QueueStatus:
@@ -135,10 +169,19 @@ def queue(allocated=None, podgroups=None, state="Open") -> vcore.QueueStatus:
 
 
 def test_queue_status_is_volcanos_shape():
-    status = queue_status(queue({"cpu": 1500, "memory": 2**30, "nvidia.com/gpu": 2}, {"Running": 3, "Inqueue": 1}),
-                          {"cpu": 1500, "memory": 2**30, "nvidia.com/gpu": 2})
-    assert status == {"state": "Open", "allocated": {"cpu": "1500m", "memory": "1Gi", "nvidia.com/gpu": "2"},
-                      "pending": 0, "running": 3, "unknown": 0, "inqueue": 1, "completed": 0}
+    status = queue_status(
+        queue({"cpu": 1500, "memory": 2**30, "nvidia.com/gpu": 2}, {"Running": 3, "Inqueue": 1}),
+        {"cpu": 1500, "memory": 2**30, "nvidia.com/gpu": 2},
+    )
+    assert status == {
+        "state": "Open",
+        "allocated": {"cpu": "1500m", "memory": "1Gi", "nvidia.com/gpu": "2"},
+        "pending": 0,
+        "running": 3,
+        "unknown": 0,
+        "inqueue": 1,
+        "completed": 0,
+    }
     assert queue_status(queue(state=""), {})["allocated"] == {"cpu": "0", "memory": "0"}  # always cpu and memory
     assert queue_status(queue(state=""), {})["state"] == "Open"  # unset reads Open, as the queue controller sets
 
@@ -156,8 +199,13 @@ def test_queue_statuses_compare_quantities_by_value():
 
 
 def test_a_parent_queue_is_allocated_what_its_children_are():
-    queues = {"root": queue(), "team": queue(), "a": queue({"cpu": 1000}), "b": queue({"cpu": 500, "memory": 10}),
-              "default": queue({"cpu": 100})}
+    queues = {
+        "root": queue(),
+        "team": queue(),
+        "a": queue({"cpu": 1000}),
+        "b": queue({"cpu": 500, "memory": 10}),
+        "default": queue({"cpu": 100}),
+    }
     out = rolled_up(queues, {"team": "root", "a": "team", "b": "team"})
     assert out["team"] == {"cpu": 1500, "memory": 10}
     assert out["root"] == {"cpu": 1600, "memory": 10}  # default has no parent: the root's child, as in Volcano

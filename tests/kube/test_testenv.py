@@ -49,47 +49,109 @@ def test_api_server_is_ready_with_the_pinned_version(admin):
 
 
 def test_volcano_objects_apply_unchanged(admin, namespace):
-    group = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-             "metadata": {"name": "job", "namespace": namespace},
-             "spec": {"minMember": 3, "minTaskMember": {"worker": 2}, "queue": "research",
-                      "minResources": {"cpu": "3", "nvidia.com/gpu": 2}, "priorityClassName": "high",
-                      "networkTopology": {"mode": "hard", "highestTierAllowed": 2},
-                      "subGroupPolicy": [{"name": "w", "subGroupSize": 2, "minSubGroups": 1,
-                                          "labelSelector": {"matchLabels": {"role": "worker"}},
-                                          "matchLabelKeys": ["ring"],
-                                          "networkTopology": {"mode": "soft", "highestTierName": "rack"}}]}}
-    created = admin.create(f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{namespace}/podgroups", group,
-                           fieldValidation="Strict")
-    assert created["spec"] == {**group["spec"], "subGroupPolicy": [
-        {**group["spec"]["subGroupPolicy"][0], "networkTopology": {"mode": "soft", "highestTierName": "rack"}}]}
-    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": f"q-{namespace}"},
-             "spec": {"weight": 2, "capability": {"cpu": "10", "memory": "20Gi"}, "reclaimable": True,
-                      "guarantee": {"resource": {"cpu": "1"}}, "parent": "root"}}
-    assert admin.create("/apis/scheduling.volcano.sh/v1beta1/queues", queue,
-                        fieldValidation="Strict")["spec"] == queue["spec"]
-    hyper = {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": f"s-{namespace}"},
-             "spec": {"tier": 1, "tierName": "rack", "members": [
-                 {"type": "Node", "selector": {"exactMatch": {"name": "n1"}}},
-                 {"type": "Node", "selector": {"regexMatch": {"pattern": "^gpu-"}}}]}}
-    assert admin.create("/apis/topology.volcano.sh/v1alpha1/hypernodes", hyper,
-                        fieldValidation="Strict")["spec"] == hyper["spec"]
-    shard = {"apiVersion": "shard.volcano.sh/v1alpha1", "kind": "NodeShard", "metadata": {"name": f"sh-{namespace}"},
-             "spec": {"nodesDesired": ["n1", "n2"]}}
+    group = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "job", "namespace": namespace},
+        "spec": {
+            "minMember": 3,
+            "minTaskMember": {"worker": 2},
+            "queue": "research",
+            "minResources": {"cpu": "3", "nvidia.com/gpu": 2},
+            "priorityClassName": "high",
+            "networkTopology": {"mode": "hard", "highestTierAllowed": 2},
+            "subGroupPolicy": [
+                {
+                    "name": "w",
+                    "subGroupSize": 2,
+                    "minSubGroups": 1,
+                    "labelSelector": {"matchLabels": {"role": "worker"}},
+                    "matchLabelKeys": ["ring"],
+                    "networkTopology": {"mode": "soft", "highestTierName": "rack"},
+                }
+            ],
+        },
+    }
+    created = admin.create(
+        f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{namespace}/podgroups", group, fieldValidation="Strict"
+    )
+    assert created["spec"] == {
+        **group["spec"],
+        "subGroupPolicy": [
+            {**group["spec"]["subGroupPolicy"][0], "networkTopology": {"mode": "soft", "highestTierName": "rack"}}
+        ],
+    }
+    queue = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": f"q-{namespace}"},
+        "spec": {
+            "weight": 2,
+            "capability": {"cpu": "10", "memory": "20Gi"},
+            "reclaimable": True,
+            "guarantee": {"resource": {"cpu": "1"}},
+            "parent": "root",
+        },
+    }
+    assert (
+        admin.create("/apis/scheduling.volcano.sh/v1beta1/queues", queue, fieldValidation="Strict")["spec"]
+        == queue["spec"]
+    )
+    hyper = {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {"name": f"s-{namespace}"},
+        "spec": {
+            "tier": 1,
+            "tierName": "rack",
+            "members": [
+                {"type": "Node", "selector": {"exactMatch": {"name": "n1"}}},
+                {"type": "Node", "selector": {"regexMatch": {"pattern": "^gpu-"}}},
+            ],
+        },
+    }
+    assert (
+        admin.create("/apis/topology.volcano.sh/v1alpha1/hypernodes", hyper, fieldValidation="Strict")["spec"]
+        == hyper["spec"]
+    )
+    shard = {
+        "apiVersion": "shard.volcano.sh/v1alpha1",
+        "kind": "NodeShard",
+        "metadata": {"name": f"sh-{namespace}"},
+        "spec": {"nodesDesired": ["n1", "n2"]},
+    }
     assert admin.create("/apis/shard.volcano.sh/v1alpha1/nodeshards", shard)["spec"] == shard["spec"]
 
 
-@pytest.mark.parametrize("spec, field", [
-    ({"tier": 1, "members": [{"type": "Node", "selector": {}}]}, "Either ExactMatch or RegexMatch"),
-    ({"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": "a"},
-                                                           "regexMatch": {"pattern": "b"}}}]}, "Only one of"),
-    ({"tier": 1, "members": [{"type": "Rack"}]}, "Unsupported value"),
-    ({"members": [{"type": "Node"}]}, "spec.tier: Required value"),
-], ids=["no-selector", "two-selectors", "bad-member-type", "no-tier"])
+@pytest.mark.parametrize(
+    "spec, field",
+    [
+        ({"tier": 1, "members": [{"type": "Node", "selector": {}}]}, "Either ExactMatch or RegexMatch"),
+        (
+            {
+                "tier": 1,
+                "members": [
+                    {"type": "Node", "selector": {"exactMatch": {"name": "a"}, "regexMatch": {"pattern": "b"}}}
+                ],
+            },
+            "Only one of",
+        ),
+        ({"tier": 1, "members": [{"type": "Rack"}]}, "Unsupported value"),
+        ({"members": [{"type": "Node"}]}, "spec.tier: Required value"),
+    ],
+    ids=["no-selector", "two-selectors", "bad-member-type", "no-tier"],
+)
 def test_hypernode_schema_rejects_what_volcano_rejects(admin, spec, field):
     with pytest.raises(ApiException) as err:
-        admin.create("/apis/topology.volcano.sh/v1alpha1/hypernodes",
-                     {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
-                      "metadata": {"name": "bad"}, "spec": spec})
+        admin.create(
+            "/apis/topology.volcano.sh/v1alpha1/hypernodes",
+            {
+                "apiVersion": "topology.volcano.sh/v1alpha1",
+                "kind": "HyperNode",
+                "metadata": {"name": "bad"},
+                "spec": spec,
+            },
+        )
     assert err.value.status == 422 and field in err.value.body
 
 
@@ -118,21 +180,40 @@ def test_scheduler_identity_has_exactly_the_cluster_role(control_plane, namespac
     try:
         assert api.get("/api/v1/nodes") is not None
         with pytest.raises(ApiException) as err:  # pods it may create (warm-pool placeholders); nothing else
-            api.create(f"/api/v1/namespaces/{namespace}/configmaps", {
-                "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": namespace}})
+            api.create(
+                f"/api/v1/namespaces/{namespace}/configmaps",
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": namespace}},
+            )
         assert err.value.status == 403
         with pytest.raises(ApiException) as err:
-            api.put("/apis/shard.volcano.sh/v1alpha1/nodeshards/x", {
-                "apiVersion": "shard.volcano.sh/v1alpha1", "kind": "NodeShard", "metadata": {"name": "x"},
-                "spec": {"nodesDesired": []}})
+            api.put(
+                "/apis/shard.volcano.sh/v1alpha1/nodeshards/x",
+                {
+                    "apiVersion": "shard.volcano.sh/v1alpha1",
+                    "kind": "NodeShard",
+                    "metadata": {"name": "x"},
+                    "spec": {"nodesDesired": []},
+                },
+            )
         assert err.value.status == 403  # a NodeShard's spec is the sharding controller's
         with pytest.raises(ApiException) as err:
             api.get("/api/v1/secrets")
         assert err.value.status == 403
-        review = api.create("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
-            "apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
-            "spec": {"resourceAttributes": {"verb": "create", "resource": "pods", "subresource": "binding",
-                                            "namespace": namespace}}})
+        review = api.create(
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            {
+                "apiVersion": "authorization.k8s.io/v1",
+                "kind": "SelfSubjectAccessReview",
+                "spec": {
+                    "resourceAttributes": {
+                        "verb": "create",
+                        "resource": "pods",
+                        "subresource": "binding",
+                        "namespace": namespace,
+                    }
+                },
+            },
+        )
         assert review["status"]["allowed"] is True
     finally:
         api.close()
@@ -145,8 +226,9 @@ def test_compaction_past_a_resource_version_makes_a_fresh_api_server_answer_410(
     create_pods(admin, [pod(f"c{i}", namespace, scheduler="nobody") for i in range(3)])
     compacted = control_plane.compact_etcd()
     control_plane.restart_apiserver()
-    response = admin.open("GET", "/api/v1/pods", query={"watch": True, "resourceVersion": old,
-                                                        "timeoutSeconds": 5}, timeout=10)
+    response = admin.open(
+        "GET", "/api/v1/pods", query={"watch": True, "resourceVersion": old, "timeoutSeconds": 5}, timeout=10
+    )
     try:
         first = response.readline()
     finally:
@@ -156,8 +238,9 @@ def test_compaction_past_a_resource_version_makes_a_fresh_api_server_answer_410(
 
 def test_command_line_up_and_down(tmp_path):
     run = [sys.executable, "-m", "vcore_kube.testenv"]
-    up = subprocess.run([*run, "up", "--dir", str(tmp_path), "--nodes", "2"], capture_output=True, text=True,
-                        timeout=300)
+    up = subprocess.run(
+        [*run, "up", "--dir", str(tmp_path), "--nodes", "2"], capture_output=True, text=True, timeout=300
+    )
     assert up.returncode == 0, up.stderr
     assert all(p.alive() for p in ControlPlane.load(tmp_path).processes.values())
     try:
@@ -173,9 +256,15 @@ def test_command_line_up_and_down(tmp_path):
 
 
 def test_command_line_rejects_bad_arguments(tmp_path):
-    res = subprocess.run([sys.executable, "-m", "vcore_kube.testenv", "up", "--dir", str(tmp_path), "--nodes", "-1"],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "vcore_kube.testenv", "up", "--dir", str(tmp_path), "--nodes", "-1"],
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 2 and "--nodes must be >= 0" in res.stderr
-    res = subprocess.run([sys.executable, "-m", "vcore_kube.testenv", "down", "--dir", str(tmp_path / "none")],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "vcore_kube.testenv", "down", "--dir", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 1 and "no testenv.json" in res.stderr

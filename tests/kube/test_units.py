@@ -48,7 +48,7 @@ def test_backoff_is_capped_exponential_with_jitter():
     backoff = Backoff(initial=0.25, cap=4.0, rng=random.Random(1))
     delays = [backoff.next() for _ in range(8)]
     for i, d in enumerate(delays):
-        ceiling = min(4.0, 0.25 * 2 ** i)
+        ceiling = min(4.0, 0.25 * 2**i)
         assert ceiling / 2 <= d <= ceiling
     backoff.reset()
     assert backoff.next() <= 0.25
@@ -70,8 +70,13 @@ def _vcore_importers(allowed: str = "vcore.validation") -> set[str]:
     out = set()
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
             if any((n == "vcore" or n.startswith("vcore.")) and n != allowed for n in names):
                 out.add(str(path.relative_to(PACKAGE)))
     return out
@@ -81,8 +86,14 @@ def test_only_the_conversion_seam_imports_vcore():
     # The conversion, and the decision seams: the batch cycle, the fast path, the warm pools' hits and refills;
     # the configuration, which has vcore check the profiles and the cycle it will run; and the way back, a cycle's
     # statuses as Volcano's status shapes. Any module may check user input with vcore.validation.
-    assert _vcore_importers() == {"config.py", "convert.py", "batchcycle.py", "fastpath.py", "warmpool.py",
-                                  "volcanostatus.py"}
+    assert _vcore_importers() == {
+        "config.py",
+        "convert.py",
+        "batchcycle.py",
+        "fastpath.py",
+        "warmpool.py",
+        "volcanostatus.py",
+    }
 
 
 class _Closing:
@@ -92,6 +103,7 @@ class _Closing:
     def __init__(self, close_after_each: bool) -> None:
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
         self.requests = 0
         outer = self
 
@@ -126,6 +138,7 @@ def test_direct_requests_reuse_connections_and_resend_once_on_a_stale_one(close_
     from kubernetes import client
 
     from vcore_kube.kubeclient import Api
+
     server = _Closing(close_after_each)
     try:
         configuration = client.Configuration()

@@ -36,28 +36,65 @@ def provisioner(control_plane):
 
 def _storage_class(admin, name: str, provisioner: str, mode: str = "WaitForFirstConsumer") -> None:
     try:
-        admin.create("/apis/storage.k8s.io/v1/storageclasses", {
-            "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
-            "provisioner": provisioner, "volumeBindingMode": mode, "reclaimPolicy": "Delete"})
+        admin.create(
+            "/apis/storage.k8s.io/v1/storageclasses",
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": name},
+                "provisioner": provisioner,
+                "volumeBindingMode": mode,
+                "reclaimPolicy": "Delete",
+            },
+        )
     except ApiException as e:
         if e.status != 409:
             raise
 
 
 def _claim(admin, namespace: str, name: str, storage_class: str, size: str = "1Gi") -> None:
-    admin.create(f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", {
-        "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": namespace},
-        "spec": {"storageClassName": storage_class, "accessModes": ["ReadWriteOnce"],
-                 "resources": {"requests": {"storage": size}}}})
+    admin.create(
+        f"/api/v1/namespaces/{namespace}/persistentvolumeclaims",
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "storageClassName": storage_class,
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": size}},
+            },
+        },
+    )
 
 
 def _local_pv(admin, name: str, node_name: str, storage_class: str, size: str = "5Gi") -> None:
-    admin.create("/api/v1/persistentvolumes", {
-        "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
-        "spec": {"capacity": {"storage": size}, "accessModes": ["ReadWriteOnce"], "storageClassName": storage_class,
-                 "persistentVolumeReclaimPolicy": "Retain", "local": {"path": f"/mnt/{name}"},
-                 "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-                     {"key": "kubernetes.io/hostname", "operator": "In", "values": [node_name]}]}]}}}})
+    admin.create(
+        "/api/v1/persistentvolumes",
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": name},
+            "spec": {
+                "capacity": {"storage": size},
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": storage_class,
+                "persistentVolumeReclaimPolicy": "Retain",
+                "local": {"path": f"/mnt/{name}"},
+                "nodeAffinity": {
+                    "required": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": "kubernetes.io/hostname", "operator": "In", "values": [node_name]}
+                                ]
+                            }
+                        ]
+                    }
+                },
+            },
+        },
+    )
 
 
 def _user(namespace: str, name: str, *volumes: dict, selector: dict | None = None) -> dict:
@@ -89,9 +126,10 @@ def test_a_static_local_pv_takes_the_pod_to_its_node(admin, namespace, scheduler
     _storage_class(admin, "local-static", "kubernetes.io/no-provisioner")
     _local_pv(admin, f"{namespace}-pv", "static-2", "local-static")
     _claim(admin, namespace, "data", "local-static")
-    admin.create(f"/api/v1/namespaces/{namespace}/pods",
-                 _user(namespace, "web", {"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
-                       selector=selector))
+    admin.create(
+        f"/api/v1/namespaces/{namespace}/pods",
+        _user(namespace, "web", {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}, selector=selector),
+    )
     placed = wait_bound(admin, namespace, ["web"], timeout=90, run=run)
     assert placed == {"web": "static-2"}
     wait_for(lambda: _claim_phase(admin, namespace, "data") == "Bound", 60, "claim data Bound", run)
@@ -104,9 +142,12 @@ def test_a_claim_is_provisioned_on_the_node_chosen_and_the_pod_bound_there(admin
     selector = _pool(admin, "dynamic", 3)
     _storage_class(admin, "wffc-dynamic", PROVISIONER)
     _claim(admin, namespace, "scratch", "wffc-dynamic")
-    admin.create(f"/api/v1/namespaces/{namespace}/pods",
-                 _user(namespace, "job", {"name": "scratch", "persistentVolumeClaim": {"claimName": "scratch"}},
-                       selector=selector))
+    admin.create(
+        f"/api/v1/namespaces/{namespace}/pods",
+        _user(
+            namespace, "job", {"name": "scratch", "persistentVolumeClaim": {"claimName": "scratch"}}, selector=selector
+        ),
+    )
     placed = wait_bound(admin, namespace, ["job"], timeout=90, run=run)
     wait_for(lambda: _claim_phase(admin, namespace, "scratch") == "Bound", 60, "claim scratch Bound", run)
     claim = admin.get(f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/scratch")
@@ -120,11 +161,17 @@ def test_a_generic_ephemeral_volume_is_created_provisioned_and_bound(admin, name
     run = scheduler()
     selector = _pool(admin, "ephemeral", 2)
     _storage_class(admin, "wffc-dynamic", PROVISIONER)
-    template = {"spec": {"storageClassName": "wffc-dynamic", "accessModes": ["ReadWriteOnce"],
-                         "resources": {"requests": {"storage": "1Gi"}}}}
-    admin.create(f"/api/v1/namespaces/{namespace}/pods",
-                 _user(namespace, "eph", {"name": "cache", "ephemeral": {"volumeClaimTemplate": template}},
-                       selector=selector))
+    template = {
+        "spec": {
+            "storageClassName": "wffc-dynamic",
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}},
+        }
+    }
+    admin.create(
+        f"/api/v1/namespaces/{namespace}/pods",
+        _user(namespace, "eph", {"name": "cache", "ephemeral": {"volumeClaimTemplate": template}}, selector=selector),
+    )
     # The ephemeral volume controller makes the claim eph-cache (owned by the pod); the scheduler waits for it.
     placed = wait_bound(admin, namespace, ["eph"], timeout=90, run=run)
     wait_for(lambda: _claim_phase(admin, namespace, "eph-cache") == "Bound", 60, "claim eph-cache Bound", run)
@@ -137,31 +184,55 @@ def test_a_missing_claim_keeps_the_pod_pending_until_it_appears(admin, namespace
     run = scheduler()
     selector = _pool(admin, "missing", 2)
     _storage_class(admin, "wffc-dynamic", PROVISIONER)
-    admin.create(f"/api/v1/namespaces/{namespace}/pods",
-                 _user(namespace, "waits", {"name": "d", "persistentVolumeClaim": {"claimName": "later"}},
-                       selector=selector))
-    wait_for(lambda: any('persistentvolumeclaim "later" not found' in (e.get("note") or "")
-                         for e in events(admin, namespace, "FailedScheduling")), 60, "FailedScheduling", run)
+    admin.create(
+        f"/api/v1/namespaces/{namespace}/pods",
+        _user(namespace, "waits", {"name": "d", "persistentVolumeClaim": {"claimName": "later"}}, selector=selector),
+    )
+    wait_for(
+        lambda: any(
+            'persistentvolumeclaim "later" not found' in (e.get("note") or "")
+            for e in events(admin, namespace, "FailedScheduling")
+        ),
+        60,
+        "FailedScheduling",
+        run,
+    )
     _claim(admin, namespace, "later", "wffc-dynamic")
     wait_bound(admin, namespace, ["waits"], timeout=90, run=run)
     wait_for(lambda: _claim_phase(admin, namespace, "later") == "Bound", 60, "claim later Bound", run)
 
 
-def test_a_provisioning_failure_undoes_the_binding_and_the_pod_is_placed_again(admin, namespace, scheduler,
-                                                                                provisioner):
+def test_a_provisioning_failure_undoes_the_binding_and_the_pod_is_placed_again(
+    admin, namespace, scheduler, provisioner
+):
     run = scheduler()
-    create_nodes(admin, [node("refuse-0", labels={"pool": "refuse", NO_STORAGE_LABEL: "true"}, cpu="64"),
-                         node("refuse-1", labels={"pool": "refuse"}, cpu="2")])
+    create_nodes(
+        admin,
+        [
+            node("refuse-0", labels={"pool": "refuse", NO_STORAGE_LABEL: "true"}, cpu="64"),
+            node("refuse-1", labels={"pool": "refuse"}, cpu="2"),
+        ],
+    )
     _storage_class(admin, "wffc-dynamic", PROVISIONER)
     _claim(admin, namespace, "vol", "wffc-dynamic")
     # LeastAllocated prefers the big node; the provisioner gives up there (it drops the selected node), PreBind
     # fails, the assumption is undone and the pod goes back to the queue.
-    admin.create(f"/api/v1/namespaces/{namespace}/pods",
-                 _user(namespace, "mover", {"name": "vol", "persistentVolumeClaim": {"claimName": "vol"}},
-                       selector={"pool": "refuse"}))
+    admin.create(
+        f"/api/v1/namespaces/{namespace}/pods",
+        _user(
+            namespace,
+            "mover",
+            {"name": "vol", "persistentVolumeClaim": {"claimName": "vol"}},
+            selector={"pool": "refuse"},
+        ),
+    )
     failure = 'running PreBind plugin "VolumeBinding": binding volumes: provisioning failed for PVC "vol"'
-    wait_for(lambda: any(failure in (e.get("note") or "") for e in events(admin, namespace, "FailedScheduling")),
-             90, "PreBind's failure", run)
+    wait_for(
+        lambda: any(failure in (e.get("note") or "") for e in events(admin, namespace, "FailedScheduling")),
+        90,
+        "PreBind's failure",
+        run,
+    )
     assert provisioner.rescheduled >= 1
     # Cordon the node without storage: the next attempt takes the other one.
     admin.patch("/api/v1/nodes/refuse-0", {"spec": {"unschedulable": True}})

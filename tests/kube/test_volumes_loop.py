@@ -37,10 +37,20 @@ def _class(name, mode="WaitForFirstConsumer", provisioner="kubernetes.io/no-prov
 
 
 def _claim(name, storage_class="local", rv="1", **meta_annotations):
-    return {"metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "resourceVersion": rv,
-                         "annotations": dict(meta_annotations)},
-            "spec": {"storageClassName": storage_class, "accessModes": ["ReadWriteOnce"],
-                     "resources": {"requests": {"storage": "1Gi"}}}}
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": "ns",
+            "uid": f"uid-{name}",
+            "resourceVersion": rv,
+            "annotations": dict(meta_annotations),
+        },
+        "spec": {
+            "storageClassName": storage_class,
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}},
+        },
+    }
 
 
 def _bound_claim(name, pv, rv, storage_class="local"):
@@ -50,11 +60,22 @@ def _bound_claim(name, pv, rv, storage_class="local"):
 
 
 def _pv(name, host, rv="1", claim_ref=None):
-    out = {"metadata": {"name": name, "resourceVersion": rv},
-           "spec": {"storageClassName": "local", "capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"],
-                    "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-                        {"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}]}]}}},
-           "status": {"phase": "Available"}}
+    out = {
+        "metadata": {"name": name, "resourceVersion": rv},
+        "spec": {
+            "storageClassName": "local",
+            "capacity": {"storage": "5Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "nodeAffinity": {
+                "required": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}]}
+                    ]
+                }
+            },
+        },
+        "status": {"phase": "Available"},
+    }
     if claim_ref is not None:
         out["spec"]["claimRef"] = claim_ref
     return out
@@ -68,13 +89,24 @@ def _user(name, claim, uid="u1"):
 
 @pytest.fixture
 def loop():
-    config = load_config({"podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 10,
-                          "profile": {"pluginConfig": [{"name": "VolumeBinding",
-                                                          "args": {"bindTimeoutSeconds": 30}}]}})
+    config = load_config(
+        {
+            "podInitialBackoffSeconds": 1,
+            "podMaxBackoffSeconds": 10,
+            "profile": {"pluginConfig": [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 30}}]},
+        }
+    )
     converter = Converter()
     now = [100.0]
-    lp = SchedulingLoop(config, converter, BatchCycle(converter, config.profile), RecordingBinder(), Silent(),
-                        Metrics(), clock=lambda: now[0])
+    lp = SchedulingLoop(
+        config,
+        converter,
+        BatchCycle(converter, config.profile),
+        RecordingBinder(),
+        Silent(),
+        Metrics(),
+        clock=lambda: now[0],
+    )
     lp.volume_writer = RecordingWriter()
     lp.now = now
     lp.leading.set()
@@ -88,8 +120,10 @@ def loop():
 
 def _written(loop, key="ns/p", uid="u1", error=""):
     ((_, _, writes),) = [s for s in loop.volume_writer.submitted if s[0] == key][-1:]
-    rvs = {f"{kind}/{obj['metadata']['name'] if kind == 'persistentvolume' else 'ns/' + obj['metadata']['name']}": "50"
-           for kind, obj in writes}
+    rvs = {
+        f"{kind}/{obj['metadata']['name'] if kind == 'persistentvolume' else 'ns/' + obj['metadata']['name']}": "50"
+        for kind, obj in writes
+    }
     loop.volumes_written(WriteResult(key, uid, {} if error else rvs, error))
     loop.drain()
     return writes
@@ -125,9 +159,17 @@ def test_a_claim_to_provision_gets_its_node_and_the_pod_waits_for_the_provisione
     assert kind == "persistentvolumeclaim" and node_name in ("n1", "n2")
     loop.event("PersistentVolumeClaim", "MODIFIED", _claim("data", "dynamic", "50", **{SELECTED: node_name}))
     loop.event("PersistentVolume", "ADDED", {**_pv("pvc-xyz", node_name, "52"), "status": {"phase": "Bound"}})
-    loop.event("PersistentVolumeClaim", "MODIFIED", {**_bound_claim("data", "pvc-xyz", "53", "dynamic"),
-                                                     "metadata": {**_bound_claim("data", "pvc-xyz", "53")["metadata"],
-                                                                  "annotations": {BOUND: "yes", SELECTED: node_name}}})
+    loop.event(
+        "PersistentVolumeClaim",
+        "MODIFIED",
+        {
+            **_bound_claim("data", "pvc-xyz", "53", "dynamic"),
+            "metadata": {
+                **_bound_claim("data", "pvc-xyz", "53")["metadata"],
+                "annotations": {BOUND: "yes", SELECTED: node_name},
+            },
+        },
+    )
     loop.drain()
     assert loop.binder.submitted == [("p", node_name, None)]
 
@@ -141,8 +183,10 @@ def test_provisioning_given_up_fails_prebind_frees_the_claim_and_retries(loop):
     # The provisioner gave up: the selected-node annotation is gone.
     loop.event("PersistentVolumeClaim", "MODIFIED", _claim("data", "dynamic", "60"))
     loop.drain()
-    assert loop.recorder.failed[-1] == ("p", 'running PreBind plugin "VolumeBinding": binding volumes: provisioning '
-                                             'failed for PVC "data"')
+    assert loop.recorder.failed[-1] == (
+        "p",
+        'running PreBind plugin "VolumeBinding": binding volumes: provisioning failed for PVC "data"',
+    )
     assert loop.converter.node_of("ns/p") is None and loop.pending["ns/p"].state == "active"
     assert loop.converter.cluster.volume_binds("ns/p") is None
     loop.now[0] += 1.0  # its backoff
@@ -155,8 +199,10 @@ def test_refused_writes_fail_prebind(loop):
     loop.event("Pod", "ADDED", _user("p", "data"))
     loop.drain()
     assert loop.schedule_once() == 1
-    message = ('Operation cannot be fulfilled on persistentvolumes "pv-1": the object has been modified; please '
-               'apply your changes to the latest version and try again')
+    message = (
+        'Operation cannot be fulfilled on persistentvolumes "pv-1": the object has been modified; please '
+        "apply your changes to the latest version and try again"
+    )
     _written(loop, error=message)
     assert loop.recorder.failed[-1] == ("p", f'running PreBind plugin "VolumeBinding": {message}')
     assert loop.converter.node_of("ns/p") is None and loop.binder.submitted == []
@@ -174,8 +220,10 @@ def test_waiting_gives_up_after_bind_timeout_seconds(loop):
     assert "ns/p" in loop.volume_waits
     loop.now[0] += 1.0
     loop._tick()
-    assert loop.recorder.failed[-1] == ("p", 'running PreBind plugin "VolumeBinding": binding volumes: context '
-                                             'deadline exceeded')
+    assert loop.recorder.failed[-1] == (
+        "p",
+        'running PreBind plugin "VolumeBinding": binding volumes: context deadline exceeded',
+    )
     assert "ns/p" not in loop.volume_waits and loop.converter.node_of("ns/p") is None
 
 

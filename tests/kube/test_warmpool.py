@@ -1,6 +1,7 @@
 """Warm pools without an API server (vcore_kube.warmpool): the WarmPool object, placeholder pods, refill
 placement on what real pods and other placeholders leave, hits onto the pool's placeholder nodes, room made for
 any real pod, surplus and vanished nodes."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,17 +18,31 @@ def node(name: str, cpu: str = "4") -> dict:
 
 
 def warm_pool(size: int, cpu: str = "1", name: str = "sandbox", scheduler: str = "vcore-agent", **template) -> dict:
-    return {"apiVersion": "vcore.io/v1alpha1", "kind": "WarmPool",
-            "metadata": {"name": name, "namespace": NS, "uid": "u-1"},
-            "spec": {"size": size, "schedulerName": scheduler, "template": {"spec": {
-                "containers": [{"name": "agent", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}],
-                **template}}}}
+    return {
+        "apiVersion": "vcore.io/v1alpha1",
+        "kind": "WarmPool",
+        "metadata": {"name": name, "namespace": NS, "uid": "u-1"},
+        "spec": {
+            "size": size,
+            "schedulerName": scheduler,
+            "template": {
+                "spec": {
+                    "containers": [{"name": "agent", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}],
+                    **template,
+                }
+            },
+        },
+    }
 
 
 def session(name: str, cpu: str = "1", pool: str = "sandbox") -> dict:
-    return {"metadata": {"name": name, "namespace": NS, "labels": {POOL_LABEL: pool}},
-            "spec": {"schedulerName": "vcore-agent",
-                     "containers": [{"name": "a", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}}
+    return {
+        "metadata": {"name": name, "namespace": NS, "labels": {POOL_LABEL: pool}},
+        "spec": {
+            "schedulerName": "vcore-agent",
+            "containers": [{"name": "a", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}],
+        },
+    }
 
 
 class Clock:
@@ -76,8 +91,13 @@ def test_warmpool_object_and_placeholder_pod():
 
 def test_refill_places_placeholders_on_what_real_pods_and_other_placeholders_leave(setup):
     cluster, pools, scheduler, clock = setup
-    cluster.bind({"metadata": {"name": "real", "namespace": "x"},
-                  "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "4"}}}]}}, "n0")
+    cluster.bind(
+        {
+            "metadata": {"name": "real", "namespace": "x"},
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "4"}}}]},
+        },
+        "n0",
+    )
     assert pools.pool_changed(f"{NS}/sandbox", warm_pool(8, cpu="1")) is None
     placed = fill(pools, scheduler)
     assert len(placed) == 8  # n1 and n2 hold 4 each; n0 is full of real work
@@ -119,9 +139,14 @@ def test_any_real_pod_gets_room_placeholders_never_block(setup):
     pools.pool_changed(f"{NS}/sandbox", warm_pool(12, cpu="1"))
     assert len(fill(pools, scheduler)) == 12  # every cpu of the cluster reserved
     real = vcore.Scheduler(cluster)
-    (p,) = real.schedule([{"metadata": {"name": "batch", "namespace": "x"},
-                           "spec": {"priority": -10, "containers": [{"name": "c", "resources": {
-                               "requests": {"cpu": "3"}}}]}}])
+    (p,) = real.schedule(
+        [
+            {
+                "metadata": {"name": "batch", "namespace": "x"},
+                "spec": {"priority": -10, "containers": [{"name": "c", "resources": {"requests": {"cpu": "3"}}}]},
+            }
+        ]
+    )
     assert p.node is not None  # vcore does not see placeholders
     evicted = pools.room(p.node)
     assert len(evicted) == 3 and all(e["spec"].get("nodeName") or True for e in evicted)

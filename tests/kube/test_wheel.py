@@ -26,9 +26,21 @@ from vcore_kube.testenv import build
 
 REPO = Path(__file__).resolve().parents[2]
 # What a fresh clone does not hold: build output, compiled modules, caches (the wheel must compile its own).
-NOT_IN_A_CLONE = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis",
-                                        ".pytest_cache", ".benchmarks", "*.so", "*.o", "_convert.c", "_records.c",
-                                        "_convert.cpp")
+NOT_IN_A_CLONE = shutil.ignore_patterns(
+    ".git",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".hypothesis",
+    ".pytest_cache",
+    ".benchmarks",
+    "*.so",
+    "*.o",
+    "_convert.c",
+    "_records.c",
+    "_convert.cpp",
+)
 
 
 def _clean_env(**extra: str) -> dict[str, str]:
@@ -42,39 +54,89 @@ def venv_bin(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("wheel")
     source = root / "source"
     shutil.copytree(REPO, source, ignore=NOT_IN_A_CLONE)  # the sdist's egg-info is written beside the sources
-    sdist = subprocess.run([sys.executable, "-c", "import sys; from setuptools import build_meta\n"
-                            "print(build_meta.build_sdist(sys.argv[1]))", str(root / "sdist")],
-                           cwd=source, capture_output=True, text=True, timeout=300, env=_clean_env())
+    sdist = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from setuptools import build_meta\nprint(build_meta.build_sdist(sys.argv[1]))",
+            str(root / "sdist"),
+        ],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_clean_env(),
+    )
     assert sdist.returncode == 0, sdist.stderr[-3000:]
     # pyproject.toml's build requirements, when this environment has them, build without a download.
     requirements = ("setuptools", "wheel", "pybind11", "Cython", "numpy")
     isolation = [] if not all(importlib.util.find_spec(m) for m in requirements) else ["--no-build-isolation"]
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-q", "-w",
-                            str(root / "dist"), str(root / "sdist" / sdist.stdout.split()[-1])],
-                           capture_output=True, text=True, timeout=1200,
-                           env=_clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1"))
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            *isolation,
+            "-q",
+            "-w",
+            str(root / "dist"),
+            str(root / "sdist" / sdist.stdout.split()[-1]),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env=_clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1"),
+    )
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     wheel = next((root / "dist").glob("vcore-*.whl"))
     venv.EnvBuilder(system_site_packages=True).create(root / "venv")
     bin_dir = root / "venv" / "bin"
     # This pip installs into the venv (--python): no pip of its own to bootstrap there.
-    installed = subprocess.run([sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install",
-                                "--no-index", "--no-deps", "-q", str(wheel)], capture_output=True, text=True,
-                               timeout=300, env=_clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1"))
+    installed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(bin_dir / "python"),
+            "install",
+            "--no-index",
+            "--no-deps",
+            "-q",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1"),
+    )
     assert installed.returncode == 0, installed.stderr[-3000:]
     return bin_dir
 
 
 def _run(venv_bin: Path, *argv: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
     # cwd outside the checkout: nothing of the source tree may be importable.
-    return subprocess.run([str(venv_bin / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=timeout,
-                          cwd=venv_bin.parent, env=_clean_env(**env))
+    return subprocess.run(
+        [str(venv_bin / argv[0]), *argv[1:]],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=venv_bin.parent,
+        env=_clean_env(**env),
+    )
 
 
 def test_the_wheel_carries_the_go_modules_and_the_chart_and_shares_the_build_cache(venv_bin):
-    res = _run(venv_bin, "python", "-c", "import vcore, vcore_kube\n"
-               "from vcore_kube.testenv import build\n"
-               "print(vcore.__file__, vcore_kube.__file__, build.MODULE_DIR, build.HELM.module_dir, sep='\\n')")
+    res = _run(
+        venv_bin,
+        "python",
+        "-c",
+        "import vcore, vcore_kube\n"
+        "from vcore_kube.testenv import build\n"
+        "print(vcore.__file__, vcore_kube.__file__, build.MODULE_DIR, build.HELM.module_dir, sep='\\n')",
+    )
     assert res.returncode == 0, res.stderr
     site = venv_bin.parent / "lib"
     paths = [Path(line) for line in res.stdout.splitlines()]
@@ -85,8 +147,9 @@ def test_the_wheel_carries_the_go_modules_and_the_chart_and_shares_the_build_cac
     # The deploy chart whole: every file of the checkout's (templates, schema, CRDs, the plain manifests).
     deploy = REPO / "adapters" / "kube" / "vcore_kube" / "deploy"
     installed = paths[1].parent / "deploy"
-    assert sorted(p.relative_to(installed) for p in installed.rglob("*") if p.is_file()) == \
-        sorted(p.relative_to(deploy) for p in deploy.rglob("*") if p.is_file())
+    assert sorted(p.relative_to(installed) for p in installed.rglob("*") if p.is_file()) == sorted(
+        p.relative_to(deploy) for p in deploy.rglob("*") if p.is_file()
+    )
     if shutil.which("go") is None:
         pytest.skip("no Go toolchain: the cache key names the Go version")
     key = _run(venv_bin, "python", "-c", "from vcore_kube.testenv import build; print(build.version_key())")
@@ -98,16 +161,27 @@ def test_the_installed_demo_runs(venv_bin, tmp_path):
     if why:
         pytest.skip(why)
     build.binaries_dir(out=sys.__stderr__)  # built by the checkout, found by the installed package
-    res = _run(venv_bin, "vcore-scheduler", "--demo", "--nodes", "10", "--pods", "40", "--dir", str(tmp_path / "demo"),
-               timeout=300)
+    res = _run(
+        venv_bin,
+        "vcore-scheduler",
+        "--demo",
+        "--nodes",
+        "10",
+        "--pods",
+        "40",
+        "--dir",
+        str(tmp_path / "demo"),
+        timeout=300,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert "vcore pods bound in" in res.stdout and "bound by kind:" in res.stdout
 
 
 def _without_go(tmp_path: Path) -> dict[str, str]:
     """PATH without Go, and an empty build cache: the state of a machine that never had Go."""
-    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
-                           if p and not (Path(p) / "go").exists())
+    path = os.pathsep.join(
+        p for p in os.environ.get("PATH", "").split(os.pathsep) if p and not (Path(p) / "go").exists()
+    )
     return {"PATH": path, "XDG_CACHE_HOME": str(tmp_path / "cache")}
 
 
@@ -117,10 +191,13 @@ def test_without_go_the_demo_says_so_in_one_line(venv_bin, tmp_path):
     assert "Traceback" not in res.stderr
     assert res.stderr.splitlines() == [
         "vcore-scheduler --demo: the test environment's programs are built with Go: `go` is not on PATH "
-        "(install Go: https://go.dev/doc/install)"], res.stderr
-    res = _run(venv_bin, "python", "-m", "vcore_kube.testenv", "up", "--dir", str(tmp_path / "plane"),
-               **_without_go(tmp_path))
+        "(install Go: https://go.dev/doc/install)"
+    ], res.stderr
+    res = _run(
+        venv_bin, "python", "-m", "vcore_kube.testenv", "up", "--dir", str(tmp_path / "plane"), **_without_go(tmp_path)
+    )
     assert res.returncode == 1 and "Traceback" not in res.stderr
     assert res.stderr.splitlines() == [
         "error: the test environment's programs are built with Go: `go` is not on PATH "
-        "(install Go: https://go.dev/doc/install)"], res.stderr
+        "(install Go: https://go.dev/doc/install)"
+    ], res.stderr

@@ -9,6 +9,7 @@ incoming pod's own terms a non-empty namespaceSelector is resolved against the n
 them), for the bound pods' terms it is matched against the incoming pod's namespace labels (none if it does not
 exist). Node affinity and taints for the node inclusion policies come from tests/reference.py.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,10 +25,15 @@ R_ANTI = "node(s) didn't match pod anti-affinity rules"
 R_EXISTING = "node(s) didn't satisfy existing pods anti-affinity rules"
 R_SPREAD = "node(s) didn't match pod topology spread constraints"
 R_SPREAD_LABEL = "node(s) didn't match pod topology spread constraints (missing required label)"
-SYSTEM_DEFAULTS = ({"maxSkew": 3, "topologyKey": HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway"},
-                   {"maxSkew": 5, "topologyKey": ZONE, "whenUnsatisfiable": "ScheduleAnyway"})
-_CONTROLLERS = {("v1", "ReplicationController"): "rc", ("apps/v1", "ReplicaSet"): "rs",
-                ("apps/v1", "StatefulSet"): "ss"}
+SYSTEM_DEFAULTS = (
+    {"maxSkew": 3, "topologyKey": HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway"},
+    {"maxSkew": 5, "topologyKey": ZONE, "whenUnsatisfiable": "ScheduleAnyway"},
+)
+_CONTROLLERS = {
+    ("v1", "ReplicationController"): "rc",
+    ("apps/v1", "ReplicaSet"): "rs",
+    ("apps/v1", "StatefulSet"): "ss",
+}
 
 Requirement = tuple[str, str, tuple[str, ...]]
 
@@ -111,10 +117,13 @@ def pod_terms(pod: dict) -> dict[str, list[Term]]:
     out: dict[str, list[Term]] = {}
     for kind, name in (("podAffinity", "affinity"), ("podAntiAffinity", "anti_affinity")):
         part = aff.get(kind) or {}
-        out["required_" + name] = [_term(pod, t) for t in part.get("requiredDuringSchedulingIgnoredDuringExecution")
-                                   or []]
-        out["preferred_" + name] = [_term(pod, w["podAffinityTerm"], w["weight"])
-                                    for w in part.get("preferredDuringSchedulingIgnoredDuringExecution") or []]
+        out["required_" + name] = [
+            _term(pod, t) for t in part.get("requiredDuringSchedulingIgnoredDuringExecution") or []
+        ]
+        out["preferred_" + name] = [
+            _term(pod, w["podAffinityTerm"], w["weight"])
+            for w in part.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+        ]
     return out
 
 
@@ -160,8 +169,11 @@ class Cluster:
         namespaces that exist, and an empty one stays "every namespace"."""
         ns = namespace_of(pod)
         sel = term.namespace_selector
-        in_ns = (ns in term.namespaces or (sel is not None and sel == [])
-                 or (bool(sel) and ns in self.namespaces and matches(sel, self.namespaces[ns])))
+        in_ns = (
+            ns in term.namespaces
+            or (sel is not None and sel == [])
+            or (bool(sel) and ns in self.namespaces and matches(sel, self.namespaces[ns]))
+        )
         return in_ns and matches(term.selector, labels_of(pod))
 
     def carried_term_matches(self, term: Term, incoming: dict) -> bool:
@@ -211,8 +223,9 @@ def ipa_filter(cluster: Cluster, pod: dict) -> dict[str, str | None]:
                 pods_exist = False
         if missing or (not pods_exist and not (not aff_counts and own_match)):
             out[name] = R_AFFINITY
-        elif any(anti_counts.get((t.topology_key, labels[t.topology_key]), 0) > 0
-                 for t in anti if t.topology_key in labels):
+        elif any(
+            anti_counts.get((t.topology_key, labels[t.topology_key]), 0) > 0 for t in anti if t.topology_key in labels
+        ):
             out[name] = R_ANTI
         elif any(existing.get(pair, 0) > 0 for pair in labels.items()):
             out[name] = R_EXISTING
@@ -224,8 +237,9 @@ def _has_affinity(pod: dict) -> bool:
     return aff.get("podAffinity") is not None or aff.get("podAntiAffinity") is not None
 
 
-def ipa_score(cluster: Cluster, pod: dict, feasible: list[str], hard_weight: int = 1,
-              ignore_existing_preferred: bool = False) -> dict[str, int]:
+def ipa_score(
+    cluster: Cluster, pod: dict, feasible: list[str], hard_weight: int = 1, ignore_existing_preferred: bool = False
+) -> dict[str, int]:
     """{node: normalized score} over the feasible nodes (PreScore + Score + NormalizeScore); all 0 when skipped."""
     own = pod_terms(pod)
     has_preferred = bool(own["preferred_affinity"] or own["preferred_anti_affinity"])
@@ -299,8 +313,11 @@ def default_selector(cluster: Cluster, pod: dict) -> list[Requirement]:
     merged: dict[str, str] = {}
     for svc in cluster.services:
         sel = (svc.get("spec") or {}).get("selector")
-        if (svc["metadata"].get("namespace") or "default") == ns and sel is not None and all(
-                labels.get(k) == v for k, v in sel.items()):
+        if (
+            (svc["metadata"].get("namespace") or "default") == ns
+            and sel is not None
+            and all(labels.get(k) == v for k, v in sel.items())
+        ):
             merged.update(sel)
     reqs: list[Requirement] = [(k, "In", (v,)) for k, v in merged.items()]
     owner = next((o for o in (pod.get("metadata") or {}).get("ownerReferences") or [] if o.get("controller")), None)
@@ -309,8 +326,14 @@ def default_selector(cluster: Cluster, pod: dict) -> list[Requirement]:
     kind = _CONTROLLERS.get((owner.get("apiVersion"), owner.get("kind")))
     pools = {"rc": cluster.replication_controllers, "rs": cluster.replica_sets, "ss": cluster.stateful_sets}
     pool = pools.get(kind, [])
-    found = next((o for o in pool if (o["metadata"].get("namespace") or "default") == ns
-                  and o["metadata"]["name"] == owner.get("name")), None)
+    found = next(
+        (
+            o
+            for o in pool
+            if (o["metadata"].get("namespace") or "default") == ns and o["metadata"]["name"] == owner.get("name")
+        ),
+        None,
+    )
     if found is None:
         return reqs
     sel = (found.get("spec") or {}).get("selector")
@@ -321,9 +344,14 @@ def default_selector(cluster: Cluster, pod: dict) -> list[Requirement]:
 
 
 def _constraint(c: dict, selector: list | None) -> Constraint:
-    return Constraint(c["maxSkew"], c["topologyKey"], selector, c.get("minDomains") or 1,
-                      (c.get("nodeAffinityPolicy") or "Honor") == "Honor",
-                      (c.get("nodeTaintsPolicy") or "Ignore") == "Honor")
+    return Constraint(
+        c["maxSkew"],
+        c["topologyKey"],
+        selector,
+        c.get("minDomains") or 1,
+        (c.get("nodeAffinityPolicy") or "Honor") == "Honor",
+        (c.get("nodeTaintsPolicy") or "Ignore") == "Honor",
+    )
 
 
 def constraints(cluster: Cluster, pod: dict, args: SpreadArgs, when: str) -> list[Constraint]:
@@ -353,8 +381,11 @@ def _count(cluster: Cluster, node_name: str, selector: list | None, namespace: s
     """countPodsMatchSelector: not terminating, same namespace; an empty selector counts nothing."""
     if selector is not None and not selector:
         return 0
-    return sum(1 for p in cluster.pods_on(node_name)
-               if not is_terminating(p) and namespace_of(p) == namespace and matches(selector, labels_of(p)))
+    return sum(
+        1
+        for p in cluster.pods_on(node_name)
+        if not is_terminating(p) and namespace_of(p) == namespace and matches(selector, labels_of(p))
+    )
 
 
 def _included(c: Constraint, pod: dict, node: dict) -> bool:
@@ -446,8 +477,11 @@ def spread_score(cluster: Cluster, pod: dict, feasible: list[str], args: SpreadA
         for i, c in enumerate(cs):
             if c.topology_key not in labels:
                 continue
-            cnt = (_count(cluster, name, c.selector, ns) if c.topology_key == HOSTNAME
-                   else counts[i][labels[c.topology_key]])
+            cnt = (
+                _count(cluster, name, c.selector, ns)
+                if c.topology_key == HOSTNAME
+                else counts[i][labels[c.topology_key]]
+            )
             score += cnt * weights[i] + (c.max_skew - 1)
         raw[name] = math.floor(score + 0.5)  # math.Round of a non-negative float
     scored = [raw[n] for n in feasible if n not in ignored]

@@ -8,6 +8,7 @@ that runs only the plugin under test (plus the filters a case needs), and reads 
 ``Scheduler.filter`` per node with a hard node scope, which restricts what is filtered but not what the plugins
 count (their PreFilter still sees every node and every bound pod).
 """
+
 from __future__ import annotations
 
 import copy
@@ -68,8 +69,13 @@ def expr(key: str, op: str, *values: str) -> dict:
     return e
 
 
-def affinity_term(topology_key: str, *exprs: dict, namespaces: list[str] | None = None,
-                  namespace_selector: dict | None = None, labels: dict | None = None) -> dict:
+def affinity_term(
+    topology_key: str,
+    *exprs: dict,
+    namespaces: list[str] | None = None,
+    namespace_selector: dict | None = None,
+    labels: dict | None = None,
+) -> dict:
     """A v1.PodAffinityTerm whose labelSelector holds ``exprs`` (and ``labels`` as matchLabels)."""
     sel: dict[str, Any] = {}
     if exprs:
@@ -88,8 +94,13 @@ def weighted(weight: int, term: dict) -> dict:
     return {"weight": weight, "podAffinityTerm": term}
 
 
-def affinity(*, required: list | None = None, preferred: list | None = None, anti_required: list | None = None,
-             anti_preferred: list | None = None) -> dict:
+def affinity(
+    *,
+    required: list | None = None,
+    preferred: list | None = None,
+    anti_required: list | None = None,
+    anti_preferred: list | None = None,
+) -> dict:
     """A v1.Affinity with pod affinity / anti-affinity term lists (preferred ones as ``weighted(...)``)."""
     out: dict[str, Any] = {}
     for kind, req, pref in (("podAffinity", required, preferred), ("podAntiAffinity", anti_required, anti_preferred)):
@@ -136,8 +147,9 @@ class Pod:
         return self
 
     def owner_reference(self, name: str, api_version: str, kind: str) -> Pod:
-        self._meta["ownerReferences"] = [{"apiVersion": api_version, "kind": kind, "name": name, "controller": True,
-                                          "uid": f"uid-{name}"}]
+        self._meta["ownerReferences"] = [
+            {"apiVersion": api_version, "kind": kind, "name": name, "controller": True, "uid": f"uid-{name}"}
+        ]
         return self
 
     def node_selector(self, selector: dict[str, str]) -> Pod:
@@ -149,12 +161,14 @@ class Pod:
 
     def node_affinity_in(self, key: str, values: list[str]) -> Pod:
         self._node_affinity()["requiredDuringSchedulingIgnoredDuringExecution"] = {
-            "nodeSelectorTerms": [{"matchExpressions": [expr(key, "In", *values)]}]}
+            "nodeSelectorTerms": [{"matchExpressions": [expr(key, "In", *values)]}]
+        }
         return self
 
     def node_affinity_not_in(self, key: str, values: list[str]) -> Pod:
         self._node_affinity()["requiredDuringSchedulingIgnoredDuringExecution"] = {
-            "nodeSelectorTerms": [{"matchExpressions": [expr(key, "NotIn", *values)]}]}
+            "nodeSelectorTerms": [{"matchExpressions": [expr(key, "NotIn", *values)]}]
+        }
         return self
 
     def toleration(self, key: str) -> Pod:
@@ -175,7 +189,8 @@ class Pod:
             part.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(copy.deepcopy(term))
         if kind in (PREFERRED, REQUIRED_AND_PREFERRED):
             part.setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
-                {"weight": 1, "podAffinityTerm": copy.deepcopy(term)})
+                {"weight": 1, "podAffinityTerm": copy.deepcopy(term)}
+            )
         return self
 
     def pod_affinity(self, topology_key: str, selector: dict | None, kind: str) -> Pod:
@@ -202,9 +217,17 @@ class Pod:
     def pod_anti_affinity_exists(self, key: str, topology_key: str, kind: str) -> Pod:
         return self.pod_anti_affinity(topology_key, Sel().exists(key).obj(), kind)
 
-    def spread(self, max_skew: int, topology_key: str, when: str, selector: dict | None,
-               min_domains: int | None = None, node_affinity_policy: str | None = None,
-               node_taints_policy: str | None = None, match_label_keys: list[str] | None = None) -> Pod:
+    def spread(
+        self,
+        max_skew: int,
+        topology_key: str,
+        when: str,
+        selector: dict | None,
+        min_domains: int | None = None,
+        node_affinity_policy: str | None = None,
+        node_taints_policy: str | None = None,
+        match_label_keys: list[str] | None = None,
+    ) -> Pod:
         """st.PodWrapper.SpreadConstraint (None: the field is unset)."""
         c: dict[str, Any] = {"maxSkew": max_skew, "topologyKey": topology_key, "whenUnsatisfiable": when}
         if selector is not None:
@@ -221,8 +244,12 @@ class Pod:
         return self
 
     def obj(self) -> dict:
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": copy.deepcopy(self._meta),
-                "spec": copy.deepcopy(self._spec)}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": copy.deepcopy(self._meta),
+            "spec": copy.deepcopy(self._spec),
+        }
 
 
 def node_name_of(name: str) -> str:
@@ -231,12 +258,15 @@ def node_name_of(name: str) -> str:
     return name.lower()
 
 
-def make_node(name: str, labels: dict[str, str] | None = None, *, taints: list | None = None,
-              pods: int = 110) -> dict:
+def make_node(name: str, labels: dict[str, str] | None = None, *, taints: list | None = None, pods: int = 110) -> dict:
     """st.MakeNode().Name(name).Label(...)...: room for ``pods`` pods and nothing else asked of it."""
-    node: dict[str, Any] = {"apiVersion": "v1", "kind": "Node",
-                            "metadata": {"name": node_name_of(name), "labels": dict(labels or {})},
-                            "spec": {}, "status": {"allocatable": {"pods": str(pods)}, "capacity": {"pods": str(pods)}}}
+    node: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": node_name_of(name), "labels": dict(labels or {})},
+        "spec": {},
+        "status": {"allocatable": {"pods": str(pods)}, "capacity": {"pods": str(pods)}},
+    }
     if taints:
         node["spec"]["taints"] = [dict(t) for t in taints]
     return node
@@ -248,14 +278,22 @@ def namespace(name: str, labels: dict[str, str] | None = None) -> dict:
 
 def service(name: str, selector: dict[str, str] | None, namespace_name: str = "") -> dict:
     spec = {} if selector is None else {"selector": dict(selector)}
-    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": namespace_name},
-            "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": namespace_name},
+        "spec": spec,
+    }
 
 
 def replica_set(name: str, selector: dict | None, namespace_name: str = "default") -> dict:
     spec = {} if selector is None else {"selector": copy.deepcopy(selector)}
-    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name, "namespace": namespace_name},
-            "spec": spec}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": name, "namespace": namespace_name},
+        "spec": spec,
+    }
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -287,8 +325,14 @@ def incoming(pod: dict) -> dict:
     return pod
 
 
-def build_cluster(nodes: list[dict], existing: list[dict] = (), *, namespaces: list[dict] = (),
-                  services: list[dict] = (), replica_sets: list[dict] = ()) -> vcore.Cluster:
+def build_cluster(
+    nodes: list[dict],
+    existing: list[dict] = (),
+    *,
+    namespaces: list[dict] = (),
+    services: list[dict] = (),
+    replica_sets: list[dict] = (),
+) -> vcore.Cluster:
     """A cluster with the nodes, the namespaces and selecting objects, and the existing pods bound to their
     spec.nodeName."""
     cluster = vcore.Cluster()

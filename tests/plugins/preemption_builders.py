@@ -1,6 +1,7 @@
 """Builders for kube-scheduler's DefaultPreemption test tables (st.MakePod() with priority, requests, start time,
 preemption policy, nominated node and conditions; st.MakeNode().Capacity(); st.MakePDB()), as API-shaped dicts,
 and the profile and cluster such a case runs on."""
+
 from __future__ import annotations
 
 import copy
@@ -45,7 +46,8 @@ class Pod(kb.Pod):
 
     def host_port(self, port: int, protocol: str = "TCP") -> Pod:
         self._spec["containers"][0].setdefault("ports", []).append(
-            {"containerPort": port, "hostPort": port, "protocol": protocol})
+            {"containerPort": port, "hostPort": port, "protocol": protocol}
+        )
         return self
 
     def start_time(self, when: str) -> Pod:
@@ -71,15 +73,25 @@ class Pod(kb.Pod):
         return out
 
 
-def node(name: str, capacity: dict[str, str] | None = None, *, taints: list | None = None,
-         unschedulable: bool = False, labels: dict[str, str] | None = None) -> dict:
+def node(
+    name: str,
+    capacity: dict[str, str] | None = None,
+    *,
+    taints: list | None = None,
+    unschedulable: bool = False,
+    labels: dict[str, str] | None = None,
+) -> dict:
     """st.MakeNode().Name(name).Capacity(capacity): room for 32 pods unless ``capacity`` says otherwise. A name
     "a/zone1" names node "a" labelled hostname=a, zone=zone1 (as the Go tables split it)."""
     parts = name.split("/")
     allocatable = {"pods": "32", **(capacity or {})}
-    out = {"apiVersion": "v1", "kind": "Node",
-           "metadata": {"name": parts[0], "labels": {**dict(zip(LABEL_KEYS, parts)), **(labels or {})}},
-           "spec": {}, "status": {"allocatable": dict(allocatable), "capacity": dict(allocatable)}}
+    out = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": parts[0], "labels": {**dict(zip(LABEL_KEYS, parts)), **(labels or {})}},
+        "spec": {},
+        "status": {"allocatable": dict(allocatable), "capacity": dict(allocatable)},
+    }
     if taints:
         out["spec"]["taints"] = list(taints)
     if unschedulable:
@@ -87,15 +99,25 @@ def node(name: str, capacity: dict[str, str] | None = None, *, taints: list | No
     return out
 
 
-def pdb(name: str, match_labels: dict[str, str], allowed: int, *, disrupted: tuple[str, ...] = (),
-        namespace: str = "default") -> dict:
+def pdb(
+    name: str,
+    match_labels: dict[str, str],
+    allowed: int,
+    *,
+    disrupted: tuple[str, ...] = (),
+    namespace: str = "default",
+) -> dict:
     """st.MakePDB(): a policy/v1 PodDisruptionBudget whose status allows ``allowed`` disruptions."""
     status: dict[str, Any] = {"disruptionsAllowed": allowed}
     if disrupted:
         status["disruptedPods"] = {p: "2025-01-01T00:00:00Z" for p in disrupted}
-    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"selector": {"matchLabels": dict(match_labels)}}, "status": status}
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"selector": {"matchLabels": dict(match_labels)}},
+        "status": status,
+    }
 
 
 def profile(*filters: str, args: dict[str, int] | None = None) -> dict:

@@ -14,6 +14,7 @@ time are ordered by key (kube's sort.Slice is not stable), and among candidates 
 DryRunPreemption's list wins (kube iterates a map); candidates are found walking the nodes one at a time (kube's
 parallelism 1).
 """
+
 from __future__ import annotations
 
 import datetime
@@ -44,8 +45,9 @@ def unresolvable(pod: Pod, node: RefNode, reasons: list[str]) -> bool:
         return False
     if reasons[0] in UNRESOLVABLE:
         return True
-    asked = [r[len("Insufficient "):] for r in reasons if r.startswith("Insufficient ")]
+    asked = [r[len("Insufficient ") :] for r in reasons if r.startswith("Insufficient ")]
     return any(pod.ref.requests.get(name, 0) > node.alloc(name) for name in asked)
+
 
 MAX_INT32 = 2**31 - 1
 
@@ -116,19 +118,31 @@ class Pod:
 
         def terms(kind: str) -> list[Term]:
             required = (aff.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or []
-            return [Term(t.get("labelSelector") or {}, t["topologyKey"], frozenset(t.get("namespaces") or [ns]))
-                    for t in required]
+            return [
+                Term(t.get("labelSelector") or {}, t["topologyKey"], frozenset(t.get("namespaces") or [ns]))
+                for t in required
+            ]
 
         preempted = bool(meta.get("deletionTimestamp")) and any(
             (c.get("type"), c.get("status"), c.get("reason")) == ("DisruptionTarget", "True", "PreemptionByScheduler")
-            for c in status.get("conditions") or [])
+            for c in status.get("conditions") or []
+        )
         if terms("podAffinity"):
             raise NotImplementedError("the preemption reference does not model required pod affinity")
-        return cls(key=f"{ns}/{meta['name']}", name=meta["name"], namespace=ns, labels=dict(meta.get("labels") or {}),
-                   priority=int(spec.get("priority") or 0), start=_seconds(status.get("startTime")),
-                   ref=RefPod.from_dict(pod), host_ports=ports, anti_affinity=terms("podAntiAffinity"),
-                   policy=spec.get("preemptionPolicy") or "PreemptLowerPriority",
-                   nominated=status.get("nominatedNodeName") or "", terminating_by_preemption=preempted)
+        return cls(
+            key=f"{ns}/{meta['name']}",
+            name=meta["name"],
+            namespace=ns,
+            labels=dict(meta.get("labels") or {}),
+            priority=int(spec.get("priority") or 0),
+            start=_seconds(status.get("startTime")),
+            ref=RefPod.from_dict(pod),
+            host_ports=ports,
+            anti_affinity=terms("podAntiAffinity"),
+            policy=spec.get("preemptionPolicy") or "PreemptLowerPriority",
+            nominated=status.get("nominatedNodeName") or "",
+            terminating_by_preemption=preempted,
+        )
 
     def importance(self) -> tuple:
         """util.MoreImportantPod as a sort key: higher priority, then the earlier start (unknown: latest), then key."""
@@ -145,8 +159,12 @@ class Pdb:
     @classmethod
     def from_dict(cls, pdb: dict) -> Pdb:
         meta, spec, status = pdb.get("metadata") or {}, pdb.get("spec") or {}, pdb.get("status") or {}
-        return cls(meta.get("namespace") or "default", spec.get("selector"), int(status.get("disruptionsAllowed") or 0),
-                   frozenset(status.get("disruptedPods") or {}))
+        return cls(
+            meta.get("namespace") or "default",
+            spec.get("selector"),
+            int(status.get("disruptionsAllowed") or 0),
+            frozenset(status.get("disruptedPods") or {}),
+        )
 
     def covers(self, pod: Pod) -> bool:
         """filterPodsWithPDBViolation's match: same namespace, a non-empty selector matching the pod's labels."""
@@ -218,8 +236,9 @@ class Cluster:
 
     def filter(self, pod: Pod, node: RefNode) -> list[str]:
         """The first failing filter plugin's reasons; [] when the pod fits."""
-        if node.unschedulable and not tolerated(pod.ref.tolerations,
-                                                ("node.kubernetes.io/unschedulable", "", "NoSchedule")):
+        if node.unschedulable and not tolerated(
+            pod.ref.tolerations, ("node.kubernetes.io/unschedulable", "", "NoSchedule")
+        ):
             return [R_UNSCHEDULABLE]
         for taint in node.taints:
             if taint[2] in ("NoSchedule", "NoExecute") and not tolerated(pod.ref.tolerations, taint):
@@ -239,14 +258,18 @@ class Cluster:
         for n, p in self.with_anti.values():
             for term in p.anti_affinity:
                 key = term.topology_key
-                if key in node.labels and self.nodes[n].labels.get(key) == node.labels[key] \
-                        and self._term_matches(term, pod):
+                if (
+                    key in node.labels
+                    and self.nodes[n].labels.get(key) == node.labels[key]
+                    and self._term_matches(term, pod)
+                ):
                     return [R_EXISTING_ANTI_AFFINITY]
         return []
 
     @staticmethod
     def _usage(pods: list[Pod]):
         from tests.reference import NodeUsage
+
         u = NodeUsage()
         for p in pods:
             for r, v in p.ref.requests.items():
@@ -256,9 +279,11 @@ class Cluster:
 
     def filter_with_nominated(self, pod: Pod, node: RefNode) -> list[str]:
         """RunFilterPluginsWithNominatedPods."""
-        nominees = [p for p in self.pending.values()
-                    if p.nominated == node.name and p.priority >= pod.priority and p.key != pod.key
-                    and p.key not in self.bound]
+        nominees = [
+            p
+            for p in self.pending.values()
+            if p.nominated == node.name and p.priority >= pod.priority and p.key != pod.key and p.key not in self.bound
+        ]
         for p in nominees:
             self._place(p, node.name)
         try:
@@ -321,10 +346,12 @@ class Cluster:
         if pod.nominated in self.nodes:  # PodEligibleToPreemptOthers
             status = statuses[pod.nominated]
             if not unresolvable(pod, self.nodes[pod.nominated], status) and any(
-                    p.priority < pod.priority and p.terminating_by_preemption for p in self.pods_on(pod.nominated)):
+                p.priority < pod.priority and p.terminating_by_preemption for p in self.pods_on(pod.nominated)
+            ):
                 return Result(None, message="preemption: " + TERMINATING)
-        potential = [name for name, reasons in statuses.items()
-                     if reasons and not unresolvable(pod, self.nodes[name], reasons)]
+        potential = [
+            name for name, reasons in statuses.items() if reasons and not unresolvable(pod, self.nodes[name], reasons)
+        ]
         tried: dict[str, list[str]] = {}
         non_violating: list[tuple[str, list[Pod], int]] = []
         violating: list[tuple[str, list[Pod], int]] = []
@@ -352,12 +379,17 @@ class Cluster:
             parts = sorted(f"{c} {r}" for r, c in counts.items())
             return Result(None, message=f"preemption: 0/{len(self.nodes)} nodes are available: {', '.join(parts)}.")
         name, victims, violations = pick_one_node(candidates)
-        return Result(name, tuple(p.key for p in victims), violations,
-                      candidates=tuple((c, tuple(p.key for p in vs), v) for c, vs, v in candidates))
+        return Result(
+            name,
+            tuple(p.key for p in victims),
+            violations,
+            candidates=tuple((c, tuple(p.key for p in vs), v) for c, vs, v in candidates),
+        )
 
 
 def pick_one_node(candidates: list[tuple[str, list[Pod], int]]) -> tuple[str, list[Pod], int]:
     """pickOneNodeForPreemption: each criterion keeps the best; the first left wins."""
+
     def earliest_start_of_most_important(victims: list[Pod]) -> float:
         top = max(p.priority for p in victims)
         return min(float("inf") if p.start is None else p.start for p in victims if p.priority == top)

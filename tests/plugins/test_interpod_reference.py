@@ -11,6 +11,7 @@ the reason counts, and the final scores over the feasible nodes; after random un
 follow); and ``schedule()`` of a batch, each pod placed on a node the reference scores best once the batch's earlier
 pods are bound. Hypothesis runs derandomized (profile "ci" in conftest.py).
 """
+
 from __future__ import annotations
 
 import copy
@@ -60,8 +61,9 @@ def label_selectors(draw, allow_nil: bool = True) -> dict | None:
         op = draw(st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]))
         e = {"key": key, "operator": op}
         if op in ("In", "NotIn"):
-            e["values"] = draw(st.lists(st.sampled_from(APPS if key == "app" else TIERS), min_size=1, max_size=2,
-                                        unique=True))
+            e["values"] = draw(
+                st.lists(st.sampled_from(APPS if key == "app" else TIERS), min_size=1, max_size=2, unique=True)
+            )
         exprs.append(e)
     if exprs:
         sel["matchExpressions"] = exprs
@@ -81,9 +83,15 @@ def affinity_terms(draw) -> dict:
     if ns_kind in (1, 4):
         term["namespaces"] = draw(st.lists(st.sampled_from(NAMESPACES), min_size=1, max_size=2, unique=True))
     if ns_kind in (2, 4):
-        term["namespaceSelector"] = draw(st.sampled_from([
-            {}, {"matchLabels": {"team": "t1"}}, {"matchExpressions": [{"key": "team", "operator": "NotIn",
-                                                                        "values": ["t1"]}]}]))
+        term["namespaceSelector"] = draw(
+            st.sampled_from(
+                [
+                    {},
+                    {"matchLabels": {"team": "t1"}},
+                    {"matchExpressions": [{"key": "team", "operator": "NotIn", "values": ["t1"]}]},
+                ]
+            )
+        )
     return term
 
 
@@ -100,7 +108,8 @@ def affinities(draw, max_terms: int = 2) -> dict | None:
         preferred = draw(st.lists(st.tuples(st.integers(1, 100), affinity_terms()), max_size=max_terms))
         if preferred:
             part["preferredDuringSchedulingIgnoredDuringExecution"] = [
-                {"weight": w, "podAffinityTerm": t} for w, t in preferred]
+                {"weight": w, "podAffinityTerm": t} for w, t in preferred
+            ]
         if part:
             out[kind] = part
     return out or None
@@ -136,8 +145,15 @@ def pods(draw, name: str, *, incoming: bool = False) -> dict:
     if not incoming and draw(st.integers(0, 6)) == 0:
         meta["deletionTimestamp"] = "2025-01-01T00:00:00Z"
     if draw(st.integers(0, 3)) == 0:
-        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "controller": True,
-                                    "name": draw(st.sampled_from(["rs-web", "rs-db"])), "uid": "u"}]
+        meta["ownerReferences"] = [
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "controller": True,
+                "name": draw(st.sampled_from(["rs-web", "rs-db"])),
+                "uid": "u",
+            }
+        ]
     spec: dict = {"containers": [{"name": "c", "image": "pause"}]}
     aff = draw(affinities(max_terms=2 if incoming else 1))
     if aff:
@@ -147,10 +163,21 @@ def pods(draw, name: str, *, incoming: bool = False) -> dict:
         if spread:
             spec["topologySpreadConstraints"] = spread
         if draw(st.integers(0, 3)) == 0:
-            spec.setdefault("affinity", {})["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [{"matchExpressions": [
-                    {"key": ZONE, "operator": draw(st.sampled_from(["In", "NotIn"])),
-                     "values": [draw(st.sampled_from(["z1", "z2"]))]}]}]}}
+            spec.setdefault("affinity", {})["nodeAffinity"] = {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {
+                                    "key": ZONE,
+                                    "operator": draw(st.sampled_from(["In", "NotIn"])),
+                                    "values": [draw(st.sampled_from(["z1", "z2"]))],
+                                }
+                            ]
+                        }
+                    ]
+                }
+            }
         if draw(st.integers(0, 3)) == 0:
             spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
@@ -168,8 +195,13 @@ def nodes(draw, n: int) -> list[dict]:
             labels[ZONE] = draw(st.sampled_from(["z1", "z2", "z3"]))
         if draw(st.integers(0, 2)):
             labels[REGION] = draw(st.sampled_from(["r1", "r2"]))
-        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": {},
-                "status": {"allocatable": {"pods": "110"}, "capacity": {"pods": "110"}}}
+        node = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {},
+            "status": {"allocatable": {"pods": "110"}, "capacity": {"pods": "110"}},
+        }
         if draw(st.integers(0, 4)) == 0:
             node["spec"]["taints"] = [dict(TAINT)]
         out.append(node)
@@ -179,16 +211,24 @@ def nodes(draw, n: int) -> list[dict]:
 @st.composite
 def worlds(draw, max_nodes: int = 8, max_bound: int = 12):
     n = draw(st.integers(1, max_nodes))
-    ns = [namespace(name, {"team": draw(st.sampled_from(TEAMS))}) for name in NAMESPACES
-          if draw(st.integers(0, 2))]  # now and then a namespace has no Namespace object
+    ns = [
+        namespace(name, {"team": draw(st.sampled_from(TEAMS))}) for name in NAMESPACES if draw(st.integers(0, 2))
+    ]  # now and then a namespace has no Namespace object
     bound = [(f"n{draw(st.integers(0, n - 1))}", draw(pods(f"b{j}"))) for j in range(draw(st.integers(0, max_bound)))]
     services = []
     for i in range(draw(st.integers(0, 2))):
-        services.append({"apiVersion": "v1", "kind": "Service",
-                         "metadata": {"name": f"svc{i}", "namespace": draw(st.sampled_from(NAMESPACES))},
-                         "spec": {"selector": {"app": draw(st.sampled_from(APPS))}}})
-    sets = [replica_set(name, draw(label_selectors(allow_nil=False)), draw(st.sampled_from(NAMESPACES)))
-            for name in draw(st.lists(st.sampled_from(["rs-web", "rs-db"]), max_size=2, unique=True))]
+        services.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": f"svc{i}", "namespace": draw(st.sampled_from(NAMESPACES))},
+                "spec": {"selector": {"app": draw(st.sampled_from(APPS))}},
+            }
+        )
+    sets = [
+        replica_set(name, draw(label_selectors(allow_nil=False)), draw(st.sampled_from(NAMESPACES)))
+        for name in draw(st.lists(st.sampled_from(["rs-web", "rs-db"]), max_size=2, unique=True))
+    ]
     return draw(nodes(n)), ns, bound, services, sets
 
 
@@ -235,11 +275,22 @@ def build_both(world):
     return native, reference
 
 
-def check_plugins(native: vcore.Cluster, reference: iref.Cluster, pod: dict, args: iref.SpreadArgs,
-                  hard_weight: int, ignore_preferred: bool) -> None:
+def check_plugins(
+    native: vcore.Cluster,
+    reference: iref.Cluster,
+    pod: dict,
+    args: iref.SpreadArgs,
+    hard_weight: int,
+    ignore_preferred: bool,
+) -> None:
     names = list(reference.nodes)
-    ipa = vcore.Scheduler(native, plugin_profile("InterPodAffinity", {
-        "hardPodAffinityWeight": hard_weight, "ignorePreferredTermsOfExistingPods": ignore_preferred}))
+    ipa = vcore.Scheduler(
+        native,
+        plugin_profile(
+            "InterPodAffinity",
+            {"hardPodAffinityWeight": hard_weight, "ignorePreferredTermsOfExistingPods": ignore_preferred},
+        ),
+    )
     want = iref.ipa_filter(reference, pod)
     assert filter_per_node(ipa, pod, names) == want
     feasible = [n for n in names if want[n] is None]
@@ -252,8 +303,13 @@ def check_plugins(native: vcore.Cluster, reference: iref.Cluster, pod: dict, arg
     assert pts.score(pod) == iref.spread_score(reference, pod, feasible, args)
 
 
-@given(world=worlds(), incoming=st.lists(pods("incoming", incoming=True), min_size=1, max_size=3),
-       args=spread_args(), hard_weight=st.integers(0, 3), ignore_preferred=st.booleans())
+@given(
+    world=worlds(),
+    incoming=st.lists(pods("incoming", incoming=True), min_size=1, max_size=3),
+    args=spread_args(),
+    hard_weight=st.integers(0, 3),
+    ignore_preferred=st.booleans(),
+)
 @settings(max_examples=150)
 def test_filter_and_score_match_reference(world, incoming, args, hard_weight, ignore_preferred):
     native, reference = build_both(world)
@@ -283,14 +339,21 @@ def test_unbind_and_rebind_keep_the_index(world, incoming, args, data):
 
 
 def combined_profile(args: iref.SpreadArgs) -> dict:
-    return {"plugins": {"multiPoint": {"disabled": [{"name": "*"}], "enabled": [
-        {"name": "InterPodAffinity", "weight": 2}, {"name": "PodTopologySpread", "weight": 1}]}},
-        "pluginConfig": [{"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 1}},
-                         {"name": "PodTopologySpread", "args": spread_profile_args(args)}]}
+    return {
+        "plugins": {
+            "multiPoint": {
+                "disabled": [{"name": "*"}],
+                "enabled": [{"name": "InterPodAffinity", "weight": 2}, {"name": "PodTopologySpread", "weight": 1}],
+            }
+        },
+        "pluginConfig": [
+            {"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 1}},
+            {"name": "PodTopologySpread", "args": spread_profile_args(args)},
+        ],
+    }
 
 
-@given(world=worlds(max_bound=8), batch=st.integers(2, 6), args=spread_args(), seed=st.integers(0, 3),
-       data=st.data())
+@given(world=worlds(max_bound=8), batch=st.integers(2, 6), args=spread_args(), seed=st.integers(0, 3), data=st.data())
 @settings(max_examples=60)
 def test_schedule_places_each_pod_on_a_best_node_of_the_pods_before_it(world, batch, args, seed, data):
     """schedule() of a batch: each pod goes where filter and score send it once the batch's earlier pods are bound
@@ -325,21 +388,38 @@ def test_selectors_cost_memory_by_pods_not_nodes():
     n_nodes, n_selectors = 20_000, 300
     cluster = vcore.Cluster()
     for i in range(n_nodes):
-        cluster.add_node({"metadata": {"name": f"n{i}", "labels": {HOSTNAME: f"n{i}", ZONE: f"z{i % 50}"}},
-                          "status": {"allocatable": {"pods": "110"}}})
+        cluster.add_node(
+            {
+                "metadata": {"name": f"n{i}", "labels": {HOSTNAME: f"n{i}", ZONE: f"z{i % 50}"}},
+                "status": {"allocatable": {"pods": "110"}},
+            }
+        )
     for i in range(n_selectors):  # two bound pods per app
         for j in range(2):
-            cluster.bind({"metadata": {"name": f"p{i}-{j}", "labels": {"app": f"a{i}"}},
-                          "spec": {"containers": [{"name": "c"}]}}, f"n{(i * 7 + j) % n_nodes}")
+            cluster.bind(
+                {
+                    "metadata": {"name": f"p{i}-{j}", "labels": {"app": f"a{i}"}},
+                    "spec": {"containers": [{"name": "c"}]},
+                },
+                f"n{(i * 7 + j) % n_nodes}",
+            )
 
     def spread_and_anti(i: int) -> dict:
         sel = {"matchLabels": {"app": f"a{i}"}}
-        return {"metadata": {"name": f"new{i}", "labels": {"app": f"a{i}"}},
-                "spec": {"containers": [{"name": "c"}],
-                         "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": HOSTNAME,
-                                                        "whenUnsatisfiable": "DoNotSchedule", "labelSelector": sel}],
-                         "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                             {"topologyKey": ZONE, "labelSelector": sel}]}}}}
+        return {
+            "metadata": {"name": f"new{i}", "labels": {"app": f"a{i}"}},
+            "spec": {
+                "containers": [{"name": "c"}],
+                "topologySpreadConstraints": [
+                    {"maxSkew": 1, "topologyKey": HOSTNAME, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": sel}
+                ],
+                "affinity": {
+                    "podAntiAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": ZONE, "labelSelector": sel}]
+                    }
+                },
+            },
+        }
 
     scheduler = vcore.Scheduler(cluster)
     scheduler.compile(spread_and_anti(0))  # the label columns for both keys exist from here on
@@ -365,11 +445,18 @@ NOT_TEAM_T1 = {"matchExpressions": [{"key": "team", "operator": "NotIn", "values
 
 
 def _anti_pod(name: str, ns: str, namespace_selector: dict, node: str | None = None) -> dict:
-    term = {"topologyKey": ZONE, "labelSelector": {"matchLabels": {"app": "web"}},
-            "namespaceSelector": namespace_selector}
-    pod = {"metadata": {"name": name, "namespace": ns, "labels": {"app": "web"}},
-           "spec": {"containers": [{"name": "c"}],
-                    "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}}
+    term = {
+        "topologyKey": ZONE,
+        "labelSelector": {"matchLabels": {"app": "web"}},
+        "namespaceSelector": namespace_selector,
+    }
+    pod = {
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": "web"}},
+        "spec": {
+            "containers": [{"name": "c"}],
+            "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+        },
+    }
     if node:
         pod["spec"]["nodeName"] = node
     return pod
@@ -379,8 +466,10 @@ def _anti_pod(name: str, ns: str, namespace_selector: dict, node: str | None = N
 def test_a_namespace_without_a_namespace_object(namespace_selector):
     """The incoming pod's own namespaceSelector takes in only namespaces that exist (kube lists them), an empty one
     every namespace; a bound pod's term reads a missing namespace of the incoming pod as one without labels."""
-    nodes_ = [{"metadata": {"name": f"n{i}", "labels": {ZONE: f"z{i}"}}, "status": {"allocatable": {"pods": "9"}}}
-              for i in range(2)]
+    nodes_ = [
+        {"metadata": {"name": f"n{i}", "labels": {ZONE: f"z{i}"}}, "status": {"allocatable": {"pods": "9"}}}
+        for i in range(2)
+    ]
     native, reference = build_both((nodes_, [], [("n0", _anti_pod("bound", "ghost", namespace_selector))], [], []))
     scheduler = vcore.Scheduler(native, plugin_profile("InterPodAffinity"))
     own = _anti_pod("own", "other", namespace_selector)

@@ -16,12 +16,14 @@ def images(*entries: tuple[tuple[str, ...], int]) -> list[dict]:
     return [{"names": list(names), "sizeBytes": size * MB} for names, size in entries]
 
 
-NODE_40_300_2000 = images((("gcr.io/40:latest", "gcr.io/40:v1", "gcr.io/40:v1"), 40),
-                          (("gcr.io/300:latest", "gcr.io/300:v1"), 300), (("gcr.io/2000:latest",), 2000))
+NODE_40_300_2000 = images(
+    (("gcr.io/40:latest", "gcr.io/40:v1", "gcr.io/40:v1"), 40),
+    (("gcr.io/300:latest", "gcr.io/300:v1"), 300),
+    (("gcr.io/2000:latest",), 2000),
+)
 NODE_250_10 = images((("gcr.io/250:latest",), 250), (("gcr.io/10:latest", "gcr.io/10:v1"), 10))
 NODE_600_40_900 = images((("gcr.io/600:latest",), 600), (("gcr.io/40:latest",), 40), (("gcr.io/900:latest",), 900))
-NODE_300_600_900 = images((("gcr.io/300:latest",), 300), (("gcr.io/600:latest",), 600),
-                          (("gcr.io/900:latest",), 900))
+NODE_300_600_900 = images((("gcr.io/300:latest",), 300), (("gcr.io/600:latest",), 600), (("gcr.io/900:latest",), 900))
 NODE_4000_30 = images((("gcr.io/4000:latest",), 4000), (("gcr.io/30:latest",), 30))
 NODE_20_30_40 = images((("gcr.io/20:latest",), 20), (("gcr.io/30:latest",), 30), (("gcr.io/40:latest",), 40))
 NO_IMAGES: list[dict] = []
@@ -35,22 +37,43 @@ def pod(*images_: str, init: tuple[str, ...] = ()) -> dict:
 
 
 CASES = [
-    ("two images spread on two nodes, prefer the larger image one", pod("gcr.io/40", "gcr.io/250"),
-     [NODE_40_300_2000, NODE_250_10], [0, 5]),
-    ("two images on one node, prefer this node", pod("gcr.io/40", "gcr.io/300"), [NODE_40_300_2000, NODE_250_10],
-     [7, 0]),
+    (
+        "two images spread on two nodes, prefer the larger image one",
+        pod("gcr.io/40", "gcr.io/250"),
+        [NODE_40_300_2000, NODE_250_10],
+        [0, 5],
+    ),
+    (
+        "two images on one node, prefer this node",
+        pod("gcr.io/40", "gcr.io/300"),
+        [NODE_40_300_2000, NODE_250_10],
+        [7, 0],
+    ),
     ("if exceed limit, use limit", pod("gcr.io/10", "gcr.io/4000"), [NODE_4000_30, NODE_250_10], [100, 0]),
-    ("if exceed limit, use limit (with node which has no images present)", pod("gcr.io/10", "gcr.io/4000"),
-     [NODE_4000_30, NODE_250_10, NO_IMAGES], [66, 0, 0]),
-    ("pod with multiple large images, node2 is preferred", pod("gcr.io/300", "gcr.io/600", "gcr.io/900"),
-     [NODE_600_40_900, NODE_300_600_900, NO_IMAGES], [32, 36, 0]),
+    (
+        "if exceed limit, use limit (with node which has no images present)",
+        pod("gcr.io/10", "gcr.io/4000"),
+        [NODE_4000_30, NODE_250_10, NO_IMAGES],
+        [66, 0, 0],
+    ),
+    (
+        "pod with multiple large images, node2 is preferred",
+        pod("gcr.io/300", "gcr.io/600", "gcr.io/900"),
+        [NODE_600_40_900, NODE_300_600_900, NO_IMAGES],
+        [32, 36, 0],
+    ),
     ("pod with multiple small images", pod("gcr.io/30", "gcr.io/40"), [NODE_20_30_40, NODE_4000_30], [1, 0]),
-    ("include InitContainers: two images spread on two nodes, prefer the larger image one",
-     pod("gcr.io/30", init=("gcr.io/300",)), [NODE_40_300_2000, NODE_20_30_40], [6, 0]),
+    (
+        "include InitContainers: two images spread on two nodes, prefer the larger image one",
+        pod("gcr.io/30", init=("gcr.io/300",)),
+        [NODE_40_300_2000, NODE_20_30_40],
+        [6, 0],
+    ),
 ]
 
-ONLY_IMAGE_LOCALITY = {"plugins": {"multiPoint": {"disabled": [{"name": "*"}],
-                                                  "enabled": [{"name": "ImageLocality", "weight": 1}]}}}
+ONLY_IMAGE_LOCALITY = {
+    "plugins": {"multiPoint": {"disabled": [{"name": "*"}], "enabled": [{"name": "ImageLocality", "weight": 1}]}}
+}
 
 
 def _cluster(node_images: list[list[dict]]) -> vcore.Cluster:

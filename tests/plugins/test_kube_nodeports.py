@@ -13,7 +13,7 @@ ALLOCATABLE = {"cpu": "4", "memory": "4Gi", "pods": "10"}
 
 
 def ports(*specs: str) -> list[dict]:
-    """"PROTOCOL/IP/PORT" as the Go test's newPod writes them."""
+    """ "PROTOCOL/IP/PORT" as the Go test's newPod writes them."""
     out = []
     for spec in specs:
         protocol, ip, port = spec.split("/")
@@ -40,22 +40,50 @@ CASES = [  # (name, incoming pod, pod already on the node, fits)
     ("same tcp port", pod("in", "TCP/127.0.0.1/8080"), pod("m1", "TCP/127.0.0.1/8080"), False),
     ("different host ip", pod("in", "TCP/127.0.0.1/8080"), pod("m1", "TCP/127.0.0.2/8080"), True),
     ("different protocol", pod("in", "UDP/127.0.0.1/8080"), pod("m1", "TCP/127.0.0.1/8080"), True),
-    ("second udp port conflict", pod("in", "UDP/127.0.0.1/8000", "UDP/127.0.0.1/8080"),
-     pod("m1", "UDP/127.0.0.1/8080"), False),
-    ("first tcp port conflict", pod("in", "TCP/127.0.0.1/8001", "UDP/127.0.0.1/8080"),
-     pod("m1", "TCP/127.0.0.1/8001", "UDP/127.0.0.1/8081"), False),
-    ("first tcp port conflict due to 0.0.0.0 hostIP", pod("in", "TCP/0.0.0.0/8001"), pod("m1", "TCP/127.0.0.1/8001"),
-     False),
-    ("TCP hostPort conflict due to 0.0.0.0 hostIP", pod("in", "TCP/10.0.10.10/8001", "TCP/0.0.0.0/8001"),
-     pod("m1", "TCP/127.0.0.1/8001"), False),
-    ("second tcp port conflict to 0.0.0.0 hostIP", pod("in", "TCP/127.0.0.1/8001"), pod("m1", "TCP/0.0.0.0/8001"),
-     False),
+    (
+        "second udp port conflict",
+        pod("in", "UDP/127.0.0.1/8000", "UDP/127.0.0.1/8080"),
+        pod("m1", "UDP/127.0.0.1/8080"),
+        False,
+    ),
+    (
+        "first tcp port conflict",
+        pod("in", "TCP/127.0.0.1/8001", "UDP/127.0.0.1/8080"),
+        pod("m1", "TCP/127.0.0.1/8001", "UDP/127.0.0.1/8081"),
+        False,
+    ),
+    (
+        "first tcp port conflict due to 0.0.0.0 hostIP",
+        pod("in", "TCP/0.0.0.0/8001"),
+        pod("m1", "TCP/127.0.0.1/8001"),
+        False,
+    ),
+    (
+        "TCP hostPort conflict due to 0.0.0.0 hostIP",
+        pod("in", "TCP/10.0.10.10/8001", "TCP/0.0.0.0/8001"),
+        pod("m1", "TCP/127.0.0.1/8001"),
+        False,
+    ),
+    (
+        "second tcp port conflict to 0.0.0.0 hostIP",
+        pod("in", "TCP/127.0.0.1/8001"),
+        pod("m1", "TCP/0.0.0.0/8001"),
+        False,
+    ),
     ("second different protocol", pod("in", "UDP/127.0.0.1/8001"), pod("m1", "TCP/0.0.0.0/8001"), True),
-    ("UDP hostPort conflict due to 0.0.0.0 hostIP", pod("in", "UDP/127.0.0.1/8001"),
-     pod("m1", "TCP/0.0.0.0/8001", "UDP/0.0.0.0/8001"), False),
+    (
+        "UDP hostPort conflict due to 0.0.0.0 hostIP",
+        pod("in", "UDP/127.0.0.1/8001"),
+        pod("m1", "TCP/0.0.0.0/8001", "UDP/0.0.0.0/8001"),
+        False,
+    ),
     ("non-sidecar initContainer using hostPort", pod("in", init=sidecar(False)), pod("m1", "TCP/0.0.0.0/8001"), True),
-    ("TCP hostPort conflict from sidecar initContainer", pod("in", init=sidecar(True)), pod("m1", "TCP/0.0.0.0/8001"),
-     False),
+    (
+        "TCP hostPort conflict from sidecar initContainer",
+        pod("in", init=sidecar(True)),
+        pod("m1", "TCP/0.0.0.0/8001"),
+        False,
+    ),
 ]
 
 ONLY_NODE_PORTS = {"plugins": {"multiPoint": {"disabled": [{"name": "*"}], "enabled": [{"name": "NodePorts"}]}}}
@@ -86,11 +114,14 @@ def test_unbinding_frees_the_port_and_two_holders_keep_it_taken():
     assert scheduler.filter(pod("in", "TCP/0.0.0.0/80")).feasible == ["n"]
 
 
-@pytest.mark.parametrize("port, problem", [
-    ({"containerPort": 80, "hostPort": 70000}, "hostPort: must be between 0 and 65535, got 70000"),
-    ({"containerPort": 80, "hostPort": "80"}, "hostPort: expected an integer, got str"),
-    ({"containerPort": 80, "hostPort": 80, "protocol": "ICMP"}, "protocol: unsupported value 'ICMP'"),
-])
+@pytest.mark.parametrize(
+    "port, problem",
+    [
+        ({"containerPort": 80, "hostPort": 70000}, "hostPort: must be between 0 and 65535, got 70000"),
+        ({"containerPort": 80, "hostPort": "80"}, "hostPort: expected an integer, got str"),
+        ({"containerPort": 80, "hostPort": 80, "protocol": "ICMP"}, "protocol: unsupported value 'ICMP'"),
+    ],
+)
 def test_bad_ports_name_the_field(port, problem):
     bad = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "ports": [port]}]}}
     with pytest.raises((ValueError, TypeError), match=r"pod default/p: spec.containers\[0\].ports\[0\]\." + problem):

@@ -4,6 +4,7 @@ PodDisruptionBudgets, resources and pod counts, taints, cordons, node selectors,
 anti-affinity between victims and preemptor (hostname and zone), pods terminating by preemption, pending pods
 nominated to nodes, preemptionPolicy, DefaultPreemptionArgs and the walk's offset. The chosen node, its victims in
 order, the PDB violations, every candidate and the PostFilter text must agree."""
+
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
@@ -12,8 +13,7 @@ import vcore
 from tests.plugins.preemption_builders import Pod, node, pdb
 from tests.plugins.preemption_reference import Cluster as RefCluster
 
-FILTERS = ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
-           "InterPodAffinity")
+FILTERS = ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "InterPodAffinity")
 TAINT = {"key": "dedicated", "value": "x", "effect": "NoSchedule"}
 PRIORITIES = (-5, 0, 5, 10)
 PREEMPTED = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
@@ -26,9 +26,15 @@ def sometimes(one_in: int) -> st.SearchStrategy[bool]:
 
 def _profile(percentage: int, absolute: int) -> dict:
     enabled = [{"name": f} for f in FILTERS] + [{"name": "DefaultPreemption"}]
-    return {"plugins": {"multiPoint": {"disabled": [{"name": "*"}], "enabled": enabled}},
-            "pluginConfig": [{"name": "DefaultPreemption", "args": {"minCandidateNodesPercentage": percentage,
-                                                                   "minCandidateNodesAbsolute": absolute}}]}
+    return {
+        "plugins": {"multiPoint": {"disabled": [{"name": "*"}], "enabled": enabled}},
+        "pluginConfig": [
+            {
+                "name": "DefaultPreemption",
+                "args": {"minCandidateNodesPercentage": percentage, "minCandidateNodesAbsolute": absolute},
+            }
+        ],
+    }
 
 
 @st.composite
@@ -63,16 +69,31 @@ def pods(draw, name: str, node_names: list[str], *, bound: bool) -> dict:
 def scenarios(draw):
     n_nodes = draw(st.integers(1, 5))
     names = [f"n{i}" for i in range(n_nodes)]
-    nodes = [node(f"{name}/{draw(st.sampled_from(['a', 'b']))}",
-                  {"cpu": f"{draw(st.sampled_from([600, 1000]))}m", "memory": str(draw(st.sampled_from([600, 1000]))),
-                   "pods": str(draw(st.integers(2, 4)))},
-                  taints=[TAINT] if draw(sometimes(6)) else None,
-                  unschedulable=draw(sometimes(8))) for name in names]
+    nodes = [
+        node(
+            f"{name}/{draw(st.sampled_from(['a', 'b']))}",
+            {
+                "cpu": f"{draw(st.sampled_from([600, 1000]))}m",
+                "memory": str(draw(st.sampled_from([600, 1000]))),
+                "pods": str(draw(st.integers(2, 4))),
+            },
+            taints=[TAINT] if draw(sometimes(6)) else None,
+            unschedulable=draw(sometimes(8)),
+        )
+        for name in names
+    ]
     existing = [draw(pods(f"v{i}", names, bound=True)) for i in range(draw(st.integers(0, 10)))]
-    budgets = [pdb(f"b{i}", {"app": draw(st.sampled_from(["x", "y"]))}, draw(st.integers(0, 2)),
-                   disrupted=tuple(draw(st.sets(st.sampled_from([p["metadata"]["name"] for p in existing] or ["none"]),
-                                                max_size=1))))
-               for i in range(draw(st.integers(0, 2)))]
+    budgets = [
+        pdb(
+            f"b{i}",
+            {"app": draw(st.sampled_from(["x", "y"]))},
+            draw(st.integers(0, 2)),
+            disrupted=tuple(
+                draw(st.sets(st.sampled_from([p["metadata"]["name"] for p in existing] or ["none"]), max_size=1))
+            ),
+        )
+        for i in range(draw(st.integers(0, 2)))
+    ]
     nominated = []
     for i in range(draw(st.integers(0, 2))):
         pending = draw(pods(f"nom{i}", names, bound=False))
@@ -108,5 +129,9 @@ def test_native_preemption_matches_reference(scenario):
     got = vcore.Scheduler(cluster, _profile(percentage, absolute)).preempt(pod, offset=offset)
     want = ref.preempt(pod, offset=offset, percentage=percentage, absolute=absolute)
     assert (got.node, got.victims, got.pdb_violations, got.message) == (
-        want.node, want.victims, want.pdb_violations, want.message)
+        want.node,
+        want.victims,
+        want.pdb_violations,
+        want.message,
+    )
     assert tuple(tuple(c) for c in got.candidates) == want.candidates

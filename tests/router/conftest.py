@@ -1,5 +1,6 @@
 """Fixtures for the router adapter tests: engine simulators (subprocesses on loopback), routers run in a
 background event loop, a real redis-server started on a free port; the router's /metrics read as numbers."""
+
 from __future__ import annotations
 
 import asyncio
@@ -47,9 +48,28 @@ class Engines:
     def start(self, name: str, role: str = "both", max_loras: int = 2, time_scale: float = 0.01) -> str:
         port = free_port()
         self.procs[name] = subprocess.Popen(
-            [sys.executable, "-m", "vcore_router.engine_sim", "--port", str(port), "--model", "sim-model",
-             "--time-scale", str(time_scale), "--role", role, "--max-loras", str(max_loras), "--lora-load-ms", "10",
-             "--name", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                sys.executable,
+                "-m",
+                "vcore_router.engine_sim",
+                "--port",
+                str(port),
+                "--model",
+                "sim-model",
+                "--time-scale",
+                str(time_scale),
+                "--role",
+                role,
+                "--max-loras",
+                str(max_loras),
+                "--lora-load-ms",
+                "10",
+                "--name",
+                name,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         self.ports[name] = port
         wait_port(port)
         return f"http://127.0.0.1:{port}"
@@ -80,8 +100,9 @@ class Loop:
     def run(self, coro, timeout: float = 60):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
-    def start_router(self, raw_config: dict, redis=None, kubeconfig: str | None = None,
-                     handler_cancellation: bool = False):
+    def start_router(
+        self, raw_config: dict, redis=None, kubeconfig: str | None = None, handler_cancellation: bool = False
+    ):
         """A router on loopback; ``handler_cancellation`` as vcore-router runs it (True) or aiohttp's default."""
         config = parse_config(raw_config)
         port = free_port()
@@ -111,8 +132,11 @@ def read_metrics(url: str) -> dict[tuple[str, tuple], float]:
     """The samples of a /metrics page: (sample name, sorted label items) -> value."""
     with urllib.request.urlopen(url + "/metrics", timeout=10) as resp:
         text = resp.read().decode()
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 @pytest.fixture(scope="module")
@@ -128,8 +152,11 @@ def redis_server():
     if exe is None:
         pytest.skip("redis-server is not installed (Debian package redis-server; .ci/run installs it)")
     port = free_port()
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_port(port)
     yield port, proc
     if proc.poll() is None:

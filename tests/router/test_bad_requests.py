@@ -1,6 +1,7 @@
 """Malformed request bodies against a router in front of a simulated engine: each is a 400 whose OpenAI-style error
 names the field at fault, never a 500; every request is counted in vcore_router_requests_total with the status it
 got; the engine never sees a body the router refused."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,12 @@ COMPLETIONS = "/v1/completions"
 
 
 def chat(*messages, **fields) -> dict:
-    return {"model": "llama", "messages": list(messages) or [{"role": "user", "content": "hi"}], "max_tokens": 2,
-            **fields}
+    return {
+        "model": "llama",
+        "messages": list(messages) or [{"role": "user", "content": "hi"}],
+        "max_tokens": 2,
+        **fields,
+    }
 
 
 def user(content) -> dict:
@@ -36,16 +41,24 @@ def post(url: str, data: bytes) -> tuple[int, dict]:
 @pytest.fixture(scope="module")
 def router(engines, loop):
     engine = engines.start("bad-requests")
-    url, core = loop.start_router({
-        "router": {"scrapeIntervalSeconds": 3600},
-        "modelServers": [{"name": "pool", "model": "sim-model", "endpoints": [{"name": "e0", "url": engine}]}],
-        "modelRoutes": [{"modelName": "llama", "rules": [{"targetModels": [{"modelServerName": "pool"}]}]}]})
+    url, core = loop.start_router(
+        {
+            "router": {"scrapeIntervalSeconds": 3600},
+            "modelServers": [{"name": "pool", "model": "sim-model", "endpoints": [{"name": "e0", "url": engine}]}],
+            "modelRoutes": [{"modelName": "llama", "rules": [{"targetModels": [{"modelServerName": "pool"}]}]}],
+        }
+    )
     return url, core
 
 
 BAD_BODIES = [
-    ("text-part-not-a-string", CHAT, chat(user([{"type": "text", "text": 5}])), "messages[0].content[0].text",
-     "messages[0].content[0].text: must be a string, got an integer 5"),
+    (
+        "text-part-not-a-string",
+        CHAT,
+        chat(user([{"type": "text", "text": 5}])),
+        "messages[0].content[0].text",
+        "messages[0].content[0].text: must be a string, got an integer 5",
+    ),
     ("text-part-without-text", CHAT, chat(user([{"type": "text"}])), "messages[0].content[0].text", "required"),
     ("part-not-an-object", CHAT, chat(user(["hi"])), "messages[0].content[0]", "must be a mapping"),
     ("part-without-type", CHAT, chat(user([{"text": "hi"}])), "messages[0].content[0].type", "must be a string"),
@@ -59,15 +72,30 @@ BAD_BODIES = [
     ("model-missing", COMPLETIONS, {"prompt": "x"}, "model", "required"),
     ("stream-a-string", CHAT, chat(stream="yes"), "stream", "must be true or false"),
     ("stream-options-a-number", CHAT, chat(stream=True, stream_options=1), "stream_options", "must be a mapping"),
-    ("include-usage-a-string", CHAT, chat(stream=True, stream_options={"include_usage": "y"}),
-     "stream_options.include_usage", "must be true or false"),
+    (
+        "include-usage-a-string",
+        CHAT,
+        chat(stream=True, stream_options={"include_usage": "y"}),
+        "stream_options.include_usage",
+        "must be true or false",
+    ),
     ("max-tokens-zero", CHAT, chat(max_tokens=0), "max_tokens", "must be in [1, 2147483647], got 0"),
     ("max-tokens-huge", CHAT, chat(max_tokens=10**30), "max_tokens", "must be in [1, 2147483647]"),
-    ("max-tokens-a-float", COMPLETIONS, {"model": "llama", "prompt": "x", "max_tokens": 2.5}, "max_tokens",
-     "must be an integer"),
+    (
+        "max-tokens-a-float",
+        COMPLETIONS,
+        {"model": "llama", "prompt": "x", "max_tokens": 2.5},
+        "max_tokens",
+        "must be an integer",
+    ),
     ("max-completion-tokens-negative", CHAT, chat(max_completion_tokens=-1), "max_completion_tokens", "must be in"),
-    ("kv-transfer-from-a-client", CHAT, chat(kv_transfer_params={"do_remote_prefill": True}), "kv_transfer_params",
-     "set by the router"),
+    (
+        "kv-transfer-from-a-client",
+        CHAT,
+        chat(kv_transfer_params={"do_remote_prefill": True}),
+        "kv_transfer_params",
+        "set by the router",
+    ),
     ("prompt-token-ids", COMPLETIONS, {"model": "llama", "prompt": [1, 2]}, "prompt[0]", "must be a string"),
     ("prompt-an-object", COMPLETIONS, {"model": "llama", "prompt": {"text": "x"}}, "prompt", "must be a string"),
 ]
@@ -90,8 +118,11 @@ NOT_JSON = [
     ("nan", b'{"model": "llama", "prompt": "x", "temperature": NaN}', "NaN is not a JSON number"),
     ("float-overflow", b'{"model": "llama", "prompt": "x", "temperature": 1e999}', "1e999 is out of range"),
     ("an-array", b'[{"model": "llama"}]', "the body must be a JSON object, got a list"),
-    ("deeply-nested", b'{"model": "llama", "prompt": "x", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}",
-     "the body nests deeper than"),
+    (
+        "deeply-nested",
+        b'{"model": "llama", "prompt": "x", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+        "the body nests deeper than",
+    ),
     ("not-utf8", b'{"model": "llama", "prompt": "\xff"}', "not UTF-8"),
 ]
 
@@ -110,11 +141,13 @@ def test_every_request_is_counted_with_its_status(router):
         return sum(v for (name, _), v in read_metrics(url).items() if name == "vcore_router_requests_total")
 
     before = total()
-    statuses = [post(url + CHAT, json.dumps(chat()).encode())[0],
-                post(url + CHAT, json.dumps(chat(user([{"type": "text", "text": 5}]))).encode())[0],
-                post(url + CHAT, json.dumps({**chat(), "model": "nope"}).encode())[0],
-                post(url + COMPLETIONS, json.dumps({"model": "llama", "prompt": "x" * (5 * 2**20)}).encode())[0],
-                post(url + COMPLETIONS, b"[]")[0]]
+    statuses = [
+        post(url + CHAT, json.dumps(chat()).encode())[0],
+        post(url + CHAT, json.dumps(chat(user([{"type": "text", "text": 5}]))).encode())[0],
+        post(url + CHAT, json.dumps({**chat(), "model": "nope"}).encode())[0],
+        post(url + COMPLETIONS, json.dumps({"model": "llama", "prompt": "x" * (5 * 2**20)}).encode())[0],
+        post(url + COMPLETIONS, b"[]")[0],
+    ]
     assert statuses == [200, 400, 404, 413, 400]
     assert total() == before + len(statuses)
     assert core.metrics.in_flight._value.get() == 0 and core.router.n_in_flight == 0

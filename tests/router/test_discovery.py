@@ -1,6 +1,7 @@
 """Kubernetes discovery without a control plane: a pod (the API server's JSON) -> an endpoint, the reflector sink's
 changes for events and relists, and the workloadSelector's configuration. The list+watch against the real API
 server is in test_discovery_e2e.py."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,8 +13,9 @@ from vcore_router.config import ConfigError, PdGroupSelector, WorkloadSelector, 
 from vcore_router.discovery import PodEndpoints, pod_endpoint
 from vcore_router.server import make_app
 
-SELECTOR = WorkloadSelector("default", {"app": "llm"}, 8000,
-                            PdGroupSelector("pd-group", {"role": "prefill"}, {"role": "decode"}), max_loras=2)
+SELECTOR = WorkloadSelector(
+    "default", {"app": "llm"}, 8000, PdGroupSelector("pd-group", {"role": "prefill"}, {"role": "decode"}), max_loras=2
+)
 NAMED = WorkloadSelector("default", {"app": "llm"}, "http")
 
 
@@ -31,17 +33,27 @@ def pod(name, ip="10.0.0.5", ready="True", ports=None, deleting=False, rv="1", *
 
 
 def test_pod_to_endpoint():
-    ep = pod_endpoint("s", pod("p1", role="prefill", **{"pd-group": "g1", "topology.kubernetes.io/zone": "z1"}),
-                      SELECTOR)
-    assert (ep.name, ep.url, ep.role, ep.pd_group, ep.domain, ep.max_loras) == \
-        ("s/default/p1", "http://10.0.0.5:8000", "prefill", "g1", "z1", 2)
+    ep = pod_endpoint(
+        "s", pod("p1", role="prefill", **{"pd-group": "g1", "topology.kubernetes.io/zone": "z1"}), SELECTOR
+    )
+    assert (ep.name, ep.url, ep.role, ep.pd_group, ep.domain, ep.max_loras) == (
+        "s/default/p1",
+        "http://10.0.0.5:8000",
+        "prefill",
+        "g1",
+        "z1",
+        2,
+    )
     assert pod_endpoint("s", pod("p2", role="decode"), SELECTOR).role == "decode"
     assert pod_endpoint("s", pod("p2", role="other"), SELECTOR).role == "both"
     assert pod_endpoint("s", pod("p6", ip="fd00::7"), SELECTOR).url == "http://[fd00::7]:8000"
 
 
-@pytest.mark.parametrize("p", [pod("p3", ready="False"), pod("p4", ip=None), pod("p5", deleting=True)],
-                         ids=["not-ready", "no-ip", "terminating"])
+@pytest.mark.parametrize(
+    "p",
+    [pod("p3", ready="False"), pod("p4", ip=None), pod("p5", deleting=True)],
+    ids=["not-ready", "no-ip", "terminating"],
+)
 def test_pods_that_are_not_endpoints(p):
     assert pod_endpoint("s", p, SELECTOR) is None
 
@@ -78,8 +90,11 @@ def test_sink_events_and_relist():
     sink.event("Pod", "MODIFIED", pod("a", ports={"http": 5}, rv="14"))  # a new port: out, and in again
     sink.event("Pod", "MODIFIED", pod("b", ports={"http": 2}, deleting=True, rv="15"))  # terminating
     sink.event("Pod", "DELETED", pod("b", ports={"http": 2}, deleting=True, rv="16"))
-    assert changes.take() == [("s", [], ["s/default/b"]), ("s", ["s/default/a"], ["s/default/a"]),
-                              ("s", ["s/default/b"], [])]
+    assert changes.take() == [
+        ("s", [], ["s/default/b"]),
+        ("s", ["s/default/a"], ["s/default/a"]),
+        ("s", ["s/default/b"], []),
+    ]
     assert sink.endpoints["s/default/a"].url == "http://10.0.0.5:5"
     # A relist (after 410): a was deleted meanwhile, c created, d created not ready: one change.
     sink.replace("Pod", [pod("c", ports={"http": 3}), pod("d", ready="False", ports={"http": 4})], "40")
@@ -97,34 +112,58 @@ def test_sink_says_once_that_a_ready_pod_lacks_the_named_port(caplog):
 
 def selector_config(**selector):
     workload = {"matchLabels": {"app": "llm"}, **selector.pop("workload", {})}
-    return {"modelServers": [{"name": "p", "model": "m", "workloadSelector": workload, **selector}],
-            "modelRoutes": [{"modelName": "m", "rules": [{"targetModels": [{"modelServerName": "p"}]}]}]}
+    return {
+        "modelServers": [{"name": "p", "model": "m", "workloadSelector": workload, **selector}],
+        "modelRoutes": [{"modelName": "m", "rules": [{"targetModels": [{"modelServerName": "p"}]}]}],
+    }
 
 
 def test_selector_config():
-    s = parse_config(selector_config(workload={"namespace": "llm", "port": "http",
-                                               "matchLabels": {"app": "llm", "example.com/tier": "a"}})).servers["p"]
-    assert (s.selector.namespace, s.selector.port, s.selector.label_selector) == \
-        ("llm", "http", "app=llm,example.com/tier=a")
+    s = parse_config(
+        selector_config(
+            workload={"namespace": "llm", "port": "http", "matchLabels": {"app": "llm", "example.com/tier": "a"}}
+        )
+    ).servers["p"]
+    assert (s.selector.namespace, s.selector.port, s.selector.label_selector) == (
+        "llm",
+        "http",
+        "app=llm,example.com/tier=a",
+    )
     kthena = parse_config(selector_config(workloadPort={"port": 8100, "protocol": "https"})).servers["p"].selector
     assert (kthena.port, kthena.protocol) == (8100, "https")
     assert parse_config(selector_config()).servers["p"].selector.port == 8000
 
 
-@pytest.mark.parametrize("selector, field", [
-    ({"workload": {"port": 0}}, r"workloadSelector\.port"),
-    ({"workload": {"port": 70000}}, r"workloadSelector\.port"),
-    ({"workload": {"port": "HTTP"}}, r"workloadSelector\.port"),
-    ({"workload": {"port": "a-very-long-port-name"}}, r"workloadSelector\.port"),
-    ({"workload": {"port": 8000}, "workloadPort": {"port": 8001}}, r"workloadSelector\.port.*give it once"),
-    ({"workloadPort": {"port": 8000, "protocol": "grpc"}}, r"workloadPort\.protocol"),
-    ({"workloadPort": {"port": 8000, "path": "/v1"}}, r"workloadPort\.path: unknown key"),
-    ({"workload": {"matchLabels": {"app": "a,b"}}}, r"workloadSelector\.matchLabels\.app"),
-    ({"workload": {"matchLabels": {"bad key": "x"}}},
-     r"workloadSelector\.matchLabels\.bad key: 'bad key' is not a valid label key"),
-    ({"workload": {"namespace": "Not_A_Namespace"}}, r"workloadSelector\.namespace"),
-], ids=["port-0", "port-too-big", "port-name-case", "port-name-long", "port-twice", "protocol", "workloadPort-key",
-        "label-value", "label-key", "namespace"])
+@pytest.mark.parametrize(
+    "selector, field",
+    [
+        ({"workload": {"port": 0}}, r"workloadSelector\.port"),
+        ({"workload": {"port": 70000}}, r"workloadSelector\.port"),
+        ({"workload": {"port": "HTTP"}}, r"workloadSelector\.port"),
+        ({"workload": {"port": "a-very-long-port-name"}}, r"workloadSelector\.port"),
+        ({"workload": {"port": 8000}, "workloadPort": {"port": 8001}}, r"workloadSelector\.port.*give it once"),
+        ({"workloadPort": {"port": 8000, "protocol": "grpc"}}, r"workloadPort\.protocol"),
+        ({"workloadPort": {"port": 8000, "path": "/v1"}}, r"workloadPort\.path: unknown key"),
+        ({"workload": {"matchLabels": {"app": "a,b"}}}, r"workloadSelector\.matchLabels\.app"),
+        (
+            {"workload": {"matchLabels": {"bad key": "x"}}},
+            r"workloadSelector\.matchLabels\.bad key: 'bad key' is not a valid label key",
+        ),
+        ({"workload": {"namespace": "Not_A_Namespace"}}, r"workloadSelector\.namespace"),
+    ],
+    ids=[
+        "port-0",
+        "port-too-big",
+        "port-name-case",
+        "port-name-long",
+        "port-twice",
+        "protocol",
+        "workloadPort-key",
+        "label-value",
+        "label-key",
+        "namespace",
+    ],
+)
 def test_bad_selector_config(selector, field):
     with pytest.raises(ConfigError, match=rf"modelServers\[0\]\.{field}"):
         parse_config(selector_config(**selector))
@@ -139,7 +178,6 @@ def test_missing_credentials_are_a_config_error(tmp_path, monkeypatch):
         make_app(config)  # not in a pod: no service account token
 
 
-
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 def test_an_endpoint_that_leaves_mid_request_finishes_it(engines, loop, stream):
     """Discovery may remove an endpoint while a request to it is answered: the answer arrives whole (the pod's
@@ -152,10 +190,15 @@ def test_an_endpoint_that_leaves_mid_request_finishes_it(engines, loop, stream):
 
     leaving = engines.start(f"leaving-{stream}", time_scale=1.0)  # real-time decoding: the answer takes a while
     joining = engines.start(f"joining-{stream}")
-    url, core = loop.start_router({
-        "router": {"scrapeIntervalSeconds": 0.1},
-        "modelServers": [{"name": "pool", "model": "sim-model", "endpoints": [{"name": "leaving", "url": leaving}]}],
-        "modelRoutes": [{"modelName": "llama", "rules": [{"targetModels": [{"modelServerName": "pool"}]}]}]})
+    url, core = loop.start_router(
+        {
+            "router": {"scrapeIntervalSeconds": 0.1},
+            "modelServers": [
+                {"name": "pool", "model": "sim-model", "endpoints": [{"name": "leaving", "url": leaving}]}
+            ],
+            "modelRoutes": [{"modelName": "llama", "rules": [{"targetModels": [{"modelServerName": "pool"}]}]}],
+        }
+    )
     client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
 
     def tokens() -> int:
@@ -191,11 +234,19 @@ def test_an_endpoint_that_leaves_mid_request_finishes_it(engines, loop, stream):
 def test_an_endpoint_that_leaves_mid_scrape(engines, loop, delay):
     """Discovery may remove an endpoint while a scrape round runs: the round completes for the others."""
     urls = [engines.start(f"scraped-{delay}-{i}") for i in range(2)]
-    url, core = loop.start_router({
-        "router": {"scrapeIntervalSeconds": 60},  # only the rounds this test runs
-        "modelServers": [{"name": "pool", "model": "sim-model",
-                          "endpoints": [{"name": f"s{i}", "url": u} for i, u in enumerate(urls)]}],
-        "modelRoutes": [{"modelName": "llama", "rules": [{"targetModels": [{"modelServerName": "pool"}]}]}]})
+    url, core = loop.start_router(
+        {
+            "router": {"scrapeIntervalSeconds": 60},  # only the rounds this test runs
+            "modelServers": [
+                {
+                    "name": "pool",
+                    "model": "sim-model",
+                    "endpoints": [{"name": f"s{i}", "url": u} for i, u in enumerate(urls)],
+                }
+            ],
+            "modelRoutes": [{"modelName": "llama", "rules": [{"targetModels": [{"modelServerName": "pool"}]}]}],
+        }
+    )
 
     async def race():
         round_ = asyncio.ensure_future(core.scrape_once())

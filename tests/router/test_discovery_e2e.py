@@ -6,6 +6,7 @@ loopback; each pod's container port named ``http`` points at its own engine simu
 change labels, terminate and go; with the router cut off from the API server while pods change and etcd's
 history is compacted, its watch gets 410 Gone and the relist reconciles the table.
 """
+
 from __future__ import annotations
 
 import time
@@ -25,27 +26,43 @@ SERVER = "llm"
 
 
 def router_config(namespace: str) -> dict:
-    return {"router": {"scrapeIntervalSeconds": 0.1},
-            "modelServers": [{"name": SERVER, "model": "sim-model",
-                              "workloadSelector": {"namespace": namespace, "matchLabels": {"app": "llm"},
-                                                   "port": "http"}}],
-            "modelRoutes": [{"modelName": "llama", "rules": [{"targetModels": [{"modelServerName": SERVER}]}]}]}
+    return {
+        "router": {"scrapeIntervalSeconds": 0.1},
+        "modelServers": [
+            {
+                "name": SERVER,
+                "model": "sim-model",
+                "workloadSelector": {"namespace": namespace, "matchLabels": {"app": "llm"}, "port": "http"},
+            }
+        ],
+        "modelRoutes": [{"modelName": "llama", "rules": [{"targetModels": [{"modelServerName": SERVER}]}]}],
+    }
 
 
 def create_pod(admin, namespace: str, name: str, port: int, *, ready: bool = True, app: str = "llm") -> None:
     p = pod_object(name, namespace, labels={"app": app}, node_name="node-0")
     p["spec"]["terminationGracePeriodSeconds"] = 30  # deleting it marks it terminating first, as on a real node
-    p["spec"]["containers"][0]["ports"] = [{"name": "metrics", "containerPort": 9090},
-                                           {"name": "http", "containerPort": port}]
+    p["spec"]["containers"][0]["ports"] = [
+        {"name": "metrics", "containerPort": 9090},
+        {"name": "http", "containerPort": port},
+    ]
     admin.create(f"/api/v1/namespaces/{namespace}/pods", p)
     set_ready(admin, namespace, name, ready)
 
 
 def set_ready(admin, namespace: str, name: str, ready: bool) -> None:
     """What the kubelet would write: Running, a pod IP, the Ready condition."""
-    admin.patch(pod_path(namespace, name, "status"), {"status": {
-        "phase": "Running", "podIP": "127.0.0.1", "podIPs": [{"ip": "127.0.0.1"}],
-        "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}})
+    admin.patch(
+        pod_path(namespace, name, "status"),
+        {
+            "status": {
+                "phase": "Running",
+                "podIP": "127.0.0.1",
+                "podIPs": [{"ip": "127.0.0.1"}],
+                "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+            }
+        },
+    )
 
 
 def delete_pod(admin, namespace: str, name: str, grace: int | None = None) -> None:
@@ -55,9 +72,11 @@ def delete_pod(admin, namespace: str, name: str, grace: int | None = None) -> No
 
 def table(loop, core) -> dict[str, str]:
     """The router's endpoint table (name -> URL), read on its event loop."""
+
     async def read():
         assert set(core.router.endpoints) == set(core.upstreams)  # the native table and the URLs agree
         return {name: up.url for name, up in core.upstreams.items()}
+
     return loop.run(read())
 
 
@@ -72,20 +91,27 @@ def wait_table(loop, core, want: dict[str, str], timeout: float = 30.0) -> None:
 def metrics(url: str) -> dict[tuple[str, tuple], float]:
     with urllib.request.urlopen(url + "/metrics", timeout=5) as r:
         text = r.read().decode()
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 def served(url: str) -> dict[str, float]:
     """Requests each endpoint answered."""
-    return {dict(labels)["endpoint"]: v for (name, labels), v in metrics(url).items()
-            if name == "vcore_router_upstream_requests_total" and dict(labels)["outcome"] == "ok"}
+    return {
+        dict(labels)["endpoint"]: v
+        for (name, labels), v in metrics(url).items()
+        if name == "vcore_router_upstream_requests_total" and dict(labels)["outcome"] == "ok"
+    }
 
 
 def ask(client, n: int, tag: str) -> None:
     for i in range(n):
-        r = client.chat.completions.create(model="llama", messages=[{"role": "user", "content": f"{tag} {i}"}],
-                                           max_tokens=3)
+        r = client.chat.completions.create(
+            model="llama", messages=[{"role": "user", "content": f"{tag} {i}"}], max_tokens=3
+        )
         assert r.usage.completion_tokens == 3
 
 
@@ -150,8 +176,9 @@ def test_a_relist_after_410_reconciles_the_table(admin, namespace, engines, loop
     proxy = FaultProxy(control_plane.apiserver_url, control_plane.ca_file).start()
     url = None
     try:
-        kubeconfig = proxy.write_kubeconfig(str(tmp_path / "router.kubeconfig"), ADMIN_USER,
-                                            control_plane.tokens[ADMIN_USER])
+        kubeconfig = proxy.write_kubeconfig(
+            str(tmp_path / "router.kubeconfig"), ADMIN_USER, control_plane.tokens[ADMIN_USER]
+        )
         url, core = loop.start_router(router_config(namespace), kubeconfig=kubeconfig)
         wait_table(loop, core, names(namespace, ports, "a", "b"))
 
@@ -174,4 +201,3 @@ def test_a_relist_after_410_reconciles_the_table(admin, namespace, engines, loop
         if url is not None:
             loop.stop_router(url)
         proxy.stop()
-

@@ -2,6 +2,7 @@
 (the reference) on exposition text that prometheus_client writes (several label sets, escaped label values,
 histograms, LoRA info, both engines' names), and the output tokens of an answer; and the router's token window
 against a plain recount."""
+
 from __future__ import annotations
 
 import math
@@ -23,8 +24,11 @@ def reference(text: str, engine: str) -> tuple[dict, dict, list[str] | None]:
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             if sample.name == names["lora"]:
-                both = (sample.labels.get("running_lora_adapters", "") + ","
-                        + sample.labels.get("waiting_lora_adapters", ""))
+                both = (
+                    sample.labels.get("running_lora_adapters", "")
+                    + ","
+                    + sample.labels.get("waiting_lora_adapters", "")
+                )
                 lora = sorted({a for a in both.split(",") if a})
             elif sample.name.endswith("_sum") or sample.name.endswith("_count"):
                 base, kind = sample.name.rsplit("_", 1)
@@ -39,9 +43,12 @@ values = st.floats(0, 1e6, allow_nan=False)
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.sampled_from(["vllm", "sglang"]), st.lists(st.tuples(label_text, values, values, values), min_size=1,
-                                                     max_size=3, unique_by=lambda t: t[0]),
-       st.lists(st.floats(0, 50), max_size=6), st.lists(label_text, max_size=3))
+@given(
+    st.sampled_from(["vllm", "sglang"]),
+    st.lists(st.tuples(label_text, values, values, values), min_size=1, max_size=3, unique_by=lambda t: t[0]),
+    st.lists(st.floats(0, 50), max_size=6),
+    st.lists(label_text, max_size=3),
+)
 def test_parser_reads_what_prometheus_client_reads(engine, models, latencies, adapters):
     names = NAMES[engine]
     reg = CollectorRegistry()
@@ -59,8 +66,9 @@ def test_parser_reads_what_prometheus_client_reads(engine, models, latencies, ad
             ttft.labels(model).observe(x)
             itl.labels(model).observe(x / 10)
     if names["lora"]:
-        info = Gauge(names["lora"], "lora", ["running_lora_adapters", "max_lora", "waiting_lora_adapters"],
-                     registry=reg)
+        info = Gauge(
+            names["lora"], "lora", ["running_lora_adapters", "max_lora", "waiting_lora_adapters"], registry=reg
+        )
         info.labels(",".join(adapters), "4", "").set(1.0)
     text = generate_latest(reg).decode()
     gauges, hist, lora = reference(text, engine)
@@ -77,9 +85,11 @@ def test_parser_reads_what_prometheus_client_reads(engine, models, latencies, ad
 
 
 def test_parser_skips_comments_and_timestamps_and_rejects_a_broken_sample():
-    text = ('# HELP vllm:num_requests_running x\n# TYPE vllm:num_requests_running gauge\n'
-            'vllm:num_requests_running{model_name="a{b}"} 3 1700000000000\n'
-            'vllm:num_requests_waiting 2\n')
+    text = (
+        "# HELP vllm:num_requests_running x\n# TYPE vllm:num_requests_running gauge\n"
+        'vllm:num_requests_running{model_name="a{b}"} 3 1700000000000\n'
+        "vllm:num_requests_waiting 2\n"
+    )
     metrics, lora = parse_engine_metrics(text, "vllm", ScrapeState())
     assert (metrics.running, metrics.waiting, lora) == (3, 2, None)
     try:
@@ -90,8 +100,9 @@ def test_parser_skips_comments_and_timestamps_and_rejects_a_broken_sample():
         raise AssertionError("a sample without a value must raise")
 
 
-@given(st.lists(st.tuples(st.floats(0, 100), st.integers(0, 1000), st.integers(0, 1000)), max_size=40),
-       st.floats(0, 100))
+@given(
+    st.lists(st.tuples(st.floats(0, 100), st.integers(0, 1000), st.integers(0, 1000)), max_size=40), st.floats(0, 100)
+)
 def test_token_window_totals(entries, since):
     window = _TokenWindow()
     for t, tin, tout in sorted(entries):
@@ -100,11 +111,23 @@ def test_token_window_totals(entries, since):
     assert window.totals(since) == (sum(x[0] for x in kept), sum(x[1] for x in kept))
 
 
-@pytest.mark.parametrize("body, want", [
-    (b'{"choices": [{"text": "x"}], "usage": {"prompt_tokens": 3, "completion_tokens": 17, "total_tokens": 20}}', 17),
-    (b'{"choices": [{"text": "\\"completion_tokens\\": 99"}], "usage": {"completion_tokens":5}}', 5),
-    (b'{"choices": [{"text": "completion_tokens"}], "usage": {"completion_tokens": 2}, "x": "completion_tokens"}', 2),
-    (b'{"choices": []}', 0), (b'not json "completion_tokens"', 0)],
-    ids=["usage", "quoted-in-text", "key-as-a-value-after-usage", "no-usage", "garbage"])
+@pytest.mark.parametrize(
+    "body, want",
+    [
+        (
+            b'{"choices": [{"text": "x"}], "usage": {"prompt_tokens": 3, "completion_tokens": 17, "total_tokens": 20}}',
+            17,
+        ),
+        (b'{"choices": [{"text": "\\"completion_tokens\\": 99"}], "usage": {"completion_tokens":5}}', 5),
+        (
+            b'{"choices": [{"text": "completion_tokens"}], "usage": {"completion_tokens": 2}, '
+            b'"x": "completion_tokens"}',
+            2,
+        ),
+        (b'{"choices": []}', 0),
+        (b'not json "completion_tokens"', 0),
+    ],
+    ids=["usage", "quoted-in-text", "key-as-a-value-after-usage", "no-usage", "garbage"],
+)
 def test_completion_tokens(body, want):
     assert completion_tokens(body) == want

@@ -12,6 +12,7 @@ engine healthy.
 
 Deterministic (derandomized) and bounded, for CI: about a quarter of a minute on a shared 2-core machine.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -28,22 +29,54 @@ from tests.router.conftest import read_metrics
 from vcore_router.config import ConfigError, parse_config
 from vcore_router.server import RouterApp
 
-FUZZ = settings(deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate], print_blob=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+FUZZ = settings(
+    deadline=None,
+    derandomize=True,
+    phases=[Phase.explicit, Phase.generate],
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 
 # ------------------------------------------------------------------------------------------------ values
-SCALARS = (st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.floats(allow_nan=False, allow_infinity=False)
-           | st.text(max_size=12))
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)
+)
 NASTY = st.one_of(
-    st.none(), st.booleans(), st.just(0), st.just(-1), st.just(2**31), st.just(2**64), st.just(10**30),
-    st.just(math.nan), st.just(math.inf), st.just(-math.inf), st.just(1e308), st.just(-0.0), st.just(""),
-    st.just("http://127.0.0.1:99999"), st.just("redis://:0/x"), st.just("1m30s"), st.just("ä/b/c"),
-    st.integers(), st.floats(), st.text(max_size=20))
-GARBAGE = st.recursive(NASTY, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6),
-                                                                                            inner, max_size=3),
-                       max_leaves=10)
-JSON = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
-                                                                                          max_size=3), max_leaves=10)
+    st.none(),
+    st.booleans(),
+    st.just(0),
+    st.just(-1),
+    st.just(2**31),
+    st.just(2**64),
+    st.just(10**30),
+    st.just(math.nan),
+    st.just(math.inf),
+    st.just(-math.inf),
+    st.just(1e308),
+    st.just(-0.0),
+    st.just(""),
+    st.just("http://127.0.0.1:99999"),
+    st.just("redis://:0/x"),
+    st.just("1m30s"),
+    st.just("ä/b/c"),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=20),
+)
+GARBAGE = st.recursive(
+    NASTY,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=10,
+)
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=10,
+)
 
 
 def _paths(tree, prefix: tuple = ()) -> list[tuple]:
@@ -83,36 +116,94 @@ def mutated(draw, base: dict) -> dict:
 
 # ---------------------------------------------------------------------------------------------- configs
 STATIC = {
-    "router": {"policy": "vcore", "scrapeIntervalSeconds": 0.5, "unhealthyAfterFailures": 2, "maxBodyBytes": 65536,
-               "retries": 2, "blockBytes": 64, "prefixCapacityBlocks": 1000, "requestTimeoutSeconds": 600,
-               "seed": 7},
+    "router": {
+        "policy": "vcore",
+        "scrapeIntervalSeconds": 0.5,
+        "unhealthyAfterFailures": 2,
+        "maxBodyBytes": 65536,
+        "retries": 2,
+        "blockBytes": 64,
+        "prefixCapacityBlocks": 1000,
+        "requestTimeoutSeconds": 600,
+        "seed": 7,
+    },
     "redis": {"url": "redis://127.0.0.1:6379/0"},
-    "modelServers": [{"name": "p", "model": "m", "inferenceEngine": "vLLM", "tokensPerSecondPerReplica": 20000,
-                      "prefillTokensPerSecond": 10000, "prefillOverheadSeconds": 0.01, "pdMinPromptTokens": 0,
-                      "endpoints": [{"name": "e0", "url": "http://127.0.0.1:8001", "role": "both", "maxLoras": 4},
-                                    {"name": "e1", "url": "https://10.0.0.2:8443/engine"}]}],
-    "modelRoutes": [{"modelName": "llama", "loraAdapters": ["sql-lora"],
-                     "rules": [{"name": "r", "targetModels": [{"modelServerName": "p", "weight": 100}]}],
-                     "rateLimit": {"inputTokensPerUnit": 1000, "outputTokensPerUnit": 100, "unit": "minute"}}],
+    "modelServers": [
+        {
+            "name": "p",
+            "model": "m",
+            "inferenceEngine": "vLLM",
+            "tokensPerSecondPerReplica": 20000,
+            "prefillTokensPerSecond": 10000,
+            "prefillOverheadSeconds": 0.01,
+            "pdMinPromptTokens": 0,
+            "endpoints": [
+                {"name": "e0", "url": "http://127.0.0.1:8001", "role": "both", "maxLoras": 4},
+                {"name": "e1", "url": "https://10.0.0.2:8443/engine"},
+            ],
+        }
+    ],
+    "modelRoutes": [
+        {
+            "modelName": "llama",
+            "loraAdapters": ["sql-lora"],
+            "rules": [{"name": "r", "targetModels": [{"modelServerName": "p", "weight": 100}]}],
+            "rateLimit": {"inputTokensPerUnit": 1000, "outputTokensPerUnit": 100, "unit": "minute"},
+        }
+    ],
 }
 DOCUMENTS = {
     "router": {"policy": {"name": "kthena", "max_waiting": 5, "w_prefix": 2.0}},
-    "modelServers": [{"apiVersion": "networking.serving.volcano.sh/v1alpha1", "kind": "ModelServer",
-                      "metadata": {"name": "pd", "namespace": "default"},
-                      "spec": {"model": "m", "inferenceEngine": "SGLang", "endpoints": [
-                          {"name": "pre", "url": "http://127.0.0.1:8001", "role": "prefill", "pdGroup": "g",
-                           "domain": "rack-a"},
-                          {"name": "dec", "url": "http://127.0.0.1:8002", "role": "decode", "pdGroup": "g",
-                           "domain": "rack-a"}]}}],
-    "modelRoutes": [{"kind": "ModelRoute", "metadata": {"name": "route"},
-                     "spec": {"modelName": "m", "rules": [{"targetModels": [{"modelServerName": "pd"}]}]}}],
+    "modelServers": [
+        {
+            "apiVersion": "networking.serving.volcano.sh/v1alpha1",
+            "kind": "ModelServer",
+            "metadata": {"name": "pd", "namespace": "default"},
+            "spec": {
+                "model": "m",
+                "inferenceEngine": "SGLang",
+                "endpoints": [
+                    {
+                        "name": "pre",
+                        "url": "http://127.0.0.1:8001",
+                        "role": "prefill",
+                        "pdGroup": "g",
+                        "domain": "rack-a",
+                    },
+                    {
+                        "name": "dec",
+                        "url": "http://127.0.0.1:8002",
+                        "role": "decode",
+                        "pdGroup": "g",
+                        "domain": "rack-a",
+                    },
+                ],
+            },
+        }
+    ],
+    "modelRoutes": [
+        {
+            "kind": "ModelRoute",
+            "metadata": {"name": "route"},
+            "spec": {"modelName": "m", "rules": [{"targetModels": [{"modelServerName": "pd"}]}]},
+        }
+    ],
 }
 SELECTOR = {
-    "modelServers": [{"name": "s", "model": "m", "workloadPort": {"port": 8000, "protocol": "http"},
-                      "workloadSelector": {"namespace": "llm", "matchLabels": {"app": "llm"}, "maxLoras": 2,
-                                           "domainLabel": "topology.kubernetes.io/zone",
-                                           "pdGroup": {"groupKey": "pd", "prefillLabels": {"role": "prefill"},
-                                                       "decodeLabels": {"role": "decode"}}}}],
+    "modelServers": [
+        {
+            "name": "s",
+            "model": "m",
+            "workloadPort": {"port": 8000, "protocol": "http"},
+            "workloadSelector": {
+                "namespace": "llm",
+                "matchLabels": {"app": "llm"},
+                "maxLoras": 2,
+                "domainLabel": "topology.kubernetes.io/zone",
+                "pdGroup": {"groupKey": "pd", "prefillLabels": {"role": "prefill"}, "decodeLabels": {"role": "decode"}},
+            },
+        }
+    ],
     "modelRoutes": [{"modelName": "m", "rules": [{"targetModels": [{"modelServerName": "s"}]}]}],
 }
 
@@ -151,9 +242,13 @@ TEXT = st.text(max_size=40)
 
 
 def _content():
-    parts = st.lists(st.one_of(st.builds(lambda t: {"type": "text", "text": t}, TEXT),
-                               st.just({"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}})),
-                     max_size=3)
+    parts = st.lists(
+        st.one_of(
+            st.builds(lambda t: {"type": "text", "text": t}, TEXT),
+            st.just({"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}),
+        ),
+        max_size=3,
+    )
     return st.one_of(TEXT, parts, st.none())
 
 
@@ -168,8 +263,11 @@ def valid_body(draw) -> dict:
     chat = draw(st.booleans())
     body: dict = {"model": "llama"}
     if chat:
-        body["messages"] = draw(st.lists(st.fixed_dictionaries({"role": st.sampled_from(ROLES), "content": _content()}),
-                                         min_size=1, max_size=3))
+        body["messages"] = draw(
+            st.lists(
+                st.fixed_dictionaries({"role": st.sampled_from(ROLES), "content": _content()}), min_size=1, max_size=3
+            )
+        )
     else:
         body["prompt"] = draw(TEXT | st.lists(TEXT, max_size=3))
     if draw(st.booleans()):
@@ -193,9 +291,14 @@ NOT_LIST_OR_STRING = JSON.filter(lambda v: not isinstance(v, (list, str)) and v 
 NOT_OBJECT = JSON.filter(lambda v: not isinstance(v, dict))
 NOT_BOOL = JSON.filter(lambda v: not isinstance(v, bool) and v is not None)
 NOT_OBJECT_OR_NULL = JSON.filter(lambda v: not isinstance(v, dict) and v is not None)
-BAD_BOUND = st.one_of(st.integers(max_value=0), st.integers(min_value=2**31),
-                      st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=5), st.booleans(),
-                      st.lists(SCALARS, max_size=2))
+BAD_BOUND = st.one_of(
+    st.integers(max_value=0),
+    st.integers(min_value=2**31),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=5),
+    st.booleans(),
+    st.lists(SCALARS, max_size=2),
+)
 
 
 @st.composite
@@ -204,8 +307,11 @@ def invalid_body(draw) -> tuple[dict, str]:
     body = draw(valid_body())
     chat = "messages" in body
     fields = ["model", "model-missing", "stream", "bound", "stream_options"]
-    fields += (["messages", "messages-empty", "message", "role", "content", "part", "type", "text"] if chat
-               else ["prompt", "prompt-item"])
+    fields += (
+        ["messages", "messages-empty", "message", "role", "content", "part", "type", "text"]
+        if chat
+        else ["prompt", "prompt-item"]
+    )
     field = draw(st.sampled_from(fields))
     i = draw(st.integers(0, len(body["messages"]) - 1)) if chat else 0
     message = body["messages"][i] if chat else None
@@ -253,8 +359,10 @@ def invalid_body(draw) -> tuple[dict, str]:
     if field == "content":
         message["content"] = draw(NOT_LIST_OR_STRING)
         return body, f"messages[{i}].content"
-    parts = message["content"] = [{"type": "text", "text": "x"}, *draw(st.lists(st.builds(
-        lambda t: {"type": "text", "text": t}, TEXT), max_size=2))]
+    parts = message["content"] = [
+        {"type": "text", "text": "x"},
+        *draw(st.lists(st.builds(lambda t: {"type": "text", "text": t}, TEXT), max_size=2)),
+    ]
     j = draw(st.integers(0, len(parts) - 1))
     if field == "part":
         parts[j] = draw(NOT_OBJECT)
@@ -288,11 +396,19 @@ GARBAGE_BODY = st.one_of(
 # (what to send, the answer's class: "ok" | "bad" (the router's 400 naming param) | "refused" (a 4xx), param)
 CASES = st.one_of(
     valid_body().map(lambda b: (json.dumps(b).encode(), "chat" if "messages" in b else "completion", "ok", None)),
-    invalid_body().map(lambda bp: (json.dumps(bp[0]).encode(), "chat" if "messages" in bp[0] else "completion",
-                                   "bad", bp[1])),
-    st.builds(lambda b, n: (json.dumps({**b, "max_tokens": n, "max_completion_tokens": None}).encode(),
-                            "chat" if "messages" in b else "completion", "refused", None),
-              valid_body(), st.integers(200_000, 2**31 - 1)),  # beyond the engine's context: its 400
+    invalid_body().map(
+        lambda bp: (json.dumps(bp[0]).encode(), "chat" if "messages" in bp[0] else "completion", "bad", bp[1])
+    ),
+    st.builds(
+        lambda b, n: (
+            json.dumps({**b, "max_tokens": n, "max_completion_tokens": None}).encode(),
+            "chat" if "messages" in b else "completion",
+            "refused",
+            None,
+        ),
+        valid_body(),
+        st.integers(200_000, 2**31 - 1),
+    ),  # beyond the engine's context: its 400
     st.builds(lambda raw, chat: (raw, "chat" if chat else "completion", "refused", None), GARBAGE_BODY, st.booleans()),
 )
 
@@ -300,11 +416,14 @@ CASES = st.one_of(
 @pytest.fixture(scope="module")
 def fuzzed_router(engines, loop):
     engine = engines.start("fuzz", time_scale=0.001)
-    url, core = loop.start_router({
-        "router": {"scrapeIntervalSeconds": 3600, "maxBodyBytes": 65536},
-        "modelServers": [{"name": "pool", "model": "sim-model", "endpoints": [{"name": "e0", "url": engine}]}],
-        "modelRoutes": [{"modelName": "llama", "rules": [{"targetModels": [{"modelServerName": "pool"}]}]}]},
-        handler_cancellation=True)
+    url, core = loop.start_router(
+        {
+            "router": {"scrapeIntervalSeconds": 3600, "maxBodyBytes": 65536},
+            "modelServers": [{"name": "pool", "model": "sim-model", "endpoints": [{"name": "e0", "url": engine}]}],
+            "modelRoutes": [{"modelName": "llama", "rules": [{"targetModels": [{"modelServerName": "pool"}]}]}],
+        },
+        handler_cancellation=True,
+    )
     yield url, core
     loop.stop_router(url)
 
@@ -318,8 +437,12 @@ def test_fuzzed_bodies_get_a_2xx_or_a_4xx_and_leave_the_router_as_it_was(fuzzed_
         # A new connection each time: a dropped one is the router's doing, never a stale keep-alive.
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as session:
             path = "/v1/chat/completions" if kind == "chat" else "/v1/completions"
-            async with session.post(url + path, data=raw, headers={"Content-Type": "application/json"},
-                                    timeout=aiohttp.ClientTimeout(total=30)) as resp:
+            async with session.post(
+                url + path,
+                data=raw,
+                headers={"Content-Type": "application/json"},
+                timeout=aiohttp.ClientTimeout(total=30),
+            ) as resp:
                 return resp.status, await resp.read()
 
     async def settled() -> bool:
@@ -361,6 +484,7 @@ def test_fuzzed_bodies_get_a_2xx_or_a_4xx_and_leave_the_router_as_it_was(fuzzed_
     assert metrics["vcore_router_requests_in_flight", ()] == 0
     assert metrics["vcore_router_queue_depth", (("model", "llama"),)] == 0
     assert metrics["vcore_router_endpoint_healthy", (("endpoint", "e0"),)] == 1
-    assert not any(name == "vcore_router_requests_total" and dict(labels)["status"].startswith("5")
-                   for (name, labels) in metrics)
+    assert not any(
+        name == "vcore_router_requests_total" and dict(labels)["status"].startswith("5") for (name, labels) in metrics
+    )
     assert time.monotonic() - started < 120  # generous: the budget is ~15 s, a loaded machine is slower

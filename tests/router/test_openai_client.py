@@ -1,6 +1,7 @@
 """The router with the official openai client in front of simulated engines (loopback): chat and completions,
 streaming and not, models, LoRA routing, PD pairs, session affinity, 429, retries on a dead endpoint, mid-stream
 failure, bad requests."""
+
 from __future__ import annotations
 
 import json
@@ -15,17 +16,25 @@ from tests.router.conftest import free_port  # noqa: E402
 
 
 def route_config(endpoints, **router):
-    return {"router": {"scrapeIntervalSeconds": 0.1, **router},
-            "modelServers": [{"name": "pool", "model": "sim-model", "endpoints": endpoints}],
-            "modelRoutes": [{"modelName": "llama", "loraAdapters": ["sql-lora"],
-                             "rules": [{"targetModels": [{"modelServerName": "pool"}]}]}]}
+    return {
+        "router": {"scrapeIntervalSeconds": 0.1, **router},
+        "modelServers": [{"name": "pool", "model": "sim-model", "endpoints": endpoints}],
+        "modelRoutes": [
+            {
+                "modelName": "llama",
+                "loraAdapters": ["sql-lora"],
+                "rules": [{"targetModels": [{"modelServerName": "pool"}]}],
+            }
+        ],
+    }
 
 
 @pytest.fixture(scope="module")
 def basic(engines, loop):
     urls = [engines.start(f"b{i}") for i in range(3)]
-    url, core = loop.start_router(route_config([{"name": f"b{i}", "url": u, "maxLoras": 2}
-                                                for i, u in enumerate(urls)]))
+    url, core = loop.start_router(
+        route_config([{"name": f"b{i}", "url": u, "maxLoras": 2} for i, u in enumerate(urls)])
+    )
     return openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0), url, core
 
 
@@ -40,8 +49,9 @@ def test_chat_and_completion(basic):
 
 def test_streaming_chunks_pass_through(basic):
     client, _, _ = basic
-    stream = client.chat.completions.create(model="llama", messages=[{"role": "user", "content": "count"}],
-                                            max_tokens=6, stream=True)
+    stream = client.chat.completions.create(
+        model="llama", messages=[{"role": "user", "content": "count"}], max_tokens=6, stream=True
+    )
     pieces = [ch.choices[0].delta.content for ch in stream if ch.choices and ch.choices[0].delta.content]
     assert len(pieces) == 6
     stream = client.completions.create(model="llama", prompt="abc", max_tokens=4, stream=True)
@@ -52,9 +62,12 @@ def test_prefix_affinity_and_session(basic):
     client, _, core = basic
     system = "You are a careful assistant. " * 60
     for i in range(4):
-        client.chat.completions.create(model="llama", max_tokens=2, messages=[
-            {"role": "system", "content": system}, {"role": "user", "content": f"q{i}"}],
-            extra_headers={"X-Session-ID": "agent-7"})
+        client.chat.completions.create(
+            model="llama",
+            max_tokens=2,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": f"q{i}"}],
+            extra_headers={"X-Session-ID": "agent-7"},
+        )
     ep = core.router.session_endpoint("agent-7")
     assert ep is not None
     state = core.router.state()
@@ -63,8 +76,7 @@ def test_prefix_affinity_and_session(basic):
 
 def test_lora_routing(basic):
     client, _, core = basic
-    r = client.chat.completions.create(model="sql-lora", messages=[{"role": "user", "content": "select"}],
-                                       max_tokens=2)
+    r = client.chat.completions.create(model="sql-lora", messages=[{"role": "user", "content": "select"}], max_tokens=2)
     assert r.model == "sql-lora"
 
 
@@ -76,8 +88,9 @@ def test_bad_requests(basic):
         client.chat.completions.create(model="llama", messages=[])
 
     def post(data: bytes) -> int:
-        req = urllib.request.Request(url + "/v1/chat/completions", data=data,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            url + "/v1/chat/completions", data=data, headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(req, timeout=10) as resp:
                 return resp.status
@@ -91,8 +104,9 @@ def test_bad_requests(basic):
 def test_retry_on_a_dead_endpoint(engines, loop):
     live = engines.start("r-live")
     dead = f"http://127.0.0.1:{free_port()}"  # nothing listens here
-    url, core = loop.start_router(route_config([{"name": "dead", "url": dead}, {"name": "live", "url": live}],
-                                               policy="round-robin", retries=2))
+    url, core = loop.start_router(
+        route_config([{"name": "dead", "url": dead}, {"name": "live", "url": live}], policy="round-robin", retries=2)
+    )
     client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
     for i in range(4):
         r = client.completions.create(model="llama", prompt=f"p{i}", max_tokens=2)
@@ -102,14 +116,21 @@ def test_retry_on_a_dead_endpoint(engines, loop):
 
 def test_mid_stream_failure_ends_with_an_error_event(engines, loop):
     u = engines.start("m0")
-    urllib.request.urlopen(urllib.request.Request(u + "/sim/fault", data=json.dumps(
-        {"mode": "midstream", "after_tokens": 2}).encode(), headers={"Content-Type": "application/json"}), timeout=5)
+    urllib.request.urlopen(
+        urllib.request.Request(
+            u + "/sim/fault",
+            data=json.dumps({"mode": "midstream", "after_tokens": 2}).encode(),
+            headers={"Content-Type": "application/json"},
+        ),
+        timeout=5,
+    )
     url, _ = loop.start_router(route_config([{"name": "m0", "url": u}]))
     client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
     got = []
     with pytest.raises(openai.APIError, match="mid-stream|ended the stream"):
-        for ch in client.chat.completions.create(model="llama", messages=[{"role": "user", "content": "x"}],
-                                                 max_tokens=8, stream=True):
+        for ch in client.chat.completions.create(
+            model="llama", messages=[{"role": "user", "content": "x"}], max_tokens=8, stream=True
+        ):
             got.append(ch)
     assert len(got) == 2
 
@@ -129,12 +150,18 @@ def test_rate_limit_429_with_retry_after(engines, loop):
 def test_pd_pair_passes_kv_transfer_params(engines, loop):
     p = engines.start("pd-prefill", role="prefill")
     d = engines.start("pd-decode", role="decode")
-    url, core = loop.start_router(route_config([
-        {"name": "prefill", "url": p, "role": "prefill", "pdGroup": "g", "domain": "rack-a"},
-        {"name": "decode", "url": d, "role": "decode", "pdGroup": "g", "domain": "rack-a"}]))
+    url, core = loop.start_router(
+        route_config(
+            [
+                {"name": "prefill", "url": p, "role": "prefill", "pdGroup": "g", "domain": "rack-a"},
+                {"name": "decode", "url": d, "role": "decode", "pdGroup": "g", "domain": "rack-a"},
+            ]
+        )
+    )
     client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
-    r = client.chat.completions.create(model="llama", messages=[{"role": "user", "content": "long " * 400}],
-                                       max_tokens=4)
+    r = client.chat.completions.create(
+        model="llama", messages=[{"role": "user", "content": "long " * 400}], max_tokens=4
+    )
     assert r.choices[0].message.content.count("tok") == 4
     # the decode engine got the prompt's blocks through the transfer: nearly all its prompt tokens were cached
     assert r.usage.prompt_tokens_details.cached_tokens >= r.usage.prompt_tokens - 16

@@ -1,5 +1,6 @@
 """The token-bucket limit shared by two router instances through a real redis-server; Redis down -> local
 limits, said in a metric, never fail open."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,10 +10,17 @@ aioredis = pytest.importorskip("redis.asyncio", reason="the redis client (router
 
 
 def config(url, limit):
-    return {"router": {"scrapeIntervalSeconds": 0.2},
-            "modelServers": [{"name": "pool", "model": "sim-model", "endpoints": [{"name": "e", "url": url}]}],
-            "modelRoutes": [{"modelName": "llama", "rules": [{"targetModels": [{"modelServerName": "pool"}]}],
-                             "rateLimit": {"inputTokensPerUnit": limit, "unit": "hour"}}]}
+    return {
+        "router": {"scrapeIntervalSeconds": 0.2},
+        "modelServers": [{"name": "pool", "model": "sim-model", "endpoints": [{"name": "e", "url": url}]}],
+        "modelRoutes": [
+            {
+                "modelName": "llama",
+                "rules": [{"targetModels": [{"modelServerName": "pool"}]}],
+                "rateLimit": {"inputTokensPerUnit": limit, "unit": "hour"},
+            }
+        ],
+    }
 
 
 def test_limit_is_shared_across_two_routers_and_falls_back_when_redis_dies(engines, loop, redis_server):

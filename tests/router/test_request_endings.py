@@ -4,6 +4,7 @@ blames the engine only for what the engine did: a client that disconnects cannot
 
 Real aiohttp clients disconnect from a router in front of the simulated engine (a subprocess on loopback), with
 aiohttp's handler cancellation on (as vcore-router runs) and off (aiohttp's default, e.g. an embedding app)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -20,19 +21,26 @@ MODEL = "llama"
 
 
 def config(engine: str) -> dict:
-    return {"router": {"scrapeIntervalSeconds": 3600},  # one scrape at start; the tests run the others
-            "modelServers": [{"name": "pool", "model": "sim-model", "endpoints": [{"name": "e0", "url": engine}]}],
-            "modelRoutes": [{"modelName": MODEL, "rules": [{"targetModels": [{"modelServerName": "pool"}]}]}]}
+    return {
+        "router": {"scrapeIntervalSeconds": 3600},  # one scrape at start; the tests run the others
+        "modelServers": [{"name": "pool", "model": "sim-model", "endpoints": [{"name": "e0", "url": engine}]}],
+        "modelRoutes": [{"modelName": MODEL, "rules": [{"targetModels": [{"modelServerName": "pool"}]}]}],
+    }
 
 
 def body(max_tokens: int, stream: bool) -> dict:
-    return {"model": MODEL, "max_tokens": max_tokens, "stream": stream,
-            "messages": [{"role": "user", "content": "tell me a long story"}]}
+    return {
+        "model": MODEL,
+        "max_tokens": max_tokens,
+        "stream": stream,
+        "messages": [{"role": "user", "content": "tell me a long story"}],
+    }
 
 
 def set_fault(engine: str, **fault) -> None:
-    req = urllib.request.Request(engine + "/sim/fault", data=json.dumps(fault).encode(),
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        engine + "/sim/fault", data=json.dumps(fault).encode(), headers={"Content-Type": "application/json"}
+    )
     urllib.request.urlopen(req, timeout=10).close()
 
 
@@ -62,8 +70,12 @@ async def whole_answer(url: str, stream: bool, status: int = 200) -> bytes:
 
 def statuses(core) -> dict[str, float]:
     """vcore_router_requests_total of the model, by status."""
-    return {s.labels["status"]: s.value for metric in core.metrics.requests.collect() for s in metric.samples
-            if s.name == "vcore_router_requests_total" and s.labels["model"] == MODEL}
+    return {
+        s.labels["status"]: s.value
+        for metric in core.metrics.requests.collect()
+        for s in metric.samples
+        if s.name == "vcore_router_requests_total" and s.labels["model"] == MODEL
+    }
 
 
 def finished(core, n: int, timeout: float = 30.0) -> None:
@@ -92,10 +104,14 @@ def test_client_disconnects_are_not_engine_failures(engines, loop, cancellation)
         assert statuses(core) == {"499": 3, "200": 1}
         metrics = read_metrics(url)
         assert metrics["vcore_router_endpoint_healthy", (("endpoint", "e0"),)] == 1
-        assert metrics["vcore_router_upstream_requests_total",
-                       (("endpoint", "e0"), ("outcome", "client_disconnected"))] == 3
-        assert ("vcore_router_upstream_requests_total", (("endpoint", "e0"), ("outcome", "failed_mid_stream"))) \
-            not in metrics
+        assert (
+            metrics["vcore_router_upstream_requests_total", (("endpoint", "e0"), ("outcome", "client_disconnected"))]
+            == 3
+        )
+        assert (
+            "vcore_router_upstream_requests_total",
+            (("endpoint", "e0"), ("outcome", "failed_mid_stream")),
+        ) not in metrics
     finally:
         loop.stop_router(url)
 
@@ -134,6 +150,7 @@ def test_gauges_return_to_idle_however_requests_end(engines, loop, cancellation)
                     await core.scrape_once()
                     assert core.router.n_in_flight == 1
                     assert b"[DONE]" in await resp.read()
+
         loop.run(scraped_mid_request())
         finished(core, 7)
 

@@ -4,6 +4,7 @@ Written from the formulas in vcore/routing/scorers.h and router.h, not from the 
 OrderedDict, longest prefix match block by block, Kthena's scorers with int() truncation, the prefill-cost (with the
 router's prefill backlog and the progress of the head of each endpoint's queue) and Dynamo costs, the seeded tie key.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -142,9 +143,11 @@ def lora_score(eps: list[RefEndpoint], lora: int) -> list[float]:
 
 
 def prefill_cost(eps, match, prompt_tokens, block_tokens, now) -> list[float]:
-    return [e.expected_wait(now) + e.prefill_seconds(min(m * block_tokens, prompt_tokens),
-                                                     max(prompt_tokens - m * block_tokens, 1))
-            for e, m in zip(eps, match)]
+    return [
+        e.expected_wait(now)
+        + e.prefill_seconds(min(m * block_tokens, prompt_tokens), max(prompt_tokens - m * block_tokens, 1))
+        for e, m in zip(eps, match)
+    ]
 
 
 def inverse(cost: list[float]) -> list[float]:
@@ -154,13 +157,25 @@ def inverse(cost: list[float]) -> list[float]:
 
 def dynamo(eps, match, prompt_tokens, block_tokens, w) -> list[float]:
     req_blocks = -(-prompt_tokens // block_tokens)
-    return [w * ((e.pending_prefill_tokens + max(prompt_tokens - m * block_tokens, 0)) / block_tokens)
-            + (e.active_blocks + req_blocks) for e, m in zip(eps, match)]
+    return [
+        w * ((e.pending_prefill_tokens + max(prompt_tokens - m * block_tokens, 0)) / block_tokens)
+        + (e.active_blocks + req_blocks)
+        for e, m in zip(eps, match)
+    ]
 
 
-def rank(policy: dict, eps: dict[int, RefEndpoint], index: RefPrefixIndex, hashes: list[int], prompt_tokens: int,
-         block_tokens: int, seed: int, decision: int, lora: int = -1, now: float = 0.0
-         ) -> tuple[list[int], list[int], list[float]]:
+def rank(
+    policy: dict,
+    eps: dict[int, RefEndpoint],
+    index: RefPrefixIndex,
+    hashes: list[int],
+    prompt_tokens: int,
+    block_tokens: int,
+    seed: int,
+    decision: int,
+    lora: int = -1,
+    now: float = 0.0,
+) -> tuple[list[int], list[int], list[float]]:
     """(ranked slots, their matches, their totals) for the scored and dynamo kinds of a non-PD route."""
     cand, over = [], []
     for s in sorted(eps):
@@ -189,8 +204,10 @@ def rank(policy: dict, eps: dict[int, RefEndpoint], index: RefPrefixIndex, hashe
         if policy.get("w_prefix", 0) > 0:
             mb = policy.get("prefix_max_blocks", 0)
             considered = min(len(hashes), mb) if mb > 0 else len(hashes)
-            add(policy["w_prefix"],
-                prefix([min(m, considered) for m in match], considered, policy.get("prefix_top_k", 0)))
+            add(
+                policy["w_prefix"],
+                prefix([min(m, considered) for m in match], considered, policy.get("prefix_top_k", 0)),
+            )
         if policy.get("w_least_request", 0) > 0:
             add(policy["w_least_request"], least_request(sub, policy.get("queue_weight", 100.0)))
         if policy.get("w_kv_cache", 0) > 0:

@@ -1,6 +1,7 @@
 """The native router core against the pure-Python reference (hypothesis): prefix index contents and matches,
 scorers and complete decisions on random endpoint states, including empty prompts, huge hashes, duplicate
 blocks, tiny LRU capacities, unhealthy and overloaded endpoints."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +20,16 @@ chains = st.lists(hash_values, min_size=0, max_size=12)
 def index_ops(draw):
     n_endpoints = draw(st.integers(1, 6))
     capacity = draw(st.integers(1, 8))
-    ops = draw(st.lists(st.tuples(st.sampled_from(["insert", "insert", "insert", "remove", "clear"]),
-                                  st.integers(0, n_endpoints - 1), chains), max_size=25))
+    ops = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["insert", "insert", "insert", "remove", "clear"]),
+                st.integers(0, n_endpoints - 1),
+                chains,
+            ),
+            max_size=25,
+        )
+    )
     return n_endpoints, capacity, ops
 
 
@@ -70,29 +79,55 @@ def router_states(draw):
             loras=set(draw(st.lists(st.integers(0, 2), max_size=2))),
         )
     # (endpoint, prompt blocks, prompt tokens, output tokens, seconds since the previous event, answered how)
-    served = draw(st.lists(st.tuples(st.integers(0, n - 1), chains, st.integers(1, 3000), st.integers(0, 50),
-                                     st.sampled_from([0.0, 0.001, 0.5, 30.0]),
-                                     st.sampled_from(["no", "first", "finish"])),
-                           max_size=8))
+    served = draw(
+        st.lists(
+            st.tuples(
+                st.integers(0, n - 1),
+                chains,
+                st.integers(1, 3000),
+                st.integers(0, 50),
+                st.sampled_from([0.0, 0.001, 0.5, 30.0]),
+                st.sampled_from(["no", "first", "finish"]),
+            ),
+            max_size=8,
+        )
+    )
     return eps, served
 
 
 policies = st.one_of(
-    st.fixed_dictionaries({
-        "w_prefix": st.sampled_from([0.0, 1.0, 2.0]), "w_least_request": st.sampled_from([0.0, 1.0]),
-        "w_kv_cache": st.sampled_from([0.0, 1.0]), "w_latency": st.sampled_from([0.0, 1.0, 0.5]),
-        "w_lora": st.sampled_from([0.0, 1.0]), "w_prefill_cost": st.sampled_from([0.0, 1.0, 3.0]),
-        "max_waiting": st.sampled_from([0, 3, 10]), "prefix_max_blocks": st.sampled_from([0, 1, 4]),
-        "prefix_top_k": st.sampled_from([0, 1, 5]), "latency_ttft_factor": st.sampled_from([0.0, 0.5, 1.0]),
-        "queue_weight": st.sampled_from([0.0, 4.0, 100.0]), "top_n": st.integers(1, 8)}),
-    st.fixed_dictionaries({"kind": st.just("dynamo"), "overlap_weight": st.sampled_from([0.0, 1.0, 2.5]),
-                           "top_n": st.integers(1, 8)}),
+    st.fixed_dictionaries(
+        {
+            "w_prefix": st.sampled_from([0.0, 1.0, 2.0]),
+            "w_least_request": st.sampled_from([0.0, 1.0]),
+            "w_kv_cache": st.sampled_from([0.0, 1.0]),
+            "w_latency": st.sampled_from([0.0, 1.0, 0.5]),
+            "w_lora": st.sampled_from([0.0, 1.0]),
+            "w_prefill_cost": st.sampled_from([0.0, 1.0, 3.0]),
+            "max_waiting": st.sampled_from([0, 3, 10]),
+            "prefix_max_blocks": st.sampled_from([0, 1, 4]),
+            "prefix_top_k": st.sampled_from([0, 1, 5]),
+            "latency_ttft_factor": st.sampled_from([0.0, 0.5, 1.0]),
+            "queue_weight": st.sampled_from([0.0, 4.0, 100.0]),
+            "top_n": st.integers(1, 8),
+        }
+    ),
+    st.fixed_dictionaries(
+        {"kind": st.just("dynamo"), "overlap_weight": st.sampled_from([0.0, 1.0, 2.5]), "top_n": st.integers(1, 8)}
+    ),
 )
 
 
 @SETTINGS
-@given(router_states(), policies, chains, st.integers(0, 6000), st.integers(0, 2**64 - 1), st.integers(-1, 2),
-       st.sampled_from([0.0, 0.2, 100.0]))
+@given(
+    router_states(),
+    policies,
+    chains,
+    st.integers(0, 6000),
+    st.integers(0, 2**64 - 1),
+    st.integers(-1, 2),
+    st.sampled_from([0.0, 0.2, 100.0]),
+)
 def test_route_matches_reference(state, policy, query, prompt_tokens, seed, lora, route_delay):
     eps, served = state
     block_tokens = 16
@@ -101,14 +136,24 @@ def test_route_matches_reference(state, policy, query, prompt_tokens, seed, lora
         assert native.lora_id(f"lora{x}") == x  # interned in order of first use
     pending: dict[int, int] = {}
     for s, e in eps.items():
-        native.add_endpoint(f"e{s}", max_loras=e.max_loras, prefill_tokens_per_s=e.rate,
-                            prefill_overhead_s=e.overhead_s, prefill_attention_s_per_token_pair=e.attention)
+        native.add_endpoint(
+            f"e{s}",
+            max_loras=e.max_loras,
+            prefill_tokens_per_s=e.rate,
+            prefill_overhead_s=e.overhead_s,
+            prefill_attention_s_per_token_pair=e.attention,
+        )
         native.set_health(s, e.healthy)
         native.set_loras(s, [f"lora{x}" for x in sorted(e.loras)])
     slots = np.arange(len(eps), dtype=np.int32)
-    native.update_metrics(slots, [e.waiting for e in eps.values()], [e.running for e in eps.values()],
-                          np.array([e.kv_usage for e in eps.values()]), [e.ttft_us for e in eps.values()],
-                          [e.itl_us for e in eps.values()])
+    native.update_metrics(
+        slots,
+        [e.waiting for e in eps.values()],
+        [e.running for e in eps.values()],
+        np.array([e.kv_usage for e in eps.values()]),
+        [e.ttft_us for e in eps.values()],
+        [e.itl_us for e in eps.values()],
+    )
     index = ref.RefPrefixIndex(6)
     now = 0.0
     answered = []  # (rid, how): answered out of order, one event later

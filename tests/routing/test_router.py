@@ -1,4 +1,5 @@
 """vcore.routing.Router: endpoints by name, sessions, LoRA, PD pairing, bookkeeping, determinism, bad input."""
+
 from __future__ import annotations
 
 import threading
@@ -66,8 +67,11 @@ def test_expected_wait_counts_the_head_progress():
 def test_a_cached_prefix_is_worth_a_wait_shorter_than_its_prefill():
     r = Router("vcore", block_tokens=512)
     for name in ("holder", "idle"):  # about a 70B model on 8 GPUs: 8 k tokens/s, 15 ms per prefill, attention
-        r.add_endpoint(Endpoint(name, prefill_tokens_per_s=8000.0, prefill_overhead_s=0.015,
-                                prefill_attention_s_per_token_pair=2.3e-9))
+        r.add_endpoint(
+            Endpoint(
+                name, prefill_tokens_per_s=8000.0, prefill_overhead_s=0.015, prefill_attention_s_per_token_pair=2.3e-9
+            )
+        )
     prefix = np.arange(1, 33, dtype=np.uint64)  # 32 blocks = 16 k tokens: ~2.4 s to prefill
     r.dispatch(1, "holder", prefix, 16384, 0, now_s=0.0)
     r.dispatch(2, "holder", [], 8000, 0, now_s=0.0)  # ~1.2 s more
@@ -144,30 +148,53 @@ def test_remove_and_reuse_slots():
         r.route([], 1, candidates=r.slots(["e1"]))
 
 
-@pytest.mark.parametrize("call, error", [
-    (lambda r: r.add_endpoint(Endpoint("e0")), ValueError),
-    (lambda r: r.add_endpoint(Endpoint("x", role="leader")), ValueError),
-    (lambda r: r.add_endpoint(Endpoint("x", max_loras=-1)), ValueError),
-    (lambda r: r.add_endpoint(Endpoint("x", prefill_tokens_per_s=0)), ValueError),
-    (lambda r: r.add_endpoint("x"), TypeError),
-    (lambda r: r.route([1.5], 1), TypeError),
-    (lambda r: r.route([[1]], 1), ValueError),
-    (lambda r: r.route([], -1), ValueError),
-    (lambda r: r.route([], 1, candidates=np.array([0, 0], dtype=np.int32)), ValueError),
-    (lambda r: r.route([], 1, candidates=np.array([17], dtype=np.int32)), KeyError),
-    (lambda r: r.dispatch(1, "nope", [], 1, 0), KeyError),
-    (lambda r: r.update_metrics({"e0": EngineMetrics(kv_usage=1.5)}), ValueError),
-    (lambda r: r.update_metrics({"e0": EngineMetrics(), "zz": EngineMetrics()}), KeyError),
-    (lambda r: vr.named_policy("fastest"), vr.PolicyError),
-    (lambda r: vr.make_policy({"w_prefix": -1}), vr.PolicyError),
-    (lambda r: vr.make_policy({"top_n": 0}), vr.PolicyError),
-    (lambda r: vr.make_policy({"weight": 1}), vr.PolicyError),
-    (lambda r: vr.hash_prompt(b"bytes"), TypeError),
-    (lambda r: vr.hash_prompt("x", block_bytes=0), ValueError),
-    (lambda r: Router(block_tokens=0), ValueError),
-], ids=["duplicate", "role", "loras", "rate", "not-endpoint", "float-hash", "2d-hash", "negative-tokens",
-        "duplicate-candidate", "unknown-slot", "dispatch-unknown", "kv-range", "metrics-unknown", "policy-name",
-        "negative-weight", "top-n", "unknown-field", "bytes-prompt", "block-bytes", "block-tokens"])
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        (lambda r: r.add_endpoint(Endpoint("e0")), ValueError),
+        (lambda r: r.add_endpoint(Endpoint("x", role="leader")), ValueError),
+        (lambda r: r.add_endpoint(Endpoint("x", max_loras=-1)), ValueError),
+        (lambda r: r.add_endpoint(Endpoint("x", prefill_tokens_per_s=0)), ValueError),
+        (lambda r: r.add_endpoint("x"), TypeError),
+        (lambda r: r.route([1.5], 1), TypeError),
+        (lambda r: r.route([[1]], 1), ValueError),
+        (lambda r: r.route([], -1), ValueError),
+        (lambda r: r.route([], 1, candidates=np.array([0, 0], dtype=np.int32)), ValueError),
+        (lambda r: r.route([], 1, candidates=np.array([17], dtype=np.int32)), KeyError),
+        (lambda r: r.dispatch(1, "nope", [], 1, 0), KeyError),
+        (lambda r: r.update_metrics({"e0": EngineMetrics(kv_usage=1.5)}), ValueError),
+        (lambda r: r.update_metrics({"e0": EngineMetrics(), "zz": EngineMetrics()}), KeyError),
+        (lambda r: vr.named_policy("fastest"), vr.PolicyError),
+        (lambda r: vr.make_policy({"w_prefix": -1}), vr.PolicyError),
+        (lambda r: vr.make_policy({"top_n": 0}), vr.PolicyError),
+        (lambda r: vr.make_policy({"weight": 1}), vr.PolicyError),
+        (lambda r: vr.hash_prompt(b"bytes"), TypeError),
+        (lambda r: vr.hash_prompt("x", block_bytes=0), ValueError),
+        (lambda r: Router(block_tokens=0), ValueError),
+    ],
+    ids=[
+        "duplicate",
+        "role",
+        "loras",
+        "rate",
+        "not-endpoint",
+        "float-hash",
+        "2d-hash",
+        "negative-tokens",
+        "duplicate-candidate",
+        "unknown-slot",
+        "dispatch-unknown",
+        "kv-range",
+        "metrics-unknown",
+        "policy-name",
+        "negative-weight",
+        "top-n",
+        "unknown-field",
+        "bytes-prompt",
+        "block-bytes",
+        "block-tokens",
+    ],
+)
 def test_bad_input_raises_and_leaves_state(call, error):
     r = router_with(2)
     r.update_metrics({"e0": EngineMetrics(waiting=3)})

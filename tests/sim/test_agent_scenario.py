@@ -1,5 +1,6 @@
 """The agent scenario (vcore.sim.agent): agent pods placed between the jobs of a running gang cycle on one cluster,
 every one placed once, no node over-committed, gangs all or nothing, the cycle placing what it places alone."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,25 @@ def test_agents_are_placed_during_the_cycle_and_nothing_is_overcommitted():
 
 
 def test_cli_agent_scenario_json(capsys):
-    assert cli.main(["simulate", "--scenario", "agent", "--nodes", "200", "--jobs", "50", "--agents", "50",
-                     "--rate", "5000", "--json"]) == 0
+    assert (
+        cli.main(
+            [
+                "simulate",
+                "--scenario",
+                "agent",
+                "--nodes",
+                "200",
+                "--jobs",
+                "50",
+                "--agents",
+                "50",
+                "--rate",
+                "5000",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["agents"] == out["agents_placed"] == 50 and out["overcommitted_nodes"] == 0
 

@@ -1,5 +1,6 @@
 """The engine model, the KV cache, Mooncake traces and the router replay: logic on small synthetic traces, the
 quality target on the shared Mooncake trace (skipped without ../shared/data) and on seeded synthetic traces."""
+
 from __future__ import annotations
 
 import math
@@ -129,8 +130,9 @@ def compare(trace, engines=8) -> dict:
     return out
 
 
-@pytest.mark.skipif(not SHARED.exists(), reason=f"shared Mooncake trace not present ({SHARED}); CI may not have "
-                                                "../shared/data")
+@pytest.mark.skipif(
+    not SHARED.exists(), reason=f"shared Mooncake trace not present ({SHARED}); CI may not have ../shared/data"
+)
 def test_vcore_beats_kthena_and_random_on_the_shared_mooncake_trace():
     t = compare(load_trace(SHARED))  # measured: vcore 1.68 s, kthena 4.10 s (-59 %), random 74 s, bound 0.87 s
     assert t["vcore"] <= 0.75 * t["kthena"] and 2 * t["vcore"] <= t["random"], t
@@ -140,8 +142,10 @@ def family(rates: tuple[float, ...], first_seed: int) -> list:
     """Synthetic traces at each rate with little, medium and much prefix sharing (share, multi-turn), one seed each."""
     mixes = ((0.4, 0.5), (0.6, 0.3), (0.8, 0.1))
     grid = [(rate, share, turns) for rate in rates for share, turns in mixes]
-    return [pytest.param(first_seed + i, rate, share, turns, id=f"rate{rate:g}-share{share:g}-turns{turns:g}")
-            for i, (rate, share, turns) in enumerate(grid)]
+    return [
+        pytest.param(first_seed + i, rate, share, turns, id=f"rate{rate:g}-share{share:g}-turns{turns:g}")
+        for i, (rate, share, turns) in enumerate(grid)
+    ]
 
 
 def family_trace(seed: int, rate: float, share: float, multi_turn: float) -> list:

@@ -1,4 +1,5 @@
 """Tests of vcore.sim.synthetic: determinism, Kubernetes shape, the workload mix, and SchedulingBasic's exact shape."""
+
 from __future__ import annotations
 
 import json

@@ -4,6 +4,7 @@ Written from the specification (vcore/_native/core/include/vcore/topology.h and 
 topology_search.cpp: Kueue's BestFit over the domain tree; Volcano's network-topology-aware score), not from the
 C++ code, and compared with it by hypothesis. Inputs are plain lists; domains are named, so results compare by name.
 """
+
 from __future__ import annotations
 
 import re
@@ -12,10 +13,10 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Tree:
-    tiers: list[int]                       # tier number per row, ascending
-    row: dict[str, int]                    # domain -> row
-    parent: dict[str, str | None]          # domain -> parent domain (None at the top)
-    column: dict[str, list[str | None]]    # node -> domain per row
+    tiers: list[int]  # tier number per row, ascending
+    row: dict[str, int]  # domain -> row
+    parent: dict[str, str | None]  # domain -> parent domain (None at the top)
+    column: dict[str, list[str | None]]  # node -> domain per row
     tier_names: list[str] = field(default_factory=list)
     bandwidth: dict[str, float] = field(default_factory=dict)
     congestion: dict[str, float] = field(default_factory=dict)
@@ -39,8 +40,12 @@ class Tree:
 def _label_match(labels: dict[str, str], selector: list[tuple[str, str, list[str]]]) -> bool:
     for key, op, values in selector:
         v = labels.get(key)
-        ok = {"In": v is not None and v in values, "NotIn": v is None or v not in values,
-              "Exists": v is not None, "DoesNotExist": v is None}[op]
+        ok = {
+            "In": v is not None and v in values,
+            "NotIn": v is None or v not in values,
+            "Exists": v is not None,
+            "DoesNotExist": v is None,
+        }[op]
         if not ok:
             return False
     return True
@@ -109,9 +114,15 @@ def tree_from_hypernodes(hypernodes: list[dict], nodes: dict[str, dict[str, str]
     for h in hypernodes:
         if h.get("tier_name"):
             names[h["tier"]] = h["tier_name"]
-    return Tree(tiers, row, parent, column, [names.get(t, "") for t in tiers],
-                {h["name"]: h.get("bandwidth_gbps", -1) for h in hypernodes},
-                {h["name"]: h.get("congestion", -1) for h in hypernodes})
+    return Tree(
+        tiers,
+        row,
+        parent,
+        column,
+        [names.get(t, "") for t in tiers],
+        {h["name"]: h.get("bandwidth_gbps", -1) for h in hypernodes},
+        {h["name"]: h.get("congestion", -1) for h in hypernodes},
+    )
 
 
 def tree_from_levels(levels: list[str], nodes: dict[str, dict[str, str]]) -> Tree:
@@ -146,9 +157,19 @@ class Result:
     reason: str
 
 
-def place_gang(tree: Tree, fit: dict[str, int], n_pods: int, start_row: int, limit_row: int, hard: bool,
-               layers: list[tuple[int, int]], running: dict[str, int] | None = None, bandwidth_weight: float = 0.0,
-               congestion_weight: float = 0.0, tie_slack: int = 0) -> Result:
+def place_gang(
+    tree: Tree,
+    fit: dict[str, int],
+    n_pods: int,
+    start_row: int,
+    limit_row: int,
+    hard: bool,
+    layers: list[tuple[int, int]],
+    running: dict[str, int] | None = None,
+    bandwidth_weight: float = 0.0,
+    congestion_weight: float = 0.0,
+    tie_slack: int = 0,
+) -> Result:
     rows = len(tree.tiers)
     nodes = [n for n in fit if fit[n] > 0]
     agg = {d: 0 for d in tree.row}
@@ -183,13 +204,15 @@ def place_gang(tree: Tree, fit: dict[str, int], n_pods: int, start_row: int, lim
             if len(ds) == 1 and None not in ds:
                 anchor = ds.pop()
                 break
+
     def link(d: str, max_bw: int) -> float:
         if bandwidth_weight == 0 and congestion_weight == 0:
             return 0.0
         bw = tree.bandwidth.get(d, -1)
         cg = tree.congestion.get(d, -1)
-        return (bandwidth_weight * (bw / max_bw if bw > 0 and max_bw > 0 else 0.0)
-                - congestion_weight * (cg if cg > 0 else 0.0))
+        return bandwidth_weight * (bw / max_bw if bw > 0 and max_bw > 0 else 0.0) - congestion_weight * (
+            cg if cg > 0 else 0.0
+        )
 
     chosen: str | None = None
     chosen_row = None
@@ -216,8 +239,13 @@ def place_gang(tree: Tree, fit: dict[str, int], n_pods: int, start_row: int, lim
     if chosen_row is None and (not hard or limit_row == rows) and capacity(None) >= need:
         chosen_row = rows
     if chosen_row is None:
-        return Result(False, None, None, {}, "InsufficientCapacity" if (not hard or limit_row == rows)
-                      else "TopologyUnsatisfiable")
+        return Result(
+            False,
+            None,
+            None,
+            {},
+            "InsufficientCapacity" if (not hard or limit_row == rows) else "TopologyUnsatisfiable",
+        )
     counts: dict[str, int] = {}
 
     def place(d: str | None, pods: int) -> None:
@@ -257,8 +285,9 @@ def place_gang(tree: Tree, fit: dict[str, int], n_pods: int, start_row: int, lim
     return Result(True, None if chosen_row == rows else chosen, chosen_row, counts, "")
 
 
-def node_scores(tree: Tree, nodes: list[str], job_pods: dict[str, int], job_tasks: int,
-                weight: float) -> dict[str, float]:
+def node_scores(
+    tree: Tree, nodes: list[str], job_pods: dict[str, int], job_tasks: int, weight: float
+) -> dict[str, float]:
     """Volcano's network-topology-aware node score (see SCORING.md), with its task-count tie-break."""
     out = {n: 0.0 for n in nodes}
     if not tree.tiers:
@@ -297,8 +326,15 @@ def node_scores(tree: Tree, nodes: list[str], job_pods: dict[str, int], job_task
     return out
 
 
-def binpack_scores(tree: Tree, nodes: list[str], alloc: dict[str, dict[str, int]], used: dict[str, dict[str, int]],
-                   resources: list[tuple[str, int, int]], fading: float, weight: float) -> dict[str, int]:
+def binpack_scores(
+    tree: Tree,
+    nodes: list[str],
+    alloc: dict[str, dict[str, int]],
+    used: dict[str, dict[str, int]],
+    resources: list[tuple[str, int, int]],
+    fading: float,
+    weight: float,
+) -> dict[str, int]:
     """Volcano's HyperNode binpack score of a pod without a network topology (network-topology-aware, normal
     pods): ``resources`` [(name, request, weight)]; ``alloc``/``used`` per node and resource."""
     out = {n: 0 for n in nodes}

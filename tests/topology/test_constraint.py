@@ -1,5 +1,6 @@
 """Constraints: Volcano PodGroup networkTopology / subGroupPolicy and Kueue TAS annotations onto one type, their
 resolution against a tree, the profile arguments, and bad input named by owner and field."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,21 +19,40 @@ from vcore.topology import (
 
 
 def pg(spec: dict, name: str = "train") -> dict:
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-            "metadata": {"name": name, "namespace": "ml"}, "spec": spec}
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": spec,
+    }
 
 
 VOLCANO = [
-    ("hard-tier", {"networkTopology": {"mode": "hard", "highestTierAllowed": 2}},
-     TopologyConstraint("hard", TierRef(tier=2, above_is_cluster=True), owner="PodGroup ml/train")),
-    ("hard-by-default", {"networkTopology": {"highestTierAllowed": 1}},
-     TopologyConstraint("hard", TierRef(tier=1, above_is_cluster=True), owner="PodGroup ml/train")),
-    ("hard-tier-name", {"networkTopology": {"mode": "hard", "highestTierName": "spine"}},
-     TopologyConstraint("hard", TierRef(name="spine"), owner="PodGroup ml/train")),
-    ("hard-without-a-tier-is-none", {"networkTopology": {"mode": "hard"}},
-     TopologyConstraint("none", owner="PodGroup ml/train")),
-    ("soft", {"networkTopology": {"mode": "soft", "highestTierAllowed": 1}},
-     TopologyConstraint("soft", owner="PodGroup ml/train")),
+    (
+        "hard-tier",
+        {"networkTopology": {"mode": "hard", "highestTierAllowed": 2}},
+        TopologyConstraint("hard", TierRef(tier=2, above_is_cluster=True), owner="PodGroup ml/train"),
+    ),
+    (
+        "hard-by-default",
+        {"networkTopology": {"highestTierAllowed": 1}},
+        TopologyConstraint("hard", TierRef(tier=1, above_is_cluster=True), owner="PodGroup ml/train"),
+    ),
+    (
+        "hard-tier-name",
+        {"networkTopology": {"mode": "hard", "highestTierName": "spine"}},
+        TopologyConstraint("hard", TierRef(name="spine"), owner="PodGroup ml/train"),
+    ),
+    (
+        "hard-without-a-tier-is-none",
+        {"networkTopology": {"mode": "hard"}},
+        TopologyConstraint("none", owner="PodGroup ml/train"),
+    ),
+    (
+        "soft",
+        {"networkTopology": {"mode": "soft", "highestTierAllowed": 1}},
+        TopologyConstraint("soft", owner="PodGroup ml/train"),
+    ),
     ("no-topology", {"minMember": 4}, TopologyConstraint("none", owner="PodGroup ml/train")),
 ]
 
@@ -43,35 +63,72 @@ def test_volcano_podgroup(spec, expected):
 
 
 def test_volcano_subgroup_policy():
-    topo = podgroup_topology(pg({
-        "networkTopology": {"mode": "hard", "highestTierAllowed": 2},
-        "subGroupPolicy": [
-            {"name": "decode", "subGroupSize": 4, "minSubGroups": 2, "matchLabelKeys": ["volcano.sh/partition"],
-             "networkTopology": {"mode": "hard", "highestTierAllowed": 1}},
-            {"name": "prefill", "labelSelector": {"matchLabels": {"role": "prefill"}}},
-            {"name": "near", "subGroupSize": 2, "networkTopology": {"mode": "soft"}}]}))
+    topo = podgroup_topology(
+        pg(
+            {
+                "networkTopology": {"mode": "hard", "highestTierAllowed": 2},
+                "subGroupPolicy": [
+                    {
+                        "name": "decode",
+                        "subGroupSize": 4,
+                        "minSubGroups": 2,
+                        "matchLabelKeys": ["volcano.sh/partition"],
+                        "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+                    },
+                    {"name": "prefill", "labelSelector": {"matchLabels": {"role": "prefill"}}},
+                    {"name": "near", "subGroupSize": 2, "networkTopology": {"mode": "soft"}},
+                ],
+            }
+        )
+    )
     decode, prefill, near = topo.policies
-    assert decode == SubGroup(size=4, limit=TierRef(tier=1, above_is_cluster=True), name="decode", min_sub_groups=2,
-                              match_label_keys=("volcano.sh/partition",))
+    assert decode == SubGroup(
+        size=4,
+        limit=TierRef(tier=1, above_is_cluster=True),
+        name="decode",
+        min_sub_groups=2,
+        match_label_keys=("volcano.sh/partition",),
+    )
     assert near.limit is None  # soft: bounded by the job's own tier (Volcano v1.14), no layer of its own
-    assert prefill.limit is None and prefill.size is None and prefill.label_selector == {
-        "matchLabels": {"role": "prefill"}}
+    assert (
+        prefill.limit is None
+        and prefill.size is None
+        and prefill.label_selector == {"matchLabels": {"role": "prefill"}}
+    )
     assert topo.constraint.with_subgroups(decode).subgroups == (decode,)
 
 
 BAD_VOLCANO = [
-    ("both-tier-fields", {"networkTopology": {"highestTierAllowed": 1, "highestTierName": "leaf"}},
-     "PodGroup ml/train: spec.networkTopology: highestTierAllowed and highestTierName cannot be set together"),
-    ("unknown-field", {"networkTopology": {"mode": "hard", "tier": 1}},
-     "PodGroup ml/train: spec.networkTopology.tier: unknown key"),
-    ("bad-mode", {"networkTopology": {"mode": "strict"}},
-     "spec.networkTopology.mode: must be one of hard, soft; got 'strict'"),
-    ("negative-tier", {"networkTopology": {"highestTierAllowed": -1}},
-     "highestTierAllowed: must be in [0, 2147483647], got -1"),
-    ("tier-not-int", {"networkTopology": {"highestTierAllowed": "2"}},
-     "highestTierAllowed: must be an integer, got a string '2'"),
-    ("subgroup-size-zero", {"subGroupPolicy": [{"subGroupSize": 0}]},
-     "spec.subGroupPolicy[0].subGroupSize: must be in [1, 2147483647], got 0"),
+    (
+        "both-tier-fields",
+        {"networkTopology": {"highestTierAllowed": 1, "highestTierName": "leaf"}},
+        "PodGroup ml/train: spec.networkTopology: highestTierAllowed and highestTierName cannot be set together",
+    ),
+    (
+        "unknown-field",
+        {"networkTopology": {"mode": "hard", "tier": 1}},
+        "PodGroup ml/train: spec.networkTopology.tier: unknown key",
+    ),
+    (
+        "bad-mode",
+        {"networkTopology": {"mode": "strict"}},
+        "spec.networkTopology.mode: must be one of hard, soft; got 'strict'",
+    ),
+    (
+        "negative-tier",
+        {"networkTopology": {"highestTierAllowed": -1}},
+        "highestTierAllowed: must be in [0, 2147483647], got -1",
+    ),
+    (
+        "tier-not-int",
+        {"networkTopology": {"highestTierAllowed": "2"}},
+        "highestTierAllowed: must be an integer, got a string '2'",
+    ),
+    (
+        "subgroup-size-zero",
+        {"subGroupPolicy": [{"subGroupSize": 0}]},
+        "spec.subGroupPolicy[0].subGroupSize: must be in [1, 2147483647], got 0",
+    ),
     ("subgroup-unknown-field", {"subGroupPolicy": [{"size": 2}]}, "spec.subGroupPolicy[0].size: unknown key"),
 ]
 
@@ -83,24 +140,49 @@ def test_bad_podgroup(spec, message):
     assert message in str(info.value)
 
 
-R, P, U = ("kueue.x-k8s.io/podset-required-topology", "kueue.x-k8s.io/podset-preferred-topology",
-           "kueue.x-k8s.io/podset-unconstrained-topology")
-S, Z, L = ("kueue.x-k8s.io/podset-slice-required-topology", "kueue.x-k8s.io/podset-slice-size",
-           "kueue.x-k8s.io/podset-slice-required-topology-constraints")
+R, P, U = (
+    "kueue.x-k8s.io/podset-required-topology",
+    "kueue.x-k8s.io/podset-preferred-topology",
+    "kueue.x-k8s.io/podset-unconstrained-topology",
+)
+S, Z, L = (
+    "kueue.x-k8s.io/podset-slice-required-topology",
+    "kueue.x-k8s.io/podset-slice-size",
+    "kueue.x-k8s.io/podset-slice-required-topology-constraints",
+)
 
 KUEUE = [
     ("required", {R: "rack"}, TopologyConstraint("hard", TierRef(name="rack"), TierRef(name="rack"), owner="t")),
     ("preferred", {P: "rack"}, TopologyConstraint("soft", None, TierRef(name="rack"), owner="t")),
     ("unconstrained", {U: "true"}, TopologyConstraint("none", owner="t")),
     ("none", {}, TopologyConstraint("none", owner="t")),
-    ("required-with-slices", {R: "block", S: "rack", Z: "4"},
-     TopologyConstraint("hard", TierRef(name="block"), TierRef(name="block"),
-                        (SubGroup(size=4, limit=TierRef(name="rack")),), owner="t")),
-    ("slices-only", {S: "rack", Z: 8}, TopologyConstraint("none", subgroups=(SubGroup(8, TierRef(name="rack")),),
-                                                          owner="t")),
-    ("multi-layer", {R: "dc", L: '[{"topology": "block", "size": "32"}, {"topology": "rack", "size": "16"}]'},
-     TopologyConstraint("hard", TierRef(name="dc"), TierRef(name="dc"),
-                        (SubGroup(32, TierRef(name="block")), SubGroup(16, TierRef(name="rack"))), owner="t")),
+    (
+        "required-with-slices",
+        {R: "block", S: "rack", Z: "4"},
+        TopologyConstraint(
+            "hard",
+            TierRef(name="block"),
+            TierRef(name="block"),
+            (SubGroup(size=4, limit=TierRef(name="rack")),),
+            owner="t",
+        ),
+    ),
+    (
+        "slices-only",
+        {S: "rack", Z: 8},
+        TopologyConstraint("none", subgroups=(SubGroup(8, TierRef(name="rack")),), owner="t"),
+    ),
+    (
+        "multi-layer",
+        {R: "dc", L: '[{"topology": "block", "size": "32"}, {"topology": "rack", "size": "16"}]'},
+        TopologyConstraint(
+            "hard",
+            TierRef(name="dc"),
+            TierRef(name="dc"),
+            (SubGroup(32, TierRef(name="block")), SubGroup(16, TierRef(name="rack"))),
+            owner="t",
+        ),
+    ),
 ]
 
 
@@ -124,8 +206,11 @@ BAD_KUEUE = [
     ("size-text", {S: "rack", Z: "four"}, f"annotation {Z}: must be an integer, got a string 'four'"),
     ("layers-and-slice", {L: '[{"topology": "rack", "size": "4"}]', S: "rack", Z: "4"}, "excludes"),
     ("layers-not-json", {L: "[{"}, "not valid JSON"),
-    ("layers-not-dividing", {L: '[{"topology": "block", "size": "6"}, {"topology": "rack", "size": "4"}]'},
-     "4 does not divide the coarser layer's 6"),
+    (
+        "layers-not-dividing",
+        {L: '[{"topology": "block", "size": "6"}, {"topology": "rack", "size": "4"}]'},
+        "4 does not divide the coarser layer's 6",
+    ),
     ("layers-repeat", {L: '[{"topology": "rack", "size": "8"}, {"topology": "rack", "size": "4"}]'}, "listed twice"),
     ("layers-keys", {L: '[{"topology": "rack"}]'}, f"annotation {L}[0].size: required"),
 ]
@@ -163,21 +248,49 @@ def test_resolution():
 
 
 BAD_RESOLVE = [
-    ("tier-above-the-tree", TopologyConstraint("hard", TierRef(tier=4), owner="PodGroup ml/x"), 4,
-     "PodGroup ml/x: tier 4 is above the topology (highest tier 3)"),
-    ("tier-below-the-tree", TopologyConstraint("hard", TierRef(tier=0), owner="PodGroup ml/x"), 4,
-     "PodGroup ml/x: tier 0 is below the topology (lowest tier 1)"),
-    ("unknown-name", TopologyConstraint("hard", TierRef(name="rack"), owner="PodGroup ml/x"), 4,
-     "PodGroup ml/x: no tier named 'rack' in the topology (tier names: 'leaf', 'spine', 'core')"),
-    ("subgroup-above-the-gang", TopologyConstraint("hard", TierRef(tier=1), owner="PodGroup ml/x",
-                                                   subgroups=(SubGroup(2, TierRef(tier=2), "g"),)), 4,
-     "PodGroup ml/x: sub-group g: its tier 2 is above the gang's limit tier 1"),
-    ("not-whole-groups", TopologyConstraint("hard", TierRef(tier=2), owner="PodGroup ml/x",
-                                            subgroups=(SubGroup(3, TierRef(tier=1)),)), 4,
-     "PodGroup ml/x: 4 pods are not whole groups of 3"),
-    ("layers-do-not-nest", TopologyConstraint("hard", TierRef(tier=3), owner="PodGroup ml/x",
-                                              subgroups=(SubGroup(4, TierRef(tier=1)), SubGroup(6, TierRef(tier=2)))),
-     12, "sub-groups must nest"),
+    (
+        "tier-above-the-tree",
+        TopologyConstraint("hard", TierRef(tier=4), owner="PodGroup ml/x"),
+        4,
+        "PodGroup ml/x: tier 4 is above the topology (highest tier 3)",
+    ),
+    (
+        "tier-below-the-tree",
+        TopologyConstraint("hard", TierRef(tier=0), owner="PodGroup ml/x"),
+        4,
+        "PodGroup ml/x: tier 0 is below the topology (lowest tier 1)",
+    ),
+    (
+        "unknown-name",
+        TopologyConstraint("hard", TierRef(name="rack"), owner="PodGroup ml/x"),
+        4,
+        "PodGroup ml/x: no tier named 'rack' in the topology (tier names: 'leaf', 'spine', 'core')",
+    ),
+    (
+        "subgroup-above-the-gang",
+        TopologyConstraint(
+            "hard", TierRef(tier=1), owner="PodGroup ml/x", subgroups=(SubGroup(2, TierRef(tier=2), "g"),)
+        ),
+        4,
+        "PodGroup ml/x: sub-group g: its tier 2 is above the gang's limit tier 1",
+    ),
+    (
+        "not-whole-groups",
+        TopologyConstraint("hard", TierRef(tier=2), owner="PodGroup ml/x", subgroups=(SubGroup(3, TierRef(tier=1)),)),
+        4,
+        "PodGroup ml/x: 4 pods are not whole groups of 3",
+    ),
+    (
+        "layers-do-not-nest",
+        TopologyConstraint(
+            "hard",
+            TierRef(tier=3),
+            owner="PodGroup ml/x",
+            subgroups=(SubGroup(4, TierRef(tier=1)), SubGroup(6, TierRef(tier=2))),
+        ),
+        12,
+        "sub-groups must nest",
+    ),
     ("no-pods", TopologyConstraint("soft", owner="PodGroup ml/x"), 0, "the number of pods must be a positive integer"),
 ]
 
@@ -207,10 +320,20 @@ def test_constraint_type_checks():
 def test_args_defaults_and_round_trip():
     a = parse_topology_args(None)
     assert a == TopologyPlacementArgs() and a.solver == "auto"
-    a = parse_topology_args({"solver": "cpsat", "timeLimitSeconds": 0.1, "relativeGap": 0.05, "workers": 2,
-                             "bandwidthWeight": 1, "congestionWeight": 2.5, "tieSlack": 3, "objective": "weighted",
-                             "objectiveWeights": {"tierSpans": [1, 10], "nodes": 0, "fragmentation": 2},
-                             "weight": 10})
+    a = parse_topology_args(
+        {
+            "solver": "cpsat",
+            "timeLimitSeconds": 0.1,
+            "relativeGap": 0.05,
+            "workers": 2,
+            "bandwidthWeight": 1,
+            "congestionWeight": 2.5,
+            "tieSlack": 3,
+            "objective": "weighted",
+            "objectiveWeights": {"tierSpans": [1, 10], "nodes": 0, "fragmentation": 2},
+            "weight": 10,
+        }
+    )
     assert (a.solver, a.time_limit_seconds, a.relative_gap, a.workers, a.tie_slack) == ("cpsat", 0.1, 0.05, 2, 3)
     assert a.tier_span_weights == (1, 10) and a.fragmentation_weight == 2 and a.node_score_weight == 10
     assert parse_topology_args(a.to_dict()) == a
@@ -218,11 +341,17 @@ def test_args_defaults_and_round_trip():
 
 def test_volcano_network_topology_aware_arguments():
     # The arguments volcano-sh/volcano documents for the plugin (network_topology_aware.go).
-    a = parse_topology_args({"weight": 10, "hypernode.binpack.cpu": 5, "hypernode.binpack.memory": 1,
-                             "hypernode.binpack.resources": "nvidia.com/gpu, example.com/foo",
-                             "hypernode.binpack.resources.nvidia.com/gpu": 2,
-                             "hypernode.binpack.normal-pod.enable": False,
-                             "hypernode.binpack.normal-pod.fading": 0.5})
+    a = parse_topology_args(
+        {
+            "weight": 10,
+            "hypernode.binpack.cpu": 5,
+            "hypernode.binpack.memory": 1,
+            "hypernode.binpack.resources": "nvidia.com/gpu, example.com/foo",
+            "hypernode.binpack.resources.nvidia.com/gpu": 2,
+            "hypernode.binpack.normal-pod.enable": False,
+            "hypernode.binpack.normal-pod.fading": 0.5,
+        }
+    )
     assert a.node_score_weight == 10 and not a.normal_pod_binpack and a.normal_pod_fading == 0.5
     assert a.binpack_weights == (("cpu", 5), ("memory", 1), ("nvidia.com/gpu", 2), ("example.com/foo", 1))
     assert parse_topology_args(a.to_dict()) == a
@@ -242,38 +371,57 @@ BAD_ARGS = [
     ({"tieSlack": True}, "pluginConfig[x].args.tieSlack: must be an integer, got a boolean True"),
     ({"objective": "pareto"}, "pluginConfig[x].args.objective: must be one of lexicographic, weighted"),
     ({"objectiveWeights": {"nodes": 1}}, "pluginConfig[x].args.objectiveWeights: only with objective: weighted"),
-    ({"objective": "weighted", "objectiveWeights": {"spans": [1]}},
-     "pluginConfig[x].args.objectiveWeights.spans: unknown key"),
-    ({"objective": "weighted", "objectiveWeights": {"tierSpans": [1, -2]}},
-     "pluginConfig[x].args.objectiveWeights.tierSpans[1]: must be in"),
+    (
+        {"objective": "weighted", "objectiveWeights": {"spans": [1]}},
+        "pluginConfig[x].args.objectiveWeights.spans: unknown key",
+    ),
+    (
+        {"objective": "weighted", "objectiveWeights": {"tierSpans": [1, -2]}},
+        "pluginConfig[x].args.objectiveWeights.tierSpans[1]: must be in",
+    ),
     ({"weight": -1}, "pluginConfig[x].args.weight: must be in [0, 1000000]"),
     ({"nodeScoreWeight": 1}, "pluginConfig[x].args.nodeScoreWeight: unknown key"),
-    ({"hypernode.binpack.cpu": 1.5},
-     "pluginConfig[x].args.hypernode.binpack.cpu: must be an integer, got a number 1.5"),
-    ({"hypernode.binpack.resources.nvidia.com/gpu": 2},
-     "pluginConfig[x].args.hypernode.binpack.resources.nvidia.com/gpu: unknown key (list the resource in"),
-    ({"hypernode.binpack.resources": ["nvidia.com/gpu"]},
-     "pluginConfig[x].args.hypernode.binpack.resources: must be a string"),
+    (
+        {"hypernode.binpack.cpu": 1.5},
+        "pluginConfig[x].args.hypernode.binpack.cpu: must be an integer, got a number 1.5",
+    ),
+    (
+        {"hypernode.binpack.resources.nvidia.com/gpu": 2},
+        "pluginConfig[x].args.hypernode.binpack.resources.nvidia.com/gpu: unknown key (list the resource in",
+    ),
+    (
+        {"hypernode.binpack.resources": ["nvidia.com/gpu"]},
+        "pluginConfig[x].args.hypernode.binpack.resources: must be a string",
+    ),
     ({"hypernode.binpack.resources": "cpu"}, "has its own key hypernode.binpack.cpu"),
-    ({"hypernode.binpack.normal-pod.enable": "yes"},
-     "pluginConfig[x].args.hypernode.binpack.normal-pod.enable: must be true or false"),
-    ({"hypernode.binpack.normal-pod.fading": -0.1},
-     "pluginConfig[x].args.hypernode.binpack.normal-pod.fading: must be in [0, 1000000], got -0.1"),
+    (
+        {"hypernode.binpack.normal-pod.enable": "yes"},
+        "pluginConfig[x].args.hypernode.binpack.normal-pod.enable: must be true or false",
+    ),
+    (
+        {"hypernode.binpack.normal-pod.fading": -0.1},
+        "pluginConfig[x].args.hypernode.binpack.normal-pod.fading: must be in [0, 1000000], got -0.1",
+    ),
 ]
 
 
 BAD_ARGS += [
     ({1: 2}, "pluginConfig[x].args: keys must be strings, got an integer 1"),
-    ({"hypernode.binpack.resources": "nvidia.com/gpu", "hypernode.binpack.resources.nvidia.com/gpu": "2"},
-     "pluginConfig[x].args.hypernode.binpack.resources.nvidia.com/gpu: must be an integer, got a string '2'"),
-    ({"objective": "weighted", "objectiveWeights": {"tierSpans": "1,2"}},
-     "pluginConfig[x].args.objectiveWeights.tierSpans: must be a list"),
+    (
+        {"hypernode.binpack.resources": "nvidia.com/gpu", "hypernode.binpack.resources.nvidia.com/gpu": "2"},
+        "pluginConfig[x].args.hypernode.binpack.resources.nvidia.com/gpu: must be an integer, got a string '2'",
+    ),
+    (
+        {"objective": "weighted", "objectiveWeights": {"tierSpans": "1,2"}},
+        "pluginConfig[x].args.objectiveWeights.tierSpans: must be a list",
+    ),
     ({"relativeGap": float("nan")}, "pluginConfig[x].args.relativeGap: must be a finite number, got nan"),
 ]
 
 
-@pytest.mark.parametrize("args, message", BAD_ARGS,
-                         ids=[str(next(iter(a))) + str(i) for i, (a, _) in enumerate(BAD_ARGS)])
+@pytest.mark.parametrize(
+    "args, message", BAD_ARGS, ids=[str(next(iter(a))) + str(i) for i, (a, _) in enumerate(BAD_ARGS)]
+)
 def test_bad_args(args, message):
     with pytest.raises(vcore.ProfileError) as info:
         parse_topology_args(args, "pluginConfig[x].args")

@@ -1,6 +1,7 @@
 """The CP-SAT model against the native search and a brute-force optimum: CP-SAT is never worse than native, and on
 small instances it equals the brute-force optimum of the same objective (native is checked to be no better than
 that optimum: Kueue's greedy BestFit is not always optimal)."""
+
 from __future__ import annotations
 
 import itertools
@@ -106,8 +107,14 @@ def test_weighted_objective_equals_brute_force(case, weights):
     best, _ = brute_force(view, fit, rc, weights=weights)
     if best is None:
         return
-    args = TopologyPlacementArgs(solver="cpsat", objective="weighted", tier_span_weights=weights[0],
-                                 nodes_weight=weights[1], fragmentation_weight=weights[2], time_limit_seconds=10)
+    args = TopologyPlacementArgs(
+        solver="cpsat",
+        objective="weighted",
+        tier_span_weights=weights[0],
+        nodes_weight=weights[1],
+        fragmentation_weight=weights[2],
+        time_limit_seconds=10,
+    )
     final = place_gang(c, fit, pods, constraint, args=args)
     # The model looks at the lowest feasible row only; a weighted objective may prefer a higher one, so CP-SAT
     # is checked against the brute force over the same enclosures, and never against native's row.
@@ -154,6 +161,7 @@ def test_subgroup_layers_in_the_model():
     c = leaf_spine(spines=1, leaves=3, nodes=2, cpu=3, core=False)
     fit = fit_counts(c, pod("p"))
     from vcore.topology import SubGroup
+
     constraint = TopologyConstraint("hard", TierRef(tier=2), subgroups=(SubGroup(size=4, limit=TierRef(tier=1)),))
     final = place_gang(c, fit, 12, constraint, args=CPSAT)
     rc = constraint.resolve(c.topology, 12)

@@ -1,5 +1,6 @@
 """The topology model: HyperNode trees (exact, regex and label members), label levels, membership that follows node
 changes, the read-only node_topo view, and invalid trees rejected with the HyperNode named and nothing changed."""
+
 from __future__ import annotations
 
 import copy
@@ -19,14 +20,22 @@ def columns(cluster: vcore.Cluster) -> dict[str, list[str | None]]:
     v = cluster.topology
     names = cluster._state.node_names()
     topo = v.node_topo
-    return {names[s]: [v.domain_names[d] if d >= 0 else None for d in topo[:, s]]
-            for s in range(topo.shape[1]) if names[s]}
+    return {
+        names[s]: [v.domain_names[d] if d >= 0 else None for d in topo[:, s]] for s in range(topo.shape[1]) if names[s]
+    }
 
 
 def snapshot(cluster: vcore.Cluster):
     v = cluster.topology
-    return (columns(cluster), v.tiers, v.tier_names, v.domain_names, v.domain_parent.tolist(),
-            cluster.allocatable_matrix.copy().tolist(), cluster.node_names)
+    return (
+        columns(cluster),
+        v.tiers,
+        v.tier_names,
+        v.domain_names,
+        v.domain_parent.tolist(),
+        cluster.allocatable_matrix.copy().tolist(),
+        cluster.node_names,
+    )
 
 
 def test_leaf_spine_tree():
@@ -97,8 +106,9 @@ def test_label_levels():
     assert columns(c)["n4"] == ["z3/b9/r9", "z3/b9", "z3"]
     c.update_node(node("n0", labels={"zone": "z2", "block": "b1", "rack": "r1"}))
     assert columns(c)["n0"] == cols["n3"]
-    ref_tree = ref.tree_from_levels(["zone", "block", "rack"],
-                                    {n: {"zone": z, "block": b, "rack": r} for n, (z, b, r) in nodes.items()})
+    ref_tree = ref.tree_from_levels(
+        ["zone", "block", "rack"], {n: {"zone": z, "block": b, "rack": r} for n, (z, b, r) in nodes.items()}
+    )
     assert columns(c)["n1"] == ref_tree.column["n1"]
     c.set_topology_levels([])
     assert c.topology.tiers == [] and c.topology.node_topo.shape == (0, c._state.n_slots)
@@ -109,8 +119,11 @@ def test_set_hypernodes_any_order_equals_sequential_adds():
     b = vcore.Cluster()
     for name in a.node_names:
         b.add_node(node(name))
-    hns = [hn(f"leaf-{i}-{j}", 1, nodes=[f"s{i}-l{j}-n{k}" for k in range(2)], tier_name="leaf")
-           for i in range(2) for j in range(3)]
+    hns = [
+        hn(f"leaf-{i}-{j}", 1, nodes=[f"s{i}-l{j}-n{k}" for k in range(2)], tier_name="leaf")
+        for i in range(2)
+        for j in range(3)
+    ]
     hns += [hn(f"spine-{i}", 2, children=[f"leaf-{i}-{j}" for j in range(3)], tier_name="spine") for i in range(2)]
     hns.append(hn("core", 3, children=["spine-0", "spine-1"], tier_name="core"))
     for h in hns:  # bottom-up, one at a time
@@ -122,8 +135,9 @@ def test_update_and_remove_hypernode():
     c = leaf_spine(spines=1, leaves=2, nodes=2, core=False)
     # Move a node from leaf-0-0 to leaf-0-1 (two updates: never in two leaves at once).
     c.update_hypernode(hn("leaf-0-0", 1, nodes=["s0-l0-n0"], tier_name="leaf"))
-    c.update_hypernode(hn("leaf-0-1", 1, nodes=["s0-l1-n0", "s0-l1-n1", "s0-l0-n1"], tier_name="leaf",
-                          bandwidth=400, congestion=0.5))
+    c.update_hypernode(
+        hn("leaf-0-1", 1, nodes=["s0-l1-n0", "s0-l1-n1", "s0-l0-n1"], tier_name="leaf", bandwidth=400, congestion=0.5)
+    )
     cols = columns(c)
     assert cols["s0-l0-n1"] == ["leaf-0-1", "spine-0"]
     v = c.topology
@@ -148,74 +162,197 @@ def _base() -> vcore.Cluster:
 BAD = [
     ("already-exists", lambda c: c.add_hypernode(hn("leaf-a", 1, nodes=["n0"])), "HyperNode leaf-a: already exists"),
     ("node-in-two-leaves", lambda c: c.add_hypernode(hn("leaf-x", 1, nodes=["n1"])), "leaf-a and leaf-x"),
-    ("two-parents", lambda c: c.add_hypernode(hn("spine2", 2, children=["leaf-a"])),
-     "HyperNode leaf-a: is a member of both HyperNode spine and HyperNode spine2"),
+    (
+        "two-parents",
+        lambda c: c.add_hypernode(hn("spine2", 2, children=["leaf-a"])),
+        "HyperNode leaf-a: is a member of both HyperNode spine and HyperNode spine2",
+    ),
     ("cycle", lambda c: c.update_hypernode(hn("leaf-a", 1, nodes=["n0", "n1"], children=["spine"])), "cycle"),
     ("self-member", lambda c: c.add_hypernode(hn("me", 3, children=["me"])), "HyperNode me: lists itself"),
-    ("unknown-member-type", lambda c: c.add_hypernode(
-        {"metadata": {"name": "bad"}, "spec": {"tier": 1, "members": [{"type": "Rack", "selector": {
-            "exactMatch": {"name": "n0"}}}]}}),
-     "HyperNode bad: spec.members[0].type: must be one of Node, HyperNode; got 'Rack'"),
-    ("exact-matches-nothing", lambda c: c.add_hypernode(hn("ghost", 1, nodes=["nope"])),
-     "HyperNode ghost: member Node nope (exactMatch) matches no node"),
-    ("regex-matches-nothing", lambda c: c.add_hypernode(hn("ghost", 1, regex="^zz")),
-     "HyperNode ghost: member Node regexMatch '^zz' matches no node"),
-    ("labels-match-nothing", lambda c: c.add_hypernode(hn("ghost", 1, labels={"rack": "zz"})),
-     "HyperNode ghost: member Node labelMatch #1 matches no node"),
-    ("missing-child", lambda c: c.add_hypernode(hn("top", 3, children=["nowhere"])),
-     "HyperNode top: member HyperNode nowhere does not exist"),
-    ("child-tier-not-lower", lambda c: c.add_hypernode(hn("flat", 1, children=["spine"])),
-     "HyperNode flat (tier 1): member HyperNode spine has tier 2"),
-    ("tier-two-names", lambda c: c.add_hypernode(hn("top", 3, children=["spine"], tier_name="leaf")),
-     "tierName 'leaf' is tier 1 in HyperNode"),
-    ("tier-renamed", lambda c: c.add_hypernode(hn("top", 2, nodes=[], children=[], regex="^n0$", tier_name="block")),
-     "HyperNode top: spec.tierName 'block' but HyperNode spine names tier 2 'spine'"),
-    ("not-nested", lambda c: c.update_hypernode(hn("spine", 2, children=["leaf-b"], nodes=["n0"], tier_name="spine")),
-     "n0"),
-    ("negative-tier", lambda c: c.add_hypernode(hn("neg", -1, nodes=["n0"])),
-     "HyperNode neg: spec.tier: must be in [0, 2147483647], got -1"),
-    ("tier-not-int", lambda c: c.add_hypernode(hn("neg", 1.5, nodes=["n0"])),
-     "HyperNode neg: spec.tier: must be an integer"),
-    ("no-members", lambda c: c.add_hypernode({"metadata": {"name": "empty"}, "spec": {"tier": 1, "members": []}}),
-     "HyperNode empty: spec.members: must have at least 1 item"),
-    ("two-selectors", lambda c: c.add_hypernode({"metadata": {"name": "two"}, "spec": {"tier": 1, "members": [
-        {"type": "Node", "selector": {"exactMatch": {"name": "n0"}, "regexMatch": {"pattern": "n"}}}]}}),
-     "HyperNode two: spec.members[0].selector: exactly one of"),
-    ("hypernode-by-regex", lambda c: c.add_hypernode({"metadata": {"name": "rx"}, "spec": {"tier": 3, "members": [
-        {"type": "HyperNode", "selector": {"regexMatch": {"pattern": "spine"}}}]}}), "exactMatch only"),
-    ("bad-regex", lambda c: c.add_hypernode(hn("rx", 1, regex="(")),
-     "HyperNode rx: spec.members[0].selector.regexMatch.pattern: '(' is not a valid RE2 regular expression"),
-    ("bad-congestion", lambda c: c.update_hypernode(hn("leaf-a", 1, nodes=["n0", "n1"], congestion=1.5)),
-     "HyperNode leaf-a: metadata.annotations[vcore.io/congestion]: must be in [0, 1]"),
-    ("bad-bandwidth", lambda c: c.update_hypernode(
-        {**hn("leaf-a", 1, nodes=["n0", "n1"]), "metadata": {"name": "leaf-a", "annotations": {
-            "vcore.io/bandwidth-gbps": "fast"}}}), "vcore.io/bandwidth-gbps]: must be a number"),
-    ("remove-a-member", lambda c: c.remove_hypernode("leaf-a"),
-     "HyperNode leaf-a: is a member of HyperNode spine"),
+    (
+        "unknown-member-type",
+        lambda c: c.add_hypernode(
+            {
+                "metadata": {"name": "bad"},
+                "spec": {"tier": 1, "members": [{"type": "Rack", "selector": {"exactMatch": {"name": "n0"}}}]},
+            }
+        ),
+        "HyperNode bad: spec.members[0].type: must be one of Node, HyperNode; got 'Rack'",
+    ),
+    (
+        "exact-matches-nothing",
+        lambda c: c.add_hypernode(hn("ghost", 1, nodes=["nope"])),
+        "HyperNode ghost: member Node nope (exactMatch) matches no node",
+    ),
+    (
+        "regex-matches-nothing",
+        lambda c: c.add_hypernode(hn("ghost", 1, regex="^zz")),
+        "HyperNode ghost: member Node regexMatch '^zz' matches no node",
+    ),
+    (
+        "labels-match-nothing",
+        lambda c: c.add_hypernode(hn("ghost", 1, labels={"rack": "zz"})),
+        "HyperNode ghost: member Node labelMatch #1 matches no node",
+    ),
+    (
+        "missing-child",
+        lambda c: c.add_hypernode(hn("top", 3, children=["nowhere"])),
+        "HyperNode top: member HyperNode nowhere does not exist",
+    ),
+    (
+        "child-tier-not-lower",
+        lambda c: c.add_hypernode(hn("flat", 1, children=["spine"])),
+        "HyperNode flat (tier 1): member HyperNode spine has tier 2",
+    ),
+    (
+        "tier-two-names",
+        lambda c: c.add_hypernode(hn("top", 3, children=["spine"], tier_name="leaf")),
+        "tierName 'leaf' is tier 1 in HyperNode",
+    ),
+    (
+        "tier-renamed",
+        lambda c: c.add_hypernode(hn("top", 2, nodes=[], children=[], regex="^n0$", tier_name="block")),
+        "HyperNode top: spec.tierName 'block' but HyperNode spine names tier 2 'spine'",
+    ),
+    (
+        "not-nested",
+        lambda c: c.update_hypernode(hn("spine", 2, children=["leaf-b"], nodes=["n0"], tier_name="spine")),
+        "n0",
+    ),
+    (
+        "negative-tier",
+        lambda c: c.add_hypernode(hn("neg", -1, nodes=["n0"])),
+        "HyperNode neg: spec.tier: must be in [0, 2147483647], got -1",
+    ),
+    (
+        "tier-not-int",
+        lambda c: c.add_hypernode(hn("neg", 1.5, nodes=["n0"])),
+        "HyperNode neg: spec.tier: must be an integer",
+    ),
+    (
+        "no-members",
+        lambda c: c.add_hypernode({"metadata": {"name": "empty"}, "spec": {"tier": 1, "members": []}}),
+        "HyperNode empty: spec.members: must have at least 1 item",
+    ),
+    (
+        "two-selectors",
+        lambda c: c.add_hypernode(
+            {
+                "metadata": {"name": "two"},
+                "spec": {
+                    "tier": 1,
+                    "members": [
+                        {"type": "Node", "selector": {"exactMatch": {"name": "n0"}, "regexMatch": {"pattern": "n"}}}
+                    ],
+                },
+            }
+        ),
+        "HyperNode two: spec.members[0].selector: exactly one of",
+    ),
+    (
+        "hypernode-by-regex",
+        lambda c: c.add_hypernode(
+            {
+                "metadata": {"name": "rx"},
+                "spec": {
+                    "tier": 3,
+                    "members": [{"type": "HyperNode", "selector": {"regexMatch": {"pattern": "spine"}}}],
+                },
+            }
+        ),
+        "exactMatch only",
+    ),
+    (
+        "bad-regex",
+        lambda c: c.add_hypernode(hn("rx", 1, regex="(")),
+        "HyperNode rx: spec.members[0].selector.regexMatch.pattern: '(' is not a valid RE2 regular expression",
+    ),
+    (
+        "bad-congestion",
+        lambda c: c.update_hypernode(hn("leaf-a", 1, nodes=["n0", "n1"], congestion=1.5)),
+        "HyperNode leaf-a: metadata.annotations[vcore.io/congestion]: must be in [0, 1]",
+    ),
+    (
+        "bad-bandwidth",
+        lambda c: c.update_hypernode(
+            {
+                **hn("leaf-a", 1, nodes=["n0", "n1"]),
+                "metadata": {"name": "leaf-a", "annotations": {"vcore.io/bandwidth-gbps": "fast"}},
+            }
+        ),
+        "vcore.io/bandwidth-gbps]: must be a number",
+    ),
+    ("remove-a-member", lambda c: c.remove_hypernode("leaf-a"), "HyperNode leaf-a: is a member of HyperNode spine"),
     ("levels-with-hypernodes", lambda c: c.set_topology_levels(["rack"]), "has HyperNodes"),
-    ("set-duplicates", lambda c: c.set_hypernodes([hn("x", 1, nodes=["n0"]), hn("x", 1, nodes=["n1"])]),
-     "HyperNode x: listed twice"),
-    ("tier-not-ascii-digits", lambda c: c.add_hypernode(hn("sup", "²", nodes=["n0"])),
-     "HyperNode sup: spec.tier: must be an integer, got a string '²'"),
-    ("tier-above-int32", lambda c: c.add_hypernode(hn("big", 2**31, nodes=["n0"])),
-     "HyperNode big: spec.tier: must be in [0, 2147483647], got 2147483648"),
-    ("name-not-dns", lambda c: c.add_hypernode(hn("Leaf_A", 1, nodes=["n0"])),
-     "HyperNode Leaf_A: metadata.name: 'Leaf_A' is not a DNS-1123 subdomain"),
-    ("name-too-long", lambda c: c.add_hypernode(hn("a" * 300, 1, nodes=["n0"])),
-     "metadata.name: must be at most 253 characters, got 300"),
-    ("exact-name-not-dns", lambda c: c.add_hypernode(hn("x", 1, nodes=["N0"])),
-     "HyperNode x: spec.members[0].selector.exactMatch.name: 'N0' is not a DNS-1123 subdomain"),
-    ("label-key-not-a-key", lambda c: c.add_hypernode(hn("x", 1, labels={"not a key!": "a"})),
-     "HyperNode x: spec.members[0].selector.labelMatch.matchLabels.not a key!: 'not a key!' is not a valid label key"),
-    ("in-without-values", lambda c: c.add_hypernode({"metadata": {"name": "x"}, "spec": {"tier": 1, "members": [
-        {"type": "Node", "selector": {"labelMatch": {"matchExpressions": [{"key": "k", "operator": "In"}]}}}]}}),
-     "HyperNode x: spec.members[0].selector.labelMatch.matchExpressions[0].values: In needs at least one value"),
-    ("tier-name-not-text", lambda c: c.add_hypernode(hn("x", 1, nodes=["n0"], tier_name="\ud800")),
-     "HyperNode x: spec.tierName: '\\ud800' is not valid Unicode text"),
-    ("member-not-mapping", lambda c: c.add_hypernode({"metadata": {"name": "x"}, "spec": {"tier": 1, "members": [7]}}),
-     "HyperNode x: spec.members[0]: must be a mapping, got an integer"),
-    ("levels-not-label-keys", lambda c: c.set_topology_levels(["not a key!"]),
-     "topology levels[0]: 'not a key!' is not a valid label key"),
+    (
+        "set-duplicates",
+        lambda c: c.set_hypernodes([hn("x", 1, nodes=["n0"]), hn("x", 1, nodes=["n1"])]),
+        "HyperNode x: listed twice",
+    ),
+    (
+        "tier-not-ascii-digits",
+        lambda c: c.add_hypernode(hn("sup", "²", nodes=["n0"])),
+        "HyperNode sup: spec.tier: must be an integer, got a string '²'",
+    ),
+    (
+        "tier-above-int32",
+        lambda c: c.add_hypernode(hn("big", 2**31, nodes=["n0"])),
+        "HyperNode big: spec.tier: must be in [0, 2147483647], got 2147483648",
+    ),
+    (
+        "name-not-dns",
+        lambda c: c.add_hypernode(hn("Leaf_A", 1, nodes=["n0"])),
+        "HyperNode Leaf_A: metadata.name: 'Leaf_A' is not a DNS-1123 subdomain",
+    ),
+    (
+        "name-too-long",
+        lambda c: c.add_hypernode(hn("a" * 300, 1, nodes=["n0"])),
+        "metadata.name: must be at most 253 characters, got 300",
+    ),
+    (
+        "exact-name-not-dns",
+        lambda c: c.add_hypernode(hn("x", 1, nodes=["N0"])),
+        "HyperNode x: spec.members[0].selector.exactMatch.name: 'N0' is not a DNS-1123 subdomain",
+    ),
+    (
+        "label-key-not-a-key",
+        lambda c: c.add_hypernode(hn("x", 1, labels={"not a key!": "a"})),
+        "HyperNode x: spec.members[0].selector.labelMatch.matchLabels.not a key!: "
+        "'not a key!' is not a valid label key",
+    ),
+    (
+        "in-without-values",
+        lambda c: c.add_hypernode(
+            {
+                "metadata": {"name": "x"},
+                "spec": {
+                    "tier": 1,
+                    "members": [
+                        {
+                            "type": "Node",
+                            "selector": {"labelMatch": {"matchExpressions": [{"key": "k", "operator": "In"}]}},
+                        }
+                    ],
+                },
+            }
+        ),
+        "HyperNode x: spec.members[0].selector.labelMatch.matchExpressions[0].values: In needs at least one value",
+    ),
+    (
+        "tier-name-not-text",
+        lambda c: c.add_hypernode(hn("x", 1, nodes=["n0"], tier_name="\ud800")),
+        "HyperNode x: spec.tierName: '\\ud800' is not valid Unicode text",
+    ),
+    (
+        "member-not-mapping",
+        lambda c: c.add_hypernode({"metadata": {"name": "x"}, "spec": {"tier": 1, "members": [7]}}),
+        "HyperNode x: spec.members[0]: must be a mapping, got an integer",
+    ),
+    (
+        "levels-not-label-keys",
+        lambda c: c.set_topology_levels(["not a key!"]),
+        "topology levels[0]: 'not a key!' is not a valid label key",
+    ),
 ]
 
 
@@ -252,8 +389,15 @@ def test_hypernodes_while_levels_are_set_are_rejected():
 def test_legacy_string_tier_and_selector_type_are_read():
     c = vcore.Cluster()
     c.add_node(node("n0"))
-    c.add_hypernode({"metadata": {"name": "old"}, "spec": {"tier": "1", "members": [
-        {"type": "Node", "selector": {"type": "Exact", "exactMatch": {"name": "n0"}}}]}})
+    c.add_hypernode(
+        {
+            "metadata": {"name": "old"},
+            "spec": {
+                "tier": "1",
+                "members": [{"type": "Node", "selector": {"type": "Exact", "exactMatch": {"name": "n0"}}}],
+            },
+        }
+    )
     assert c.topology.tiers == [1]
 
 

@@ -1,5 +1,6 @@
 """HyperNode regexMatch members: RE2 (Go's regexp) syntax and semantics, linear-time matching outside the native
 tree, membership that follows node writes, and the native side refusing results computed against other state."""
+
 from __future__ import annotations
 
 import os
@@ -52,8 +53,13 @@ c = vcore.Cluster()
 
 def run_isolated(script: str) -> list[str]:
     try:
-        run = subprocess.run([sys.executable, "-c", _PRELUDE + textwrap.dedent(script)], capture_output=True,
-                             text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+        run = subprocess.run(
+            [sys.executable, "-c", _PRELUDE + textwrap.dedent(script)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=dict(os.environ, PYTHONPATH=str(ROOT / "src")),
+        )
     except subprocess.TimeoutExpired:
         pytest.fail("matching did not finish: backtracking is back")
     assert run.returncode == 0, f"exit {run.returncode}: {run.stderr[-2000:]}"
@@ -86,8 +92,10 @@ def test_long_names_never_reach_a_recursive_matcher():
         c.add_node(node("a" * 253))
         print(leaves(c))
     """)
-    assert out == ["refused: must be at most 253 characters, got 12000",
-                   str([("aaaaaa", "alternation"), ("ab", "alternation")])]
+    assert out == [
+        "refused: must be at most 253 characters, got 12000",
+        str([("aaaaaa", "alternation"), ("ab", "alternation")]),
+    ]
 
 
 # -- RE2 syntax and Go's MatchString semantics ---------------------------------------------------------------
@@ -131,8 +139,10 @@ def test_a_pattern_go_would_refuse_is_a_topology_error_naming_the_field(pattern,
     bad = hn("leaf", 2, children=["ok"], regex=pattern)
     with pytest.raises(vcore.TopologyError) as info:
         c.add_hypernode(bad)
-    assert str(info.value) == (f"HyperNode leaf: spec.members[1].selector.regexMatch.pattern: {pattern!r} is not a "
-                               f"valid RE2 regular expression (Go's regexp syntax): {reason}")
+    assert str(info.value) == (
+        f"HyperNode leaf: spec.members[1].selector.regexMatch.pattern: {pattern!r} is not a "
+        f"valid RE2 regular expression (Go's regexp syntax): {reason}"
+    )
     with pytest.raises(vcore.TopologyError, match="regexMatch.pattern"):
         c.set_hypernodes([hn("ok", 1, nodes=["n0"]), bad])
     assert (members_of(c), c.topology.tiers) == before
@@ -210,9 +220,12 @@ _ATOMS = ["n", "0", "1", "-", ".", "[0-9]", r"\d", "a", "(?i)N", "x|y", "^", "$"
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
-@given(st.lists(st.lists(st.sampled_from(_ATOMS), min_size=1, max_size=4).map("".join), min_size=1, max_size=8,
-                unique=True),
-       st.lists(st.text("n01-.ax", min_size=1, max_size=12), min_size=1, max_size=10))
+@given(
+    st.lists(
+        st.lists(st.sampled_from(_ATOMS), min_size=1, max_size=4).map("".join), min_size=1, max_size=8, unique=True
+    ),
+    st.lists(st.text("n01-.ax", min_size=1, max_size=12), min_size=1, max_size=10),
+)
 def test_pattern_set_equals_one_search_per_pattern(patterns, names):
     valid = [p for p in patterns if _compiles(p)]
     matcher = P.PatternSet(valid)

@@ -2,6 +2,7 @@
 nowhere under its limit, soft mode, sub-groups, a partially running gang, Kueue annotations, the KEP's BestFit
 example), the link-state tie-break, Volcano's soft node score, bad input, and the pure-Python reference compared by
 hypothesis on random trees."""
+
 from __future__ import annotations
 
 import threading
@@ -46,8 +47,16 @@ def cluster_with_free(free: dict[str, int]) -> vcore.Cluster:
 
 
 # leaf-0-0 has 10 free, leaf-0-1 16, leaf-1-0 12, leaf-1-1 16; spine-0 26, spine-1 28; core 54.
-FREE = {"s0-l0-n0": 1, "s0-l0-n1": 1, "s0-l0-n2": 4, "s0-l0-n3": 4, "s1-l0-n0": 0, "s1-l0-n1": 4, "s1-l0-n2": 4,
-        "s1-l0-n3": 4}
+FREE = {
+    "s0-l0-n0": 1,
+    "s0-l0-n1": 1,
+    "s0-l0-n2": 4,
+    "s0-l0-n3": 4,
+    "s1-l0-n0": 0,
+    "s1-l0-n1": 4,
+    "s1-l0-n2": 4,
+    "s1-l0-n3": 4,
+}
 
 
 @pytest.fixture
@@ -68,15 +77,22 @@ TABLE = [
     ("needs-a-spine", 20, hard(2), "spine-0", {"leaf-0-1": 16, "leaf-0-0": 4}, ""),
     ("spine-best-fit-fills-whole-leaves-first", 28, hard(2), "spine-1", {"leaf-1-1": 16, "leaf-1-0": 12}, ""),
     ("fits-nowhere-under-its-limit", 40, hard(2), None, None, "TopologyUnsatisfiable"),
-    ("soft-falls-back-to-the-core", 40, TopologyConstraint("soft"), "core",
-     {"leaf-1-1": 16, "leaf-1-0": 12, "leaf-0-1": 12}, ""),  # spine-1 whole, then the tightest leaf for 12
+    (
+        "soft-falls-back-to-the-core",
+        40,
+        TopologyConstraint("soft"),
+        "core",
+        {"leaf-1-1": 16, "leaf-1-0": 12, "leaf-0-1": 12},
+        "",
+    ),  # spine-1 whole, then the tightest leaf for 12
     ("soft-takes-a-leaf-when-one-fits", 3, TopologyConstraint("soft"), "leaf-0-0", {"leaf-0-0": 3}, ""),
     ("soft-cannot-exceed-the-cluster", 60, TopologyConstraint("soft"), None, None, "InsufficientCapacity"),
 ]
 
 
-@pytest.mark.parametrize("pods, constraint, domain, per_leaf, reason", [t[1:] for t in TABLE],
-                         ids=[t[0] for t in TABLE])
+@pytest.mark.parametrize(
+    "pods, constraint, domain, per_leaf, reason", [t[1:] for t in TABLE], ids=[t[0] for t in TABLE]
+)
 def test_gang_table(busy, pods, constraint, domain, per_leaf, reason):
     fit = fit_counts(busy, pod("probe"))
     p = place_gang(busy, fit, pods, constraint, args=NATIVE)
@@ -110,10 +126,15 @@ def test_kep_bestfit_example():
 
 def test_subgroups_each_in_one_leaf(busy):
     """16 pods in groups of 4, each group in one leaf, the gang in one spine (Volcano's subGroupPolicy)."""
-    pg = {"metadata": {"name": "pg", "namespace": "ns"},
-          "spec": {"networkTopology": {"mode": "hard", "highestTierAllowed": 2},
-                   "subGroupPolicy": [{"name": "workers", "subGroupSize": 4,
-                                       "networkTopology": {"mode": "hard", "highestTierAllowed": 1}}]}}
+    pg = {
+        "metadata": {"name": "pg", "namespace": "ns"},
+        "spec": {
+            "networkTopology": {"mode": "hard", "highestTierAllowed": 2},
+            "subGroupPolicy": [
+                {"name": "workers", "subGroupSize": 4, "networkTopology": {"mode": "hard", "highestTierAllowed": 1}}
+            ],
+        },
+    }
     topo = podgroup_topology(pg)
     constraint = topo.constraint.with_subgroups(*topo.policies)
     fit = fit_counts(busy, pod("probe"))
@@ -189,9 +210,13 @@ def test_kueue_slices():
             c.add_node(node(f"r{r}h{h}", labels={"block": "b", "rack": f"r{r}"}))
     c.set_topology_levels(["block", "rack"])
     fit = fit_of(c, {"r0h0": 3, "r0h1": 3, "r1h0": 2, "r1h1": 1, "r2h0": 2, "r2h1": 2})
-    constraint = kueue_constraint({"kueue.x-k8s.io/podset-required-topology": "block",
-                                   "kueue.x-k8s.io/podset-slice-required-topology": "rack",
-                                   "kueue.x-k8s.io/podset-slice-size": "4"})
+    constraint = kueue_constraint(
+        {
+            "kueue.x-k8s.io/podset-required-topology": "block",
+            "kueue.x-k8s.io/podset-slice-required-topology": "rack",
+            "kueue.x-k8s.io/podset-slice-size": "4",
+        }
+    )
     p = place_gang(c, fit, 8, constraint, args=NATIVE)
     # r0 holds one slice of 4 (6 free), r2 one (4 free), r1 none (3 free): 2 slices, r0 first (most slices, then
     # fewest free pods), r2 exactly.
@@ -204,9 +229,13 @@ def test_link_state_breaks_ties_between_equally_tight_domains():
     for leaf in ("a", "b", "c"):
         for i in range(2):
             c.add_node(node(f"{leaf}{i}", cpu=4))
-    c.set_hypernodes([hn("leaf-a", 1, nodes=["a0", "a1"], bandwidth=400, congestion=0.9),
-                      hn("leaf-b", 1, nodes=["b0", "b1"], bandwidth=400, congestion=0.1),
-                      hn("leaf-c", 1, nodes=["c0", "c1"], bandwidth=800, congestion=0.1)])
+    c.set_hypernodes(
+        [
+            hn("leaf-a", 1, nodes=["a0", "a1"], bandwidth=400, congestion=0.9),
+            hn("leaf-b", 1, nodes=["b0", "b1"], bandwidth=400, congestion=0.1),
+            hn("leaf-c", 1, nodes=["c0", "c1"], bandwidth=800, congestion=0.1),
+        ]
+    )
     fit = fit_of(c, {"a0": 4, "a1": 4, "b0": 4, "b1": 4, "c0": 4, "c1": 5})
     assert place_gang(c, fit, 8, hard(1), args=NATIVE).domain == "leaf-a"  # weights 0: the name breaks the tie
     congestion = TopologyPlacementArgs(solver="native", congestion_weight=1)
@@ -242,16 +271,27 @@ def test_soft_node_scores_follow_scoring_md():
     assert scores[c.node_index("s0-l0-n1")] == 100.0 and scores[c.node_index("outside")] == 0.0
 
 
-@pytest.mark.parametrize("bad, error", [
-    (dict(fit=np.zeros(3, dtype=np.int64)), TypeError),
-    (dict(fit=[1, 2, 3]), TypeError),
-    (dict(n_pods=0), vcore.TopologyError),
-    (dict(constraint=hard(9)), vcore.TopologyError),
-    (dict(constraint=hard(0)), vcore.TopologyError),
-    (dict(constraint=TopologyConstraint("hard", TierRef(name="rack"))), vcore.TopologyError),
-    (dict(running=np.zeros(2, dtype=np.int32)), TypeError),
-], ids=["fit-dtype", "fit-list", "no-pods", "tier-above-the-tree", "tier-below-the-tree", "unknown-tier-name",
-        "running-shape"])
+@pytest.mark.parametrize(
+    "bad, error",
+    [
+        (dict(fit=np.zeros(3, dtype=np.int64)), TypeError),
+        (dict(fit=[1, 2, 3]), TypeError),
+        (dict(n_pods=0), vcore.TopologyError),
+        (dict(constraint=hard(9)), vcore.TopologyError),
+        (dict(constraint=hard(0)), vcore.TopologyError),
+        (dict(constraint=TopologyConstraint("hard", TierRef(name="rack"))), vcore.TopologyError),
+        (dict(running=np.zeros(2, dtype=np.int32)), TypeError),
+    ],
+    ids=[
+        "fit-dtype",
+        "fit-list",
+        "no-pods",
+        "tier-above-the-tree",
+        "tier-below-the-tree",
+        "unknown-tier-name",
+        "running-shape",
+    ],
+)
 def test_bad_input(bad, error):
     c = leaf_spine(spines=1, leaves=1, nodes=3, core=False)
     kw = dict(fit=fit_counts(c, pod("p")), n_pods=2, constraint=hard(1), running=None)
@@ -269,6 +309,7 @@ def test_negative_fit_is_rejected():
 def test_the_search_releases_the_gil():
     """A second thread makes progress strictly inside the kernel's call window."""
     from vcore._native import _core
+
     c = leaf_spine(spines=16, leaves=32, nodes=64, core=True)
     fit = fit_counts(c, pod("p"))
     ticks = []
@@ -306,11 +347,15 @@ def reference_tree(c: vcore.Cluster) -> ref.Tree:
     v = c.topology
     names = c._state.node_names()
     row = {v.domain_names[d]: int(v.domain_row[d]) for d in range(v.n_domains) if v.domain_names[d]}
-    parent = {v.domain_names[d]: (v.domain_names[p] if p >= 0 else None)
-              for d, p in enumerate(v.domain_parent) if v.domain_names[d]}
+    parent = {
+        v.domain_names[d]: (v.domain_names[p] if p >= 0 else None)
+        for d, p in enumerate(v.domain_parent)
+        if v.domain_names[d]
+    }
     topo = v.node_topo
-    column = {names[s]: [v.domain_names[d] if d >= 0 else None for d in topo[:, s]] for s in range(len(names))
-              if names[s]}
+    column = {
+        names[s]: [v.domain_names[d] if d >= 0 else None for d in topo[:, s]] for s in range(len(names)) if names[s]
+    }
     bw = {v.domain_names[d]: float(v.domain_bandwidth_gbps[d]) for d in range(v.n_domains) if v.domain_names[d]}
     cg = {v.domain_names[d]: float(v.domain_congestion[d]) for d in range(v.n_domains) if v.domain_names[d]}
     return ref.Tree(v.tiers, row, parent, column, v.tier_names, bw, cg)
@@ -335,15 +380,22 @@ def random_trees(draw):
         members, free = free[:take], free[take:]
         tier = draw(st.sampled_from([1, 1, 2]))
         leaves.append((f"l{i}", tier))
-        hns.append(hn(f"l{i}", tier, nodes=members, bandwidth=draw(st.sampled_from([None, 100, 400])),
-                      congestion=draw(st.sampled_from([None, 0.0, 0.5, 1.0]))))
+        hns.append(
+            hn(
+                f"l{i}",
+                tier,
+                nodes=members,
+                bandwidth=draw(st.sampled_from([None, 100, 400])),
+                congestion=draw(st.sampled_from([None, 0.0, 0.5, 1.0])),
+            )
+        )
     uppers = []
     pool = [leaf for leaf, t in leaves if t == 1]
     for j in range(draw(st.integers(0, 2))):
         kids = [leaf for leaf in pool if draw(st.booleans())]
         pool = [leaf for leaf in pool if leaf not in kids]
-        extra = free[:draw(st.integers(0, min(1, len(free))))]
-        free = free[len(extra):]
+        extra = free[: draw(st.integers(0, min(1, len(free))))]
+        free = free[len(extra) :]
         if kids or extra:
             hns.append(hn(f"s{j}", 3, children=kids, nodes=extra))
             uppers.append(f"s{j}")
@@ -370,8 +422,9 @@ def test_native_search_equals_reference(case, pods, data):
         size = data.draw(st.sampled_from([1, 2, 3]))
         layers.append((size, data.draw(st.integers(0, rows - 1 if not hard_mode else min(limit, rows - 1)))))
         if data.draw(st.booleans()):
-            layers.append((size * 2, data.draw(st.integers(layers[0][1], rows - 1 if not hard_mode
-                                                           else min(limit, rows - 1)))))
+            layers.append(
+                (size * 2, data.draw(st.integers(layers[0][1], rows - 1 if not hard_mode else min(limit, rows - 1))))
+            )
         pods = data.draw(st.integers(1, 4)) * layers[-1][0]
     running = None
     if data.draw(st.booleans()):
@@ -380,11 +433,20 @@ def test_native_search_equals_reference(case, pods, data):
             running[s] = 1
     weights = data.draw(st.sampled_from([(0.0, 0.0, 0), (1.0, 1.0, 0), (0.5, 2.0, 2)]))
     from vcore._native import _core
+
     got = _core.topology.place_gang(c._state, fit, pods, start, limit, hard_mode, layers, running, *weights)
     names = c._state.node_names()
-    want = ref.place_gang(tree, {names[s]: int(fit[s]) for s in range(len(names)) if names[s]}, pods, start, limit,
-                          hard_mode, layers, None if running is None else
-                          {names[s]: int(running[s]) for s in range(len(names)) if names[s]}, *weights)
+    want = ref.place_gang(
+        tree,
+        {names[s]: int(fit[s]) for s in range(len(names)) if names[s]},
+        pods,
+        start,
+        limit,
+        hard_mode,
+        layers,
+        None if running is None else {names[s]: int(running[s]) for s in range(len(names)) if names[s]},
+        *weights,
+    )
     assert got["placed"] == want.placed, (got, want)
     assert got["reason"] == want.reason
     if want.placed:
@@ -392,6 +454,7 @@ def test_native_search_equals_reference(case, pods, data):
         assert (domain, got["row"]) == (want.domain, want.row)
         assert by_name(c, got["counts"]) == want.counts
         from vcore.topology.constraint import ResolvedConstraint
+
         rc = ResolvedConstraint(start, limit, hard_mode, tuple(layers), pods)
         assert valid_placement(c.topology, fit, rc, got["counts"], running)
 
@@ -424,10 +487,12 @@ def test_native_binpack_scores_equal_reference(case, data):
     weights = {"cpu": data.draw(st.integers(0, 5)), "memory": data.draw(st.integers(0, 5))}
     fading = data.draw(st.sampled_from([0.0, 0.5, 0.8, 1.0, 2.0]))
     got = binpack_scores(c, request, weights=weights, fading=fading, weight=2)
-    alloc = {n: {"cpu": int(c.allocatable("cpu")[s]), "memory": int(c.allocatable("memory")[s])}
-             for s, n in enumerate(names)}
-    used = {n: {"cpu": int(c.requested("cpu")[s]), "memory": int(c.requested("memory")[s])}
-            for s, n in enumerate(names)}
+    alloc = {
+        n: {"cpu": int(c.allocatable("cpu")[s]), "memory": int(c.allocatable("memory")[s])} for s, n in enumerate(names)
+    }
+    used = {
+        n: {"cpu": int(c.requested("cpu")[s]), "memory": int(c.requested("memory")[s])} for s, n in enumerate(names)
+    }
     resources = [(r, request[r], weights[r]) for r in ("cpu", "memory") if request[r] > 0 and weights[r] > 0]
     want = ref.binpack_scores(reference_tree(c), names, alloc, used, resources, fading, 2)
     assert np.abs(got - np.array([want[n] for n in names])).max(initial=0) <= 1  # truncation of equal sums
@@ -437,8 +502,9 @@ def test_binpack_scores_prefer_the_fuller_hypernode():
     c = leaf_spine(spines=1, leaves=2, nodes=2, cpu=4)
     c.bind(pod("a"), "s0-l0-n0")
     c.bind(pod("b"), "s0-l0-n0")
-    scores = dict(zip(c.node_names, binpack_scores(c, {"cpu": 1000}, weights={"cpu": 1}, fading=0.8,
-                                                   weight=1).tolist()))
+    scores = dict(
+        zip(c.node_names, binpack_scores(c, {"cpu": 1000}, weights={"cpu": 1}, fading=0.8, weight=1).tolist())
+    )
     # leaf-0-0 would be 3/8 full, leaf-0-1 1/8; the spine and the core 3/16 for both; tiers weigh 1, 0.8, 0.64:
     # (0.375 + 1.44 * 0.1875) / 2.44 -> 26 and (0.125 + 1.44 * 0.1875) / 2.44 -> 16.
     assert scores == {"s0-l0-n0": 26, "s0-l0-n1": 26, "s0-l1-n0": 16, "s0-l1-n1": 16}
@@ -471,5 +537,5 @@ def _tier_share(fading: float, tier: int, lo: int, hi: int) -> float:
     if fading == 1:
         return 1 / n
     if fading < 1:
-        return fading ** (tier - lo) * (1 - fading) / (1 - fading ** n)
+        return fading ** (tier - lo) * (1 - fading) / (1 - fading**n)
     return (1 / fading) ** (hi - tier) * (1 - 1 / fading) / (1 - (1 / fading) ** n)

@@ -1,5 +1,6 @@
 """The topology scenario (vcore.sim.topology_stream) on a small tree: every policy runs, gangs are placed whole,
 the metrics add up, the topology-aware policies span fewer domains than the unaware baseline, and runs repeat."""
+
 from __future__ import annotations
 
 import pytest
@@ -35,8 +36,9 @@ def test_topology_aware_spans_less_than_unaware_and_runs_repeat():
     native = run_stream(small(), stream, "native").summary()
     again = run_stream(small(), stream, "native").summary()
     unaware = run_stream(small(), stream, "unaware").summary()
-    assert {k: v for k, v in native.items() if k != "seconds_per_gang"} == \
-           {k: v for k, v in again.items() if k != "seconds_per_gang"}
+    assert {k: v for k, v in native.items() if k != "seconds_per_gang"} == {
+        k: v for k, v in again.items() if k != "seconds_per_gang"
+    }
     assert native["leaves_per_gang"] < unaware["leaves_per_gang"]
 
 
@@ -52,8 +54,27 @@ def test_simulate_scenario_topology_cli(tmp_path, capsys):
     from vcore.cli import main
 
     png = tmp_path / "topology.png"
-    assert main(["simulate", "--scenario", "topology", "--gangs", "3", "--seed", "1", "--policy", "native",
-                 "--policy", "unaware", "--plot", str(png), "--json"]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "--scenario",
+                "topology",
+                "--gangs",
+                "3",
+                "--seed",
+                "1",
+                "--policy",
+                "native",
+                "--policy",
+                "unaware",
+                "--plot",
+                str(png),
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["gangs"] == 3 and set(out["policies"]) == {"native", "unaware"}
     for s in out["policies"].values():

@@ -1,4 +1,5 @@
 """Builders of HyperNode objects and topology-shaped clusters for the topology tests."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,12 +18,23 @@ def pod(name: str, cpu: int = 1, gpus: int = 0, namespace: str = "default") -> d
     req = {"cpu": str(cpu)}
     if gpus:
         req["nvidia.com/gpu"] = str(gpus)
-    return {"metadata": {"name": name, "namespace": namespace},
-            "spec": {"containers": [{"name": "c", "resources": {"requests": req, "limits": dict(req)}}]}}
+    return {
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": req, "limits": dict(req)}}]},
+    }
 
 
-def hn(name: str, tier: int, nodes=(), children=(), regex: str | None = None, labels: dict | None = None,
-       tier_name: str | None = None, bandwidth: float | None = None, congestion: float | None = None) -> dict:
+def hn(
+    name: str,
+    tier: int,
+    nodes=(),
+    children=(),
+    regex: str | None = None,
+    labels: dict | None = None,
+    tier_name: str | None = None,
+    bandwidth: float | None = None,
+    congestion: float | None = None,
+) -> dict:
     members = [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in nodes]
     members += [{"type": "HyperNode", "selector": {"exactMatch": {"name": c}}} for c in children]
     if regex is not None:
@@ -37,12 +49,17 @@ def hn(name: str, tier: int, nodes=(), children=(), regex: str | None = None, la
         annotations["vcore.io/bandwidth-gbps"] = str(bandwidth)
     if congestion is not None:
         annotations["vcore.io/congestion"] = str(congestion)
-    return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode",
-            "metadata": {"name": name, "annotations": annotations}, "spec": spec}
+    return {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {"name": name, "annotations": annotations},
+        "spec": spec,
+    }
 
 
-def leaf_spine(spines: int = 2, leaves: int = 2, nodes: int = 4, cpu: int = 8, core: bool = True,
-               gpus: int = 0) -> vcore.Cluster:
+def leaf_spine(
+    spines: int = 2, leaves: int = 2, nodes: int = 4, cpu: int = 8, core: bool = True, gpus: int = 0
+) -> vcore.Cluster:
     """spines x leaves x nodes; node s{i}-l{j}-n{k}; leaves tier 1 (tierName leaf), spines tier 2 (spine), and a
     tier-3 core above them when ``core``."""
     c = vcore.Cluster()

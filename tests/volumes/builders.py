@@ -17,8 +17,10 @@ MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
 def node(name: str, labels: dict[str, str] | None = None, *, hostname: bool = True) -> dict:
     """makeNode: a node with the hostname label (and any others), room for any test pod."""
     all_labels = ({HOSTNAME: name} if hostname else {}) | dict(labels or {})
-    return {"metadata": {"name": name, "labels": all_labels},
-            "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "1000"}}}
+    return {
+        "metadata": {"name": name, "labels": all_labels},
+        "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "1000"}},
+    }
 
 
 def pod(name: str, *volumes: dict, namespace: str = "default", uid: str = "", node_name: str = "") -> dict:
@@ -44,11 +46,25 @@ def inline(source: str, name: str = "", **fields: Any) -> dict:
     return {"name": name or f"{source}-{len(fields)}", source: dict(fields)}
 
 
-def pvc(name: str, storage_class: str | None = None, *, namespace: str = "default", uid: str = "",
-        request: str | None = None, volume_name: str = "", bound: bool = False, selected_node: str | None = None,
-        access_modes: tuple[str, ...] = (), phase: str | None = None, owner_uid: str | None = None,
-        resource_version: str = "", volume_mode: str | None = None, deleting: bool = False,
-        selector: dict | None = None, annotations: dict[str, str] | None = None) -> dict:
+def pvc(
+    name: str,
+    storage_class: str | None = None,
+    *,
+    namespace: str = "default",
+    uid: str = "",
+    request: str | None = None,
+    volume_name: str = "",
+    bound: bool = False,
+    selected_node: str | None = None,
+    access_modes: tuple[str, ...] = (),
+    phase: str | None = None,
+    owner_uid: str | None = None,
+    resource_version: str = "",
+    volume_mode: str | None = None,
+    deleting: bool = False,
+    selector: dict | None = None,
+    annotations: dict[str, str] | None = None,
+) -> dict:
     """A claim: bound (volumeName and the bind-completed annotation), pre-bound (volumeName only), selected for a
     node (the selected-node annotation), owned by a pod (a controller ownerReference)."""
     meta: dict[str, Any] = {"name": name, "namespace": namespace, "annotations": dict(annotations or {})}
@@ -61,8 +77,9 @@ def pvc(name: str, storage_class: str | None = None, *, namespace: str = "defaul
     if selected_node is not None:
         meta["annotations"][SELECTED_NODE] = selected_node
     if owner_uid is not None:
-        meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "owner", "uid": owner_uid,
-                                    "controller": True}]
+        meta["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": "Pod", "name": "owner", "uid": owner_uid, "controller": True}
+        ]
     if deleting:
         meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
     spec: dict[str, Any] = {}
@@ -86,19 +103,39 @@ def pvc(name: str, storage_class: str | None = None, *, namespace: str = "defaul
 
 def affinity(**terms: list[str]) -> dict:
     """A PV node affinity with one term of "key In values" requirements (keys given as keyword arguments)."""
-    return {"required": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": k, "operator": "In", "values": list(v)} for k, v in terms.items()]}]}}
+    return {
+        "required": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": k, "operator": "In", "values": list(v)} for k, v in terms.items()]}
+            ]
+        }
+    }
 
 
 def node_affinity(key: str, *values: str) -> dict:
-    return {"required": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": key, "operator": "In", "values": list(values)}]}]}}
+    return {
+        "required": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": list(values)}]}]
+        }
+    }
 
 
-def pv(name: str, storage_class: str = "", *, capacity: str | None = None, phase: str | None = "Available",
-       node_affinity: dict | None = None, claim: dict | None = None, labels: dict[str, str] | None = None,
-       access_modes: tuple[str, ...] = (), resource_version: str = "", volume_mode: str | None = None,
-       source: dict | None = None, annotations: dict[str, str] | None = None, deleting: bool = False) -> dict:
+def pv(
+    name: str,
+    storage_class: str = "",
+    *,
+    capacity: str | None = None,
+    phase: str | None = "Available",
+    node_affinity: dict | None = None,
+    claim: dict | None = None,
+    labels: dict[str, str] | None = None,
+    access_modes: tuple[str, ...] = (),
+    resource_version: str = "",
+    volume_mode: str | None = None,
+    source: dict | None = None,
+    annotations: dict[str, str] | None = None,
+    deleting: bool = False,
+) -> dict:
     """A PV; ``claim`` (a claim dict) sets its claimRef to that claim (uid included)."""
     meta: dict[str, Any] = {"name": name, "labels": dict(labels or {}), "annotations": dict(annotations or {})}
     if resource_version:
@@ -116,23 +153,34 @@ def pv(name: str, storage_class: str = "", *, capacity: str | None = None, phase
         spec["volumeMode"] = volume_mode
     if claim is not None:
         cm = claim["metadata"]
-        spec["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": cm["namespace"],
-                            "name": cm["name"], "uid": cm.get("uid", "")}
+        spec["claimRef"] = {
+            "kind": "PersistentVolumeClaim",
+            "apiVersion": "v1",
+            "namespace": cm["namespace"],
+            "name": cm["name"],
+            "uid": cm.get("uid", ""),
+        }
     out: dict[str, Any] = {"metadata": meta, "spec": spec}
     if phase is not None:
         out["status"] = {"phase": phase}
     return out
 
 
-def storage_class(name: str, mode: str | None = None, provisioner: str = "", *,
-                  allowed_topologies: list[dict[str, list[str]]] | None = None) -> dict:
+def storage_class(
+    name: str,
+    mode: str | None = None,
+    provisioner: str = "",
+    *,
+    allowed_topologies: list[dict[str, list[str]]] | None = None,
+) -> dict:
     """A StorageClass; ``allowed_topologies``: terms as {key: values}."""
     out: dict[str, Any] = {"metadata": {"name": name}, "provisioner": provisioner}
     if mode is not None:
         out["volumeBindingMode"] = mode
     if allowed_topologies is not None:
-        out["allowedTopologies"] = [{"matchLabelExpressions": [{"key": k, "values": list(v)} for k, v in t.items()]}
-                                    for t in allowed_topologies]
+        out["allowedTopologies"] = [
+            {"matchLabelExpressions": [{"key": k, "values": list(v)} for k, v in t.items()]} for t in allowed_topologies
+        ]
     return out
 
 
@@ -155,8 +203,14 @@ def csi_driver(name: str, storage_capacity: bool | None) -> dict:
     return {"metadata": {"name": name}, "spec": spec}
 
 
-def capacity(name: str, storage_class_name: str, topology: dict | None, capacity_: str = "",
-             maximum: str = "", namespace: str = "default") -> dict:
+def capacity(
+    name: str,
+    storage_class_name: str,
+    topology: dict | None,
+    capacity_: str = "",
+    maximum: str = "",
+    namespace: str = "default",
+) -> dict:
     out: dict[str, Any] = {"metadata": {"name": name, "namespace": namespace}, "storageClassName": storage_class_name}
     if topology is not None:
         out["nodeTopology"] = topology

@@ -34,11 +34,15 @@ def cluster_of(objects: Objects) -> vcore.Cluster:
     cluster = vcore.Cluster()
     for n in objects.nodes:
         cluster.add_node(n)
-    for add, items in ((cluster.add_storage_class, objects.classes), (cluster.add_persistent_volume, objects.pvs),
-                       (cluster.add_persistent_volume_claim, objects.pvcs), (cluster.add_csi_node, objects.csi_nodes),
-                       (cluster.add_csi_driver, objects.csi_drivers),
-                       (cluster.add_csi_storage_capacity, objects.capacities),
-                       (cluster.add_volume_attachment, objects.attachments)):
+    for add, items in (
+        (cluster.add_storage_class, objects.classes),
+        (cluster.add_persistent_volume, objects.pvs),
+        (cluster.add_persistent_volume_claim, objects.pvcs),
+        (cluster.add_csi_node, objects.csi_nodes),
+        (cluster.add_csi_driver, objects.csi_drivers),
+        (cluster.add_csi_storage_capacity, objects.capacities),
+        (cluster.add_volume_attachment, objects.attachments),
+    ):
         for item in items:
             add(item)
     for p, node_name in objects.bound:
@@ -54,7 +58,7 @@ def only(*plugins: str) -> dict:
 @dataclass
 class Outcome:
     rejection: str | None = None  # PreFilter's (pod-wide)
-    error: str | None = None      # an error status (pod-wide)
+    error: str | None = None  # an error status (pod-wide)
     nodes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per node its reasons, () when it fits
 
 
@@ -80,5 +84,8 @@ def outcome(cluster: vcore.Cluster, pod: Any, plugins: Iterable[str]) -> Outcome
 
 def expect(*, rejection: str | None = None, error: str | None = None, **nodes: Any) -> Outcome:
     """An expected outcome: node=() or node=("reason", ...) (node names with '-' written with '_')."""
-    return Outcome(rejection, error, {k.replace("_", "-"): tuple(sorted(v if isinstance(v, tuple) else (v,)))
-                                      for k, v in nodes.items()})
+    return Outcome(
+        rejection,
+        error,
+        {k.replace("_", "-"): tuple(sorted(v if isinstance(v, tuple) else (v,))) for k, v in nodes.items()},
+    )

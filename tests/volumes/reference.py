@@ -18,25 +18,58 @@ from typing import Any
 from vcore.volumes import translation
 
 HOSTNAME = "kubernetes.io/hostname"
-TOPOLOGY_LABELS = ("failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
-                   "topology.kubernetes.io/zone", "topology.kubernetes.io/region")
-GA = {"failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
-      "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region"}
-MIGRATABLE = {"kubernetes.io/aws-ebs", "kubernetes.io/gce-pd", "kubernetes.io/azure-disk", "kubernetes.io/cinder",
-              "kubernetes.io/portworx-volume"}
-IN_TREE_DRIVERS = {"kubernetes.io/aws-ebs": "ebs.csi.aws.com", "kubernetes.io/azure-disk": "disk.csi.azure.com",
-                   "kubernetes.io/azure-file": "file.csi.azure.com", "kubernetes.io/gce-pd": "pd.csi.storage.gke.io",
-                   "kubernetes.io/cinder": "cinder.csi.openstack.org",
-                   "kubernetes.io/portworx-volume": "pxd.portworx.com",
-                   "kubernetes.io/vsphere-volume": "csi.vsphere.vmware.com"}
-INLINE_MIGRATABLE = ("gcePersistentDisk", "awsElasticBlockStore", "azureDisk", "azureFile", "cinder", "vsphereVolume",
-                     "portworxVolume")
-SUFFIX = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
-          "m": Fraction(1, 1000), "": 1}
+TOPOLOGY_LABELS = (
+    "failure-domain.beta.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+)
+GA = {
+    "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
+}
+MIGRATABLE = {
+    "kubernetes.io/aws-ebs",
+    "kubernetes.io/gce-pd",
+    "kubernetes.io/azure-disk",
+    "kubernetes.io/cinder",
+    "kubernetes.io/portworx-volume",
+}
+IN_TREE_DRIVERS = {
+    "kubernetes.io/aws-ebs": "ebs.csi.aws.com",
+    "kubernetes.io/azure-disk": "disk.csi.azure.com",
+    "kubernetes.io/azure-file": "file.csi.azure.com",
+    "kubernetes.io/gce-pd": "pd.csi.storage.gke.io",
+    "kubernetes.io/cinder": "cinder.csi.openstack.org",
+    "kubernetes.io/portworx-volume": "pxd.portworx.com",
+    "kubernetes.io/vsphere-volume": "csi.vsphere.vmware.com",
+}
+INLINE_MIGRATABLE = (
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "azureDisk",
+    "azureFile",
+    "cinder",
+    "vsphereVolume",
+    "portworxVolume",
+)
+SUFFIX = {
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+    "k": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "m": Fraction(1, 1000),
+    "": 1,
+}
 
 DISK = "node(s) had no available disk"
-RWOP = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by "
-        "another pod")
+RWOP = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+)
 EXCEEDED = "node(s) exceed max volume count"
 NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
@@ -116,8 +149,10 @@ def selector_match(selector: Mapping | None, labels: Mapping[str, str]) -> bool:
     for k, v in (selector.get("matchLabels") or {}).items():
         if labels.get(k) != v:
             return False
-    return all(_requirement_ok(labels, e["key"], e["operator"], e.get("values") or [])
-               for e in selector.get("matchExpressions") or [])
+    return all(
+        _requirement_ok(labels, e["key"], e["operator"], e.get("values") or [])
+        for e in selector.get("matchExpressions") or []
+    )
 
 
 @dataclass
@@ -192,6 +227,7 @@ def _owned(pod: Mapping, claim: Mapping) -> bool:
 
 # --- VolumeRestrictions ------------------------------------------------------------------------------------
 
+
 def _conflict(v: Mapping, e: Mapping) -> bool:
     if v.get("gcePersistentDisk") is not None and e.get("gcePersistentDisk") is not None:
         a, b = v["gcePersistentDisk"], e["gcePersistentDisk"]
@@ -204,8 +240,12 @@ def _conflict(v: Mapping, e: Mapping) -> bool:
     if v.get("rbd") is not None and e.get("rbd") is not None:
         a, b = v["rbd"], e["rbd"]
         overlap = bool(set(a.get("monitors") or []) & set(b.get("monitors") or []))
-        return (overlap and a.get("pool", "") == b.get("pool", "") and a.get("image") == b.get("image")
-                and not (a.get("readOnly") and b.get("readOnly")))
+        return (
+            overlap
+            and a.get("pool", "") == b.get("pool", "")
+            and a.get("image") == b.get("image")
+            and not (a.get("readOnly") and b.get("readOnly"))
+        )
     return False
 
 
@@ -245,6 +285,7 @@ def volume_restrictions(w: World, pod: Mapping) -> tuple[str | None, dict[str, s
 
 
 # --- NodeVolumeLimits --------------------------------------------------------------------------------------
+
 
 class _Error(Exception):
     pass
@@ -322,16 +363,24 @@ def _attachable(w: World, node: str, pod: Mapping, new: bool) -> dict[str, str]:
 
 def node_volume_limits(w: World, pod: Mapping) -> tuple[str | None, dict[str, str | None]]:
     volumes = _spec(pod).get("volumes") or []
-    if not any(_claim_name(pod, v) is not None or any(v.get(s) is not None for s in INLINE_MIGRATABLE)
-               for v in volumes):
+    if not any(
+        _claim_name(pod, v) is not None or any(v.get(s) is not None for s in INLINE_MIGRATABLE) for v in volumes
+    ):
         return None, {n: None for n in w.nodes}
     out: dict[str, str | None] = {}
     for node in w.nodes:
         try:
             fresh = _attachable(w, node, pod, True)
             csi = w.csi_nodes.get(node)
-            limits = {d["name"]: d["allocatable"]["count"] for d in _spec(csi).get("drivers") or []
-                      if (d.get("allocatable") or {}).get("count") is not None} if csi else {}
+            limits = (
+                {
+                    d["name"]: d["allocatable"]["count"]
+                    for d in _spec(csi).get("drivers") or []
+                    if (d.get("allocatable") or {}).get("count") is not None
+                }
+                if csi
+                else {}
+            )
             if not fresh or not limits:
                 out[node] = None
                 continue
@@ -366,6 +415,7 @@ def node_volume_limits(w: World, pod: Mapping) -> tuple[str | None, dict[str, st
 
 
 # --- VolumeZone --------------------------------------------------------------------------------------------
+
 
 def volume_zone(w: World, pod: Mapping) -> tuple[str | None, dict[str, str | None]]:
     ns, _ = _pod_ns_name(pod)
@@ -418,6 +468,7 @@ def volume_zone(w: World, pod: Mapping) -> tuple[str | None, dict[str, str | Non
 
 # --- VolumeBinding -----------------------------------------------------------------------------------------
 
+
 def _size(claim: Mapping) -> Fraction:
     q = ((_spec(claim).get("resources") or {}).get("requests") or {}).get("storage")
     return Fraction(0) if q is None else quantity(q)
@@ -438,8 +489,9 @@ def _bound_to(ref: Mapping | None, claim: Mapping) -> bool:
 
 
 def _fully_bound(claim: Mapping) -> bool:
-    return bool(_spec(claim).get("volumeName")) and \
-        "pv.kubernetes.io/bind-completed" in (_meta(claim).get("annotations") or {})
+    return bool(_spec(claim).get("volumeName")) and "pv.kubernetes.io/bind-completed" in (
+        _meta(claim).get("annotations") or {}
+    )
 
 
 def _binding_prefilter(w: World, pod: Mapping):
@@ -456,8 +508,10 @@ def _binding_prefilter(w: World, pod: Mapping):
                 return f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{claim_name}"'
             return f'persistentvolumeclaim "{claim_name}" not found'
         if (claim.get("status") or {}).get("phase") == "Lost":
-            return (f'persistentvolumeclaim "{claim_name}" bound to non-existent persistentvolume '
-                    f'"{_spec(claim).get("volumeName") or ""}"')
+            return (
+                f'persistentvolumeclaim "{claim_name}" bound to non-existent persistentvolume '
+                f'"{_spec(claim).get("volumeName") or ""}"'
+            )
         if _meta(claim).get("deletionTimestamp") is not None:
             return f'persistentvolumeclaim "{claim_name}" is being deleted'
         if ephemeral and not _owned(pod, claim):
@@ -474,8 +528,10 @@ def _binding_prefilter(w: World, pod: Mapping):
         delay = False
         if sc is not None:
             if sc.get("volumeBindingMode") is None:
-                return ("error:running PreFilter plugin \"VolumeBinding\": VolumeBindingMode not set for "
-                        f'StorageClass "{_meta(sc)["name"]}"')
+                return (
+                    'error:running PreFilter plugin "VolumeBinding": VolumeBindingMode not set for '
+                    f'StorageClass "{_meta(sc)["name"]}"'
+                )
             delay = sc["volumeBindingMode"] == "WaitForFirstConsumer"
         if delay and not _spec(claim).get("volumeName"):
             delayed.append(claim)
@@ -548,15 +604,37 @@ def find_pod_volumes(w: World, bound: list, delayed: list, node: str):
         required = (_spec(pv).get("nodeAffinity") or {}).get("required")
         for source in translation.MIGRATED_DRIVERS:
             if _spec(pv).get(source) is not None and translation.inline_plugin(source) in w.migrated(node):
-                terms = [{"expressions": [(e["key"], e["operator"], e.get("values") or [])
-                                          for e in t.get("matchExpressions") or []], "fields": []}
-                         for t in (required or {}).get("nodeSelectorTerms") or []] if required is not None else None
+                terms = (
+                    [
+                        {
+                            "expressions": [
+                                (e["key"], e["operator"], e.get("values") or [])
+                                for e in t.get("matchExpressions") or []
+                            ],
+                            "fields": [],
+                        }
+                        for t in (required or {}).get("nodeSelectorTerms") or []
+                    ]
+                    if required is not None
+                    else None
+                )
                 t = translation.translate_pv(source, _spec(pv)[source], _meta(pv).get("labels") or {}, terms)
                 if t.error:
                     return ["error:" + t.error], [], []
-                required = None if t.affinity is None else {"nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": k, "operator": op, "values": v} for k, op, v in term["expressions"]]}
-                    for term in t.affinity]}
+                required = (
+                    None
+                    if t.affinity is None
+                    else {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": k, "operator": op, "values": v} for k, op, v in term["expressions"]
+                                ]
+                            }
+                            for term in t.affinity
+                        ]
+                    }
+                )
         if not node_terms_match(required, labels):
             reasons.append(NODE_CONFLICT)
             break
@@ -625,8 +703,11 @@ def volume_binding(w: World, pod: Mapping) -> tuple[str | None, dict[str, Any]]:
     for node in w.nodes:
         reasons, _, _ = find_pod_volumes(w, bound, delayed, node)
         if reasons and reasons[0].startswith("error:"):
-            return ("filter-error:" + f'running "VolumeBinding" filter plugin: could not translate pv: '
-                    f'{reasons[0][len("error:"):]}', {})
+            return (
+                "filter-error:" + f'running "VolumeBinding" filter plugin: could not translate pv: '
+                f"{reasons[0][len('error:') :]}",
+                {},
+            )
         out[node] = tuple(reasons) or None
     return None, out
 
@@ -653,8 +734,12 @@ def assume(w: World, pod: Mapping, node: str) -> tuple[tuple, tuple] | None:
     return tuple(out_b), tuple(out_p)
 
 
-PLUGINS = {"VolumeRestrictions": volume_restrictions, "NodeVolumeLimits": node_volume_limits,
-           "VolumeBinding": volume_binding, "VolumeZone": volume_zone}
+PLUGINS = {
+    "VolumeRestrictions": volume_restrictions,
+    "NodeVolumeLimits": node_volume_limits,
+    "VolumeBinding": volume_binding,
+    "VolumeZone": volume_zone,
+}
 ORDER = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone")
 
 
@@ -668,11 +753,11 @@ def evaluate(w: World, pod: Mapping, plugins: Sequence[str] = ORDER) -> Result:
             continue
         rejection, nodes = PLUGINS[name](w, pod)
         if rejection is not None and rejection.startswith("filter-error:"):
-            filter_error = filter_error or rejection[len("filter-error:"):]
+            filter_error = filter_error or rejection[len("filter-error:") :]
             continue
         if rejection is not None:
             if rejection.startswith("error:"):
-                return Result(error=rejection[len("error:"):])
+                return Result(error=rejection[len("error:") :])
             return Result(rejection=rejection)
         per_plugin[name] = nodes
     if filter_error is not None:

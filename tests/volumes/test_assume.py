@@ -17,8 +17,14 @@ DYNAMIC = B.storage_class("dynamic", "WaitForFirstConsumer", "example.com/provis
 
 
 def _local_pv(name: str, node: str, size: str = "10Gi", **kw) -> dict:
-    return B.pv(name, "local", capacity=size, access_modes=("ReadWriteOnce",),
-                node_affinity=B.node_affinity(B.HOSTNAME, node), **kw)
+    return B.pv(
+        name,
+        "local",
+        capacity=size,
+        access_modes=("ReadWriteOnce",),
+        node_affinity=B.node_affinity(B.HOSTNAME, node),
+        **kw,
+    )
 
 
 def _claim(name: str, storage_class: str = "local", size: str = "1Gi", **kw) -> dict:
@@ -46,8 +52,12 @@ def test_the_next_pod_of_a_batch_does_not_take_the_pv_the_first_one_was_given():
 
 
 def test_the_smallest_fitting_pv_is_chosen_and_ties_go_by_name():
-    pvs = [_local_pv("pv-big", "n1", "100Gi"), _local_pv("pv-b", "n1", "5Gi"), _local_pv("pv-a", "n1", "5Gi"),
-           _local_pv("pv-tiny", "n1", "500Mi")]
+    pvs = [
+        _local_pv("pv-big", "n1", "100Gi"),
+        _local_pv("pv-b", "n1", "5Gi"),
+        _local_pv("pv-a", "n1", "5Gi"),
+        _local_pv("pv-tiny", "n1", "500Mi"),
+    ]
     cluster = _cluster(pvs=pvs, pvcs=[_claim("c")])
     placed = vcore.Scheduler(cluster).schedule([_user("p", "c")])[0]
     assert placed.volumes.bindings == (("pv-a", "default/c", "uid-c"),)
@@ -100,8 +110,10 @@ def test_a_pod_with_every_claim_bound_has_nothing_to_write():
 
 
 def test_the_cycle_assumes_within_a_gang_and_reports_what_to_write():
-    cluster = _cluster(pvs=[_local_pv("pv-1", "n1"), _local_pv("pv-2", "n2")],
-                       pvcs=[_claim("a", namespace=BB.NS), _claim("b", namespace=BB.NS)])
+    cluster = _cluster(
+        pvs=[_local_pv("pv-1", "n1"), _local_pv("pv-2", "n2")],
+        pvcs=[_claim("a", namespace=BB.NS), _claim("b", namespace=BB.NS)],
+    )
     cluster.add_podgroup(BB.podgroup("gang", 2))
     for name, claim in (("w0", "a"), ("w1", "b")):
         pod = BB.pod(name, "gang")

@@ -88,90 +88,266 @@ CONFIG = [{"name": "cm", "configMap": {"name": "cm"}}, {"name": "secret", "secre
 ONLY_CONFIG = B.pod("only-config", *CONFIG)
 PVC_WITH_CONFIG = B.pod("pvc-with-config", *CONFIG, B.claim_volume(f"csi-{EBS}-0"))
 EPHEMERAL_WITH_CONFIG = B.pod("abc", *CONFIG, B.ephemeral_volume("xyz"), namespace="test")
-INLINE_WITH_CONFIG = B.pod("inline-with-config", *CONFIG, B.inline("awsElasticBlockStore", "aws",
-                                                                   volumeID="aws-inline1"))
+INLINE_WITH_CONFIG = B.pod(
+    "inline-with-config", *CONFIG, B.inline("awsElasticBlockStore", "aws", volumeID="aws-inline1")
+)
 MISSING_EPHEMERAL = 'looking up PVC test/abc-xyz: persistentvolumeclaim "abc-xyz" not found'
 
 
 def case(test, new_pod, existing, max_vols, drivers, limit_source="", want=(), *, va_count=0, extra=()):
-    return pytest.param(new_pod, existing, max_vols, drivers, limit_source, want, va_count, extra,
-                        id=f"TestCSILimits/{test}")
+    return pytest.param(
+        new_pod, existing, max_vols, drivers, limit_source, want, va_count, extra, id=f"TestCSILimits/{test}"
+    )
 
 
 CASES = [
-    case("should count VolumeAttachments towards volume limit when no pods exist", EBS_ONE, [], 2, [EBS], "csinode",
-         EXCEEDED, va_count=2),
-    case("should schedule pod when VolumeAttachments count does not exceed limit", EBS_ONE, [], 2, [EBS], "csinode",
-         va_count=1),
+    case(
+        "should count VolumeAttachments towards volume limit when no pods exist",
+        EBS_ONE,
+        [],
+        2,
+        [EBS],
+        "csinode",
+        EXCEEDED,
+        va_count=2,
+    ),
+    case(
+        "should schedule pod when VolumeAttachments count does not exceed limit",
+        EBS_ONE,
+        [],
+        2,
+        [EBS],
+        "csinode",
+        va_count=1,
+    ),
     case("fits when node volume limit >= new pods CSI volume", EBS_ONE, [RUNNING, EBS_TWO], 4, [EBS], "csinode"),
-    case("doesn't when node volume limit <= pods CSI volume", EBS_ONE, [RUNNING, EBS_TWO], 2, [EBS], "csinode",
-         EXCEEDED),
-    case("should when driver does not support volume limits", EBS_ONE, [RUNNING, EBS_TWO], 2, [EBS],
-         "csinode-with-no-limit"),
-    case("count pending PVCs towards volume limit <= pods CSI volume", EBS_ONE, [PENDING_VOLUME, EBS_TWO], 2, [EBS],
-         "csinode", EXCEEDED),
-    case("count multiple pending pvcs towards volume limit >= pods CSI volume", EBS_ONE,
-         [PENDING_VOLUME, UNBOUND_PVC_2, EBS_TWO], 4, [EBS], "csinode"),
-    case("should count PVCs with invalid PV name but valid SC", EBS_ONE, [MISSING_PV, EBS_TWO], 2, [EBS], "csinode",
-         EXCEEDED),
+    case(
+        "doesn't when node volume limit <= pods CSI volume", EBS_ONE, [RUNNING, EBS_TWO], 2, [EBS], "csinode", EXCEEDED
+    ),
+    case(
+        "should when driver does not support volume limits",
+        EBS_ONE,
+        [RUNNING, EBS_TWO],
+        2,
+        [EBS],
+        "csinode-with-no-limit",
+    ),
+    case(
+        "count pending PVCs towards volume limit <= pods CSI volume",
+        EBS_ONE,
+        [PENDING_VOLUME, EBS_TWO],
+        2,
+        [EBS],
+        "csinode",
+        EXCEEDED,
+    ),
+    case(
+        "count multiple pending pvcs towards volume limit >= pods CSI volume",
+        EBS_ONE,
+        [PENDING_VOLUME, UNBOUND_PVC_2, EBS_TWO],
+        4,
+        [EBS],
+        "csinode",
+    ),
+    case(
+        "should count PVCs with invalid PV name but valid SC",
+        EBS_ONE,
+        [MISSING_PV, EBS_TWO],
+        2,
+        [EBS],
+        "csinode",
+        EXCEEDED,
+    ),
     case("don't count pvcs with missing SC towards volume limit", EBS_ONE, [RUNNING, NO_SC_PVC], 2, [EBS], "csinode"),
-    case("count pvcs with the same type towards volume limit", EBS_ONE, [GCE_TWO, EBS_TWO], 2, [EBS, GCE], "csinode",
-         EXCEEDED),
-    case("don't count pvcs with different type towards volume limit", GCE_TWO, [EBS_TWO, RUNNING], 2, [EBS, GCE],
-         "csinode"),
-    case("should count in-tree volumes if migration is enabled", IN_TREE_ONE, [IN_TREE_TWO], 2, [AWS_IN_TREE, EBS],
-         "csinode", EXCEEDED),
+    case(
+        "count pvcs with the same type towards volume limit",
+        EBS_ONE,
+        [GCE_TWO, EBS_TWO],
+        2,
+        [EBS, GCE],
+        "csinode",
+        EXCEEDED,
+    ),
+    case(
+        "don't count pvcs with different type towards volume limit",
+        GCE_TWO,
+        [EBS_TWO, RUNNING],
+        2,
+        [EBS, GCE],
+        "csinode",
+    ),
+    case(
+        "should count in-tree volumes if migration is enabled",
+        IN_TREE_ONE,
+        [IN_TREE_TWO],
+        2,
+        [AWS_IN_TREE, EBS],
+        "csinode",
+        EXCEEDED,
+    ),
     case("nil csi node", IN_TREE_INLINE, [IN_TREE_TWO], 0, [AWS_IN_TREE, EBS]),
-    case("should count unbound in-tree volumes if migration is enabled", PENDING_VOLUME, [IN_TREE_TWO], 2,
-         [AWS_IN_TREE, EBS], "csinode", EXCEEDED),
-    case("should not limit pod if volume used does not report limits", IN_TREE_ONE, [IN_TREE_TWO], 2,
-         [AWS_IN_TREE, EBS],
-         "csinode-with-no-limit"),
+    case(
+        "should count unbound in-tree volumes if migration is enabled",
+        PENDING_VOLUME,
+        [IN_TREE_TWO],
+        2,
+        [AWS_IN_TREE, EBS],
+        "csinode",
+        EXCEEDED,
+    ),
+    case(
+        "should not limit pod if volume used does not report limits",
+        IN_TREE_ONE,
+        [IN_TREE_TWO],
+        2,
+        [AWS_IN_TREE, EBS],
+        "csinode-with-no-limit",
+    ),
     case("should not count non-migratable in-tree volumes", NON_MIGRATABLE, [EBS_TWO], 2, [HOSTPATH, EBS], "csinode"),
-    case("should count in-tree inline volumes if migration is enabled", IN_TREE_INLINE, [IN_TREE_TWO], 2,
-         [AWS_IN_TREE, EBS], "csinode", EXCEEDED),
-    case("should count in-tree and csi volumes if migration is enabled (when scheduling in-tree volumes)", IN_TREE_ONE,
-         [EBS_TWO], 2, [AWS_IN_TREE, EBS], "csinode", EXCEEDED),
-    case("should count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)",
-         IN_TREE_INLINE, [EBS_TWO, IN_TREE_ONE], 3, [AWS_IN_TREE, EBS], "csinode", EXCEEDED),
-    case("should not count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)",
-         IN_TREE_INLINE_SAME_ID, [EBS_TWO, IN_TREE_ONE], 3, [AWS_IN_TREE, EBS], "csinode"),
-    case("should count in-tree and csi volumes if migration is enabled (when scheduling csi volumes)", EBS_ONE,
-         [IN_TREE_TWO], 2, [AWS_IN_TREE, EBS], "csinode", EXCEEDED),
+    case(
+        "should count in-tree inline volumes if migration is enabled",
+        IN_TREE_INLINE,
+        [IN_TREE_TWO],
+        2,
+        [AWS_IN_TREE, EBS],
+        "csinode",
+        EXCEEDED,
+    ),
+    case(
+        "should count in-tree and csi volumes if migration is enabled (when scheduling in-tree volumes)",
+        IN_TREE_ONE,
+        [EBS_TWO],
+        2,
+        [AWS_IN_TREE, EBS],
+        "csinode",
+        EXCEEDED,
+    ),
+    case(
+        "should count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)",
+        IN_TREE_INLINE,
+        [EBS_TWO, IN_TREE_ONE],
+        3,
+        [AWS_IN_TREE, EBS],
+        "csinode",
+        EXCEEDED,
+    ),
+    case(
+        "should not count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)",
+        IN_TREE_INLINE_SAME_ID,
+        [EBS_TWO, IN_TREE_ONE],
+        3,
+        [AWS_IN_TREE, EBS],
+        "csinode",
+    ),
+    case(
+        "should count in-tree and csi volumes if migration is enabled (when scheduling csi volumes)",
+        EBS_ONE,
+        [IN_TREE_TWO],
+        2,
+        [AWS_IN_TREE, EBS],
+        "csinode",
+        EXCEEDED,
+    ),
     case("ephemeral volume missing", EPHEMERAL, [], 0, [EBS], "csinode-with-no-limit", MISSING_EPHEMERAL),
-    case("ephemeral volume not owned", EPHEMERAL, [], 0, [EBS], "csinode-with-no-limit",
-         "error:running \"NodeVolumeLimits\" filter plugin: PVC test/abc-xyz was not created for pod test/abc "
-         "(pod is not owner)", extra=[CONFLICTING_CLAIM]),
+    case(
+        "ephemeral volume not owned",
+        EPHEMERAL,
+        [],
+        0,
+        [EBS],
+        "csinode-with-no-limit",
+        'error:running "NodeVolumeLimits" filter plugin: PVC test/abc-xyz was not created for pod test/abc '
+        "(pod is not owner)",
+        extra=[CONFLICTING_CLAIM],
+    ),
     case("ephemeral volume unbound", EPHEMERAL, [], 0, [EBS], "csinode-with-no-limit", extra=[EPHEMERAL_CLAIM]),
-    case("ephemeral doesn't when node volume limit <= pods CSI volume", EPHEMERAL, [RUNNING, EBS_TWO], 2, [EBS],
-         "csinode", EXCEEDED, extra=[EPHEMERAL_CLAIM]),
-    case("ephemeral doesn't when node volume limit <= pods ephemeral CSI volume", EBS_ONE, [RUNNING, EPHEMERAL_TWO], 2,
-         [EBS], "csinode", EXCEEDED, extra=[EPHEMERAL_X, EPHEMERAL_Y]),
-    case("persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume, ephemeral "
-         "disabled", EBS_ONE, [RUNNING, EPHEMERAL, EBS_TWO], 3, [EBS], "csinode", EXCEEDED, extra=[EPHEMERAL_CLAIM]),
-    case("persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume", EBS_ONE,
-         [RUNNING, EPHEMERAL, EBS_TWO], 3, [EBS], "csinode", EXCEEDED, extra=[EPHEMERAL_CLAIM]),
-    case("persistent okay when node volume limit > pods ephemeral CSI volume + persistent volume", EBS_ONE,
-         [RUNNING, EPHEMERAL, EBS_TWO], 5, [EBS], "csinode", extra=[EPHEMERAL_CLAIM]),
+    case(
+        "ephemeral doesn't when node volume limit <= pods CSI volume",
+        EPHEMERAL,
+        [RUNNING, EBS_TWO],
+        2,
+        [EBS],
+        "csinode",
+        EXCEEDED,
+        extra=[EPHEMERAL_CLAIM],
+    ),
+    case(
+        "ephemeral doesn't when node volume limit <= pods ephemeral CSI volume",
+        EBS_ONE,
+        [RUNNING, EPHEMERAL_TWO],
+        2,
+        [EBS],
+        "csinode",
+        EXCEEDED,
+        extra=[EPHEMERAL_X, EPHEMERAL_Y],
+    ),
+    case(
+        "persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume, ephemeral "
+        "disabled",
+        EBS_ONE,
+        [RUNNING, EPHEMERAL, EBS_TWO],
+        3,
+        [EBS],
+        "csinode",
+        EXCEEDED,
+        extra=[EPHEMERAL_CLAIM],
+    ),
+    case(
+        "persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume",
+        EBS_ONE,
+        [RUNNING, EPHEMERAL, EBS_TWO],
+        3,
+        [EBS],
+        "csinode",
+        EXCEEDED,
+        extra=[EPHEMERAL_CLAIM],
+    ),
+    case(
+        "persistent okay when node volume limit > pods ephemeral CSI volume + persistent volume",
+        EBS_ONE,
+        [RUNNING, EPHEMERAL, EBS_TWO],
+        5,
+        [EBS],
+        "csinode",
+        extra=[EPHEMERAL_CLAIM],
+    ),
     case("skip Filter when the pod only uses secrets and configmaps", ONLY_CONFIG, [], 2, [EBS], "csinode"),
     case("don't skip Filter when the pod has pvcs", PVC_WITH_CONFIG, [], 2, [EBS], "csinode"),
-    case("don't skip Filter when the pod has ephemeral volumes", EPHEMERAL_WITH_CONFIG, [], 0, [EBS],
-         "csinode-with-no-limit", MISSING_EPHEMERAL),
-    case("don't skip Filter when the pod has inline migratable volumes", INLINE_WITH_CONFIG, [IN_TREE_TWO], 2,
-         [AWS_IN_TREE, EBS], "csinode", EXCEEDED),
+    case(
+        "don't skip Filter when the pod has ephemeral volumes",
+        EPHEMERAL_WITH_CONFIG,
+        [],
+        0,
+        [EBS],
+        "csinode-with-no-limit",
+        MISSING_EPHEMERAL,
+    ),
+    case(
+        "don't skip Filter when the pod has inline migratable volumes",
+        INLINE_WITH_CONFIG,
+        [IN_TREE_TWO],
+        2,
+        [AWS_IN_TREE, EBS],
+        "csinode",
+        EXCEEDED,
+    ),
 ]
 
 
 @pytest.mark.parametrize("new_pod, existing, max_vols, drivers, limit_source, want, va_count, extra", CASES)
 def test_csi_limits(new_pod, existing, max_vols, drivers, limit_source, want, va_count, extra):
     objects = Objects(
-        nodes=[B.node(NODE, hostname=False)], pvs=_pvs(*drivers), pvcs=_pvcs(*drivers) + list(extra),
+        nodes=[B.node(NODE, hostname=False)],
+        pvs=_pvs(*drivers),
+        pvcs=_pvcs(*drivers) + list(extra),
         classes=[B.storage_class(SC_NAME, provisioner=drivers[0])],
         csi_nodes=_csi_node(limit_source, max_vols, *drivers),
-        attachments=_attachments(va_count, *drivers), bound=[(p, NODE) for p in existing])
+        attachments=_attachments(va_count, *drivers),
+        bound=[(p, NODE) for p in existing],
+    )
     got = outcome(cluster_of(objects), new_pod, [PLUGIN])
     if isinstance(want, str) and want.startswith("error:"):
-        assert got == expect(error=want[len("error:"):])
+        assert got == expect(error=want[len("error:") :])
     else:
         assert got == expect(**{NODE.replace("-", "_"): want})
 
@@ -196,7 +372,8 @@ def test_an_inline_ebs_volume_the_translation_rejects_fails_the_pod_where_ebs_mi
     cluster = _limits_cluster(5, migrated=AWS_IN_TREE)
     assert outcome(cluster, bad, [PLUGIN]) == expect(
         error='running "NodeVolumeLimits" filter plugin: converting volume(disk) from inline to csi: failed to '
-              'translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume (aws://zone/not-a-volume)')
+        "translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume (aws://zone/not-a-volume)"
+    )
     # Where EBS does not migrate the volume is not counted, and nothing fails.
     assert outcome(_limits_cluster(5), bad, [PLUGIN]) == expect(n1=())
 
@@ -208,7 +385,8 @@ def test_a_bound_pods_unowned_ephemeral_claim_fails_pods_counted_on_its_node():
     cluster = _limits_cluster(5, pvcs=[foreign, B.pvc("mine", SC_NAME)], classes=classes, bound=[(owner, "n1")])
     assert outcome(cluster, _claims_pod("new", "mine"), [PLUGIN]) == expect(
         error='running "NodeVolumeLimits" filter plugin: PVC default/owner-scratch was not created for pod '
-              'default/owner (pod is not owner)')
+        "default/owner (pod is not owner)"
+    )
 
 
 def test_a_node_without_a_csinode_takes_any_number():
@@ -232,8 +410,14 @@ def test_counts_follow_binds_unbinds_attachments_pv_updates_and_node_changes():
     node that migrates EBS as on one that does not."""
     pvs = [B.pv(f"pv-{i}", source={"csi": {"driver": EBS, "volumeHandle": f"h{i}"}}, phase=None) for i in range(5)]
     claims = [B.pvc(f"c{i}", volume_name=f"pv-{i}") for i in range(5)]
-    cluster = cluster_of(Objects(nodes=[B.node("n1"), B.node("n2")], pvs=pvs, pvcs=claims,
-                                 csi_nodes=[B.csi_node("n1", {EBS: 2}), B.csi_node("n2", {EBS: 2}, AWS_IN_TREE)]))
+    cluster = cluster_of(
+        Objects(
+            nodes=[B.node("n1"), B.node("n2")],
+            pvs=pvs,
+            pvcs=claims,
+            csi_nodes=[B.csi_node("n1", {EBS: 2}), B.csi_node("n2", {EBS: 2}, AWS_IN_TREE)],
+        )
+    )
     new = _claims_pod("new", "c0")
     assert outcome(cluster, new, [PLUGIN]) == expect(n1=(), n2=())
 
@@ -255,8 +439,9 @@ def test_counts_follow_binds_unbinds_attachments_pv_updates_and_node_changes():
 
     cluster.bind(b, "n1")
     assert outcome(cluster, new, [PLUGIN]) == expect(n1=EXCEEDED, n2=())
-    cluster.update_persistent_volume(B.pv("pv-2", source={"csi": {"driver": "other.csi.io", "volumeHandle": "h2"}},
-                                          phase=None))
+    cluster.update_persistent_volume(
+        B.pv("pv-2", source={"csi": {"driver": "other.csi.io", "volumeHandle": "h2"}}, phase=None)
+    )
     assert outcome(cluster, new, [PLUGIN]) == expect(n1=(), n2=())
 
     cluster.remove_node("n1", evict=True)

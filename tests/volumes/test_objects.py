@@ -24,9 +24,15 @@ KINDS = {
     "csi_storage_capacity": (B.capacity("cap", "local", {}, "1Gi"), "default/cap"),
     "volume_attachment": (B.attachment("va", "n1", "d", "pv-1"), "va"),
 }
-KIND_NAMES = {"persistent_volume": "persistentvolume", "persistent_volume_claim": "persistentvolumeclaim",
-              "storage_class": "storageclass", "csi_node": "csinode", "csi_driver": "csidriver",
-              "csi_storage_capacity": "csistoragecapacity", "volume_attachment": "volumeattachment"}
+KIND_NAMES = {
+    "persistent_volume": "persistentvolume",
+    "persistent_volume_claim": "persistentvolumeclaim",
+    "storage_class": "storageclass",
+    "csi_node": "csinode",
+    "csi_driver": "csidriver",
+    "csi_storage_capacity": "csistoragecapacity",
+    "volume_attachment": "volumeattachment",
+}
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
@@ -47,45 +53,119 @@ def test_add_update_remove(kind):
 
 
 BAD = [
-    ("persistent_volume", {"metadata": {"name": "pv"}, "spec": {"capacity": {"storage": "ten"}}},
-     ValueError, "persistentvolume pv: spec.capacity.storage: invalid quantity 'ten'"),
-    ("persistent_volume", {"metadata": {"name": "pv"}, "spec": {"accessModes": ["ReadWriteSometimes"]}},
-     ValueError, "persistentvolume pv: spec.accessModes[0]: unsupported access mode 'ReadWriteSometimes'"),
-    ("persistent_volume", {"metadata": {"name": "pv"}, "spec": {"volumeMode": "Raw"}},
-     ValueError, "persistentvolume pv: spec.volumeMode: must be Filesystem or Block, got 'Raw'"),
-    ("persistent_volume", {"metadata": {"name": "pv"}, "spec": {"nodeAffinity": {"required": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "k", "operator": "Near", "values": ["v"]}]}]}}}},
-     ValueError, "persistentvolume pv: spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].operator: "
-                 "not a valid selector operator: 'Near'"),
-    ("persistent_volume", {"metadata": {"name": "pv"}, "spec": {"claimRef": "c"}},
-     TypeError, "persistentvolume pv: spec.claimRef: must be a mapping"),
-    ("persistent_volume", {"metadata": {}, "spec": {}}, ValueError,
-     "persistentvolume <unnamed>: metadata.name: required"),
-    ("persistent_volume_claim", {"metadata": {"name": "c"}, "spec": {"resources": {"requests": {"storage": "-1Gi"}}}},
-     ValueError, "persistentvolumeclaim default/c: spec.resources.requests.storage: quantity '-1Gi' must not be "
-                 "negative"),
-    ("persistent_volume_claim", {"metadata": {"name": "c"}, "spec": {"selector": {"matchExpressions": [
-        {"key": "k", "operator": "In"}]}}},
-     ValueError, "persistentvolumeclaim default/c: spec.selector.matchExpressions[0].values: must be specified when "
-                 "`operator` is 'In'"),
-    ("persistent_volume_claim", {"metadata": {"name": "c", "annotations": {"a": 1}}, "spec": {}},
-     TypeError, "persistentvolumeclaim default/c: metadata.annotations.a: must map strings to strings"),
-    ("persistent_volume_claim", {"metadata": {"name": "c"}, "spec": {"storageClassName": 5}},
-     TypeError, "persistentvolumeclaim default/c: spec.storageClassName: must be a string"),
-    ("storage_class", {"metadata": {"name": "sc"}, "volumeBindingMode": "Later"},
-     ValueError, "storageclass sc: volumeBindingMode: must be Immediate or WaitForFirstConsumer, got 'Later'"),
-    ("storage_class", {"metadata": {"name": "sc"}, "allowedTopologies": [{"matchLabelExpressions": [{"key": 3}]}]},
-     TypeError, "storageclass sc: allowedTopologies[0].matchLabelExpressions[0].key: must be a string"),
-    ("csi_node", {"metadata": {"name": "n"}, "spec": {"drivers": [{"name": "d", "allocatable": {"count": -1}}]}},
-     ValueError, "csinode n: spec.drivers[0].allocatable.count: must be >= 0, got -1"),
-    ("csi_node", {"metadata": {"name": "n"}, "spec": {"drivers": [{"name": "d", "allocatable": {"count": "2"}}]}},
-     TypeError, "csinode n: spec.drivers[0].allocatable.count: must be an integer"),
-    ("csi_driver", {"metadata": {"name": "d"}, "spec": {"storageCapacity": "yes"}},
-     TypeError, "csidriver d: spec.storageCapacity: must be true or false"),
-    ("csi_storage_capacity", {"metadata": {"name": "cap"}, "capacity": "lots"},
-     ValueError, "csistoragecapacity default/cap: capacity: invalid quantity 'lots'"),
-    ("volume_attachment", {"metadata": {"name": "va"}, "spec": {"nodeName": ["n1"]}},
-     TypeError, "volumeattachment va: spec.nodeName: must be a string"),
+    (
+        "persistent_volume",
+        {"metadata": {"name": "pv"}, "spec": {"capacity": {"storage": "ten"}}},
+        ValueError,
+        "persistentvolume pv: spec.capacity.storage: invalid quantity 'ten'",
+    ),
+    (
+        "persistent_volume",
+        {"metadata": {"name": "pv"}, "spec": {"accessModes": ["ReadWriteSometimes"]}},
+        ValueError,
+        "persistentvolume pv: spec.accessModes[0]: unsupported access mode 'ReadWriteSometimes'",
+    ),
+    (
+        "persistent_volume",
+        {"metadata": {"name": "pv"}, "spec": {"volumeMode": "Raw"}},
+        ValueError,
+        "persistentvolume pv: spec.volumeMode: must be Filesystem or Block, got 'Raw'",
+    ),
+    (
+        "persistent_volume",
+        {
+            "metadata": {"name": "pv"},
+            "spec": {
+                "nodeAffinity": {
+                    "required": {
+                        "nodeSelectorTerms": [{"matchExpressions": [{"key": "k", "operator": "Near", "values": ["v"]}]}]
+                    }
+                }
+            },
+        },
+        ValueError,
+        "persistentvolume pv: spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].operator: "
+        "not a valid selector operator: 'Near'",
+    ),
+    (
+        "persistent_volume",
+        {"metadata": {"name": "pv"}, "spec": {"claimRef": "c"}},
+        TypeError,
+        "persistentvolume pv: spec.claimRef: must be a mapping",
+    ),
+    (
+        "persistent_volume",
+        {"metadata": {}, "spec": {}},
+        ValueError,
+        "persistentvolume <unnamed>: metadata.name: required",
+    ),
+    (
+        "persistent_volume_claim",
+        {"metadata": {"name": "c"}, "spec": {"resources": {"requests": {"storage": "-1Gi"}}}},
+        ValueError,
+        "persistentvolumeclaim default/c: spec.resources.requests.storage: quantity '-1Gi' must not be negative",
+    ),
+    (
+        "persistent_volume_claim",
+        {"metadata": {"name": "c"}, "spec": {"selector": {"matchExpressions": [{"key": "k", "operator": "In"}]}}},
+        ValueError,
+        "persistentvolumeclaim default/c: spec.selector.matchExpressions[0].values: must be specified when "
+        "`operator` is 'In'",
+    ),
+    (
+        "persistent_volume_claim",
+        {"metadata": {"name": "c", "annotations": {"a": 1}}, "spec": {}},
+        TypeError,
+        "persistentvolumeclaim default/c: metadata.annotations.a: must map strings to strings",
+    ),
+    (
+        "persistent_volume_claim",
+        {"metadata": {"name": "c"}, "spec": {"storageClassName": 5}},
+        TypeError,
+        "persistentvolumeclaim default/c: spec.storageClassName: must be a string",
+    ),
+    (
+        "storage_class",
+        {"metadata": {"name": "sc"}, "volumeBindingMode": "Later"},
+        ValueError,
+        "storageclass sc: volumeBindingMode: must be Immediate or WaitForFirstConsumer, got 'Later'",
+    ),
+    (
+        "storage_class",
+        {"metadata": {"name": "sc"}, "allowedTopologies": [{"matchLabelExpressions": [{"key": 3}]}]},
+        TypeError,
+        "storageclass sc: allowedTopologies[0].matchLabelExpressions[0].key: must be a string",
+    ),
+    (
+        "csi_node",
+        {"metadata": {"name": "n"}, "spec": {"drivers": [{"name": "d", "allocatable": {"count": -1}}]}},
+        ValueError,
+        "csinode n: spec.drivers[0].allocatable.count: must be >= 0, got -1",
+    ),
+    (
+        "csi_node",
+        {"metadata": {"name": "n"}, "spec": {"drivers": [{"name": "d", "allocatable": {"count": "2"}}]}},
+        TypeError,
+        "csinode n: spec.drivers[0].allocatable.count: must be an integer",
+    ),
+    (
+        "csi_driver",
+        {"metadata": {"name": "d"}, "spec": {"storageCapacity": "yes"}},
+        TypeError,
+        "csidriver d: spec.storageCapacity: must be true or false",
+    ),
+    (
+        "csi_storage_capacity",
+        {"metadata": {"name": "cap"}, "capacity": "lots"},
+        ValueError,
+        "csistoragecapacity default/cap: capacity: invalid quantity 'lots'",
+    ),
+    (
+        "volume_attachment",
+        {"metadata": {"name": "va"}, "spec": {"nodeName": ["n1"]}},
+        TypeError,
+        "volumeattachment va: spec.nodeName: must be a string",
+    ),
 ]
 
 
@@ -113,8 +193,11 @@ def test_a_bad_pod_volume_is_refused_naming_it():
     cluster = vcore.Cluster()
     cluster.add_node(B.node("n1"))
     bad = B.pod("p", {"name": "v", "persistentVolumeClaim": {"claimName": 7}})
-    with pytest.raises(TypeError, match=r"^pod default/p: spec.volumes\[0\].persistentVolumeClaim.claimName: must be "
-                                        r"a string"):
+    with pytest.raises(
+        TypeError,
+        match=r"^pod default/p: spec.volumes\[0\].persistentVolumeClaim.claimName: must be "
+        r"a string",
+    ):
         vcore.Scheduler(cluster).schedule([bad])
     assert cluster.n_pods == 0
 
@@ -132,37 +215,68 @@ def test_the_beta_storage_class_annotation_wins_over_the_field():
     ann = {"volume.beta.kubernetes.io/storage-class": "local"}
     pv = B.pv("pv-1", "other", capacity="1Gi", annotations=ann, node_affinity=B.node_affinity(B.HOSTNAME, "n1"))
     claim = B.pvc("c", "other", annotations=ann)
-    cluster = cluster_of(Objects(nodes=[B.node("n1"), B.node("n2")], pvs=[pv], pvcs=[claim],
-                                 classes=[B.storage_class("local", "WaitForFirstConsumer",
-                                                          "kubernetes.io/no-provisioner")]))
+    cluster = cluster_of(
+        Objects(
+            nodes=[B.node("n1"), B.node("n2")],
+            pvs=[pv],
+            pvcs=[claim],
+            classes=[B.storage_class("local", "WaitForFirstConsumer", "kubernetes.io/no-provisioner")],
+        )
+    )
     assert outcome(cluster, B.pod("p", B.claim_volume("c")), ["VolumeBinding"]) == expect(
-        n1=(), n2="node(s) didn't find available persistent volumes to bind")
+        n1=(), n2="node(s) didn't find available persistent volumes to bind"
+    )
 
 
 def test_client_models_are_taken_as_they_come():
     pv = client.V1PersistentVolume(
         metadata=client.V1ObjectMeta(name="pv-1"),
         spec=client.V1PersistentVolumeSpec(
-            capacity={"storage": "5Gi"}, access_modes=["ReadWriteOnce"], storage_class_name="local",
+            capacity={"storage": "5Gi"},
+            access_modes=["ReadWriteOnce"],
+            storage_class_name="local",
             host_path=client.V1HostPathVolumeSource(path="/data"),
-            node_affinity=client.V1VolumeNodeAffinity(required=client.V1NodeSelector(node_selector_terms=[
-                client.V1NodeSelectorTerm(match_expressions=[client.V1NodeSelectorRequirement(
-                    key=B.HOSTNAME, operator="In", values=["n2"])])]))),
-        status=client.V1PersistentVolumeStatus(phase="Available"))
+            node_affinity=client.V1VolumeNodeAffinity(
+                required=client.V1NodeSelector(
+                    node_selector_terms=[
+                        client.V1NodeSelectorTerm(
+                            match_expressions=[
+                                client.V1NodeSelectorRequirement(key=B.HOSTNAME, operator="In", values=["n2"])
+                            ]
+                        )
+                    ]
+                )
+            ),
+        ),
+        status=client.V1PersistentVolumeStatus(phase="Available"),
+    )
     claim = client.V1PersistentVolumeClaim(
         metadata=client.V1ObjectMeta(name="c", namespace="default", uid="u"),
         spec=client.V1PersistentVolumeClaimSpec(
-            access_modes=["ReadWriteOnce"], storage_class_name="local",
-            resources=client.V1VolumeResourceRequirements(requests={"storage": "1Gi"})))
-    sc = client.V1StorageClass(metadata=client.V1ObjectMeta(name="local"), provisioner="kubernetes.io/no-provisioner",
-                               volume_binding_mode="WaitForFirstConsumer")
+            access_modes=["ReadWriteOnce"],
+            storage_class_name="local",
+            resources=client.V1VolumeResourceRequirements(requests={"storage": "1Gi"}),
+        ),
+    )
+    sc = client.V1StorageClass(
+        metadata=client.V1ObjectMeta(name="local"),
+        provisioner="kubernetes.io/no-provisioner",
+        volume_binding_mode="WaitForFirstConsumer",
+    )
     cluster = cluster_of(Objects(nodes=[B.node("n1"), B.node("n2")]))
     cluster.add_storage_class(sc)
     cluster.add_persistent_volume(pv)
     cluster.add_persistent_volume_claim(claim)
-    pod = client.V1Pod(metadata=client.V1ObjectMeta(name="p", namespace="default"),
-                       spec=client.V1PodSpec(containers=[client.V1Container(name="c")], volumes=[client.V1Volume(
-                           name="v",
-                           persistent_volume_claim=client.V1PersistentVolumeClaimVolumeSource(claim_name="c"))]))
+    pod = client.V1Pod(
+        metadata=client.V1ObjectMeta(name="p", namespace="default"),
+        spec=client.V1PodSpec(
+            containers=[client.V1Container(name="c")],
+            volumes=[
+                client.V1Volume(
+                    name="v", persistent_volume_claim=client.V1PersistentVolumeClaimVolumeSource(claim_name="c")
+                )
+            ],
+        ),
+    )
     placed = vcore.Scheduler(cluster).schedule([pod])[0]
     assert placed.node == "n2" and placed.volumes.bindings == (("pv-1", "default/c", "u"),)

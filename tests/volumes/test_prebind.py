@@ -16,10 +16,17 @@ DYNAMIC = B.storage_class("dynamic", "WaitForFirstConsumer", "example.com/provis
 
 def _setup():
     claim = B.pvc("a", "local", uid="uid-a", request="1Gi", access_modes=("ReadWriteOnce",), resource_version="7")
-    to_provision = B.pvc("b", "dynamic", uid="uid-b", request="1Gi", access_modes=("ReadWriteOnce",),
-                         resource_version="8")
-    pv = B.pv("pv-1", "local", capacity="5Gi", access_modes=("ReadWriteOnce",), resource_version="3",
-              node_affinity=B.node_affinity(B.HOSTNAME, "n1"))
+    to_provision = B.pvc(
+        "b", "dynamic", uid="uid-b", request="1Gi", access_modes=("ReadWriteOnce",), resource_version="8"
+    )
+    pv = B.pv(
+        "pv-1",
+        "local",
+        capacity="5Gi",
+        access_modes=("ReadWriteOnce",),
+        resource_version="3",
+        node_affinity=B.node_affinity(B.HOSTNAME, "n1"),
+    )
     cluster = cluster_of(Objects(nodes=[B.node("n1")], pvs=[pv], pvcs=[claim, to_provision], classes=[LOCAL, DYNAMIC]))
     placed = vcore.Scheduler(cluster).schedule([B.pod("p", B.claim_volume("a"), B.claim_volume("b"))])[0]
     return cluster, placed, claim, to_provision, pv
@@ -31,8 +38,14 @@ def test_the_writes_bind_the_pv_and_select_the_node():
     (k1, pv_write), (k2, claim_write) = cluster.volume_writes(placed.volumes)
     assert (k1, k2) == ("persistentvolume", "persistentvolumeclaim")
     assert pv_write["metadata"]["resourceVersion"] == "3"  # a PUT at the version held: a change since conflicts
-    assert pv_write["spec"]["claimRef"] == {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": "default",
-                                            "name": "a", "uid": "uid-a", "resourceVersion": "7"}
+    assert pv_write["spec"]["claimRef"] == {
+        "kind": "PersistentVolumeClaim",
+        "apiVersion": "v1",
+        "namespace": "default",
+        "name": "a",
+        "uid": "uid-a",
+        "resourceVersion": "7",
+    }
     assert pv_write["metadata"]["annotations"]["pv.kubernetes.io/bound-by-controller"] == "yes"
     assert claim_write["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == "n1"
     assert claim_write["metadata"]["resourceVersion"] == "8"
@@ -42,8 +55,14 @@ def test_the_writes_bind_the_pv_and_select_the_node():
 
 def test_a_pv_pre_bound_by_the_user_keeps_its_claimref_and_gets_no_annotation():
     claim = B.pvc("a", "local", uid="uid-a", request="1Gi", access_modes=("ReadWriteOnce",))
-    pv = B.pv("pv-1", "local", capacity="5Gi", access_modes=("ReadWriteOnce",), claim=claim,
-              node_affinity=B.node_affinity(B.HOSTNAME, "n1"))
+    pv = B.pv(
+        "pv-1",
+        "local",
+        capacity="5Gi",
+        access_modes=("ReadWriteOnce",),
+        claim=claim,
+        node_affinity=B.node_affinity(B.HOSTNAME, "n1"),
+    )
     cluster = cluster_of(Objects(nodes=[B.node("n1")], pvs=[pv], pvcs=[claim], classes=[LOCAL]))
     placed = vcore.Scheduler(cluster).schedule([B.pod("p", B.claim_volume("a"))])[0]
     ((_, write),) = cluster.volume_writes(placed.volumes)
@@ -59,17 +78,30 @@ def test_status_follows_the_pv_controller():
     # The watch has not shown the writes yet: wait.
     assert cluster.volume_binds_status(binds, written) == (False, None)
     cluster.update_persistent_volume({**pv_write, "metadata": {**pv_write["metadata"], "resourceVersion": "10"}})
-    cluster.update_persistent_volume_claim({**claim_write,
-                                            "metadata": {**claim_write["metadata"], "resourceVersion": "11"}})
+    cluster.update_persistent_volume_claim(
+        {**claim_write, "metadata": {**claim_write["metadata"], "resourceVersion": "11"}}
+    )
     assert cluster.volume_binds_status(binds, written) == (False, None)  # the claims are not bound yet
     # The PV controller binds claim a to pv-1; a provisioner makes pv-2 for b, and the controller binds it.
-    cluster.update_persistent_volume_claim(B.pvc("a", "local", uid="uid-a", request="1Gi", volume_name="pv-1",
-                                                 bound=True, resource_version="12"))
+    cluster.update_persistent_volume_claim(
+        B.pvc("a", "local", uid="uid-a", request="1Gi", volume_name="pv-1", bound=True, resource_version="12")
+    )
     assert cluster.volume_binds_status(binds, written) == (False, None)
-    cluster.add_persistent_volume(B.pv("pv-2", "dynamic", capacity="1Gi",
-                                       node_affinity=B.node_affinity(B.HOSTNAME, "n1")))
-    cluster.update_persistent_volume_claim(B.pvc("b", "dynamic", uid="uid-b", request="1Gi", volume_name="pv-2",
-                                                 bound=True, selected_node="n1", resource_version="13"))
+    cluster.add_persistent_volume(
+        B.pv("pv-2", "dynamic", capacity="1Gi", node_affinity=B.node_affinity(B.HOSTNAME, "n1"))
+    )
+    cluster.update_persistent_volume_claim(
+        B.pvc(
+            "b",
+            "dynamic",
+            uid="uid-b",
+            request="1Gi",
+            volume_name="pv-2",
+            bound=True,
+            selected_node="n1",
+            resource_version="13",
+        )
+    )
     assert cluster.volume_binds_status(binds, written) == (True, None)
 
 
@@ -84,18 +116,25 @@ def test_status_reports_the_failures_kube_scheduler_reports():
     cluster.update_persistent_volume(pv_write)
     # The provisioner gave up: it removed the selected-node annotation.
     cluster.update_persistent_volume_claim(to_provision)
-    cluster.update_persistent_volume_claim(B.pvc("a", "local", uid="uid-a", request="1Gi", volume_name="pv-1",
-                                                 bound=True))
+    cluster.update_persistent_volume_claim(
+        B.pvc("a", "local", uid="uid-a", request="1Gi", volume_name="pv-1", bound=True)
+    )
     assert cluster.volume_binds_status(binds) == (False, 'provisioning failed for PVC "b"')
     # A provisioned PV that does not allow the node.
-    cluster.update_persistent_volume_claim(B.pvc("b", "dynamic", uid="uid-b", volume_name="pv-far", bound=True,
-                                                 selected_node="n1"))
-    cluster.add_persistent_volume(B.pv("pv-far", "dynamic", capacity="1Gi",
-                                       node_affinity=B.node_affinity(B.HOSTNAME, "elsewhere")))
+    cluster.update_persistent_volume_claim(
+        B.pvc("b", "dynamic", uid="uid-b", volume_name="pv-far", bound=True, selected_node="n1")
+    )
+    cluster.add_persistent_volume(
+        B.pv("pv-far", "dynamic", capacity="1Gi", node_affinity=B.node_affinity(B.HOSTNAME, "elsewhere"))
+    )
     assert cluster.volume_binds_status(binds) == (
-        False, "pv \"pv-far\" node affinity doesn't match node \"n1\": no matching NodeSelectorTerms")
+        False,
+        'pv "pv-far" node affinity doesn\'t match node "n1": no matching NodeSelectorTerms',
+    )
     cluster.remove_persistent_volume("pv-1")
     assert cluster.volume_binds_status(binds) == (
-        False, 'failed to check binding: could not find v1.PersistentVolume "pv-1"')
+        False,
+        'failed to check binding: could not find v1.PersistentVolume "pv-1"',
+    )
     cluster.remove_node("n1", evict=True)
     assert cluster.volume_binds_status(binds) == (False, 'failed to get node "n1": node "n1" not found')

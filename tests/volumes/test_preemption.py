@@ -12,8 +12,9 @@ from tests.volumes import builders as B
 from tests.volumes.harness import Objects, cluster_of
 
 NO_CLAIMS = "no new claims to deallocate, preemption: "
-RWOP = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by "
-        "another pod")
+RWOP = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+)
 EBS = "ebs.csi.aws.com"
 
 
@@ -45,16 +46,21 @@ def test_a_readwriteoncepod_claim_held_by_a_lower_priority_pod_is_freed_by_evict
 def test_a_readwriteoncepod_claim_held_by_a_pod_of_higher_priority_has_no_victims():
     result = vcore.Scheduler(_rwop_cluster(1000)).filter(_priority(B.pod("p", B.claim_volume("rwop")), 100))
     assert result.preemption is not None and result.preemption.node is None
-    assert result.message == (f"0/2 nodes are available: 2 {RWOP}. " + NO_CLAIMS
-                              + "0/2 nodes are available: 2 No preemption victims found for incoming pod.")
+    assert result.message == (
+        f"0/2 nodes are available: 2 {RWOP}. "
+        + NO_CLAIMS
+        + "0/2 nodes are available: 2 No preemption victims found for incoming pod."
+    )
 
 
 def test_too_many_volumes_on_a_node_are_lifted_by_evicting_lower_priority_users():
-    claims, pvs = zip(*(_bound(f"c{i}", f"pv-{i}", source={"csi": {"driver": EBS, "volumeHandle": f"h{i}"}})
-                        for i in range(2)))
+    claims, pvs = zip(
+        *(_bound(f"c{i}", f"pv-{i}", source={"csi": {"driver": EBS, "volumeHandle": f"h{i}"}}) for i in range(2))
+    )
     low = _priority(B.pod("low", B.claim_volume("c0")), 0)
-    cluster = cluster_of(Objects(nodes=[B.node("n1")], pvs=pvs, pvcs=claims, csi_nodes=[B.csi_node("n1", {EBS: 1})],
-                                 bound=[(low, "n1")]))
+    cluster = cluster_of(
+        Objects(nodes=[B.node("n1")], pvs=pvs, pvcs=claims, csi_nodes=[B.csi_node("n1", {EBS: 1})], bound=[(low, "n1")])
+    )
     result = vcore.Scheduler(cluster).filter(_priority(B.pod("p", B.claim_volume("c1")), 100))
     assert result.reasons == {"node(s) exceed max volume count": 1}
     assert result.preemption is not None
@@ -64,13 +70,22 @@ def test_too_many_volumes_on_a_node_are_lifted_by_evicting_lower_priority_users(
 def test_a_volume_zone_conflict_is_not_helped_by_preemption():
     claim, pv = _bound("c", "pv-a", labels={B.ZONE_GA: "zone-a"})
     low = _priority(B.pod("low"), 0)
-    cluster = cluster_of(Objects(nodes=[B.node("n1", {B.ZONE_GA: "zone-b"}), B.node("n2", {B.ZONE_GA: "zone-c"})],
-                                 pvs=[pv], pvcs=[claim], bound=[(low, "n1")]))
+    cluster = cluster_of(
+        Objects(
+            nodes=[B.node("n1", {B.ZONE_GA: "zone-b"}), B.node("n2", {B.ZONE_GA: "zone-c"})],
+            pvs=[pv],
+            pvcs=[claim],
+            bound=[(low, "n1")],
+        )
+    )
     result = vcore.Scheduler(cluster).filter(_priority(B.pod("p", B.claim_volume("c")), 100))
     assert result.reasons == {"node(s) had no available volume zone": 2}
     assert result.preemption is not None and result.preemption.node is None
-    assert result.message == ("0/2 nodes are available: 2 node(s) had no available volume zone. " + NO_CLAIMS
-                              + "0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
+    assert result.message == (
+        "0/2 nodes are available: 2 node(s) had no available volume zone. "
+        + NO_CLAIMS
+        + "0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
 
 
 def test_a_prefilter_rejection_ends_with_dynamic_resources_missing_state_and_no_preemption():

@@ -34,16 +34,22 @@ class Gen:
         self.names = [n["metadata"]["name"] for n in self.nodes]
         self.classes = [
             B.storage_class("local", "WaitForFirstConsumer", "kubernetes.io/no-provisioner"),
-            B.storage_class("dyn", "WaitForFirstConsumer", DRIVERS[1],
-                            allowed_topologies=([{"topology.kubernetes.io/zone": ["z1", "z2"]}]
-                                                if r.random() < 0.5 else None)),
+            B.storage_class(
+                "dyn",
+                "WaitForFirstConsumer",
+                DRIVERS[1],
+                allowed_topologies=([{"topology.kubernetes.io/zone": ["z1", "z2"]}] if r.random() < 0.5 else None),
+            ),
             B.storage_class("cap", "WaitForFirstConsumer", DRIVERS[2]),
             B.storage_class("fast", "Immediate", DRIVERS[0]),
             B.storage_class("nomode", None, DRIVERS[0]),
         ]
         self.drivers = [B.csi_driver(DRIVERS[2], r.random() < 0.7), B.csi_driver(DRIVERS[1], False)]
-        self.capacities = [B.capacity(f"cap-{n}", "cap", {"matchLabels": {B.HOSTNAME: n}}, r.choice(SIZES))
-                           for n in self.names if r.random() < 0.6]
+        self.capacities = [
+            B.capacity(f"cap-{n}", "cap", {"matchLabels": {B.HOSTNAME: n}}, r.choice(SIZES))
+            for n in self.names
+            if r.random() < 0.6
+        ]
         self.csi_nodes = []
         for n in self.names:
             if r.random() < 0.7:
@@ -60,13 +66,18 @@ class Gen:
         for i in range(r.randint(0, 6)):
             self.bound.append((self.random_pod(f"b{i}"), r.choice(self.names)))
         self.pending = [self.random_pod(f"p{i}") for i in range(8)]
-        self.attachments = [B.attachment(f"va{i}", r.choice(self.names), r.choice(DRIVERS), f"pv{r.randint(0, 12)}")
-                            for i in range(r.randint(0, 3))]
+        self.attachments = [
+            B.attachment(f"va{i}", r.choice(self.names), r.choice(DRIVERS), f"pv{r.randint(0, 12)}")
+            for i in range(r.randint(0, 3))
+        ]
 
     def random_pv(self, name: str) -> dict:
         r = self.r
-        source = ({"csi": {"driver": r.choice(DRIVERS), "volumeHandle": f"h-{name}"}} if r.random() < 0.8
-                  else {"awsElasticBlockStore": {"volumeID": f"vol-{name}"}})
+        source = (
+            {"csi": {"driver": r.choice(DRIVERS), "volumeHandle": f"h-{name}"}}
+            if r.random() < 0.8
+            else {"awsElasticBlockStore": {"volumeID": f"vol-{name}"}}
+        )
         affinity = None
         choice = r.random()
         if choice < 0.5:
@@ -80,14 +91,26 @@ class Gen:
             labels["tier"] = r.choice(("gold", "silver"))
         claim = None
         if r.random() < 0.15:
-            claim = {"metadata": {"namespace": "default", "name": f"c{r.randint(0, 11)}",
-                                  "uid": r.choice(("", "uid-x"))}}
-        modes = ("ReadWriteOnce", "ReadOnlyMany") if r.random() < 0.8 else (r.choice(("ReadOnlyMany", "ReadWriteMany",
-                                                                                      "ReadWriteOncePod")),)
-        return B.pv(name, r.choice(("local", "local", "local", "dyn", "cap", "")), capacity=r.choice(SIZES),
-                    phase=r.choice(("Available", "Available", "Available", "Bound", "Released")),
-                    node_affinity=affinity, claim=claim, labels=labels, access_modes=modes,
-                    volume_mode="Block" if r.random() < 0.1 else None, source=source)
+            claim = {
+                "metadata": {"namespace": "default", "name": f"c{r.randint(0, 11)}", "uid": r.choice(("", "uid-x"))}
+            }
+        modes = (
+            ("ReadWriteOnce", "ReadOnlyMany")
+            if r.random() < 0.8
+            else (r.choice(("ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")),)
+        )
+        return B.pv(
+            name,
+            r.choice(("local", "local", "local", "dyn", "cap", "")),
+            capacity=r.choice(SIZES),
+            phase=r.choice(("Available", "Available", "Available", "Bound", "Released")),
+            node_affinity=affinity,
+            claim=claim,
+            labels=labels,
+            access_modes=modes,
+            volume_mode="Block" if r.random() < 0.1 else None,
+            source=source,
+        )
 
     def random_pvc(self, name: str) -> dict:
         r = self.r
@@ -100,11 +123,18 @@ class Gen:
             kwargs = {"volume_name": "pv-gone", "bound": r.random() < 0.5}
         elif state < 0.4:
             kwargs = {"selected_node": r.choice(self.names)}
-        return B.pvc(name, sc, uid=f"uid-{name}", request=r.choice(SIZES + (None,)),
-                     access_modes=("ReadWriteOncePod",) if r.random() < 0.15 else ("ReadWriteOnce",),
-                     phase="Lost" if r.random() < 0.03 else None, deleting=r.random() < 0.03,
-                     volume_mode="Block" if r.random() < 0.1 else None,
-                     selector={"matchLabels": {"tier": "gold"}} if r.random() < 0.1 else None, **kwargs)
+        return B.pvc(
+            name,
+            sc,
+            uid=f"uid-{name}",
+            request=r.choice(SIZES + (None,)),
+            access_modes=("ReadWriteOncePod",) if r.random() < 0.15 else ("ReadWriteOnce",),
+            phase="Lost" if r.random() < 0.03 else None,
+            deleting=r.random() < 0.03,
+            volume_mode="Block" if r.random() < 0.1 else None,
+            selector={"matchLabels": {"tier": "gold"}} if r.random() < 0.1 else None,
+            **kwargs,
+        )
 
     def random_pod(self, name: str) -> dict:
         r = self.r
@@ -118,40 +148,68 @@ class Gen:
                 volumes.append(B.ephemeral_volume(f"v{i}"))
                 if r.random() < 0.7:  # the ephemeral volume controller made its claim (owned by the pod, or not)
                     owner = f"uid-{name}" if r.random() < 0.9 else None
-                    self.pvcs.append(B.pvc(f"{name}-v{i}", r.choice(("local", "dyn", "cap")), owner_uid=owner,
-                                           uid=f"uid-{name}-v{i}", request=r.choice(SIZES),
-                                           access_modes=("ReadWriteOnce",)))
+                    self.pvcs.append(
+                        B.pvc(
+                            f"{name}-v{i}",
+                            r.choice(("local", "dyn", "cap")),
+                            owner_uid=owner,
+                            uid=f"uid-{name}-v{i}",
+                            request=r.choice(SIZES),
+                            access_modes=("ReadWriteOnce",),
+                        )
+                    )
             elif kind < 0.8:
-                volumes.append(B.inline("gcePersistentDisk", f"v{i}", pdName=r.choice(("d1", "d2")),
-                                        readOnly=r.random() < 0.5))
+                volumes.append(
+                    B.inline("gcePersistentDisk", f"v{i}", pdName=r.choice(("d1", "d2")), readOnly=r.random() < 0.5)
+                )
             elif kind < 0.9:
                 volumes.append(B.inline("awsElasticBlockStore", f"v{i}", volumeID=r.choice(("vol-1", "aws://z/vol-2"))))
             else:
-                volumes.append(B.inline("iscsi", f"v{i}", iqn=r.choice(("iqn.a", "iqn.b")), targetPortal="p", lun=0,
-                                        readOnly=r.random() < 0.5))
+                volumes.append(
+                    B.inline(
+                        "iscsi",
+                        f"v{i}",
+                        iqn=r.choice(("iqn.a", "iqn.b")),
+                        targetPortal="p",
+                        lun=0,
+                        readOnly=r.random() < 0.5,
+                    )
+                )
         return B.pod(name, *volumes, uid=f"uid-{name}")
 
     def objects(self) -> Objects:
-        return Objects(nodes=self.nodes, pvs=self.pvs, pvcs=self.pvcs, classes=self.classes, csi_nodes=self.csi_nodes,
-                       csi_drivers=self.drivers, capacities=self.capacities, attachments=self.attachments,
-                       bound=self.bound)
+        return Objects(
+            nodes=self.nodes,
+            pvs=self.pvs,
+            pvcs=self.pvcs,
+            classes=self.classes,
+            csi_nodes=self.csi_nodes,
+            csi_drivers=self.drivers,
+            capacities=self.capacities,
+            attachments=self.attachments,
+            bound=self.bound,
+        )
 
     def world(self) -> R.World:
-        w = R.World(nodes={n["metadata"]["name"]: n for n in self.nodes},
-                    pvs={p["metadata"]["name"]: p for p in self.pvs},
-                    pvcs={f"default/{c['metadata']['name']}": c for c in self.pvcs},
-                    classes={c["metadata"]["name"]: c for c in self.classes},
-                    csi_nodes={c["metadata"]["name"]: c for c in self.csi_nodes},
-                    csi_drivers={d["metadata"]["name"]: d for d in self.drivers},
-                    capacities=list(self.capacities), attachments=list(self.attachments))
+        w = R.World(
+            nodes={n["metadata"]["name"]: n for n in self.nodes},
+            pvs={p["metadata"]["name"]: p for p in self.pvs},
+            pvcs={f"default/{c['metadata']['name']}": c for c in self.pvcs},
+            classes={c["metadata"]["name"]: c for c in self.classes},
+            csi_nodes={c["metadata"]["name"]: c for c in self.csi_nodes},
+            csi_drivers={d["metadata"]["name"]: d for d in self.drivers},
+            capacities=list(self.capacities),
+            attachments=list(self.attachments),
+        )
         for p, node in self.bound:
             w.bound.setdefault(node, []).append(p)
         return w
 
 
 def _expected(result: R.Result) -> Outcome:
-    return Outcome(result.rejection, result.error, dict(result.nodes) if result.rejection is None and
-                   result.error is None else {})
+    return Outcome(
+        result.rejection, result.error, dict(result.nodes) if result.rejection is None and result.error is None else {}
+    )
 
 
 @pytest.mark.parametrize("seed", range(100))
@@ -174,11 +232,18 @@ def test_a_batch_places_pods_where_the_reference_accepts_them_and_assumes_the_sa
     for pod, placed in zip(pods, placements):
         expected = R.evaluate(world, pod)
         if placed.node is None:
-            assert expected.rejection is not None or expected.error is not None or all(expected.nodes.values()), \
-                (seed, pod, expected)
+            assert expected.rejection is not None or expected.error is not None or all(expected.nodes.values()), (
+                seed,
+                pod,
+                expected,
+            )
             continue
-        assert expected.rejection is None and expected.error is None and expected.nodes[placed.node] == (), \
-            (seed, pod, placed, expected)
+        assert expected.rejection is None and expected.error is None and expected.nodes[placed.node] == (), (
+            seed,
+            pod,
+            placed,
+            expected,
+        )
         assumed = R.assume(world, pod, placed.node)
         got = None if placed.volumes is None else (placed.volumes.bindings, placed.volumes.provisions)
         assert got == assumed, (seed, pod, placed)

@@ -12,19 +12,28 @@ from tests.volumes.harness import Objects, cluster_of, expect, outcome
 
 PLUGIN = "VolumeRestrictions"
 DISK = "node(s) had no available disk"
-RWOP = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by "
-        "another pod")
+RWOP = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+)
 
 DISKS = {
     "GCE": (B.inline("gcePersistentDisk", "a", pdName="foo"), B.inline("gcePersistentDisk", "b", pdName="bar")),
-    "AWS": (B.inline("awsElasticBlockStore", "a", volumeID="foo"), B.inline("awsElasticBlockStore", "b",
-                                                                            volumeID="bar")),
-    "RBD": (B.inline("rbd", "a", monitors=["a", "b"], pool="foo", image="bar", fsType="ext4"),
-            B.inline("rbd", "b", monitors=["c", "d"], pool="foo", image="bar", fsType="ext4")),
-    "ISCSI": (B.inline("iscsi", "a", targetPortal="127.0.0.1:3260", iqn="iqn.2016-12.server:storage.target01",
-                       fsType="ext4", lun=0),
-              B.inline("iscsi", "b", targetPortal="127.0.0.1:3260", iqn="iqn.2017-12.server:storage.target01",
-                       fsType="ext4", lun=0)),
+    "AWS": (
+        B.inline("awsElasticBlockStore", "a", volumeID="foo"),
+        B.inline("awsElasticBlockStore", "b", volumeID="bar"),
+    ),
+    "RBD": (
+        B.inline("rbd", "a", monitors=["a", "b"], pool="foo", image="bar", fsType="ext4"),
+        B.inline("rbd", "b", monitors=["c", "d"], pool="foo", image="bar", fsType="ext4"),
+    ),
+    "ISCSI": (
+        B.inline(
+            "iscsi", "a", targetPortal="127.0.0.1:3260", iqn="iqn.2016-12.server:storage.target01", fsType="ext4", lun=0
+        ),
+        B.inline(
+            "iscsi", "b", targetPortal="127.0.0.1:3260", iqn="iqn.2017-12.server:storage.target01", fsType="ext4", lun=0
+        ),
+    ),
 }
 
 
@@ -35,8 +44,12 @@ def _disk_cases():
         yield pytest.param(B.pod("p"), [state], (), id=f"{test}/one state")
         yield pytest.param(B.pod("p", state), [state], DISK, id=f"{test}/same state")
         yield pytest.param(B.pod("p", state2), [state], (), id=f"{test}/different state")
-    yield pytest.param(B.pod("p", {"name": "volume with no restriction"}), [], (),
-                       id="TestGCEDiskConflicts/pod with a volume that doesn't have restrictions")
+    yield pytest.param(
+        B.pod("p", {"name": "volume with no restriction"}),
+        [],
+        (),
+        id="TestGCEDiskConflicts/pod with a volume that doesn't have restrictions",
+    )
     # vcore: the read-only rules (GCE PD, iSCSI and RBD allow several read-only mounts; EBS never two).
     ro_gce = B.inline("gcePersistentDisk", "a", pdName="foo", readOnly=True)
     yield pytest.param(B.pod("p", ro_gce), [ro_gce], (), id="vcore: GCE PD read-only twice")
@@ -65,22 +78,42 @@ RWX = B.pvc("claim-with-rwx", access_modes=("ReadWriteMany",))
 WITH_ONE = B.pod("pod-with-one-pvc", B.claim_volume("claim-with-rwop-1"))
 WITH_TWO = B.pod("pod-with-two-pvcs", B.claim_volume("claim-with-rwop-1"), B.claim_volume("claim-with-rwop-2"))
 ONE_CONFLICT = B.pod("pod-with-one-conflict", B.claim_volume("claim-with-rwop-1"))
-TWO_CONFLICTS = B.pod("pod-with-two-conflicts", B.claim_volume("claim-with-rwop-1"),
-                      B.claim_volume("claim-with-rwop-2"))
+TWO_CONFLICTS = B.pod(
+    "pod-with-two-conflicts", B.claim_volume("claim-with-rwop-1"), B.claim_volume("claim-with-rwop-2")
+)
 WITH_RWX = B.pod("pod-with-rwx", B.claim_volume("claim-with-rwx"))
 
 
-@pytest.mark.parametrize("pod, existing, pvcs, want", [
-    pytest.param(B.pod("p"), [], [], expect(node_1=()), id="TestAccessModeConflicts/nothing"),
-    pytest.param(WITH_ONE, [], [], expect(rejection='persistentvolumeclaim "claim-with-rwop-1" not found'),
-                 id="TestAccessModeConflicts/failed to get PVC"),
-    pytest.param(WITH_ONE, [WITH_RWX], [RWOP_1, RWX], expect(node_1=()),
-                 id="TestAccessModeConflicts/no access mode conflict"),
-    pytest.param(ONE_CONFLICT, [WITH_ONE, WITH_RWX], [RWOP_1, RWX], expect(node_1=RWOP),
-                 id="TestAccessModeConflicts/access mode conflict, unschedulable"),
-    pytest.param(TWO_CONFLICTS, [WITH_TWO, WITH_RWX], [RWOP_1, RWOP_2, RWX], expect(node_1=RWOP),
-                 id="TestAccessModeConflicts/two conflicts, unschedulable"),
-])
+@pytest.mark.parametrize(
+    "pod, existing, pvcs, want",
+    [
+        pytest.param(B.pod("p"), [], [], expect(node_1=()), id="TestAccessModeConflicts/nothing"),
+        pytest.param(
+            WITH_ONE,
+            [],
+            [],
+            expect(rejection='persistentvolumeclaim "claim-with-rwop-1" not found'),
+            id="TestAccessModeConflicts/failed to get PVC",
+        ),
+        pytest.param(
+            WITH_ONE, [WITH_RWX], [RWOP_1, RWX], expect(node_1=()), id="TestAccessModeConflicts/no access mode conflict"
+        ),
+        pytest.param(
+            ONE_CONFLICT,
+            [WITH_ONE, WITH_RWX],
+            [RWOP_1, RWX],
+            expect(node_1=RWOP),
+            id="TestAccessModeConflicts/access mode conflict, unschedulable",
+        ),
+        pytest.param(
+            TWO_CONFLICTS,
+            [WITH_TWO, WITH_RWX],
+            [RWOP_1, RWOP_2, RWX],
+            expect(node_1=RWOP),
+            id="TestAccessModeConflicts/two conflicts, unschedulable",
+        ),
+    ],
+)
 def test_access_mode_conflicts(pod, existing, pvcs, want):
     cluster = cluster_of(Objects(nodes=[B.node("node-1")], pvcs=pvcs, bound=[(p, "node-1") for p in existing]))
     assert outcome(cluster, pod, [PLUGIN]) == want

@@ -24,27 +24,46 @@ def _claim(name: str, volume: str = "", storage_class: str | None = None) -> dic
 
 
 SINGLE_PVS = [
-    _pv("Vol_1", **{ZONE_BETA: "us-west1-a"}), _pv("Vol_2", **{REGION_BETA: "us-west1", "uselessLabel": "none"}),
-    _pv("Vol_3", **{REGION_BETA: "us-west1"}), _pv("Vol_Stable_1", **{ZONE_GA: "us-west1-a"}),
+    _pv("Vol_1", **{ZONE_BETA: "us-west1-a"}),
+    _pv("Vol_2", **{REGION_BETA: "us-west1", "uselessLabel": "none"}),
+    _pv("Vol_3", **{REGION_BETA: "us-west1"}),
+    _pv("Vol_Stable_1", **{ZONE_GA: "us-west1-a"}),
     _pv("Vol_Stable_2", **{REGION_GA: "us-west1", "uselessLabel": "none"}),
     _pv("Vol_Stable_3", **{ZONE_GA: "us-west1-a", REGION_GA: "us-west1-a"}),
 ]
-SINGLE_PVCS = [_claim("PVC_1", "Vol_1"), _claim("PVC_2", "Vol_2"), _claim("PVC_3", "Vol_3"),
-               _claim("PVC_4", "Vol_not_exist"), _claim("PVC_Stable_1", "Vol_Stable_1"),
-               _claim("PVC_Stable_2", "Vol_Stable_2"), _claim("PVC_Stable_3", "Vol_Stable_3")]
+SINGLE_PVCS = [
+    _claim("PVC_1", "Vol_1"),
+    _claim("PVC_2", "Vol_2"),
+    _claim("PVC_3", "Vol_3"),
+    _claim("PVC_4", "Vol_not_exist"),
+    _claim("PVC_Stable_1", "Vol_Stable_1"),
+    _claim("PVC_Stable_2", "Vol_Stable_2"),
+    _claim("PVC_Stable_3", "Vol_Stable_3"),
+]
 MULTI_PVS = [
-    _pv("Vol_1", **{ZONE_BETA: "us-west1-a"}), _pv("Vol_2", **{ZONE_BETA: "us-west1-b", "uselessLabel": "none"}),
-    _pv("Vol_3", **{ZONE_BETA: "us-west1-c__us-west1-a"}), _pv("Vol_Stable_1", **{ZONE_GA: "us-west1-a"}),
+    _pv("Vol_1", **{ZONE_BETA: "us-west1-a"}),
+    _pv("Vol_2", **{ZONE_BETA: "us-west1-b", "uselessLabel": "none"}),
+    _pv("Vol_3", **{ZONE_BETA: "us-west1-c__us-west1-a"}),
+    _pv("Vol_Stable_1", **{ZONE_GA: "us-west1-a"}),
     _pv("Vol_Stable_2", **{ZONE_GA: "us-west1-c__us-west1-a"}),
 ]
-MULTI_PVCS = [_claim("PVC_1", "Vol_1"), _claim("PVC_2", "Vol_2"), _claim("PVC_3", "Vol_3"),
-              _claim("PVC_4", "Vol_not_exist"), _claim("PVC_Stable_1", "Vol_Stable_1"),
-              _claim("PVC_Stable_2", "Vol_Stable_2")]
+MULTI_PVCS = [
+    _claim("PVC_1", "Vol_1"),
+    _claim("PVC_2", "Vol_2"),
+    _claim("PVC_3", "Vol_3"),
+    _claim("PVC_4", "Vol_not_exist"),
+    _claim("PVC_Stable_1", "Vol_Stable_1"),
+    _claim("PVC_Stable_2", "Vol_Stable_2"),
+]
 BINDING_CLASSES = [B.storage_class("Class_Immediate"), B.storage_class("Class_Wait", "WaitForFirstConsumer")]
 BINDING_PVS = [_pv("Vol_1", **{ZONE_BETA: "us-west1-a"})]
-BINDING_PVCS = [_claim("PVC_1", "Vol_1"), _claim("PVC_NoSC", storage_class="Class_0"), _claim("PVC_EmptySC"),
-                _claim("PVC_WaitSC", storage_class="Class_Wait"), _claim("PVC_ImmediateSC",
-                                                                         storage_class="Class_Immediate")]
+BINDING_PVCS = [
+    _claim("PVC_1", "Vol_1"),
+    _claim("PVC_NoSC", storage_class="Class_0"),
+    _claim("PVC_EmptySC"),
+    _claim("PVC_WaitSC", storage_class="Class_Wait"),
+    _claim("PVC_ImmediateSC", storage_class="Class_Immediate"),
+]
 BINDING_NODE = {ZONE_BETA: "us-west1-a", "uselessLabel": "none"}
 
 
@@ -63,55 +82,177 @@ BINDING = (BINDING_PVS, BINDING_PVCS, BINDING_CLASSES)
 CASES = [
     case(S, "pod without volume", None, {ZONE_BETA: "us-west1-a"}, expect(host1=()), SINGLE),
     case(S, "node without labels", "PVC_1", {}, expect(host1=()), SINGLE),
-    case(S, "beta zone label matched", "PVC_1", {ZONE_BETA: "us-west1-a", "uselessLabel": "none"}, expect(host1=()),
-         SINGLE),
-    case(S, "beta region label matched", "PVC_2", {REGION_BETA: "us-west1", "uselessLabel": "none"}, expect(host1=()),
-         SINGLE),
-    case(S, "beta region label doesn't match", "PVC_2", {REGION_BETA: "no_us-west1", "uselessLabel": "none"},
-         expect(host1=CONFLICT), SINGLE),
-    case(S, "beta zone label doesn't match", "PVC_1", {ZONE_BETA: "no_us-west1-a", "uselessLabel": "none"},
-         expect(host1=CONFLICT), SINGLE),
-    case(S, "zone label matched", "PVC_Stable_1", {ZONE_GA: "us-west1-a", "uselessLabel": "none"}, expect(host1=()),
-         SINGLE),
-    case(S, "region label matched", "PVC_Stable_2", {REGION_GA: "us-west1", "uselessLabel": "none"}, expect(host1=()),
-         SINGLE),
-    case(S, "region label doesn't match", "PVC_Stable_2", {REGION_GA: "no_us-west1", "uselessLabel": "none"},
-         expect(host1=CONFLICT), SINGLE),
-    case(S, "zone label doesn't match", "PVC_Stable_1", {ZONE_GA: "no_us-west1-a", "uselessLabel": "none"},
-         expect(host1=CONFLICT), SINGLE),
-    case(S, "pv with zone and region, node with only zone", "PVC_Stable_3", {ZONE_GA: "us-west1-a"},
-         expect(host1=CONFLICT), SINGLE),
-    case(S, "pv with zone,node with beta zone", "PVC_Stable_1", {ZONE_BETA: "us-west1-a"}, expect(host1=CONFLICT),
-         SINGLE),
-    case(S, "pv with beta label,node with ga label, matched", "PVC_1", {ZONE_GA: "us-west1-a"}, expect(host1=()),
-         SINGLE),
-    case(S, "pv with beta label,node with ga label, don't match", "PVC_1", {ZONE_GA: "us-west1-b"},
-         expect(host1=CONFLICT), SINGLE),
+    case(
+        S,
+        "beta zone label matched",
+        "PVC_1",
+        {ZONE_BETA: "us-west1-a", "uselessLabel": "none"},
+        expect(host1=()),
+        SINGLE,
+    ),
+    case(
+        S,
+        "beta region label matched",
+        "PVC_2",
+        {REGION_BETA: "us-west1", "uselessLabel": "none"},
+        expect(host1=()),
+        SINGLE,
+    ),
+    case(
+        S,
+        "beta region label doesn't match",
+        "PVC_2",
+        {REGION_BETA: "no_us-west1", "uselessLabel": "none"},
+        expect(host1=CONFLICT),
+        SINGLE,
+    ),
+    case(
+        S,
+        "beta zone label doesn't match",
+        "PVC_1",
+        {ZONE_BETA: "no_us-west1-a", "uselessLabel": "none"},
+        expect(host1=CONFLICT),
+        SINGLE,
+    ),
+    case(
+        S,
+        "zone label matched",
+        "PVC_Stable_1",
+        {ZONE_GA: "us-west1-a", "uselessLabel": "none"},
+        expect(host1=()),
+        SINGLE,
+    ),
+    case(
+        S,
+        "region label matched",
+        "PVC_Stable_2",
+        {REGION_GA: "us-west1", "uselessLabel": "none"},
+        expect(host1=()),
+        SINGLE,
+    ),
+    case(
+        S,
+        "region label doesn't match",
+        "PVC_Stable_2",
+        {REGION_GA: "no_us-west1", "uselessLabel": "none"},
+        expect(host1=CONFLICT),
+        SINGLE,
+    ),
+    case(
+        S,
+        "zone label doesn't match",
+        "PVC_Stable_1",
+        {ZONE_GA: "no_us-west1-a", "uselessLabel": "none"},
+        expect(host1=CONFLICT),
+        SINGLE,
+    ),
+    case(
+        S,
+        "pv with zone and region, node with only zone",
+        "PVC_Stable_3",
+        {ZONE_GA: "us-west1-a"},
+        expect(host1=CONFLICT),
+        SINGLE,
+    ),
+    case(
+        S, "pv with zone,node with beta zone", "PVC_Stable_1", {ZONE_BETA: "us-west1-a"}, expect(host1=CONFLICT), SINGLE
+    ),
+    case(
+        S, "pv with beta label,node with ga label, matched", "PVC_1", {ZONE_GA: "us-west1-a"}, expect(host1=()), SINGLE
+    ),
+    case(
+        S,
+        "pv with beta label,node with ga label, don't match",
+        "PVC_1",
+        {ZONE_GA: "us-west1-b"},
+        expect(host1=CONFLICT),
+        SINGLE,
+    ),
     case(M, "node without labels", "PVC_3", {}, expect(host1=()), MULTI),
-    case(M, "beta zone label matched", "PVC_3", {ZONE_BETA: "us-west1-a", "uselessLabel": "none"}, expect(host1=()),
-         MULTI),
-    case(M, "beta zone label doesn't match", "PVC_1", {ZONE_BETA: "us-west1-b", "uselessLabel": "none"},
-         expect(host1=CONFLICT), MULTI),
-    case(M, "zone label matched", "PVC_Stable_2", {ZONE_GA: "us-west1-a", "uselessLabel": "none"}, expect(host1=()),
-         MULTI),
-    case(M, "zone label doesn't match", "PVC_Stable_1", {ZONE_GA: "us-west1-b", "uselessLabel": "none"},
-         expect(host1=CONFLICT), MULTI),
+    case(
+        M,
+        "beta zone label matched",
+        "PVC_3",
+        {ZONE_BETA: "us-west1-a", "uselessLabel": "none"},
+        expect(host1=()),
+        MULTI,
+    ),
+    case(
+        M,
+        "beta zone label doesn't match",
+        "PVC_1",
+        {ZONE_BETA: "us-west1-b", "uselessLabel": "none"},
+        expect(host1=CONFLICT),
+        MULTI,
+    ),
+    case(
+        M,
+        "zone label matched",
+        "PVC_Stable_2",
+        {ZONE_GA: "us-west1-a", "uselessLabel": "none"},
+        expect(host1=()),
+        MULTI,
+    ),
+    case(
+        M,
+        "zone label doesn't match",
+        "PVC_Stable_1",
+        {ZONE_GA: "us-west1-b", "uselessLabel": "none"},
+        expect(host1=CONFLICT),
+        MULTI,
+    ),
     case(W, "label zone failure domain matched", "PVC_1", BINDING_NODE, expect(host1=()), BINDING),
-    case(W, "unbound volume empty storage class", "PVC_EmptySC", BINDING_NODE,
-         expect(rejection="PersistentVolumeClaim had no pv name and storageClass name"), BINDING),
-    case(W, "unbound volume no storage class", "PVC_NoSC", BINDING_NODE,
-         expect(rejection='storageclass.storage.k8s.io "Class_0" not found'), BINDING),
-    case(W, "unbound volume immediate binding mode", "PVC_ImmediateSC", BINDING_NODE,
-         expect(rejection='VolumeBindingMode not set for StorageClass "Class_Immediate"'), BINDING),
+    case(
+        W,
+        "unbound volume empty storage class",
+        "PVC_EmptySC",
+        BINDING_NODE,
+        expect(rejection="PersistentVolumeClaim had no pv name and storageClass name"),
+        BINDING,
+    ),
+    case(
+        W,
+        "unbound volume no storage class",
+        "PVC_NoSC",
+        BINDING_NODE,
+        expect(rejection='storageclass.storage.k8s.io "Class_0" not found'),
+        BINDING,
+    ),
+    case(
+        W,
+        "unbound volume immediate binding mode",
+        "PVC_ImmediateSC",
+        BINDING_NODE,
+        expect(rejection='VolumeBindingMode not set for StorageClass "Class_Immediate"'),
+        BINDING,
+    ),
     case(W, "unbound volume wait binding mode", "PVC_WaitSC", BINDING_NODE, expect(host1=()), BINDING),
     # vcore: the rejections kube's tables leave out, and a label value naming an empty zone (ignored, as
     # LabelZonesToSet's error is).
-    case("vcore", "claim does not exist", "PVC_missing", BINDING_NODE,
-         expect(rejection='persistentvolumeclaim "PVC_missing" not found'), BINDING),
-    case("vcore", "bound to a PV that does not exist", "PVC_4", BINDING_NODE,
-         expect(rejection='persistentvolume "Vol_not_exist" not found'), SINGLE),
-    case("vcore", "a zone label with an empty zone is ignored", "PVC_Bad", {ZONE_GA: "elsewhere"}, expect(host1=()),
-         ([_pv("Vol_Bad", **{ZONE_GA: "a____b"})], [_claim("PVC_Bad", "Vol_Bad")], [])),
+    case(
+        "vcore",
+        "claim does not exist",
+        "PVC_missing",
+        BINDING_NODE,
+        expect(rejection='persistentvolumeclaim "PVC_missing" not found'),
+        BINDING,
+    ),
+    case(
+        "vcore",
+        "bound to a PV that does not exist",
+        "PVC_4",
+        BINDING_NODE,
+        expect(rejection='persistentvolume "Vol_not_exist" not found'),
+        SINGLE,
+    ),
+    case(
+        "vcore",
+        "a zone label with an empty zone is ignored",
+        "PVC_Bad",
+        {ZONE_GA: "elsewhere"},
+        expect(host1=()),
+        ([_pv("Vol_Bad", **{ZONE_GA: "a____b"})], [_claim("PVC_Bad", "Vol_Bad")], []),
+    ),
 ]
 
 
@@ -137,8 +278,13 @@ def test_generic_ephemeral_volumes_are_not_looked_at():
 
 def test_a_pv_label_change_moves_the_pod():
     pvc = _claim("c", "v")
-    cluster = cluster_of(Objects(nodes=[B.node("a", {ZONE_GA: "z1"}), B.node("b", {ZONE_GA: "z2"})], pvcs=[pvc],
-                                 pvs=[_pv("v", **{ZONE_GA: "z1"})]))
+    cluster = cluster_of(
+        Objects(
+            nodes=[B.node("a", {ZONE_GA: "z1"}), B.node("b", {ZONE_GA: "z2"})],
+            pvcs=[pvc],
+            pvs=[_pv("v", **{ZONE_GA: "z1"})],
+        )
+    )
     assert outcome(cluster, _pod("c"), [PLUGIN]) == expect(a=(), b=CONFLICT)
     cluster.update_persistent_volume(_pv("v", **{ZONE_GA: "z2"}))
     assert outcome(cluster, _pod("c"), [PLUGIN]) == expect(a=CONFLICT, b=())

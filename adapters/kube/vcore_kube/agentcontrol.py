@@ -76,15 +76,17 @@ class AgentHost(Protocol):
 
     def clock(self) -> float: ...
 
-    def start_binding(self, entry: PendingPod, gpu_index: str | None,
-                      evict: list[dict[str, Any]] | None = None) -> None: ...
+    def start_binding(
+        self, entry: PendingPod, gpu_index: str | None, evict: list[dict[str, Any]] | None = None
+    ) -> None: ...
 
     def failed_scheduling(self, entry: PendingPod, message: str) -> None: ...
 
 
 class AgentControl:
-    def __init__(self, loop: AgentHost, fast: FastPath | None, warm: WarmPools | None,
-                 writer: PlaceholderWriter | None) -> None:
+    def __init__(
+        self, loop: AgentHost, fast: FastPath | None, warm: WarmPools | None, writer: PlaceholderWriter | None
+    ) -> None:
         self.loop, self.fast, self.warm, self.writer = loop, fast, warm, writer
         self.entries: dict[str, PendingPod] = {}  # fast-path pods waiting (their events' bookkeeping)
         self._refilled = -1e9
@@ -108,8 +110,11 @@ class AgentControl:
     # -- which pods are ours to handle ----------------------------------------------------------------------
     def placeholder(self, pod: dict[str, Any]) -> bool:
         """One of this scheduler's warm-pool placeholders (kept out of the cluster state)."""
-        return self.warm is not None and is_placeholder(pod) and \
-            (pod.get("spec") or {}).get("schedulerName") == self.warm.scheduler_name
+        return (
+            self.warm is not None
+            and is_placeholder(pod)
+            and (pod.get("spec") or {}).get("schedulerName") == self.warm.scheduler_name
+        )
 
     def takes(self, pod: dict[str, Any]) -> bool:
         """A pending pod for the fast path or the warm pools."""
@@ -189,8 +194,7 @@ class AgentControl:
             self.run_batch()
         # Refills are background work: not during a cycle, and not while agent pods wait for the fast path.
         busy = self.fast is not None and self.fast.queue.n_active > 0
-        if self.warm is not None and not in_cycle and not busy and \
-                self.loop.clock() - self._refilled >= REFILL_PERIOD:
+        if self.warm is not None and not in_cycle and not busy and self.loop.clock() - self._refilled >= REFILL_PERIOD:
             self._refilled = self.loop.clock()
             self.refill()
 
@@ -233,8 +237,9 @@ class AgentControl:
         self._decided(key, hit.placement.node, gpus, hit.evict)
         return True
 
-    def _decided(self, key: str, node: str, gpus: str | None, evict: list[dict[str, Any]] | None,
-                 volumes: Any = None) -> None:
+    def _decided(
+        self, key: str, node: str, gpus: str | None, evict: list[dict[str, Any]] | None, volumes: Any = None
+    ) -> None:
         entry = self.entries.pop(key)
         self.loop.metrics.sample("fast_event_to_decision", time.perf_counter() - entry.received)
         self._fast().remove(key)
@@ -289,4 +294,3 @@ class AgentControl:
     def room(self, node: str) -> list[dict[str, Any]]:
         """Placeholders to delete before a real pod is bound to `node`."""
         return self.warm.room(node) if self.warm is not None else []
-

@@ -62,8 +62,13 @@ class Outcome:
 
 
 class BatchCycle:
-    def __init__(self, converter: Converter, profile: dict[str, Any] | None = None, cycle: dict[str, Any] | None = None,
-                 seed: int = 0) -> None:
+    def __init__(
+        self,
+        converter: Converter,
+        profile: dict[str, Any] | None = None,
+        cycle: dict[str, Any] | None = None,
+        seed: int = 0,
+    ) -> None:
         self.converter = converter
         self.scheduler = vcore.Scheduler(converter.cluster, profile, cycle=cycle, seed=seed)
         self.preempts = DEFAULT_PREEMPTION in self.scheduler.profile.post_filters
@@ -91,8 +96,12 @@ class BatchCycle:
         """One gang cycle trying the jobs of the due pods; each placed pod is assumed (bound in vcore's cluster)
         until `forget`. `between_jobs` runs after each job (the fast path's turn)."""
         result = self.scheduler.run_cycle(eligible=due, between_jobs=between_jobs)
-        outcome = Outcome(unschedulable=result.unschedulable, podgroups=result.podgroups, queues=result.queues,
-                          evictions=result.evictions)
+        outcome = Outcome(
+            unschedulable=result.unschedulable,
+            podgroups=result.podgroups,
+            queues=result.queues,
+            evictions=result.evictions,
+        )
         for placement in result.bindings:
             assert placement.node is not None, "a binding has its node"
             gpus = placement.gpus.gpu_index_annotation() if placement.gpus is not None else None
@@ -115,10 +124,16 @@ class BatchCycle:
         # cycle's own preempt or reclaim evicted for.
         waiting = {e.preemptor for e in outcome.evictions} | set(batch.nominated)
         # A plugin's PreFilter rejection is tried: kube-scheduler's PostFilter runs for it (and says it cannot help).
-        tried = [k for k, (reasons, _) in outcome.unschedulable.items()
-                 if reasons and not any(is_pod_refusal(r) and not isinstance(r, PodRejection) for r in reasons)
-                 and k in self._pending
-                 and k in batch.pods and k not in waiting and not self._in_gang(k)]
+        tried = [
+            k
+            for k, (reasons, _) in outcome.unschedulable.items()
+            if reasons
+            and not any(is_pod_refusal(r) and not isinstance(r, PodRejection) for r in reasons)
+            and k in self._pending
+            and k in batch.pods
+            and k not in waiting
+            and not self._in_gang(k)
+        ]
         tried.sort(key=lambda k: (-_priority(batch.pods[k]), k))
         for key in tried:
             preemption = self.scheduler.preempt(self._pending[key])
@@ -143,9 +158,16 @@ class BatchCycle:
         returns those."""
         batch = self.converter.cluster.batch
         priority = _priority(batch.pods[key])
-        denominated = tuple(sorted(k for k, info in batch.pods.items()
-                                   if k != key and k in self._pending and info.spec.get("nominated_node") == node
-                                   and _priority(info) < priority))
+        denominated = tuple(
+            sorted(
+                k
+                for k, info in batch.pods.items()
+                if k != key
+                and k in self._pending
+                and info.spec.get("nominated_node") == node
+                and _priority(info) < priority
+            )
+        )
         self._set_nominated(key, node)
         for k in denominated:
             self._set_nominated(k, None)

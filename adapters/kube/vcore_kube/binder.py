@@ -40,15 +40,17 @@ class BindResult:
 
 
 class Binder:
-    def __init__(self, api: Api, concurrency: int, done: Callable[[BindResult], None],
-                 request_timeout: float = 30.0) -> None:
+    def __init__(
+        self, api: Api, concurrency: int, done: Callable[[BindResult], None], request_timeout: float = 30.0
+    ) -> None:
         self.api, self.done, self.request_timeout = api, done, request_timeout
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="bind")
         self._lock = threading.Lock()
         self._closed = False
 
-    def submit(self, pod: dict[str, Any], node: str, gpu_index: str | None = None,
-               evict: Sequence[dict[str, Any]] = ()) -> bool:
+    def submit(
+        self, pod: dict[str, Any], node: str, gpu_index: str | None = None, evict: Sequence[dict[str, Any]] = ()
+    ) -> bool:
         """Queue a binding (after deleting the `evict` pods); False once the binder is shut down (the caller
         forgets the decision)."""
         with self._lock:
@@ -72,21 +74,34 @@ class Binder:
             for victim in evict:
                 delete_pod(self.api, victim, self.request_timeout)
             if gpu_index is not None:
-                self.api.patch(pod_path(namespace, name), {"metadata": {
-                    "uid": uid, "annotations": {GPU_INDEX_ANNOTATION: gpu_index}}}, timeout=self.request_timeout)
+                self.api.patch(
+                    pod_path(namespace, name),
+                    {"metadata": {"uid": uid, "annotations": {GPU_INDEX_ANNOTATION: gpu_index}}},
+                    timeout=self.request_timeout,
+                )
             requested = time.perf_counter()
-            self.api.request("POST", pod_path(namespace, name, "binding"), timeout=self.request_timeout, body={
-                "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": namespace, "uid": uid},
-                "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
+            self.api.request(
+                "POST",
+                pod_path(namespace, name, "binding"),
+                timeout=self.request_timeout,
+                body={
+                    "apiVersion": "v1",
+                    "kind": "Binding",
+                    "metadata": {"name": name, "namespace": namespace, "uid": uid},
+                    "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+                },
+            )
             result = BindResult(f"{namespace}/{name}", uid, node, OK, finished=time.time(), requested=requested)
         except ApiException as e:
             outcome = {409: CONFLICT, 404: NOT_FOUND}.get(e.status, ERROR)
-            reason = {403: "forbidden", 429: "throttled"}.get(e.status, "server_error" if (e.status or 0) >= 500
-                                                              else f"http_{e.status}")
+            reason = {403: "forbidden", 429: "throttled"}.get(
+                e.status, "server_error" if (e.status or 0) >= 500 else f"http_{e.status}"
+            )
             if outcome == ERROR:
                 log.warning("binding %s/%s to %s: HTTP %s %s", namespace, name, node, e.status, (e.body or "")[:300])
-            result = BindResult(f"{namespace}/{name}", uid, node, outcome,
-                                "" if outcome != ERROR else reason, time.time(), requested)
+            result = BindResult(
+                f"{namespace}/{name}", uid, node, outcome, "" if outcome != ERROR else reason, time.time(), requested
+            )
         except (urllib3.exceptions.TimeoutError, TimeoutError):
             result = BindResult(f"{namespace}/{name}", uid, node, ERROR, "timeout", time.time())
         except (urllib3.exceptions.HTTPError, OSError):
@@ -101,8 +116,11 @@ def delete_pod(api: Api, pod: dict[str, Any], timeout: float = 30.0) -> None:
     """Delete a pod at once (grace period 0), only the one of this UID; one already gone is fine."""
     meta = pod["metadata"]
     try:
-        api.delete(pod_path(meta.get("namespace", ""), meta["name"]),
-                   {"gracePeriodSeconds": 0, "preconditions": {"uid": meta.get("uid")}}, timeout=timeout)
+        api.delete(
+            pod_path(meta.get("namespace", ""), meta["name"]),
+            {"gracePeriodSeconds": 0, "preconditions": {"uid": meta.get("uid")}},
+            timeout=timeout,
+        )
     except ApiException as e:
         if e.status not in (404, 409):  # gone, or a new pod of that name: nothing of this one is left
             raise

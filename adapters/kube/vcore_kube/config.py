@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-
 class ConfigError(ValueError):
     """The configuration is invalid; the message names the key."""
 
@@ -133,8 +132,11 @@ class Real(Number):
     def __call__(self, value: Any, path: str, error: Any = ValueError) -> float:
         if isinstance(value, int) and not isinstance(value, bool):
             if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
-                raise fail(error, path, f"must be in [{_bound(self.lo, '-inf')}, {_bound(self.hi, 'inf')}], "
-                                        f"got {_digits(value)}")
+                raise fail(
+                    error,
+                    path,
+                    f"must be in [{_bound(self.lo, '-inf')}, {_bound(self.hi, 'inf')}], got {_digits(value)}",
+                )
             if abs(value) > sys.float_info.max:
                 raise fail(error, path, f"must be a finite number, got {_digits(value)}")
         return super().__call__(value, path, error)
@@ -222,8 +224,10 @@ class Section(Constraint[Any]):
         declared, known = set(self.constraints), {f.name for f in fields(self.cls)}
         if declared != known:  # a field added without its constraint, or the reverse
             raise TypeError(f"{self.cls.__name__}: constraints for {sorted(declared ^ known)} do not match its fields")
-        record = Record({camel(name): c for name, c in self.constraints.items()},
-                        required=tuple(camel(name) for name in self.required))
+        record = Record(
+            {camel(name): c for name, c in self.constraints.items()},
+            required=tuple(camel(name) for name in self.required),
+        )
         object.__setattr__(self, "record", record)
 
     def __call__(self, value: Any, path: str, error: Any = ValueError) -> Any:
@@ -240,42 +244,54 @@ NAME = DNS1123_SUBDOMAIN  # scheduler, Lease, PriorityClass and NodeShard names
 SHARDING_MODE = String(choices=("none", "soft", "hard"))
 SHARD_NAME = EmptyOr(NAME)
 
-CONFIG = Section(Config, {
-    "scheduler_name": NAME,
-    "profile": Nullable(Document()),
-    "cycle": Nullable(Document()),
-    "cycle_period": Seconds(),
-    "bind_concurrency": Integer(1, 1024),
-    "pod_initial_backoff_seconds": Seconds(),
-    "pod_max_backoff_seconds": Seconds(),
-    "pod_max_in_unschedulable_seconds": Seconds(),
-    "emit_events": Boolean(),
-    "leader_election": Section(LeaderElection, {
-        "leader_elect": Boolean(),
-        "lease_duration": Seconds(),
-        "renew_deadline": Seconds(),
-        "retry_period": Seconds(),
-        "resource_name": NAME,
-        "resource_namespace": DNS1123_LABEL,
-    }),
-    "metrics_address": ListenAddress(),
-    "seed": Integer(0, 2**64 - 1),
-    "fast_path": Section(FastPathConfig, {
-        "enabled": Boolean(),
-        "scheduler_name": EmptyOr(NAME),
-        "priority_class_names": ListOf(NAME),
-        "window": Seconds(),
-        "max_batch": Integer(1, 100_000),
-        "bind_concurrency": Integer(1, 1024),
+CONFIG = Section(
+    Config,
+    {
+        "scheduler_name": NAME,
         "profile": Nullable(Document()),
-    }),
-    "sharding": Section(Sharding, {"mode": SHARDING_MODE, "shard": SHARD_NAME}),
-    "warm_pools": Section(WarmPoolsConfig, {
-        "enabled": Boolean(),
-        "placeholder_priority_class": NAME,
-        "placeholder_image": String(nonempty=True),
-    }),
-})
+        "cycle": Nullable(Document()),
+        "cycle_period": Seconds(),
+        "bind_concurrency": Integer(1, 1024),
+        "pod_initial_backoff_seconds": Seconds(),
+        "pod_max_backoff_seconds": Seconds(),
+        "pod_max_in_unschedulable_seconds": Seconds(),
+        "emit_events": Boolean(),
+        "leader_election": Section(
+            LeaderElection,
+            {
+                "leader_elect": Boolean(),
+                "lease_duration": Seconds(),
+                "renew_deadline": Seconds(),
+                "retry_period": Seconds(),
+                "resource_name": NAME,
+                "resource_namespace": DNS1123_LABEL,
+            },
+        ),
+        "metrics_address": ListenAddress(),
+        "seed": Integer(0, 2**64 - 1),
+        "fast_path": Section(
+            FastPathConfig,
+            {
+                "enabled": Boolean(),
+                "scheduler_name": EmptyOr(NAME),
+                "priority_class_names": ListOf(NAME),
+                "window": Seconds(),
+                "max_batch": Integer(1, 100_000),
+                "bind_concurrency": Integer(1, 1024),
+                "profile": Nullable(Document()),
+            },
+        ),
+        "sharding": Section(Sharding, {"mode": SHARDING_MODE, "shard": SHARD_NAME}),
+        "warm_pools": Section(
+            WarmPoolsConfig,
+            {
+                "enabled": Boolean(),
+                "placeholder_priority_class": NAME,
+                "placeholder_image": String(nonempty=True),
+            },
+        ),
+    },
+)
 
 CYCLE_CONFIGMAP_KEY = "volcano-scheduler.conf"  # where Volcano's ConfigMap holds the cycle's YAML
 
@@ -373,8 +389,10 @@ def validate(c: Config) -> None:
         raise ConfigError("leaderElection: needs leaseDuration > renewDeadline > retryPeriod")
     fp = c.fast_path
     if fp.enabled and fp.scheduler_name and fp.scheduler_name == c.scheduler_name:
-        raise ConfigError("fastPath.schedulerName: must differ from schedulerName (use priorityClassNames or "
-                          "the vcore.io/fast-path annotation for the scheduler's own pods)")
+        raise ConfigError(
+            "fastPath.schedulerName: must differ from schedulerName (use priorityClassNames or "
+            "the vcore.io/fast-path annotation for the scheduler's own pods)"
+        )
     if c.sharding.mode != "none" and not c.sharding.shard:
         raise ConfigError("sharding.shard: required with sharding.mode soft or hard (the NodeShard's name)")
 

@@ -60,8 +60,14 @@ def _node_inputs(node: dict[str, Any]) -> tuple:
     allocatable and the images it has (ImageLocality)."""
     meta, spec = node.get("metadata") or {}, node.get("spec") or {}
     status = node.get("status") or {}
-    return (meta.get("labels"), meta.get("annotations"), spec.get("taints"), spec.get("unschedulable"),
-            status.get("allocatable"), status.get("images"))
+    return (
+        meta.get("labels"),
+        meta.get("annotations"),
+        spec.get("taints"),
+        spec.get("unschedulable"),
+        status.get("allocatable"),
+        status.get("images"),
+    )
 
 
 def _podgroup_inputs(pg: dict[str, Any]) -> tuple:
@@ -75,8 +81,12 @@ def _queue_inputs(queue: dict[str, Any]) -> tuple:
     and allocation the scheduler writes into its status."""
     meta = queue.get("metadata") or {}
     status = queue.get("status")
-    return (queue.get("spec"), meta.get("annotations"), meta.get("labels"),
-            status.get("state") if isinstance(status, dict) else status)
+    return (
+        queue.get("spec"),
+        meta.get("annotations"),
+        meta.get("labels"),
+        status.get("state") if isinstance(status, dict) else status,
+    )
 
 
 class Converter:
@@ -253,9 +263,13 @@ class Converter:
             return False
 
     # -- namespaces and the objects that select pods -------------------------------------------------------
-    SELECTING_KINDS = {"Namespace": "namespace", "Service": "service",
-                       "ReplicationController": "replication_controller", "ReplicaSet": "replica_set",
-                       "StatefulSet": "stateful_set"}
+    SELECTING_KINDS = {
+        "Namespace": "namespace",
+        "Service": "service",
+        "ReplicationController": "replication_controller",
+        "ReplicaSet": "replica_set",
+        "StatefulSet": "stateful_set",
+    }
 
     def selecting_object(self, kind: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> bool:
         """A Namespace (labels for namespaceSelector) or Service/ReplicationController/ReplicaSet/StatefulSet
@@ -301,8 +315,11 @@ class Converter:
         if obj is None:
             raise ValueError(f"storage_object: {kind}: an event needs the old or the new object")
         meta = obj["metadata"]
-        key = f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}" if kind in _NAMESPACED_STORAGE \
+        key = (
+            f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+            if kind in _NAMESPACED_STORAGE
             else meta.get("name", "")
+        )
         c = self.cluster
         try:
             if new is None:
@@ -328,9 +345,15 @@ class Converter:
 
 
 # Storage kinds: the Cluster's method suffix and vcore's kind name for each.
-_STORAGE_METHODS = {"PersistentVolume": "persistent_volume", "PersistentVolumeClaim": "persistent_volume_claim",
-                    "StorageClass": "storage_class", "CSINode": "csi_node", "CSIDriver": "csi_driver",
-                    "CSIStorageCapacity": "csi_storage_capacity", "VolumeAttachment": "volume_attachment"}
+_STORAGE_METHODS = {
+    "PersistentVolume": "persistent_volume",
+    "PersistentVolumeClaim": "persistent_volume_claim",
+    "StorageClass": "storage_class",
+    "CSINode": "csi_node",
+    "CSIDriver": "csi_driver",
+    "CSIStorageCapacity": "csi_storage_capacity",
+    "VolumeAttachment": "volume_attachment",
+}
 _STORAGE_KINDS = {kind: kind.lower() for kind in _STORAGE_METHODS}
 _NAMESPACED_STORAGE = {"PersistentVolumeClaim", "CSIStorageCapacity"}
 
@@ -346,8 +369,15 @@ def _accounting_inputs(pod: dict[str, Any]) -> tuple:
     preemption is terminating it (the DisruptionTarget condition)."""
     meta, status = pod["metadata"], pod.get("status") or {}
     disruption = [c for c in status.get("conditions") or [] if c.get("type") == "DisruptionTarget"]
-    return (pod.get("spec"), meta.get("annotations"), meta.get("labels"), meta.get("deletionTimestamp"),
-            status.get("phase"), status.get("startTime"), [(c.get("status"), c.get("reason")) for c in disruption])
+    return (
+        pod.get("spec"),
+        meta.get("annotations"),
+        meta.get("labels"),
+        meta.get("deletionTimestamp"),
+        status.get("phase"),
+        status.get("startTime"),
+        [(c.get("status"), c.get("reason")) for c in disruption],
+    )
 
 
 def _without_gpu_index(pod: dict[str, Any]) -> dict[str, Any]:

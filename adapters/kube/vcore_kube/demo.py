@@ -39,8 +39,9 @@ def mixed_workload(n: int, seed: int = 7) -> list[dict[str, Any]]:
     for i in range(n):
         r = rng.random()
         if r < 0.45:
-            p = pod(f"web-{i}", NAMESPACE, cpu=rng.choice(["100m", "250m", "500m"]), memory="256Mi",
-                    labels={"app": "web"})
+            p = pod(
+                f"web-{i}", NAMESPACE, cpu=rng.choice(["100m", "250m", "500m"]), memory="256Mi", labels={"app": "web"}
+            )
         elif r < 0.75:
             p = pod(f"batch-{i}", NAMESPACE, cpu=rng.choice(["1", "2", "4"]), memory="2Gi", labels={"app": "batch"})
         elif r < 0.85:
@@ -57,6 +58,7 @@ def mixed_workload(n: int, seed: int = 7) -> list[dict[str, Any]]:
 
 def run_demo(*, nodes: int = 200, pods: int = 2000, directory: str | None = None) -> int:
     from vcore_kube.process import SchedulerProcess  # after the argument checks: the client import is slow
+
     folder = Path(directory or tempfile.mkdtemp(prefix="vcore-demo-"))
     if folder.exists() and any(folder.iterdir()):
         print(f"vcore-scheduler --demo: {folder} is not empty; the demo needs a fresh control plane")
@@ -75,8 +77,14 @@ def run_demo(*, nodes: int = 200, pods: int = 2000, directory: str | None = None
         started = time.perf_counter()
         create_nodes(admin, synthetic_nodes(nodes, gpu_every=10), workers=16)
         print(f"{nodes} nodes created ({nodes // 10} with 8 GPUs) in {time.perf_counter() - started:.1f} s")
-        config = load_config({"metricsAddress": "127.0.0.1:0", "leaderElection": {"leaderElect": False},
-                              "cyclePeriod": "20ms", "bindConcurrency": 32})
+        config = load_config(
+            {
+                "metricsAddress": "127.0.0.1:0",
+                "leaderElection": {"leaderElect": False},
+                "cyclePeriod": "20ms",
+                "bindConcurrency": 32,
+            }
+        )
         logging.getLogger("vcore_kube").setLevel(logging.WARNING)
         process = SchedulerProcess(config, plane.scheduler_kubeconfig, identity="demo")
         process.start()
@@ -92,8 +100,11 @@ def run_demo(*, nodes: int = 200, pods: int = 2000, directory: str | None = None
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             loop = process.loop
-            if not loop.in_flight and all(e.state != "active" for e in loop.pending.values()) \
-                    and len(loop.pending) + _bound_count(admin) >= len(ours):
+            if (
+                not loop.in_flight
+                and all(e.state != "active" for e in loop.pending.values())
+                and len(loop.pending) + _bound_count(admin) >= len(ours)
+            ):
                 break
             time.sleep(0.2)
         elapsed = time.perf_counter() - started
@@ -121,13 +132,17 @@ def _summary(admin: Api, process: SchedulerProcess, ours: list[dict[str, Any]], 
     for entry in process.loop.pending.values():
         reasons[entry.event_message.split(":", 1)[-1].strip() or "(retrying)"] += 1
     m = process.metrics
-    print(f"\n{len(bound)}/{len(mine)} vcore pods bound in {elapsed:.1f} s from the first create "
-          f"({len(bound) / elapsed:.0f} pods/s end to end, API server included)")
+    print(
+        f"\n{len(bound)}/{len(mine)} vcore pods bound in {elapsed:.1f} s from the first create "
+        f"({len(bound) / elapsed:.0f} pods/s end to end, API server included)"
+    )
     print("bound by kind: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
     print(f"GPU pods bound with a volcano.sh/gpu-index annotation: {gpu_annotated}")
     print(f"pods of another scheduler left alone: {untouched}")
-    print(f"scheduling cycles: {process.loop.cycles}; cycle time p50 (vcore call): "
-          f"{_histogram_quantile(m.cycle_duration, 0.5) * 1000:.1f} ms")
+    print(
+        f"scheduling cycles: {process.loop.cycles}; cycle time p50 (vcore call): "
+        f"{_histogram_quantile(m.cycle_duration, 0.5) * 1000:.1f} ms"
+    )
     if reasons:
         print("pending, with their FailedScheduling reason:")
         for reason, count in reasons.most_common():
@@ -135,8 +150,9 @@ def _summary(admin: Api, process: SchedulerProcess, ours: list[dict[str, Any]], 
 
 
 def _histogram_quantile(histogram: Histogram, q: float) -> float:
-    samples = {s.labels["le"]: s.value for metric in histogram.collect() for s in metric.samples
-               if s.name.endswith("_bucket")}
+    samples = {
+        s.labels["le"]: s.value for metric in histogram.collect() for s in metric.samples if s.name.endswith("_bucket")
+    }
     total = samples.get("+Inf", 0)
     for le, count in samples.items():
         if total and count >= q * total:

@@ -39,7 +39,7 @@ def truncated_note(note: str) -> str:
     the start, then " ..."); the pod condition keeps the whole text."""
     if len(note) <= NOTE_LIMIT:
         return note
-    return note[:NOTE_LIMIT - len(" ...")] + " ..."
+    return note[: NOTE_LIMIT - len(" ...")] + " ..."
 
 
 def micro_time() -> str:
@@ -54,8 +54,15 @@ class Recorder:
     # Pods of these scheduler names (the fast path's) are reported under their own name, not scheduler_name.
     reports_for: frozenset[str] = frozenset()
 
-    def __init__(self, api: Api, scheduler_name: str, *, enabled: bool = True, capacity: int = 20000,
-                 dropped: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self,
+        api: Api,
+        scheduler_name: str,
+        *,
+        enabled: bool = True,
+        capacity: int = 20000,
+        dropped: Callable[[], None] = lambda: None,
+    ) -> None:
         self.api, self.scheduler_name, self.enabled, self.dropped = api, scheduler_name, enabled, dropped
         self.instance = f"{scheduler_name}-{socket.gethostname()}"[:128]
         self._queue: queue.Queue = queue.Queue(maxsize=capacity)
@@ -68,8 +75,16 @@ class Recorder:
     # -- what the loop reports -----------------------------------------------------------------------------
     def scheduled(self, pod: dict[str, Any], node: str) -> None:
         meta = pod["metadata"]
-        self._put(("event", pod, "Normal", "Scheduled", "Binding",
-                   f"Successfully assigned {meta.get('namespace')}/{meta['name']} to {node}"))
+        self._put(
+            (
+                "event",
+                pod,
+                "Normal",
+                "Scheduled",
+                "Binding",
+                f"Successfully assigned {meta.get('namespace')}/{meta['name']} to {node}",
+            )
+        )
 
     def failed_scheduling(self, pod: dict[str, Any], message: str) -> None:
         self._put(("event", pod, "Warning", "FailedScheduling", "Scheduling", message))
@@ -90,13 +105,20 @@ class Recorder:
         if (pod.get("status") or {}).get("nominatedNodeName") != node:
             self._put(("nominate", pod, node))
 
-    def evict(self, victim: dict[str, Any], preemptor: str, node: str, reason: str,
-              podgroup: dict[str, Any] | None = None) -> None:
+    def evict(
+        self, victim: dict[str, Any], preemptor: str, node: str, reason: str, podgroup: dict[str, Any] | None = None
+    ) -> None:
         """Delete a victim of the cycle's preempt or reclaim action (graceful, for this UID only) and say so as
         Volcano's scheduler does: a Warning `Evict` on the pod, a Normal `Evict` on its PodGroup (if it has one).
         `preemptor` and `node` are whom and where it makes room for (logged)."""
-        log.debug("evicting pod %s/%s (%s) for %s on node %s", victim["metadata"].get("namespace"),
-                 victim["metadata"]["name"], reason, preemptor, node)
+        log.debug(
+            "evicting pod %s/%s (%s) for %s on node %s",
+            victim["metadata"].get("namespace"),
+            victim["metadata"]["name"],
+            reason,
+            preemptor,
+            node,
+        )
         self._put(("event", victim, "Warning", "Evict", "Evicting", f"Pod is evicted, because of {reason}"))
         if podgroup is not None:
             self._put(("object_event", podgroup, PODGROUP_API, "PodGroup", "Normal", "Evict", "Evicting", reason))
@@ -106,10 +128,22 @@ class Recorder:
         """kube-scheduler's DefaultPreemption of a victim: its DisruptionTarget condition (PreemptionByScheduler)
         first, then the deletion, and a Preempted event naming the preemptor's UID and the node."""
         scheduler = (preemptor.get("spec") or {}).get("schedulerName") or self.scheduler_name
-        condition = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
-                     "message": f"{scheduler}: preempting to accommodate a higher priority pod"}
-        self._put(("event", victim, "Normal", "Preempted", "Preempting",
-                   f"Preempted by pod {preemptor['metadata'].get('uid', '')} on node {node}"))
+        condition = {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "PreemptionByScheduler",
+            "message": f"{scheduler}: preempting to accommodate a higher priority pod",
+        }
+        self._put(
+            (
+                "event",
+                victim,
+                "Normal",
+                "Preempted",
+                "Preempting",
+                f"Preempted by pod {preemptor['metadata'].get('uid', '')} on node {node}",
+            )
+        )
         self._evictions.put(("evict", victim, EVICTION_ATTEMPTS, condition))
 
     def _controller(self, pod: dict[str, Any]) -> str:
@@ -150,52 +184,104 @@ class Recorder:
     def _event(self, pod: dict[str, Any], kind: str, reason: str, action: str, note: str) -> None:
         meta = pod["metadata"]
         namespace = meta.get("namespace", "default")
-        self.api.create(f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", {
-            "apiVersion": "events.k8s.io/v1", "kind": "Event",
-            "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": namespace},
-            "eventTime": micro_time(), "reportingController": self._controller(pod),
-            "reportingInstance": self.instance, "action": action, "reason": reason, "type": kind,
-            "note": truncated_note(note),
-            "regarding": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": meta["name"],
-                          "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}})
+        self.api.create(
+            f"/apis/events.k8s.io/v1/namespaces/{namespace}/events",
+            {
+                "apiVersion": "events.k8s.io/v1",
+                "kind": "Event",
+                "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": namespace},
+                "eventTime": micro_time(),
+                "reportingController": self._controller(pod),
+                "reportingInstance": self.instance,
+                "action": action,
+                "reason": reason,
+                "type": kind,
+                "note": truncated_note(note),
+                "regarding": {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "namespace": namespace,
+                    "name": meta["name"],
+                    "uid": meta.get("uid"),
+                    "resourceVersion": meta.get("resourceVersion"),
+                },
+            },
+        )
 
-    def _object_event(self, obj: dict[str, Any], api_version: str, kind: str, event_type: str, reason: str,
-                      action: str, note: str) -> None:
+    def _object_event(
+        self, obj: dict[str, Any], api_version: str, kind: str, event_type: str, reason: str, action: str, note: str
+    ) -> None:
         meta = obj["metadata"]
         namespace = meta.get("namespace") or "default"
-        self.api.create(f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", {
-            "apiVersion": "events.k8s.io/v1", "kind": "Event",
-            "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": namespace},
-            "eventTime": micro_time(), "reportingController": self.scheduler_name,
-            "reportingInstance": self.instance, "action": action, "reason": reason, "type": event_type,
-            "note": truncated_note(note),
-            "regarding": {"apiVersion": api_version, "kind": kind, "namespace": namespace, "name": meta["name"],
-                          "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}})
+        self.api.create(
+            f"/apis/events.k8s.io/v1/namespaces/{namespace}/events",
+            {
+                "apiVersion": "events.k8s.io/v1",
+                "kind": "Event",
+                "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": namespace},
+                "eventTime": micro_time(),
+                "reportingController": self.scheduler_name,
+                "reportingInstance": self.instance,
+                "action": action,
+                "reason": reason,
+                "type": event_type,
+                "note": truncated_note(note),
+                "regarding": {
+                    "apiVersion": api_version,
+                    "kind": kind,
+                    "namespace": namespace,
+                    "name": meta["name"],
+                    "uid": meta.get("uid"),
+                    "resourceVersion": meta.get("resourceVersion"),
+                },
+            },
+        )
 
     def _condition(self, pod: dict[str, Any], reason: str, message: str) -> None:
         meta = pod["metadata"]
-        self.api.patch(pod_path(meta.get("namespace", ""), meta["name"], "status"), {
-            "metadata": {"uid": meta.get("uid")},
-            "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": reason,
-                                       "message": message, "lastProbeTime": None,
-                                       "lastTransitionTime": now_time()}]}}, patch_type="strategic")
+        self.api.patch(
+            pod_path(meta.get("namespace", ""), meta["name"], "status"),
+            {
+                "metadata": {"uid": meta.get("uid")},
+                "status": {
+                    "conditions": [
+                        {
+                            "type": "PodScheduled",
+                            "status": "False",
+                            "reason": reason,
+                            "message": message,
+                            "lastProbeTime": None,
+                            "lastTransitionTime": now_time(),
+                        }
+                    ]
+                },
+            },
+            patch_type="strategic",
+        )
 
     def _nominate(self, pod: dict[str, Any], node: str | None) -> None:
         meta = pod["metadata"]
-        self.api.patch(pod_path(meta.get("namespace", ""), meta["name"], "status"),
-                       {"metadata": {"uid": meta.get("uid")}, "status": {"nominatedNodeName": node}})
+        self.api.patch(
+            pod_path(meta.get("namespace", ""), meta["name"], "status"),
+            {"metadata": {"uid": meta.get("uid")}, "status": {"nominatedNodeName": node}},
+        )
 
     def _evict(self, victim: dict[str, Any], attempts: int, condition: dict[str, Any] | None = None) -> None:
         meta = victim["metadata"]
         try:
             if condition is not None:  # the reason goes on the pod before it goes (tried again with the deletion)
-                self.api.patch(pod_path(meta.get("namespace", ""), meta["name"], "status"), {
-                    "metadata": {"uid": meta.get("uid")},
-                    "status": {"conditions": [{**condition, "lastTransitionTime": now_time()}]}},
-                    patch_type="strategic")
+                self.api.patch(
+                    pod_path(meta.get("namespace", ""), meta["name"], "status"),
+                    {
+                        "metadata": {"uid": meta.get("uid")},
+                        "status": {"conditions": [{**condition, "lastTransitionTime": now_time()}]},
+                    },
+                    patch_type="strategic",
+                )
                 condition = None
-            self.api.delete(pod_path(meta.get("namespace", ""), meta["name"]),
-                            {"preconditions": {"uid": meta.get("uid")}})
+            self.api.delete(
+                pod_path(meta.get("namespace", ""), meta["name"]), {"preconditions": {"uid": meta.get("uid")}}
+            )
         except ApiException as e:
             if e.status in (404, 409):  # already gone, or a new pod of that name: nothing of the victim is left
                 return

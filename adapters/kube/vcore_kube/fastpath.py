@@ -39,8 +39,10 @@ def selects(config: FastPathConfig, scheduler_name: str, pod: dict[str, Any]) ->
         return False
     if ((pod["metadata"].get("annotations") or {}).get(FAST_PATH_ANNOTATION)) == "true":
         return True
-    return bool(config.priority_class_names) and (pod.get("spec") or {}).get("priorityClassName") in \
-        config.priority_class_names
+    return (
+        bool(config.priority_class_names)
+        and (pod.get("spec") or {}).get("priorityClassName") in config.priority_class_names
+    )
 
 
 @dataclass
@@ -62,9 +64,17 @@ class Batch:
 
 
 class FastPath:
-    def __init__(self, config: FastPathConfig, scheduler_name: str, cluster: vcore.Cluster,
-                 profile: dict[str, Any] | None, queue: SchedulingQueue, *, seed: int = 0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        config: FastPathConfig,
+        scheduler_name: str,
+        cluster: vcore.Cluster,
+        profile: dict[str, Any] | None,
+        queue: SchedulingQueue,
+        *,
+        seed: int = 0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.config, self.scheduler_name = config, scheduler_name
         self.scheduler = vcore.Scheduler(cluster, config.profile if config.profile is not None else profile, seed=seed)
         self.queue, self.clock = queue, clock
@@ -106,8 +116,14 @@ class FastPath:
 
     def next_wakeup(self) -> float | None:
         """When the loop must look again (the open batch's end, the earliest backoff), monotonic; or None."""
-        times = [t for t in (self._opened + self.config.window if self._opened is not None else None,
-                             self.queue.next_backoff()) if t is not None]
+        times = [
+            t
+            for t in (
+                self._opened + self.config.window if self._opened is not None else None,
+                self.queue.next_backoff(),
+            )
+            if t is not None
+        ]
         return min(times) if times else None
 
     def run(self, hit: Callable[[str, dict[str, Any]], Any] | None = None) -> Batch:

@@ -88,33 +88,60 @@ class Api:
         return headers
 
     def url(self, path: str, query: dict[str, Any] | None = None) -> str:
-        q = {k: ("true" if v is True else "false" if v is False else v) for k, v in (query or {}).items()
-             if v is not None}
+        q = {
+            k: ("true" if v is True else "false" if v is False else v)
+            for k, v in (query or {}).items()
+            if v is not None
+        }
         return self.host + path + ("?" + urlencode(q) if q else "")
 
-    def open(self, method: str, path: str, *, query: dict[str, Any] | None = None, body: Any = None,
-             content_type: str | None = None, timeout: Any = None) -> BaseHTTPResponse:
+    def open(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, Any] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+        timeout: Any = None,
+    ) -> BaseHTTPResponse:
         """Send a request and return the urllib3 response unread (streams: watches, large lists).
         Raises ApiException for a status >= 400 (the body is read for the message)."""
         if body is not None and not isinstance(body, (bytes, str)):
             body = json.dumps(body, separators=(",", ":"))
         response = self.api_client.rest_client.pool_manager.request(
-            method, self.url(path, query), body=body, headers=self._headers(content_type or (JSON if body else None)),
-            timeout=_timeout(timeout), preload_content=False)
+            method,
+            self.url(path, query),
+            body=body,
+            headers=self._headers(content_type or (JSON if body else None)),
+            timeout=_timeout(timeout),
+            preload_content=False,
+        )
         if response.status >= 400:
             data = response.read()
             response.release_conn()
-            raise ApiException(status=response.status, reason=response.reason,
-                               http_resp=_Raw(response.status, response.reason, data, response.headers))
+            raise ApiException(
+                status=response.status,
+                reason=response.reason,
+                http_resp=_Raw(response.status, response.reason, data, response.headers),
+            )
         return response
 
-    def request(self, method: str, path: str, *, query: dict[str, Any] | None = None, body: Any = None,
-                content_type: str | None = None, timeout: Any = 30) -> Any:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, Any] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+        timeout: Any = 30,
+    ) -> Any:
         """Send a request and return the parsed JSON body (None when empty). Connection failures raise
         ConnectionError (or TimeoutError); an HTTP status >= 400 raises ApiException."""
         if body is not None and not isinstance(body, (bytes, str)):
             body = json.dumps(body, separators=(",", ":"))
-        url = self.url(path, query)[len(self.host):]
+        url = self.url(path, query)[len(self.host) :]
         headers = self._headers(content_type or (JSON if body else None))
         status, reason, data, response_headers = self._direct.request(method, url, body, headers, _seconds(timeout))
         if status >= 400:
@@ -130,8 +157,12 @@ class Api:
         return self.request("POST", path, body=body, query=query, timeout=timeout)
 
     def patch(self, path: str, body: Any, *, patch_type: str = "merge", timeout: Any = 30, **query: Any) -> Any:
-        content = {"merge": "application/merge-patch+json", "strategic": "application/strategic-merge-patch+json",
-                   "json": "application/json-patch+json", "apply": "application/apply-patch+yaml"}[patch_type]
+        content = {
+            "merge": "application/merge-patch+json",
+            "strategic": "application/strategic-merge-patch+json",
+            "json": "application/json-patch+json",
+            "apply": "application/apply-patch+yaml",
+        }[patch_type]
         return self.request("PATCH", path, body=body, content_type=content, query=query, timeout=timeout)
 
     def put(self, path: str, body: Any, *, timeout: Any = 30, **query: Any) -> Any:
@@ -207,8 +238,11 @@ class _Direct:
         self._local.used = now
         reused = conn is not None
         if conn is None:
-            conn = (http.client.HTTPSConnection(self.host, self.port, context=self.context, timeout=timeout)
-                    if self.https else http.client.HTTPConnection(self.host, self.port, timeout=timeout))
+            conn = (
+                http.client.HTTPSConnection(self.host, self.port, context=self.context, timeout=timeout)
+                if self.https
+                else http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+            )
             self._local.conn = conn
             with self._lock:
                 self._all.append(conn)
@@ -217,8 +251,9 @@ class _Direct:
         conn.timeout = timeout
         return conn, reused
 
-    def request(self, method: str, url: str, body: bytes | str | None, headers: dict[str, Any],
-                timeout: float | None) -> tuple[int, str, bytes, http.client.HTTPMessage]:
+    def request(
+        self, method: str, url: str, body: bytes | str | None, headers: dict[str, Any], timeout: float | None
+    ) -> tuple[int, str, bytes, http.client.HTTPMessage]:
         for attempt in (0, 1):
             conn, reused = self._connection(timeout)
             sent = False
@@ -228,8 +263,13 @@ class _Direct:
                 response = conn.getresponse()
                 data = response.read()
                 return response.status, response.reason, data, response.headers
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError, ssl.SSLEOFError,
-                    ssl.SSLZeroReturnError) as e:
+            except (
+                http.client.RemoteDisconnected,
+                BrokenPipeError,
+                ConnectionResetError,
+                ssl.SSLEOFError,
+                ssl.SSLZeroReturnError,
+            ) as e:
                 self._drop(conn)
                 # Closed before answering: the request was not processed (a processed one gets its answer).
                 closed = isinstance(e, (http.client.RemoteDisconnected, ssl.SSLEOFError, ssl.SSLZeroReturnError))

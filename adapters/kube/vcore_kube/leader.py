@@ -26,9 +26,20 @@ def _micro_now() -> str:
 
 
 class LeaderElector(threading.Thread):
-    def __init__(self, api: Api, namespace: str, name: str, identity: str, *, lease_duration: float,
-                 renew_deadline: float, retry_period: float, on_started: Callable[[], None],
-                 on_stopped: Callable[[], None], stop: threading.Event) -> None:
+    def __init__(
+        self,
+        api: Api,
+        namespace: str,
+        name: str,
+        identity: str,
+        *,
+        lease_duration: float,
+        renew_deadline: float,
+        retry_period: float,
+        on_started: Callable[[], None],
+        on_stopped: Callable[[], None],
+        stop: threading.Event,
+    ) -> None:
         super().__init__(name="leader-election", daemon=True)
         self.api, self.identity = api, identity
         self.path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}"
@@ -75,10 +86,15 @@ class LeaderElector(threading.Thread):
                 log.warning("leader election: reading the lease: HTTP %s", e.status)
                 return False
             try:
-                self._lease = self.api.create(self.collection, {
-                    "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": self.name, "namespace": self.namespace},
-                    "spec": self._spec(now, now, 0)})
+                self._lease = self.api.create(
+                    self.collection,
+                    {
+                        "apiVersion": "coordination.k8s.io/v1",
+                        "kind": "Lease",
+                        "metadata": {"name": self.name, "namespace": self.namespace},
+                        "spec": self._spec(now, now, 0),
+                    },
+                )
                 self._observe(self._lease)
                 return True
             except Exception as e:  # 409: another candidate created it first
@@ -90,8 +106,11 @@ class LeaderElector(threading.Thread):
         self._observe(lease)
         spec = lease.get("spec") or {}
         holder = spec.get("holderIdentity") or ""
-        if holder and holder != self.identity and \
-                time.monotonic() < self._observed_at + (spec.get("leaseDurationSeconds") or self.lease_duration):
+        if (
+            holder
+            and holder != self.identity
+            and time.monotonic() < self._observed_at + (spec.get("leaseDurationSeconds") or self.lease_duration)
+        ):
             return False  # someone else holds a lease that has not expired
         transitions = spec.get("leaseTransitions") or 0
         acquire = spec.get("acquireTime") if holder == self.identity else now
@@ -107,8 +126,13 @@ class LeaderElector(threading.Thread):
         return True
 
     def _spec(self, acquire: str | None, renew: str, transitions: int) -> dict[str, Any]:
-        return {"holderIdentity": self.identity, "leaseDurationSeconds": max(1, round(self.lease_duration)),
-                "acquireTime": acquire, "renewTime": renew, "leaseTransitions": transitions}
+        return {
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": max(1, round(self.lease_duration)),
+            "acquireTime": acquire,
+            "renewTime": renew,
+            "leaseTransitions": transitions,
+        }
 
     def _observe(self, lease: dict[str, Any]) -> None:
         spec = lease.get("spec") or {}
@@ -122,8 +146,12 @@ class LeaderElector(threading.Thread):
             return
         self.leading.clear()
         lease = self._lease
-        lease["spec"] = {**lease.get("spec", {}), "holderIdentity": None, "leaseDurationSeconds": 1,
-                         "renewTime": _micro_now()}
+        lease["spec"] = {
+            **lease.get("spec", {}),
+            "holderIdentity": None,
+            "leaseDurationSeconds": 1,
+            "renewTime": _micro_now(),
+        }
         try:
             self.api.put(self.path, lease)
         except Exception as e:

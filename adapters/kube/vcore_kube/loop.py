@@ -70,9 +70,18 @@ STATUS_REFRESH_SECONDS = 1.0  # at most one cycle a second only to bring statuse
 
 
 class SchedulingLoop(threading.Thread):
-    def __init__(self, config: Config, converter: Converter, cycle: BatchCycle, binder: bind.Binder | None,
-                 recorder: Recorder, metrics: Metrics, *, clock: Callable[[], float] = time.monotonic,
-                 statuses: StatusWriter | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        converter: Converter,
+        cycle: BatchCycle,
+        binder: bind.Binder | None,
+        recorder: Recorder,
+        metrics: Metrics,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        statuses: StatusWriter | None = None,
+    ) -> None:
         super().__init__(name="scheduling-loop", daemon=True)
         self.config, self.converter, self.cycle, self.binder = config, converter, cycle, binder
         self.recorder, self.metrics, self.clock = recorder, metrics, clock
@@ -109,8 +118,10 @@ class SchedulingLoop(threading.Thread):
         self.inbox.put(("replace", kind, items), barrier=kind == "Pod")
 
     def event(self, kind: str, event_type: str, obj: dict[str, Any]) -> None:
-        self.inbox.put(("event", kind, event_type, obj, time.perf_counter()),
-                       fast=kind == "Pod" and self._fast_lane(event_type, obj))
+        self.inbox.put(
+            ("event", kind, event_type, obj, time.perf_counter()),
+            fast=kind == "Pod" and self._fast_lane(event_type, obj),
+        )
 
     def bind_done(self, result: bind.BindResult) -> None:
         self.inbox.put(("bound", result))
@@ -169,8 +180,12 @@ class SchedulingLoop(threading.Thread):
                     if self.leading.is_set() and self.synced():
                         if not self._announced:
                             self._announced = True
-                            log.info("caches synced: %d nodes, %d pods (%d pending); scheduling",
-                                     self.cache.count("Node"), self.cache.count("Pod"), len(self.pending))
+                            log.info(
+                                "caches synced: %d nodes, %d pods (%d pending); scheduling",
+                                self.cache.count("Node"),
+                                self.cache.count("Pod"),
+                                len(self.pending),
+                            )
                         self.schedule_once()
                     self._update_gauges()
                 except Exception:  # a bug must not stop scheduling for good: log it, try again next cycle
@@ -186,9 +201,15 @@ class SchedulingLoop(threading.Thread):
             pass
 
     def _next_wakeup(self) -> float | None:
-        times = [t for t in (self.agents.next_wakeup() if self.agents is not None else None,
-                             self.shards.next_wakeup() if self.shards is not None else None,
-                             self._volumes_deadline()) if t is not None]
+        times = [
+            t
+            for t in (
+                self.agents.next_wakeup() if self.agents is not None else None,
+                self.shards.next_wakeup() if self.shards is not None else None,
+                self._volumes_deadline(),
+            )
+            if t is not None
+        ]
         return min(times) if times else None
 
     def _volumes_deadline(self) -> float | None:
@@ -244,8 +265,13 @@ class SchedulingLoop(threading.Thread):
             return False
         pod = msg[3]
         key = _pod_key(pod)
-        return (not node_name_of(pod) and not is_terminating(pod) and key not in self._deferred_keys
-                and self.converter.bound_uid(key) is None and self._fast_pod(pod))
+        return (
+            not node_name_of(pod)
+            and not is_terminating(pod)
+            and key not in self._deferred_keys
+            and self.converter.bound_uid(key) is None
+            and self._fast_pod(pod)
+        )
 
     def _replay_deferred(self) -> None:
         self._deferred_keys.clear()
@@ -319,8 +345,11 @@ class SchedulingLoop(threading.Thread):
         may help wake (their plugins' queueing hints); the pods waiting for their claims look again."""
         self.converter.storage_object(d.kind, d.old, d.new)
         for entry in self.pending.values():
-            if entry.state == "unschedulable" and entry.rejected_by and \
-                    wakes(entry.rejected_by, d.kind, entry.pod, d.old, d.new):
+            if (
+                entry.state == "unschedulable"
+                and entry.rejected_by
+                and wakes(entry.rejected_by, d.kind, entry.pod, d.old, d.new)
+            ):
                 entry.state = "active"  # its backoff (not_before) still holds
         if self.agents is not None:
             self.agents.cluster_event(STORAGE_CHANGED)
@@ -456,8 +485,9 @@ class SchedulingLoop(threading.Thread):
         if self.agents is not None:
             self.agents.shard_grew()
 
-    def start_binding(self, entry: PendingPod, gpu_index: str | None,
-                      evict: list[dict[str, Any]] | None = None) -> None:
+    def start_binding(
+        self, entry: PendingPod, gpu_index: str | None, evict: list[dict[str, Any]] | None = None
+    ) -> None:
         """Hand a decided pod (entry.node set, assumed in vcore unless a placeholder) to the binder; a real pod
         first has the placeholders its node can no longer hold deleted, and its claims bound (VolumeBinding's
         PreBind: entry.volumes) before it is bound."""
@@ -514,8 +544,9 @@ class SchedulingLoop(threading.Thread):
                 continue  # its writes are still under way
             if entry.deleted:
                 name = entry.pod["metadata"]["name"]
-                self._prebind_failed(entry, f'binding volumes: pod does not exist any more: pod "{name}" not found',
-                                     gone=True)
+                self._prebind_failed(
+                    entry, f'binding volumes: pod does not exist any more: pod "{name}" not found', gone=True
+                )
                 continue
             if deadlines_only and now < entry.volumes_deadline:
                 continue
@@ -573,8 +604,11 @@ class SchedulingLoop(threading.Thread):
     def schedule_once(self) -> int:
         """One cycle over the due pods; returns how many were placed."""
         due = self.due()
-        if not due and not (self._statuses_stale and self.status is not None
-                            and self.clock() - self._last_cycle >= STATUS_REFRESH_SECONDS):
+        if not due and not (
+            self._statuses_stale
+            and self.status is not None
+            and self.clock() - self._last_cycle >= STATUS_REFRESH_SECONDS
+        ):
             return 0
         self._statuses_stale, self._last_cycle = False, self.clock()
         started = time.perf_counter()
@@ -646,8 +680,9 @@ class SchedulingLoop(threading.Thread):
 
     def _back_off(self, entry: PendingPod) -> None:
         entry.attempts += 1
-        delay = min(self.config.pod_initial_backoff_seconds * 2 ** (entry.attempts - 1),
-                    self.config.pod_max_backoff_seconds)
+        delay = min(
+            self.config.pod_initial_backoff_seconds * 2 ** (entry.attempts - 1), self.config.pod_max_backoff_seconds
+        )
         entry.not_before = self.clock() + delay
 
     # -- bind results -------------------------------------------------------------------------------------
@@ -751,8 +786,11 @@ def _changes_a_group(d: Delta) -> bool:
 
 
 def _group_standing(pod: dict[str, Any]) -> tuple:
-    return (node_name_of(pod), (pod.get("status") or {}).get("phase"), (pod.get("metadata") or {}).get(
-        "deletionTimestamp"))
+    return (
+        node_name_of(pod),
+        (pod.get("status") or {}).get("phase"),
+        (pod.get("metadata") or {}).get("deletionTimestamp"),
+    )
 
 
 def _creation_epoch(pod: dict[str, Any]) -> float | None:

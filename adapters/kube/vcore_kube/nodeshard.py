@@ -19,8 +19,12 @@ from vcore_kube.reflector import Resource
 GROUP, VERSION, PLURAL = "shard.volcano.sh", "v1alpha1", "nodeshards"
 COLLECTION = f"/apis/{GROUP}/{VERSION}/{PLURAL}"
 # What the scheduler instances and the sharding controller watch (a CRD that may not be installed).
-RESOURCE = Resource("NodeShard", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
-                    (GROUP, VERSION, PLURAL), optional=True)
+RESOURCE = Resource(
+    "NodeShard",
+    lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
+    (GROUP, VERSION, PLURAL),
+    optional=True,
+)
 
 
 def path(name: str, subresource: str = "") -> str:
@@ -41,9 +45,14 @@ class Shard:
     @classmethod
     def of(cls, obj: dict[str, Any]) -> Shard:
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
-        return cls(obj["metadata"]["name"], frozenset(spec.get("nodesDesired") or ()),
-                   frozenset(status.get("nodesInUse") or ()), frozenset(status.get("nodesToAdd") or ()),
-                   frozenset(status.get("nodesToRemove") or ()), obj["metadata"].get("resourceVersion", ""))
+        return cls(
+            obj["metadata"]["name"],
+            frozenset(spec.get("nodesDesired") or ()),
+            frozenset(status.get("nodesInUse") or ()),
+            frozenset(status.get("nodesToAdd") or ()),
+            frozenset(status.get("nodesToRemove") or ()),
+            obj["metadata"].get("resourceVersion", ""),
+        )
 
 
 def now_time() -> str:
@@ -53,8 +62,12 @@ def now_time() -> str:
 def status_body(in_use: Iterable[str], desired: Iterable[str]) -> dict[str, Any]:
     """An instance's status: the nodes it uses, the desired ones it does not use yet, the used ones not desired."""
     used, wanted = set(in_use), set(desired)
-    return {"nodesInUse": sorted(used), "nodesToAdd": sorted(wanted - used), "nodesToRemove": sorted(used - wanted),
-            "lastUpdateTime": now_time()}
+    return {
+        "nodesInUse": sorted(used),
+        "nodesToAdd": sorted(wanted - used),
+        "nodesToRemove": sorted(used - wanted),
+        "lastUpdateTime": now_time(),
+    }
 
 
 def list_shards(api: Api, timeout: float = 10) -> dict[str, dict[str, Any]]:
@@ -67,17 +80,24 @@ def put_status(api: Api, obj: dict[str, Any], status: dict[str, Any], timeout: f
     return api.put(path(obj["metadata"]["name"], "status"), {**obj, "status": status}, timeout=timeout)
 
 
-def put_desired(api: Api, obj: dict[str, Any] | None, name: str, nodes: Iterable[str],
-                timeout: float = 10) -> dict[str, Any]:
+def put_desired(
+    api: Api, obj: dict[str, Any] | None, name: str, nodes: Iterable[str], timeout: float = 10
+) -> dict[str, Any]:
     """Set spec.nodesDesired of NodeShard `name`: create it when `obj` is None, else replace `obj`'s spec (its
     resourceVersion is the precondition). The status is the instance's and is left alone."""
     desired = sorted(set(nodes))
     if obj is None:
-        return api.create(COLLECTION, {"apiVersion": f"{GROUP}/{VERSION}", "kind": "NodeShard",
-                                       "metadata": {"name": name}, "spec": {"nodesDesired": desired}},
-                          timeout=timeout)
-    return api.put(path(name), {**obj, "spec": {**(obj.get("spec") or {}), "nodesDesired": desired}},
-                   timeout=timeout)
+        return api.create(
+            COLLECTION,
+            {
+                "apiVersion": f"{GROUP}/{VERSION}",
+                "kind": "NodeShard",
+                "metadata": {"name": name},
+                "spec": {"nodesDesired": desired},
+            },
+            timeout=timeout,
+        )
+    return api.put(path(name), {**obj, "spec": {**(obj.get("spec") or {}), "nodesDesired": desired}}, timeout=timeout)
 
 
 def apply_assignment(api: Api, desired: dict[str, Iterable[str]], *, attempts: int = 5, timeout: float = 10) -> int:
@@ -110,5 +130,14 @@ def apply_assignment(api: Api, desired: dict[str, Iterable[str]], *, attempts: i
     return written
 
 
-__all__ = ["ApiException", "COLLECTION", "Shard", "apply_assignment", "list_shards", "path", "put_desired",
-           "put_status", "status_body"]
+__all__ = [
+    "ApiException",
+    "COLLECTION",
+    "Shard",
+    "apply_assignment",
+    "list_shards",
+    "path",
+    "put_desired",
+    "put_status",
+    "status_body",
+]

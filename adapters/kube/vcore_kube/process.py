@@ -47,8 +47,12 @@ if TYPE_CHECKING:
     from types import FrameType
 
 
-WARMPOOLS = Resource("WarmPool", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
-                     (warmpool.GROUP, warmpool.VERSION, warmpool.PLURAL), optional=True)
+WARMPOOLS = Resource(
+    "WarmPool",
+    lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
+    (warmpool.GROUP, warmpool.VERSION, warmpool.PLURAL),
+    optional=True,
+)
 
 log = logging.getLogger(__name__)
 
@@ -65,12 +69,14 @@ class SchedulerProcess:
         agents = config.fast_path.bind_concurrency if config.fast_path.enabled else 0
         self.api = load_api(kubeconfig, pool_size=config.bind_concurrency + agents + STATUS_WORKERS + 4)
         self.watch_api = load_api(kubeconfig, pool_size=len(RESOURCES) + 2)
-        self.recorder = Recorder(self.api, config.scheduler_name, enabled=config.emit_events,
-                                 dropped=self.metrics.api_writes_dropped.inc)
+        self.recorder = Recorder(
+            self.api, config.scheduler_name, enabled=config.emit_events, dropped=self.metrics.api_writes_dropped.inc
+        )
         # PodGroup and Queue statuses: written by threads of their own, never behind events nor dropped.
         self.statuses = StatusWriter(self.api, STATUS_KINDS, metrics=self.metrics)
-        self.loop = SchedulingLoop(config, self.converter, self.cycle, None, self.recorder, self.metrics,
-                                   statuses=self.statuses)
+        self.loop = SchedulingLoop(
+            config, self.converter, self.cycle, None, self.recorder, self.metrics, statuses=self.statuses
+        )
         self.binder = Binder(self.api, config.bind_concurrency, self.loop.bind_done)
         self.loop.binder = self.binder
         # VolumeBinding's PreBind writes (PVs and claims), beside the binder: a pod waiting for its claims holds
@@ -85,33 +91,58 @@ class SchedulerProcess:
         self.agent_binder: Binder | None = None
         self._wire_agents(config, resources)
         self._wire_sharding(config, resources)
-        self.reflectors = [Reflector(self.watch_api.api_client, r, self.loop, self.stop_event,
-                                     on_relist=lambda kind, why: self.metrics.relists.labels(kind, why).inc())
-                           for r in resources]
+        self.reflectors = [
+            Reflector(
+                self.watch_api.api_client,
+                r,
+                self.loop,
+                self.stop_event,
+                on_relist=lambda kind, why: self.metrics.relists.labels(kind, why).inc(),
+            )
+            for r in resources
+        ]
         self.loop.synced = self.synced
         le = config.leader_election
-        self.elector = LeaderElector(
-            self.api, le.resource_namespace, le.resource_name, self.identity, lease_duration=le.lease_duration,
-            renew_deadline=le.renew_deadline, retry_period=le.retry_period, on_started=self._lead,
-            on_stopped=self._lost, stop=self.stop_event) if le.leader_elect else None
-        self.health = HealthServer(config.metrics_address, self.metrics, self.healthy, self.synced) \
-            if config.metrics_address else None
+        self.elector = (
+            LeaderElector(
+                self.api,
+                le.resource_namespace,
+                le.resource_name,
+                self.identity,
+                lease_duration=le.lease_duration,
+                renew_deadline=le.renew_deadline,
+                retry_period=le.retry_period,
+                on_started=self._lead,
+                on_stopped=self._lost,
+                stop=self.stop_event,
+            )
+            if le.leader_elect
+            else None
+        )
+        self.health = (
+            HealthServer(config.metrics_address, self.metrics, self.healthy, self.synced)
+            if config.metrics_address
+            else None
+        )
 
     def _wire_agents(self, config: Config, resources: list) -> None:
         """The fast path and, through it, warm pools (vcore.io WarmPool objects)."""
         if not config.fast_path.enabled:
             return
         loop, cluster = self.loop, self.converter.cluster
-        queue = SchedulingQueue(config.pod_initial_backoff_seconds, config.pod_max_backoff_seconds,
-                                config.pod_max_in_unschedulable_seconds)
-        fast = FastPath(config.fast_path, config.scheduler_name, cluster, config.profile, queue, seed=config.seed,
-                        clock=loop.clock)
+        queue = SchedulingQueue(
+            config.pod_initial_backoff_seconds, config.pod_max_backoff_seconds, config.pod_max_in_unschedulable_seconds
+        )
+        fast = FastPath(
+            config.fast_path, config.scheduler_name, cluster, config.profile, queue, seed=config.seed, clock=loop.clock
+        )
         warm = writer = None
         if config.warm_pools.enabled:
             names = {config.fast_path.scheduler_name} - {""}
             profile = config.fast_path.profile if config.fast_path.profile is not None else config.profile
-            warm = WarmPools(config.warm_pools, config.scheduler_name, names, cluster, profile, seed=config.seed,
-                             clock=loop.clock)
+            warm = WarmPools(
+                config.warm_pools, config.scheduler_name, names, cluster, profile, seed=config.seed, clock=loop.clock
+            )
             writer = PlaceholderWriter(self.api, lambda pool: loop.inbox.put(("placeholder-created", pool)))
             self.writers.append(writer)
             resources.append(WARMPOOLS)
@@ -194,14 +225,20 @@ class SchedulerProcess:
 
     def run_until_signalled(self) -> int:
         """start(), then wait for SIGTERM/SIGINT (or the loss of the lease); returns the exit status."""
+
         def on_signal(signum: int, frame: FrameType | None) -> None:
             log.info("signal %s: shutting down", signal.Signals(signum).name)
             self.finished.set()
+
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         try:
             self.start()
-            log.info("vcore-scheduler %s (pid %d) started; schedulerName %s", self.identity, os.getpid(),
-                     self.config.scheduler_name)
+            log.info(
+                "vcore-scheduler %s (pid %d) started; schedulerName %s",
+                self.identity,
+                os.getpid(),
+                self.config.scheduler_name,
+            )
             while not self.finished.wait(1.0):
                 pass
         finally:

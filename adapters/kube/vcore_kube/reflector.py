@@ -60,12 +60,24 @@ RESOURCES = (
     Resource("StatefulSet", lambda c: client.AppsV1Api(c).list_stateful_set_for_all_namespaces),
     # Which pods preemption spares (DefaultPreemption, the cycle's pdb plugin).
     Resource("PodDisruptionBudget", lambda c: client.PolicyV1Api(c).list_pod_disruption_budget_for_all_namespaces),
-    Resource("PodGroup", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
-             ("scheduling.volcano.sh", "v1beta1", "podgroups"), optional=True),
-    Resource("Queue", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
-             ("scheduling.volcano.sh", "v1beta1", "queues"), optional=True),
-    Resource("HyperNode", lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
-             ("topology.volcano.sh", "v1alpha1", "hypernodes"), optional=True),
+    Resource(
+        "PodGroup",
+        lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
+        ("scheduling.volcano.sh", "v1beta1", "podgroups"),
+        optional=True,
+    ),
+    Resource(
+        "Queue",
+        lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
+        ("scheduling.volcano.sh", "v1beta1", "queues"),
+        optional=True,
+    ),
+    Resource(
+        "HyperNode",
+        lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,
+        ("topology.volcano.sh", "v1alpha1", "hypernodes"),
+        optional=True,
+    ),
     # What the volume plugins read (VolumeRestrictions, NodeVolumeLimits, VolumeZone, VolumeBinding).
     Resource("PersistentVolume", lambda c: client.CoreV1Api(c).list_persistent_volume),
     Resource("PersistentVolumeClaim", lambda c: client.CoreV1Api(c).list_persistent_volume_claim_for_all_namespaces),
@@ -108,7 +120,7 @@ class Backoff:
         self.attempt = 0
 
     def next(self) -> float:
-        d = min(self.cap, self.initial * (2 ** self.attempt))
+        d = min(self.cap, self.initial * (2**self.attempt))
         self.attempt += 1
         return d / 2 + self.rng.random() * d / 2
 
@@ -125,9 +137,17 @@ class Reflector(threading.Thread):
 
     LIST_PAGE = 5000
 
-    def __init__(self, api_client: client.ApiClient, resource: Resource, sink: Sink, stop: threading.Event,
-                 *, on_relist: Callable[[str, str], None] | None = None, watch_timeout: tuple[int, int] = (300, 600),
-                 backoff: Backoff | None = None) -> None:
+    def __init__(
+        self,
+        api_client: client.ApiClient,
+        resource: Resource,
+        sink: Sink,
+        stop: threading.Event,
+        *,
+        on_relist: Callable[[str, str], None] | None = None,
+        watch_timeout: tuple[int, int] = (300, 600),
+        backoff: Backoff | None = None,
+    ) -> None:
         super().__init__(name=f"reflector-{resource.kind}", daemon=True)
         self.api_client, self.resource, self.sink, self.stop_event = api_client, resource, sink, stop
         self.list_fn = resource.list_call(api_client)
@@ -152,8 +172,9 @@ class Reflector(threading.Thread):
                     need_list = False
                 self._watch()
             except Gone:
-                log.info("%s: resourceVersion %s expired (410 Gone): relisting", self.resource.kind,
-                         self.resource_version)
+                log.info(
+                    "%s: resourceVersion %s expired (410 Gone): relisting", self.resource.kind, self.resource_version
+                )
                 need_list, reason = True, "expired"
                 continue  # relist at once: the server answered, it is not a failure
             except _NotServed:
@@ -222,16 +243,26 @@ class Reflector(threading.Thread):
             item.setdefault("kind", kind)
             _slim(item)
         self.resource_version = page["metadata"]["resourceVersion"]
-        log.info("%s: listed %d in %.2f s (resourceVersion %s)", kind, len(items), time.monotonic() - started,
-                 self.resource_version)
+        log.info(
+            "%s: listed %d in %.2f s (resourceVersion %s)",
+            kind,
+            len(items),
+            time.monotonic() - started,
+            self.resource_version,
+        )
         self.sink.replace(kind, items, self.resource_version)
         self.synced.set()
 
     # -- watch -------------------------------------------------------------------------------------------
     def _watch(self) -> None:
         timeout = random.randint(*self.watch_timeout)
-        response = self._call(watch=True, resource_version=self.resource_version, allow_watch_bookmarks=True,
-                              timeout_seconds=timeout, _request_timeout=(10, timeout + 60))
+        response = self._call(
+            watch=True,
+            resource_version=self.resource_version,
+            allow_watch_bookmarks=True,
+            timeout_seconds=timeout,
+            _request_timeout=(10, timeout + 60),
+        )
         self._response = response
         started = time.monotonic()
         events = 0

@@ -57,8 +57,9 @@ class QueuedPod:
 
 
 class SchedulingQueue:
-    def __init__(self, initial_backoff: float = 1.0, max_backoff: float = 10.0,
-                 max_in_unschedulable: float = 300.0) -> None:
+    def __init__(
+        self, initial_backoff: float = 1.0, max_backoff: float = 10.0, max_in_unschedulable: float = 300.0
+    ) -> None:
         if not 0 < initial_backoff <= max_backoff:
             raise ValueError("SchedulingQueue: needs 0 < initial_backoff <= max_backoff")
         self.initial_backoff, self.max_backoff = initial_backoff, max_backoff

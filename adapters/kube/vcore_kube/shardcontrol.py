@@ -127,5 +127,8 @@ class ShardControl:
         if result.ok:
             log.info("NodeShard %s: released every node at shutdown", self.membership.shard)
         else:
-            log.warning("NodeShard %s: could not release its nodes at shutdown (%s); they wait for this instance",
-                        self.membership.shard, result.error)
+            log.warning(
+                "NodeShard %s: could not release its nodes at shutdown (%s); they wait for this instance",
+                self.membership.shard,
+                result.error,
+            )

@@ -44,8 +44,12 @@ DEBOUNCE = 0.2  # changes arriving together are assigned together
 class SharderMetrics:
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry()
-        self.assign_seconds = Histogram("vcore_sharder_assign_seconds", "One reassignment (the rule alone)",
-                                        registry=r, buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1))
+        self.assign_seconds = Histogram(
+            "vcore_sharder_assign_seconds",
+            "One reassignment (the rule alone)",
+            registry=r,
+            buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1),
+        )
         self.moves = Counter("vcore_sharder_node_moves", "Nodes given to another shard", registry=r)
         self.writes = Counter("vcore_sharder_nodeshard_writes", "NodeShard writes", registry=r)
         self.nodes = Gauge("vcore_sharder_shard_nodes", "Nodes desired per shard", ["shard"], registry=r)
@@ -53,6 +57,7 @@ class SharderMetrics:
 
     def exposition(self) -> bytes:
         from prometheus_client import generate_latest
+
         return generate_latest(self.registry)
 
 
@@ -145,8 +150,15 @@ class Sharder(threading.Thread):
         for name in c.node_names:
             i = c.node_index(name)
             node = self.cache.get("Node", name) or {}
-            rows.append((name, (node.get("metadata") or {}).get("labels") or {}, int(cpu_alloc[i]), int(mem[i]),
-                         int(cpu_req[i])))
+            rows.append(
+                (
+                    name,
+                    (node.get("metadata") or {}).get("labels") or {},
+                    int(cpu_alloc[i]),
+                    int(mem[i]),
+                    int(cpu_req[i]),
+                )
+            )
         return NodeTable.build(self.config, rows)
 
     def reassign(self) -> dict[str, list[str]]:
@@ -184,14 +196,20 @@ class Sharder(threading.Thread):
             self.metrics.nodes.labels(name).set(len(nodes))
         self.assignments += 1
         if written:
-            log.info("assignment %d: %s (%d nodes moved, %d NodeShards written)", self.assignments,
-                     {k: len(v) for k, v in desired.items()}, len(changed), written)
+            log.info(
+                "assignment %d: %s (%d nodes moved, %d NodeShards written)",
+                self.assignments,
+                {k: len(v) for k, v in desired.items()},
+                len(changed),
+                written,
+            )
         return desired
 
 
 def run_sharder(kubeconfig: str | None, sharding_config: str | None, *, identity: str | None = None) -> int:
     """The controller process until SIGTERM/SIGINT; returns the exit status."""
     import sys
+
     if not sharding_config:
         print("vcore-scheduler --role sharder: --sharding-config FILE is required", file=sys.stderr)
         return 2
@@ -225,12 +243,32 @@ def run_sharder(kubeconfig: str | None, sharding_config: str | None, *, identity
         finished.set()
 
     who = identity or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
-    elector = LeaderElector(api, *LEASE, who, lease_duration=15.0, renew_deadline=10.0, retry_period=2.0,
-                            on_started=lead, on_stopped=lost, stop=stop) if config.leader_elect else None
+    elector = (
+        LeaderElector(
+            api,
+            *LEASE,
+            who,
+            lease_duration=15.0,
+            renew_deadline=10.0,
+            retry_period=2.0,
+            on_started=lead,
+            on_stopped=lost,
+            stop=stop,
+        )
+        if config.leader_elect
+        else None
+    )
     try:
-        health = HealthServer(config.metrics_address, metrics,
-                              lambda: sharder.is_alive() and time.monotonic() - sharder.heartbeat < 30,
-                              sharder.synced) if config.metrics_address else None
+        health = (
+            HealthServer(
+                config.metrics_address,
+                metrics,
+                lambda: sharder.is_alive() and time.monotonic() - sharder.heartbeat < 30,
+                sharder.synced,
+            )
+            if config.metrics_address
+            else None
+        )
     except OSError as e:  # the metrics address is taken, or not this machine's
         print(f"vcore-scheduler --role sharder: metricsAddress: {e.strerror or e}", file=sys.stderr)
         api.close()
@@ -247,8 +285,9 @@ def run_sharder(kubeconfig: str | None, sharding_config: str | None, *, identity
             elector.start()
         else:
             lead()
-        log.info("vcore sharder %s (pid %d) started: shards %s", who, os.getpid(),
-                 [s.name for s in config.scheduler_configs])
+        log.info(
+            "vcore sharder %s (pid %d) started: shards %s", who, os.getpid(), [s.name for s in config.scheduler_configs]
+        )
         while not finished.wait(1.0):
             pass
     finally:

@@ -94,32 +94,40 @@ class ShardingConfig:
 LABEL_VALUE = String(max_len=63, pattern=r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", what="a valid label value")
 FRACTION = Real(0.0, 1.0)
 
-SHARD_SPEC = Section(ShardSpec, {
-    "name": NAME,
-    "type": String(),
-    "strategy": String(choices=(UTILIZATION, CAPACITY)),
-    "cpu_utilization_min": FRACTION,
-    "cpu_utilization_max": FRACTION,
-    "prefer_warmup_nodes": Boolean(),
-    "min_nodes": Integer(0),
-    "max_nodes": Integer(0),
-    "node_selector": MapOf(LABEL_VALUE, key=LABEL_KEY),
-    "weight": Integer(1),
-}, required=("name",))
+SHARD_SPEC = Section(
+    ShardSpec,
+    {
+        "name": NAME,
+        "type": String(),
+        "strategy": String(choices=(UTILIZATION, CAPACITY)),
+        "cpu_utilization_min": FRACTION,
+        "cpu_utilization_max": FRACTION,
+        "prefer_warmup_nodes": Boolean(),
+        "min_nodes": Integer(0),
+        "max_nodes": Integer(0),
+        "node_selector": MapOf(LABEL_VALUE, key=LABEL_KEY),
+        "weight": Integer(1),
+    },
+    required=("name",),
+)
 
-SHARDING_CONFIG = Section(ShardingConfig, {
-    "scheduler_configs": ListOf(SHARD_SPEC, min_len=1),
-    "shard_sync_period": Seconds(),
-    "enable_node_event_trigger": Boolean(),
-    "significant_change": FRACTION,
-    "hysteresis": FRACTION,
-    "balance_tolerance": FRACTION,
-    "min_move_interval": Seconds(),
-    "warmup_label": LABEL_KEY,
-    "warmup_label_value": LABEL_VALUE,
-    "leader_elect": Boolean(),
-    "metrics_address": ListenAddress(),
-}, required=("scheduler_configs",))
+SHARDING_CONFIG = Section(
+    ShardingConfig,
+    {
+        "scheduler_configs": ListOf(SHARD_SPEC, min_len=1),
+        "shard_sync_period": Seconds(),
+        "enable_node_event_trigger": Boolean(),
+        "significant_change": FRACTION,
+        "hysteresis": FRACTION,
+        "balance_tolerance": FRACTION,
+        "min_move_interval": Seconds(),
+        "warmup_label": LABEL_KEY,
+        "warmup_label_value": LABEL_VALUE,
+        "leader_elect": Boolean(),
+        "metrics_address": ListenAddress(),
+    },
+    required=("scheduler_configs",),
+)
 
 
 def load_sharding_config(source: str | Path | dict[str, Any]) -> ShardingConfig:
@@ -172,13 +180,14 @@ class NodeTable:
             if selector:
                 items = tuple(selector.items())
                 pool[s] = [all(labels.get(k) == v for k, v in items) for _, labels, *_ in rows]
-        return cls(names=[r[0] for r in rows],
-                   cpu_alloc=np.array([r[2] for r in rows], dtype=np.int64),
-                   mem_alloc=np.array([r[3] for r in rows], dtype=np.int64),
-                   cpu_req=np.array([r[4] for r in rows], dtype=np.int64),
-                   warm=np.array([r[1].get(config.warmup_label) == config.warmup_label_value for r in rows],
-                                 dtype=bool),
-                   pool=pool)
+        return cls(
+            names=[r[0] for r in rows],
+            cpu_alloc=np.array([r[2] for r in rows], dtype=np.int64),
+            mem_alloc=np.array([r[3] for r in rows], dtype=np.int64),
+            cpu_req=np.array([r[4] for r in rows], dtype=np.int64),
+            warm=np.array([r[1].get(config.warmup_label) == config.warmup_label_value for r in rows], dtype=bool),
+            pool=pool,
+        )
 
     def utilization_percent(self) -> np.ndarray:
         """requested/allocatable cpu in whole percent, rounded half up as Volcano rounds it; -1 where the node
@@ -195,8 +204,13 @@ def percent(fraction: float) -> int:
 
 
 # -- the rule ----------------------------------------------------------------------------------------------------
-def assign(table: NodeTable, config: ShardingConfig, owner: np.ndarray | None = None,
-           moved_at: np.ndarray | None = None, now: float = 0.0) -> np.ndarray:
+def assign(
+    table: NodeTable,
+    config: ShardingConfig,
+    owner: np.ndarray | None = None,
+    moved_at: np.ndarray | None = None,
+    now: float = 0.0,
+) -> np.ndarray:
     """Each node's shard (index into config.scheduler_configs, -1: none), from the current owners (int32[N], -1:
     none; None: a fresh start) and when each node last changed shard (float64[N] of the caller's clock)."""
     specs = config.scheduler_configs
@@ -226,7 +240,7 @@ def assign(table: NodeTable, config: ShardingConfig, owner: np.ndarray | None = 
             mine &= (valid & (pct >= lo) & (pct <= hi)) | cooling
         kept = index[mine]
         if kept.size > spec.max_nodes:
-            kept = order(kept, spec)[:spec.max_nodes]
+            kept = order(kept, spec)[: spec.max_nodes]
         out[kept] = s
     # 2. utilization shards
     for s, spec in enumerate(specs):
@@ -236,14 +250,14 @@ def assign(table: NodeTable, config: ShardingConfig, owner: np.ndarray | None = 
         lo, hi = percent(spec.cpu_utilization_min), percent(spec.cpu_utilization_max)
         free = (out == -1) & table.pool[s] & valid
         if have < spec.max_nodes:
-            take = order(index[free & (pct >= lo) & (pct <= hi)], spec)[:spec.max_nodes - have]
+            take = order(index[free & (pct >= lo) & (pct <= hi)], spec)[: spec.max_nodes - have]
             out[take] = s
             have += take.size
         if have < spec.min_nodes:
             rest = index[(out == -1) & table.pool[s] & valid]
             distance = np.maximum(lo - pct[rest], pct[rest] - hi)
             group = table.warm[rest] != spec.prefer_warmup_nodes
-            out[rest[np.lexsort((rest, group, distance))][:spec.min_nodes - have]] = s
+            out[rest[np.lexsort((rest, group, distance))][: spec.min_nodes - have]] = s
     # 3. capacity shards
     shards = [s for s, spec in enumerate(specs) if spec.strategy == CAPACITY]
     if shards:
@@ -259,8 +273,9 @@ def capacities(table: NodeTable, shards: list[int]) -> np.ndarray:
     return table.cpu_alloc / cpu_total + table.mem_alloc / mem_total
 
 
-def _share_capacity(table: NodeTable, config: ShardingConfig, shards: list[int], out: np.ndarray,
-                    cooling: np.ndarray) -> None:
+def _share_capacity(
+    table: NodeTable, config: ShardingConfig, shards: list[int], out: np.ndarray, cooling: np.ndarray
+) -> None:
     specs = config.scheduler_configs
     cap = capacities(table, shards)
     weight = {s: float(specs[s].weight) for s in shards}
@@ -286,9 +301,15 @@ def _share_capacity(table: NodeTable, config: ShardingConfig, shards: list[int],
     total_weight = sum(weight.values())
     for _ in range(len(table.names) + 1):
         mean = sum(load.values()) / total_weight
-        pairs = sorted(((load[o] / weight[o] - load[u] / weight[u], o, u) for o in shards for u in shards
-                        if o != u and count[u] < specs[u].max_nodes and count[o] > specs[o].min_nodes),
-                       key=lambda p: (-p[0], p[1], p[2]))
+        pairs = sorted(
+            (
+                (load[o] / weight[o] - load[u] / weight[u], o, u)
+                for o in shards
+                for u in shards
+                if o != u and count[u] < specs[u].max_nodes and count[o] > specs[o].min_nodes
+            ),
+            key=lambda p: (-p[0], p[1], p[2]),
+        )
         moved = False
         for gap, o, u in pairs:
             if gap <= config.balance_tolerance * mean:

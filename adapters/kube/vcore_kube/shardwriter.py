@@ -45,8 +45,10 @@ def publish(api: Api, shard: str, request: Publish, timeout: float = 10) -> Publ
 def bound_pods(api: Api, nodes: frozenset[str], timeout: float = 10) -> dict[str, frozenset[str]]:
     """{node: keys of the non-terminal pods bound to it}, read from etcd."""
     if len(nodes) <= PER_NODE_LISTS:
-        lists = [api.get("/api/v1/pods", fieldSelector=f"spec.nodeName={n},{NON_TERMINAL_PODS}",
-                         timeout=timeout)["items"] for n in sorted(nodes)]
+        lists = [
+            api.get("/api/v1/pods", fieldSelector=f"spec.nodeName={n},{NON_TERMINAL_PODS}", timeout=timeout)["items"]
+            for n in sorted(nodes)
+        ]
         items = [p for chunk in lists for p in chunk]
     else:
         items = api.get("/api/v1/pods", fieldSelector=NON_TERMINAL_PODS, timeout=timeout)["items"]
@@ -79,6 +81,5 @@ class ShardWriter(threading.Thread):
                 return
             result = publish(self.api, self.shard, request)
             if not result.ok:
-                log.info("NodeShard %s: status not written (%s); retrying on the next change", self.shard,
-                         result.error)
+                log.info("NodeShard %s: status not written (%s); retrying on the next change", self.shard, result.error)
             self.done(result)

@@ -80,8 +80,16 @@ def retry_delay(failures: int, rng: random.Random, initial: float = RETRY_INITIA
 
 
 class StatusWriter:
-    def __init__(self, api: Api, kinds: Iterable[StatusKind], *, workers: int = WORKERS, metrics: Metrics | None = None,
-                 clock: Callable[[], float] = time.monotonic, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        api: Api,
+        kinds: Iterable[StatusKind],
+        *,
+        workers: int = WORKERS,
+        metrics: Metrics | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
         self.api, self.metrics, self.clock = api, metrics, clock
         self.kinds = {k.name: k for k in kinds}
         self.rng = rng or random.Random()
@@ -93,8 +101,9 @@ class StatusWriter:
         self._writing = 0
         self._stopping = False
         self._failing = False  # logged once per run of failures, not once per object
-        self._threads = [threading.Thread(target=self._run, name=f"status-writer-{i}", daemon=True)
-                         for i in range(workers)]
+        self._threads = [
+            threading.Thread(target=self._run, name=f"status-writer-{i}", daemon=True) for i in range(workers)
+        ]
         if metrics is not None:
             for name in self.kinds:
                 metrics.status_writes_pending.labels(name).set_function(functools.partial(self.pending, name))
@@ -143,8 +152,12 @@ class StatusWriter:
         """Objects whose status is still to be written (queued or backing off, and not yet what the server has), or
         being written."""
         with self._cond:
-            return sum(1 for e in self._entries.values() if (kind is None or e.kind.name == kind) and (
-                e.state == _WRITING or (e.state != _IDLE and not e.satisfied())))
+            return sum(
+                1
+                for e in self._entries.values()
+                if (kind is None or e.kind.name == kind)
+                and (e.state == _WRITING or (e.state != _IDLE and not e.satisfied()))
+            )
 
     def wanted(self, kind: str, key: str) -> dict[str, Any] | None:
         with self._cond:
@@ -222,11 +235,14 @@ class StatusWriter:
                 self._done(entry, result, obj, error)
                 self._cond.notify_all()  # close() waits for the writing to end
 
-    def _write(self, kind: StatusKind, key: str, known: dict[str, Any], want: dict[str, Any]) \
-            -> tuple[str, dict[str, Any] | None, Exception | None]:
+    def _write(
+        self, kind: StatusKind, key: str, known: dict[str, Any], want: dict[str, Any]
+    ) -> tuple[str, dict[str, Any] | None, Exception | None]:
         meta = known.get("metadata") or {}
-        body = {"metadata": {"uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")},
-                "status": kind.patch(known.get("status") or {}, want)}
+        body = {
+            "metadata": {"uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")},
+            "status": kind.patch(known.get("status") or {}, want),
+        }
         try:
             return OK, self.api.patch(kind.write_path(key), body), None
         except ApiException as e:
@@ -253,8 +269,9 @@ class StatusWriter:
             entry.failures += 1
             if not self._failing:
                 self._failing = True
-                log.warning("status writes fail (retried with backoff): %s %s: %s", entry.kind.name, entry.key,
-                            _describe(error))
+                log.warning(
+                    "status writes fail (retried with backoff): %s %s: %s", entry.kind.name, entry.key, _describe(error)
+                )
         else:
             assert obj is not None, "a write or a read that succeeded returns the object"
             if result == OK:

@@ -21,8 +21,13 @@ from vcore_kube.statuswriter import StatusKind
 VOLCANO = "/apis/scheduling.volcano.sh/v1beta1"
 PODGROUP, QUEUE = "PodGroup", "Queue"
 COUNTS = ("running", "succeeded", "failed")  # PodGroupStatus
-QUEUE_COUNTS = {"Pending": "pending", "Running": "running", "Unknown": "unknown", "Inqueue": "inqueue",
-                "Completed": "completed"}  # PodGroup phase -> QueueStatus field
+QUEUE_COUNTS = {
+    "Pending": "pending",
+    "Running": "running",
+    "Unknown": "unknown",
+    "Inqueue": "inqueue",
+    "Completed": "completed",
+}  # PodGroup phase -> QueueStatus field
 OPEN = "Open"
 ROOT_QUEUE = "root"
 _CONDITION_FIELDS = ("type", "status", "reason", "message")  # compared; the times and transitionID are not
@@ -43,7 +48,8 @@ def same_podgroup_status(have: Mapping[str, Any], want: Mapping[str, Any]) -> bo
         return False
     conditions = have.get("conditions") or []
     return len(conditions) == len(want["conditions"]) and all(
-        _condition(a) == _condition(b) for a, b in zip(conditions, want["conditions"]))
+        _condition(a) == _condition(b) for a, b in zip(conditions, want["conditions"])
+    )
 
 
 def podgroup_patch(have: Mapping[str, Any], want: Mapping[str, Any]) -> dict[str, Any]:
@@ -61,9 +67,12 @@ def queue_status(status: QueueStatus, allocated: Mapping[str, int]) -> dict[str,
     """The status to write for a Volcano Queue: its state (unset reads as Open, as Volcano's queue controller
     sets it), the resources allocated to it (cpu and memory always, as Volcano's scheduler writes them; a parent's
     allocation sums its children's) and its PodGroups counted by phase."""
-    out: dict[str, Any] = {"state": status.state or OPEN,
-                           "allocated": {name: format_quantity(name, allocated.get(name, 0))
-                                         for name in sorted({"cpu", "memory", *allocated})}}
+    out: dict[str, Any] = {
+        "state": status.state or OPEN,
+        "allocated": {
+            name: format_quantity(name, allocated.get(name, 0)) for name in sorted({"cpu", "memory", *allocated})
+        },
+    }
     for phase, field in QUEUE_COUNTS.items():
         out[field] = int(status.podgroups.get(phase, 0))
     return out
@@ -154,8 +163,7 @@ def _decimal(mantissa: int, exponent: int) -> str:
 
 
 def _amounts(resources: Mapping[str, Any]) -> dict[str, int]:
-    return {name: parse_quantity(str(q), milli=name == "cpu") for name, q in resources.items()
-            if q is not None}
+    return {name: parse_quantity(str(q), milli=name == "cpu") for name, q in resources.items() if q is not None}
 
 
 def _count(value: Any) -> int:

@@ -14,13 +14,19 @@ from typing import Any
 from vcore_kube.convert import quantity_value
 
 VOLUME_RESTRICTIONS, NODE_VOLUME_LIMITS, VOLUME_ZONE, VOLUME_BINDING = (
-    "VolumeRestrictions", "NodeVolumeLimits", "VolumeZone", "VolumeBinding")
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeZone",
+    "VolumeBinding",
+)
 
 # The volume plugins' per-node reasons in kube-scheduler's words (their pod-wide rejections carry the plugin).
 REASON_PLUGINS = {
     "node(s) had no available disk": VOLUME_RESTRICTIONS,
-    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod":
-        VOLUME_RESTRICTIONS,
+    (
+        "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by "
+        "another pod"
+    ): VOLUME_RESTRICTIONS,
     "node(s) exceed max volume count": NODE_VOLUME_LIMITS,
     "node(s) had no available volume zone": VOLUME_ZONE,
     "node(s) didn't match PersistentVolume's node affinity": VOLUME_BINDING,
@@ -30,17 +36,33 @@ REASON_PLUGINS = {
 }
 
 #: The storage kinds the loop follows (the reflectors' Kind names).
-STORAGE_KINDS = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
-                 "CSIStorageCapacity", "VolumeAttachment")
+STORAGE_KINDS = (
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
+    "VolumeAttachment",
+)
 
-ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
-               "topology.kubernetes.io/zone", "topology.kubernetes.io/region")
+ZONE_LABELS = (
+    "failure-domain.beta.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+)
 MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
 # The in-tree inline volumes CSI migration knows, with the CSI driver each translates to.
-INLINE_DRIVERS = {"gcePersistentDisk": "pd.csi.storage.gke.io", "awsElasticBlockStore": "ebs.csi.aws.com",
-                  "azureDisk": "disk.csi.azure.com", "azureFile": "file.csi.azure.com",
-                  "cinder": "cinder.csi.openstack.org", "vsphereVolume": "csi.vsphere.vmware.com",
-                  "portworxVolume": "pxd.portworx.com"}
+INLINE_DRIVERS = {
+    "gcePersistentDisk": "pd.csi.storage.gke.io",
+    "awsElasticBlockStore": "ebs.csi.aws.com",
+    "azureDisk": "disk.csi.azure.com",
+    "azureFile": "file.csi.azure.com",
+    "cinder": "cinder.csi.openstack.org",
+    "vsphereVolume": "csi.vsphere.vmware.com",
+    "portworxVolume": "pxd.portworx.com",
+}
 INLINE_MIGRATABLE = tuple(INLINE_DRIVERS)
 
 
@@ -146,11 +168,13 @@ def _hint(plugin: str, kind: str, pod: Mapping, old: Mapping | None, new: Mappin
         if kind == "PersistentVolume" and not deleted:
             return True
         if kind == "CSINode" and not deleted:
-            return added or (_meta(before).get("annotations") or {}).get(MIGRATED_PLUGINS) != \
-                (_meta(after).get("annotations") or {}).get(MIGRATED_PLUGINS)
+            return added or (_meta(before).get("annotations") or {}).get(MIGRATED_PLUGINS) != (
+                _meta(after).get("annotations") or {}
+            ).get(MIGRATED_PLUGINS)
         if kind == "CSIDriver" and not added and not deleted:
-            drivers = {v["csi"].get("driver") for v in (pod.get("spec") or {}).get("volumes") or []
-                       if v.get("csi") is not None}
+            drivers = {
+                v["csi"].get("driver") for v in (pod.get("spec") or {}).get("volumes") or [] if v.get("csi") is not None
+            }
             was = bool((before.get("spec") or {}).get("storageCapacity"))
             now = bool((after.get("spec") or {}).get("storageCapacity"))
             return _meta(after).get("name") in drivers and was and not now

@@ -41,8 +41,11 @@ def object_path(kind: str, obj: dict) -> str:
 
 def object_key(kind: str, obj: dict) -> str:
     meta = obj["metadata"]
-    return f"{kind}/{meta['name']}" if kind == PERSISTENT_VOLUME else \
-        f"{kind}/{meta.get('namespace') or 'default'}/{meta['name']}"
+    return (
+        f"{kind}/{meta['name']}"
+        if kind == PERSISTENT_VOLUME
+        else f"{kind}/{meta.get('namespace') or 'default'}/{meta['name']}"
+    )
 
 
 def api_error(e: ApiException) -> str:
@@ -55,8 +58,9 @@ def api_error(e: ApiException) -> str:
 
 
 class VolumeWriter:
-    def __init__(self, api: Api, concurrency: int, done: Callable[[WriteResult], None],
-                 request_timeout: float = 30.0) -> None:
+    def __init__(
+        self, api: Api, concurrency: int, done: Callable[[WriteResult], None], request_timeout: float = 30.0
+    ) -> None:
         self.api, self.done, self.request_timeout = api, done, request_timeout
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="volume-write")
         self._lock = threading.Lock()

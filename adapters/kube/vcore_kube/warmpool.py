@@ -95,9 +95,16 @@ class PoolSpec:
                 except ValueError as e:
                     raise ValueError(f"{where}: spec.template: {resource}: {e}") from None
                 requests[resource] = requests.get(resource, 0) + amount
-        return cls(f"{meta.get('namespace', '')}/{meta.get('name', '')}", meta.get("namespace", ""),
-                   meta.get("name", ""), meta.get("uid", ""), size, spec.get("schedulerName") or "", template,
-                   requests)
+        return cls(
+            f"{meta.get('namespace', '')}/{meta.get('name', '')}",
+            meta.get("namespace", ""),
+            meta.get("name", ""),
+            meta.get("uid", ""),
+            size,
+            spec.get("schedulerName") or "",
+            template,
+            requests,
+        )
 
 
 def placeholder_pod(pool: PoolSpec, scheduler_name: str, config: WarmPoolsConfig) -> dict[str, Any]:
@@ -108,18 +115,31 @@ def placeholder_pod(pool: PoolSpec, scheduler_name: str, config: WarmPoolsConfig
     if extended:
         resources["limits"] = extended  # extended resources need limit == request
     spec: dict[str, Any] = {
-        "schedulerName": scheduler_name, "priorityClassName": config.placeholder_priority_class,
-        "preemptionPolicy": "Never", "terminationGracePeriodSeconds": 0, "automountServiceAccountToken": False,
-        "containers": [{"name": "pause", "image": config.placeholder_image, "resources": resources}]}
+        "schedulerName": scheduler_name,
+        "priorityClassName": config.placeholder_priority_class,
+        "preemptionPolicy": "Never",
+        "terminationGracePeriodSeconds": 0,
+        "automountServiceAccountToken": False,
+        "containers": [{"name": "pause", "image": config.placeholder_image, "resources": resources}],
+    }
     for key in ("nodeSelector", "affinity", "tolerations"):
         if pool.template.get(key):
             spec[key] = pool.template[key]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {
-        "name": f"{pool.name}-warm-{secrets.token_hex(3)}", "namespace": pool.namespace,
-        "labels": {POOL_LABEL: pool.name, PLACEHOLDER_LABEL: "true", "app.kubernetes.io/managed-by": "vcore"},
-        "ownerReferences": [{"apiVersion": f"{GROUP}/{VERSION}", "kind": "WarmPool", "name": pool.name,
-                             "uid": pool.uid}] if pool.uid else []},
-        "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{pool.name}-warm-{secrets.token_hex(3)}",
+            "namespace": pool.namespace,
+            "labels": {POOL_LABEL: pool.name, PLACEHOLDER_LABEL: "true", "app.kubernetes.io/managed-by": "vcore"},
+            "ownerReferences": [
+                {"apiVersion": f"{GROUP}/{VERSION}", "kind": "WarmPool", "name": pool.name, "uid": pool.uid}
+            ]
+            if pool.uid
+            else [],
+        },
+        "spec": spec,
+    }
 
 
 def _quantity(resource: str, amount: int) -> str:
@@ -147,9 +167,17 @@ class Hit:
 class WarmPools:
     """The pools of this scheduler and their placeholders (owned by the scheduling loop's thread)."""
 
-    def __init__(self, config: WarmPoolsConfig, scheduler_name: str, scheduler_names: set[str],
-                 cluster: vcore.Cluster, profile: dict[str, Any] | None, *, seed: int = 0,
-                 clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        config: WarmPoolsConfig,
+        scheduler_name: str,
+        scheduler_names: set[str],
+        cluster: vcore.Cluster,
+        profile: dict[str, Any] | None,
+        *,
+        seed: int = 0,
+        clock: Callable[[], float],
+    ) -> None:
         """scheduler_name: the placeholders' schedulerName; scheduler_names: the pools this scheduler keeps."""
         self.config, self.scheduler_name, self.cluster, self.clock = config, scheduler_name, cluster, clock
         self.scheduler_names = scheduler_names | {scheduler_name}
@@ -213,7 +241,7 @@ class WarmPools:
         for pool, items in by_pool.items():
             size = self.pools[pool].size if pool in self.pools else 0
             items.sort(key=lambda p: (p.bound, p.key))  # pending ones go first
-            for p in items[:max(0, len(items) - size)]:
+            for p in items[: max(0, len(items) - size)]:
                 self._forget(p.key)
                 out.append(p.pod)
         return out
@@ -298,8 +326,9 @@ class WarmPools:
             self.misses += 1
             return None
         self.hits += 1
-        taken = min(k for k in self.on_node[placement.node]
-                    if self.placeholders[k].pool == pool and self.placeholders[k].bound)
+        taken = min(
+            k for k in self.on_node[placement.node] if self.placeholders[k].pool == pool and self.placeholders[k].bound
+        )
         evict = [self.placeholders[taken].pod]
         self._forget(taken)
         self._vacate(pool)

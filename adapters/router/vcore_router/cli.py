@@ -1,10 +1,11 @@
 """``vcore-router``: the router server, the trace replay, a trace generator and the demo.
 
-    vcore-router --config router.yaml --port 8080 [--kubeconfig FILE]
-    vcore-router replay --trace FILE.jsonl --engines 8 --policy vcore --policy kthena [--json]
-    vcore-router trace --out FILE.jsonl --requests 3000 --rate 4 --share 0.6 --seed 1
-    vcore-router --demo
+vcore-router --config router.yaml --port 8080 [--kubeconfig FILE]
+vcore-router replay --trace FILE.jsonl --engines 8 --policy vcore --policy kthena [--json]
+vcore-router trace --out FILE.jsonl --requests 3000 --rate 4 --share 0.6 --seed 1
+vcore-router --demo
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,11 +33,12 @@ if TYPE_CHECKING:
     import asyncio
 
 
-
 def _replay(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="vcore-router replay",
-                                 description="Replay a Mooncake-format trace through the routing core and the "
-                                             "engine model (no HTTP); print TTFT, hit rate and queueing per policy.")
+    ap = argparse.ArgumentParser(
+        prog="vcore-router replay",
+        description="Replay a Mooncake-format trace through the routing core and the "
+        "engine model (no HTTP); print TTFT, hit rate and queueing per policy.",
+    )
     ap.add_argument("--trace", required=True)
     ap.add_argument("--engines", type=int, default=8)
     ap.add_argument("--policy", action="append", choices=POLICY_NAMES)
@@ -51,15 +53,26 @@ def _replay(argv: list[str]) -> int:
     except (OSError, ValueError) as e:
         print(f"vcore-router replay: {e}", file=sys.stderr)
         return 2
-    results = [replay(trace, p, engines=args.engines, params=args.preset,
-                      metrics_interval_s=args.metrics_interval_ms / 1000, kv_events=args.kv_events, seed=args.seed)
-               for p in (args.policy or ["vcore", "kthena", "dynamo", "least-request", "round-robin", "random"])]
+    results = [
+        replay(
+            trace,
+            p,
+            engines=args.engines,
+            params=args.preset,
+            metrics_interval_s=args.metrics_interval_ms / 1000,
+            kv_events=args.kv_events,
+            seed=args.seed,
+        )
+        for p in (args.policy or ["vcore", "kthena", "dynamo", "least-request", "round-robin", "random"])
+    ]
     if args.json:
         print(json.dumps([r.as_dict() for r in results], indent=2))
     else:
-        print(f"{len(trace)} requests, {args.engines} engines ({args.preset}), "
-              f"{prompt_load(trace, args.engines):,.0f} prompt tokens/s per engine; no router can beat a mean TTFT of "
-              f"{ttft_lower_bound(trace, args.preset):.3f}s (no queueing, every earlier block cached)")
+        print(
+            f"{len(trace)} requests, {args.engines} engines ({args.preset}), "
+            f"{prompt_load(trace, args.engines):,.0f} prompt tokens/s per engine; no router can beat a mean TTFT of "
+            f"{ttft_lower_bound(trace, args.preset):.3f}s (no queueing, every earlier block cached)"
+        )
         print(format_table(results))
     return 0
 
@@ -75,9 +88,18 @@ def _trace(argv: list[str]) -> int:
     ap.add_argument("--burstiness", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    write_trace(args.out, synthetic_trace(args.requests, args.rate, args.seed, n_prefixes=args.prefixes,
-                                          prefix_share=args.share, multi_turn=args.multi_turn,
-                                          burstiness=args.burstiness))
+    write_trace(
+        args.out,
+        synthetic_trace(
+            args.requests,
+            args.rate,
+            args.seed,
+            n_prefixes=args.prefixes,
+            prefix_share=args.share,
+            multi_turn=args.multi_turn,
+            burstiness=args.burstiness,
+        ),
+    )
     return 0
 
 
@@ -100,16 +122,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config")
     ap.add_argument("--port", type=_port, default=8080)
     ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--kubeconfig", help="for ModelServers with a workloadSelector (default: the in-cluster "
-                                         "service account)")
+    ap.add_argument(
+        "--kubeconfig", help="for ModelServers with a workloadSelector (default: the in-cluster service account)"
+    )
     ap.add_argument("--demo", action="store_true", help="start simulated engines and route a synthetic workload")
-    ap.add_argument("--loop", choices=["auto", "uvloop", "asyncio"], default="auto",
-                    help="event loop: uvloop when installed (auto), or the one named")
+    ap.add_argument(
+        "--loop",
+        choices=["auto", "uvloop", "asyncio"],
+        default="auto",
+        help="event loop: uvloop when installed (auto), or the one named",
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
     if args.demo:
         from vcore_router.demo import main as demo
+
         return demo()
     if not args.config:
         ap.error("--config is required (or --demo, or a subcommand: replay, trace)")
@@ -117,11 +145,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from vcore_router.config import ConfigError, load_config
     from vcore_router.server import make_app
+
     try:
         config = load_config(args.config)
         redis = None
         if config.redis_url:
             import redis.asyncio as aioredis
+
             redis = aioredis.from_url(config.redis_url, socket_timeout=0.5, socket_connect_timeout=0.5)
         app, core = make_app(config, redis, args.kubeconfig)
     except (OSError, ConfigError) as e:
@@ -151,7 +181,8 @@ def _event_loop(choice: str) -> asyncio.AbstractEventLoop | None:
     except ImportError:
         if choice == "uvloop":
             raise SystemExit(
-                "vcore-router: --loop uvloop: uvloop is not installed (pip install 'vcore[router]')") from None
+                "vcore-router: --loop uvloop: uvloop is not installed (pip install 'vcore[router]')"
+            ) from None
         logging.getLogger("vcore_router").info("uvloop not installed: asyncio's event loop")
         return None
     return uvloop.new_event_loop()

@@ -31,6 +31,7 @@ ConfigError ``"<path>: <problem>"`` naming the field (``modelServers[0].endpoint
 finite, ports in 1..65535, durations finite and bounded, counts within what the routing core holds. An optional
 key given as ``null`` (an empty YAML value) is absent.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -241,53 +242,122 @@ _NAME = String(nonempty=True)
 _COUNT = Integer(0, INT32_MAX)  # counts the routing core holds in 32 bits
 _TOKENS = Integer(0, 2**53)  # token budgets (the Redis buckets are Lua numbers: exact up to 2^53)
 # Discovered endpoints are named <ModelServer>/<namespace>/<pod>: a static name without '/' never collides.
-_ENDPOINT_NAME = String(nonempty=True, pattern=r"[^/]+", what="a static endpoint name (no '/': discovered "
-                                                               "endpoints are <ModelServer>/<namespace>/<pod>)")
-_LABEL_VALUE = String(max_len=63, pattern=r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?",
-                      what="a label value (alphanumerics, '-', '_' and '.', alphanumeric at both ends)")
+_ENDPOINT_NAME = String(
+    nonempty=True,
+    pattern=r"[^/]+",
+    what="a static endpoint name (no '/': discovered endpoints are <ModelServer>/<namespace>/<pod>)",
+)
+_LABEL_VALUE = String(
+    max_len=63,
+    pattern=r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?",
+    what="a label value (alphanumerics, '-', '_' and '.', alphanumeric at both ends)",
+)
 _LABELS = MapOf(_LABEL_VALUE, key=LABEL_KEY)
-_PORT_NAME = String(nonempty=True, max_len=15, pattern=r"(?=[^a-z]*[a-z])(?!.*--)[a-z0-9]([-a-z0-9]*[a-z0-9])?",
-                    what="a container port name (lowercase letters, digits and '-', at least one letter)")
-_WORKLOAD_PORT = OneOf((PORT, _PORT_NAME), "a port number 1-65535 or a container port name (lowercase letters, "
-                                          "digits and '-', at most 15, at least one letter)")
+_PORT_NAME = String(
+    nonempty=True,
+    max_len=15,
+    pattern=r"(?=[^a-z]*[a-z])(?!.*--)[a-z0-9]([-a-z0-9]*[a-z0-9])?",
+    what="a container port name (lowercase letters, digits and '-', at least one letter)",
+)
+_WORKLOAD_PORT = OneOf(
+    (PORT, _PORT_NAME),
+    "a port number 1-65535 or a container port name (lowercase letters, "
+    "digits and '-', at most 15, at least one letter)",
+)
 _ENGINES = ("vllm", "sglang")
 
-_ENDPOINT = _record({"name": _ENDPOINT_NAME, "url": _EngineUrl(), "role": String(choices=ROLES), "pdGroup": _NAME,
-                     "domain": _NAME, "maxLoras": _COUNT}, required=("name", "url"))
-_PD_GROUP = _record({"groupKey": LABEL_KEY, "prefillLabels": _LABELS, "decodeLabels": _LABELS},
-                    required=("groupKey", "prefillLabels", "decodeLabels"))
-_WORKLOAD_SELECTOR = _record({"namespace": DNS1123_LABEL, "matchLabels": _LABELS, "port": _WORKLOAD_PORT,
-                              "pdGroup": _PD_GROUP, "domainLabel": LABEL_KEY, "maxLoras": _COUNT},
-                             required=("matchLabels",))
-_SERVER = _record({
-    "apiVersion": String(), "name": _NAME, "model": _NAME, "inferenceEngine": _NAME,
-    "endpoints": ListOf(_ENDPOINT), "workloadSelector": _WORKLOAD_SELECTOR,
-    "workloadPort": _record({"port": _WORKLOAD_PORT, "protocol": String(choices=("http", "https"))}),
-    "tokensPerSecondPerReplica": Number(0), "pdMinPromptTokens": _COUNT,
-    "prefillTokensPerSecond": Number(0, open_lo=True),
-    "prefillOverheadSeconds": Duration(allow_zero=True, max_seconds=3600.0)}, required=("name", "model"))
+_ENDPOINT = _record(
+    {
+        "name": _ENDPOINT_NAME,
+        "url": _EngineUrl(),
+        "role": String(choices=ROLES),
+        "pdGroup": _NAME,
+        "domain": _NAME,
+        "maxLoras": _COUNT,
+    },
+    required=("name", "url"),
+)
+_PD_GROUP = _record(
+    {"groupKey": LABEL_KEY, "prefillLabels": _LABELS, "decodeLabels": _LABELS},
+    required=("groupKey", "prefillLabels", "decodeLabels"),
+)
+_WORKLOAD_SELECTOR = _record(
+    {
+        "namespace": DNS1123_LABEL,
+        "matchLabels": _LABELS,
+        "port": _WORKLOAD_PORT,
+        "pdGroup": _PD_GROUP,
+        "domainLabel": LABEL_KEY,
+        "maxLoras": _COUNT,
+    },
+    required=("matchLabels",),
+)
+_SERVER = _record(
+    {
+        "apiVersion": String(),
+        "name": _NAME,
+        "model": _NAME,
+        "inferenceEngine": _NAME,
+        "endpoints": ListOf(_ENDPOINT),
+        "workloadSelector": _WORKLOAD_SELECTOR,
+        "workloadPort": _record({"port": _WORKLOAD_PORT, "protocol": String(choices=("http", "https"))}),
+        "tokensPerSecondPerReplica": Number(0),
+        "pdMinPromptTokens": _COUNT,
+        "prefillTokensPerSecond": Number(0, open_lo=True),
+        "prefillOverheadSeconds": Duration(allow_zero=True, max_seconds=3600.0),
+    },
+    required=("name", "model"),
+)
 _TARGET = _record({"modelServerName": _NAME, "weight": _COUNT}, required=("modelServerName",))
-_RULE = _record({"name": String(), "modelMatch": mapping, "targetModels": ListOf(_TARGET, min_len=1)},
-                required=("targetModels",))
-_RATE_LIMIT = _record({"inputTokensPerUnit": _TOKENS, "outputTokensPerUnit": _TOKENS,
-                       "unit": String(choices=tuple(UNITS)), "global": mapping})
-_ROUTE = _record({"apiVersion": String(), "name": String(), "modelName": _NAME, "loraAdapters": ListOf(_NAME),
-                  "rules": ListOf(_RULE, min_len=1), "rateLimit": _RATE_LIMIT}, required=("modelName", "rules"))
+_RULE = _record(
+    {"name": String(), "modelMatch": mapping, "targetModels": ListOf(_TARGET, min_len=1)}, required=("targetModels",)
+)
+_RATE_LIMIT = _record(
+    {
+        "inputTokensPerUnit": _TOKENS,
+        "outputTokensPerUnit": _TOKENS,
+        "unit": String(choices=tuple(UNITS)),
+        "global": mapping,
+    }
+)
+_ROUTE = _record(
+    {
+        "apiVersion": String(),
+        "name": String(),
+        "modelName": _NAME,
+        "loraAdapters": ListOf(_NAME),
+        "rules": ListOf(_RULE, min_len=1),
+        "rateLimit": _RATE_LIMIT,
+    },
+    required=("modelName", "rules"),
+)
 # status (what kubectl shows of a resource's observed state) is not configuration: accepted, not read.
-_DOCUMENT = _record({"apiVersion": String(), "kind": String(), "metadata": mapping, "spec": mapping, "status": mapping},
-                    required=("kind", "spec"))
-_ROUTER = _record({
-    "policy": OneOf((_NAME, mapping), "a policy name or a mapping of policy fields"),
-    "scrapeIntervalSeconds": Duration(max_seconds=3600.0),
-    "unhealthyAfterFailures": Integer(1, 1000),
-    "maxBodyBytes": Integer(1, 2**30),
-    "retries": Integer(1, 100),
-    "blockBytes": Integer(1, 2**20),
-    "prefixCapacityBlocks": Integer(1, 10**8),
-    "requestTimeoutSeconds": Duration(max_seconds=86400.0),
-    "seed": Integer(0, 2**64 - 1)})
-_TOP = _record({"router": _ROUTER, "redis": _record({"url": _RedisUrl()}), "modelServers": ListOf(mapping, min_len=1),
-                "modelRoutes": ListOf(mapping, min_len=1)}, required=("modelServers", "modelRoutes"))
+_DOCUMENT = _record(
+    {"apiVersion": String(), "kind": String(), "metadata": mapping, "spec": mapping, "status": mapping},
+    required=("kind", "spec"),
+)
+_ROUTER = _record(
+    {
+        "policy": OneOf((_NAME, mapping), "a policy name or a mapping of policy fields"),
+        "scrapeIntervalSeconds": Duration(max_seconds=3600.0),
+        "unhealthyAfterFailures": Integer(1, 1000),
+        "maxBodyBytes": Integer(1, 2**30),
+        "retries": Integer(1, 100),
+        "blockBytes": Integer(1, 2**20),
+        "prefixCapacityBlocks": Integer(1, 10**8),
+        "requestTimeoutSeconds": Duration(max_seconds=86400.0),
+        "seed": Integer(0, 2**64 - 1),
+    }
+)
+_TOP = _record(
+    {
+        "router": _ROUTER,
+        "redis": _record({"url": _RedisUrl()}),
+        "modelServers": ListOf(mapping, min_len=1),
+        "modelRoutes": ListOf(mapping, min_len=1),
+    },
+    required=("modelServers", "modelRoutes"),
+)
 
 
 # ------------------------------------------------------------------------------------------------- parsing
@@ -317,19 +387,33 @@ def _server(doc: Any, path: str) -> ModelServer:
     seen: dict[str, int] = {}
     for i, e in enumerate(_given(x) for x in s.get("endpoints", ())):
         if e["name"] in seen:
-            raise fail(ConfigError, join(join(join(path, "endpoints"), i), "name"),
-                       f"duplicate {e['name']!r} (also endpoints[{seen[e['name']]}])")
+            raise fail(
+                ConfigError,
+                join(join(join(path, "endpoints"), i), "name"),
+                f"duplicate {e['name']!r} (also endpoints[{seen[e['name']]}])",
+            )
         seen[e["name"]] = i
-        endpoints.append(StaticEndpoint(e["name"], e["url"], e.get("role", "both"), e.get("pdGroup"), e.get("domain"),
-                                        e.get("maxLoras", 0)))
+        endpoints.append(
+            StaticEndpoint(
+                e["name"], e["url"], e.get("role", "both"), e.get("pdGroup"), e.get("domain"), e.get("maxLoras", 0)
+            )
+        )
     selector = None
     if "workloadSelector" in s:
         selector = _selector(_given(s["workloadSelector"]), _given(s.get("workloadPort", {})), path)
     if not endpoints and selector is None:
         raise fail(ConfigError, path, "needs endpoints or a workloadSelector")
-    return ModelServer(s["name"], s["model"], engine, tuple(endpoints), selector,
-                       s.get("tokensPerSecondPerReplica", 0.0), s.get("pdMinPromptTokens", 0),
-                       s.get("prefillTokensPerSecond", 1.0), s.get("prefillOverheadSeconds", 0.0))
+    return ModelServer(
+        s["name"],
+        s["model"],
+        engine,
+        tuple(endpoints),
+        selector,
+        s.get("tokensPerSecondPerReplica", 0.0),
+        s.get("pdMinPromptTokens", 0),
+        s.get("prefillTokensPerSecond", 1.0),
+        s.get("prefillOverheadSeconds", 0.0),
+    )
 
 
 def _selector(w: dict[str, Any], workload_port: dict[str, Any], path: str) -> WorkloadSelector:
@@ -341,9 +425,15 @@ def _selector(w: dict[str, Any], workload_port: dict[str, Any], path: str) -> Wo
         g = w["pdGroup"]
         pd = PdGroupSelector(g["groupKey"], g["prefillLabels"], g["decodeLabels"])
     port = w.get("port", workload_port.get("port", 8000))
-    return WorkloadSelector(w.get("namespace", "default"), w["matchLabels"], port, pd,
-                            w.get("domainLabel", "topology.kubernetes.io/zone"), w.get("maxLoras", 0),
-                            workload_port.get("protocol", "http"))
+    return WorkloadSelector(
+        w.get("namespace", "default"),
+        w["matchLabels"],
+        port,
+        pd,
+        w.get("domainLabel", "topology.kubernetes.io/zone"),
+        w.get("maxLoras", 0),
+        workload_port.get("protocol", "http"),
+    )
 
 
 def _route(doc: Any, path: str, servers: Mapping[str, ModelServer]) -> ModelRoute:
@@ -353,16 +443,20 @@ def _route(doc: Any, path: str, servers: Mapping[str, ModelServer]) -> ModelRout
     for i, rule in enumerate(r["rules"]):
         for j, t in enumerate(_given(x) for x in rule["targetModels"]):
             if t["modelServerName"] not in servers:
-                raise fail(ConfigError, f"{path}.rules[{i}].targetModels[{j}].modelServerName",
-                           f"no ModelServer named {t['modelServerName']!r}")
+                raise fail(
+                    ConfigError,
+                    f"{path}.rules[{i}].targetModels[{j}].modelServerName",
+                    f"no ModelServer named {t['modelServerName']!r}",
+                )
             targets.append(Target(t["modelServerName"], t.get("weight", 100)))
     if sum(t.weight for t in targets) <= 0:
         raise fail(ConfigError, join(path, "rules"), "the target weights sum to 0")
     limit = None
     if "rateLimit" in r:
         rl = _given(r["rateLimit"])
-        limit = RateLimit(rl.get("inputTokensPerUnit", 0), rl.get("outputTokensPerUnit", 0),
-                          UNITS[rl.get("unit", "minute")])
+        limit = RateLimit(
+            rl.get("inputTokensPerUnit", 0), rl.get("outputTokensPerUnit", 0), UNITS[rl.get("unit", "minute")]
+        )
     return ModelRoute(r["modelName"], r.get("loraAdapters", ()), tuple(targets), limit)
 
 
@@ -393,8 +487,11 @@ def parse_config(raw: Any) -> RouterConfig:
             raise fail(ConfigError, join(path, "name"), f"duplicate {s.name!r}")
         for j, e in enumerate(s.endpoints):
             if e.name in endpoint_at:
-                raise fail(ConfigError, f"{path}.endpoints[{j}].name",
-                           f"duplicate endpoint {e.name!r} (also {endpoint_at[e.name]})")
+                raise fail(
+                    ConfigError,
+                    f"{path}.endpoints[{j}].name",
+                    f"duplicate endpoint {e.name!r} (also {endpoint_at[e.name]})",
+                )
             endpoint_at[e.name] = f"{path}.endpoints[{j}]"
         servers[s.name] = s
     routes: list[ModelRoute] = []
@@ -402,20 +499,28 @@ def parse_config(raw: Any) -> RouterConfig:
     for i, doc in enumerate(top["modelRoutes"]):
         path = f"modelRoutes[{i}]"
         route = _route(doc, path, servers)
-        for name, where in [(route.model_name, "modelName")] + [(a, f"loraAdapters[{k}]")
-                                                                for k, a in enumerate(route.lora_adapters)]:
+        for name, where in [(route.model_name, "modelName")] + [
+            (a, f"loraAdapters[{k}]") for k, a in enumerate(route.lora_adapters)
+        ]:
             if name in served:
                 raise fail(ConfigError, join(path, where), f"{name!r} is already served by {served[name]}")
             served[name] = join(path, where)
         routes.append(route)
     return RouterConfig(
-        policy=policy, policy_name=policy_name, servers=servers, routes=tuple(routes),
+        policy=policy,
+        policy_name=policy_name,
+        servers=servers,
+        routes=tuple(routes),
         scrape_interval_s=rt.get("scrapeIntervalSeconds", 0.5),
         unhealthy_after_failures=rt.get("unhealthyAfterFailures", 2),
-        max_body_bytes=rt.get("maxBodyBytes", 4 * 2**20), retries=rt.get("retries", 3), block_bytes=block_bytes,
+        max_body_bytes=rt.get("maxBodyBytes", 4 * 2**20),
+        retries=rt.get("retries", 3),
+        block_bytes=block_bytes,
         prefix_capacity_blocks=rt.get("prefixCapacityBlocks", 50_000),
         request_timeout_s=rt.get("requestTimeoutSeconds", 600.0),
-        redis_url=_given(top.get("redis", {})).get("url"), seed=rt.get("seed", 0))
+        redis_url=_given(top.get("redis", {})).get("url"),
+        seed=rt.get("seed", 0),
+    )
 
 
 def load_config(path: str | Path) -> RouterConfig:

@@ -13,6 +13,7 @@ endpoints added; an endpoint whose pod changed in a way that matters is removed 
 prefix record) and hands it to the router's event loop, which owns the endpoint table. A relist after a 410
 reconciles: pods deleted while the watch was away leave, pods created meanwhile join.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -80,8 +81,14 @@ def pod_endpoint(server: str, pod: dict[str, Any], selector: WorkloadSelector) -
             role = "decode"
     ip = pod["status"]["podIP"]
     host = f"[{ip}]" if ":" in ip else ip  # IPv6
-    return StaticEndpoint(endpoint_name(server, pod), f"{selector.protocol}://{host}:{port}", role, group,
-                          labels.get(selector.domain_label), selector.max_loras)
+    return StaticEndpoint(
+        endpoint_name(server, pod),
+        f"{selector.protocol}://{host}:{port}",
+        role,
+        group,
+        labels.get(selector.domain_label),
+        selector.max_loras,
+    )
 
 
 class PodEndpoints:
@@ -99,8 +106,12 @@ class PodEndpoints:
         if ep is None and isinstance(self.selector.port, str) and is_ready(pod):
             if name not in self._warned:
                 self._warned.add(name)
-                log.warning("pod %s of ModelServer %s is ready but has no container port named %r: not routed to",
-                            name.split("/", 1)[1], self.server, self.selector.port)
+                log.warning(
+                    "pod %s of ModelServer %s is ready but has no container port named %r: not routed to",
+                    name.split("/", 1)[1],
+                    self.server,
+                    self.selector.port,
+                )
         else:
             self._warned.discard(name)
         return ep
@@ -139,15 +150,21 @@ class Discovery:
     """The reflectors of every ModelServer with a workloadSelector, on one API connection pool; changes are
     applied by ``apply`` on the event loop given to start()."""
 
-    def __init__(self, selectors: Mapping[str, WorkloadSelector], kubeconfig: str | None = None, *,
-                 on_relist: Callable[[str, str], None] | None = None) -> None:
+    def __init__(
+        self,
+        selectors: Mapping[str, WorkloadSelector],
+        kubeconfig: str | None = None,
+        *,
+        on_relist: Callable[[str, str], None] | None = None,
+    ) -> None:
         try:
             # One connection per ModelServer: its reflector's lists and watches take turns on it.
             self.api = load_api(kubeconfig, pool_size=len(selectors))
         except (ConfigException, OSError) as e:
             where = kubeconfig or "the in-cluster service account (no --kubeconfig)"
-            raise ConfigError(f"modelServers {', '.join(selectors)}: workloadSelector needs Kubernetes "
-                              f"credentials; {where}: {e}") from None
+            raise ConfigError(
+                f"modelServers {', '.join(selectors)}: workloadSelector needs Kubernetes credentials; {where}: {e}"
+            ) from None
         self.stop_event = threading.Event()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.apply: Change | None = None
@@ -158,12 +175,20 @@ class Discovery:
             return lambda kind, reason: relist(server, reason)
 
         self.reflectors = [
-            Reflector(self.api.api_client,
-                      Resource("Pod", lambda c: client.CoreV1Api(c).list_namespaced_pod, (selector.namespace,),
-                               label_selector=selector.label_selector or None),
-                      self.sinks[server], self.stop_event,
-                      on_relist=relisted(server))
-            for server, selector in selectors.items()]
+            Reflector(
+                self.api.api_client,
+                Resource(
+                    "Pod",
+                    lambda c: client.CoreV1Api(c).list_namespaced_pod,
+                    (selector.namespace,),
+                    label_selector=selector.label_selector or None,
+                ),
+                self.sinks[server],
+                self.stop_event,
+                on_relist=relisted(server),
+            )
+            for server, selector in selectors.items()
+        ]
         for server, r in zip(selectors, self.reflectors):
             r.name = f"discovery-{server}"
 

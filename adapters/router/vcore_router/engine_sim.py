@@ -20,6 +20,7 @@ Bad requests are answered 400 as an OpenAI server does: a body the router's own 
 A client that goes away mid-stream ends the handler quietly (the modelled request runs to its end: the model has
 no abort).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,22 +42,71 @@ from vcore.sim.llm import DEFAULT_PRESET, FIRST_TOKEN, PRESETS, EngineEvent, Sim
 from vcore_router.request import RequestError, parse_request
 
 BLOCK_BYTES = 64  # 16 tokens of text: vLLM's default KV block
-TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
-                40.0, 80.0)
-ITL_BUCKETS = (0.001, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
-               0.75, 1.0, 2.5)
+TTFT_BUCKETS = (
+    0.001,
+    0.005,
+    0.01,
+    0.02,
+    0.04,
+    0.06,
+    0.08,
+    0.1,
+    0.25,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
+    20.0,
+    40.0,
+    80.0,
+)
+ITL_BUCKETS = (
+    0.001,
+    0.005,
+    0.01,
+    0.015,
+    0.02,
+    0.025,
+    0.03,
+    0.04,
+    0.05,
+    0.075,
+    0.1,
+    0.15,
+    0.2,
+    0.3,
+    0.4,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+)
 MAX_MODEL_LEN = 131072  # Llama 3.1's context, in tokens
 
 
 def bad_request(message: str) -> web.HTTPBadRequest:
-    return web.HTTPBadRequest(text=json.dumps({"error": {"message": message, "type": "BadRequestError", "code": 400}}),
-                              content_type="application/json")
+    return web.HTTPBadRequest(
+        text=json.dumps({"error": {"message": message, "type": "BadRequestError", "code": 400}}),
+        content_type="application/json",
+    )
 
 
 class EngineSim:
-    def __init__(self, model: str = "sim-model", preset: str = DEFAULT_PRESET, role: str = "both",
-                 max_loras: int = 4, lora_load_ms: float = 200.0, time_scale: float = 1.0, name: str = "engine",
-                 default_max_tokens: int = 16, max_model_len: int = MAX_MODEL_LEN):
+    def __init__(
+        self,
+        model: str = "sim-model",
+        preset: str = DEFAULT_PRESET,
+        role: str = "both",
+        max_loras: int = 4,
+        lora_load_ms: float = 200.0,
+        time_scale: float = 1.0,
+        name: str = "engine",
+        default_max_tokens: int = 16,
+        max_model_len: int = MAX_MODEL_LEN,
+    ):
         if preset not in PRESETS:
             raise ValueError(f"preset: unknown {preset!r}; expected one of {', '.join(PRESETS)}")
         if not time_scale > 0:
@@ -82,16 +132,22 @@ class EngineSim:
         self.m_running = Gauge("vllm:num_requests_running", "Requests in model execution batches.", label, registry=reg)
         self.m_waiting = Gauge("vllm:num_requests_waiting", "Requests waiting to be processed.", label, registry=reg)
         self.m_kv = Gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", label, registry=reg)
-        self.m_ttft = Histogram("vllm:time_to_first_token_seconds", "Time to first token.", label,
-                                buckets=TTFT_BUCKETS, registry=reg)
-        self.m_itl = Histogram("vllm:inter_token_latency_seconds", "Inter-token latency.", label,
-                               buckets=ITL_BUCKETS, registry=reg)
+        self.m_ttft = Histogram(
+            "vllm:time_to_first_token_seconds", "Time to first token.", label, buckets=TTFT_BUCKETS, registry=reg
+        )
+        self.m_itl = Histogram(
+            "vllm:inter_token_latency_seconds", "Inter-token latency.", label, buckets=ITL_BUCKETS, registry=reg
+        )
         self.m_prompt = Counter("vllm:prompt_tokens", "Prefill tokens processed.", label, registry=reg)
         self.m_gen = Counter("vllm:generation_tokens", "Generation tokens processed.", label, registry=reg)
         self.m_hits = Counter("vllm:prefix_cache_hits", "Prefix cache hits, in tokens.", label, registry=reg)
         self.m_queries = Counter("vllm:prefix_cache_queries", "Prefix cache queries, in tokens.", label, registry=reg)
-        self.m_lora = Gauge("vllm:lora_requests_info", "Running stats on lora requests.",
-                            ["running_lora_adapters", "max_lora", "waiting_lora_adapters"], registry=reg)
+        self.m_lora = Gauge(
+            "vllm:lora_requests_info",
+            "Running stats on lora requests.",
+            ["running_lora_adapters", "max_lora", "waiting_lora_adapters"],
+            registry=reg,
+        )
 
     # ------------------------------------------------------------------------------------------ model clock
     def now(self) -> float:
@@ -156,8 +212,9 @@ class EngineSim:
         if len(self.loras) >= self.max_loras:
             idle = next((a for a, n in self.loras.items() if n == 0), None)
             if idle is None:
-                raise web.HTTPServiceUnavailable(text=json.dumps({"error": {"message": "no free LoRA slot"}}),
-                                                 content_type="application/json")
+                raise web.HTTPServiceUnavailable(
+                    text=json.dumps({"error": {"message": "no free LoRA slot"}}), content_type="application/json"
+                )
             del self.loras[idle]
         self.loras[name] = 1
         await asyncio.sleep(self._wall_delay(self.lora_load_s))
@@ -205,8 +262,10 @@ class EngineSim:
         lora = None if model == self.model else model
         if lora is not None:
             if self.max_loras <= 0:
-                raise web.HTTPNotFound(text=json.dumps({"error": {"message": f"model {model!r} not served"}}),
-                                       content_type="application/json")
+                raise web.HTTPNotFound(
+                    text=json.dumps({"error": {"message": f"model {model!r} not served"}}),
+                    content_type="application/json",
+                )
             await self._use_lora(lora)
         try:
             return await self._serve(request, body, text, chat, model, lora)
@@ -214,16 +273,19 @@ class EngineSim:
             if lora is not None and lora in self.loras:
                 self.loras[lora] -= 1
 
-    async def _serve(self, request: web.Request, body: dict[str, Any], text: str, chat: bool, model: str,
-                     lora: str | None) -> web.StreamResponse:
+    async def _serve(
+        self, request: web.Request, body: dict[str, Any], text: str, chat: bool, model: str, lora: str | None
+    ) -> web.StreamResponse:
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or self.default_max_tokens
         kv_params = body.get("kv_transfer_params") or {}
         prompt_tokens = estimate_tokens(text)
         if prompt_tokens + max_tokens > self.max_model_len:
-            raise bad_request(f"This model's maximum context length is {self.max_model_len} tokens. However, you "
-                              f"requested {prompt_tokens + max_tokens} tokens ({prompt_tokens} in the messages, "
-                              f"{max_tokens} in the completion). Please reduce the length of the messages or "
-                              f"completion.")
+            raise bad_request(
+                f"This model's maximum context length is {self.max_model_len} tokens. However, you "
+                f"requested {prompt_tokens + max_tokens} tokens ({prompt_tokens} in the messages, "
+                f"{max_tokens} in the completion). Please reduce the length of the messages or "
+                f"completion."
+            )
         hashes = [int(h) for h in hash_prompt(text, BLOCK_BYTES, salt=lora or self.model)]
         if self.role == "prefill":
             max_tokens = 1
@@ -233,8 +295,9 @@ class EngineSim:
             # The prefill engine computed these blocks; here they arrive over the KV transfer and count as cached
             # (when the cache has room for them now).
             received = kv_params.get("remote_block_ids") or []
-            if not isinstance(received, list) or not all(isinstance(h, int) and not isinstance(h, bool)
-                                                         for h in received):
+            if not isinstance(received, list) or not all(
+                isinstance(h, int) and not isinstance(h, bool) for h in received
+            ):
                 raise bad_request("kv_transfer_params.remote_block_ids: must be a list of block ids")
             if self.engine.kv.can_allocate(received, 0):
                 self.engine.kv.allocate(received, 0)
@@ -253,20 +316,32 @@ class EngineSim:
         def piece(i: int) -> str:
             return f" tok{i}"
 
-        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": max_tokens,
-                 "total_tokens": prompt_tokens + max_tokens,
-                 "prompt_tokens_details": {"cached_tokens": sim.cached_tokens}}
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": max_tokens,
+            "total_tokens": prompt_tokens + max_tokens,
+            "prompt_tokens_details": {"cached_tokens": sim.cached_tokens},
+        }
         transfer = None
         if self.role == "prefill":
-            transfer = {"do_remote_prefill": True, "do_remote_decode": False, "remote_block_ids": hashes,
-                        "remote_engine_id": self.name, "remote_host": request.host, "remote_port": None}
+            transfer = {
+                "do_remote_prefill": True,
+                "do_remote_decode": False,
+                "remote_block_ids": hashes,
+                "remote_engine_id": self.name,
+                "remote_host": request.host,
+                "remote_port": None,
+            }
         if not stream:
             await self._wait(sim, "finished")
             self.m_gen.labels(self.model).inc(max_tokens)
             self._observe_itl(sim)
             content = "".join(piece(i) for i in range(max_tokens))
-            choice = ({"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "length"}
-                      if chat else {"index": 0, "text": content, "finish_reason": "length", "logprobs": None})
+            choice = (
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "length"}
+                if chat
+                else {"index": 0, "text": content, "finish_reason": "length", "logprobs": None}
+            )
             out = {"id": cid, "object": obj, "created": created, "model": model, "choices": [choice], "usage": usage}
             if transfer is not None:
                 out["kv_transfer_params"] = transfer
@@ -286,8 +361,11 @@ class EngineSim:
                             request.transport.close()
                         return resp
                     delta = {"content": piece(sent)} if chat else None
-                    choice = ({"index": 0, "delta": delta, "finish_reason": None} if chat
-                              else {"index": 0, "text": piece(sent), "finish_reason": None})
+                    choice = (
+                        {"index": 0, "delta": delta, "finish_reason": None}
+                        if chat
+                        else {"index": 0, "text": piece(sent), "finish_reason": None}
+                    )
                     if sent == max_tokens - 1:
                         choice["finish_reason"] = "length"
                     chunk = {"id": cid, "object": chunk_obj, "created": created, "model": model, "choices": [choice]}
@@ -299,8 +377,14 @@ class EngineSim:
             self.m_gen.labels(self.model).inc(max_tokens)
             self._observe_itl(sim)
             if (body.get("stream_options") or {}).get("include_usage"):
-                tail = {"id": cid, "object": chunk_obj, "created": created, "model": model, "choices": [],
-                        "usage": usage}
+                tail = {
+                    "id": cid,
+                    "object": chunk_obj,
+                    "created": created,
+                    "model": model,
+                    "choices": [],
+                    "usage": usage,
+                }
                 await resp.write(f"data: {json.dumps(tail)}\n\n".encode())
             await resp.write(b"data: [DONE]\n\n")
             await resp.write_eof()
@@ -346,8 +430,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--max-model-len", type=int, default=MAX_MODEL_LEN)
     ap.add_argument("--name", default=None)
     args = ap.parse_args(argv)
-    sim = EngineSim(args.model, args.preset, args.role, args.max_loras, args.lora_load_ms, args.time_scale,
-                    args.name or f"engine-{args.port}", max_model_len=args.max_model_len)
+    sim = EngineSim(
+        args.model,
+        args.preset,
+        args.role,
+        args.max_loras,
+        args.lora_load_ms,
+        args.time_scale,
+        args.name or f"engine-{args.port}",
+        max_model_len=args.max_model_len,
+    )
     web.run_app(make_app(sim), host=args.host, port=args.port, print=None)
 
 

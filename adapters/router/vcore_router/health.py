@@ -8,6 +8,7 @@ the engine's failure; a client that goes away (closes its connection, is cancell
 
 Every request outcome is also counted in ``vcore_router_upstream_requests_total{endpoint, outcome}``.
 """
+
 from __future__ import annotations
 
 from vcore.routing import Router

@@ -9,6 +9,7 @@ their idle values as soon as the requests have ended (an engine's own queue, as 
 engine's metric ``vllm:num_requests_waiting``; counting it here would count this router's requests twice and keep a
 scrape's stale number after they ended).
 """
+
 from __future__ import annotations
 
 import math
@@ -46,38 +47,78 @@ class _TokenWindow:
 class RouterMetrics:
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry()
-        self.requests = Counter("vcore_router_requests", "Requests answered, by model and HTTP status (499: the "
-                                "client went away first).", ["model", "status"], registry=r)
-        self.in_flight = Gauge("vcore_router_requests_in_flight", "Requests received and not yet answered.",
-                               registry=r)
-        self.upstream = Counter("vcore_router_upstream_requests", "Requests sent to endpoints, by outcome.",
-                                ["endpoint", "outcome"], registry=r)
+        self.requests = Counter(
+            "vcore_router_requests",
+            "Requests answered, by model and HTTP status (499: the client went away first).",
+            ["model", "status"],
+            registry=r,
+        )
+        self.in_flight = Gauge("vcore_router_requests_in_flight", "Requests received and not yet answered.", registry=r)
+        self.upstream = Counter(
+            "vcore_router_upstream_requests",
+            "Requests sent to endpoints, by outcome.",
+            ["endpoint", "outcome"],
+            registry=r,
+        )
         self.retries = Counter("vcore_router_retries", "Requests retried on the next candidate.", ["model"], registry=r)
         self.rate_limited = Counter("vcore_router_rate_limited", "Requests refused with 429.", ["model"], registry=r)
-        self.redis_fallback = Gauge("vcore_router_ratelimit_redis_fallback",
-                                    "1 while Redis is unreachable and rate limits are enforced locally.", registry=r)
-        self.decision = Histogram("vcore_router_decision_seconds", "Time of one routing decision.",
-                                  buckets=(1e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 5e-4, 1e-3, 1e-2), registry=r)
-        self.ttft = Histogram("vcore_router_time_to_first_byte_seconds", "Request received to first upstream byte.",
-                              ["model"], buckets=LATENCY_BUCKETS, registry=r)
-        self.healthy = Gauge("vcore_router_endpoint_healthy", "1 when the endpoint is healthy.", ["endpoint"],
-                             registry=r)
-        self.discovered = Gauge("vcore_router_discovered_endpoints", "Ready pods of a ModelServer's "
-                                "workloadSelector in the endpoint table.", ["server"], registry=r)
-        self.discovery_relists = Counter("vcore_router_discovery_relists", "Pod lists of Kubernetes discovery, "
-                                         "by ModelServer and reason (start; expired: after 410 Gone).",
-                                         ["server", "reason"], registry=r)
-        self.prefix_hit = Histogram("vcore_router_prefix_match_ratio", "Share of the prompt's blocks the chosen "
-                                    "endpoint is believed to hold.", buckets=(0, .1, .25, .5, .75, .9, 1), registry=r)
-        self.in_tps = Gauge("vcore_router_input_tokens_per_second", "Prompt tokens per second (autoscaling).",
-                            ["model"], registry=r)
-        self.out_tps = Gauge("vcore_router_output_tokens_per_second", "Output tokens per second (autoscaling).",
-                             ["model"], registry=r)
-        self.queue = Gauge("vcore_router_queue_depth", "Requests sent to an engine and not yet answered (running or "
-                           "waiting there).", ["model"], registry=r)
-        self.replicas = Gauge("vcore_router_recommended_replicas",
-                              "ceil(token throughput / configured per-replica throughput).", ["model_server"],
-                              registry=r)
+        self.redis_fallback = Gauge(
+            "vcore_router_ratelimit_redis_fallback",
+            "1 while Redis is unreachable and rate limits are enforced locally.",
+            registry=r,
+        )
+        self.decision = Histogram(
+            "vcore_router_decision_seconds",
+            "Time of one routing decision.",
+            buckets=(1e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 5e-4, 1e-3, 1e-2),
+            registry=r,
+        )
+        self.ttft = Histogram(
+            "vcore_router_time_to_first_byte_seconds",
+            "Request received to first upstream byte.",
+            ["model"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.healthy = Gauge(
+            "vcore_router_endpoint_healthy", "1 when the endpoint is healthy.", ["endpoint"], registry=r
+        )
+        self.discovered = Gauge(
+            "vcore_router_discovered_endpoints",
+            "Ready pods of a ModelServer's workloadSelector in the endpoint table.",
+            ["server"],
+            registry=r,
+        )
+        self.discovery_relists = Counter(
+            "vcore_router_discovery_relists",
+            "Pod lists of Kubernetes discovery, by ModelServer and reason (start; expired: after 410 Gone).",
+            ["server", "reason"],
+            registry=r,
+        )
+        self.prefix_hit = Histogram(
+            "vcore_router_prefix_match_ratio",
+            "Share of the prompt's blocks the chosen endpoint is believed to hold.",
+            buckets=(0, 0.1, 0.25, 0.5, 0.75, 0.9, 1),
+            registry=r,
+        )
+        self.in_tps = Gauge(
+            "vcore_router_input_tokens_per_second", "Prompt tokens per second (autoscaling).", ["model"], registry=r
+        )
+        self.out_tps = Gauge(
+            "vcore_router_output_tokens_per_second", "Output tokens per second (autoscaling).", ["model"], registry=r
+        )
+        self.queue = Gauge(
+            "vcore_router_queue_depth",
+            "Requests sent to an engine and not yet answered (running or waiting there).",
+            ["model"],
+            registry=r,
+        )
+        self.replicas = Gauge(
+            "vcore_router_recommended_replicas",
+            "ceil(token throughput / configured per-replica throughput).",
+            ["model_server"],
+            registry=r,
+        )
         self._tokens: dict[str, _TokenWindow] = {}
 
     def record_tokens(self, model: str, input_tokens: int, output_tokens: int) -> None:

@@ -10,6 +10,7 @@ Redis server's clock, so every router replica sees the same buckets). When Redis
 falls back to its local buckets -- never admitting everything -- sets the ``fallback`` flag (exported as a
 metric) and tries Redis again after ``retry_s``.
 """
+
 from __future__ import annotations
 
 import logging
@@ -88,8 +89,9 @@ class Verdict:
 class RateLimiter:
     """Input/output token buckets per model; ``redis`` is a redis.asyncio client or None (local only)."""
 
-    def __init__(self, redis: Redis | None = None, prefix: str = "vcore-router:ratelimit",
-                 retry_s: float = 5.0) -> None:
+    def __init__(
+        self, redis: Redis | None = None, prefix: str = "vcore-router:ratelimit", retry_s: float = 5.0
+    ) -> None:
         self.redis = redis
         self.prefix = prefix
         self.retry_s = retry_s
@@ -105,14 +107,16 @@ class RateLimiter:
             b = self._local[key] = LocalBucket(float(per_unit), per_unit / unit_s)
         return b
 
-    async def _shared(self, model: str, kind: str, per_unit: int, unit_s: float, cost: float,
-                      mode: int) -> tuple[bool, float] | None:
+    async def _shared(
+        self, model: str, kind: str, per_unit: int, unit_s: float, cost: float, mode: int
+    ) -> tuple[bool, float] | None:
         """(allowed, wait) from Redis, or None when Redis is down (then the local bucket decides)."""
         if self._script is None or time.monotonic() < self._down_until:
             return None
         try:
-            allowed, wait = await self._script(keys=[f"{self.prefix}:{model}:{kind}"],
-                                               args=[per_unit, per_unit / unit_s, cost, mode])
+            allowed, wait = await self._script(
+                keys=[f"{self.prefix}:{model}:{kind}"], args=[per_unit, per_unit / unit_s, cost, mode]
+            )
         except Exception as e:  # connection refused, timeout, server gone: fall back, say so
             if not self.fallback:
                 log.warning("rate limit: Redis unreachable (%s); using local buckets", e)
@@ -131,8 +135,9 @@ class RateLimiter:
         if limit.input_tokens_per_unit:
             if input_tokens > limit.input_tokens_per_unit:
                 return Verdict(False, math.inf, "prompt larger than the input token limit per unit")
-            shared = await self._shared(model, "input", limit.input_tokens_per_unit, limit.unit_seconds,
-                                        input_tokens, 1)
+            shared = await self._shared(
+                model, "input", limit.input_tokens_per_unit, limit.unit_seconds, input_tokens, 1
+            )
             if shared is None:
                 wait = self._bucket(model, "input", limit.input_tokens_per_unit, limit.unit_seconds).take(input_tokens)
                 shared = (wait == 0.0, wait)
@@ -150,7 +155,6 @@ class RateLimiter:
     async def charge_output(self, model: str, limit: RateLimit | None, output_tokens: int) -> None:
         if limit is None or not limit.output_tokens_per_unit or output_tokens <= 0:
             return
-        shared = await self._shared(model, "output", limit.output_tokens_per_unit, limit.unit_seconds,
-                                    output_tokens, 0)
+        shared = await self._shared(model, "output", limit.output_tokens_per_unit, limit.unit_seconds, output_tokens, 0)
         if shared is None:
             self._bucket(model, "output", limit.output_tokens_per_unit, limit.unit_seconds).charge(output_tokens)

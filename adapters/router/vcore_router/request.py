@@ -9,6 +9,7 @@ refused too, so that whatever passes can be relayed. A bad body is a RequestErro
 the server answers it with 400. The engine simulator checks its requests with the same function, as an OpenAI
 server does.
 """
+
 from __future__ import annotations
 
 import json
@@ -143,8 +144,9 @@ def _completion_text(prompt: Any) -> str:
     if isinstance(prompt, list):
         for i, p in enumerate(prompt):
             if not isinstance(p, str):
-                raise RequestError(f"prompt[{i}]: must be a string (token ids are not routed), got {type_name(p)}",
-                                   f"prompt[{i}]")
+                raise RequestError(
+                    f"prompt[{i}]: must be a string (token ids are not routed), got {type_name(p)}", f"prompt[{i}]"
+                )
         return "".join(prompt)
     raise RequestError(f"prompt: must be a string or a list of strings, got {type_name(prompt)}", "prompt")
 
@@ -179,7 +181,8 @@ def parse_request(raw: bytes, chat: bool, *, kv_transfer: bool = False) -> Clien
     max_completion = _optional(body, "max_completion_tokens", _OUTPUT_TOKENS)
     if "kv_transfer_params" in body:
         if not kv_transfer:
-            raise RequestError("kv_transfer_params: set by the router for prefill/decode pairs, not by clients",
-                               "kv_transfer_params")
+            raise RequestError(
+                "kv_transfer_params: set by the router for prefill/decode pairs, not by clients", "kv_transfer_params"
+            )
         _optional(body, "kv_transfer_params", mapping)
     return ClientRequest(body, model, text, stream, max_tokens if max_tokens is not None else max_completion)

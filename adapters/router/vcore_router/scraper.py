@@ -9,6 +9,7 @@ The parser reads only the samples it needs from the Prometheus text format, line
 hundreds of histogram buckets, and a general parser (prometheus_client's) spends milliseconds per endpoint on them
 on the router's event loop, in front of every request waiting there.
 """
+
 from __future__ import annotations
 
 import re
@@ -30,15 +31,22 @@ class EngineNames(TypedDict):
 
 
 NAMES: dict[str, EngineNames] = {
-    "vllm": {"running": ("vllm:num_requests_running",), "waiting": ("vllm:num_requests_waiting",),
-             "kv": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
-             "ttft": ("vllm:time_to_first_token_seconds",),
-             "itl": ("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"),
-             "lora": "vllm:lora_requests_info"},
-    "sglang": {"running": ("sglang:num_running_reqs",), "waiting": ("sglang:num_queue_reqs",),
-               "kv": ("sglang:token_usage",), "ttft": ("sglang:time_to_first_token_seconds",),
-               "itl": ("sglang:inter_token_latency_seconds", "sglang:time_per_output_token_seconds"),
-               "lora": None},
+    "vllm": {
+        "running": ("vllm:num_requests_running",),
+        "waiting": ("vllm:num_requests_waiting",),
+        "kv": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
+        "ttft": ("vllm:time_to_first_token_seconds",),
+        "itl": ("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"),
+        "lora": "vllm:lora_requests_info",
+    },
+    "sglang": {
+        "running": ("sglang:num_running_reqs",),
+        "waiting": ("sglang:num_queue_reqs",),
+        "kv": ("sglang:token_usage",),
+        "ttft": ("sglang:time_to_first_token_seconds",),
+        "itl": ("sglang:inter_token_latency_seconds", "sglang:time_per_output_token_seconds"),
+        "lora": None,
+    },
 }
 
 
@@ -69,7 +77,7 @@ def _sample(line: str, wanted: frozenset[str]) -> tuple[str, str, float] | None:
     rest = line[end:]
     if rest.startswith("{"):
         close = _labels_end(rest)
-        labels, rest = rest[1:close], rest[close + 1:]
+        labels, rest = rest[1:close], rest[close + 1 :]
     fields = rest.split()
     if not fields:
         raise ValueError(f"sample {name}: no value")
@@ -152,5 +160,6 @@ def parse_engine_metrics(text: str, engine: str, state: ScrapeState) -> tuple[En
     state.ttft_us = mean_us(names["ttft"], state.ttft_us)
     state.itl_us = mean_us(names["itl"], state.itl_us)
     kv = min(max(first(names["kv"]), 0.0), 1.0)
-    return EngineMetrics(int(first(names["waiting"])), int(first(names["running"])), kv, state.ttft_us,
-                         state.itl_us), lora
+    return EngineMetrics(
+        int(first(names["waiting"])), int(first(names["running"])), kv, state.ttft_us, state.itl_us
+    ), lora

@@ -12,6 +12,7 @@ says nothing about the engine's health (vcore_router.health decides what does). 
 core's bookkeeping as it found them, however it ends. The router only connects to configured or discovered
 endpoints: nothing in a request chooses the upstream.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -78,18 +79,24 @@ def completion_tokens(body: bytes) -> int:
         return 0
 
 
-def error_response(status: int, message: str, kind: str, headers: dict[str, Any] | None = None,
-                   param: str | None = None) -> web.Response:
+def error_response(
+    status: int, message: str, kind: str, headers: dict[str, Any] | None = None, param: str | None = None
+) -> web.Response:
     """An OpenAI-style error: {"error": {"message", "type", "param" (the field at fault), "code"}}."""
-    return web.json_response({"error": {"message": message, "type": kind, "param": param, "code": status}},
-                             status=status, headers=headers)
+    return web.json_response(
+        {"error": {"message": message, "type": kind, "param": param, "code": status}}, status=status, headers=headers
+    )
 
 
 class RouterApp:
     def __init__(self, config: RouterConfig, redis: Redis | None = None, kubeconfig: str | None = None) -> None:
         self.config = config
-        self.router = Router(config.policy, block_tokens=max(1, config.block_bytes // 4),
-                             prefix_capacity_blocks=config.prefix_capacity_blocks, seed=config.seed)
+        self.router = Router(
+            config.policy,
+            block_tokens=max(1, config.block_bytes // 4),
+            prefix_capacity_blocks=config.prefix_capacity_blocks,
+            seed=config.seed,
+        )
         self.metrics = RouterMetrics()
         self.health = EndpointHealth(self.router, self.metrics, config.unhealthy_after_failures)
         self.limiter = RateLimiter(redis)
@@ -109,15 +116,19 @@ class RouterApp:
         if selectors:
             # Imported here: a router with static endpoints only never loads the Kubernetes client.
             from vcore_router.discovery import Discovery
-            self.discovery = Discovery(selectors, kubeconfig,
-                                       on_relist=lambda server, reason:
-                                       self.metrics.discovery_relists.labels(server, reason).inc())
+
+            self.discovery = Discovery(
+                selectors,
+                kubeconfig,
+                on_relist=lambda server, reason: self.metrics.discovery_relists.labels(server, reason).inc(),
+            )
 
     # ----------------------------------------------------------------------------------------- endpoints
     def add_endpoint(self, server: str, e: StaticEndpoint) -> None:
         ms = self.config.servers[server]
-        self.router.add_endpoint(Endpoint(e.name, e.role, e.pd_group, e.domain, e.max_loras,
-                                          ms.prefill_tokens_per_s, ms.prefill_overhead_s))
+        self.router.add_endpoint(
+            Endpoint(e.name, e.role, e.pd_group, e.domain, e.max_loras, ms.prefill_tokens_per_s, ms.prefill_overhead_s)
+        )
         self.upstreams[e.name] = Upstream(e.name, e.url, server, e.role)
         self.pools[server].append(e.name)
         self._pool_slots.pop(server, None)
@@ -181,9 +192,14 @@ class RouterApp:
             for t in route.targets:
                 shares[t.server] = shares.get(t.server, 0.0) + t.weight / total_weight
             depth = sum(int(in_flight[self.router.slot(name)]) for server in shares for name in self.pools[server])
-            self.metrics.update_autoscaling(route.model_name, depth, [
-                (server, share, self.config.servers[server].tokens_per_second_per_replica)
-                for server, share in shares.items()])
+            self.metrics.update_autoscaling(
+                route.model_name,
+                depth,
+                [
+                    (server, share, self.config.servers[server].tokens_per_second_per_replica)
+                    for server, share in shares.items()
+                ],
+            )
         self.metrics.redis_fallback.set(1 if self.limiter.fallback else 0)
 
     async def _scrape_loop(self) -> None:
@@ -196,9 +212,11 @@ class RouterApp:
 
     async def start(self, app: web.Application) -> None:
         # No cookie jar: a proxy must not carry one client's engine cookies to another (and it saves the work).
-        self.http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.config.request_timeout_s),
-                                          connector=aiohttp.TCPConnector(limit=0),
-                                          cookie_jar=aiohttp.DummyCookieJar())
+        self.http = aiohttp.ClientSession(
+            timeout=aiohttp.ClientTimeout(total=self.config.request_timeout_s),
+            connector=aiohttp.TCPConnector(limit=0),
+            cookie_jar=aiohttp.DummyCookieJar(),
+        )
         self._tasks.append(asyncio.get_running_loop().create_task(self._scrape_loop()))
         if self.discovery is not None:
             self.discovery.start(asyncio.get_running_loop(), self.apply_discovered)
@@ -223,15 +241,23 @@ class RouterApp:
         data = []
         for r in self.config.routes:
             data.append({"id": r.model_name, "object": "model", "owned_by": "vcore-router"})
-            data += [{"id": a, "object": "model", "owned_by": "vcore-router", "parent": r.model_name}
-                     for a in r.lora_adapters]
+            data += [
+                {"id": a, "object": "model", "owned_by": "vcore-router", "parent": r.model_name}
+                for a in r.lora_adapters
+            ]
         return web.json_response({"object": "list", "data": data})
 
     async def healthz(self, request: web.Request) -> web.Response:
         state = self.router.state()
         healthy = int((state["healthy"] & state["live"]).sum())
-        return web.json_response({"status": "ok" if healthy else "no healthy endpoint", "healthy": healthy,
-                                  "endpoints": len(self.upstreams)}, status=200 if healthy else 503)
+        return web.json_response(
+            {
+                "status": "ok" if healthy else "no healthy endpoint",
+                "healthy": healthy,
+                "endpoints": len(self.upstreams),
+            },
+            status=200 if healthy else 503,
+        )
 
     async def prometheus(self, request: web.Request) -> web.Response:
         self.refresh_gauges()
@@ -262,8 +288,15 @@ class RouterApp:
             self.metrics.in_flight.dec()
             self.metrics.requests.labels(ctx.model, str(ctx.status)).inc()
 
-    def _refuse(self, ctx: _Ctx, status: int, message: str, kind: str, headers: dict[str, Any] | None = None,
-                param: str | None = None) -> web.Response:
+    def _refuse(
+        self,
+        ctx: _Ctx,
+        status: int,
+        message: str,
+        kind: str,
+        headers: dict[str, Any] | None = None,
+        param: str | None = None,
+    ) -> web.Response:
         ctx.status = status
         return error_response(status, message, kind, headers, param)
 
@@ -271,8 +304,9 @@ class RouterApp:
         try:
             raw = await request.read()
         except web.HTTPRequestEntityTooLarge:
-            return self._refuse(ctx, 413, f"request body larger than {self.config.max_body_bytes} bytes",
-                                "invalid_request_error")
+            return self._refuse(
+                ctx, 413, f"request body larger than {self.config.max_body_bytes} bytes", "invalid_request_error"
+            )
         except HttpProcessingError as e:  # a body that breaks HTTP's framing (chunked encoding, length)
             return self._refuse(ctx, 400, f"the body could not be read: {e.message}", "invalid_request_error")
         except ConnectionError:  # the client left while sending its body
@@ -293,11 +327,17 @@ class RouterApp:
             self.metrics.redis_fallback.set(1 if self.limiter.fallback else 0)
         if not verdict.allowed:
             self.metrics.rate_limited.labels(route.model_name).inc()
-            headers = ({} if math.isinf(verdict.retry_after_s)
-                       else {"Retry-After": str(max(1, math.ceil(verdict.retry_after_s)))})
+            headers = (
+                {}
+                if math.isinf(verdict.retry_after_s)
+                else {"Retry-After": str(max(1, math.ceil(verdict.retry_after_s)))}
+            )
             return self._refuse(ctx, 429, f"rate limit exceeded: {verdict.reason}", "rate_limit_error", headers)
-        target = (route.targets[0] if len(route.targets) == 1
-                  else self.rng.choices(route.targets, [t.weight for t in route.targets])[0])
+        target = (
+            route.targets[0]
+            if len(route.targets) == 1
+            else self.rng.choices(route.targets, [t.weight for t in route.targets])[0]
+        )
         server = self.config.servers[target.server]
         upstream_body = dict(req.body)
         upstream_body["model"] = lora or server.model
@@ -308,17 +348,26 @@ class RouterApp:
         candidates, pd = self._candidates(server.name)
         t0 = time.perf_counter()
         if pd:
-            pairs = self.router.route_pd(ctx.hashes, ctx.tokens, lora=lora, session=ctx.session,
-                                         candidates=candidates, policy=self._pd_policy(server))
+            pairs = self.router.route_pd(
+                ctx.hashes,
+                ctx.tokens,
+                lora=lora,
+                session=ctx.session,
+                candidates=candidates,
+                policy=self._pd_policy(server),
+            )
             attempts = [(d, p, m) for (d, p), m in zip(pairs.pairs, pairs.matched_blocks)]
         else:
-            decision = self.router.route(ctx.hashes, ctx.tokens, lora=lora, session=ctx.session,
-                                         candidates=candidates)
+            decision = self.router.route(ctx.hashes, ctx.tokens, lora=lora, session=ctx.session, candidates=candidates)
             attempts = [(e, None, m) for e, m in zip(decision.endpoints, decision.matched_blocks)]
         self.metrics.decision.observe(time.perf_counter() - t0)
         if not attempts:
-            return self._refuse(ctx, 503, f"no endpoint available for {req.model!r}: "
-                                          f"{decision.message() if not pd else ''}", "service_unavailable")
+            return self._refuse(
+                ctx,
+                503,
+                f"no endpoint available for {req.model!r}: {decision.message() if not pd else ''}",
+                "service_unavailable",
+            )
         if ctx.hashes.size:
             self.metrics.prefix_hit.observe(attempts[0][2] / ctx.hashes.size)
         for i, (name, prefill, matched) in enumerate(attempts[: self.config.retries]):
@@ -334,14 +383,17 @@ class RouterApp:
         found = self._pool_slots.get(server)
         if found is None:
             names = self.pools[server]
-            found = self._pool_slots[server] = (self.router.slots(names),
-                                                any(self.upstreams[n].role != "both" for n in names))
+            found = self._pool_slots[server] = (
+                self.router.slots(names),
+                any(self.upstreams[n].role != "both" for n in names),
+            )
         return found
 
     def _pd_policy(self, server: ModelServer) -> Policy | None:
         if not server.pd_min_prompt_tokens:
             return None
         from vcore.routing import make_policy, policy_fields
+
         fields = policy_fields(self.router.policy)
         fields["pd_min_prompt_tokens"] = server.pd_min_prompt_tokens
         return make_policy(fields)
@@ -350,10 +402,20 @@ class RouterApp:
         """The prefill leg (vLLM's disaggregated-serving convention): max_tokens 1, no stream, asking for
         kv_transfer_params to hand to the decode engine. None when the prefill endpoint failed."""
         leg = copy.deepcopy(body)
-        leg.update({"max_tokens": 1, "stream": False,
-                    "kv_transfer_params": {"do_remote_decode": True, "do_remote_prefill": False,
-                                           "remote_engine_id": None, "remote_block_ids": None,
-                                           "remote_host": None, "remote_port": None}})
+        leg.update(
+            {
+                "max_tokens": 1,
+                "stream": False,
+                "kv_transfer_params": {
+                    "do_remote_decode": True,
+                    "do_remote_prefill": False,
+                    "remote_engine_id": None,
+                    "remote_block_ids": None,
+                    "remote_host": None,
+                    "remote_port": None,
+                },
+            }
+        )
         leg.pop("max_completion_tokens", None)
         leg.pop("stream_options", None)
         rid = next(self.ids)
@@ -377,8 +439,9 @@ class RouterApp:
         finally:
             self._finish(rid)
 
-    async def _attempt(self, request: web.Request, ctx: _Ctx, body: dict[str, Any], name: str, prefill: str | None,
-                       matched: int) -> web.StreamResponse | None:
+    async def _attempt(
+        self, request: web.Request, ctx: _Ctx, body: dict[str, Any], name: str, prefill: str | None, matched: int
+    ) -> web.StreamResponse | None:
         """One try on one endpoint (or PD pair). None when it failed before the first byte, or when the endpoint
         left the table (discovery) since the decision: try the next."""
         body = dict(body)
@@ -393,8 +456,16 @@ class RouterApp:
         if name not in self.upstreams:
             return None
         rid = next(self.ids)
-        self.router.dispatch(rid, name, ctx.hashes, ctx.tokens, matched, ctx.max_tokens, session=ctx.session,
-                             record_prefix=prefill is None)
+        self.router.dispatch(
+            rid,
+            name,
+            ctx.hashes,
+            ctx.tokens,
+            matched,
+            ctx.max_tokens,
+            session=ctx.session,
+            record_prefix=prefill is None,
+        )
         ctx.endpoint = name
         up = self.upstreams[name]
         try:
@@ -423,8 +494,9 @@ class RouterApp:
                     gone = request.transport is None or request.transport.is_closing()
                     ctx.status = CLIENT_CLOSED if gone else upstream.status
                     await self._account(ctx)
-                    return web.Response(body=data, status=upstream.status,
-                                        content_type=upstream.content_type or "application/json")
+                    return web.Response(
+                        body=data, status=upstream.status, content_type=upstream.content_type or "application/json"
+                    )
                 return await self._stream(request, ctx, upstream, rid, name)
             finally:
                 await resp_cm.__aexit__(None, None, None)
@@ -437,8 +509,9 @@ class RouterApp:
         except KeyError:
             pass  # its endpoint left the table (discovery) while the request was in flight: nothing to count
 
-    async def _stream(self, request: web.Request, ctx: _Ctx, upstream: aiohttp.ClientResponse, rid: int,
-                      name: str) -> web.StreamResponse | None:
+    async def _stream(
+        self, request: web.Request, ctx: _Ctx, upstream: aiohttp.ClientResponse, rid: int, name: str
+    ) -> web.StreamResponse | None:
         """Pass the engine's events through as they come. Reading the engine and writing to the client fail
         apart: the first is the engine's failure, the second the client's leaving. None when the engine failed
         before its first byte (the next candidate can still serve the request)."""
@@ -457,8 +530,9 @@ class RouterApp:
                 if ctx.stream is None:
                     self.router.first_token(rid)
                     self.metrics.ttft.labels(ctx.model).observe(time.perf_counter() - ctx.started)
-                    resp = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream",
-                                                                   "Cache-Control": "no-cache"})
+                    resp = web.StreamResponse(
+                        status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+                    )
                     await resp.prepare(request)
                     ctx.stream = resp
                 await ctx.stream.write(chunk)
@@ -481,8 +555,7 @@ class RouterApp:
             pass  # the client left after the last event: it has its whole answer
         return ctx.stream
 
-    async def _abort_stream(self, ctx: _Ctx, stream: web.StreamResponse, name: str,
-                            message: str) -> web.StreamResponse:
+    async def _abort_stream(self, ctx: _Ctx, stream: web.StreamResponse, name: str, message: str) -> web.StreamResponse:
         """Cut short the client's stream (``ctx.stream``, begun) with an error event."""
         log.warning(message)
         self.health.request_ended(name, health.FAILED_MID_STREAM)
@@ -530,8 +603,9 @@ class _Ctx:
     out_tokens: int = 0
 
 
-def make_app(config: RouterConfig, redis: Redis | None = None,
-             kubeconfig: str | None = None) -> tuple[web.Application, RouterApp]:
+def make_app(
+    config: RouterConfig, redis: Redis | None = None, kubeconfig: str | None = None
+) -> tuple[web.Application, RouterApp]:
     """The aiohttp application and its router; ``kubeconfig`` (None: the in-cluster service account) is read only
     when a ModelServer has a workloadSelector."""
     core = RouterApp(config, redis, kubeconfig)

@@ -3,6 +3,7 @@
 Kubernetes resource quantities and v1 Node/Pod objects -> the flat integer-only dicts of vcore's core.
 cpu is in milli-cores, every other resource in whole units (bytes, devices, pods); values round up.
 """
+
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 

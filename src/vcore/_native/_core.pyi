@@ -12,6 +12,7 @@ Conventions of the binding layer, reflected here:
   (not invalid) when ``generation`` changes.
 - C++ errors surface as KeyError (not found), ValueError (invalid) or TypeError (wrong type in a spec dict).
 """
+
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, SupportsIndex, SupportsInt, TypedDict
 
@@ -28,8 +29,9 @@ _Float = float | SupportsIndex
 
 _FitStrategy = Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]
 _FilterPlugin = Literal["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"]
-_ScorePlugin = Literal["TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation",
-                      "binpack"]
+_ScorePlugin = Literal[
+    "TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation", "binpack"
+]
 
 class _NativeFitArgs(TypedDict, total=False):
     ignored_resources: list[str]
@@ -70,7 +72,7 @@ class CompiledPod:
 
     @property
     def key(self) -> str:
-        """"namespace/name"."""
+        """ "namespace/name"."""
     @property
     def priority(self) -> int: ...
     @property
@@ -148,8 +150,9 @@ class ClusterState:
         """bind a detached pod again exactly as it was. Bound meanwhile -> ValueError; node gone -> KeyError."""
     def pod_node(self, key: str, /) -> int:
         """Slot of a bound pod, -1 if not bound."""
-    def set_pdb(self, key: str, selector: Mapping[str, Any] | None, disruptions_allowed: int,
-                disrupted: Sequence[str]) -> None:
+    def set_pdb(
+        self, key: str, selector: Mapping[str, Any] | None, disruptions_allowed: int, disrupted: Sequence[str]
+    ) -> None:
         """Add or replace a PodDisruptionBudget (selector as _convert.label_selector gives it; None covers no pod)."""
     def remove_pdb(self, key: str, /) -> bool:
         """Forget a PodDisruptionBudget; False when it was not there."""
@@ -207,19 +210,34 @@ class Engine:
     def evaluate(self, pod: CompiledPod, /) -> tuple[NDArray[np.bool_], NDArray[np.int64], NDArray[np.int64]]:
         """One pass over all slots: (feasible_mask bool[n_slots], scores int64[n_slots] (0 where infeasible),
         reason_counts int64[n_reasons])."""
-    def schedule(self, pods: Sequence[CompiledPod], headroom: Sequence[_Int] | NDArray[np.int64] | None = None
-                 ) -> tuple[NDArray[np.int32], NDArray[np.int64], list[tuple[tuple[int, int], ...]], NDArray[np.bool_]]:
+    def schedule(
+        self, pods: Sequence[CompiledPod], headroom: Sequence[_Int] | NDArray[np.int64] | None = None
+    ) -> tuple[NDArray[np.int32], NDArray[np.int64], list[tuple[tuple[int, int], ...]], NDArray[np.bool_]]:
         """Place and bind pods in order with percentageOfNodesToScore sampling and a rotating start:
         (slot int32[n] (-1 = unschedulable), reason_counts int64[n, n_reasons] (zero rows for placed pods),
         per pod the ((gpu, mig_start), ...) it took, per pod whether the queue's ``headroom`` (per resource axis,
         as place_gang's) refused it untried). A pod already bound, a key twice in the batch or a foreign pod ->
         ValueError and nothing is bound."""
-    def place_gang(self, tasks: Sequence[CompiledPod], role: Sequence[_Int] | None, role_need: Sequence[_Int],
-                   need: _Int, headroom: ArrayLike | None = None, allowed: ArrayLike | None = None,
-                   all_or_nothing: bool = True, cap: NDArray[np.int32] | None = None,
-                   score_bonus: NDArray[np.int64] | None = None
-                   ) -> tuple[NDArray[np.int32], NDArray[np.uint8], list[tuple[tuple[int, int], ...]] | None, bool, int,
-                              NDArray[np.int64], int]:
+    def place_gang(
+        self,
+        tasks: Sequence[CompiledPod],
+        role: Sequence[_Int] | None,
+        role_need: Sequence[_Int],
+        need: _Int,
+        headroom: ArrayLike | None = None,
+        allowed: ArrayLike | None = None,
+        all_or_nothing: bool = True,
+        cap: NDArray[np.int32] | None = None,
+        score_bonus: NDArray[np.int64] | None = None,
+    ) -> tuple[
+        NDArray[np.int32],
+        NDArray[np.uint8],
+        list[tuple[tuple[int, int], ...]] | None,
+        bool,
+        int,
+        NDArray[np.int64],
+        int,
+    ]:
         """Place a gang's tasks (bound on return), all or nothing up to its minimums (core/include/vcore/gang.h);
         ``role`` None: every task of role 0; ``cap`` int32[n_slots] bounds the gang's tasks per slot,
         ``score_bonus`` int64[n_slots] adds to each node's weighted score:
@@ -227,10 +245,14 @@ class Engine:
         3 over the queue's headroom), per task its ((gpu, mig_start), ...) or None when no task took devices, ready,
         first task no node fit (-1), that task's reason_counts int64[n_reasons], node evaluations made).
         Malformed -> ValueError, nothing bound."""
-    def preempt(self, pod: CompiledPod, offset: int, min_candidate_nodes_percentage: int,
-                min_candidate_nodes_absolute: int, nominated: Sequence[tuple[CompiledPod, int]] = []
-                ) -> tuple[int, list[str], int, NDArray[np.int32], list[tuple[int, list[int]]],
-                           list[tuple[int, list[str], int]]]:
+    def preempt(
+        self,
+        pod: CompiledPod,
+        offset: int,
+        min_candidate_nodes_percentage: int,
+        min_candidate_nodes_absolute: int,
+        nominated: Sequence[tuple[CompiledPod, int]] = [],
+    ) -> tuple[int, list[str], int, NDArray[np.int32], list[tuple[int, list[int]]], list[tuple[int, list[str], int]]]:
         """kube-scheduler's DefaultPreemption as a dry run: (node slot or -1, victim keys most important first,
         PodDisruptionBudget violations, per-slot status (a reason code, or -1 candidate, -2 no victims, -3 not
         helpful, -4 fits, -5 outside), [(slot, reason codes)] where the pod fails even with every lower-priority
@@ -257,13 +279,21 @@ class Engine:
 
 def node_plugins() -> list[str]:
     """The names of the node plugins compiled into the core, sorted."""
+
 def reason_names(state: ClusterState, /) -> list[str]:
     """Reason strings by code for this state: the fixed codes, the node plugins', then 'Insufficient <resource>' per
     axis."""
 
 # The volume store of a state (bindings/register_volumes.cpp; records built by vcore.volumes.objects).
-_VolumeKind = Literal["persistentvolume", "persistentvolumeclaim", "storageclass", "csinode", "csidriver",
-                      "csistoragecapacity", "volumeattachment"]
+_VolumeKind = Literal[
+    "persistentvolume",
+    "persistentvolumeclaim",
+    "storageclass",
+    "csinode",
+    "csidriver",
+    "csistoragecapacity",
+    "volumeattachment",
+]
 
 class _VolumeAssumption(TypedDict):
     node: str
@@ -295,8 +325,18 @@ def volume_claim_users(state: ClusterState, claim_key: str) -> int:
 def volume_objects(state: ClusterState) -> int:
     """How many storage objects the state's volume store holds."""
 
-_GpuPolicy = Literal["first-fit", "best-fit", "random", "fgd", "dot-product", "gpu-packing", "gpu-clustering",
-                    "binpack", "spread", "vcore"]
+_GpuPolicy = Literal[
+    "first-fit",
+    "best-fit",
+    "random",
+    "fgd",
+    "dot-product",
+    "gpu-packing",
+    "gpu-clustering",
+    "binpack",
+    "spread",
+    "vcore",
+]
 # (cpu_milli int64[k], gpu_milli int32[k], num_gpu int32[k], model_mask uint64[k], weight float64[k])
 _TargetWorkload = tuple[ArrayLike, ArrayLike, ArrayLike, ArrayLike, ArrayLike]
 
@@ -317,8 +357,15 @@ class gpu:
     class GpuInventory:
         """Per-node CPU/memory and per-GPU free milli, memory and model in CSR form."""
 
-        def __init__(self, cpu_milli: ArrayLike, memory: ArrayLike, node_model: ArrayLike, dev_offsets: ArrayLike,
-                     dev_free_milli: ArrayLike, dev_memory_mib: ArrayLike | None = None) -> None: ...
+        def __init__(
+            self,
+            cpu_milli: ArrayLike,
+            memory: ArrayLike,
+            node_model: ArrayLike,
+            dev_offsets: ArrayLike,
+            dev_free_milli: ArrayLike,
+            dev_memory_mib: ArrayLike | None = None,
+        ) -> None: ...
         @property
         def n_nodes(self) -> int: ...
         @property
@@ -338,14 +385,32 @@ class gpu:
     def node_fragments(inventory: gpu.GpuInventory, target: _TargetWorkload) -> NDArray[np.float64]:
         """F_n of every node for the target workload (float64[n_nodes])."""
     @staticmethod
-    def fgd_scores(inventory: gpu.GpuInventory, cpu_milli: _Int, memory: _Int, num_gpu: _Int, gpu_milli: _Int,
-                   model_mask: _Int, target: _TargetWorkload) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
+    def fgd_scores(
+        inventory: gpu.GpuInventory,
+        cpu_milli: _Int,
+        memory: _Int,
+        num_gpu: _Int,
+        gpu_milli: _Int,
+        model_mask: _Int,
+        target: _TargetWorkload,
+    ) -> tuple[NDArray[np.int64], NDArray[np.uint64]]:
         """FGD score of one pod on every node (int64, -1 = infeasible) and the chosen GPU bit masks (uint64)."""
     @staticmethod
-    def replay(inventory: gpu.GpuInventory, cpu_milli: ArrayLike, memory: ArrayLike, num_gpu: ArrayLike,
-               gpu_milli: ArrayLike, model_mask: ArrayLike, order: ArrayLike, target: _TargetWorkload,
-               policy: _GpuPolicy, seed: _Int = 0, vcore_scale: _Float = 1000.0, vcore_pack_points: _Float = 1.0,
-               vcore_balance_points: _Float = 10.0) -> _ReplayResult:
+    def replay(
+        inventory: gpu.GpuInventory,
+        cpu_milli: ArrayLike,
+        memory: ArrayLike,
+        num_gpu: ArrayLike,
+        gpu_milli: ArrayLike,
+        model_mask: ArrayLike,
+        order: ArrayLike,
+        target: _TargetWorkload,
+        policy: _GpuPolicy,
+        seed: _Int = 0,
+        vcore_scale: _Float = 1000.0,
+        vcore_pack_points: _Float = 1.0,
+        vcore_balance_points: _Float = 10.0,
+    ) -> _ReplayResult:
         """Replay pods once in order on a copy of the inventory; returns per-pod node_idx, dev_mask, frag_after,
         free_after. Unknown policy -> ValueError."""
 
@@ -428,18 +493,34 @@ class topology:
     def tree(state: ClusterState) -> _TopologyTree:
         """a copy of the domain tree (free domain ids have row -1 and an empty name)"""
     @staticmethod
-    def place_gang(state: ClusterState, fit: NDArray[np.int32], n_pods: _Int, start_row: _Int, limit_row: _Int,
-                   hard: bool, layers: Sequence[tuple[_Int, _Int]], running: NDArray[np.int32] | None,
-                   bandwidth_weight: _Float, congestion_weight: _Float, tie_slack: _Int) -> _GangResult:
+    def place_gang(
+        state: ClusterState,
+        fit: NDArray[np.int32],
+        n_pods: _Int,
+        start_row: _Int,
+        limit_row: _Int,
+        hard: bool,
+        layers: Sequence[tuple[_Int, _Int]],
+        running: NDArray[np.int32] | None,
+        bandwidth_weight: _Float,
+        congestion_weight: _Float,
+        tie_slack: _Int,
+    ) -> _GangResult:
         """the gang search: fit int32[n_slots] (pods that fit per slot), layers [(size, max_row)] finest first,
         running int32[n_slots] or None"""
     @staticmethod
-    def node_scores(state: ClusterState, job_pods: NDArray[np.int32], job_tasks: _Int, weight: _Float,
-                    candidates: NDArray[np.bool_] | None) -> NDArray[np.float64]:
+    def node_scores(
+        state: ClusterState,
+        job_pods: NDArray[np.int32],
+        job_tasks: _Int,
+        weight: _Float,
+        candidates: NDArray[np.bool_] | None,
+    ) -> NDArray[np.float64]:
         """Volcano's network-topology-aware node score; job_pods int32[n_slots], candidates bool[n_slots] or None"""
     @staticmethod
-    def binpack_scores(state: ClusterState, resources: Sequence[tuple[_Int, _Int, _Int]], fading: _Float,
-                       weight: _Float) -> NDArray[np.int64]:
+    def binpack_scores(
+        state: ClusterState, resources: Sequence[tuple[_Int, _Int, _Int]], fading: _Float, weight: _Float
+    ) -> NDArray[np.int64]:
         """Volcano's HyperNode binpack node score of a pod without a network topology: resources [(axis, request,
         weight)], int64[n_slots] in 0..100 * weight"""
 
@@ -455,18 +536,31 @@ class routing:
     """
 
     @staticmethod
-    def hash_blocks(text: str, block_bytes: _Int, max_blocks: _Int = 0, salt: str = '') -> NDArray[np.uint64]:
+    def hash_blocks(text: str, block_bytes: _Int, max_blocks: _Int = 0, salt: str = "") -> NDArray[np.uint64]:
         """Chained 64-bit hashes of the UTF-8 text in blocks of block_bytes (uint64[n_blocks])."""
 
     class Policy:
         """A routing policy: kind, filters, scorer weights and their arguments (validated: ValueError)."""
 
-        def __init__(self, kind: _PolicyKind = 'scored', max_waiting: _Int = 0, w_prefix: _Float = 0.0,
-                     w_least_request: _Float = 0.0, w_kv_cache: _Float = 0.0, w_latency: _Float = 0.0,
-                     w_lora: _Float = 0.0, w_prefill_cost: _Float = 0.0, prefix_max_blocks: _Int = 0,
-                     prefix_top_k: _Int = 0, latency_ttft_factor: _Float = 0.5, queue_weight: _Float = 100.0,
-                     overlap_weight: _Float = 1.0, top_n: _Int = 5, session_affinity: bool = True,
-                     pd_min_prompt_tokens: _Int = 0) -> None: ...
+        def __init__(
+            self,
+            kind: _PolicyKind = "scored",
+            max_waiting: _Int = 0,
+            w_prefix: _Float = 0.0,
+            w_least_request: _Float = 0.0,
+            w_kv_cache: _Float = 0.0,
+            w_latency: _Float = 0.0,
+            w_lora: _Float = 0.0,
+            w_prefill_cost: _Float = 0.0,
+            prefix_max_blocks: _Int = 0,
+            prefix_top_k: _Int = 0,
+            latency_ttft_factor: _Float = 0.5,
+            queue_weight: _Float = 100.0,
+            overlap_weight: _Float = 1.0,
+            top_n: _Int = 5,
+            session_affinity: bool = True,
+            pd_min_prompt_tokens: _Int = 0,
+        ) -> None: ...
         @property
         def kind(self) -> _PolicyKind: ...
         @property
@@ -516,9 +610,17 @@ class routing:
         def n_in_flight(self) -> int: ...
         @property
         def decisions(self) -> int: ...
-        def add_endpoint(self, name: str, role: _Role = 'both', pd_group: _Int = -1, domain: _Int = -1,
-                         max_loras: _Int = 0, prefill_tokens_per_s: _Float = 1.0, prefill_overhead_s: _Float = 0.0,
-                         prefill_attention_s_per_token_pair: _Float = 0.0) -> int: ...
+        def add_endpoint(
+            self,
+            name: str,
+            role: _Role = "both",
+            pd_group: _Int = -1,
+            domain: _Int = -1,
+            max_loras: _Int = 0,
+            prefill_tokens_per_s: _Float = 1.0,
+            prefill_overhead_s: _Float = 0.0,
+            prefill_attention_s_per_token_pair: _Float = 0.0,
+        ) -> int: ...
         def remove_endpoint(self, slot: _Int) -> None: ...
         def slot_of(self, name: str) -> int: ...
         def names(self) -> list[str]:
@@ -526,22 +628,51 @@ class routing:
         def set_health(self, slot: _Int, healthy: bool) -> None: ...
         def set_loras(self, slot: _Int, names: Sequence[str]) -> None: ...
         def lora_id(self, name: str) -> int: ...
-        def update_metrics(self, slots: ArrayLike, waiting: ArrayLike, running: ArrayLike, kv_usage: ArrayLike,
-                           ttft_us: ArrayLike, itl_us: ArrayLike) -> None:
+        def update_metrics(
+            self,
+            slots: ArrayLike,
+            waiting: ArrayLike,
+            running: ArrayLike,
+            kv_usage: ArrayLike,
+            ttft_us: ArrayLike,
+            itl_us: ArrayLike,
+        ) -> None:
             """Engine-reported metrics of several endpoints at once (all validated first)."""
-        def route(self, policy: routing.Policy, hashes: ArrayLike, prompt_tokens: _Int, lora: _Int = -1,
-                  session_slot: _Int = -1, candidates: ArrayLike | None = None, now_s: _Float = 0.0
-                  ) -> tuple[list[int], list[int], list[float], int, _FilterCounts, bool]:
+        def route(
+            self,
+            policy: routing.Policy,
+            hashes: ArrayLike,
+            prompt_tokens: _Int,
+            lora: _Int = -1,
+            session_slot: _Int = -1,
+            candidates: ArrayLike | None = None,
+            now_s: _Float = 0.0,
+        ) -> tuple[list[int], list[int], list[float], int, _FilterCounts, bool]:
             """(slots, matched_blocks, scores, n_candidates, (unhealthy, role, lora, waiting), waiting_relaxed)"""
-        def route_pd(self, policy: routing.Policy, hashes: ArrayLike, prompt_tokens: _Int, lora: _Int = -1,
-                     session_slot: _Int = -1, candidates: ArrayLike | None = None, now_s: _Float = 0.0
-                     ) -> tuple[list[int], list[int], list[int], int, _FilterCounts]:
+        def route_pd(
+            self,
+            policy: routing.Policy,
+            hashes: ArrayLike,
+            prompt_tokens: _Int,
+            lora: _Int = -1,
+            session_slot: _Int = -1,
+            candidates: ArrayLike | None = None,
+            now_s: _Float = 0.0,
+        ) -> tuple[list[int], list[int], list[int], int, _FilterCounts]:
             """(decode_slots, prefill_slots (-1 = no prefill leg), prefill_matched_blocks, n_candidates, counts)"""
         def match(self, hashes: ArrayLike, candidates: ArrayLike | None = None) -> NDArray[np.int32]:
             """Leading blocks of `hashes` each candidate holds (int32, candidate order; all live slots by default)."""
-        def dispatch(self, request_id: _Int, slot: _Int, hashes: ArrayLike, prompt_tokens: _Int,
-                     matched_blocks: _Int, output_tokens: _Int = 0, record_prefix: bool = True,
-                     now_s: _Float = 0.0) -> None: ...
+        def dispatch(
+            self,
+            request_id: _Int,
+            slot: _Int,
+            hashes: ArrayLike,
+            prompt_tokens: _Int,
+            matched_blocks: _Int,
+            output_tokens: _Int = 0,
+            record_prefix: bool = True,
+            now_s: _Float = 0.0,
+        ) -> None: ...
         def first_token(self, request_id: _Int, now_s: _Float = 0.0) -> None: ...
         def finish(self, request_id: _Int, now_s: _Float = 0.0) -> None: ...
         def record_blocks(self, slot: _Int, hashes: ArrayLike) -> None:

@@ -1,4 +1,5 @@
 """Type stub for the Cython module vcore._native._records (hand-written; keep in step with _records.pyx)."""
+
 from typing import Any, TypeVar
 
 __all__ = ["placements"]

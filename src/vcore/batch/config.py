@@ -55,24 +55,62 @@ ACTIONS = (ENQUEUE, ALLOCATE, BACKFILL, PREEMPT, RECLAIM)
 
 # Job-level plugins.
 PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, PDB, SLA = (
-    "priority", "gang", "conformance", "drf", "overcommit", "pdb", "sla")
+    "priority",
+    "gang",
+    "conformance",
+    "drf",
+    "overcommit",
+    "pdb",
+    "sla",
+)
 SHARE_PLUGINS = (share_names.PROPORTION, share_names.CAPACITY, share_names.HIERARCHY, share_names.COHORT)
 # Node-level plugins, mapped onto the KubeSchedulerConfiguration profile.
 PREDICATES, NODEORDER, BINPACK = "predicates", "nodeorder", "binpack"
 NODE_PLUGINS = (PREDICATES, NODEORDER, BINPACK)
 # Topology plugins (Volcano's names).
 NETWORK_TOPOLOGY, NUMA_AWARE = "network-topology-aware", "numa-aware"
-PLUGINS = (PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, PDB, SLA, *SHARE_PLUGINS, *NODE_PLUGINS, NETWORK_TOPOLOGY,
-           NUMA_AWARE)
+PLUGINS = (
+    PRIORITY,
+    GANG,
+    CONFORMANCE,
+    DRF,
+    OVERCOMMIT,
+    PDB,
+    SLA,
+    *SHARE_PLUGINS,
+    *NODE_PLUGINS,
+    NETWORK_TOPOLOGY,
+    NUMA_AWARE,
+)
 
 #: Volcano's PluginOption switches: conf.PluginOption's yaml keys, spelled as Volcano spells them.
 ENABLE_HIERARCHY = "enableHierarchy"
 PLUGIN_SWITCHES = (
-    "enableJobOrder", ENABLE_HIERARCHY, "enableJobReady", "enableJobPipelined", "enableTaskOrder", "enablePreemptable",
-    "enableReclaimable", "enablePreemptive", "enableQueueOrder", "EnabledClusterOrder", "enablePredicate",
-    "enableBestNode", "enableNodeOrder", "enableTargetJob", "enableReservedNodes", "enableJobEnqueued",
-    "enabledVictim", "enableJobStarving", "enabledOverused", "enabledAllocatable", "enabledHyperNodeOrder",
-    "enabledSubJobReady", "enabledSubJobPipelined", "enabledSubJobOrder", "enabledHyperNodeGradient",
+    "enableJobOrder",
+    ENABLE_HIERARCHY,
+    "enableJobReady",
+    "enableJobPipelined",
+    "enableTaskOrder",
+    "enablePreemptable",
+    "enableReclaimable",
+    "enablePreemptive",
+    "enableQueueOrder",
+    "EnabledClusterOrder",
+    "enablePredicate",
+    "enableBestNode",
+    "enableNodeOrder",
+    "enableTargetJob",
+    "enableReservedNodes",
+    "enableJobEnqueued",
+    "enabledVictim",
+    "enableJobStarving",
+    "enabledOverused",
+    "enabledAllocatable",
+    "enabledHyperNodeOrder",
+    "enabledSubJobReady",
+    "enabledSubJobPipelined",
+    "enabledSubJobOrder",
+    "enabledHyperNodeGradient",
 )
 _TOP_KEYS = ("actions", "tiers", "configurations")
 
@@ -87,39 +125,76 @@ ACTION_ARGUMENTS: dict[str, dict[str, Any]] = {
     ALLOCATE: {PREDICATE_ERROR_CACHE: Boolean()},
     BACKFILL: {PREDICATE_ERROR_CACHE: Boolean()},
     RECLAIM: {PREDICATE_ERROR_CACHE: Boolean()},
-    PREEMPT: {PREDICATE_ERROR_CACHE: Boolean(), TOPOLOGY_AWARE_PREEMPTION: Boolean(),
-              "topologyAwarePreemptWorkerNum": Integer(1), "minCandidateNodesPercentage": Integer(0, 100),
-              "minCandidateNodesAbsolute": Integer(0), "maxCandidateNodesAbsolute": Integer(0)},
+    PREEMPT: {
+        PREDICATE_ERROR_CACHE: Boolean(),
+        TOPOLOGY_AWARE_PREEMPTION: Boolean(),
+        "topologyAwarePreemptWorkerNum": Integer(1),
+        "minCandidateNodesPercentage": Integer(0, 100),
+        "minCandidateNodesAbsolute": Integer(0),
+        "maxCandidateNodesAbsolute": Integer(0),
+    },
 }
 #: preempt's defaults (actions/preempt: New).
-PREEMPT_DEFAULTS = {PREDICATE_ERROR_CACHE: True, TOPOLOGY_AWARE_PREEMPTION: False, "topologyAwarePreemptWorkerNum": 16,
-                    "minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 1,
-                    "maxCandidateNodesAbsolute": 100}
+PREEMPT_DEFAULTS = {
+    PREDICATE_ERROR_CACHE: True,
+    TOPOLOGY_AWARE_PREEMPTION: False,
+    "topologyAwarePreemptWorkerNum": 16,
+    "minCandidateNodesPercentage": 10,
+    "minCandidateNodesAbsolute": 1,
+    "maxCandidateNodesAbsolute": 100,
+}
 #: Volcano's nodeorder defaults (plugins/nodeorder: calculateWeight).
 NODEORDER_DEFAULTS = {
-    "leastrequested.weight": 1, "mostrequested.weight": 0, "nodeaffinity.weight": 2, "podaffinity.weight": 2,
-    "balancedresource.weight": 1, "tainttoleration.weight": 3, "imagelocality.weight": 1,
+    "leastrequested.weight": 1,
+    "mostrequested.weight": 0,
+    "nodeaffinity.weight": 2,
+    "podaffinity.weight": 2,
+    "balancedresource.weight": 1,
+    "tainttoleration.weight": 3,
+    "imagelocality.weight": 1,
     "podtopologyspread.weight": 2,
 }
 #: predicates switches: those vcore maps to a filter, and those of filters it does not implement.
-_PREDICATE_FILTERS = {"predicate.TaintTolerationEnable": "TaintToleration",
-                      "predicate.NodeAffinityEnable": "NodeAffinity", "predicate.NodePortsEnable": "NodePorts",
-                      "predicate.PodTopologySpreadEnable": "PodTopologySpread",
-                      "predicate.PodAffinityEnable": "InterPodAffinity"}
+_PREDICATE_FILTERS = {
+    "predicate.TaintTolerationEnable": "TaintToleration",
+    "predicate.NodeAffinityEnable": "NodeAffinity",
+    "predicate.NodePortsEnable": "NodePorts",
+    "predicate.PodTopologySpreadEnable": "PodTopologySpread",
+    "predicate.PodAffinityEnable": "InterPodAffinity",
+}
 #: The predicates plugin's filters in the order they run (kube-scheduler's default profile order).
-_PREDICATES_IN_ORDER = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                        "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "GPUDeviceFit")
+_PREDICATES_IN_ORDER = (
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "PodTopologySpread",
+    "InterPodAffinity",
+    "GPUDeviceFit",
+)
 _PREDICATE_GPU = ("predicate.GPUSharingEnable", "predicate.GPUNumberEnable")
-_PREDICATE_UNIMPLEMENTED = ("predicate.NodeVolumeLimitsEnable", "predicate.VolumeZoneEnable",
-                            "predicate.VolumeBindingEnable")
+_PREDICATE_UNIMPLEMENTED = (
+    "predicate.NodeVolumeLimitsEnable",
+    "predicate.VolumeZoneEnable",
+    "predicate.VolumeBindingEnable",
+)
 _PREDICATE_ACCEPTED = ("predicate.CacheEnable", "predicate.ProportionalEnable", "predicate.resources")
 
 DEFAULT_CONF = {
     "actions": "enqueue, allocate, backfill",
     "tiers": [
         {"plugins": [{"name": PRIORITY}, {"name": GANG}, {"name": CONFORMANCE}]},
-        {"plugins": [{"name": OVERCOMMIT}, {"name": DRF}, {"name": PREDICATES}, {"name": share_names.PROPORTION},
-                     {"name": NODEORDER}]},
+        {
+            "plugins": [
+                {"name": OVERCOMMIT},
+                {"name": DRF},
+                {"name": PREDICATES},
+                {"name": share_names.PROPORTION},
+                {"name": NODEORDER},
+            ]
+        },
     ],
 }
 
@@ -218,18 +293,31 @@ class CycleConfig:
             w = {**NODEORDER_DEFAULTS, **nodeorder.arguments}
             least, most = w["leastrequested.weight"], w["mostrequested.weight"]
             if least and most:
-                raise ProfileError(f"{nodeorder.path}.arguments: leastrequested.weight and mostrequested.weight are "
-                                   "both set; vcore's NodeResourcesFit scores with one strategy")
+                raise ProfileError(
+                    f"{nodeorder.path}.arguments: leastrequested.weight and mostrequested.weight are "
+                    "both set; vcore's NodeResourcesFit scores with one strategy"
+                )
             if least or most:
                 scores.append({"name": "NodeResourcesFit", "weight": least or most})
-                plugin_config.append({"name": "NodeResourcesFit", "args": {"scoringStrategy": {
-                    "type": "LeastAllocated" if least else "MostAllocated",
-                    "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}}})
-            for key, plugin in (("balancedresource.weight", "NodeResourcesBalancedAllocation"),
-                                ("nodeaffinity.weight", "NodeAffinity"), ("tainttoleration.weight", "TaintToleration"),
-                                ("podaffinity.weight", "InterPodAffinity"),
-                                ("podtopologyspread.weight", "PodTopologySpread"),
-                                ("imagelocality.weight", "ImageLocality")):
+                plugin_config.append(
+                    {
+                        "name": "NodeResourcesFit",
+                        "args": {
+                            "scoringStrategy": {
+                                "type": "LeastAllocated" if least else "MostAllocated",
+                                "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
+                            }
+                        },
+                    }
+                )
+            for key, plugin in (
+                ("balancedresource.weight", "NodeResourcesBalancedAllocation"),
+                ("nodeaffinity.weight", "NodeAffinity"),
+                ("tainttoleration.weight", "TaintToleration"),
+                ("podaffinity.weight", "InterPodAffinity"),
+                ("podtopologyspread.weight", "PodTopologySpread"),
+                ("imagelocality.weight", "ImageLocality"),
+            ):
                 if w[key]:
                     scores.append({"name": plugin, "weight": w[key]})
         binpack = self.plugin(BINPACK)
@@ -283,15 +371,18 @@ def parse_cycle(data: Any) -> CycleConfig:
             option = _parse_plugin(entry, f"{path}.plugins[{i}]", notes)
             if option.name in seen:
                 raise ProfileError(
-                    f"{option.path}.name: {option.name} is configured twice (also at {seen[option.name]})")
+                    f"{option.path}.name: {option.name} is configured twice (also at {seen[option.name]})"
+                )
             seen[option.name] = option.path
             options.append(option)
         tiers.append(tuple(options))
     for tier in tiers:  # Volcano's loader: hierarchical DRF and proportion share queues in conflicting ways
         hdrf = next((p for p in tier if p.name == DRF and p.enabled(ENABLE_HIERARCHY)), None)
         if hdrf is not None and any(p.name == share_names.PROPORTION for p in tier):
-            raise ProfileError(f"{hdrf.path}.{ENABLE_HIERARCHY}: proportion and drf with hierarchy enabled conflict "
-                               "(as Volcano's loader says)")
+            raise ProfileError(
+                f"{hdrf.path}.{ENABLE_HIERARCHY}: proportion and drf with hierarchy enabled conflict "
+                "(as Volcano's loader says)"
+            )
     action_args = _parse_configurations(data.get("configurations"), actions)
     for note in notes:
         warnings.warn(note, ProfileWarning, stacklevel=3)
@@ -343,23 +434,29 @@ def _check_arguments(name: str, args: dict[str, Any], path: str, notes: list[str
     if name == NUMA_AWARE:
         allowed = ("weight",)
         if "weight" in args and _number(args["weight"], f"{path}.weight", lo=0, integer=True):
-            raise ProfileError(f"{path}.weight: vcore does not implement numa-aware's node score (NUMA nodes the "
-                               "pod's pinned CPUs span); set it to 0 or leave it out")
+            raise ProfileError(
+                f"{path}.weight: vcore does not implement numa-aware's node score (NUMA nodes the "
+                "pod's pinned CPUs span); set it to 0 or leave it out"
+            )
     elif name == OVERCOMMIT:
         allowed = ("overcommit-factor",)
         if "overcommit-factor" in args:
             factor = _number(args["overcommit-factor"], f"{path}.overcommit-factor")
             if factor < 1.0:  # overcommitPlugin.OnSessionOpen: a warning, and its default
-                notes.append(f"{path}.overcommit-factor: {factor} is below 1; the overcommit plugin uses its default "
-                             f"{DEFAULT_OVERCOMMIT_FACTOR}")
+                notes.append(
+                    f"{path}.overcommit-factor: {factor} is below 1; the overcommit plugin uses its default "
+                    f"{DEFAULT_OVERCOMMIT_FACTOR}"
+                )
                 args["overcommit-factor"] = DEFAULT_OVERCOMMIT_FACTOR
     elif name == SLA:
         allowed = (SLA_WAITING_TIME,)
         if SLA_WAITING_TIME in args:
             seconds = go_duration(args[SLA_WAITING_TIME])
             if seconds is None or seconds <= 0:  # slaPlugin.OnSessionOpen: logged, and no global waiting time
-                notes.append(f"{path}.{SLA_WAITING_TIME}: {args[SLA_WAITING_TIME]!r} is not a positive duration "
-                             "string (such as '1h2m'); the sla plugin sets no global waiting time")
+                notes.append(
+                    f"{path}.{SLA_WAITING_TIME}: {args[SLA_WAITING_TIME]!r} is not a positive duration "
+                    "string (such as '1h2m'); the sla plugin sets no global waiting time"
+                )
                 del args[SLA_WAITING_TIME]
             else:
                 args[SLA_WAITING_TIME] = seconds
@@ -375,7 +472,8 @@ def _check_arguments(name: str, args: dict[str, Any], path: str, notes: list[str
                 raise ProfileError(f"{path}.{key}: expected true or false")
             if key in _PREDICATE_UNIMPLEMENTED and value:
                 raise ProfileError(
-                    f"{path}.{key}: vcore does not implement this filter; set it to false or leave it out")
+                    f"{path}.{key}: vcore does not implement this filter; set it to false or leave it out"
+                )
     for key in args:
         if key not in allowed:
             raise unknown_key(f"{path}.{key}", key, allowed, ProfileError, what=f"argument of {name}")
@@ -401,8 +499,9 @@ def _parse_configurations(value: Any, actions: list[str]) -> dict[str, Mapping[s
         parsed = {}
         for key, raw in arguments.items():
             if key not in accepted:
-                raise unknown_key(f"{path}.arguments.{key}", key, tuple(accepted), ProfileError,
-                                  what=f"argument of the {name} action")
+                raise unknown_key(
+                    f"{path}.arguments.{key}", key, tuple(accepted), ProfileError, what=f"argument of the {name} action"
+                )
             parsed[key] = accepted[key](raw, f"{path}.arguments.{key}", ProfileError)
         out.setdefault(name, parsed)
     return out

@@ -14,16 +14,24 @@ from vcore.batch.session import Session
 from vcore.cluster import Cluster
 
 
-def run_cycle(cluster: Cluster, engine: _core.Engine, config: CycleConfig, framework: Framework,
-              eligible: Iterable[str] | None = None, between_jobs: Callable[[], None] | None = None, *,
-              scope: tuple[frozenset[str], bool, frozenset[str]] | None = None,
-              victim_engines: tuple[_core.Engine, _core.Engine] | None = None,
-              rng: random.Random | None = None) -> CycleResult:
+def run_cycle(
+    cluster: Cluster,
+    engine: _core.Engine,
+    config: CycleConfig,
+    framework: Framework,
+    eligible: Iterable[str] | None = None,
+    between_jobs: Callable[[], None] | None = None,
+    *,
+    scope: tuple[frozenset[str], bool, frozenset[str]] | None = None,
+    victim_engines: tuple[_core.Engine, _core.Engine] | None = None,
+    rng: random.Random | None = None,
+) -> CycleResult:
     """``framework``: the configured job plugins (opened by the session); ``scope``: the scheduler's node scope
     (nodes, soft, avoid); ``victim_engines``: the profile without its resource filters, without and with those about
     other pods (preempt's and reclaim's candidate nodes, and their check once victims are gone)."""
-    session = Session(cluster, engine, config, framework, eligible, between_jobs, scope=scope,
-                      victim_engines=victim_engines, rng=rng)
+    session = Session(
+        cluster, engine, config, framework, eligible, between_jobs, scope=scope, victim_engines=victim_engines, rng=rng
+    )
     try:
         for action in config.actions:
             session.interleave()  # opening the session and each action's set-up hold the caller too

@@ -77,8 +77,11 @@ class Job:
         """Volcano's gang readiness (IsReady with CheckTaskReady)."""
         if len(self.running) + self.succeeded + self.placed + self.pending_best_effort < self.min_member:
             return False  # ready_count, asked thousands of times
-        return not self.min_task or not self.roles_checked or all(
-            self.role_ready.get(r, 0) >= n for r, n in self.min_task.items())
+        return (
+            not self.min_task
+            or not self.roles_checked
+            or all(self.role_ready.get(r, 0) >= n for r, n in self.min_task.items())
+        )
 
     @property
     def pipelined_ready(self) -> bool:
@@ -87,7 +90,8 @@ class Job:
             return False
         return not self.roles_checked or all(
             self.role_ready.get(r, 0) + self.role_pipelined[r] + self._pending_best_effort_of(r) >= n
-            for r, n in self.min_task.items())
+            for r, n in self.min_task.items()
+        )
 
     @property
     def starving(self) -> bool:

@@ -45,8 +45,9 @@ def parse_priority_class(obj: Any) -> PriorityClass:
         raise TypeError(f"{what}: value: expected an integer, got {type(value).__name__}")
     if not name.startswith("system-") and value > HIGHEST_USER_PRIORITY:
         raise ValueError(
-            f"{what}: value: must be at most {HIGHEST_USER_PRIORITY} for a user-defined class, got {value}")
-    if not -2**31 <= value < 2**31:
+            f"{what}: value: must be at most {HIGHEST_USER_PRIORITY} for a user-defined class, got {value}"
+        )
+    if not -(2**31) <= value < 2**31:
         raise ValueError(f"{what}: value: must fit in int32, got {value}")
     global_default = d.get("globalDefault", False)
     if not isinstance(global_default, bool):
@@ -54,12 +55,15 @@ def parse_priority_class(obj: Any) -> PriorityClass:
     policy = d.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY
     if policy not in (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER):
         raise ValueError(
-            f"{what}: preemptionPolicy: expected {PREEMPT_LOWER_PRIORITY} or {PREEMPT_NEVER}, got {policy!r}")
+            f"{what}: preemptionPolicy: expected {PREEMPT_LOWER_PRIORITY} or {PREEMPT_NEVER}, got {policy!r}"
+        )
     pc = PriorityClass(name, value, global_default, policy)
     if name.startswith("system-") and pc not in SYSTEM_CLASSES:
         # The API server's rule: the prefix is reserved for the built-in classes, exactly as they are defined.
-        raise ValueError(f"{what}: metadata.name: priority class names with the 'system-' prefix are reserved for "
-                         f"system use (only {SYSTEM_CLUSTER_CRITICAL} and {SYSTEM_NODE_CRITICAL}, with their values)")
+        raise ValueError(
+            f"{what}: metadata.name: priority class names with the 'system-' prefix are reserved for "
+            f"system use (only {SYSTEM_CLUSTER_CRITICAL} and {SYSTEM_NODE_CRITICAL}, with their values)"
+        )
     return pc
 
 

@@ -221,17 +221,27 @@ def _volcano(d: Mapping[str, Any], name: str, ctx: str, created: str) -> QueueSp
     if parent == name:
         raise ValueError(f"{ctx}: spec.parent: a queue cannot be its own parent")
     capability = _resource_list(spec.get("capability"), ctx, "spec.capability")
-    guarantee = _resource_list(_mapping(spec.get("guarantee"), ctx, "spec.guarantee").get("resource"), ctx,
-                               "spec.guarantee.resource")
+    guarantee = _resource_list(
+        _mapping(spec.get("guarantee"), ctx, "spec.guarantee").get("resource"), ctx, "spec.guarantee.resource"
+    )
     deserved = _resource_list(spec.get("deserved"), ctx, "spec.deserved")
     _check_not_above(guarantee, capability, ctx, "spec.guarantee.resource", "spec.capability")
     _check_not_above(deserved, capability, ctx, "spec.deserved", "spec.capability")
     _check_not_above(guarantee, deserved, ctx, "spec.guarantee.resource", "spec.deserved")
     state = _choice(status.get("state"), ctx, "status.state", STATES)
-    return QueueSpec(name=name, api=VOLCANO_API, parent=parent, weight=weight,
-                     priority=_int(spec.get("priority"), ctx, "spec.priority", 0), state=state,
-                     reclaimable=reclaimable, capability=capability, guarantee=guarantee, deserved=deserved,
-                     creation_timestamp=created)
+    return QueueSpec(
+        name=name,
+        api=VOLCANO_API,
+        parent=parent,
+        weight=weight,
+        priority=_int(spec.get("priority"), ctx, "spec.priority", 0),
+        state=state,
+        reclaimable=reclaimable,
+        capability=capability,
+        guarantee=guarantee,
+        deserved=deserved,
+        creation_timestamp=created,
+    )
 
 
 def _kai_amount(v: Any, ctx: str, path: str, scale: int, *, allow_unlimited: bool) -> int:
@@ -252,8 +262,11 @@ def _kai_amount(v: Any, ctx: str, path: str, scale: int, *, allow_unlimited: boo
         raise ValueError(f"{ctx}: {path}: {v} must be >= 0" + (" or -1 (unlimited)" if allow_unlimited else ""))
     units = x * scale
     if units != units.to_integral_value():
-        what = "a whole number of GPU devices (vcore counts nvidia.com/gpu in devices)" if path.endswith(
-            ("gpu.quota", "gpu.limit")) else "a whole number in vcore units"
+        what = (
+            "a whole number of GPU devices (vcore counts nvidia.com/gpu in devices)"
+            if path.endswith(("gpu.quota", "gpu.limit"))
+            else "a whole number in vcore units"
+        )
         raise ValueError(f"{ctx}: {path}: {v} is not {what}")
     if units > UNLIMITED - 1:
         raise ValueError(f"{ctx}: {path}: {v} is too large")
@@ -276,12 +289,19 @@ def _kai(d: Mapping[str, Any], name: str, ctx: str, created: str) -> QueueSpec:
             raise ValueError(f"{ctx}: {path}.lendingLimit: not supported by vcore's hierarchy plugin")
         quota[axis] = _kai_amount(entry.get("quota"), ctx, f"{path}.quota", scale, allow_unlimited=True)
         limit[axis] = _kai_amount(entry.get("limit"), ctx, f"{path}.limit", scale, allow_unlimited=True)
-        weight[axis] = _kai_amount(entry.get("overQuotaWeight"), ctx, f"{path}.overQuotaWeight", 1,
-                                   allow_unlimited=False)
-    return QueueSpec(name=name, api=KAI_API, parent=parent,
-                     priority=_int(spec.get("priority"), ctx, "spec.priority", KAI_DEFAULT_PRIORITY),
-                     capability=ResourceList(limit), deserved=ResourceList(quota),
-                     over_quota_weight=ResourceList(weight), creation_timestamp=created)
+        weight[axis] = _kai_amount(
+            entry.get("overQuotaWeight"), ctx, f"{path}.overQuotaWeight", 1, allow_unlimited=False
+        )
+    return QueueSpec(
+        name=name,
+        api=KAI_API,
+        parent=parent,
+        priority=_int(spec.get("priority"), ctx, "spec.priority", KAI_DEFAULT_PRIORITY),
+        capability=ResourceList(limit),
+        deserved=ResourceList(quota),
+        over_quota_weight=ResourceList(weight),
+        creation_timestamp=created,
+    )
 
 
 def _kueue(d: Mapping[str, Any], name: str, ctx: str, created: str) -> QueueSpec:
@@ -295,8 +315,10 @@ def _kueue(d: Mapping[str, Any], name: str, ctx: str, created: str) -> QueueSpec
     for g, group in enumerate(_list(spec.get("resourceGroups"), ctx, "spec.resourceGroups")):
         gpath = f"spec.resourceGroups[{g}]"
         group = _mapping(group, ctx, gpath)
-        given = [_str(r, ctx, f"{gpath}.coveredResources") for r in _list(group.get("coveredResources"), ctx,
-                                                                            f"{gpath}.coveredResources")]
+        given = [
+            _str(r, ctx, f"{gpath}.coveredResources")
+            for r in _list(group.get("coveredResources"), ctx, f"{gpath}.coveredResources")
+        ]
         names: list[str] = []
         for r in given:
             if r is None:
@@ -338,29 +360,43 @@ def _kueue(d: Mapping[str, Any], name: str, ctx: str, created: str) -> QueueSpec
                     lending_set.add(r)
                 lending[r] = (lending.get(r) or 0) + lend
             if sorted(seen) != sorted(names):
-                raise ValueError(f"{ctx}: {fpath}.resources: must list exactly {gpath}.coveredResources "
-                                 f"({', '.join(names)}), got {', '.join(str(s) for s in seen)}")
+                raise ValueError(
+                    f"{ctx}: {fpath}.resources: must list exactly {gpath}.coveredResources "
+                    f"({', '.join(names)}), got {', '.join(str(s) for s in seen)}"
+                )
     preemption = _mapping(spec.get("preemption"), ctx, "spec.preemption")
-    reclaim = _choice(preemption.get("reclaimWithinCohort"), ctx, "spec.preemption.reclaimWithinCohort",
-                      RECLAIM_POLICIES)
-    within = _choice(preemption.get("withinClusterQueue"), ctx, "spec.preemption.withinClusterQueue",
-                     WITHIN_QUEUE_POLICIES)
+    reclaim = _choice(
+        preemption.get("reclaimWithinCohort"), ctx, "spec.preemption.reclaimWithinCohort", RECLAIM_POLICIES
+    )
+    within = _choice(
+        preemption.get("withinClusterQueue"), ctx, "spec.preemption.withinClusterQueue", WITHIN_QUEUE_POLICIES
+    )
     bwc = _mapping(preemption.get("borrowWithinCohort"), ctx, "spec.preemption.borrowWithinCohort")
     borrow = _choice(bwc.get("policy"), ctx, "spec.preemption.borrowWithinCohort.policy", BORROW_POLICIES)
     if borrow != "Never" and reclaim == "Never":
-        raise ValueError(f"{ctx}: spec.preemption.borrowWithinCohort.policy: {borrow} requires "
-                         "spec.preemption.reclaimWithinCohort other than Never")
+        raise ValueError(
+            f"{ctx}: spec.preemption.borrowWithinCohort.policy: {borrow} requires "
+            "spec.preemption.reclaimWithinCohort other than Never"
+        )
     threshold = bwc.get("maxPriorityThreshold")
     if threshold is not None:
         threshold = _int(threshold, ctx, "spec.preemption.borrowWithinCohort.maxPriorityThreshold", 0)
     stop = _choice(spec.get("stopPolicy"), ctx, "spec.stopPolicy", ("None", "Hold", "HoldAndDrain"))
-    return QueueSpec(name=name, api=KUEUE_API, state=OPEN if stop == "None" else "Closed",
-                     deserved=ResourceList(nominal), cohort=cohort,
-                     borrowing_limit=ResourceList({r: v for r, v in borrowing.items() if v is not None}),
-                     lending_limit=ResourceList({r: lending[r] for r in lending_set}),
-                     covered_resources=frozenset(covered), reclaim_within_cohort=reclaim,
-                     within_cluster_queue=within, borrow_within_cohort=borrow, max_priority_threshold=threshold,
-                     creation_timestamp=created)
+    return QueueSpec(
+        name=name,
+        api=KUEUE_API,
+        state=OPEN if stop == "None" else "Closed",
+        deserved=ResourceList(nominal),
+        cohort=cohort,
+        borrowing_limit=ResourceList({r: v for r, v in borrowing.items() if v is not None}),
+        lending_limit=ResourceList({r: lending[r] for r in lending_set}),
+        covered_resources=frozenset(covered),
+        reclaim_within_cohort=reclaim,
+        within_cluster_queue=within,
+        borrow_within_cohort=borrow,
+        max_priority_threshold=threshold,
+        creation_timestamp=created,
+    )
 
 
 # -- the tree ---------------------------------------------------------------------------------------------------
@@ -421,8 +457,9 @@ class QueueTree:
 
     def _with_implicit(self, explicit: dict[str, QueueSpec]) -> dict[str, QueueSpec]:
         queues: dict[str, QueueSpec] = {}
-        needs_root = any(s.parent == ROOT_QUEUE or (s.parent is not None and s.api == VOLCANO_API)
-                         for s in explicit.values())
+        needs_root = any(
+            s.parent == ROOT_QUEUE or (s.parent is not None and s.api == VOLCANO_API) for s in explicit.values()
+        )
         if needs_root and ROOT_QUEUE not in explicit:
             queues[ROOT_QUEUE] = implicit_queue(ROOT_QUEUE)
         if self._default_queue and DEFAULT_QUEUE not in explicit:
@@ -491,7 +528,7 @@ def _check_links(queues: Mapping[str, QueueSpec]) -> None:
         parent = queues[name].parent
         while parent is not None:
             if parent in seen:
-                cycle = " -> ".join(seen[seen.index(parent):] + [parent])
+                cycle = " -> ".join(seen[seen.index(parent) :] + [parent])
                 raise ValueError(f"queue {name}: parent: cycle in queue parents ({cycle})")
             seen.append(parent)
             parent = queues[parent].parent

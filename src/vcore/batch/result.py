@@ -41,8 +41,13 @@ class PodGroupStatus:
     hypernode: str | None = None  # the topology domain this cycle placed the gang in (None: unconstrained)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"phase": self.phase, "conditions": [dict(c) for c in self.conditions], "running": self.running,
-                "succeeded": self.succeeded, "failed": self.failed}
+        return {
+            "phase": self.phase,
+            "conditions": [dict(c) for c in self.conditions],
+            "running": self.running,
+            "succeeded": self.succeeded,
+            "failed": self.failed,
+        }
 
 
 @dataclass(frozen=True)

@@ -67,8 +67,7 @@ class Room:
         self.nominated[:, slot] += request
 
     def future_idle(self, slot: int) -> np.ndarray:
-        return (self.allocatable[:, slot] - self.requested[:, slot] + self.releasing[:, slot]
-                - self.nominated[:, slot])
+        return self.allocatable[:, slot] - self.requested[:, slot] + self.releasing[:, slot] - self.nominated[:, slot]
 
     def fits(self, slot: int, request: np.ndarray, freed: np.ndarray | None = None) -> bool:
         """Whether ``request`` fits the node's future idle (plus ``freed``, what victims would give back)."""

@@ -41,7 +41,10 @@ from vcore.volumes.store import with_volume_binds
 # Volcano's PodGroup condition types and reasons.
 UNSCHEDULABLE_TYPE, SCHEDULED_TYPE = "Unschedulable", "Scheduled"
 NOT_ENOUGH_RESOURCES, NOT_ENOUGH_PODS, NOT_ENOUGH_PODS_OF_TASK = (
-    "NotEnoughResources", "NotEnoughPods", "NotEnoughPodsOfTask")
+    "NotEnoughResources",
+    "NotEnoughPods",
+    "NotEnoughPodsOfTask",
+)
 SCHEDULED_REASON = "tasks in gang are ready to be scheduled"
 # Opening and closing a session walk every job: a run_cycle caller waiting between jobs gets a turn this often.
 INTERLEAVE_EVERY = 64
@@ -53,11 +56,19 @@ T = TypeVar("T")
 
 
 class Session:
-    def __init__(self, cluster: Cluster, engine: _core.Engine, config: C.CycleConfig, framework: Framework,
-                 eligible: Iterable[str] | None = None, between_jobs: Callable[[], None] | None = None, *,
-                 scope: tuple[frozenset[str], bool, frozenset[str]] | None = None,
-                 victim_engines: tuple[_core.Engine, _core.Engine] | None = None,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        engine: _core.Engine,
+        config: C.CycleConfig,
+        framework: Framework,
+        eligible: Iterable[str] | None = None,
+        between_jobs: Callable[[], None] | None = None,
+        *,
+        scope: tuple[frozenset[str], bool, frozenset[str]] | None = None,
+        victim_engines: tuple[_core.Engine, _core.Engine] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
         # run_cycle's caller, called after each job's placement or eviction is committed or undone.
         self.between_jobs = between_jobs
         self.cluster = cluster
@@ -133,7 +144,8 @@ class Session:
         self.pods_axis = self.resources.index("pods") if "pods" in self.resources else -1
         # Pods Releasing as the cycle opens: evicted by an earlier cycle, or being deleted (a deletionTimestamp).
         self.releasing_pods: Mapping[str, str] = (
-            {**batch.releasing, **{k: "" for k in batch.deleting}} if batch.deleting else batch.releasing)
+            {**batch.releasing, **{k: "" for k in batch.deleting}} if batch.deleting else batch.releasing
+        )
         self.jobs: dict[str, Job] = {}
         for i, (key, pg) in enumerate(batch.podgroups.items()):
             members = batch.members.get(key, {})
@@ -220,8 +232,11 @@ class Session:
             uniform = len(tally.priorities) <= 1
             shapes = self.batch.shapes
             best_effort = sum(n for shape, n in tally.shapes.items() if not shapes[shape])
-        elif tally is not None and bound.issuperset(members) and (
-                not releasing_pods or releasing_pods.keys().isdisjoint(members)):
+        elif (
+            tally is not None
+            and bound.issuperset(members)
+            and (not releasing_pods or releasing_pods.keys().isdisjoint(members))
+        ):
             # Every pod runs (the usual admitted gang, every cycle after): the same, without a pass over its pods.
             running = list(members)
             requested = held_shapes = tally.shapes
@@ -259,9 +274,27 @@ class Session:
         if not uniform and len(pending) > 1 and self.framework.orders_tasks:
             pending.sort(key=self.framework.task_order_key)
         request = self.total_of(requested)
-        job = Job(key, pg, queue, priority, can_preempt, min_member, min_task, min_resources, creation, pending,
-                  running, len(released), succeeded, failed, _NO_ROLES if role_ready is None else role_ready,
-                  self.total_of(held_shapes), request, phase, len(members))
+        job = Job(
+            key,
+            pg,
+            queue,
+            priority,
+            can_preempt,
+            min_member,
+            min_task,
+            min_resources,
+            creation,
+            pending,
+            running,
+            len(released),
+            succeeded,
+            failed,
+            _NO_ROLES if role_ready is None else role_ready,
+            self.total_of(held_shapes),
+            request,
+            phase,
+            len(members),
+        )
         job.pending_request = request if pending_shapes is requested else self.total_of(pending_shapes)
         job.pending_best_effort = best_effort
         job.releasing_scheduled = len(released)
@@ -365,8 +398,14 @@ class Session:
         return tie
 
     # -- what the actions record ---------------------------------------------------------------------------
-    def allocated(self, job: Job, infos: list[PodInfo], slots: list[int], gpus: Sequence[HeldGpus] | None,
-                  still_pending: list[PodInfo]) -> None:
+    def allocated(
+        self,
+        job: Job,
+        infos: list[PodInfo],
+        slots: list[int],
+        gpus: Sequence[HeldGpus] | None,
+        still_pending: list[PodInfo],
+    ) -> None:
         """Tasks of a job bound by the cycle (already bound in the native state, on these node slots); the others
         stay pending."""
         ready = job.role_ready
@@ -503,15 +542,17 @@ class Session:
             reason, message = job.invalid
             if job.n_tasks:  # Volcano writes nothing for a PodGroup whose pods do not exist yet
                 unschedulable = True
-                conditions.append(self._condition(UNSCHEDULABLE_TYPE, reason, message,
-                                                  previous.get(UNSCHEDULABLE_TYPE)))
+                conditions.append(
+                    self._condition(UNSCHEDULABLE_TYPE, reason, message, previous.get(UNSCHEDULABLE_TYPE))
+                )
         elif not ready:
             unschedulable = True
             missing = job.min_member - job.ready_count - job.tentative
             fit = job.fit_error or self._not_tried_reason(job)
             message = f"{missing}/{job.n_tasks} tasks in gang unschedulable: {fit}"
-            conditions.append(self._condition(UNSCHEDULABLE_TYPE, NOT_ENOUGH_RESOURCES, message,
-                                              previous.get(UNSCHEDULABLE_TYPE)))
+            conditions.append(
+                self._condition(UNSCHEDULABLE_TYPE, NOT_ENOUGH_RESOURCES, message, previous.get(UNSCHEDULABLE_TYPE))
+            )
         else:
             conditions.append(self._condition(SCHEDULED_TYPE, SCHEDULED_REASON, "", previous.get(SCHEDULED_TYPE)))
         # Volcano's jobStatus: running tasks while unschedulable -> Unknown; enough allocated -> Running; else
@@ -526,28 +567,37 @@ class Session:
             phase = INQUEUE
         status.phase = phase
         status.conditions = conditions
-        return PodGroupStatus(phase, tuple(conditions), message, len(job.running) + job.placed, job.succeeded,
-                              job.failed, job.hypernode)
+        return PodGroupStatus(
+            phase, tuple(conditions), message, len(job.running) + job.placed, job.succeeded, job.failed, job.hypernode
+        )
 
     @staticmethod
     def _releasing_covers(job: Job) -> bool:
         """Volcano's shouldSkipUnschedulableForReleasing: a job short of its minimum only because some of its
         scheduled pods are terminating (nothing pending or waiting) gets no Unschedulable condition."""
-        return (job.releasing_scheduled > 0 and not job.pending and not job.pipelined
-                and len(job.running) + job.succeeded + job.failed + job.releasing_scheduled >= job.min_member)
+        return (
+            job.releasing_scheduled > 0
+            and not job.pending
+            and not job.pipelined
+            and len(job.running) + job.succeeded + job.failed + job.releasing_scheduled >= job.min_member
+        )
 
     def _not_tried_reason(self, job: Job) -> str:
         if job.phase == PENDING and C.ENQUEUE in self.config.actions:
             return "the job is Pending: its queue or the cluster cannot admit its minResources yet"
         return "pod group is not ready"
 
-    def _condition(self, kind: str, reason: str, message: str,
-                   previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _condition(
+        self, kind: str, reason: str, message: str, previous: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """A PodGroup condition; its lastTransitionTime moves only when the condition changes (Kubernetes'
         convention), so an unchanged status is not rewritten every cycle."""
         since = self.transition
         if previous is not None and (previous.get("status"), previous.get("reason"), previous.get("message")) == (
-                "True", reason, message):
+            "True",
+            reason,
+            message,
+        ):
             since = previous.get("lastTransitionTime") or since
         return {"type": kind, "status": "True", "reason": reason, "message": message, "lastTransitionTime": since}
 
@@ -571,6 +621,5 @@ class Session:
                 len(jobs) - ready,
                 ready,
                 self.batch.queues.get(queue).state,
-                dict(phases))
-
-
+                dict(phases),
+            )

@@ -52,8 +52,14 @@ if TYPE_CHECKING:
     from vcore.batch.state import BatchState
     from vcore.cluster import Cluster
 
-__all__ = ["OPTIMIZE_ANNOTATION", "TOPOLOGY_INVALID", "TOPOLOGY_REASON", "UNKNOWN_TIER_NAME", "Confinement",
-           "TopologyPlanner"]
+__all__ = [
+    "OPTIMIZE_ANNOTATION",
+    "TOPOLOGY_INVALID",
+    "TOPOLOGY_REASON",
+    "UNKNOWN_TIER_NAME",
+    "Confinement",
+    "TopologyPlanner",
+]
 
 #: A PodGroup annotated "true" is flagged for optimisation: with ``solver: auto`` its placement runs CP-SAT.
 OPTIMIZE_ANNOTATION = "vcore.io/topology-optimize"
@@ -117,8 +123,11 @@ class TopologyPlanner:
         self._constraints: dict[str, TopologyConstraint | None] = {}
         # No topology configured and no job asking for one (the plain batch cluster): every plan is None.
         batch = ssn.batch
-        self.idle = not self.configured and not any(pg.topology is not None for pg in batch.podgroups.values()) \
+        self.idle = (
+            not self.configured
+            and not any(pg.topology is not None for pg in batch.podgroups.values())
             and not any(tally.topology for tally in batch.tallies.values())
+        )
 
     @property
     def view(self) -> TopologyView:
@@ -154,16 +163,24 @@ class TopologyPlanner:
         if pg.topology is not None:
             c = pg.topology.constraint
             if c.limit is not None and not c.limit.known(self.view):  # Volcano: a warning, and no hard constraint
-                self.ssn.warn(job, UNKNOWN_TIER_NAME, f"{c.owner}: spec.networkTopology.highestTierName: no tier "
-                                                      f"named {c.limit.name!r}; the job is placed unconstrained")
+                self.ssn.warn(
+                    job,
+                    UNKNOWN_TIER_NAME,
+                    f"{c.owner}: spec.networkTopology.highestTierName: no tier "
+                    f"named {c.limit.name!r}; the job is placed unconstrained",
+                )
                 c = replace(c, mode="none" if c.mode == "hard" else c.mode, limit=None)
             for policy in pg.topology.policies:
                 if policy.limit is None:
                     continue
                 if not policy.limit.known(self.view):
-                    self.ssn.warn(job, UNKNOWN_TIER_NAME, f"{c.owner}: spec.subGroupPolicy {policy.name}: "
-                                                          f"highestTierName: no tier named {policy.limit.name!r}; the "
-                                                          "sub-group is placed unconstrained")
+                    self.ssn.warn(
+                        job,
+                        UNKNOWN_TIER_NAME,
+                        f"{c.owner}: spec.subGroupPolicy {policy.name}: "
+                        f"highestTierName: no tier named {policy.limit.name!r}; the "
+                        "sub-group is placed unconstrained",
+                    )
                     continue
                 if policy.limit.tier is not None and self.view.tiers and policy.limit.tier > self.view.tiers[-1]:
                     continue  # the whole cluster (Volcano's virtual top HyperNode): no constraint
@@ -174,7 +191,8 @@ class TopologyPlanner:
                 if len(picked) != len(pods):
                     raise TopologyError(
                         f"{c.owner}: spec.subGroupPolicy {policy.name}: its labelSelector picks {len(picked)} of the "
-                        f"job's {len(pods)} pods; vcore places sub-groups that partition all of a job's pods")
+                        f"job's {len(pods)} pods; vcore places sub-groups that partition all of a job's pods"
+                    )
                 c = c.with_subgroups(policy)
             return c if c.mode != "none" or c.subgroups else None
         owner = f"PodGroup {job.key}"
@@ -182,8 +200,10 @@ class TopologyPlanner:
         if not kueue:
             return None
         if len(kueue) > 1 or any(p.topology is None for p in pods):
-            raise TopologyError(f"{owner}: its pods carry different Kueue topology annotations "
-                                "(kueue.x-k8s.io/podset-*); one gang takes one constraint")
+            raise TopologyError(
+                f"{owner}: its pods carry different Kueue topology annotations "
+                "(kueue.x-k8s.io/podset-*); one gang takes one constraint"
+            )
         return next(iter(kueue))
 
     def _annotated(self, job: Job) -> bool:
@@ -246,13 +266,18 @@ class TopologyPlanner:
             reasons = {TOPOLOGY_REASON: n_nodes}
             return Confinement(refusal=f"0/{n_nodes} nodes are available: {placement.message}.", reasons=reasons)
         counts = placement.counts
-        out = Confinement(allowed=(counts > 0).astype(np.uint8), cap=counts, n_tasks=int(counts.sum()),
-                          soft=not strict, placement=placement)
+        out = Confinement(
+            allowed=(counts > 0).astype(np.uint8),
+            cap=counts,
+            n_tasks=int(counts.sum()),
+            soft=not strict,
+            placement=placement,
+        )
         if out.soft:
             out.fallback_bonus = self._soft_bonus(job, running, tasks)
         if c.subgroups:
             try:
-                out.label_groups = self._label_groups(job, tasks[:out.n_tasks], placement)
+                out.label_groups = self._label_groups(job, tasks[: out.n_tasks], placement)
             except TopologyError as e:
                 self._invalid(job, str(e))
                 return Confinement(refusal=str(e))
@@ -261,8 +286,10 @@ class TopologyPlanner:
     def shortfall(self, conf: Confinement, n_pending: int) -> str:
         """Why pods beyond the confinement stay pending (its domain holds fewer than the job has)."""
         where = (conf.placement.domain if conf.placement is not None else None) or "the cluster"
-        return (f"0/{self.ssn.state.n_nodes} nodes are available: the gang's domain {where} holds {conf.n_tasks} "
-                f"of its {n_pending} pending pods.")
+        return (
+            f"0/{self.ssn.state.n_nodes} nodes are available: the gang's domain {where} holds {conf.n_tasks} "
+            f"of its {n_pending} pending pods."
+        )
 
     def _fit(self, tasks: list[PodInfo]) -> np.ndarray:
         engine = self.ssn.engine
@@ -290,8 +317,12 @@ class TopologyPlanner:
         with the plugin's NodeOrder switched off)."""
         if running is None or not self.view.n_rows or (self.configured and not self.scores):
             return None
-        scores = node_scores(self.ssn.cluster, running, job_tasks=len(job.running) + len(tasks),
-                             weight=float(self.args.node_score_weight))
+        scores = node_scores(
+            self.ssn.cluster,
+            running,
+            job_tasks=len(job.running) + len(tasks),
+            weight=float(self.args.node_score_weight),
+        )
         return scores.astype(np.int64)
 
     # -- sub-group label groups ---------------------------------------------------------------------------
@@ -308,8 +339,9 @@ class TopologyPlanner:
         if keyed != [finest]:
             raise TopologyError(f"{owner}: vcore matches pods to sub-groups by label keys on the finest policy only")
         if job.running:
-            raise TopologyError(f"{owner}: sub-groups keyed by labels are placed whole; the job already has running "
-                                "pods")
+            raise TopologyError(
+                f"{owner}: sub-groups keyed by labels are placed whole; the job already has running pods"
+            )
         if len({t.role for t in tasks}) > 1:
             raise TopologyError(f"{owner}: sub-groups keyed by labels need pods of one role")
         by_key: dict[tuple[str, ...], list[PodInfo]] = {}
@@ -318,12 +350,15 @@ class TopologyPlanner:
         groups = placement.groups()
         sizes = sorted(len(g) for g in by_key.values())
         if len(by_key) != len(groups) or any(s != sum(groups[0].values()) for s in sizes):
-            raise TopologyError(f"{owner}: the pending pods form {len(by_key)} label groups of sizes {sizes}, not "
-                                f"{len(groups)} groups of {sum(groups[0].values())}")
+            raise TopologyError(
+                f"{owner}: the pending pods form {len(by_key)} label groups of sizes {sizes}, not "
+                f"{len(groups)} groups of {sum(groups[0].values())}"
+            )
         return [by_key[k] for k in sorted(by_key)]
 
-    def arrange(self, conf: Confinement, infos: list[PodInfo], slots: list[int], gpus: Sequence[HeldGpus]
-                ) -> tuple[list[int], Sequence[HeldGpus]]:
+    def arrange(
+        self, conf: Confinement, infos: list[PodInfo], slots: list[int], gpus: Sequence[HeldGpus]
+    ) -> tuple[list[int], Sequence[HeldGpus]]:
         """Move the placed pods (identical: one role) so each label group fills one of the search's groups; the
         pods already bound are rebound in the native state. Returns the slots and GPUs per pod of ``infos``."""
         if not conf.label_groups or conf.placement is None:  # label groups are made for a placement
@@ -360,7 +395,11 @@ class TopologyPlanner:
         requests = {ssn.resources[axis]: amount for axis, amount in ssn.batch.shapes[ssn.shape(tasks[0])]}
         if not requests:
             return None
-        bonus = binpack_scores(ssn.cluster, requests,
-                               weights=dict(self.args.binpack_weights), fading=self.args.normal_pod_fading,
-                               weight=self.args.node_score_weight)
+        bonus = binpack_scores(
+            ssn.cluster,
+            requests,
+            weights=dict(self.args.binpack_weights),
+            fading=self.args.normal_pod_fading,
+            weight=self.args.node_score_weight,
+        )
         return Confinement(bonus=bonus)

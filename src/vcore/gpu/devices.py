@@ -75,7 +75,7 @@ class Gpu:
     numa: int = -1
     nvlink_domain: int = -1
     mig_mode: bool = False
-    mig_instances: tuple[MigInstance, ...] = ()   # the configured MIG layout; () = none or created on demand
+    mig_instances: tuple[MigInstance, ...] = ()  # the configured MIG layout; () = none or created on demand
 
     @property
     def mig_geometry(self) -> str | None:
@@ -111,15 +111,18 @@ _MIG_STRATEGY = String(choices=MIG_STRATEGIES)
 _COUNT = Integer(0)
 _MIG_INSTANCE = Record({"profile": String(), "start": _COUNT}, required=("profile", "start"))
 # One GPU of the vcore.io/gpu-topology annotation; an unknown key is an error (a typo must not mean "no topology").
-_GPU_TOPOLOGY = Record({
-    "index": _COUNT,
-    "numa": _COUNT,
-    "nvlink": _COUNT,
-    "model": String(nonempty=True),
-    "memory_mib": Integer(1),
-    "mig_mode": Boolean(),
-    "mig": ListOf(_MIG_INSTANCE),
-}, required=("index",))
+_GPU_TOPOLOGY = Record(
+    {
+        "index": _COUNT,
+        "numa": _COUNT,
+        "nvlink": _COUNT,
+        "model": String(nonempty=True),
+        "memory_mib": Integer(1),
+        "mig_mode": Boolean(),
+        "mig": ListOf(_MIG_INSTANCE),
+    },
+    required=("index",),
+)
 _TOPOLOGY = Record({"gpus": ListOf(_GPU_TOPOLOGY)})
 
 
@@ -169,9 +172,14 @@ def _parse_topology(raw: Any, ctx: str) -> dict[int, _Override]:
         if idx in out:
             raise fail(ValueError, f"{base}.gpus[{i}].index", f"GPU {idx} is listed twice")
         mig = entry.get("mig")
-        out[idx] = _Override(entry.get("numa"), entry.get("nvlink"), entry.get("model"), entry.get("memory_mib"),
-                             entry.get("mig_mode"),
-                             None if mig is None else tuple(MigInstance(m["profile"], m["start"]) for m in mig))
+        out[idx] = _Override(
+            entry.get("numa"),
+            entry.get("nvlink"),
+            entry.get("model"),
+            entry.get("memory_mib"),
+            entry.get("mig_mode"),
+            None if mig is None else tuple(MigInstance(m["profile"], m["start"]) for m in mig),
+        )
     return out
 
 
@@ -204,6 +212,7 @@ def _pack_instances(geometry: str, n_gpus: int, counts: dict[str, int]) -> list[
 # node_gpus
 # ---------------------------------------------------------------------------------------------------------
 
+
 def node_gpus(node: Mapping[str, Any] | Any) -> NodeGpus:
     """The GPU inventory of a v1 Node (an API-shaped dict or a kubernetes.client.V1Node).
 
@@ -218,8 +227,9 @@ def node_gpus(node: Mapping[str, Any] | Any) -> NodeGpus:
     status = optional_mapping(node.get("status"), f"{ctx}: status", TypeError)
     alloc = optional_mapping(status.get("allocatable"), f"{ctx}: status.allocatable", TypeError)
 
-    strategy = _MIG_STRATEGY(_label(labels, LABEL_MIG_STRATEGY, ctx) or "none",
-                             f"{ctx}: metadata.labels[{LABEL_MIG_STRATEGY}]", ValueError)
+    strategy = _MIG_STRATEGY(
+        _label(labels, LABEL_MIG_STRATEGY, ctx) or "none", f"{ctx}: metadata.labels[{LABEL_MIG_STRATEGY}]", ValueError
+    )
     product = _label(labels, LABEL_PRODUCT, ctx) or ""
     at_product = f"{ctx}: metadata.labels[{LABEL_PRODUCT}]"
     memory = _label_int(labels, LABEL_MEMORY, ctx, "MiB") or 0
@@ -234,21 +244,21 @@ def node_gpus(node: Mapping[str, Any] | Any) -> NodeGpus:
     known = _mig.all_profile_names()
     for key, value in alloc.items():
         if key.startswith(MIG_RESOURCE_PREFIX):
-            prof = key[len(MIG_RESOURCE_PREFIX):]
+            prof = key[len(MIG_RESOURCE_PREFIX) :]
             if prof not in known:
                 raise fail(ValueError, f"{ctx}: status.allocatable[{key}]", f"unknown MIG profile {prof!r}")
             mig_counts[prof] = _whole_quantity(value, ctx, f"status.allocatable[{key}]")
     if not mig_counts:
         for key in labels:
             if key.startswith(MIG_RESOURCE_PREFIX) and key.endswith(".count"):
-                prof = key[len(MIG_RESOURCE_PREFIX):-len(".count")]
+                prof = key[len(MIG_RESOURCE_PREFIX) : -len(".count")]
                 if prof not in known:
                     raise fail(ValueError, f"{ctx}: metadata.labels[{key}]", f"unknown MIG profile {prof!r}")
                 mig_counts[prof] = _label_int(labels, key, ctx, "MIG devices") or 0
     mig_counts = {p: c for p, c in mig_counts.items() if c > 0}
 
     model, full_memory = product, memory
-    layouts: list[list[MigInstance]] = []   # MIG GPUs' instances; they follow the whole GPUs
+    layouts: list[list[MigInstance]] = []  # MIG GPUs' instances; they follow the whole GPUs
     n_whole = n_alloc
     if strategy == "single" and "-MIG-" in product:
         # GFD single strategy: product "A100-SXM4-40GB-MIG-1g.5gb", nvidia.com/gpu counts MIG devices.
@@ -268,8 +278,11 @@ def node_gpus(node: Mapping[str, Any] | Any) -> NodeGpus:
     elif strategy == "mixed" and mig_counts:
         geometry = _mig.mig_model(product, memory)
         if geometry is None:
-            raise fail(ValueError, at_product, f"no MIG geometry for {product!r} ({memory} MiB), yet the node "
-                                               "advertises MIG devices")
+            raise fail(
+                ValueError,
+                at_product,
+                f"no MIG geometry for {product!r} ({memory} MiB), yet the node advertises MIG devices",
+            )
         # gpu.count counts every physical GPU; MIG GPUs are those beyond the whole ones. If the label is
         # missing or too small, as many GPUs as the instances need (allocatable is authoritative).
         n_mig = max((count_label or 0) - n_alloc, 0)
@@ -289,12 +302,18 @@ def node_gpus(node: Mapping[str, Any] | Any) -> NodeGpus:
                 raise fail(ValueError, base, f"GPU index {idx} out of range (the node has {len(devices)} GPUs)")
             g = devices[idx]
             if o.mig and o.mig_mode is False:
-                raise fail(ValueError, base, f"GPU {idx}: \"mig\" instances given with \"mig_mode\": false")
+                raise fail(ValueError, base, f'GPU {idx}: "mig" instances given with "mig_mode": false')
             mig_mode = o.mig_mode if o.mig_mode is not None else (True if o.mig else g.mig_mode)
             insts = (g.mig_instances if o.mig is None else o.mig) if mig_mode else ()
-            new = Gpu(idx, o.model or g.model, o.memory_mib or g.memory_mib,
-                      g.numa if o.numa is None else o.numa, g.nvlink_domain if o.nvlink is None else o.nvlink,
-                      mig_mode, tuple(insts))
+            new = Gpu(
+                idx,
+                o.model or g.model,
+                o.memory_mib or g.memory_mib,
+                g.numa if o.numa is None else o.numa,
+                g.nvlink_domain if o.nvlink is None else o.nvlink,
+                mig_mode,
+                tuple(insts),
+            )
             if new.mig_mode:
                 geometry = new.mig_geometry
                 if geometry is None:
@@ -307,22 +326,28 @@ def node_gpus(node: Mapping[str, Any] | Any) -> NodeGpus:
         # The annotation may move MIG mode between GPUs, but never change what the kubelet advertises.
         whole = sum(1 for g in devices if not g.mig_mode)
         if strategy != "single" and whole != n_alloc:
-            raise fail(ValueError, base, f"{whole} GPUs without MIG mode, but status.allocatable[{GPU_RESOURCE}] "
-                                         f"is {n_alloc}")
+            raise fail(
+                ValueError, base, f"{whole} GPUs without MIG mode, but status.allocatable[{GPU_RESOURCE}] is {n_alloc}"
+            )
         if strategy == "mixed" and any(g.mig_instances for g in devices):
             got: dict[str, int] = {}
             for g in devices:
                 for inst in g.mig_instances:
                     got[inst.profile] = got.get(inst.profile, 0) + 1
             if got != mig_counts:
-                raise fail(ValueError, base, f"MIG instances {dict(sorted(got.items()))} differ from the node's "
-                                             f"advertised MIG devices {dict(sorted(mig_counts.items()))}")
+                raise fail(
+                    ValueError,
+                    base,
+                    f"MIG instances {dict(sorted(got.items()))} differ from the node's "
+                    f"advertised MIG devices {dict(sorted(mig_counts.items()))}",
+                )
     return NodeGpus(name, model, full_memory, strategy, tuple(devices))
 
 
 # ---------------------------------------------------------------------------------------------------------
 # CSR export
 # ---------------------------------------------------------------------------------------------------------
+
 
 def to_csr(nodes: Sequence[NodeGpus] | Iterable[NodeGpus]) -> dict[str, np.ndarray]:
     """Flatten inventories into CSR arrays (node i's GPUs are ``dev_offsets[i]:dev_offsets[i+1]``).

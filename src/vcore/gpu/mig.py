@@ -52,11 +52,11 @@ MEMORY_SLICES = 8
 class MigProfile:
     """One GPU-instance profile of one GPU model: its slice sizes and the starts the driver allows."""
 
-    name: str                  # "1g.10gb", the part after "nvidia.com/mig-"
+    name: str  # "1g.10gb", the part after "nvidia.com/mig-"
     compute_slices: int
     memory_slices: int
-    starts: tuple[int, ...]    # allowed start slots, ascending
-    memory_mib: int            # nominal memory of one instance: the GB figure of the name x 1024
+    starts: tuple[int, ...]  # allowed start slots, ascending
+    memory_mib: int  # nominal memory of one instance: the GB figure of the name x 1024
 
     def masks(self, start: int) -> tuple[int, int]:
         """(compute bitmask, memory bitmask) of an instance of this profile at ``start``."""
@@ -90,10 +90,17 @@ def _geometry(mem_per_slice_gb: int, names: dict[str, str]) -> dict[str, MigProf
     return out
 
 
-_A100_40 = _geometry(5, {"1c1m": "1g.5gb", "1c2m": "1g.10gb", "2c2m": "2g.10gb", "3c4m": "3g.20gb",
-                         "4c4m": "4g.20gb", "7c8m": "7g.40gb"})
-_X_80 = {"1c1m": "1g.10gb", "1c2m": "1g.20gb", "2c2m": "2g.20gb", "3c4m": "3g.40gb", "4c4m": "4g.40gb",
-         "7c8m": "7g.80gb"}
+_A100_40 = _geometry(
+    5, {"1c1m": "1g.5gb", "1c2m": "1g.10gb", "2c2m": "2g.10gb", "3c4m": "3g.20gb", "4c4m": "4g.20gb", "7c8m": "7g.40gb"}
+)
+_X_80 = {
+    "1c1m": "1g.10gb",
+    "1c2m": "1g.20gb",
+    "2c2m": "2g.20gb",
+    "3c4m": "3g.40gb",
+    "4c4m": "4g.40gb",
+    "7c8m": "7g.80gb",
+}
 
 # Geometry name -> profiles. Keys are the canonical model names used across vcore.gpu.
 MIG_MODELS: dict[str, dict[str, MigProfile]] = {
@@ -164,8 +171,7 @@ def profile(model: str, name: str) -> MigProfile:
     try:
         return profiles[name]
     except KeyError:
-        raise ValueError(f"gpu model {model!r}: unknown MIG profile {name!r} "
-                         f"(known: {', '.join(profiles)})") from None
+        raise ValueError(f"gpu model {model!r}: unknown MIG profile {name!r} (known: {', '.join(profiles)})") from None
 
 
 def _as_instance(x: MigInstance | tuple[str, int]) -> MigInstance:
@@ -188,11 +194,14 @@ def occupied(model: str, instances: Iterable[MigInstance | tuple[str, int]]) -> 
         inst = _as_instance(raw)
         p = profiles.get(inst.profile)
         if p is None:
-            raise ValueError(f"MIG instance [{i}] on {model}: unknown profile {inst.profile!r} "
-                             f"(known: {', '.join(profiles)})")
+            raise ValueError(
+                f"MIG instance [{i}] on {model}: unknown profile {inst.profile!r} (known: {', '.join(profiles)})"
+            )
         if type(inst.start) is not int or inst.start not in p.starts:
-            raise ValueError(f"MIG instance [{i}] on {model}: {p.name} cannot start at {inst.start!r} "
-                             f"(allowed starts: {', '.join(map(str, p.starts))})")
+            raise ValueError(
+                f"MIG instance [{i}] on {model}: {p.name} cannot start at {inst.start!r} "
+                f"(allowed starts: {', '.join(map(str, p.starts))})"
+            )
         c, m = p.masks(inst.start)
         if c & compute or m & memory:
             raise ValueError(f"MIG instance [{i}] on {model}: {p.name} at {inst.start} overlaps another instance")

@@ -34,8 +34,14 @@ from typing import Any
 
 from vcore._native._convert import parse_quantity
 
-__all__ = ["NODE_ANNOTATION", "POLICIES", "POLICY_ANNOTATION", "node_numa_cpu", "numa_annotation_from_numatopology",
-           "pod_numa"]
+__all__ = [
+    "NODE_ANNOTATION",
+    "POLICIES",
+    "POLICY_ANNOTATION",
+    "node_numa_cpu",
+    "numa_annotation_from_numatopology",
+    "pod_numa",
+]
 
 NODE_ANNOTATION = "vcore.io/numa-topology"
 POLICY_ANNOTATION = "volcano.sh/numa-topology-policy"
@@ -71,7 +77,7 @@ def node_numa_cpu(node: Any) -> list[tuple[int, int]] | None:
         raise ValueError(f"{where}: not valid JSON ({e.msg})") from None
     entries = doc.get("numa") if isinstance(doc, Mapping) else None
     if not isinstance(entries, list):
-        raise ValueError(f"{where}: expected {{\"numa\": [{{\"id\": 0, \"cpu\": \"32\"}}, ...]}}")
+        raise ValueError(f'{where}: expected {{"numa": [{{"id": 0, "cpu": "32"}}, ...]}}')
     out = []
     for i, entry in enumerate(entries):
         at = f"{where}.numa[{i}]"
@@ -96,8 +102,10 @@ def pod_numa(pod: Any, requests: Mapping[str, int] | None) -> tuple[int, int] | 
         return None
     policy = POLICIES.get(raw) if isinstance(raw, str) else None
     if policy is None:
-        raise ValueError(f"pod {_name(pod)}: metadata.annotations[{POLICY_ANNOTATION}]: expected one of "
-                         f"{', '.join(POLICIES)}, got {raw!r}")
+        raise ValueError(
+            f"pod {_name(pod)}: metadata.annotations[{POLICY_ANNOTATION}]: expected one of "
+            f"{', '.join(POLICIES)}, got {raw!r}"
+        )
     if policy == 0:
         return None
     cpu = int((requests or {}).get("cpu", 0))

@@ -19,12 +19,29 @@ from __future__ import annotations
 
 from typing import Literal, TypeGuard
 
-__all__ = ["POLICIES", "ALIASES", "DEFAULT_POLICY", "VCORE_GPU_RES_WEIGHT", "PolicyName", "native_policy_name",
-           "describe"]
+__all__ = [
+    "POLICIES",
+    "ALIASES",
+    "DEFAULT_POLICY",
+    "VCORE_GPU_RES_WEIGHT",
+    "PolicyName",
+    "native_policy_name",
+    "describe",
+]
 
 #: The canonical policy names (the native kernels'), the keys of POLICIES.
-PolicyName = Literal["first-fit", "best-fit", "random", "fgd", "dot-product", "gpu-packing", "gpu-clustering",
-                     "binpack", "spread", "vcore"]
+PolicyName = Literal[
+    "first-fit",
+    "best-fit",
+    "random",
+    "fgd",
+    "dot-product",
+    "gpu-packing",
+    "gpu-clustering",
+    "binpack",
+    "spread",
+    "vcore",
+]
 
 POLICIES: dict[PolicyName, str] = {
     "first-fit": "first feasible node in name order, first GPU that fits",
@@ -40,14 +57,23 @@ POLICIES: dict[PolicyName, str] = {
 }
 
 ALIASES: dict[str, PolicyName] = {
-    "fgd": "fgd", "FGD": "fgd",
-    "bestfit": "best-fit", "BestFit": "best-fit",
-    "firstfit": "first-fit", "FirstFit": "first-fit",
+    "fgd": "fgd",
+    "FGD": "fgd",
+    "bestfit": "best-fit",
+    "BestFit": "best-fit",
+    "firstfit": "first-fit",
+    "FirstFit": "first-fit",
     "Random": "random",
-    "dotprod": "dot-product", "DotProd": "dot-product", "dotproduct": "dot-product", "tetris": "dot-product",
-    "packing": "gpu-packing", "GpuPacking": "gpu-packing",
-    "clustering": "gpu-clustering", "GpuClustering": "gpu-clustering",
-    "vcore-default": "vcore", "default": "vcore",
+    "dotprod": "dot-product",
+    "DotProd": "dot-product",
+    "dotproduct": "dot-product",
+    "tetris": "dot-product",
+    "packing": "gpu-packing",
+    "GpuPacking": "gpu-packing",
+    "clustering": "gpu-clustering",
+    "GpuClustering": "gpu-clustering",
+    "vcore-default": "vcore",
+    "default": "vcore",
 }
 
 DEFAULT_POLICY = "vcore"

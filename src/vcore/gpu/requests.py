@@ -121,14 +121,14 @@ class GpuRequest:
     """
 
     kind: Kind
-    count: int = 0                         # GPUs (whole, shared) or MIG instances
+    count: int = 0  # GPUs (whole, shared) or MIG instances
     milli: int | None = None
     memory_mib: int | None = None
     memory_milli: int | None = None
     mig_profile: str | None = None
-    models: tuple[str, ...] | None = None          # vcore.io/gpu-models; None = any
-    product_terms: tuple[ProductTerm, ...] = ()    # ORed; () = no affinity on the product
-    source: str = ""                               # the convention the request came from, for messages
+    models: tuple[str, ...] | None = None  # vcore.io/gpu-models; None = any
+    product_terms: tuple[ProductTerm, ...] = ()  # ORed; () = no affinity on the product
+    source: str = ""  # the convention the request came from, for messages
 
     def allows(self, product: str) -> bool:
         """Whether a GPU whose product label is ``product`` satisfies the pod's model constraints."""
@@ -188,8 +188,11 @@ def _container_gpu(c: Mapping[str, Any], ctx: str, path: str, fields: dict[str, 
                     raise fail(ValueError, f"{ctx}: {field}", f"must be a whole number, got {rl[key]!r}")
                 values[where] = (milli // MILLI, field)
         if "requests" in values and "limits" in values and values["requests"][0] != values["limits"][0]:
-            raise fail(ValueError, f"{ctx}: {values['requests'][1]}", f"must equal the limit for an extended "
-                       f"resource ({values['requests'][0]} != {values['limits'][0]})")
+            raise fail(
+                ValueError,
+                f"{ctx}: {values['requests'][1]}",
+                f"must equal the limit for an extended resource ({values['requests'][0]} != {values['limits'][0]})",
+            )
         # Kubernetes defaults a missing request to the limit; a request alone is rejected by the API server,
         # but a pod dict from a test or a trace may carry one: read it as is.
         value, field = values.get("requests") or values["limits"]
@@ -253,8 +256,11 @@ def _models(annotations: Mapping[str, Any], ctx: str) -> tuple[str, ...] | None:
         return None
     names = tuple(s.strip() for s in v.split(","))
     if not v or any(not n for n in names):
-        raise fail(ValueError, f"{ctx}: metadata.annotations[{MODELS_ANNOTATION}]", f"expected a comma-separated "
-                   f"list of GPU models such as \"A100,H100\", got {v!r}")
+        raise fail(
+            ValueError,
+            f"{ctx}: metadata.annotations[{MODELS_ANNOTATION}]",
+            f'expected a comma-separated list of GPU models such as "A100,H100", got {v!r}',
+        )
     return names
 
 
@@ -301,15 +307,15 @@ def _product_terms(spec: Mapping[str, Any], ctx: str) -> tuple[ProductTerm, ...]
             # unless a nodeSelector pins it.
             terms = []
             break
-        terms.append(ProductTerm(None if allowed is None else tuple(sorted(allowed)), tuple(sorted(excluded)),
-                                 never))
+        terms.append(ProductTerm(None if allowed is None else tuple(sorted(allowed)), tuple(sorted(excluded)), never))
     if pinned is not None:
         # nodeSelector is ANDed with every term.
         if not terms:
             return (ProductTerm((pinned,)),)
-        return tuple(ProductTerm((pinned,), t.excluded,
-                                 t.never or (t.allowed is not None and pinned not in t.allowed))
-                     for t in terms)
+        return tuple(
+            ProductTerm((pinned,), t.excluded, t.never or (t.allowed is not None and pinned not in t.allowed))
+            for t in terms
+        )
     return tuple(terms)
 
 
@@ -368,45 +374,65 @@ def pod_gpu_request(pod: Mapping[str, Any] | Any) -> GpuRequest:
     if mig_keys:
         known = _mig.all_profile_names()
         for k in mig_keys:
-            prof = k[len(MIG_RESOURCE_PREFIX):]
+            prof = k[len(MIG_RESOURCE_PREFIX) :]
             if prof not in known:
                 raise fail(ValueError, where(k), f"unknown MIG profile {prof!r} (known: {', '.join(sorted(known))})")
         if len(mig_keys) > 1:
             # A GPU instance of each profile would be a separate allocation, possibly on different GPUs; one
             # profile per pod keeps the placement (and the gpu-index annotation) a single decision.
-            raise fail(ValueError, f"{ctx}: spec.containers", f"more than one MIG profile ({', '.join(mig_keys)}); "
-                       "a pod may request one MIG profile")
+            raise fail(
+                ValueError,
+                f"{ctx}: spec.containers",
+                f"more than one MIG profile ({', '.join(mig_keys)}); a pod may request one MIG profile",
+            )
         k = mig_keys[0]
-        return request("mig", count=res[k], mig_profile=k[len(MIG_RESOURCE_PREFIX):], source=k)
+        return request("mig", count=res[k], mig_profile=k[len(MIG_RESOURCE_PREFIX) :], source=k)
 
     if volcano_keys:
         users = [i for i, c in enumerate(containers) if any(k in c for k in _VOLCANO)]
         users += [i for i, c in enumerate(inits) if any(k in c for k in _VOLCANO)]
         if len(users) > 1:
             # vgpu-memory/-cores are per vGPU, not additive across containers: summing them would be wrong.
-            raise fail(ValueError, f"{ctx}: spec.containers", "Volcano GPU sharing resources in more than one "
-                       "container; vcore models one shared-GPU container per pod")
+            raise fail(
+                ValueError,
+                f"{ctx}: spec.containers",
+                "Volcano GPU sharing resources in more than one "
+                "container; vcore models one shared-GPU container per pod",
+            )
         if VOLCANO_GPU_MEMORY in res and VOLCANO_VGPU_MEMORY in res:
-            raise fail(ValueError, where(VOLCANO_VGPU_MEMORY),
-                       f"give {VOLCANO_GPU_MEMORY} or {VOLCANO_VGPU_MEMORY}, not both")
+            raise fail(
+                ValueError, where(VOLCANO_VGPU_MEMORY), f"give {VOLCANO_GPU_MEMORY} or {VOLCANO_VGPU_MEMORY}, not both"
+            )
         cores = res.get(VOLCANO_VGPU_CORES, 0)
         if cores > 100:
             raise fail(ValueError, where(VOLCANO_VGPU_CORES), f"must be a percentage 0-100, got {cores}")
         number = res.get(VOLCANO_VGPU_NUMBER, 1)
         memory = res.get(VOLCANO_GPU_MEMORY, res.get(VOLCANO_VGPU_MEMORY))
-        return request("shared", count=number, milli=cores * 10, memory_mib=memory,
-                       memory_milli=None if memory is not None else MILLI, source="volcano.sh")
+        return request(
+            "shared",
+            count=number,
+            milli=cores * 10,
+            memory_mib=memory,
+            memory_milli=None if memory is not None else MILLI,
+            source="volcano.sh",
+        )
 
     if kai_keys:
         frac = _fraction_milli(annotations, ctx)
         mem = _annotation_str(annotations, KAI_GPU_MEMORY, ctx)
         devices = _annotation_positive_int(annotations, KAI_NUM_DEVICES, ctx, "GPU devices")
         if frac is not None and mem is not None:
-            raise fail(ValueError, f"{ctx}: metadata.annotations[{KAI_GPU_MEMORY}]",
-                       f"give {KAI_GPU_FRACTION} or {KAI_GPU_MEMORY}, not both")
+            raise fail(
+                ValueError,
+                f"{ctx}: metadata.annotations[{KAI_GPU_MEMORY}]",
+                f"give {KAI_GPU_FRACTION} or {KAI_GPU_MEMORY}, not both",
+            )
         if frac is None and mem is None:
-            raise fail(ValueError, f"{ctx}: metadata.annotations[{KAI_NUM_DEVICES}]",
-                       f"needs {KAI_GPU_FRACTION} or {KAI_GPU_MEMORY}")
+            raise fail(
+                ValueError,
+                f"{ctx}: metadata.annotations[{KAI_NUM_DEVICES}]",
+                f"needs {KAI_GPU_FRACTION} or {KAI_GPU_MEMORY}",
+            )
         n = devices or 1
         if mem is None:  # exactly one of the two is given
             if frac == MILLI:

@@ -18,8 +18,16 @@ from vcore.gpu.requests import GpuRequest, pod_gpu_request
 if TYPE_CHECKING:
     from vcore._native._convert import GpuDevice
 
-__all__ = ["GEOMETRIES", "MIG_SHAPES", "device_tuples", "native_request", "node_devices", "node_has_gpus", "pod_gpu",
-           "pod_may_use_gpus"]
+__all__ = [
+    "GEOMETRIES",
+    "MIG_SHAPES",
+    "device_tuples",
+    "native_request",
+    "node_devices",
+    "node_has_gpus",
+    "pod_gpu",
+    "pod_may_use_gpus",
+]
 
 #: MIG geometry ids of the native table (0 = none), in vcore.gpu.mig.MIG_MODELS order.
 GEOMETRIES: dict[str, int] = {name: i + 1 for i, name in enumerate(_mig.MIG_MODELS)}
@@ -52,9 +60,11 @@ def node_devices(node: Any, spec: Mapping[str, Any]) -> list[GpuDevice]:
     and fails again with its own name in the message.
     """
     topology = _annotation(node, TOPOLOGY_ANNOTATION)
-    key = (tuple(kv for kv in spec.get("labels", ()) if kv[0].startswith("nvidia.com/")),
-           tuple(kv for kv in spec.get("allocatable", {}).items() if kv[0].startswith("nvidia.com/")),
-           topology if isinstance(topology, str) else repr(topology))
+    key = (
+        tuple(kv for kv in spec.get("labels", ()) if kv[0].startswith("nvidia.com/")),
+        tuple(kv for kv in spec.get("allocatable", {}).items() if kv[0].startswith("nvidia.com/")),
+        topology if isinstance(topology, str) else repr(topology),
+    )
     devices = _DEVICE_CACHE.get(key)
     if devices is None:
         devices = device_tuples(node_gpus(node))
@@ -114,8 +124,9 @@ def native_request(request: GpuRequest, requests: Mapping[str, int] | None = Non
         out["mig_shape"] = [-1] + [_shape_id(g, profile) for g in GEOMETRIES]
     if request.models is not None:
         out["models"] = list(request.models)
-    out["product_terms"] = [(t.allowed is None, list(t.allowed or ()), list(t.excluded), t.never)
-                            for t in request.product_terms]
+    out["product_terms"] = [
+        (t.allowed is None, list(t.allowed or ()), list(t.excluded), t.never) for t in request.product_terms
+    ]
     return out
 
 

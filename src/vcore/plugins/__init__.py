@@ -39,8 +39,19 @@ from vcore.plugins.base import (
 
 #: Every extension point a profile's ``plugins`` may name, ``multiPoint`` first.
 EXTENSION_POINTS: tuple[str, ...] = (
-    MULTI_POINT, PRE_ENQUEUE, QUEUE_SORT, PRE_FILTER, FILTER, POST_FILTER, PRE_SCORE, SCORE,
-    RESERVE, PERMIT, PRE_BIND, BIND, POST_BIND,
+    MULTI_POINT,
+    PRE_ENQUEUE,
+    QUEUE_SORT,
+    PRE_FILTER,
+    FILTER,
+    POST_FILTER,
+    PRE_SCORE,
+    SCORE,
+    RESERVE,
+    PERMIT,
+    PRE_BIND,
+    BIND,
+    POST_BIND,
 )
 
 #: The concrete extension points (all but ``multiPoint``), which ``multiPoint`` expands into.
@@ -54,7 +65,7 @@ NODE_RESOURCES_FIT = "NodeResourcesFit"
 NODE_RESOURCES_BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
 BINPACK = "binpack"  # Volcano's plugin name (lower case), with Volcano's argument keys
 GPU_DEVICE_FIT = "GPUDeviceFit"  # vcore: device-level GPU fit (whole, shared slices, MIG), on by default
-GPU_PLACEMENT = "GPUPlacement"   # vcore: GPU placement policy (FGD, vcore, binpack, ...), scores node + GPUs
+GPU_PLACEMENT = "GPUPlacement"  # vcore: GPU placement policy (FGD, vcore, binpack, ...), scores node + GPUs
 
 NODE_NAME = "NodeName"
 POD_TOPOLOGY_SPREAD = "PodTopologySpread"
@@ -69,10 +80,16 @@ VOLUME_BINDING = "VolumeBinding"
 VOLUME_ZONE = "VolumeZone"
 
 #: Every plugin vcore implements, by name: one module of this package each.
-PLUGINS: Mapping[str, NodePlugin] = MappingProxyType({
-    module.PLUGIN.name: module.PLUGIN for module in (
-        importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)
-        if info.name != "base")})
+PLUGINS: Mapping[str, NodePlugin] = MappingProxyType(
+    {
+        module.PLUGIN.name: module.PLUGIN
+        for module in (
+            importlib.import_module(f"{__name__}.{info.name}")
+            for info in pkgutil.iter_modules(__path__)
+            if info.name != "base"
+        )
+    }
+)
 
 #: Extension points each implemented plugin implements, as kube-scheduler's (and Volcano's) plugins do.
 IMPLEMENTED_POINTS: Mapping[str, frozenset[str]] = MappingProxyType({n: p.points for n, p in PLUGINS.items()})
@@ -86,13 +103,20 @@ DEFAULT_BINDER = "DefaultBinder"
 #: In-tree kube-scheduler plugins vcore does not implement: disabling them is a no-op, enabling them
 #: (or giving them pluginConfig) is a ProfileError.
 UNIMPLEMENTED_PLUGINS: tuple[str, ...] = (
-    PRIORITY_SORT, DYNAMIC_RESOURCES, DEFAULT_BINDER,
+    PRIORITY_SORT,
+    DYNAMIC_RESOURCES,
+    DEFAULT_BINDER,
 )
 
 #: Plugins kube-scheduler removed before or in config v1 (its validation rejects enabling them);
 #: disabling them stays a no-op so that old configurations still load.
 REMOVED_PLUGINS: tuple[str, ...] = (
-    "AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits", "SelectorSpread", "ServiceAffinity",
+    "AzureDiskLimits",
+    "CinderLimits",
+    "EBSLimits",
+    "GCEPDLimits",
+    "SelectorSpread",
+    "ServiceAffinity",
 )
 
 #: kube-scheduler's default ``multiPoint`` list (pkg/scheduler/apis/config/v1/default_plugins.go, with the
@@ -126,7 +150,8 @@ VCORE_DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = DEFAULT_MULTI_PO
 #: The implemented plugins, in the order kube-scheduler's default profile runs them (the others after, by name).
 IMPLEMENTED_PLUGINS: tuple[str, ...] = tuple(
     [n for n, _ in VCORE_DEFAULT_MULTI_POINT if n in PLUGINS]
-    + sorted(n for n in PLUGINS if n not in dict(VCORE_DEFAULT_MULTI_POINT)))
+    + sorted(n for n in PLUGINS if n not in dict(VCORE_DEFAULT_MULTI_POINT))
+)
 
 #: Plugins whose filter the native engine runs, and those whose score it runs.
 FILTER_PLUGINS: tuple[str, ...] = tuple(p for p in IMPLEMENTED_PLUGINS if FILTER in IMPLEMENTED_POINTS[p])
@@ -137,10 +162,12 @@ KNOWN_PLUGINS: frozenset[str] = frozenset(IMPLEMENTED_PLUGINS + UNIMPLEMENTED_PL
 
 #: Default score weight of each implemented score plugin: its weight in the default profile, else 1
 #: (kube-scheduler gives an enabled score plugin without a weight the weight 1).
-DEFAULT_WEIGHTS: Mapping[str, int] = MappingProxyType({
-    **{p: 1 for p in SCORE_PLUGINS},
-    **{name: w for name, w in DEFAULT_MULTI_POINT if w is not None and name in IMPLEMENTED_POINTS},
-})
+DEFAULT_WEIGHTS: Mapping[str, int] = MappingProxyType(
+    {
+        **{p: 1 for p in SCORE_PLUGINS},
+        **{name: w for name, w in DEFAULT_MULTI_POINT if w is not None and name in IMPLEMENTED_POINTS},
+    }
+)
 
 #: Largest score weight the v1 API type (int32) holds.
 MAX_WEIGHT = 2**31 - 1

@@ -44,8 +44,14 @@ def parse_args(args: Mapping[str, Any], path: str) -> NodeResourcesBalancedAlloc
     _KEYS(args, path, ProfileError)
     check_type_meta(args, NAME, path)
     return NodeResourcesBalancedAllocationArgs(
-        resource_specs(args.get("resources"), join(path, "resources"), exactly_one=True))
+        resource_specs(args.get("resources"), join(path, "resources"), exactly_one=True)
+    )
 
 
-PLUGIN = NodePlugin(NAME, frozenset({PRE_SCORE, SCORE}), parse_args, NodeResourcesBalancedAllocationArgs(),
-                    to_args=NodeResourcesBalancedAllocationArgs.to_dict)
+PLUGIN = NodePlugin(
+    NAME,
+    frozenset({PRE_SCORE, SCORE}),
+    parse_args,
+    NodeResourcesBalancedAllocationArgs(),
+    to_args=NodeResourcesBalancedAllocationArgs.to_dict,
+)

@@ -103,8 +103,11 @@ def resource_specs(value: Any, path: str, *, exactly_one: bool) -> tuple[tuple[s
         if exactly_one and weight != 1:
             raise fail(ProfileError, join(ipath, "weight"), f"{weight} must be 1")
         if not 0 < weight <= MAX_RESOURCE_WEIGHT:
-            raise fail(ProfileError, join(ipath, "weight"),
-                       f"resource weight of {name} not in valid range (0, {MAX_RESOURCE_WEIGHT}]: {weight}")
+            raise fail(
+                ProfileError,
+                join(ipath, "weight"),
+                f"resource weight of {name} not in valid range (0, {MAX_RESOURCE_WEIGHT}]: {weight}",
+            )
         out.append((name, weight))
     return tuple(out)
 

@@ -71,14 +71,23 @@ def parse_args(args: Mapping[str, Any], path: str) -> BinpackArgs:
     for key in args:
         if key in known:
             continue
-        if key.startswith(RESOURCES_PREFIX) and key[len(RESOURCES_PREFIX):] not in listed:
-            raise fail(ProfileError, join(path, key),
-                       f"unknown key: resource {key[len(RESOURCES_PREFIX):]!r} is not listed in binpack.resources")
+        if key.startswith(RESOURCES_PREFIX) and key[len(RESOURCES_PREFIX) :] not in listed:
+            raise fail(
+                ProfileError,
+                join(path, key),
+                f"unknown key: resource {key[len(RESOURCES_PREFIX) :]!r} is not listed in binpack.resources",
+            )
         if not key.startswith(RESOURCES_PREFIX):
             raise unknown_key(join(path, key), key, known + (RESOURCES_PREFIX + "<name>",), ProfileError)
     resources = tuple((name, weight_of(RESOURCES_PREFIX + name, 1)) for name in listed)
     return BinpackArgs(weight_of(WEIGHT, 1), weight_of(CPU, 1), weight_of(MEMORY, 1), resources)
 
 
-PLUGIN = NodePlugin(NAME, frozenset({SCORE}), parse_args, BinpackArgs(),
-                    max_score=lambda args: MAX_NODE_SCORE * max(args.weight, 1), to_args=BinpackArgs.to_dict)
+PLUGIN = NodePlugin(
+    NAME,
+    frozenset({SCORE}),
+    parse_args,
+    BinpackArgs(),
+    max_score=lambda args: MAX_NODE_SCORE * max(args.weight, 1),
+    to_args=BinpackArgs.to_dict,
+)

@@ -25,26 +25,39 @@ class DefaultPreemptionArgs:
     min_candidate_nodes_absolute: int = 100
 
     def to_dict(self) -> dict[str, Any]:
-        return {"minCandidateNodesPercentage": self.min_candidate_nodes_percentage,
-                "minCandidateNodesAbsolute": self.min_candidate_nodes_absolute}
+        return {
+            "minCandidateNodesPercentage": self.min_candidate_nodes_percentage,
+            "minCandidateNodesAbsolute": self.min_candidate_nodes_absolute,
+        }
 
 
-_ARGS = NullsAbsent(Record({**{key: ANY for key in TYPE_META_KEYS},
-                            "minCandidateNodesPercentage": Integer(0, 100),
-                            "minCandidateNodesAbsolute": Integer(0, 2**31 - 1)}))
+_ARGS = NullsAbsent(
+    Record(
+        {
+            **{key: ANY for key in TYPE_META_KEYS},
+            "minCandidateNodesPercentage": Integer(0, 100),
+            "minCandidateNodesAbsolute": Integer(0, 2**31 - 1),
+        }
+    )
+)
 
 
 def parse_args(args: Mapping[str, Any], path: str) -> DefaultPreemptionArgs:
     """kube-scheduler's SetDefaults_/ValidateDefaultPreemptionArgs."""
     checked = _ARGS(args, path, ProfileError)
     check_type_meta(args, NAME, path)
-    out = DefaultPreemptionArgs(checked.get("minCandidateNodesPercentage", 10),
-                                checked.get("minCandidateNodesAbsolute", 100))
+    out = DefaultPreemptionArgs(
+        checked.get("minCandidateNodesPercentage", 10), checked.get("minCandidateNodesAbsolute", 100)
+    )
     if out.min_candidate_nodes_percentage == 0 and out.min_candidate_nodes_absolute == 0:
-        raise fail(ProfileError, join(path, "minCandidateNodesPercentage"),
-                   "cannot be zero at the same time as minCandidateNodesAbsolute")
+        raise fail(
+            ProfileError,
+            join(path, "minCandidateNodesPercentage"),
+            "cannot be zero at the same time as minCandidateNodesAbsolute",
+        )
     return out
 
 
-PLUGIN = NodePlugin(NAME, frozenset({POST_FILTER}), parse_args, DefaultPreemptionArgs(),
-                    to_args=DefaultPreemptionArgs.to_dict)
+PLUGIN = NodePlugin(
+    NAME, frozenset({POST_FILTER}), parse_args, DefaultPreemptionArgs(), to_args=DefaultPreemptionArgs.to_dict
+)

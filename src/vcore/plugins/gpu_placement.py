@@ -81,23 +81,50 @@ class GPUPlacementArgs:
         out: dict[str, Any] = {
             "policy": self.policy,
             "coverage": self.coverage,
-            "vcore": {"scale": self.vcore_scale, "packPoints": self.vcore_pack_points,
-                      "balancePoints": self.vcore_balance_points},
+            "vcore": {
+                "scale": self.vcore_scale,
+                "packPoints": self.vcore_pack_points,
+                "balancePoints": self.vcore_balance_points,
+            },
             "tieBreak": self.tie_break,
         }
         if self.target is not None:
             out["targetWorkload"] = [
-                {"cpuMilli": t.cpu_milli, "gpuMilli": t.gpu_milli, "numGpu": t.num_gpu, "models": list(t.models),
-                 "weight": t.weight} for t in self.target]
+                {
+                    "cpuMilli": t.cpu_milli,
+                    "gpuMilli": t.gpu_milli,
+                    "numGpu": t.num_gpu,
+                    "models": list(t.models),
+                    "weight": t.weight,
+                }
+                for t in self.target
+            ]
         return out
 
 
-_SPEC = Record({"cpuMilli": Integer(0, 2**62), "gpuMilli": Integer(0, 1000), "numGpu": Integer(0, 64),
-                "models": ListOf(String(nonempty=True)), "weight": Number(0.0, open_lo=True)})
-_ARGS = Record({"policy": ANY, "coverage": Number(0.0, 100.0, open_lo=True), "targetWorkload": ANY,
-                "vcore": ANY, "tieBreak": String(choices=TIE_BREAKS), "apiVersion": ANY, "kind": ANY})
-_KNOBS = Record({"scale": Number(0.0, open_lo=True), "packPoints": Number(0.0, 100.0),
-                 "balancePoints": Number(0.0, 100.0)})
+_SPEC = Record(
+    {
+        "cpuMilli": Integer(0, 2**62),
+        "gpuMilli": Integer(0, 1000),
+        "numGpu": Integer(0, 64),
+        "models": ListOf(String(nonempty=True)),
+        "weight": Number(0.0, open_lo=True),
+    }
+)
+_ARGS = Record(
+    {
+        "policy": ANY,
+        "coverage": Number(0.0, 100.0, open_lo=True),
+        "targetWorkload": ANY,
+        "vcore": ANY,
+        "tieBreak": String(choices=TIE_BREAKS),
+        "apiVersion": ANY,
+        "kind": ANY,
+    }
+)
+_KNOBS = Record(
+    {"scale": Number(0.0, open_lo=True), "packPoints": Number(0.0, 100.0), "balancePoints": Number(0.0, 100.0)}
+)
 
 
 def _spec(value: Any, path: str) -> TargetSpec:
@@ -122,10 +149,21 @@ def parse_args(args: Mapping[str, Any], path: str) -> GPUPlacementArgs:
         target = tuple(_spec(v, join(join(path, "targetWorkload"), i)) for i, v in enumerate(specs))
     knobs = _KNOBS(args.get("vcore") or {}, join(path, "vcore"), ProfileError)
     return GPUPlacementArgs(
-        policy=policy, coverage=checked.get("coverage", 95.0), target=target,
-        tie_break=checked.get("tieBreak", "Random"), vcore_scale=knobs.get("scale", 1000.0),
-        vcore_pack_points=knobs.get("packPoints", 1.0), vcore_balance_points=knobs.get("balancePoints", 10.0))
+        policy=policy,
+        coverage=checked.get("coverage", 95.0),
+        target=target,
+        tie_break=checked.get("tieBreak", "Random"),
+        vcore_scale=knobs.get("scale", 1000.0),
+        vcore_pack_points=knobs.get("packPoints", 1.0),
+        vcore_balance_points=knobs.get("balancePoints", 10.0),
+    )
 
 
-PLUGIN = NodePlugin("GPUPlacement", frozenset({SCORE}), parse_args, GPUPlacementArgs(),
-                    max_score=lambda args: args.max_score, to_args=GPUPlacementArgs.to_dict)
+PLUGIN = NodePlugin(
+    "GPUPlacement",
+    frozenset({SCORE}),
+    parse_args,
+    GPUPlacementArgs(),
+    max_score=lambda args: args.max_score,
+    to_args=GPUPlacementArgs.to_dict,
+)

@@ -25,26 +25,43 @@ class InterPodAffinityArgs:
     ignore_preferred_terms_of_existing_pods: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"hardPodAffinityWeight": self.hard_pod_affinity_weight,
-                "ignorePreferredTermsOfExistingPods": self.ignore_preferred_terms_of_existing_pods}
+        return {
+            "hardPodAffinityWeight": self.hard_pod_affinity_weight,
+            "ignorePreferredTermsOfExistingPods": self.ignore_preferred_terms_of_existing_pods,
+        }
 
     def native(self) -> dict[str, Any]:
-        return {"hard_pod_affinity_weight": self.hard_pod_affinity_weight,
-                "ignore_preferred_terms_of_existing_pods": self.ignore_preferred_terms_of_existing_pods}
+        return {
+            "hard_pod_affinity_weight": self.hard_pod_affinity_weight,
+            "ignore_preferred_terms_of_existing_pods": self.ignore_preferred_terms_of_existing_pods,
+        }
 
 
-_ARGS = NullsAbsent(Record({**{key: ANY for key in TYPE_META_KEYS},
-                            "hardPodAffinityWeight": Integer(0, 100),
-                            "ignorePreferredTermsOfExistingPods": Boolean()}))
+_ARGS = NullsAbsent(
+    Record(
+        {
+            **{key: ANY for key in TYPE_META_KEYS},
+            "hardPodAffinityWeight": Integer(0, 100),
+            "ignorePreferredTermsOfExistingPods": Boolean(),
+        }
+    )
+)
 
 
 def parse_args(args: Mapping[str, Any], path: str) -> InterPodAffinityArgs:
     """kube-scheduler's SetDefaults_/ValidateInterPodAffinityArgs."""
     checked = _ARGS(args, path, ProfileError)
     check_type_meta(args, NAME, path)
-    return InterPodAffinityArgs(checked.get("hardPodAffinityWeight", 1),
-                                checked.get("ignorePreferredTermsOfExistingPods", False))
+    return InterPodAffinityArgs(
+        checked.get("hardPodAffinityWeight", 1), checked.get("ignorePreferredTermsOfExistingPods", False)
+    )
 
 
-PLUGIN = NodePlugin(NAME, frozenset({PRE_FILTER, FILTER, PRE_SCORE, SCORE}), parse_args, InterPodAffinityArgs(),
-                    native_args=InterPodAffinityArgs.native, to_args=InterPodAffinityArgs.to_dict)
+PLUGIN = NodePlugin(
+    NAME,
+    frozenset({PRE_FILTER, FILTER, PRE_SCORE, SCORE}),
+    parse_args,
+    InterPodAffinityArgs(),
+    native_args=InterPodAffinityArgs.native,
+    to_args=InterPodAffinityArgs.to_dict,
+)

@@ -53,8 +53,7 @@ class NodeResourcesFitArgs:
             "resources": [{"name": n, "weight": w} for n, w in self.resources],
         }
         if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
-            strategy["requestedToCapacityRatio"] = {
-                "shape": [{"utilization": u, "score": s} for u, s in self.shape]}
+            strategy["requestedToCapacityRatio"] = {"shape": [{"utilization": u, "score": s} for u, s in self.shape]}
         return {
             "ignoredResources": list(self.ignored_resources),
             "ignoredResourceGroups": list(self.ignored_resource_groups),
@@ -62,13 +61,16 @@ class NodeResourcesFitArgs:
         }
 
     def native(self) -> dict[str, Any]:
-        return {"ignored_resources": list(self.ignored_resources),
-                "ignored_resource_groups": list(self.ignored_resource_groups), "strategy": self.strategy,
-                "resources": list(self.resources), "shape": list(self.shape)}
+        return {
+            "ignored_resources": list(self.ignored_resources),
+            "ignored_resource_groups": list(self.ignored_resource_groups),
+            "strategy": self.strategy,
+            "resources": list(self.resources),
+            "shape": list(self.shape),
+        }
 
 
-_KEYS = Record({key: ANY for key in (*TYPE_META_KEYS, "ignoredResources", "ignoredResourceGroups",
-                                     "scoringStrategy")})
+_KEYS = Record({key: ANY for key in (*TYPE_META_KEYS, "ignoredResources", "ignoredResourceGroups", "scoringStrategy")})
 _STRATEGY = Record({"type": String(), "resources": ANY, "requestedToCapacityRatio": ANY})
 _POINT = Record({"utilization": Integer(0, MAX_UTILIZATION), "score": Integer(0, MAX_CUSTOM_PRIORITY_SCORE)})
 
@@ -81,8 +83,11 @@ def _shape(value: Any, path: str) -> tuple[tuple[int, int], ...]:
     for i, point in enumerate(points):
         util, score = point.get("utilization", 0), point.get("score", 0)  # int32 fields: absent is 0
         if out and util <= out[-1][0]:
-            raise fail(ProfileError, join(join(path, i), "utilization"),
-                       f"{util}: values must be sorted in strictly increasing order")
+            raise fail(
+                ProfileError,
+                join(join(path, i), "utilization"),
+                f"{util}: values must be sorted in strictly increasing order",
+            )
         out.append((util, score))
     return tuple(out)
 
@@ -102,8 +107,11 @@ def parse_args(args: Mapping[str, Any], path: str) -> NodeResourcesFitArgs:
     if strategy.get("type") is not None:
         kind = strategy["type"]
         if kind not in SCORING_STRATEGY_TYPES:
-            raise fail(ProfileError, join(spath, "type"), f"unsupported value {kind!r}: supported values: "
-                       + ", ".join(repr(t) for t in SCORING_STRATEGY_TYPES))
+            raise fail(
+                ProfileError,
+                join(spath, "type"),
+                f"unsupported value {kind!r}: supported values: " + ", ".join(repr(t) for t in SCORING_STRATEGY_TYPES),
+            )
     resources = resource_specs(strategy.get("resources"), join(spath, "resources"), exactly_one=False)
     rpath = join(spath, "requestedToCapacityRatio")
     ratio = strategy.get("requestedToCapacityRatio")
@@ -118,5 +126,10 @@ def parse_args(args: Mapping[str, Any], path: str) -> NodeResourcesFitArgs:
     return NodeResourcesFitArgs(ignored, groups, kind, resources, shape)
 
 
-PLUGIN = NodePlugin(NAME, frozenset({PRE_FILTER, FILTER, PRE_SCORE, SCORE}), parse_args, NodeResourcesFitArgs(),
-                    to_args=NodeResourcesFitArgs.to_dict)
+PLUGIN = NodePlugin(
+    NAME,
+    frozenset({PRE_FILTER, FILTER, PRE_SCORE, SCORE}),
+    parse_args,
+    NodeResourcesFitArgs(),
+    to_args=NodeResourcesFitArgs.to_dict,
+)

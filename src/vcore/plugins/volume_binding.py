@@ -41,8 +41,9 @@ class VolumeBindingArgs:
         return {"bindTimeoutSeconds": self.bind_timeout_seconds}
 
 
-_ARGS = NullsAbsent(Record({**{key: ANY for key in TYPE_META_KEYS},
-                            "bindTimeoutSeconds": Integer(hi=2**63 - 1), "shape": ANY}))
+_ARGS = NullsAbsent(
+    Record({**{key: ANY for key in TYPE_META_KEYS}, "bindTimeoutSeconds": Integer(hi=2**63 - 1), "shape": ANY})
+)
 
 
 def parse_args(args: Mapping[str, Any], path: str) -> VolumeBindingArgs:
@@ -51,13 +52,25 @@ def parse_args(args: Mapping[str, Any], path: str) -> VolumeBindingArgs:
     check_type_meta(args, NAME, path)
     timeout = checked.get("bindTimeoutSeconds", DEFAULT_BIND_TIMEOUT_SECONDS)
     if timeout < 0:
-        raise fail(ProfileError, join(path, "bindTimeoutSeconds"),
-                   f"invalid BindTimeoutSeconds, should not be a negative value, got {timeout}")
+        raise fail(
+            ProfileError,
+            join(path, "bindTimeoutSeconds"),
+            f"invalid BindTimeoutSeconds, should not be a negative value, got {timeout}",
+        )
     if "shape" in checked:
-        raise fail(ProfileError, join(path, "shape"),
-                   "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring")
+        raise fail(
+            ProfileError,
+            join(path, "shape"),
+            "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring",
+        )
     return VolumeBindingArgs(timeout)
 
 
-PLUGIN = NodePlugin(NAME, frozenset({PRE_FILTER, FILTER, RESERVE, PRE_BIND, PRE_SCORE, SCORE}), parse_args,
-                    VolumeBindingArgs(), native_args=lambda args: {}, to_args=VolumeBindingArgs.to_dict)
+PLUGIN = NodePlugin(
+    NAME,
+    frozenset({PRE_FILTER, FILTER, RESERVE, PRE_BIND, PRE_SCORE, SCORE}),
+    parse_args,
+    VolumeBindingArgs(),
+    native_args=lambda args: {},
+    to_args=VolumeBindingArgs.to_dict,
+)

@@ -5,6 +5,7 @@ A prompt is cut into fixed-size byte blocks of its UTF-8 text and each block's h
 router estimates tokens as bytes / 4 (the usual characters-per-token figure for English text and BPE
 tokenizers, the same guess behind Kthena's 64-byte blocks for vLLM's 16-token KV blocks).
 """
+
 from __future__ import annotations
 
 import numpy as np

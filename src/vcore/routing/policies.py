@@ -20,6 +20,7 @@ scorers (see the C++ header ``vcore/routing/scorers.h`` for every formula). The 
   "2 more queued requests" in the one unit that matters, seconds of prefill, and Kthena's prefix score sees only
   the first 8 KiB of a prompt and saturates there.
 """
+
 from __future__ import annotations
 
 import math
@@ -41,9 +42,24 @@ KTHENA_MAX_BLOCKS = 128
 KTHENA_TOP_K = 5
 KTHENA_MAX_WAITING = 10
 
-_FIELDS = ("kind", "max_waiting", "w_prefix", "w_least_request", "w_kv_cache", "w_latency", "w_lora",
-           "w_prefill_cost", "prefix_max_blocks", "prefix_top_k", "latency_ttft_factor", "queue_weight",
-           "overlap_weight", "top_n", "session_affinity", "pd_min_prompt_tokens")
+_FIELDS = (
+    "kind",
+    "max_waiting",
+    "w_prefix",
+    "w_least_request",
+    "w_kv_cache",
+    "w_latency",
+    "w_lora",
+    "w_prefill_cost",
+    "prefix_max_blocks",
+    "prefix_top_k",
+    "latency_ttft_factor",
+    "queue_weight",
+    "overlap_weight",
+    "top_n",
+    "session_affinity",
+    "pd_min_prompt_tokens",
+)
 
 
 class PolicyError(VCoreError, ValueError):
@@ -70,9 +86,17 @@ def named_policy(name: str, block_tokens: int = KTHENA_BLOCK_BYTES // BYTES_PER_
     elif name == "least-request":
         base = {"w_least_request": 1.0}
     elif name == "kthena":
-        base = {"max_waiting": KTHENA_MAX_WAITING, "w_least_request": 1.0, "w_kv_cache": 1.0, "w_latency": 1.0,
-                "w_prefix": 1.0, "prefix_max_blocks": kthena_prefix_blocks(block_tokens),
-                "prefix_top_k": KTHENA_TOP_K, "latency_ttft_factor": 0.5, "queue_weight": 100.0}
+        base = {
+            "max_waiting": KTHENA_MAX_WAITING,
+            "w_least_request": 1.0,
+            "w_kv_cache": 1.0,
+            "w_latency": 1.0,
+            "w_prefix": 1.0,
+            "prefix_max_blocks": kthena_prefix_blocks(block_tokens),
+            "prefix_top_k": KTHENA_TOP_K,
+            "latency_ttft_factor": 0.5,
+            "queue_weight": 100.0,
+        }
     elif name == "dynamo":
         base = {"kind": "dynamo", "overlap_weight": 1.0}
     elif name == "vcore":

@@ -6,6 +6,7 @@ served each agent session (bounded, least recently used sessions forgotten first
 boundary. Decisions and bookkeeping take the caller's clock ``now_s`` (``time.monotonic()`` by default; a replay
 passes its virtual time): the router uses it to tell how far each endpoint's current prefill has gone.
 """
+
 from __future__ import annotations
 
 import time
@@ -104,10 +105,20 @@ class Router:
     Mooncake trace's hash ids). ``prefix_capacity_blocks`` bounds the prefix record per endpoint (LRU).
     """
 
-    def __init__(self, policy: str | Policy = DEFAULT_POLICY, *, block_tokens: int = 16,
-                 prefix_capacity_blocks: int = 50_000, seed: int = 0, session_capacity: int = 100_000):
-        for name, value in (("block_tokens", block_tokens), ("prefix_capacity_blocks", prefix_capacity_blocks),
-                            ("session_capacity", session_capacity)):
+    def __init__(
+        self,
+        policy: str | Policy = DEFAULT_POLICY,
+        *,
+        block_tokens: int = 16,
+        prefix_capacity_blocks: int = 50_000,
+        seed: int = 0,
+        session_capacity: int = 100_000,
+    ):
+        for name, value in (
+            ("block_tokens", block_tokens),
+            ("prefix_capacity_blocks", prefix_capacity_blocks),
+            ("session_capacity", session_capacity),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"Router.{name}: expected an integer >= 1, got {value!r}")
         self._native = _core.routing.Router(block_tokens, prefix_capacity_blocks, seed)
@@ -128,12 +139,20 @@ class Router:
             raise TypeError(f"add_endpoint: expected an Endpoint, got {type(endpoint).__name__}")
         if endpoint.role not in ROLES:
             raise ValueError(
-                f"endpoint {endpoint.name!r}: role must be one of {', '.join(ROLES)}, got {endpoint.role!r}")
+                f"endpoint {endpoint.name!r}: role must be one of {', '.join(ROLES)}, got {endpoint.role!r}"
+            )
         group = -1 if endpoint.pd_group is None else self._groups.setdefault(endpoint.pd_group, len(self._groups))
         domain = -1 if endpoint.domain is None else self._domains.setdefault(endpoint.domain, len(self._domains))
-        slot = self._native.add_endpoint(endpoint.name, endpoint.role, group, domain, endpoint.max_loras,
-                                         float(endpoint.prefill_tokens_per_s), float(endpoint.prefill_overhead_s),
-                                         float(endpoint.prefill_attention_s_per_token_pair))
+        slot = self._native.add_endpoint(
+            endpoint.name,
+            endpoint.role,
+            group,
+            domain,
+            endpoint.max_loras,
+            float(endpoint.prefill_tokens_per_s),
+            float(endpoint.prefill_overhead_s),
+            float(endpoint.prefill_attention_s_per_token_pair),
+        )
         self._slots[endpoint.name] = slot
         self._names[slot] = endpoint.name
         return slot
@@ -173,9 +192,13 @@ class Router:
         names = list(metrics)
         rows = [metrics[n] for n in names]
         self._native.update_metrics(
-            self.slots(names), np.array([m.waiting for m in rows], dtype=np.int64),
-            np.array([m.running for m in rows], dtype=np.int64), np.array([m.kv_usage for m in rows], dtype=np.float64),
-            np.array([m.ttft_us for m in rows], dtype=np.int64), np.array([m.itl_us for m in rows], dtype=np.int64))
+            self.slots(names),
+            np.array([m.waiting for m in rows], dtype=np.int64),
+            np.array([m.running for m in rows], dtype=np.int64),
+            np.array([m.kv_usage for m in rows], dtype=np.float64),
+            np.array([m.ttft_us for m in rows], dtype=np.int64),
+            np.array([m.itl_us for m in rows], dtype=np.int64),
+        )
 
     # ---------------------------------------------------------------------------------------------- decisions
     def _lora(self, lora: str | None) -> int:
@@ -187,24 +210,59 @@ class Router:
         name = self._sessions.get(session)
         return -1 if name is None else self._slots.get(name, -1)
 
-    def route(self, hashes: np.ndarray | Sequence[int], prompt_tokens: int, *, lora: str | None = None,
-              session: str | None = None, candidates: np.ndarray | None = None,
-              policy: Policy | None = None, now_s: float | None = None) -> Decision:
+    def route(
+        self,
+        hashes: np.ndarray | Sequence[int],
+        prompt_tokens: int,
+        *,
+        lora: str | None = None,
+        session: str | None = None,
+        candidates: np.ndarray | None = None,
+        policy: Policy | None = None,
+        now_s: float | None = None,
+    ) -> Decision:
         """Rank the candidate endpoints (every endpoint by default) for one request."""
         slots, match, scores, n, counts, relaxed = self._native.route(
-            policy or self.policy, hashes, prompt_tokens, self._lora(lora), self._session_slot(session), candidates,
-            _now(now_s))
-        return Decision(tuple(self._names[s] for s in slots), tuple(slots), tuple(match), tuple(scores), n,
-                        dict(zip(_REASONS, counts)), relaxed)
+            policy or self.policy,
+            hashes,
+            prompt_tokens,
+            self._lora(lora),
+            self._session_slot(session),
+            candidates,
+            _now(now_s),
+        )
+        return Decision(
+            tuple(self._names[s] for s in slots),
+            tuple(slots),
+            tuple(match),
+            tuple(scores),
+            n,
+            dict(zip(_REASONS, counts)),
+            relaxed,
+        )
 
-    def route_pd(self, hashes: np.ndarray | Sequence[int], prompt_tokens: int, *, lora: str | None = None,
-                 session: str | None = None, candidates: np.ndarray | None = None,
-                 policy: Policy | None = None, now_s: float | None = None) -> PdDecision:
+    def route_pd(
+        self,
+        hashes: np.ndarray | Sequence[int],
+        prompt_tokens: int,
+        *,
+        lora: str | None = None,
+        session: str | None = None,
+        candidates: np.ndarray | None = None,
+        policy: Policy | None = None,
+        now_s: float | None = None,
+    ) -> PdDecision:
         """Rank (decode, prefill) pairs: decode endpoints by the policy, then per decode endpoint the best
         prefill endpoint of its PD group, preferring one in the same network domain."""
         decode, prefill, match, n, counts = self._native.route_pd(
-            policy or self.policy, hashes, prompt_tokens, self._lora(lora), self._session_slot(session), candidates,
-            _now(now_s))
+            policy or self.policy,
+            hashes,
+            prompt_tokens,
+            self._lora(lora),
+            self._session_slot(session),
+            candidates,
+            _now(now_s),
+        )
         pairs = tuple((self._names[d], None if p < 0 else self._names[p]) for d, p in zip(decode, prefill))
         return PdDecision(pairs, tuple(decode), tuple(prefill), tuple(match), n, dict(zip(_REASONS, counts)))
 
@@ -213,12 +271,30 @@ class Router:
         return self._native.match(hashes, candidates)
 
     # ------------------------------------------------------------------------------------------- bookkeeping
-    def dispatch(self, request_id: int, endpoint: str, hashes: np.ndarray | Sequence[int], prompt_tokens: int,
-                 matched_blocks: int, output_tokens: int = 0, *, session: str | None = None,
-                 record_prefix: bool = True, now_s: float | None = None) -> None:
+    def dispatch(
+        self,
+        request_id: int,
+        endpoint: str,
+        hashes: np.ndarray | Sequence[int],
+        prompt_tokens: int,
+        matched_blocks: int,
+        output_tokens: int = 0,
+        *,
+        session: str | None = None,
+        record_prefix: bool = True,
+        now_s: float | None = None,
+    ) -> None:
         """A request was sent to ``endpoint``: count it in flight, record its prefix there, pin its session."""
-        self._native.dispatch(request_id, self.slot(endpoint), hashes, prompt_tokens, matched_blocks, output_tokens,
-                              record_prefix, _now(now_s))
+        self._native.dispatch(
+            request_id,
+            self.slot(endpoint),
+            hashes,
+            prompt_tokens,
+            matched_blocks,
+            output_tokens,
+            record_prefix,
+            _now(now_s),
+        )
         if session is not None:
             self._sessions[session] = endpoint
             self._sessions.move_to_end(session)

@@ -24,16 +24,22 @@ if TYPE_CHECKING:
     from vcore.scheduler import Scheduler
 
 AGENT_NAMESPACE = "agents"
-MOST_ALLOCATED = {"pluginConfig": [{"name": "NodeResourcesFit", "args": {
-    "scoringStrategy": {"type": "MostAllocated"}}}]}
+MOST_ALLOCATED = {
+    "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}]
+}
 
 
 def agent_pod(i: int) -> dict[str, Any]:
     requests = {"cpu": "250m", "memory": "512Mi"}
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"agent-{i:05d}", "namespace": AGENT_NAMESPACE},
-            "spec": {"schedulerName": "vcore-agent",
-                     "containers": [{"name": "agent", "image": "agent", "resources": {"requests": requests}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"agent-{i:05d}", "namespace": AGENT_NAMESPACE},
+        "spec": {
+            "schedulerName": "vcore-agent",
+            "containers": [{"name": "agent", "image": "agent", "resources": {"requests": requests}}],
+        },
+    }
 
 
 @dataclass(frozen=True)
@@ -85,7 +91,7 @@ class _Arrivals:
         upto = self.due(now)
         if upto <= self.next:
             return
-        batch = self.pods[self.next:upto]
+        batch = self.pods[self.next : upto]
         placements = self.scheduler.schedule(batch)
         done = time.perf_counter()
         self.placed += sum(p.node is not None for p in placements)
@@ -101,8 +107,14 @@ class _Arrivals:
             self.place_due()
 
 
-def run_agent_scenario(n_nodes: int = 5000, n_jobs: int = 2000, n_agents: int = 500, rate: float = 1000.0,
-                       seed: int = 0, cycle: CycleSource = None) -> AgentScenarioResult:
+def run_agent_scenario(
+    n_nodes: int = 5000,
+    n_jobs: int = 2000,
+    n_agents: int = 500,
+    rate: float = 1000.0,
+    seed: int = 0,
+    cycle: CycleSource = None,
+) -> AgentScenarioResult:
     from vcore import Cluster, Scheduler
 
     if rate <= 0:
@@ -125,19 +137,37 @@ def run_agent_scenario(n_nodes: int = 5000, n_jobs: int = 2000, n_agents: int = 
     in_cycle = arrivals.batches
     arrivals.finish()
 
-    group_of = {f"{p['metadata']['namespace']}/{p['metadata']['name']}":
-                f"{p['metadata']['namespace']}/{p['metadata']['annotations']['scheduling.k8s.io/group-name']}"
-                for p in workload.pods}
+    group_of = {
+        f"{p['metadata']['namespace']}/{p['metadata']['name']}": (
+            f"{p['metadata']['namespace']}/{p['metadata']['annotations']['scheduling.k8s.io/group-name']}"
+        )
+        for p in workload.pods
+    }
     bound = Counter(group_of[k] for k in group_of if cluster.node_of(k) is not None)
-    min_member = {f"{pg['metadata']['namespace']}/{pg['metadata']['name']}": pg["spec"]["minMember"]
-                  for pg in workload.podgroups}
+    min_member = {
+        f"{pg['metadata']['namespace']}/{pg['metadata']['name']}": pg["spec"]["minMember"] for pg in workload.podgroups
+    }
     partial = sum(1 for g, n in bound.items() if n < min_member[g])
     over = np.zeros(len(cluster.requested("cpu")), dtype=bool)
     for r in cluster.resource_names:
         over |= cluster.requested(r) > cluster.allocatable(r)
     waits = np.asarray(arrivals.waits) * 1e3
     return AgentScenarioResult(
-        len(workload.nodes), len(workload.podgroups), n_agents, rate, arrivals.placed, arrivals.batches, in_cycle,
-        float(np.percentile(waits, 50)), float(np.percentile(waits, 99)), float(waits.max()),
-        cycle_seconds, cycle_alone, len(result.bindings), len(alone_result.bindings),
-        sum(s.phase == "Running" for s in result.podgroups.values()), int(over.sum()), partial)
+        len(workload.nodes),
+        len(workload.podgroups),
+        n_agents,
+        rate,
+        arrivals.placed,
+        arrivals.batches,
+        in_cycle,
+        float(np.percentile(waits, 50)),
+        float(np.percentile(waits, 99)),
+        float(waits.max()),
+        cycle_seconds,
+        cycle_alone,
+        len(result.bindings),
+        len(alone_result.bindings),
+        sum(s.phase == "Running" for s in result.podgroups.values()),
+        int(over.sum()),
+        partial,
+    )

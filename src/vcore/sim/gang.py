@@ -31,8 +31,12 @@ Obj = dict[str, Any]
 NAMESPACE = "batch"
 PRIORITY_CLASSES = (("batch-low", 100), ("batch-normal", 1000), ("batch-high", 10000))
 # (name, cpu milli, memory MiB, GPUs) of one task of each job kind.
-_KINDS = (("cpu", 2000, 4096, 0), ("train-1gpu", 8000, 32768, 1), ("train-8gpu", 32000, 131072, 8),
-          ("small", 500, 1024, 0))
+_KINDS = (
+    ("cpu", 2000, 4096, 0),
+    ("train-1gpu", 8000, 32768, 1),
+    ("train-8gpu", 32000, 131072, 8),
+    ("small", 500, 1024, 0),
+)
 _KIND_SHARES = (0.45, 0.2, 0.05, 0.3)
 
 
@@ -53,24 +57,42 @@ def _resources(cpu: int, mem_mib: int, gpus: int) -> dict[str, str]:
 
 
 def _pod(name: str, group: str, role: str, resources: dict[str, str], priority_class: str) -> Obj:
-    spec: Obj = {"schedulerName": "vcore", "priorityClassName": priority_class,
-                 "containers": [{"name": "main", "image": "busybox",
-                                 "resources": {"requests": resources, "limits": resources}}]}
+    spec: Obj = {
+        "schedulerName": "vcore",
+        "priorityClassName": priority_class,
+        "containers": [{"name": "main", "image": "busybox", "resources": {"requests": resources, "limits": resources}}],
+    }
     if GPU_RESOURCE in resources:  # the GPU pools are tainted, as GPU node groups usually are
         spec["tolerations"] = [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": NAMESPACE,
-                         "annotations": {"scheduling.k8s.io/group-name": group, "volcano.sh/task-spec": role}},
-            "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": NAMESPACE,
+            "annotations": {"scheduling.k8s.io/group-name": group, "volcano.sh/task-spec": role},
+        },
+        "spec": spec,
+    }
 
 
-def gang_workload(n_nodes: int = 5000, n_jobs: int = 2000, n_queues: int = 4, max_gang: int = 64,
-                  seed: int = 0) -> GangWorkload:
+def gang_workload(
+    n_nodes: int = 5000, n_jobs: int = 2000, n_queues: int = 4, max_gang: int = 64, seed: int = 0
+) -> GangWorkload:
     rng = np.random.default_rng(seed)
-    queues = [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": f"q{i}"},
-               "spec": {"weight": i + 1, "reclaimable": True}} for i in range(n_queues)]
-    classes = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-                "value": value} for name, value in PRIORITY_CLASSES]
+    queues = [
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "Queue",
+            "metadata": {"name": f"q{i}"},
+            "spec": {"weight": i + 1, "reclaimable": True},
+        }
+        for i in range(n_queues)
+    ]
+    classes = [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+        for name, value in PRIORITY_CLASSES
+    ]
     podgroups, pods = [], []
     sizes = rng.integers(1, max_gang + 1, size=n_jobs)
     kinds = rng.choice(len(_KINDS), size=n_jobs, p=_KIND_SHARES)
@@ -97,14 +119,27 @@ def gang_workload(n_nodes: int = 5000, n_jobs: int = 2000, n_queues: int = 4, ma
             left -= take
             for r, q in res.items():
                 total[r] += take * (int(q[:-1]) if q.endswith("m") else int(q[:-2]) if q.endswith("Mi") else int(q))
-        min_resources = {r: (f"{v}m" if r == "cpu" else f"{v}Mi" if r == "memory" else str(v))
-                         for r, v in total.items()}
-        podgroups.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                          "metadata": {"name": name, "namespace": NAMESPACE,
-                                       "creationTimestamp": f"2026-01-01T00:{j // 60 % 60:02d}:{j % 60:02d}Z"},
-                          "spec": {"minMember": min_member, "minTaskMember": min_task,
-                                   "minResources": min_resources, "queue": f"q{j % n_queues}",
-                                   "priorityClassName": priority_class}})
+        min_resources = {
+            r: (f"{v}m" if r == "cpu" else f"{v}Mi" if r == "memory" else str(v)) for r, v in total.items()
+        }
+        podgroups.append(
+            {
+                "apiVersion": "scheduling.volcano.sh/v1beta1",
+                "kind": "PodGroup",
+                "metadata": {
+                    "name": name,
+                    "namespace": NAMESPACE,
+                    "creationTimestamp": f"2026-01-01T00:{j // 60 % 60:02d}:{j % 60:02d}Z",
+                },
+                "spec": {
+                    "minMember": min_member,
+                    "minTaskMember": min_task,
+                    "minResources": min_resources,
+                    "queue": f"q{j % n_queues}",
+                    "priorityClassName": priority_class,
+                },
+            }
+        )
         for role, count, res in roles:
             for i in range(count):
                 pods.append(_pod(f"{name}-{role}-{i}", name, role, res, priority_class))
@@ -140,8 +175,9 @@ def load(cluster: Cluster, workload: GangWorkload) -> None:
         cluster.add_pod(pod)
 
 
-def run_gang_scenario(n_nodes: int = 5000, n_jobs: int = 2000, n_queues: int = 4, seed: int = 0,
-                      cycle: CycleSource = None) -> GangScenarioResult:
+def run_gang_scenario(
+    n_nodes: int = 5000, n_jobs: int = 2000, n_queues: int = 4, seed: int = 0, cycle: CycleSource = None
+) -> GangScenarioResult:
     """Generate the workload, load it, run one cycle and summarize it."""
     from vcore import Cluster, Scheduler
 
@@ -155,9 +191,25 @@ def run_gang_scenario(n_nodes: int = 5000, n_jobs: int = 2000, n_queues: int = 4
     result = scheduler.run_cycle()
     seconds = time.perf_counter() - t0
     phases = Counter(s.phase for s in result.podgroups.values())
-    queues = {name: {"share": round(q.share, 4), "allocated": q.allocated, "deserved": q.deserved,
-                     "jobs_running": q.running, "jobs_pending": q.pending}
-              for name, q in result.queues.items() if q.running or q.pending}
-    return GangScenarioResult(len(workload.nodes), len(workload.podgroups), len(workload.pods),
-                              phases.get("Running", 0), len(result.bindings), ingest, seconds,
-                              dict(sorted(phases.items())), queues)
+    queues = {
+        name: {
+            "share": round(q.share, 4),
+            "allocated": q.allocated,
+            "deserved": q.deserved,
+            "jobs_running": q.running,
+            "jobs_pending": q.pending,
+        }
+        for name, q in result.queues.items()
+        if q.running or q.pending
+    }
+    return GangScenarioResult(
+        len(workload.nodes),
+        len(workload.podgroups),
+        len(workload.pods),
+        phases.get("Running", 0),
+        len(result.bindings),
+        ingest,
+        seconds,
+        dict(sorted(phases.items())),
+        queues,
+    )

@@ -6,6 +6,7 @@ batch scheduler uses).
 It reports throughput and, for the pods that stayed pending, how many pods each kube-scheduler reason applied to.
 Ingest and schedule are timed separately so the pods/s figure is the scheduling call alone.
 """
+
 from __future__ import annotations
 
 import os

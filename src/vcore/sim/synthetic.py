@@ -14,6 +14,7 @@ Two generators:
 - :func:`scheduling_basic` -- kube-scheduler's ``SchedulingBasic`` performance test shape (scheduler_perf):
   identical nodes of 4 cpu / 32Gi / 110 pods, pods of 100m cpu / 500Mi memory.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -60,10 +61,26 @@ NODE_POOLS: tuple[_Pool, ...] = (
     _Pool("cpu-general", 0.40, "m6i.4xlarge", 16, 64),
     _Pool("cpu-large", 0.15, "m6i.8xlarge", 32, 128),
     _Pool("cpu-highmem", 0.15, "r6i.8xlarge", 32, 256),
-    _Pool("gpu-a100", 0.10, "p4d.24xlarge", 96, 1152, 8, "NVIDIA-A100-SXM4-80GB",
-          ((GPU_RESOURCE, "present", "NoSchedule"),)),
-    _Pool("gpu-h100", 0.05, "p5.48xlarge", 192, 2048, 8, "NVIDIA-H100-80GB-HBM3",
-          ((GPU_RESOURCE, "present", "NoSchedule"),)),
+    _Pool(
+        "gpu-a100",
+        0.10,
+        "p4d.24xlarge",
+        96,
+        1152,
+        8,
+        "NVIDIA-A100-SXM4-80GB",
+        ((GPU_RESOURCE, "present", "NoSchedule"),),
+    ),
+    _Pool(
+        "gpu-h100",
+        0.05,
+        "p5.48xlarge",
+        192,
+        2048,
+        8,
+        "NVIDIA-H100-80GB-HBM3",
+        ((GPU_RESOURCE, "present", "NoSchedule"),),
+    ),
     _Pool("infra", 0.05, "m6i.2xlarge", 8, 32, taints=(("dedicated", "infra", "NoSchedule"),)),
     _Pool("spot", 0.10, "m6i.4xlarge", 16, 64, taints=(("spot", "true", "PreferNoSchedule"),)),
 )
@@ -236,8 +253,18 @@ def _make_pod(kind: str, i: int, r: np.ndarray) -> Obj:
             init = [sidecar]
         affinity = None
         if r[3] < 0.3:
-            affinity = _affinity(preferred=[{"weight": 50, "preference": {"matchExpressions": [
-                {"key": ZONE_LABEL, "operator": "In", "values": [ZONES[int(r[4] * len(ZONES))]]}]}}])
+            affinity = _affinity(
+                preferred=[
+                    {
+                        "weight": 50,
+                        "preference": {
+                            "matchExpressions": [
+                                {"key": ZONE_LABEL, "operator": "In", "values": [ZONES[int(r[4] * len(ZONES))]]}
+                            ]
+                        },
+                    }
+                ]
+            )
         return _pod(name, f"team-{'abcd'[int(r[5] * 4)]}", containers, initContainers=init, affinity=affinity)
     if kind == "batch":
         cpu = 1000 * (1 + int(r[0] * 8))  # 1..8 cores
@@ -252,43 +279,82 @@ def _make_pod(kind: str, i: int, r: np.ndarray) -> Obj:
     if kind == "train":
         gpus = (1, 2, 4, 8)[int(r[0] * 4)]
         # GPU extended resources are usually given as limits only; the API server copies them into requests.
-        containers = [_container(
-            "trainer",
-            {"cpu": _cpu(10000 * gpus), "memory": _mem_mib(98304 * gpus)},
-            {GPU_RESOURCE: str(gpus)},
-        )]
+        containers = [
+            _container(
+                "trainer",
+                {"cpu": _cpu(10000 * gpus), "memory": _mem_mib(98304 * gpus)},
+                {GPU_RESOURCE: str(gpus)},
+            )
+        ]
         affinity = None
         selector = None
         if r[1] < 0.4:
             selector = {GPU_PRODUCT_LABEL: _GPU_PRODUCTS[int(r[2] * len(_GPU_PRODUCTS))]}
         else:
             affinity = _affinity(
-                required=[{"matchExpressions": [
-                    {"key": GPU_PRODUCT_LABEL, "operator": "In", "values": list(_GPU_PRODUCTS)}]}],
-                preferred=[{"weight": 80, "preference": {"matchExpressions": [
-                    {"key": GPU_PRODUCT_LABEL, "operator": "In", "values": [_GPU_PRODUCTS[-1]]}]}}],
+                required=[
+                    {"matchExpressions": [{"key": GPU_PRODUCT_LABEL, "operator": "In", "values": list(_GPU_PRODUCTS)}]}
+                ],
+                preferred=[
+                    {
+                        "weight": 80,
+                        "preference": {
+                            "matchExpressions": [
+                                {"key": GPU_PRODUCT_LABEL, "operator": "In", "values": [_GPU_PRODUCTS[-1]]}
+                            ]
+                        },
+                    }
+                ],
             )
-        return _pod(name, "ml", containers, nodeSelector=selector, affinity=affinity,
-                    tolerations=[dict(_GPU_TOLERATION)], priority=1000 if r[3] < 0.3 else 0)
+        return _pod(
+            name,
+            "ml",
+            containers,
+            nodeSelector=selector,
+            affinity=affinity,
+            tolerations=[dict(_GPU_TOLERATION)],
+            priority=1000 if r[3] < 0.3 else 0,
+        )
     if kind == "infra":
         containers = [_container("agent", {"cpu": "200m", "memory": "256Mi"}, {"cpu": "1", "memory": "512Mi"})]
-        return _pod(name, "infra", containers, nodeSelector={POOL_LABEL: "infra"},
-                    tolerations=[{"key": "dedicated", "operator": "Equal", "value": "infra", "effect": "NoSchedule"}],
-                    priority=2000)
+        return _pod(
+            name,
+            "infra",
+            containers,
+            nodeSelector={POOL_LABEL: "infra"},
+            tolerations=[{"key": "dedicated", "operator": "Equal", "value": "infra", "effect": "NoSchedule"}],
+            priority=2000,
+        )
     if kind == "zonal":
         zone = ZONES[int(r[0] * len(ZONES))]
         containers = [_container("db", {"cpu": _cpu(1000 * (1 + int(r[1] * 4))), "memory": "8Gi"})]
-        affinity = _affinity(required=[{"matchExpressions": [
-            {"key": ZONE_LABEL, "operator": "In", "values": [zone]},
-            {"key": POOL_LABEL, "operator": "NotIn", "values": ["spot", "infra"]},
-        ]}])
+        affinity = _affinity(
+            required=[
+                {
+                    "matchExpressions": [
+                        {"key": ZONE_LABEL, "operator": "In", "values": [zone]},
+                        {"key": POOL_LABEL, "operator": "NotIn", "values": ["spot", "infra"]},
+                    ]
+                }
+            ]
+        )
         return _pod(name, "data", containers, affinity=affinity)
     if kind == "spot":
         containers = [_container("task", {"cpu": _cpu(500 * (1 + int(r[0] * 4))), "memory": "2Gi"})]
-        return _pod(name, "batch", containers,
-                    tolerations=[{"key": "spot", "operator": "Exists", "effect": "PreferNoSchedule"}],
-                    affinity=_affinity(preferred=[{"weight": 100, "preference": {"matchExpressions": [
-                        {"key": POOL_LABEL, "operator": "In", "values": ["spot"]}]}}]))
+        return _pod(
+            name,
+            "batch",
+            containers,
+            tolerations=[{"key": "spot", "operator": "Exists", "effect": "PreferNoSchedule"}],
+            affinity=_affinity(
+                preferred=[
+                    {
+                        "weight": 100,
+                        "preference": {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": ["spot"]}]},
+                    }
+                ]
+            ),
+        )
     # misfit
     variant = int(r[0] * 4)
     if variant == 0:  # larger than the largest node
@@ -343,13 +409,15 @@ def scheduling_basic(n_nodes: int = 5000, n_init: int = 1000, n_pods: int = 1000
     for i in range(n_nodes):
         name = f"scheduler-perf-{i:06d}"
         resources = {"cpu": "4", "memory": "32Gi", "pods": "110"}
-        nodes.append({
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-            "spec": {},
-            "status": {"capacity": dict(resources), "allocatable": resources},
-        })
+        nodes.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                "spec": {},
+                "status": {"capacity": dict(resources), "allocatable": resources},
+            }
+        )
     return Workload(
         name=f"SchedulingBasic(n_nodes={n_nodes}, n_init={n_init}, n_pods={n_pods})",
         nodes=nodes,

@@ -24,8 +24,17 @@ import numpy as np
 
 import vcore
 
-__all__ = ["POLICIES", "Gang", "GangOutcome", "StreamResult", "build_tree_cluster", "gang_stream", "plot",
-           "run_scenario", "run_stream"]
+__all__ = [
+    "POLICIES",
+    "Gang",
+    "GangOutcome",
+    "StreamResult",
+    "build_tree_cluster",
+    "gang_stream",
+    "plot",
+    "run_scenario",
+    "run_stream",
+]
 
 NAMESPACE = "sim"
 
@@ -33,8 +42,9 @@ POLICIES = ("native", "cpsat-0.1", "cpsat-1", "unaware")
 GPU = "nvidia.com/gpu"
 
 
-def build_tree_cluster(spines: int = 8, leaves: int = 16, nodes: int = 32, gpus: int = 8, cpu: int = 128
-                       ) -> vcore.Cluster:
+def build_tree_cluster(
+    spines: int = 8, leaves: int = 16, nodes: int = 32, gpus: int = 8, cpu: int = 128
+) -> vcore.Cluster:
     """spines x leaves x nodes GPU nodes (``s{i}-l{j}-n{k}``) under HyperNodes: leaves (tier 1), spines (tier 2)
     and one core (tier 3)."""
     c = vcore.Cluster()
@@ -44,9 +54,12 @@ def build_tree_cluster(spines: int = 8, leaves: int = 16, nodes: int = 32, gpus:
         for j in range(leaves):
             names = [f"s{i}-l{j}-n{k}" for k in range(nodes)]
             for name in names:
-                c.add_node({"metadata": {"name": name, "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
-                            "status": {"allocatable": {"cpu": str(cpu), "memory": "2Ti", "pods": "110",
-                                                       GPU: str(gpus)}}})
+                c.add_node(
+                    {
+                        "metadata": {"name": name, "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
+                        "status": {"allocatable": {"cpu": str(cpu), "memory": "2Ti", "pods": "110", GPU: str(gpus)}},
+                    }
+                )
             leaf = f"leaf-{i}-{j}"
             hns.append(_hypernode(leaf, 1, "leaf", [("Node", n) for n in names]))
             leaf_names.append(leaf)
@@ -57,9 +70,16 @@ def build_tree_cluster(spines: int = 8, leaves: int = 16, nodes: int = 32, gpus:
 
 
 def _hypernode(name: str, tier: int, tier_name: str, members: list[tuple[str, str]]) -> dict[str, Any]:
-    return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name},
-            "spec": {"tier": tier, "tierName": tier_name,
-                     "members": [{"type": t, "selector": {"exactMatch": {"name": m}}} for t, m in members]}}
+    return {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {"name": name},
+        "spec": {
+            "tier": tier,
+            "tierName": tier_name,
+            "members": [{"type": t, "selector": {"exactMatch": {"name": m}}} for t, m in members],
+        },
+    }
 
 
 @dataclass(frozen=True)
@@ -77,19 +97,36 @@ class Gang:
         spec: dict[str, Any] = {"minMember": self.pods}
         if topology_aware:
             spec["networkTopology"] = {"mode": "soft"}
-        return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                "metadata": {"name": self.name, "namespace": NAMESPACE}, "spec": spec}
+        return {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": self.name, "namespace": NAMESPACE},
+            "spec": spec,
+        }
 
     def pod(self, i: int) -> dict[str, Any]:
         g = self.gpus_per_pod
         req = {"cpu": str(8 * g), "memory": f"{64 * g}Gi", GPU: str(g)}
-        return {"metadata": {"name": f"{self.name}-{i}", "namespace": NAMESPACE,
-                             "annotations": {"scheduling.k8s.io/group-name": self.name}},
-                "spec": {"containers": [{"name": "w", "resources": {"requests": req, "limits": dict(req)}}]}}
+        return {
+            "metadata": {
+                "name": f"{self.name}-{i}",
+                "namespace": NAMESPACE,
+                "annotations": {"scheduling.k8s.io/group-name": self.name},
+            },
+            "spec": {"containers": [{"name": "w", "resources": {"requests": req, "limits": dict(req)}}]},
+        }
 
 
-def gang_stream(n_gangs: int, seed: int = 0, *, min_pods: int = 8, max_pods: int = 1024, max_gpus: int = 4096,
-                min_duration: int = 20, max_duration: int = 100) -> list[Gang]:
+def gang_stream(
+    n_gangs: int,
+    seed: int = 0,
+    *,
+    min_pods: int = 8,
+    max_pods: int = 1024,
+    max_gpus: int = 4096,
+    min_duration: int = 20,
+    max_duration: int = 100,
+) -> list[Gang]:
     """A seeded stream: pods log-uniform in [min_pods, max_pods], 1/2/4/8 GPUs per pod, at most ``max_gpus`` GPUs
     a gang (one spine of the default tree), durations uniform in steps."""
     rng = random.Random(seed)
@@ -106,8 +143,8 @@ def gang_stream(n_gangs: int, seed: int = 0, *, min_pods: int = 8, max_pods: int
 class GangOutcome:
     gang: Gang
     placed: bool
-    leaves: int = 0       # tier-1 domains spanned
-    spines: int = 0       # tier-2 domains spanned
+    leaves: int = 0  # tier-1 domains spanned
+    spines: int = 0  # tier-2 domains spanned
     nodes: int = 0
     seconds: float = 0.0  # placement wall time
 
@@ -117,7 +154,7 @@ class StreamResult:
     policy: str
     outcomes: list[GangOutcome] = field(default_factory=list)
     stranded: list[int] = field(default_factory=list)  # free GPUs on partly used nodes, after each step
-    used: list[int] = field(default_factory=list)      # GPUs in use, after each step
+    used: list[int] = field(default_factory=list)  # GPUs in use, after each step
 
     def summary(self) -> dict[str, float]:
         placed = [o for o in self.outcomes if o.placed]
@@ -145,12 +182,18 @@ def _cycle(policy: str) -> dict[str, Any]:
             limit = float(policy.split("-", 1)[1])
         except ValueError:
             raise ValueError(f"topology scenario: bad policy {policy!r} (cpsat-<seconds>)") from None
-        plugins.append({"name": "network-topology-aware",
-                        "arguments": {"solver": "cpsat", "timeLimitSeconds": limit, "workers": 1}})
+        plugins.append(
+            {
+                "name": "network-topology-aware",
+                "arguments": {"solver": "cpsat", "timeLimitSeconds": limit, "workers": 1},
+            }
+        )
     elif policy != "unaware":
         raise ValueError(f"topology scenario: unknown policy {policy!r} (native, cpsat-<seconds>, unaware)")
-    return {"actions": "allocate", "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}]},
-                                             {"plugins": plugins}]}
+    return {
+        "actions": "allocate",
+        "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}]}, {"plugins": plugins}],
+    }
 
 
 def _gpu_state(cluster: vcore.Cluster) -> tuple[int, int]:
@@ -206,8 +249,12 @@ def run_stream(cluster: vcore.Cluster, stream: list[Gang], policy: str) -> Strea
     return result
 
 
-def run_scenario(n_gangs: int = 100, seed: int = 1, policies: tuple[str, ...] = POLICIES,
-                 progress: Callable[[str], object] | None = None) -> dict[str, StreamResult]:
+def run_scenario(
+    n_gangs: int = 100,
+    seed: int = 1,
+    policies: tuple[str, ...] = POLICIES,
+    progress: Callable[[str], object] | None = None,
+) -> dict[str, StreamResult]:
     """The stream of ``n_gangs`` seeded gangs on the default 4096-node tree (8 spines x 16 leaves x 32 nodes of 8
     GPUs), once per policy, each on a fresh cluster. ``progress(policy)`` is called before each policy runs."""
     stream = gang_stream(n_gangs, seed=seed)
@@ -232,10 +279,14 @@ def plot(results: dict[str, StreamResult], path: str) -> None:
     for policy, r in results.items():
         placed = [o for o in r.outcomes if o.placed]
         s = r.summary()
-        spans.scatter([o.gang.gpus for o in placed], [o.leaves for o in placed], s=14, alpha=0.7,
-                      label=f"{policy} ({s['leaves_per_gang']:.1f} leaves, {s['spines_per_gang']:.2f} spines/gang)")
-        stranded.plot(range(1, len(r.stranded) + 1), r.stranded,
-                      label=f"{policy} (mean {s['stranded_gpus_mean']:.0f})")
+        spans.scatter(
+            [o.gang.gpus for o in placed],
+            [o.leaves for o in placed],
+            s=14,
+            alpha=0.7,
+            label=f"{policy} ({s['leaves_per_gang']:.1f} leaves, {s['spines_per_gang']:.2f} spines/gang)",
+        )
+        stranded.plot(range(1, len(r.stranded) + 1), r.stranded, label=f"{policy} (mean {s['stranded_gpus_mean']:.0f})")
     spans.set_xscale("log", base=2)
     spans.set_yscale("log", base=2)
     spans.set_xlabel("GPUs of the gang")

@@ -71,8 +71,9 @@ _FIELDS: dict[str, Constraint[Any]] = {
     "congestionWeight": Number(0, 1e6),
     "tieSlack": Integer(0, 2**31 - 1),
     "objective": String(choices=OBJECTIVES),
-    "objectiveWeights": Record({"tierSpans": ListOf(_OBJECTIVE_WEIGHT), "nodes": _OBJECTIVE_WEIGHT,
-                                "fragmentation": _OBJECTIVE_WEIGHT}),
+    "objectiveWeights": Record(
+        {"tierSpans": ListOf(_OBJECTIVE_WEIGHT), "nodes": _OBJECTIVE_WEIGHT, "fragmentation": _OBJECTIVE_WEIGHT}
+    ),
     "candidateDomains": Integer(1, 1 << 20),
     "weight": Integer(0, 10**6),
     _BINPACK + "cpu": _BINPACK_WEIGHT,
@@ -82,11 +83,20 @@ _FIELDS: dict[str, Constraint[Any]] = {
     _NORMAL_FADING: Number(0, 1e6),
 }
 #: The keys that set one TopologyPlacementArgs field as they are.
-_ATTRIBUTES = {"solver": "solver", "timeLimitSeconds": "time_limit_seconds", "relativeGap": "relative_gap",
-               "workers": "workers", "bandwidthWeight": "bandwidth_weight", "congestionWeight": "congestion_weight",
-               "tieSlack": "tie_slack", "objective": "objective", "candidateDomains": "candidate_domains",
-               "weight": "node_score_weight", _NORMAL_ENABLE: "normal_pod_binpack",
-               _NORMAL_FADING: "normal_pod_fading"}
+_ATTRIBUTES = {
+    "solver": "solver",
+    "timeLimitSeconds": "time_limit_seconds",
+    "relativeGap": "relative_gap",
+    "workers": "workers",
+    "bandwidthWeight": "bandwidth_weight",
+    "congestionWeight": "congestion_weight",
+    "tieSlack": "tie_slack",
+    "objective": "objective",
+    "candidateDomains": "candidate_domains",
+    "weight": "node_score_weight",
+    _NORMAL_ENABLE: "normal_pod_binpack",
+    _NORMAL_FADING: "normal_pod_fading",
+}
 
 
 @dataclass(frozen=True)
@@ -110,19 +120,30 @@ class TopologyPlacementArgs:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "solver": self.solver, "timeLimitSeconds": self.time_limit_seconds, "relativeGap": self.relative_gap,
-            "workers": self.workers, "bandwidthWeight": self.bandwidth_weight,
-            "congestionWeight": self.congestion_weight, "tieSlack": self.tie_slack, "objective": self.objective,
-            "candidateDomains": self.candidate_domains, "weight": self.node_score_weight,
-            _NORMAL_ENABLE: self.normal_pod_binpack, _NORMAL_FADING: self.normal_pod_fading}
+            "solver": self.solver,
+            "timeLimitSeconds": self.time_limit_seconds,
+            "relativeGap": self.relative_gap,
+            "workers": self.workers,
+            "bandwidthWeight": self.bandwidth_weight,
+            "congestionWeight": self.congestion_weight,
+            "tieSlack": self.tie_slack,
+            "objective": self.objective,
+            "candidateDomains": self.candidate_domains,
+            "weight": self.node_score_weight,
+            _NORMAL_ENABLE: self.normal_pod_binpack,
+            _NORMAL_FADING: self.normal_pod_fading,
+        }
         extra = [name for name, _ in self.binpack_weights if name not in ("cpu", "memory")]
         for name, weight in self.binpack_weights:
             out[_BINPACK + name if name in ("cpu", "memory") else f"{_RESOURCES}.{name}"] = weight
         if extra:
             out[_RESOURCES] = ", ".join(extra)
         if self.objective == "weighted":
-            out["objectiveWeights"] = {"tierSpans": list(self.tier_span_weights), "nodes": self.nodes_weight,
-                                       "fragmentation": self.fragmentation_weight}
+            out["objectiveWeights"] = {
+                "tierSpans": list(self.tier_span_weights),
+                "nodes": self.nodes_weight,
+                "fragmentation": self.fragmentation_weight,
+            }
         return out
 
 
@@ -142,11 +163,13 @@ def parse_topology_args(args: Mapping[str, Any] | None, path: str = "args") -> T
             raise unknown_key(at, key, tuple(_FIELDS), ProfileError)
     extra = _binpack_resources(checked.get(_RESOURCES), join(path, _RESOURCES))
     for key in checked:
-        if key.startswith(_RESOURCES + ".") and key[len(_RESOURCES) + 1:] not in extra:
+        if key.startswith(_RESOURCES + ".") and key[len(_RESOURCES) + 1 :] not in extra:
             raise fail(ProfileError, join(path, key), f"unknown key (list the resource in {_RESOURCES} first)")
     kw: dict[str, Any] = {_ATTRIBUTES[k]: v for k, v in checked.items() if k in _ATTRIBUTES}
-    kw["binpack_weights"] = tuple((name, checked.get(f"{_RESOURCES}.{name}" if name in extra else _BINPACK + name, 1))
-                                  for name in ("cpu", "memory", *extra))
+    kw["binpack_weights"] = tuple(
+        (name, checked.get(f"{_RESOURCES}.{name}" if name in extra else _BINPACK + name, 1))
+        for name in ("cpu", "memory", *extra)
+    )
     weights = checked.get("objectiveWeights")
     if weights is not None:
         if kw.get("objective", TopologyPlacementArgs.objective) != "weighted":

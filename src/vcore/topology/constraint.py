@@ -59,9 +59,21 @@ from vcore.validation import (
     mapping,
 )
 
-__all__ = ["KUEUE_PREFERRED", "KUEUE_REQUIRED", "KUEUE_SLICE_CONSTRAINTS", "KUEUE_SLICE_SIZE", "KUEUE_SLICE_TOPOLOGY",
-           "KUEUE_UNCONSTRAINED", "PodGroupTopology", "ResolvedConstraint", "SubGroup", "TierRef",
-           "TopologyConstraint", "kueue_constraint", "podgroup_topology"]
+__all__ = [
+    "KUEUE_PREFERRED",
+    "KUEUE_REQUIRED",
+    "KUEUE_SLICE_CONSTRAINTS",
+    "KUEUE_SLICE_SIZE",
+    "KUEUE_SLICE_TOPOLOGY",
+    "KUEUE_UNCONSTRAINED",
+    "PodGroupTopology",
+    "ResolvedConstraint",
+    "SubGroup",
+    "TierRef",
+    "TopologyConstraint",
+    "kueue_constraint",
+    "podgroup_topology",
+]
 
 KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 KUEUE_PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
@@ -72,13 +84,27 @@ KUEUE_SLICE_CONSTRAINTS = "kueue.x-k8s.io/podset-slice-required-topology-constra
 
 MODES = ("hard", "soft", "none")
 _INT32 = 2**31 - 1  # Volcano's PodGroup counts and tiers are int32
-_NETWORK_TOPOLOGY = NullsAbsent(Record({"mode": String(choices=("hard", "soft")),
-                                        "highestTierAllowed": Integer(0, _INT32),
-                                        "highestTierName": String(nonempty=True)}))
-_SUBGROUP = NullsAbsent(Record({"name": String(), "subGroupSize": Integer(1, _INT32),
-                                "minSubGroups": Integer(0, _INT32), "networkTopology": _NETWORK_TOPOLOGY,
-                                "labelSelector": LabelSelector(empty_selects_all=True),
-                                "matchLabelKeys": ListOf(LABEL_KEY)}))
+_NETWORK_TOPOLOGY = NullsAbsent(
+    Record(
+        {
+            "mode": String(choices=("hard", "soft")),
+            "highestTierAllowed": Integer(0, _INT32),
+            "highestTierName": String(nonempty=True),
+        }
+    )
+)
+_SUBGROUP = NullsAbsent(
+    Record(
+        {
+            "name": String(),
+            "subGroupSize": Integer(1, _INT32),
+            "minSubGroups": Integer(0, _INT32),
+            "networkTopology": _NETWORK_TOPOLOGY,
+            "labelSelector": LabelSelector(empty_selects_all=True),
+            "matchLabelKeys": ListOf(LABEL_KEY),
+        }
+    )
+)
 _PODGROUP_SPEC = NullsAbsent(Record({"networkTopology": _NETWORK_TOPOLOGY, "subGroupPolicy": ListOf(_SUBGROUP)}))
 
 
@@ -182,8 +208,10 @@ class TopologyConstraint:
         layers.sort()
         for (size, row), (next_size, next_row) in zip(layers, layers[1:]):
             if next_size % size or next_row < row:
-                raise TopologyError(f"{owner}: sub-groups must nest: groups of {size} within tier row {row} do not "
-                                    f"divide groups of {next_size} within tier row {next_row}")
+                raise TopologyError(
+                    f"{owner}: sub-groups must nest: groups of {size} within tier row {row} do not "
+                    f"divide groups of {next_size} within tier row {next_row}"
+                )
         if layers and n_pods % layers[-1][0]:
             raise TopologyError(f"{owner}: {n_pods} pods are not whole groups of {layers[-1][0]}")
         return ResolvedConstraint(start_row, limit_row, self.mode == "hard", tuple(layers), n_pods)
@@ -240,9 +268,16 @@ def podgroup_topology(pg: Any) -> PodGroupTopology:
             if mode == "soft":
                 limit = None  # bounded by the job's own constraint, or by nothing (see the module docstring)
         selector = spec["subGroupPolicy"][i].get("labelSelector")  # as written: the cycle picks pods with it
-        policies.append(SubGroup(size=p.get("subGroupSize"), limit=limit, name=p.get("name") or f"#{i}",
-                                 min_sub_groups=p.get("minSubGroups", 0), label_selector=selector,
-                                 match_label_keys=tuple(p.get("matchLabelKeys", ()))))
+        policies.append(
+            SubGroup(
+                size=p.get("subGroupSize"),
+                limit=limit,
+                name=p.get("name") or f"#{i}",
+                min_sub_groups=p.get("minSubGroups", 0),
+                label_selector=selector,
+                match_label_keys=tuple(p.get("matchLabelKeys", ())),
+            )
+        )
     return PodGroupTopology(constraint, tuple(policies))
 
 
@@ -285,8 +320,15 @@ def kueue_constraint(obj: Any, *, owner: str | None = None) -> TopologyConstrain
     owner = owner or default_owner
     required, preferred = annotations.get(KUEUE_REQUIRED), annotations.get(KUEUE_PREFERRED)
     unconstrained = str(annotations.get(KUEUE_UNCONSTRAINED, "")).lower() == "true"
-    given = [k for k, v in ((KUEUE_REQUIRED, required), (KUEUE_PREFERRED, preferred),
-                            (KUEUE_UNCONSTRAINED, unconstrained or None)) if v]
+    given = [
+        k
+        for k, v in (
+            (KUEUE_REQUIRED, required),
+            (KUEUE_PREFERRED, preferred),
+            (KUEUE_UNCONSTRAINED, unconstrained or None),
+        )
+        if v
+    ]
     if len(given) > 1:
         raise TopologyError(f"{owner}: annotations {' and '.join(given)} are mutually exclusive")
     for key, value in ((KUEUE_REQUIRED, required), (KUEUE_PREFERRED, preferred)):
@@ -297,15 +339,20 @@ def kueue_constraint(obj: Any, *, owner: str | None = None) -> TopologyConstrain
     layered = annotations.get(KUEUE_SLICE_CONSTRAINTS)
     if layered is not None:
         if slice_topology is not None or slice_size is not None:
-            raise TopologyError(f"{owner}: annotation {KUEUE_SLICE_CONSTRAINTS} excludes {KUEUE_SLICE_TOPOLOGY} and "
-                                f"{KUEUE_SLICE_SIZE}")
+            raise TopologyError(
+                f"{owner}: annotation {KUEUE_SLICE_CONSTRAINTS} excludes {KUEUE_SLICE_TOPOLOGY} and {KUEUE_SLICE_SIZE}"
+            )
         slices = _layered_slices(layered, owner)
     elif slice_topology is not None:
         _LEVEL(slice_topology, f"{owner}: annotation {KUEUE_SLICE_TOPOLOGY}", TopologyError)
         if slice_size is None:
             raise TopologyError(f"{owner}: annotation {KUEUE_SLICE_TOPOLOGY} needs {KUEUE_SLICE_SIZE}")
-        slices = [SubGroup(size=_SLICE_SIZE(slice_size, f"{owner}: annotation {KUEUE_SLICE_SIZE}", TopologyError),
-                           limit=TierRef(name=slice_topology))]
+        slices = [
+            SubGroup(
+                size=_SLICE_SIZE(slice_size, f"{owner}: annotation {KUEUE_SLICE_SIZE}", TopologyError),
+                limit=TierRef(name=slice_topology),
+            )
+        ]
     elif slice_size is not None:
         raise TopologyError(f"{owner}: annotation {KUEUE_SLICE_SIZE} needs {KUEUE_SLICE_TOPOLOGY}")
     if required:
@@ -332,7 +379,10 @@ def _layered_slices(raw: Any, owner: str) -> list[SubGroup]:
             raise fail(TopologyError, f"{where}[{i}].topology", f"{topology!r} listed twice")
         seen.add(topology)
         if out and out[-1].size % size:
-            raise fail(TopologyError, f"{where}[{i}].size",
-                       f"{size} does not divide the coarser layer's {out[-1].size} (coarsest first)")
+            raise fail(
+                TopologyError,
+                f"{where}[{i}].size",
+                f"{size} does not divide the coarser layer's {out[-1].size} (coarsest first)",
+            )
         out.append(SubGroup(size=size, limit=TierRef(name=topology)))
     return out

@@ -39,17 +39,18 @@ __all__ = ["CpSatOutcome", "domain_capacity", "enclosures", "solve"]
 
 @dataclass(frozen=True)
 class CpSatOutcome:
-    status: str                   # OPTIMAL, FEASIBLE, INFEASIBLE, UNKNOWN, MODEL_INVALID
-    counts: np.ndarray | None     # int32[n_slots] when a placement was found
+    status: str  # OPTIMAL, FEASIBLE, INFEASIBLE, UNKNOWN, MODEL_INVALID
+    counts: np.ndarray | None  # int32[n_slots] when a placement was found
     objective: int | None
     bound: float | None
-    gap: float | None             # (objective - bound) / max(1, objective)
+    gap: float | None  # (objective - bound) / max(1, objective)
     wall_seconds: float
-    row: int | None = None        # the enclosures' tier row (n_rows: the virtual root)
+    row: int | None = None  # the enclosures' tier row (n_rows: the virtual root)
 
 
-def domain_capacity(view: TopologyView, fit: np.ndarray, layers: tuple[tuple[int, int], ...]
-                    ) -> tuple[np.ndarray, np.ndarray, int]:
+def domain_capacity(
+    view: TopologyView, fit: np.ndarray, layers: tuple[tuple[int, int], ...]
+) -> tuple[np.ndarray, np.ndarray, int]:
     """(free pods per domain, capacity per domain in groups of the coarsest layer or pods, root capacity)."""
     topo = view.node_topo
     nd = view.n_domains
@@ -79,8 +80,14 @@ def domain_capacity(view: TopologyView, fit: np.ndarray, layers: tuple[tuple[int
     return agg, units[-1], int(root[-1])
 
 
-def enclosures(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, running: np.ndarray | None,
-               limit: int | None = None, keep: int | None = None) -> tuple[int, list[int]] | None:
+def enclosures(
+    view: TopologyView,
+    fit: np.ndarray,
+    rc: ResolvedConstraint,
+    running: np.ndarray | None,
+    limit: int | None = None,
+    keep: int | None = None,
+) -> tuple[int, list[int]] | None:
     """(row, candidate enclosing domains) at the lowest feasible row, the ``limit`` tightest of them (always with
     domain ``keep``); ``(n_rows, [])`` for the virtual root; None when nothing can hold the gang. The same rule as
     the native search, without its tie-breaks."""
@@ -119,10 +126,22 @@ def enclosures(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, runn
     return None
 
 
-def solve(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, *, hint: np.ndarray | None = None,
-          running: np.ndarray | None = None, time_limit: float = 1.0, relative_gap: float = 0.0, workers: int = 1,
-          weights: tuple[tuple[int, ...], int, int] | None = None, requests: np.ndarray | None = None,
-          free: np.ndarray | None = None, seed: int = 0, candidate_domains: int | None = None) -> CpSatOutcome:
+def solve(
+    view: TopologyView,
+    fit: np.ndarray,
+    rc: ResolvedConstraint,
+    *,
+    hint: np.ndarray | None = None,
+    running: np.ndarray | None = None,
+    time_limit: float = 1.0,
+    relative_gap: float = 0.0,
+    workers: int = 1,
+    weights: tuple[tuple[int, ...], int, int] | None = None,
+    requests: np.ndarray | None = None,
+    free: np.ndarray | None = None,
+    seed: int = 0,
+    candidate_domains: int | None = None,
+) -> CpSatOutcome:
     """Solve the gang placement exactly (within the limits). ``weights``: (tier span weights lowest row first, nodes,
     fragmentation) for the weighted objective; None is lexicographic. ``requests`` (int64[R]) and ``free``
     (int64[R, n_slots]) add the per-resource capacity rows. ``candidate_domains`` bounds the enclosures considered
@@ -228,8 +247,9 @@ def solve(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, *, hint: 
             m.add(x[a] >= x[b])
             m.add(u[a] >= u[b])
     # Objective.
-    span_terms = [[y[d] for d in members if view.domain_row[d] == r] + [u[s] for s in x if topo[r, s] < 0]
-                  for r in range(n_rows)]
+    span_terms = [
+        [y[d] for d in members if view.domain_row[d] == r] + [u[s] for s in x if topo[r, s] < 0] for r in range(n_rows)
+    ]
     node_term = list(u.values())
     part_term = list(part.values()) + list(ypart.values())
     if weights is None:
@@ -243,8 +263,9 @@ def solve(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, *, hint: 
     else:
         tier_w, w_nodes, w_part = weights
         span_w = [tier_w[r] if r < len(tier_w) else 1 for r in range(n_rows)]
-    objective = (sum(span_w[r] * sum(span_terms[r]) for r in range(n_rows)) + w_nodes * sum(node_term)
-                 + w_part * sum(part_term))
+    objective = (
+        sum(span_w[r] * sum(span_terms[r]) for r in range(n_rows)) + w_nodes * sum(node_term) + w_part * sum(part_term)
+    )
     m.minimize(objective)
     if hint is not None:
         _add_hint(m, hint, fit, x, u, full, part, y, ydfull, ypart, members, agg, groups, choose, slices, topo, row)
@@ -261,7 +282,7 @@ def solve(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, *, hint: 
             return CpSatOutcome(name, None, None, None, None, wall, row)
         # Out of time before any solution: the hint's value is the objective to report, with the bound reached.
         cost = placement_cost(topo, hint, fit)
-        obj = (sum(span_w[r] * cost.spans[r] for r in range(n_rows)) + w_nodes * cost.nodes + w_part * cost.partial)
+        obj = sum(span_w[r] * cost.spans[r] for r in range(n_rows)) + w_nodes * cost.nodes + w_part * cost.partial
         bound = float(solver.best_objective_bound)
         return CpSatOutcome(name, None, obj, bound, (obj - bound) / max(1.0, abs(obj)), wall, row)
     counts = np.zeros(topo.shape[1], dtype=np.int32)
@@ -281,12 +302,25 @@ def _enclosing_at_lowest_row(view: TopologyView, counts: np.ndarray) -> int | No
     return None
 
 
-def _add_hint(m: cp_model.CpModel, hint: np.ndarray, fit: np.ndarray, x: dict[int, cp_model.IntVar],
-              u: dict[int, cp_model.IntVar], full: dict[int, cp_model.IntVar], part: dict[int, cp_model.IntVar],
-              y: dict[int, cp_model.IntVar], ydfull: dict[int, cp_model.IntVar], ypart: dict[int, cp_model.IntVar],
-              members: dict[int, list[int]], agg: dict[int, int], groups: dict[tuple[int, ...], list[int]],
-              choose: dict[int, cp_model.IntVar], slices: list[tuple[cp_model.IntVar, list[int], int]],
-              topo: np.ndarray, row: int) -> None:
+def _add_hint(
+    m: cp_model.CpModel,
+    hint: np.ndarray,
+    fit: np.ndarray,
+    x: dict[int, cp_model.IntVar],
+    u: dict[int, cp_model.IntVar],
+    full: dict[int, cp_model.IntVar],
+    part: dict[int, cp_model.IntVar],
+    y: dict[int, cp_model.IntVar],
+    ydfull: dict[int, cp_model.IntVar],
+    ypart: dict[int, cp_model.IntVar],
+    members: dict[int, list[int]],
+    agg: dict[int, int],
+    groups: dict[tuple[int, ...], list[int]],
+    choose: dict[int, cp_model.IntVar],
+    slices: list[tuple[cp_model.IntVar, list[int], int]],
+    topo: np.ndarray,
+    row: int,
+) -> None:
     """The native placement as a complete hint, its loads sorted within each symmetry group."""
     h = np.asarray(hint, dtype=np.int64).copy()
     for nodes in groups.values():

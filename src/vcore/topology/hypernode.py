@@ -51,8 +51,16 @@ from vcore.validation import (
     type_name,
 )
 
-__all__ = ["BANDWIDTH_ANNOTATION", "CONGESTION_ANNOTATION", "LabelSelector", "as_mapping", "hypernode_name",
-           "hypernode_spec", "label_requirements", "labels_match"]
+__all__ = [
+    "BANDWIDTH_ANNOTATION",
+    "CONGESTION_ANNOTATION",
+    "LabelSelector",
+    "as_mapping",
+    "hypernode_name",
+    "hypernode_spec",
+    "label_requirements",
+    "labels_match",
+]
 
 BANDWIDTH_ANNOTATION = "vcore.io/bandwidth-gbps"
 CONGESTION_ANNOTATION = "vcore.io/congestion"
@@ -73,10 +81,15 @@ class _Tier(Constraint[int]):
 
 _LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 _SELECTORS = ("exactMatch", "regexMatch", "labelMatch")
-_MATCH_EXPRESSION = NullsAbsent(Record({"key": LABEL_KEY, "operator": String(choices=_LABEL_OPERATORS),
-                                       "values": ListOf(String())}, required=("key", "operator")))
-_LABEL_SELECTOR_SHAPE = NullsAbsent(Record({"matchLabels": MapOf(String(), key=LABEL_KEY),
-                                           "matchExpressions": ListOf(_MATCH_EXPRESSION)}))
+_MATCH_EXPRESSION = NullsAbsent(
+    Record(
+        {"key": LABEL_KEY, "operator": String(choices=_LABEL_OPERATORS), "values": ListOf(String())},
+        required=("key", "operator"),
+    )
+)
+_LABEL_SELECTOR_SHAPE = NullsAbsent(
+    Record({"matchLabels": MapOf(String(), key=LABEL_KEY), "matchExpressions": ListOf(_MATCH_EXPRESSION)})
+)
 
 
 @dataclass(frozen=True)
@@ -104,16 +117,25 @@ class LabelSelector(Constraint[list[tuple[str, str, list[str]]]]):
 
 
 # Volcano before 1.12 also wrote selector.type (Exact / Regex); the match field itself says the same.
-_SELECTOR = NullsAbsent(Record({
-    "exactMatch": NullsAbsent(Record({"name": DNS1123_SUBDOMAIN}, required=("name",))),
-    "regexMatch": NullsAbsent(Record({"pattern": RE2_PATTERN}, required=("pattern",))),
-    "labelMatch": LabelSelector(),
-    "type": String(),
-}))
-_MEMBER = NullsAbsent(Record({"type": String(choices=("Node", "HyperNode")), "selector": _SELECTOR},
-                             required=("type", "selector")))
-_SPEC = NullsAbsent(Record({"tier": _Tier(), "tierName": String(max_len=253), "members": ListOf(_MEMBER, min_len=1)},
-                           required=("tier", "members")))
+_SELECTOR = NullsAbsent(
+    Record(
+        {
+            "exactMatch": NullsAbsent(Record({"name": DNS1123_SUBDOMAIN}, required=("name",))),
+            "regexMatch": NullsAbsent(Record({"pattern": RE2_PATTERN}, required=("pattern",))),
+            "labelMatch": LabelSelector(),
+            "type": String(),
+        }
+    )
+)
+_MEMBER = NullsAbsent(
+    Record({"type": String(choices=("Node", "HyperNode")), "selector": _SELECTOR}, required=("type", "selector"))
+)
+_SPEC = NullsAbsent(
+    Record(
+        {"tier": _Tier(), "tierName": String(max_len=253), "members": ListOf(_MEMBER, min_len=1)},
+        required=("tier", "members"),
+    )
+)
 
 
 def as_mapping(obj: Any, what: str) -> Mapping[str, Any]:
@@ -145,8 +167,9 @@ def hypernode_name(hn: Any) -> str:
     return DNS1123_SUBDOMAIN(name, where, TopologyError)
 
 
-def label_requirements(where: str, selector: Any, *, empty_selects_all: bool = False
-                       ) -> list[tuple[str, str, list[str]]]:
+def label_requirements(
+    where: str, selector: Any, *, empty_selects_all: bool = False
+) -> list[tuple[str, str, list[str]]]:
     """:class:`LabelSelector` with TopologyError naming ``where`` and the field when the selector is malformed."""
     return LabelSelector(empty_selects_all)(selector, where, TopologyError)
 
@@ -172,8 +195,11 @@ def _member(path: str, member: Mapping[str, Any]) -> tuple[str, str, str, list[t
     spath = join(path, "selector")
     given = [k for k in _SELECTORS if k in selector]
     if len(given) != 1:
-        raise fail(TopologyError, spath, f"exactly one of exactMatch, regexMatch, labelMatch is required, got "
-                                         f"{', '.join(given) or 'none'}")
+        raise fail(
+            TopologyError,
+            spath,
+            f"exactly one of exactMatch, regexMatch, labelMatch is required, got {', '.join(given) or 'none'}",
+        )
     kind = given[0]
     if kind == "exactMatch":
         return (mtype, kind, selector[kind]["name"], [])

@@ -54,8 +54,9 @@ class Re2Pattern(Constraint[str]):
             compile_pattern(pattern)
         except re2.error as e:
             reason = e.args[0].decode(errors="replace") if e.args and isinstance(e.args[0], bytes) else str(e)
-            raise fail(error, path, f"{pattern!r} is not a valid RE2 regular expression (Go's regexp syntax): "
-                                    f"{reason}") from None
+            raise fail(
+                error, path, f"{pattern!r} is not a valid RE2 regular expression (Go's regexp syntax): {reason}"
+            ) from None
         return pattern
 
 
@@ -114,8 +115,9 @@ def with_slots(state: _core.ClusterState, specs: Iterable[dict[str, Any]]) -> tu
     whose names a regexMatch pattern occurs in; empty for the other selectors), and the node membership they were
     computed at (None when no member is a regexMatch)."""
     specs = list(specs)
-    patterns = sorted({value for spec in specs for _, selector, value, _ in spec["members"]
-                       if selector == "regexMatch"})
+    patterns = sorted(
+        {value for spec in specs for _, selector, value, _ in spec["members"] if selector == "regexMatch"}
+    )
     if not patterns:
         return [_native_spec(spec, {}) for spec in specs], None
     membership, names = _core.topology.node_names(state)
@@ -129,8 +131,10 @@ def with_slots(state: _core.ClusterState, specs: Iterable[dict[str, Any]]) -> tu
 
 
 def _native_spec(spec: dict[str, Any], slots: dict[str, list[int]]) -> dict[str, Any]:
-    members = [(mtype, selector, value, labels, slots[value] if selector == "regexMatch" else [])
-               for mtype, selector, value, labels in spec["members"]]
+    members = [
+        (mtype, selector, value, labels, slots[value] if selector == "regexMatch" else [])
+        for mtype, selector, value, labels in spec["members"]
+    ]
     return {**spec, "members": members}
 
 
@@ -163,6 +167,7 @@ class NodePatterns:
             self.refresh()
             _annotate(spec, *self._table)
             return call(spec)
+
         return retry_stale(again)
 
 

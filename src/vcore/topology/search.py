@@ -145,8 +145,9 @@ def _check_array(name: str, a: Any, n: int) -> np.ndarray:
     return a
 
 
-def valid_placement(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, counts: np.ndarray,
-                    running: np.ndarray | None = None) -> bool:
+def valid_placement(
+    view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, counts: np.ndarray, running: np.ndarray | None = None
+) -> bool:
     """Whether ``counts`` places the gang within ``fit``, inside one enclosing domain of the allowed rows (also
     holding the running pods), with every sub-group layer's slice domains holding whole groups."""
     counts = np.asarray(counts, dtype=np.int64)
@@ -178,9 +179,16 @@ def valid_placement(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint,
     return True
 
 
-def place_gang(cluster: Cluster, fit: np.ndarray, n_pods: int, constraint: TopologyConstraint | None = None, *,
-               running: np.ndarray | None = None, args: TopologyPlacementArgs | None = None,
-               optimize: bool = False) -> GangPlacement:
+def place_gang(
+    cluster: Cluster,
+    fit: np.ndarray,
+    n_pods: int,
+    constraint: TopologyConstraint | None = None,
+    *,
+    running: np.ndarray | None = None,
+    args: TopologyPlacementArgs | None = None,
+    optimize: bool = False,
+) -> GangPlacement:
     """Place ``n_pods`` identical pods of a gang (see the module docstring).
 
     ``fit``: int32[n_slots], pods that fit per node slot. ``constraint``: None places compactly without
@@ -198,9 +206,19 @@ def place_gang(cluster: Cluster, fit: np.ndarray, n_pods: int, constraint: Topol
     view = TopologyView(state)
     rc = (constraint or TopologyConstraint(mode="soft")).resolve(view, n_pods)
     try:
-        native = _core.topology.place_gang(state, fit, rc.n_pods, rc.start_row, rc.limit_row, rc.hard,
-                                           list(rc.layers), running, args.bandwidth_weight, args.congestion_weight,
-                                           args.tie_slack)
+        native = _core.topology.place_gang(
+            state,
+            fit,
+            rc.n_pods,
+            rc.start_row,
+            rc.limit_row,
+            rc.hard,
+            list(rc.layers),
+            running,
+            args.bandwidth_weight,
+            args.congestion_weight,
+            args.tie_slack,
+        )
     except ValueError as e:
         raise TopologyError(str(e)) from None
     topo = view.node_topo
@@ -211,9 +229,18 @@ def place_gang(cluster: Cluster, fit: np.ndarray, n_pods: int, constraint: Topol
     weights: Weights | None = None
     if args.objective == "weighted":
         weights = (args.tier_span_weights, args.nodes_weight, args.fragmentation_weight)
-    out = cpsat.solve(view, fit, rc, hint=native["counts"] if native["placed"] else None, running=running,
-                      time_limit=args.time_limit_seconds, relative_gap=args.relative_gap, workers=args.workers,
-                      weights=weights, candidate_domains=args.candidate_domains)
+    out = cpsat.solve(
+        view,
+        fit,
+        rc,
+        hint=native["counts"] if native["placed"] else None,
+        running=running,
+        time_limit=args.time_limit_seconds,
+        relative_gap=args.relative_gap,
+        workers=args.workers,
+        weights=weights,
+        candidate_domains=args.candidate_domains,
+    )
     if out.counts is None or not valid_placement(view, fit, rc, out.counts, running):
         return _replace(result, objective=out.objective, bound=out.bound, gap=out.gap)
     cost = placement_cost(topo, out.counts, fit)
@@ -221,8 +248,23 @@ def place_gang(cluster: Cluster, fit: np.ndarray, n_pods: int, constraint: Topol
     if incumbent is not None and not _better(cost, incumbent, weights):
         return _replace(result, objective=out.objective, bound=out.bound, gap=out.gap)
     domain, tier, row = _enclosure(view, out.counts, rc)
-    return GangPlacement(True, out.counts, domain, tier, row, "", "", "cpsat", out.objective, out.bound, out.gap,
-                         rc.layers, fit, topo, native["counts"] if native["placed"] else None)
+    return GangPlacement(
+        True,
+        out.counts,
+        domain,
+        tier,
+        row,
+        "",
+        "",
+        "cpsat",
+        out.objective,
+        out.bound,
+        out.gap,
+        rc.layers,
+        fit,
+        topo,
+        native["counts"] if native["placed"] else None,
+    )
 
 
 def _better(a: PlacementCost, b: PlacementCost, weights: Weights | None) -> bool:
@@ -240,9 +282,20 @@ def _from_native(view: TopologyView, native: _GangResult, fit: np.ndarray, rc: R
     d, row = native["domain"], native["row"]
     domain = native["domain_name"] if placed and d >= 0 else None
     tier = view.tiers[row] if placed and 0 <= row < view.n_rows else None
-    return GangPlacement(placed, native["counts"], domain, tier, row if placed else None, native["reason"],
-                         native["message"], "native", layers=rc.layers, _fit=fit, _node_topo=view.node_topo,
-                         _native_counts=native["counts"] if placed else None)
+    return GangPlacement(
+        placed,
+        native["counts"],
+        domain,
+        tier,
+        row if placed else None,
+        native["reason"],
+        native["message"],
+        "native",
+        layers=rc.layers,
+        _fit=fit,
+        _node_topo=view.node_topo,
+        _native_counts=native["counts"] if placed else None,
+    )
 
 
 def _enclosure(view: TopologyView, counts: np.ndarray, rc: ResolvedConstraint) -> tuple[str | None, int | None, int]:
@@ -255,8 +308,9 @@ def _enclosure(view: TopologyView, counts: np.ndarray, rc: ResolvedConstraint) -
     return None, None, view.n_rows
 
 
-def node_scores(cluster: Cluster, job_pods: np.ndarray, *, job_tasks: int, weight: float = 1.0,
-                candidates: np.ndarray | None = None) -> np.ndarray:
+def node_scores(
+    cluster: Cluster, job_pods: np.ndarray, *, job_tasks: int, weight: float = 1.0, candidates: np.ndarray | None = None
+) -> np.ndarray:
     """float64[n_slots]: Volcano's network-topology-aware score of each node for the next pod of a job whose pods
     run ``job_pods`` per slot (int32[n_slots]); ``job_tasks`` is the job's task count (Volcano's tie-break by the
     share of the job in a node's HyperNode), ``candidates`` (bool[n_slots]) the nodes being scored (default every
@@ -273,8 +327,9 @@ def node_scores(cluster: Cluster, job_pods: np.ndarray, *, job_tasks: int, weigh
         raise TopologyError(str(e)) from None
 
 
-def binpack_scores(cluster: Cluster, requests: Mapping[str, int], *, weights: Mapping[str, int], fading: float,
-                   weight: float) -> np.ndarray:
+def binpack_scores(
+    cluster: Cluster, requests: Mapping[str, int], *, weights: Mapping[str, int], fading: float, weight: float
+) -> np.ndarray:
     """int64[n_slots]: Volcano's HyperNode binpack node score of a pod without a network topology (the
     network-topology-aware plugin's normal-pod score), in 0..100 * ``weight``: per tier t, weighted ``fading`` **
     (t - 1), how full the node's HyperNode of that tier would be with the pod, over the resources the pod requests

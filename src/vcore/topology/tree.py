@@ -40,9 +40,11 @@ def _native(call: Callable[..., None], *args: Any) -> None:
 
 def _write(call: Callable[..., None], state: _core.ClusterState, specs: list[dict[str, Any]], one: bool) -> None:
     """A native HyperNode write with its regexMatch members matched against the nodes (again if they change)."""
+
     def attempt() -> None:
         native, membership = with_slots(state, specs)
         _native(call, state, native[0] if one else native, membership)
+
     retry_stale(attempt)
 
 

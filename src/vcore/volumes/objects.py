@@ -23,13 +23,28 @@ if TYPE_CHECKING:
     from vcore._native._convert import SelectorTerm
 
 __all__ = [
-    "KINDS", "Kind", "Parsed", "parse", "storage_size", "BETA_STORAGE_CLASS", "SELECTED_NODE", "BIND_COMPLETED",
-    "BOUND_BY_CONTROLLER", "MIGRATED_PLUGINS",
+    "KINDS",
+    "Kind",
+    "Parsed",
+    "parse",
+    "storage_size",
+    "BETA_STORAGE_CLASS",
+    "SELECTED_NODE",
+    "BIND_COMPLETED",
+    "BOUND_BY_CONTROLLER",
+    "MIGRATED_PLUGINS",
 ]
 
 #: A kind of storage object, by the lower-case singular name vcore's messages use.
-Kind = Literal["persistentvolume", "persistentvolumeclaim", "storageclass", "csinode", "csidriver",
-               "csistoragecapacity", "volumeattachment"]
+Kind = Literal[
+    "persistentvolume",
+    "persistentvolumeclaim",
+    "storageclass",
+    "csinode",
+    "csidriver",
+    "csistoragecapacity",
+    "volumeattachment",
+]
 PERSISTENT_VOLUME: Final = "persistentvolume"
 CLAIM: Final = "persistentvolumeclaim"
 STORAGE_CLASS: Final = "storageclass"
@@ -53,8 +68,10 @@ VOLUME_MODES = ("Filesystem", "Block")
 BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
 # The topology labels VolumeZone reads off a PV, in its order, with the GA label a node may carry instead.
 ZONE_LABELS = (
-    (translation.ZONE_BETA, translation.ZONE_GA), (translation.REGION_BETA, translation.REGION_GA),
-    (translation.ZONE_GA, translation.ZONE_GA), (translation.REGION_GA, translation.REGION_GA),
+    (translation.ZONE_BETA, translation.ZONE_GA),
+    (translation.REGION_BETA, translation.REGION_GA),
+    (translation.ZONE_GA, translation.ZONE_GA),
+    (translation.REGION_GA, translation.REGION_GA),
 )
 _LABEL_VALUE_MAX = 63
 
@@ -67,7 +84,7 @@ class Parsed:
     key: str  # name, or namespace/name for a namespaced kind
     resource_version: str
     spec: dict[str, Any]  # the native record
-    obj: dict[str, Any]   # the API dict
+    obj: dict[str, Any]  # the API dict
 
 
 class _Reader:
@@ -238,22 +255,31 @@ def _persistent_volume(r: _Reader) -> dict[str, Any]:
     ref = spec.get("claimRef")
     if ref is not None:
         ref = r.mapping(ref, "spec.claimRef")
-        out["claim_ref"] = (r.string(ref.get("namespace"), "spec.claimRef.namespace"),
-                            r.string(ref.get("name"), "spec.claimRef.name"),
-                            r.string(ref.get("uid"), "spec.claimRef.uid"))
+        out["claim_ref"] = (
+            r.string(ref.get("namespace"), "spec.claimRef.namespace"),
+            r.string(ref.get("name"), "spec.claimRef.name"),
+            r.string(ref.get("uid"), "spec.claimRef.uid"),
+        )
     csi = spec.get("csi")
     if csi is not None:
         csi = r.mapping(csi, "spec.csi")
-        out["csi"] = (r.string(csi.get("driver"), "spec.csi.driver"),
-                      r.string(csi.get("volumeHandle"), "spec.csi.volumeHandle"))
+        out["csi"] = (
+            r.string(csi.get("driver"), "spec.csi.driver"),
+            r.string(csi.get("volumeHandle"), "spec.csi.volumeHandle"),
+        )
         return out
     for source in translation.MIGRATED_DRIVERS:
         volume = spec.get(source)
         if volume is None:
             continue
         t = translation.translate_pv(source, r.mapping(volume, f"spec.{source}"), labels, terms)
-        out["migration"] = {"plugin": t.plugin, "driver": t.driver, "handle": t.handle, "error": t.error,
-                            "affinity": t.affinity}
+        out["migration"] = {
+            "plugin": t.plugin,
+            "driver": t.driver,
+            "handle": t.handle,
+            "error": t.error,
+            "affinity": t.affinity,
+        }
         break
     return out
 
@@ -286,8 +312,9 @@ def _claim(r: _Reader) -> dict[str, Any]:
 def _label_value_ok(value: Any) -> bool:
     if not isinstance(value, str) or len(value) > _LABEL_VALUE_MAX:
         return False
-    return value == "" or (value[0].isalnum() and value[-1].isalnum() and value.isascii()
-                           and all(c.isalnum() or c in "-_." for c in value))
+    return value == "" or (
+        value[0].isalnum() and value[-1].isalnum() and value.isascii() and all(c.isalnum() or c in "-_." for c in value)
+    )
 
 
 def _storage_class_record(r: _Reader) -> dict[str, Any]:
@@ -303,8 +330,10 @@ def _storage_class_record(r: _Reader) -> dict[str, Any]:
         for j, expr in enumerate(r.sequence(term.get("matchLabelExpressions"), path)):
             expr = r.mapping(expr, f"{path}[{j}]")
             key = r.string(expr.get("key"), f"{path}[{j}].key")
-            values = [r.string(v, f"{path}[{j}].values[{k}]")
-                      for k, v in enumerate(r.sequence(expr.get("values"), f"{path}[{j}].values"))]
+            values = [
+                r.string(v, f"{path}[{j}].values[{k}]")
+                for k, v in enumerate(r.sequence(expr.get("values"), f"{path}[{j}].values"))
+            ]
             # TopologySelectorRequirementsAsSelector: a key or value labels cannot hold, or no value, makes the term
             # select nothing.
             try:
@@ -314,8 +343,12 @@ def _storage_class_record(r: _Reader) -> dict[str, Any]:
             valid = valid and bool(values) and all(_label_value_ok(v) for v in values)
             requirements.append((key, values))
         terms.append(requirements if valid else [])
-    return {"name": r.name, "provisioner": r.string(r.d.get("provisioner"), "provisioner"),
-            "binding_mode": mode or "", "allowed_topologies": terms}
+    return {
+        "name": r.name,
+        "provisioner": r.string(r.d.get("provisioner"), "provisioner"),
+        "binding_mode": mode or "",
+        "allowed_topologies": terms,
+    }
 
 
 def _csi_node(r: _Reader) -> dict[str, Any]:
@@ -348,23 +381,34 @@ def _capacity(r: _Reader) -> dict[str, Any]:
     path = "maximumVolumeSize"
     if limit is None:
         limit, path = r.d.get("capacity"), "capacity"
-    return {"key": r.key, "storage_class": r.string(r.d.get("storageClassName"), "storageClassName"),
-            "limit": None if limit is None else _convert.parse_quantity(limit, obj=r.where, field=path),
-            "topology": r.selector(r.d.get("nodeTopology"), "nodeTopology")}
+    return {
+        "key": r.key,
+        "storage_class": r.string(r.d.get("storageClassName"), "storageClassName"),
+        "limit": None if limit is None else _convert.parse_quantity(limit, obj=r.where, field=path),
+        "topology": r.selector(r.d.get("nodeTopology"), "nodeTopology"),
+    }
 
 
 def _attachment(r: _Reader) -> dict[str, Any]:
     spec = r.mapping(r.d.get("spec"), "spec")
     source = r.mapping(spec.get("source"), "spec.source")
     pv = source.get("persistentVolumeName")
-    return {"name": r.name, "node": r.string(spec.get("nodeName"), "spec.nodeName"),
-            "attacher": r.string(spec.get("attacher"), "spec.attacher"),
-            "pv": None if pv is None else r.string(pv, "spec.source.persistentVolumeName")}
+    return {
+        "name": r.name,
+        "node": r.string(spec.get("nodeName"), "spec.nodeName"),
+        "attacher": r.string(spec.get("attacher"), "spec.attacher"),
+        "pv": None if pv is None else r.string(pv, "spec.source.persistentVolumeName"),
+    }
 
 
 _PARSERS: dict[str, Callable[[_Reader], dict[str, Any]]] = {
-    PERSISTENT_VOLUME: _persistent_volume, CLAIM: _claim, STORAGE_CLASS: _storage_class_record, CSI_NODE: _csi_node,
-    CSI_DRIVER: _csi_driver, CAPACITY: _capacity, ATTACHMENT: _attachment,
+    PERSISTENT_VOLUME: _persistent_volume,
+    CLAIM: _claim,
+    STORAGE_CLASS: _storage_class_record,
+    CSI_NODE: _csi_node,
+    CSI_DRIVER: _csi_driver,
+    CAPACITY: _capacity,
+    ATTACHMENT: _attachment,
 }
 
 

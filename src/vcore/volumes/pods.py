@@ -21,8 +21,19 @@ if TYPE_CHECKING:
 
 __all__ = ["pod_volumes", "with_volumes"]
 
-_SOURCES = ("persistentVolumeClaim", "ephemeral", "gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi",
-            "azureDisk", "azureFile", "cinder", "vsphereVolume", "portworxVolume")
+_SOURCES = (
+    "persistentVolumeClaim",
+    "ephemeral",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "rbd",
+    "iscsi",
+    "azureDisk",
+    "azureFile",
+    "cinder",
+    "vsphereVolume",
+    "portworxVolume",
+)
 
 
 def with_volumes(spec: PodSpec, pod: Any) -> PodSpec:
@@ -79,15 +90,16 @@ def pod_volumes(pod: Any, key: str) -> dict[str, Any]:
         elif source == "rbd":
             item["disk"] = _string(fields.get("image"), f"{at}.image")
             item["pool"] = _string(fields.get("pool"), f"{at}.pool")
-            item["monitors"] = [_string(m, f"{at}.monitors[{k}]")
-                                for k, m in enumerate(optional_list(fields.get("monitors"), f"{at}.monitors"))]
+            item["monitors"] = [
+                _string(m, f"{at}.monitors[{k}]")
+                for k, m in enumerate(optional_list(fields.get("monitors"), f"{at}.monitors"))
+            ]
         if source in ("gcePersistentDisk", "awsElasticBlockStore", "iscsi", "rbd"):
             item["read_only"] = _flag(fields.get("readOnly"), f"{at}.readOnly")
         plugin = translation.inline_plugin(source)
         if plugin:
             t = translation.translate_inline(source, fields)
-            item.update(migration_plugin=plugin, csi_driver=t.driver, csi_handle=t.handle,
-                        translation_error=t.error)
+            item.update(migration_plugin=plugin, csi_driver=t.driver, csi_handle=t.handle, translation_error=t.error)
         items.append(item)
     uid = _string(meta.get("uid"), f"{ctx}: metadata.uid")
     return {"namespace": namespace, "name": name, "uid": uid, "items": items}

@@ -52,8 +52,14 @@ def writes(held: VolumeObjects, binds: VolumeBinds) -> list[tuple[str, dict[str,
         ref = spec.get("claimRef") or {}
         if ref.get("name") != name or ref.get("namespace") != ns or ref.get("uid") != uid:
             claim_meta = (claim or {}).get("metadata") or {}
-            spec["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": ns, "name": name,
-                                "uid": uid, "resourceVersion": claim_meta.get("resourceVersion", "")}
+            spec["claimRef"] = {
+                "kind": "PersistentVolumeClaim",
+                "apiVersion": "v1",
+                "namespace": ns,
+                "name": name,
+                "uid": uid,
+                "resourceVersion": claim_meta.get("resourceVersion", ""),
+            }
         annotations = dict(meta.get("annotations") or {})
         if not _bound_to(pv, ns, name, uid) and O.BOUND_BY_CONTROLLER not in annotations:
             annotations[O.BOUND_BY_CONTROLLER] = "yes"
@@ -83,8 +89,9 @@ def _older(obj: Mapping[str, Any], written: Mapping[str, str], kind: str, key: s
 
 
 def _fully_bound(claim: Mapping[str, Any]) -> bool:
-    return bool((claim.get("spec") or {}).get("volumeName")) and \
-        O.BIND_COMPLETED in ((claim.get("metadata") or {}).get("annotations") or {})
+    return bool((claim.get("spec") or {}).get("volumeName")) and O.BIND_COMPLETED in (
+        (claim.get("metadata") or {}).get("annotations") or {}
+    )
 
 
 def _pv_fits(state: _core.ClusterState, pv: str, node: str) -> tuple[bool, str]:
@@ -95,8 +102,9 @@ def _pv_fits(state: _core.ClusterState, pv: str, node: str) -> tuple[bool, str]:
     return checked
 
 
-def status(state: _core.ClusterState, held: VolumeObjects, binds: VolumeBinds,
-           written: Mapping[str, str]) -> tuple[bool, str | None]:
+def status(
+    state: _core.ClusterState, held: VolumeObjects, binds: VolumeBinds, written: Mapping[str, str]
+) -> tuple[bool, str | None]:
     """(done, error): whether every claim of the binds is bound, or why the binding failed."""
     node = binds.node
     if not state.has_node(node):

@@ -61,9 +61,15 @@ class VolumeObjects:
 
 
 def _method(kind: str) -> str:
-    return {objects.PERSISTENT_VOLUME: "persistent_volume", objects.CLAIM: "persistent_volume_claim",
-            objects.STORAGE_CLASS: "storage_class", objects.CSI_NODE: "csi_node", objects.CSI_DRIVER: "csi_driver",
-            objects.CAPACITY: "csi_storage_capacity", objects.ATTACHMENT: "volume_attachment"}[kind]
+    return {
+        objects.PERSISTENT_VOLUME: "persistent_volume",
+        objects.CLAIM: "persistent_volume_claim",
+        objects.STORAGE_CLASS: "storage_class",
+        objects.CSI_NODE: "csi_node",
+        objects.CSI_DRIVER: "csi_driver",
+        objects.CAPACITY: "csi_storage_capacity",
+        objects.ATTACHMENT: "volume_attachment",
+    }[kind]
 
 
 def volume_binds(state: _core.ClusterState, key: str) -> VolumeBinds | None:
@@ -71,8 +77,11 @@ def volume_binds(state: _core.ClusterState, key: str) -> VolumeBinds | None:
     assumed = _core.volume_assumption(state, key)
     if assumed is None:
         return None
-    return VolumeBinds(assumed["node"], tuple((pv, f"{ns}/{name}", uid) for pv, ns, name, uid in assumed["bindings"]),
-                       tuple(assumed["provisions"]))
+    return VolumeBinds(
+        assumed["node"],
+        tuple((pv, f"{ns}/{name}", uid) for pv, ns, name, uid in assumed["bindings"]),
+        tuple(assumed["provisions"]),
+    )
 
 
 def with_volume_binds(state: _core.ClusterState, placements: list[Placement]) -> None:

@@ -19,8 +19,12 @@ from typing import Any
 __all__ = ["MIGRATED_DRIVERS", "MULTI_ZONE", "Translated", "inline_plugin", "translate_inline", "translate_pv"]
 
 GCE_PD, AWS_EBS, AZURE_DISK, CINDER, PORTWORX = (
-    "kubernetes.io/gce-pd", "kubernetes.io/aws-ebs", "kubernetes.io/azure-disk", "kubernetes.io/cinder",
-    "kubernetes.io/portworx-volume")
+    "kubernetes.io/gce-pd",
+    "kubernetes.io/aws-ebs",
+    "kubernetes.io/azure-disk",
+    "kubernetes.io/cinder",
+    "kubernetes.io/portworx-volume",
+)
 
 #: The in-tree plugins whose CSI migration kube-scheduler honors, by their volume source field, with the CSI driver
 #: each migrates to.
@@ -33,8 +37,11 @@ MIGRATED_DRIVERS: Mapping[str, tuple[str, str]] = {
 }
 
 # The topology key each driver's PVs use for the zone (Azure Disk and Portworx keep the PV's node affinity as it is).
-_TOPOLOGY_KEYS = {GCE_PD: "topology.gke.io/zone", AWS_EBS: "topology.ebs.csi.aws.com/zone",
-                  CINDER: "topology.cinder.csi.openstack.org/zone"}
+_TOPOLOGY_KEYS = {
+    GCE_PD: "topology.gke.io/zone",
+    AWS_EBS: "topology.ebs.csi.aws.com/zone",
+    CINDER: "topology.cinder.csi.openstack.org/zone",
+}
 
 ZONE_GA, REGION_GA = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"
 ZONE_BETA, REGION_BETA = "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region"
@@ -83,8 +90,9 @@ def translate_inline(source: str, volume: Mapping[str, Any]) -> Translated:
     return Translated(plugin, driver, volume.get("volumeID") or "")  # cinder, portworxVolume
 
 
-def translate_pv(source: str, volume: Mapping[str, Any], labels: Mapping[str, str],
-                 terms: Sequence[Mapping[str, Any]] | None) -> Translated:
+def translate_pv(
+    source: str, volume: Mapping[str, Any], labels: Mapping[str, str], terms: Sequence[Mapping[str, Any]] | None
+) -> Translated:
     """A PV of an in-tree source (the source field, its value, the PV's labels and required node affinity terms) as
     CSI (TranslateInTreePVToCSI)."""
     plugin, driver = MIGRATED_DRIVERS[source]
@@ -155,8 +163,9 @@ def _has_key(terms: list[Term] | None, key: str) -> bool:
 
 
 def _values_of(terms: list[Term] | None, key: str) -> list[str]:
-    return sorted({v for term in terms or () for k, _, values in term.get("expressions", ()) if k == key
-                   for v in values})
+    return sorted(
+        {v for term in terms or () for k, _, values in term.get("expressions", ()) if k == key for v in values}
+    )
 
 
 def _replace_key(terms: list[Term] | None, old: str, new: str) -> list[Term] | None:
@@ -174,7 +183,7 @@ def _ebs_volume_id(kubernetes_id: str) -> tuple[str, str]:
     problem = _url_problem(kubernetes_id)
     if problem:
         return "", f"Invalid disk name ({kubernetes_id}): parse {_go_quote(kubernetes_id)}: {problem}"
-    rest = kubernetes_id[len("aws://"):]
+    rest = kubernetes_id[len("aws://") :]
     slash = rest.find("/")
     path = rest[slash:] if slash >= 0 else ""
     path = path.split("?", 1)[0].split("#", 1)[0]
@@ -190,14 +199,14 @@ def _url_problem(url: str) -> str:
         return "net/url: invalid control character in URL"
     bad = _URL_ESCAPE.search(url)
     if bad:
-        return f"invalid URL escape {_go_quote(url[bad.start():bad.start() + 3])}"
-    host = url[len("aws://"):].split("/", 1)[0]
+        return f"invalid URL escape {_go_quote(url[bad.start() : bad.start() + 3])}"
+    host = url[len("aws://") :].split("/", 1)[0]
     if ":" in host:
         port = host.rsplit(":", 1)[1]
         if not port.isdigit() and port:
             return f"invalid port {_go_quote(':' + port)} after host"
     for c in host:
-        if c in " <>\"`{}|\\^":
+        if c in ' <>"`{}|\\^':
             return f"invalid character {_go_quote(c)} in host name"
     return ""
 

@@ -8,6 +8,7 @@ are all fixed passes, which strict mode reports. A fix owner greps for the const
 case names it (``python -m tests.batch.volcano.fidelity_table`` lists those); docs/volcano-fidelity.md lists, per
 cause, the Volcano code that defines the semantics, a minimal case and what vcore does instead.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,7 +34,8 @@ def _config(name: str, summary: str) -> Cause:
 TOPOLOGY_ARGUMENTS_NOT_DEFAULTED = _config(
     "TOPOLOGY_ARGUMENTS_NOT_DEFAULTED",
     "network-topology-aware arguments Volcano cannot use (negative weights, a non-bool enable, a weight for a "
-    "resource not listed in hypernode.binpack.resources) fall back to the defaults; vcore refuses the configuration")
+    "resource not listed in hypernode.binpack.resources) fall back to the defaults; vcore refuses the configuration",
+)
 
 # -- semantics vcore gets wrong ----------------------------------------------------------------------------------
 TOPOLOGY_DOMAIN_CHOICE = Cause(
@@ -41,23 +43,28 @@ TOPOLOGY_DOMAIN_CHOICE = Cause(
     "Volcano tries the gang in each HyperNode of the tier gradient with the real task-by-task allocation and keeps "
     "the one with the highest HyperNode binpack score ((used + request) / allocatable); vcore's domain search counts "
     "per node the pods of the job that fit, the minimum over its roles (a domain that holds a mixed-role gang "
-    "exactly looks too small), and prefers the tightest domain")
+    "exactly looks too small), and prefers the tightest domain",
+)
 SUBGROUP_POLICY_MODEL = Cause(
     "SUBGROUP_POLICY_MODEL",
     "Volcano 1.14 splits a job's pods into SubJobs by their matchLabelKeys values (pods without the keys stay in "
     "the job's default SubJob), each SubJob needing subGroupSize pods and each policy minSubGroups SubJobs, placed "
     "one by one (running pods included); vcore refuses: pod counts that are not whole groups of subGroupSize, a "
     "labelled sub-group of several roles, label keys on more than the finest policy, running pods in a labelled "
-    "sub-group")
+    "sub-group",
+)
 TOPOLOGY_SCORE_TOP_TIER = Cause(
     "TOPOLOGY_SCORE_TOP_TIER",
     "Volcano's session adds a virtual cluster-top HyperNode one tier above the highest (addClusterTopHyperNode): "
     "the LCA-tier node score is (top - tier) / (top - lowest) and the normal-pod binpack score averages the top "
-    "tier too; vcore's scores use the real tiers only")
+    "tier too; vcore's scores use the real tiers only",
+)
 TOPOLOGY_ALLOCATED_HYPERNODE = Cause(
     "TOPOLOGY_ALLOCATED_HYPERNODE",
     "a job's allocated HyperNode is its PodGroup's volcano.sh/job-allocated-hypernode annotation (the domain its "
-    "placement chose, possibly wider than its pods); vcore derives it from where the running pods are")
+    "placement chose, possibly wider than its pods); vcore derives it from where the running pods are",
+)
 SCORE_TRUNCATION = Cause(
     "SCORE_TRUNCATION",
-    "Volcano's plugin node scores are float64 (468.75); vcore's HyperNode binpack score is truncated to an integer")
+    "Volcano's plugin node scores are float64 (468.75); vcore's HyperNode binpack score is truncated to an integer",
+)

@@ -9,6 +9,7 @@ reports the case xfailed. Anything else (a failure, an error, a strict xpass) is
 
 Run from the repository root: ``python -m tests.batch.volcano.fidelity_table``.
 """
+
 from __future__ import annotations
 
 import ast
@@ -66,8 +67,10 @@ def cause_names(nodeid: str, reason: str) -> tuple[str, ...]:
     names = tuple(CAUSE_NAME.findall(reason))
     unknown = [n for n in names if n not in CAUSES]
     if not names or unknown:
-        raise ValueError(f"{nodeid}: xfail reason names no cause of causes.py"
-                         f"{f' (unknown: {unknown})' if unknown else ''}: {reason!r}")
+        raise ValueError(
+            f"{nodeid}: xfail reason names no cause of causes.py"
+            f"{f' (unknown: {unknown})' if unknown else ''}: {reason!r}"
+        )
     return names
 
 
@@ -99,13 +102,23 @@ def report(cases: dict[str, Outcome]) -> str:
     per_file = []
     for m in modules:
         n = counts[m]
-        per_file.append([go_file(m), f"`tests/batch/volcano/{m}`", n.total(), n["passed"], n["xfailed"],
-                         n["skipped"]])
+        per_file.append([go_file(m), f"`tests/batch/volcano/{m}`", n.total(), n["passed"], n["xfailed"], n["skipped"]])
     total = Counter(c.outcome for c in cases.values())
-    per_file.append(["**total**", "", f"**{total.total()}**", f"**{total['passed']}**", f"**{total['xfailed']}**",
-                     f"**{total['skipped']}**"])
-    out = ["## Per Volcano test file", "",
-           table(["Volcano test file", "vcore module", "cases", "pass", "xfail", "skip"], per_file, right=4)]
+    per_file.append(
+        [
+            "**total**",
+            "",
+            f"**{total.total()}**",
+            f"**{total['passed']}**",
+            f"**{total['xfailed']}**",
+            f"**{total['skipped']}**",
+        ]
+    )
+    out = [
+        "## Per Volcano test file",
+        "",
+        table(["Volcano test file", "vcore module", "cases", "pass", "xfail", "skip"], per_file, right=4),
+    ]
 
     xfailed = [c for c in cases.values() if c.outcome == "xfailed"]
     by_file = []
@@ -114,14 +127,20 @@ def report(cases: dict[str, Outcome]) -> str:
         if per_cause:
             cells = ", ".join(f"{name} ({k})" for name, k in sorted(per_cause.items(), key=lambda kv: (-kv[1], kv[0])))
             by_file.append([go_file(m), cells])
-    out += ["", "## xfail by cause, per file (a case counts under each of its causes)", "",
-            table(["Volcano test file", "causes (cases)"], by_file)]
+    out += [
+        "",
+        "## xfail by cause, per file (a case counts under each of its causes)",
+        "",
+        table(["Volcano test file", "causes (cases)"], by_file),
+    ]
 
     in_all = Counter(name for c in xfailed for name in c.causes)
     sole = Counter(c.causes[0] for c in xfailed if len(c.causes) == 1)
     unused = sorted(set(CAUSES) - set(in_all))
-    rows = [[f"{name}", CAUSES[name].raises.__name__, sole[name], in_all[name]]
-            for name in sorted(in_all, key=lambda n: (-in_all[n], n))]
+    rows = [
+        [f"{name}", CAUSES[name].raises.__name__, sole[name], in_all[name]]
+        for name in sorted(in_all, key=lambda n: (-in_all[n], n))
+    ]
     out += ["", "## Causes", "", table(["cause", "raises", "sole cause", "in all"], rows, right=2)]
     if unused:
         out += ["", f"Causes no xfailed case names: {', '.join(unused)}"]
@@ -132,15 +151,28 @@ def report(cases: dict[str, Outcome]) -> str:
 
     failed = sorted(nodeid for nodeid, c in cases.items() if c.outcome == "failed")
     if failed:
-        out += ["", "## Failed (a difference no cause names, an error, or an xfail whose causes are fixed)", "",
-                *(f"- {nodeid}" for nodeid in failed)]
+        out += [
+            "",
+            "## Failed (a difference no cause names, an error, or an xfail whose causes are fixed)",
+            "",
+            *(f"- {nodeid}" for nodeid in failed),
+        ]
     return "\n".join(out)
 
 
 def main() -> int:
     collector = Collector()
-    args = [str(HERE), "-q", "-rN", "-p", "no:cacheprovider", "--no-header", "--disable-warnings",
-            "-o", "console_output_style=classic"]
+    args = [
+        str(HERE),
+        "-q",
+        "-rN",
+        "-p",
+        "no:cacheprovider",
+        "--no-header",
+        "--disable-warnings",
+        "-o",
+        "console_output_style=classic",
+    ]
     exit_code = pytest.main(args, plugins=[collector])
     if exit_code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         print(f"fidelity_table: pytest stopped with {exit_code!r}", file=sys.stderr)

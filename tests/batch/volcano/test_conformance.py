@@ -6,6 +6,7 @@ test-namespace, and expects only the second as a victim. A cycle needs a preempt
 starve, so here the priority plugin (JobStarving, Preemptable) joins conformance, both pods belong to low-priority
 PodGroups, the node is full, and a high-priority pod needs the room of one of them: only test-namespace/test-pod
 may go."""
+
 from __future__ import annotations
 
 import pytest
@@ -28,21 +29,41 @@ from .volcano_fixtures import (
 )
 
 R1 = rl("1", "1Gi")
-SUITE = Suite("TestConformancePlugin", [[
-    opt("conformance", EnabledPreemptable=True),
-    opt("priority", EnabledJobOrder=True, EnabledTaskOrder=True, EnabledPreemptable=True, EnabledJobStarving=True),
-]], ["preempt"], [
-    Case("conformance plugin",
-         priority_classes=[build_priority_class("low", 10), build_priority_class("high", 1000)],
-         podgroups=[build_podgroup("pg1", "kube-system", "default", 0, None, PG_RUNNING, priority_class="low"),
-                    build_podgroup("pg1", "test-namespace", "default", 0, None, PG_RUNNING, priority_class="low"),
-                    build_podgroup("preemptor", "default", "default", 1, None, PG_INQUEUE, priority_class="high")],
-         pods=[build_pod("kube-system", "test-pod", "test-node", RUNNING, R1, "pg1"),
-               build_pod("test-namespace", "test-pod", "test-node", RUNNING, R1, "pg1"),
-               build_pod("default", "preemptor-0", "", PENDING, R1, "preemptor")],
-         nodes=[build_node("test-node", node_res("2", "2Gi"))], queues=[build_queue("default", 1)],
-         expect_evicted=["test-namespace/test-pod"]),
-])
+SUITE = Suite(
+    "TestConformancePlugin",
+    [
+        [
+            opt("conformance", EnabledPreemptable=True),
+            opt(
+                "priority",
+                EnabledJobOrder=True,
+                EnabledTaskOrder=True,
+                EnabledPreemptable=True,
+                EnabledJobStarving=True,
+            ),
+        ]
+    ],
+    ["preempt"],
+    [
+        Case(
+            "conformance plugin",
+            priority_classes=[build_priority_class("low", 10), build_priority_class("high", 1000)],
+            podgroups=[
+                build_podgroup("pg1", "kube-system", "default", 0, None, PG_RUNNING, priority_class="low"),
+                build_podgroup("pg1", "test-namespace", "default", 0, None, PG_RUNNING, priority_class="low"),
+                build_podgroup("preemptor", "default", "default", 1, None, PG_INQUEUE, priority_class="high"),
+            ],
+            pods=[
+                build_pod("kube-system", "test-pod", "test-node", RUNNING, R1, "pg1"),
+                build_pod("test-namespace", "test-pod", "test-node", RUNNING, R1, "pg1"),
+                build_pod("default", "preemptor-0", "", PENDING, R1, "preemptor"),
+            ],
+            nodes=[build_node("test-node", node_res("2", "2Gi"))],
+            queues=[build_queue("default", 1)],
+            expect_evicted=["test-namespace/test-pod"],
+        ),
+    ],
+)
 
 
 @pytest.mark.parametrize("case", SUITE.params())

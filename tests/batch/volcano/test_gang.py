@@ -6,6 +6,7 @@ the gang plugin's OnSessionClose writes no Unschedulable condition for the unrea
 whose pods are in those states (Running on a node; Releasing: Running with metadata.deletionTimestamp set; Pending),
 one cycle runs (enqueue only, which leaves admitted jobs alone), and the check is the one the function decides: does
 the PodGroup get an Unschedulable condition."""
+
 from __future__ import annotations
 
 import pytest
@@ -44,31 +45,49 @@ def _pod(name: str, status: str, node: str) -> dict:
     return p
 
 
-def case(name: str, min_member: int, tasks: list[tuple[str, str, str]], skip_condition: bool,
-         **kw) -> tuple[Case, bool]:
-    c = Case(name, podgroups=[build_podgroup("job-1", "ns", "default", min_member, None, PG_INQUEUE)],
-             pods=[_pod(*t) for t in tasks if t[1] != PIPELINED],
-             nodes=[build_node(n, node_res("1", "1Gi")) for n in ("node-1", "node-2", "node-3")],
-             queues=[build_queue("default", 1)], **kw)
+def case(
+    name: str, min_member: int, tasks: list[tuple[str, str, str]], skip_condition: bool, **kw
+) -> tuple[Case, bool]:
+    c = Case(
+        name,
+        podgroups=[build_podgroup("job-1", "ns", "default", min_member, None, PG_INQUEUE)],
+        pods=[_pod(*t) for t in tasks if t[1] != PIPELINED],
+        nodes=[build_node(n, node_res("1", "1Gi")) for n in ("node-1", "node-2", "node-3")],
+        queues=[build_queue("default", 1)],
+        **kw,
+    )
     return c, skip_condition
 
 
 CASES = [
     case("partial termination", 2, [("running", RUNNING, "node-1"), ("releasing", RELEASING, "node-2")], True),
-    case("pending replacement still needs condition", 2,
-         [("running", RUNNING, "node-1"), ("releasing", RELEASING, "node-2"), ("replacement", PENDING, "")], False),
-    case("pipelined replacement still needs condition", 2,
-         [("running", RUNNING, "node-1"), ("releasing", RELEASING, "node-2"), ("replacement", PIPELINED, "node-3")],
-         False, skip="a Pipelined task exists only inside a Volcano session (Statement.Pipeline); no API object "
-                     "carries that state, so the job cannot be built for a cycle"),
+    case(
+        "pending replacement still needs condition",
+        2,
+        [("running", RUNNING, "node-1"), ("releasing", RELEASING, "node-2"), ("replacement", PENDING, "")],
+        False,
+    ),
+    case(
+        "pipelined replacement still needs condition",
+        2,
+        [("running", RUNNING, "node-1"), ("releasing", RELEASING, "node-2"), ("replacement", PIPELINED, "node-3")],
+        False,
+        skip="a Pipelined task exists only inside a Volcano session (Statement.Pipeline); no API object "
+        "carries that state, so the job cannot be built for a cycle",
+    ),
     case("never scheduled releasing task is not counted", 1, [("releasing", RELEASING, "")], False),
-    case("scheduled tasks below minAvailable", 3, [("running", RUNNING, "node-1"), ("releasing", RELEASING, "node-2")],
-         False),
+    case(
+        "scheduled tasks below minAvailable",
+        3,
+        [("running", RUNNING, "node-1"), ("releasing", RELEASING, "node-2")],
+        False,
+    ),
 ]
 
 
-@pytest.mark.parametrize("case, skip_condition", [pytest.param(c, s, id=p.id, marks=p.marks)
-                                                  for c, s in CASES for p in [param(c)]])
+@pytest.mark.parametrize(
+    "case, skip_condition", [pytest.param(c, s, id=p.id, marks=p.marks) for c, s in CASES for p in [param(c)]]
+)
 def test_should_skip_unschedulable_for_releasing(case, skip_condition):
     cluster = build_cluster(case)
     result = vcore.Scheduler(cluster, cycle=scheduler_conf(TIERS, ["enqueue"])).run_cycle()

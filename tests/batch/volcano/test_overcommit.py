@@ -5,6 +5,7 @@ The Go test opens a session over one Inqueue PodGroup and calls ssn.JobEnqueued 
 the PodGroup starts Pending and the enqueue action decides: it ends Inqueue exactly when JobEnqueueable permits.
 The verdicts are the same (the Go call counts the job's minResources three times, here once; each case is on the
 same side of the 1.2 x allocatable line either way)."""
+
 from __future__ import annotations
 
 import pytest
@@ -23,16 +24,46 @@ def overcommit(factor: float) -> list:
     return [[opt("overcommit", {"overcommit-factor": factor}, EnabledJobEnqueued=True)]]
 
 
-SUITE = Suite("TestOvercommitPlugin", overcommit(1.2), ["enqueue"], [
-    Case("overCommitFactor is more than 0", podgroups=[PG1], queues=[QUEUE1], nodes=NODES, tiers=overcommit(1.2),
-         expect_status={"test-namespace/pg1": PG_INQUEUE}),
-    Case("overCommitFactor is less than 0", podgroups=[PG1], queues=[QUEUE1], nodes=NODES, tiers=overcommit(0.8),
-         expect_status={"test-namespace/pg1": PG_INQUEUE}),
-    Case("when the required resources of pg are too large", podgroups=[PG2], queues=[QUEUE1], nodes=NODES,
-         tiers=overcommit(1.2), expect_status={"test-namespace/pg2": PG_PENDING}),
-    Case("when pg does not fill MinResources", podgroups=[PG3], queues=[QUEUE2], nodes=NODES, tiers=overcommit(1.2),
-         expect_status={"test-namespace/pg2": PG_INQUEUE}),
-], {"overcommit"})
+SUITE = Suite(
+    "TestOvercommitPlugin",
+    overcommit(1.2),
+    ["enqueue"],
+    [
+        Case(
+            "overCommitFactor is more than 0",
+            podgroups=[PG1],
+            queues=[QUEUE1],
+            nodes=NODES,
+            tiers=overcommit(1.2),
+            expect_status={"test-namespace/pg1": PG_INQUEUE},
+        ),
+        Case(
+            "overCommitFactor is less than 0",
+            podgroups=[PG1],
+            queues=[QUEUE1],
+            nodes=NODES,
+            tiers=overcommit(0.8),
+            expect_status={"test-namespace/pg1": PG_INQUEUE},
+        ),
+        Case(
+            "when the required resources of pg are too large",
+            podgroups=[PG2],
+            queues=[QUEUE1],
+            nodes=NODES,
+            tiers=overcommit(1.2),
+            expect_status={"test-namespace/pg2": PG_PENDING},
+        ),
+        Case(
+            "when pg does not fill MinResources",
+            podgroups=[PG3],
+            queues=[QUEUE2],
+            nodes=NODES,
+            tiers=overcommit(1.2),
+            expect_status={"test-namespace/pg2": PG_INQUEUE},
+        ),
+    ],
+    {"overcommit"},
+)
 
 
 @pytest.mark.parametrize("case", SUITE.params())

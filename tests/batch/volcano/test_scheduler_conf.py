@@ -3,6 +3,7 @@
 The Go test loads a conf and expects every PluginOption switch of every plugin set to true (ApplyPluginConfDefaults)
 and no action configurations. The companion table writes each of the struct's yaml keys explicitly (false), as a
 conf may: Volcano's loader takes every one of them."""
+
 from __future__ import annotations
 
 import pytest
@@ -32,8 +33,10 @@ DEFAULTED = [key for field, key in SWITCH_KEYS.items() if field != "EnabledHiera
 def test_load_scheduler_conf():
     conf = CycleConfig.from_config(yaml.safe_load(CONFIGURATION))
     assert conf.actions == ("enqueue", "allocate", "backfill")
-    assert [[p.name for p in tier] for tier in conf.tiers] == [["priority", "gang", "conformance"],
-                                                               ["drf", "predicates", "proportion", "nodeorder"]]
+    assert [[p.name for p in tier] for tier in conf.tiers] == [
+        ["priority", "gang", "conformance"],
+        ["drf", "predicates", "proportion", "nodeorder"],
+    ]
     for option in conf.plugins():
         assert all(option.enabled(key) for key in DEFAULTED), option
     assert dict(conf.action_arguments) == {}

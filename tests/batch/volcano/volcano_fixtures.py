@@ -18,6 +18,7 @@ Mirrors three Go packages of volcano-sh/volcano (release-1.14):
 A case runs the configured actions through ``vcore.Scheduler(cluster, cycle=conf).run_cycle()``. Cases vcore
 disagrees with carry an ``xfail`` naming causes from ``causes``; cases outside vcore's scope a ``skip`` reason.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -68,15 +69,29 @@ def node_res(cpu: str, memory: str, pods: str = "10", scalars: dict[str, str] | 
 
 def build_node(name: str, alloc: dict[str, str], labels: dict[str, str] | None = None) -> dict:
     """util.BuildNode: capacity and allocatable both ``alloc``."""
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": dict(labels or {}), "annotations": {}},
-            "status": {"capacity": dict(alloc), "allocatable": dict(alloc)}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": dict(labels or {}), "annotations": {}},
+        "status": {"capacity": dict(alloc), "allocatable": dict(alloc)},
+    }
 
 
-def build_pod(namespace: str, name: str, node: str, phase: str, req: dict[str, str] | None, group: str,
-              labels: dict[str, str] | None = None, selector: dict[str, str] | None = None, *,
-              priority: int | None = None, preemption_policy: str | None = None, affinity: dict | None = None,
-              annotations: dict[str, str] | None = None) -> dict:
+def build_pod(
+    namespace: str,
+    name: str,
+    node: str,
+    phase: str,
+    req: dict[str, str] | None,
+    group: str,
+    labels: dict[str, str] | None = None,
+    selector: dict[str, str] | None = None,
+    *,
+    priority: int | None = None,
+    preemption_policy: str | None = None,
+    affinity: dict | None = None,
+    annotations: dict[str, str] | None = None,
+) -> dict:
     """util.BuildPod (and BuildPodWithPriority / BuildPodWithPreemptionPolicy / BuildPodWithAffinity): the group
     annotation always set, one container asking ``req``."""
     spec: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": dict(req or {})}}]}
@@ -90,17 +105,35 @@ def build_pod(namespace: str, name: str, node: str, phase: str, req: dict[str, s
         spec["preemptionPolicy"] = preemption_policy
     if affinity is not None:
         spec["affinity"] = affinity
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace, "uid": f"{namespace}-{name}",
-                         "labels": dict(labels or {}),
-                         "annotations": {GROUP_ANNOTATION: group, **(annotations or {})}},
-            "spec": spec, "status": {"phase": phase}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": f"{namespace}-{name}",
+            "labels": dict(labels or {}),
+            "annotations": {GROUP_ANNOTATION: group, **(annotations or {})},
+        },
+        "spec": spec,
+        "status": {"phase": phase},
+    }
 
 
-def build_podgroup(name: str, namespace: str, queue: str, min_member: int, min_task: dict[str, int] | None,
-                   phase: str, *, min_resources: dict[str, str] | None = None, priority_class: str = "",
-                   annotations: dict[str, str] | None = None, topology: dict | None = None,
-                   sub_groups: list | None = None) -> dict:
+def build_podgroup(
+    name: str,
+    namespace: str,
+    queue: str,
+    min_member: int,
+    min_task: dict[str, int] | None,
+    phase: str,
+    *,
+    min_resources: dict[str, str] | None = None,
+    priority_class: str = "",
+    annotations: dict[str, str] | None = None,
+    topology: dict | None = None,
+    sub_groups: list | None = None,
+) -> dict:
     """util.BuildPodGroup (and ...WithMinResources, ...WithPrio, ...WithAnno, ...WithNetWorkTopologies)."""
     spec: dict[str, Any] = {"queue": queue, "minMember": min_member}
     if min_task:
@@ -116,30 +149,76 @@ def build_podgroup(name: str, namespace: str, queue: str, min_member: int, min_t
     meta: dict[str, Any] = {"name": name, "namespace": namespace}
     if annotations:
         meta["annotations"] = dict(annotations)
-    return {"apiVersion": VOLCANO_GROUP_API, "kind": "PodGroup", "metadata": meta, "spec": spec,
-            "status": {"phase": phase} if phase else {}}
+    return {
+        "apiVersion": VOLCANO_GROUP_API,
+        "kind": "PodGroup",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"phase": phase} if phase else {},
+    }
 
 
-def topology_pg(name: str, namespace: str, hypernode: str, queue: str, min_member: int,
-                min_task: dict[str, int] | None, phase: str, mode: str, highest_tier: int) -> dict:
+def topology_pg(
+    name: str,
+    namespace: str,
+    hypernode: str,
+    queue: str,
+    min_member: int,
+    min_task: dict[str, int] | None,
+    phase: str,
+    mode: str,
+    highest_tier: int,
+) -> dict:
     """util.BuildPodGroupWithNetWorkTopologies: the allocated-HyperNode annotation and a networkTopology with
     highestTierAllowed (Volcano builds the spec even for mode "", which then means no constraint)."""
-    return build_podgroup(name, namespace, queue, min_member, min_task, phase,
-                          annotations={ALLOCATED_HYPERNODE: hypernode},
-                          topology={"mode": mode, "highestTierAllowed": highest_tier})
+    return build_podgroup(
+        name,
+        namespace,
+        queue,
+        min_member,
+        min_task,
+        phase,
+        annotations={ALLOCATED_HYPERNODE: hypernode},
+        topology={"mode": mode, "highestTierAllowed": highest_tier},
+    )
 
 
-def topology_pg_by_name(name: str, namespace: str, hypernode: str, queue: str, min_member: int,
-                        min_task: dict[str, int] | None, phase: str, mode: str, tier_name: str) -> dict:
+def topology_pg_by_name(
+    name: str,
+    namespace: str,
+    hypernode: str,
+    queue: str,
+    min_member: int,
+    min_task: dict[str, int] | None,
+    phase: str,
+    mode: str,
+    tier_name: str,
+) -> dict:
     """util.BuildPodGroupUsingNetWorkTopologiesWithTierName: highestTierName instead of highestTierAllowed."""
-    return build_podgroup(name, namespace, queue, min_member, min_task, phase,
-                          annotations={ALLOCATED_HYPERNODE: hypernode},
-                          topology={"mode": mode, "highestTierName": tier_name})
+    return build_podgroup(
+        name,
+        namespace,
+        queue,
+        min_member,
+        min_task,
+        phase,
+        annotations={ALLOCATED_HYPERNODE: hypernode},
+        topology={"mode": mode, "highestTierName": tier_name},
+    )
 
 
-def build_queue(name: str, weight: int, capability: dict[str, str] | None = None, *, state: str = "Open",
-                deserved: dict[str, str] | None = None, priority: int | None = None, parent: str = "",
-                guarantee: dict[str, str] | None = None, annotations: dict[str, str] | None = None) -> dict:
+def build_queue(
+    name: str,
+    weight: int,
+    capability: dict[str, str] | None = None,
+    *,
+    state: str = "Open",
+    deserved: dict[str, str] | None = None,
+    priority: int | None = None,
+    parent: str = "",
+    guarantee: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+) -> dict:
     """util.BuildQueue (and ...WithState, ...WithResourcesQuantity, ...WithPriorityAndResourcesQuantity,
     ...WithAnnos): Open unless ``state`` says otherwise. A weight of 0 is written as Go leaves it (the API's
     admission would default it to 1)."""
@@ -157,33 +236,47 @@ def build_queue(name: str, weight: int, capability: dict[str, str] | None = None
     meta: dict[str, Any] = {"name": name}
     if annotations:
         meta["annotations"] = dict(annotations)
-    return {"apiVersion": VOLCANO_GROUP_API, "kind": "Queue", "metadata": meta, "spec": spec,
-            "status": {"state": state}}
+    return {
+        "apiVersion": VOLCANO_GROUP_API,
+        "kind": "Queue",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"state": state},
+    }
 
 
 def build_priority_class(name: str, value: int, preemption_policy: str | None = None) -> dict:
     """util.BuildPriorityClass / BuildPriorityClassWithPreemptionPolicy."""
-    obj: dict[str, Any] = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-                           "value": value}
+    obj: dict[str, Any] = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
     if preemption_policy is not None:
         obj["preemptionPolicy"] = preemption_policy
     return obj
 
 
-def build_hypernode(name: str, tier: int, nodes: tuple[str, ...] | list[str] = (),
-                    children: tuple[str, ...] | list[str] = (), tier_name: str = "") -> dict:
+def build_hypernode(
+    name: str,
+    tier: int,
+    nodes: tuple[str, ...] | list[str] = (),
+    children: tuple[str, ...] | list[str] = (),
+    tier_name: str = "",
+) -> dict:
     """api.BuildHyperNode / BuildHyperNodeWithTierName with exact-match members."""
     members = [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in nodes]
     members += [{"type": "HyperNode", "selector": {"exactMatch": {"name": c}}} for c in children]
     spec: dict[str, Any] = {"tier": tier, "members": members}
     if tier_name:
         spec["tierName"] = tier_name
-    return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name},
-            "spec": spec}
+    return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name}, "spec": spec}
 
 
-def hypernodes_from_sets(by_tier: dict[int, tuple[str, ...]], nodes_of: dict[str, tuple[str, ...]],
-                         tier_names: dict[int, str] | None = None) -> list[dict]:
+def hypernodes_from_sets(
+    by_tier: dict[int, tuple[str, ...]], nodes_of: dict[str, tuple[str, ...]], tier_names: dict[int, str] | None = None
+) -> list[dict]:
     """HyperNode objects for a test's ``HyperNodesSetByTier`` and ``HyperNodes`` (the node sets Volcano's session
     reads): a HyperNode's children are the lower-tier HyperNodes whose nodes it contains (the highest such ones), its
     other nodes are direct members. ``tier_names``: tier -> tierName, as the test's HyperNodeInfo objects name them
@@ -193,8 +286,11 @@ def hypernodes_from_sets(by_tier: dict[int, tuple[str, ...]], nodes_of: dict[str
     for hn, tier in sorted(tier_of.items(), key=lambda kv: (kv[1], kv[0])):
         mine = set(nodes_of[hn])
         below = [c for c in tier_of if tier_of[c] < tier and set(nodes_of[c]) <= mine]
-        children = [c for c in below if not any(d != c and tier_of[d] > tier_of[c]
-                                                and set(nodes_of[c]) <= set(nodes_of[d]) for d in below)]
+        children = [
+            c
+            for c in below
+            if not any(d != c and tier_of[d] > tier_of[c] and set(nodes_of[c]) <= set(nodes_of[d]) for d in below)
+        ]
         covered = set().union(*(set(nodes_of[c]) for c in children)) if children else set()
         tier_name = (tier_names or {}).get(tier, "")
         out.append(build_hypernode(hn, tier, sorted(mine - covered), sorted(children), tier_name))
@@ -206,23 +302,40 @@ def uniform_nodes(cpu: str, memory: str, *names: str) -> list[dict]:
     return [build_node(n, node_res(cpu, memory)) for n in names]
 
 
-def sub_group(name: str, match_label_keys: list[str], mode: str, highest_tier: int, size: int = 1,
-              min_sub_groups: int = 0) -> dict:
+def sub_group(
+    name: str, match_label_keys: list[str], mode: str, highest_tier: int, size: int = 1, min_sub_groups: int = 0
+) -> dict:
     """util.BuildSubGroupPolicy / ...WithSubGroupSize / ...WithMinSubGroups: a networkTopology only when ``mode``
     is set."""
-    out: dict[str, Any] = {"name": name, "subGroupSize": size, "minSubGroups": min_sub_groups,
-                           "matchLabelKeys": list(match_label_keys)}
+    out: dict[str, Any] = {
+        "name": name,
+        "subGroupSize": size,
+        "minSubGroups": min_sub_groups,
+        "matchLabelKeys": list(match_label_keys),
+    }
     if mode:
         out["networkTopology"] = {"mode": mode, "highestTierAllowed": highest_tier}
     return out
 
 
-def subgroup_pg(name: str, namespace: str, hypernode: str, queue: str, min_member: int,
-                min_task: dict[str, int] | None, phase: str, mode: str, highest_tier: int,
-                policies: list[dict]) -> dict:
+def subgroup_pg(
+    name: str,
+    namespace: str,
+    hypernode: str,
+    queue: str,
+    min_member: int,
+    min_task: dict[str, int] | None,
+    phase: str,
+    mode: str,
+    highest_tier: int,
+    policies: list[dict],
+) -> dict:
     """util.BuildPodGroupWithSubGroupPolicy: a network topology PodGroup when ``mode`` is set, with the policies."""
-    pg = (topology_pg(name, namespace, hypernode, queue, min_member, min_task, phase, mode, highest_tier) if mode
-          else build_podgroup(name, namespace, queue, min_member, min_task, phase))
+    pg = (
+        topology_pg(name, namespace, hypernode, queue, min_member, min_task, phase, mode, highest_tier)
+        if mode
+        else build_podgroup(name, namespace, queue, min_member, min_task, phase)
+    )
     pg["spec"]["subGroupPolicy"] = policies
     return pg
 
@@ -232,31 +345,74 @@ def subgroup_pg(name: str, namespace: str, hypernode: str, queue: str, min_membe
 # ---------------------------------------------------------------------------------------------------------------
 #: conf.PluginOption field -> its yaml key (pkg/scheduler/conf/scheduler_conf.go).
 SWITCH_KEYS = {
-    "EnabledJobOrder": "enableJobOrder", "EnabledHierarchy": "enableHierarchy", "EnabledJobReady": "enableJobReady",
-    "EnabledJobPipelined": "enableJobPipelined", "EnabledTaskOrder": "enableTaskOrder",
-    "EnabledPreemptable": "enablePreemptable", "EnabledReclaimable": "enableReclaimable",
-    "EnablePreemptive": "enablePreemptive", "EnabledQueueOrder": "enableQueueOrder",
-    "EnabledClusterOrder": "EnabledClusterOrder", "EnabledPredicate": "enablePredicate",
-    "EnabledBestNode": "enableBestNode", "EnabledNodeOrder": "enableNodeOrder", "EnabledTargetJob": "enableTargetJob",
-    "EnabledReservedNodes": "enableReservedNodes", "EnabledJobEnqueued": "enableJobEnqueued",
-    "EnabledVictim": "enabledVictim", "EnabledJobStarving": "enableJobStarving", "EnabledOverused": "enabledOverused",
-    "EnabledAllocatable": "enabledAllocatable", "EnabledHyperNodeOrder": "enabledHyperNodeOrder",
-    "EnabledSubJobReady": "enabledSubJobReady", "EnabledSubJobPipelined": "enabledSubJobPipelined",
-    "EnabledSubJobOrder": "enabledSubJobOrder", "EnabledHyperNodeGradient": "enabledHyperNodeGradient",
+    "EnabledJobOrder": "enableJobOrder",
+    "EnabledHierarchy": "enableHierarchy",
+    "EnabledJobReady": "enableJobReady",
+    "EnabledJobPipelined": "enableJobPipelined",
+    "EnabledTaskOrder": "enableTaskOrder",
+    "EnabledPreemptable": "enablePreemptable",
+    "EnabledReclaimable": "enableReclaimable",
+    "EnablePreemptive": "enablePreemptive",
+    "EnabledQueueOrder": "enableQueueOrder",
+    "EnabledClusterOrder": "EnabledClusterOrder",
+    "EnabledPredicate": "enablePredicate",
+    "EnabledBestNode": "enableBestNode",
+    "EnabledNodeOrder": "enableNodeOrder",
+    "EnabledTargetJob": "enableTargetJob",
+    "EnabledReservedNodes": "enableReservedNodes",
+    "EnabledJobEnqueued": "enableJobEnqueued",
+    "EnabledVictim": "enabledVictim",
+    "EnabledJobStarving": "enableJobStarving",
+    "EnabledOverused": "enabledOverused",
+    "EnabledAllocatable": "enabledAllocatable",
+    "EnabledHyperNodeOrder": "enabledHyperNodeOrder",
+    "EnabledSubJobReady": "enabledSubJobReady",
+    "EnabledSubJobPipelined": "enabledSubJobPipelined",
+    "EnabledSubJobOrder": "enabledSubJobOrder",
+    "EnabledHyperNodeGradient": "enabledHyperNodeGradient",
 }
 
 #: The switches that govern the functions each plugin registers in OnSessionOpen (ssn.Add*Fn, v1.14). JobValid and
 #: VictimQueueOrder have no switch.
 PLUGIN_SWITCHES = {
-    "gang": ("EnabledJobOrder", "EnabledJobPipelined", "EnabledJobReady", "EnabledJobStarving", "EnabledPreemptable",
-             "EnabledReclaimable", "EnabledSubJobOrder", "EnabledSubJobPipelined", "EnabledSubJobReady"),
-    "priority": ("EnabledJobOrder", "EnabledJobStarving", "EnabledPreemptable", "EnabledSubJobOrder",
-                 "EnabledTaskOrder"),
+    "gang": (
+        "EnabledJobOrder",
+        "EnabledJobPipelined",
+        "EnabledJobReady",
+        "EnabledJobStarving",
+        "EnabledPreemptable",
+        "EnabledReclaimable",
+        "EnabledSubJobOrder",
+        "EnabledSubJobPipelined",
+        "EnabledSubJobReady",
+    ),
+    "priority": (
+        "EnabledJobOrder",
+        "EnabledJobStarving",
+        "EnabledPreemptable",
+        "EnabledSubJobOrder",
+        "EnabledTaskOrder",
+    ),
     "drf": ("EnabledJobOrder", "EnabledPreemptable", "EnabledQueueOrder", "EnabledReclaimable"),
-    "proportion": ("EnabledAllocatable", "EnabledJobEnqueued", "EnabledOverused", "EnabledPredicate",
-                   "EnablePreemptive", "EnabledQueueOrder", "EnabledReclaimable", "EnabledPreemptable"),
-    "capacity": ("EnabledAllocatable", "EnabledJobEnqueued", "EnabledPredicate", "EnablePreemptive",
-                 "EnabledQueueOrder", "EnabledReclaimable", "EnabledPreemptable"),
+    "proportion": (
+        "EnabledAllocatable",
+        "EnabledJobEnqueued",
+        "EnabledOverused",
+        "EnabledPredicate",
+        "EnablePreemptive",
+        "EnabledQueueOrder",
+        "EnabledReclaimable",
+        "EnabledPreemptable",
+    ),
+    "capacity": (
+        "EnabledAllocatable",
+        "EnabledJobEnqueued",
+        "EnabledPredicate",
+        "EnablePreemptive",
+        "EnabledQueueOrder",
+        "EnabledReclaimable",
+        "EnabledPreemptable",
+    ),
     "conformance": ("EnabledPreemptable", "EnabledReclaimable"),
     "predicates": ("EnabledNodeOrder", "EnabledPredicate", "EnabledPreemptable"),
     "nodeorder": ("EnabledNodeOrder",),
@@ -269,7 +425,8 @@ PLUGIN_SWITCHES = {
 _ALL_ACTIONS = frozenset({"enqueue", "allocate", "backfill", "preempt", "reclaim"})
 #: The actions whose code consults each switch's session function (pkg/scheduler/actions, v1.14).
 SWITCH_ACTIONS = {
-    "EnabledJobOrder": _ALL_ACTIONS, "EnabledQueueOrder": _ALL_ACTIONS,
+    "EnabledJobOrder": _ALL_ACTIONS,
+    "EnabledQueueOrder": _ALL_ACTIONS,
     "EnabledTaskOrder": frozenset({"allocate", "backfill", "preempt", "reclaim"}),
     "EnabledJobEnqueued": frozenset({"enqueue"}),
     "EnabledJobReady": frozenset({"allocate"}),
@@ -282,8 +439,10 @@ SWITCH_ACTIONS = {
     "EnabledPreemptable": frozenset({"preempt"}),
     "EnabledReclaimable": frozenset({"reclaim"}),
     "EnablePreemptive": frozenset({"reclaim"}),
-    "EnabledHyperNodeOrder": frozenset({"allocate"}), "EnabledHyperNodeGradient": frozenset({"allocate"}),
-    "EnabledSubJobOrder": frozenset({"allocate"}), "EnabledSubJobReady": frozenset({"allocate"}),
+    "EnabledHyperNodeOrder": frozenset({"allocate"}),
+    "EnabledHyperNodeGradient": frozenset({"allocate"}),
+    "EnabledSubJobOrder": frozenset({"allocate"}),
+    "EnabledSubJobReady": frozenset({"allocate"}),
     "EnabledSubJobPipelined": frozenset({"allocate"}),
 }
 _TOPOLOGY_SWITCHES = {"EnabledHyperNodeOrder", "EnabledHyperNodeGradient"}
@@ -307,9 +466,15 @@ def opt(name: str, arguments: dict[str, Any] | None = None, **switches: bool) ->
     return Opt(name, dict(switches), dict(arguments or {}))
 
 
-def scheduler_conf(tiers: list[list[Opt]], actions: list[str], registered: set[str] | None = None, *,
-                   configurations: list[dict] | None = None, topology: bool = False,
-                   sub_groups: bool = False) -> dict:
+def scheduler_conf(
+    tiers: list[list[Opt]],
+    actions: list[str],
+    registered: set[str] | None = None,
+    *,
+    configurations: list[dict] | None = None,
+    topology: bool = False,
+    sub_groups: bool = False,
+) -> dict:
     """The volcano-scheduler.conf (as a dict) meaning what the Go test's tiers mean for these actions.
 
     ``registered``: the plugin builders the test registers (its ``Plugins`` map); Volcano's OpenSession skips a tier's
@@ -372,8 +537,9 @@ class Case:
     note: str = ""  # how the case was adapted to a cycle, when it was
 
 
-def mark(cases: list[Any], *, xfail: dict[str, tuple[Cause, ...]] | None = None,
-         skip: dict[str, str] | None = None) -> list[Any]:
+def mark(
+    cases: list[Any], *, xfail: dict[str, tuple[Cause, ...]] | None = None, skip: dict[str, str] | None = None
+) -> list[Any]:
     """Give the named cases (anything with ``name``, ``xfail`` and ``skip``) their causes (xfail) or skip reasons;
     every name must be a case of the list."""
     names = {c.name for c in cases}
@@ -401,8 +567,9 @@ class Suite:
         return [param(c) for c in self.cases]
 
     def run(self, case: Case) -> Any:
-        return run_case(case, case.tiers or self.tiers, self.actions, registered=self.registered,
-                        configurations=self.configurations)
+        return run_case(
+            case, case.tiers or self.tiers, self.actions, registered=self.registered, configurations=self.configurations
+        )
 
 
 def param(case: Any):
@@ -458,15 +625,26 @@ def _parents_first(queues: list[dict]) -> list[dict]:
     return out
 
 
-def run_case(case: Case, tiers: list[list[Opt]], actions: list[str], *, registered: set[str] | None = None,
-             configurations: list[dict] | None = None) -> Any:
+def run_case(
+    case: Case,
+    tiers: list[list[Opt]],
+    actions: list[str],
+    *,
+    registered: set[str] | None = None,
+    configurations: list[dict] | None = None,
+) -> Any:
     """Build the cluster, run one cycle with the conf the Go tiers mean, and check what the Go test checks.
     ``registered``: the test's plugin builders (a case's own ``plugins`` wins)."""
     cluster = build_cluster(case)
     plugins = case.plugins if case.plugins is not None else registered
-    conf = scheduler_conf(tiers, actions, plugins, configurations=configurations,
-                          topology=any("networkTopology" in pg["spec"] for pg in case.podgroups),
-                          sub_groups=any("subGroupPolicy" in pg["spec"] for pg in case.podgroups))
+    conf = scheduler_conf(
+        tiers,
+        actions,
+        plugins,
+        configurations=configurations,
+        topology=any("networkTopology" in pg["spec"] for pg in case.podgroups),
+        sub_groups=any("subGroupPolicy" in pg["spec"] for pg in case.podgroups),
+    )
     scheduler = vcore.Scheduler(cluster, cycle=conf)
     if case.nodes_in_shard:
         scheduler.set_node_scope(case.nodes_in_shard, soft=case.sharding_mode == "soft")
@@ -485,12 +663,16 @@ def check(case: Case, cluster: vcore.Cluster, result: Any) -> None:
         assert len(want) == case.expect_binds_num, "the Go case sets ExpectBindsNum != len(ExpectBindMap)"
         assert binds == want, f"bindings: want {want}, got {binds}"
     evicted = Counter(e.victim for e in result.evictions)
-    assert evicted == Counter(case.expect_evicted), \
+    assert evicted == Counter(case.expect_evicted), (
         f"evictions: want {sorted(case.expect_evicted)}, got {sorted(evicted.elements())}"
+    )
     for job, nodes in case.expect_pipelined.items():
-        members = {f"{job.split('/')[0]}/{p['metadata']['name']}" for p in case.pods
-                   if p["metadata"]["namespace"] == job.split("/")[0]
-                   and p["metadata"]["annotations"].get(GROUP_ANNOTATION) == job.split("/")[1]}
+        members = {
+            f"{job.split('/')[0]}/{p['metadata']['name']}"
+            for p in case.pods
+            if p["metadata"]["namespace"] == job.split("/")[0]
+            and p["metadata"]["annotations"].get(GROUP_ANNOTATION) == job.split("/")[1]
+        }
         piped = {k: n for k, n in result.nominated.items() if k in members}
         assert piped, f"pipelined: want tasks of {job} on {nodes}, got none (nominated: {result.nominated})"
         assert all(n in nodes for n in piped.values()), f"pipelined: want {job} on {nodes}, got {piped}"
@@ -515,4 +697,3 @@ def _leaf_hypernode(hypernodes: list[dict]) -> dict[str, str]:
                 if n not in out or tier < out[n][0]:
                     out[n] = (tier, hn["metadata"]["name"])
     return {n: name for n, (_, name) in out.items()}
-

@@ -12,8 +12,17 @@ from vcore.errors import ProfileError
 from vcore.sim.gpu import live_replay, replay
 from vcore.sim.gpu.trace import NodeList, PodList, load_nodes, load_pods, workload_path
 
-DETERMINISTIC = ("first-fit", "best-fit", "fgd", "vcore", "dot-product", "gpu-packing", "gpu-clustering", "binpack",
-                 "spread")
+DETERMINISTIC = (
+    "first-fit",
+    "best-fit",
+    "fgd",
+    "vcore",
+    "dot-product",
+    "gpu-packing",
+    "gpu-clustering",
+    "binpack",
+    "spread",
+)
 
 
 def synthetic_trace(seed: int = 3) -> tuple[NodeList, PodList]:
@@ -22,14 +31,25 @@ def synthetic_trace(seed: int = 3) -> tuple[NodeList, PodList]:
     n = 24
     gpus = rng.choice([1, 2, 4, 8], size=n).astype(np.int32)
     models = [("V100M16" if i % 3 else "T4") for i in range(n)]
-    nodes = NodeList([f"node-{i:03d}" for i in range(n)], rng.choice([32000, 64000, 96000], size=n).astype(np.int64),
-                     np.full(n, 262144, dtype=np.int64), gpus, models)
+    nodes = NodeList(
+        [f"node-{i:03d}" for i in range(n)],
+        rng.choice([32000, 64000, 96000], size=n).astype(np.int64),
+        np.full(n, 262144, dtype=np.int64),
+        gpus,
+        models,
+    )
     m = 260
     num = rng.choice([0, 1, 1, 1, 2, 4], size=m).astype(np.int32)
     milli = np.where(num == 1, rng.choice([100, 250, 500, 1000], size=m), np.where(num > 1, 1000, 0)).astype(np.int32)
     spec = [("T4",) if k % 11 == 0 and num[k] else () for k in range(m)]
-    pods = PodList([f"p{k}" for k in range(m)], rng.choice([1000, 4000, 8000, 16000], size=m).astype(np.int64),
-                   rng.choice([1024, 8192], size=m).astype(np.int64), num, milli, spec)
+    pods = PodList(
+        [f"p{k}" for k in range(m)],
+        rng.choice([1000, 4000, 8000, 16000], size=m).astype(np.int64),
+        rng.choice([1024, 8192], size=m).astype(np.int64),
+        num,
+        milli,
+        spec,
+    )
     return nodes, pods
 
 
@@ -77,12 +97,15 @@ def test_learned_target_equals_the_artifacts_rule():
     models = cluster.gpu_devices()["model_names"]
 
     def as_set(cpu, milli, num, model_sets, weight):
-        return sorted((int(c), int(g), int(n), tuple(sorted(m)), round(float(w), 12))
-                      for c, g, n, m, w in zip(cpu, milli, num, model_sets, weight))
+        return sorted(
+            (int(c), int(g), int(n), tuple(sorted(m)), round(float(w), 12))
+            for c, g, n, m, w in zip(cpu, milli, num, model_sets, weight)
+        )
 
     got_models = [tuple(models[b] for b in range(len(models)) if (int(mask) >> b) & 1) for mask in got["model_mask"]]
-    assert as_set(got["cpu_milli"], got["gpu_milli"], got["num_gpu"], got_models, got["weight"]) == \
-        as_set(want.cpu_milli, want.gpu_milli, want.num_gpu, want.models, want.weight)
+    assert as_set(got["cpu_milli"], got["gpu_milli"], got["num_gpu"], got_models, got["weight"]) == as_set(
+        want.cpu_milli, want.gpu_milli, want.num_gpu, want.models, want.weight
+    )
 
 
 def test_learned_target_is_refreshed_as_pods_arrive():
@@ -94,20 +117,29 @@ def test_learned_target_is_refreshed_as_pods_arrive():
     assert 0 < len(first["weight"]) and abs(first["weight"].sum() - 1) < 1e-9
 
 
-@pytest.mark.parametrize("args, match", [
-    pytest.param({"policy": "tetris2"}, r"GPUPlacement\).args.policy: .*unknown GPU policy", id="policy"),
-    pytest.param({"coverage": 0}, r"args.coverage: must be > 0, got 0", id="coverage"),
-    pytest.param({"tieBreak": "Name"}, r"args.tieBreak: must be one of Random, NodeName", id="tie-break"),
-    pytest.param({"targetWorkload": []}, r"args.targetWorkload: must have at least 1 item", id="empty-target"),
-    pytest.param({"targetWorkload": [{"gpuMilli": 1500}]}, r"targetWorkload\[0\].gpuMilli: must be in \[0, 1000\]",
-                 id="target-milli"),
-    pytest.param({"targetWorkload": [{"gpuMilli": 500, "numGpu": 2}]}, r"targetWorkload\[0\].numGpu: a fractional",
-                 id="target-fraction-count"),
-    pytest.param({"targetWorkload": [{"weight": 0}]}, r"targetWorkload\[0\].weight: must be > 0", id="weight"),
-    pytest.param({"vcore": {"scale": -1}}, r"args.vcore.scale: must be > 0", id="scale"),
-    pytest.param({"vcore": {"pack": 1}}, r"args.vcore.pack: unknown key", id="vcore-key"),
-    pytest.param({"polcy": "fgd"}, r"args.polcy: unknown key", id="unknown-key"),
-])
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        pytest.param({"policy": "tetris2"}, r"GPUPlacement\).args.policy: .*unknown GPU policy", id="policy"),
+        pytest.param({"coverage": 0}, r"args.coverage: must be > 0, got 0", id="coverage"),
+        pytest.param({"tieBreak": "Name"}, r"args.tieBreak: must be one of Random, NodeName", id="tie-break"),
+        pytest.param({"targetWorkload": []}, r"args.targetWorkload: must have at least 1 item", id="empty-target"),
+        pytest.param(
+            {"targetWorkload": [{"gpuMilli": 1500}]},
+            r"targetWorkload\[0\].gpuMilli: must be in \[0, 1000\]",
+            id="target-milli",
+        ),
+        pytest.param(
+            {"targetWorkload": [{"gpuMilli": 500, "numGpu": 2}]},
+            r"targetWorkload\[0\].numGpu: a fractional",
+            id="target-fraction-count",
+        ),
+        pytest.param({"targetWorkload": [{"weight": 0}]}, r"targetWorkload\[0\].weight: must be > 0", id="weight"),
+        pytest.param({"vcore": {"scale": -1}}, r"args.vcore.scale: must be > 0", id="scale"),
+        pytest.param({"vcore": {"pack": 1}}, r"args.vcore.pack: unknown key", id="vcore-key"),
+        pytest.param({"polcy": "fgd"}, r"args.polcy: unknown key", id="unknown-key"),
+    ],
+)
 def test_gpu_placement_args_are_validated(args, match):
     config = {"pluginConfig": [{"name": "GPUPlacement", "args": args}]}
     with pytest.raises(ProfileError, match=match):
@@ -116,15 +148,18 @@ def test_gpu_placement_args_are_validated(args, match):
 
 def test_gpu_placement_args_round_trip():
     config = live_replay.profile_for("vcore")
-    config["pluginConfig"][0]["args"]["targetWorkload"] = [{"cpuMilli": 4000, "gpuMilli": 500, "weight": 2},
-                                                            {"numGpu": 8, "gpuMilli": 1000, "models": ["A100"]}]
+    config["pluginConfig"][0]["args"]["targetWorkload"] = [
+        {"cpuMilli": 4000, "gpuMilli": 500, "weight": 2},
+        {"numGpu": 8, "gpuMilli": 1000, "models": ["A100"]},
+    ]
     profile = vcore.Profile.from_config(config)
     assert vcore.Profile.from_config(profile.to_dict()) == profile
     assert profile.args["GPUPlacement"].target[0].num_gpu == 1 and profile.args["GPUPlacement"].max_score == 1110
 
 
-@pytest.mark.parametrize("cpu_per_node, balance_matters", [(4_000_000, False), (24_000, True)],
-                         ids=["cpu-abundant", "cpu-scarce"])
+@pytest.mark.parametrize(
+    "cpu_per_node, balance_matters", [(4_000_000, False), (24_000, True)], ids=["cpu-abundant", "cpu-scarce"]
+)
 def test_vcore_balance_bonus_follows_cpu_pressure(cpu_per_node, balance_matters):
     # The balance bonus guards against CPU stranding GPUs: with CPU ~100x what the pods ask (pressure << 0.5) it
     # is off, so vcore places exactly as with vcore_balance_points=0; where CPU is scarce it changes placements.

@@ -109,8 +109,14 @@ def test_replay_metrics_hand_checked(gpu_native):
 
 
 def test_first_fit_and_fgd_on_synthetic_trace(tmp_path, gpu_native):
-    nodes = load_nodes(write(tmp_path, "n.csv", "sn,cpu_milli,memory_mib,gpu,model\n" + "".join(
-        f"node-{i},32000,131072,{[1, 2, 4, 8][i % 4]},{'T4' if i % 2 else 'V100'}\n" for i in range(12))))
+    nodes = load_nodes(
+        write(
+            tmp_path,
+            "n.csv",
+            "sn,cpu_milli,memory_mib,gpu,model\n"
+            + "".join(f"node-{i},32000,131072,{[1, 2, 4, 8][i % 4]},{'T4' if i % 2 else 'V100'}\n" for i in range(12)),
+        )
+    )
     rows = ["name,cpu_milli,memory_mib,num_gpu,gpu_milli"]
     rng = np.random.default_rng(0)
     for i in range(60):
@@ -118,8 +124,18 @@ def test_first_fit_and_fgd_on_synthetic_trace(tmp_path, gpu_native):
         n, g = [(0, 0), (1, int(rng.choice([250, 500, 700]))), (1, 1000), (2, 1000)][kind]
         rows.append(f"p{i},{int(rng.integers(1, 8)) * 1000},1024,{n},{g}")
     pods = load_pods(write(tmp_path, "p.csv", "\n".join(rows) + "\n"))
-    for policy in ["first-fit", "best-fit", "random", "fgd", "dot-product", "gpu-packing", "gpu-clustering",
-                   "binpack", "spread", "vcore"]:
+    for policy in [
+        "first-fit",
+        "best-fit",
+        "random",
+        "fgd",
+        "dot-product",
+        "gpu-packing",
+        "gpu-clustering",
+        "binpack",
+        "spread",
+        "vcore",
+    ]:
         a = run_protocol(nodes, pods, policy, 3)
         b = run_protocol(nodes, pods, policy, 3)
         assert a.node_idx.tolist() == b.node_idx.tolist(), policy  # deterministic

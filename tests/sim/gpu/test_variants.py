@@ -62,9 +62,14 @@ def synthetic_nodes() -> NodeList:
 
 
 def same(a: PodList, b: PodList) -> bool:
-    return (a.names == b.names and a.gpu_spec == b.gpu_spec and np.array_equal(a.cpu_milli, b.cpu_milli)
-            and np.array_equal(a.memory_mib, b.memory_mib) and np.array_equal(a.num_gpu, b.num_gpu)
-            and np.array_equal(a.gpu_milli, b.gpu_milli))
+    return (
+        a.names == b.names
+        and a.gpu_spec == b.gpu_spec
+        and np.array_equal(a.cpu_milli, b.cpu_milli)
+        and np.array_equal(a.memory_mib, b.memory_mib)
+        and np.array_equal(a.num_gpu, b.num_gpu)
+        and np.array_equal(a.gpu_milli, b.gpu_milli)
+    )
 
 
 # ------------------------------------------------------------------------------------------------ multi-GPU share
@@ -83,8 +88,11 @@ def test_multi_gpu_share_hits_target(percent):
     keep = np.setdiff1d(np.arange(pods.n_pods), changed)
     assert np.array_equal(out.cpu_milli[keep], pods.cpu_milli[keep])
     # every replacement is a copy of a multi-GPU pod of the source list
-    rows = {(int(c), int(m), int(n), int(g)) for c, m, n, g in
-            zip(pods.cpu_milli, pods.memory_mib, pods.num_gpu, pods.gpu_milli) if n > 1}
+    rows = {
+        (int(c), int(m), int(n), int(g))
+        for c, m, n, g in zip(pods.cpu_milli, pods.memory_mib, pods.num_gpu, pods.gpu_milli)
+        if n > 1
+    }
     for i in changed:
         assert (int(out.cpu_milli[i]), int(out.memory_mib[i]), int(out.num_gpu[i]), int(out.gpu_milli[i])) in rows
 
@@ -106,10 +114,17 @@ def test_multi_gpu_share_at_current_share_changes_nothing():
     assert out.names == pods.names
 
 
-@pytest.mark.parametrize("percent,exc,word", [
-    (0, ValueError, "percent"), (100, ValueError, "percent"), (-5, ValueError, "percent"),
-    (float("nan"), ValueError, "percent"), ("20", TypeError, "percent"), (1, ValueError, "below"),
-])
+@pytest.mark.parametrize(
+    "percent,exc,word",
+    [
+        (0, ValueError, "percent"),
+        (100, ValueError, "percent"),
+        (-5, ValueError, "percent"),
+        (float("nan"), ValueError, "percent"),
+        ("20", TypeError, "percent"),
+        (1, ValueError, "below"),
+    ],
+)
 def test_multi_gpu_share_rejects_bad_percent(percent, exc, word):
     with pytest.raises(exc, match=word):
         raise_multi_gpu_share(synthetic_pods(), percent, seed=0)
@@ -126,8 +141,15 @@ def test_multi_gpu_share_rejects_bad_pods_and_seed():
         raise_multi_gpu_share(pods, 20, seed=-1)
     with pytest.raises(TypeError, match="seed"):
         raise_multi_gpu_share(pods, 20, seed=1.5)
-    few = pods.take(np.concatenate([np.flatnonzero(pods.num_gpu > 1)[:1], np.flatnonzero(pods.num_gpu == 1)[:50],
-                                    np.flatnonzero(pods.num_gpu == 0)]))
+    few = pods.take(
+        np.concatenate(
+            [
+                np.flatnonzero(pods.num_gpu > 1)[:1],
+                np.flatnonzero(pods.num_gpu == 1)[:50],
+                np.flatnonzero(pods.num_gpu == 0),
+            ]
+        )
+    )
     out = raise_multi_gpu_share(few, 99.9, seed=0)  # any target below 100 % is reachable
     assert multi_gpu_share(out) >= 0.999 - out.gpu_demand_milli.max() / out.gpu_demand_milli.sum()
 
@@ -148,8 +170,11 @@ def test_gpu_spec_share_hits_target(percent):
         assert pods.num_gpu[i] > 0  # only GPU pods are constrained
         assert set(spec) <= models and list(spec) == sorted(set(spec))
         # the allowed models include a node that can host the pod when empty
-        ok = [m for m, g, c, mem in zip(nodes.model, nodes.gpu_count, nodes.cpu_milli, nodes.memory_mib)
-              if m in spec and g >= pods.num_gpu[i] and c >= pods.cpu_milli[i] and mem >= pods.memory_mib[i]]
+        ok = [
+            m
+            for m, g, c, mem in zip(nodes.model, nodes.gpu_count, nodes.cpu_milli, nodes.memory_mib)
+            if m in spec and g >= pods.num_gpu[i] and c >= pods.cpu_milli[i] and mem >= pods.memory_mib[i]
+        ]
         assert ok, (i, spec)
     # the other columns are untouched
     assert np.array_equal(out.num_gpu, pods.num_gpu) and np.array_equal(out.cpu_milli, pods.cpu_milli)
@@ -196,8 +221,11 @@ def test_gpu_spec_rejects_bad_arguments():
 
 
 def test_spot_node_list_converts_to_openb_form(tmp_path):
-    path = write(tmp_path, "node_info_df.csv",
-                 "gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,128,0\nH800,8,192,10\nGPU-series-1,4,192,2\n")
+    path = write(
+        tmp_path,
+        "node_info_df.csv",
+        "gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,128,0\nH800,8,192,10\nGPU-series-1,4,192,2\n",
+    )
     nodes = spot_node_list(path)
     assert nodes.names == ["spot-00", "spot-10", "spot-02"]  # zero-padded: name order = numeric order
     assert nodes.cpu_milli.tolist() == [128000, 192000, 192000]
@@ -211,18 +239,26 @@ def test_spot_node_list_converts_to_openb_form(tmp_path):
     assert spot_node_list(path, mib_per_cpu=1024).memory_mib.tolist() == [128 * 1024, 192 * 1024, 192 * 1024]
 
 
-@pytest.mark.parametrize("text,word", [
-    ("sn,cpu_milli,memory_mib,gpu,model\n", "header"),
-    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,x,128,0\n",
-     r"n.csv:2: node '0': gpu_capacity_num: must be an integer, got 'x'"),
-    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,65,128,0\n", r"gpu_capacity_num: must be in \[0, 64\], got 65"),
-    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,-4,0\n", r"node '0': cpu_num: must be >= 0"),
-    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,nan,0\n", "cpu_num: must be a finite number, got nan"),
-    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,abc,0\n", "cpu_num: must be a number, got 'abc'"),
-    ("gpu_model,gpu_capacity_num,cpu_num,node_name\n,1,128,0\n", "gpu_model"),
-    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,128,0\nA10,1,128,0\n", "duplicate"),
-    ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,128\n", "columns"),
-])
+@pytest.mark.parametrize(
+    "text,word",
+    [
+        ("sn,cpu_milli,memory_mib,gpu,model\n", "header"),
+        (
+            "gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,x,128,0\n",
+            r"n.csv:2: node '0': gpu_capacity_num: must be an integer, got 'x'",
+        ),
+        (
+            "gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,65,128,0\n",
+            r"gpu_capacity_num: must be in \[0, 64\], got 65",
+        ),
+        ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,-4,0\n", r"node '0': cpu_num: must be >= 0"),
+        ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,nan,0\n", "cpu_num: must be a finite number, got nan"),
+        ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,abc,0\n", "cpu_num: must be a number, got 'abc'"),
+        ("gpu_model,gpu_capacity_num,cpu_num,node_name\n,1,128,0\n", "gpu_model"),
+        ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,128,0\nA10,1,128,0\n", "duplicate"),
+        ("gpu_model,gpu_capacity_num,cpu_num,node_name\nA10,1,128\n", "columns"),
+    ],
+)
 def test_spot_node_list_rejects_bad_rows(tmp_path, text, word):
     with pytest.raises(ValueError, match=word):
         spot_node_list(write(tmp_path, "n.csv", text))
@@ -241,8 +277,13 @@ def test_restrict_gpu_spec_drops_absent_models():
     pods.gpu_spec[1] = ("T4",)
     pods.gpu_spec[2] = ("A10", "T4")
     pods.gpu_spec[3] = ("A10",)
-    nodes = NodeList(["a", "b"], np.array([64000, 64000]), np.array([1 << 20, 1 << 20]),
-                     np.array([1, 8], dtype=np.int32), ["A10", "H800"])
+    nodes = NodeList(
+        ["a", "b"],
+        np.array([64000, 64000]),
+        np.array([1 << 20, 1 << 20]),
+        np.array([1, 8], dtype=np.int32),
+        ["A10", "H800"],
+    )
     out, dropped, narrowed = restrict_gpu_spec(pods, nodes)
     assert (dropped, narrowed) == (1, 1)
     assert out.gpu_spec[1] == () and out.gpu_spec[2] == ("A10",) and out.gpu_spec[3] == ("A10",)

@@ -10,8 +10,10 @@ from vcore_kube.testenv.control_plane import ControlPlane, ControlPlaneError
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vcore_kube.testenv",
-                                     description="A real kube-apiserver and etcd on loopback for vcore-scheduler.")
+    parser = argparse.ArgumentParser(
+        prog="python -m vcore_kube.testenv",
+        description="A real kube-apiserver and etcd on loopback for vcore-scheduler.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("up", help="build (first time) or reuse the binaries, start etcd and kube-apiserver")
     up.add_argument("--dir", required=True, help="folder for data, logs, keys and kubeconfigs")
@@ -20,13 +22,16 @@ def main(argv: list[str] | None = None) -> int:
     down.add_argument("--dir", required=True)
     helm = sub.add_parser("helm", help="run the pinned helm (built the first time), e.g. `helm lint DIR`")
     helm.add_argument("args", nargs=argparse.REMAINDER)
-    render = sub.add_parser("render-manifests", help="write the plain manifests of the deploy chart (vcore-scheduler"
-                                                     ".yaml, ...) from the chart")
+    render = sub.add_parser(
+        "render-manifests",
+        help="write the plain manifests of the deploy chart (vcore-scheduler.yaml, ...) from the chart",
+    )
     render.add_argument("--check", action="store_true", help="only say which are out of date (exit 1 if any)")
     args = parser.parse_args(argv)
     if args.command == "up" and args.nodes < 0:
         parser.error("--nodes must be >= 0")
     from vcore_kube.testenv import chart
+
     try:
         if args.command == "up":
             plane = ControlPlane.up(args.dir, nodes=args.nodes)

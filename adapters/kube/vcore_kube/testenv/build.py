@@ -68,8 +68,9 @@ class GoBuild:
         versions = self.versions()
         digest = hashlib.sha256()
         go_mod = (self.module_dir / "go.mod").read_text()
-        digest.update("".join(line + "\n" for line in go_mod.splitlines() if not line.lstrip().startswith("//"))
-                      .encode())
+        digest.update(
+            "".join(line + "\n" for line in go_mod.splitlines() if not line.lstrip().startswith("//")).encode()
+        )
         for name in ("go.sum", *self.sources):
             digest.update((self.module_dir / name).read_bytes())
         toolchain = go_version()
@@ -107,13 +108,23 @@ class GoBuild:
         named = ", ".join(f"{name} {version}" for name, version in versions.items())
         progress = _Progress(out, f"building {self.what} ({named}) into {target}; first time only, {self.duration}")
         progress.line(f"downloading the modules {', '.join(self.binaries)} import")
-        listed = self._run(["go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}",
-                            *self.packages], "go list").split()
+        listed = self._run(
+            ["go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", *self.packages], "go list"
+        ).split()
         total = len(listed)
-        cmd = ["go", "build", "-v", "-trimpath", f"-ldflags={self.ldflags(versions)}", "-o", str(tmp) + "/",
-               *self.packages]
-        proc = subprocess.Popen(cmd, cwd=self.module_dir, env=_go_env(), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True)
+        cmd = [
+            "go",
+            "build",
+            "-v",
+            "-trimpath",
+            f"-ldflags={self.ldflags(versions)}",
+            "-o",
+            str(tmp) + "/",
+            *self.packages,
+        ]
+        proc = subprocess.Popen(
+            cmd, cwd=self.module_dir, env=_go_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
         compiled, errors = 0, []
         assert proc.stderr is not None, "stderr=PIPE"
         for line in proc.stderr:  # go build -v names each package as it compiles it; anything else is an error
@@ -146,8 +157,10 @@ def kubernetes_ldflags(versions: dict[str, str]) -> str:
     kubernetes_version = versions["kubernetes"]
     major, minor = kubernetes_version.lstrip("v").split(".")[:2]
     pkg = "k8s.io/component-base/version"
-    return (f"-s -w -X {pkg}.gitVersion={kubernetes_version} -X {pkg}.gitMajor={major} -X {pkg}.gitMinor={minor}"
-            f" -X {pkg}.gitTreeState=clean")
+    return (
+        f"-s -w -X {pkg}.gitVersion={kubernetes_version} -X {pkg}.gitMajor={major} -X {pkg}.gitMinor={minor}"
+        f" -X {pkg}.gitTreeState=clean"
+    )
 
 
 def helm_ldflags(versions: dict[str, str]) -> str:
@@ -157,17 +170,31 @@ def helm_ldflags(versions: dict[str, str]) -> str:
 
 
 CONTROL_PLANE = GoBuild(
-    what="the test control plane", module="controlplane",
+    what="the test control plane",
+    module="controlplane",
     binaries=("kube-apiserver", "kube-scheduler", "kube-controller-manager", "etcd"),
-    packages=("k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-scheduler",
-              "k8s.io/kubernetes/cmd/kube-controller-manager", "./cmd/etcd"),
+    packages=(
+        "k8s.io/kubernetes/cmd/kube-apiserver",
+        "k8s.io/kubernetes/cmd/kube-scheduler",
+        "k8s.io/kubernetes/cmd/kube-controller-manager",
+        "./cmd/etcd",
+    ),
     sources=("cmd/etcd/main.go",),
     pinned=(("kubernetes", "k8s.io/kubernetes"), ("etcd", "go.etcd.io/etcd/server/v3")),
-    ldflags=kubernetes_ldflags, duration="~15-25 min on 2 cores")
+    ldflags=kubernetes_ldflags,
+    duration="~15-25 min on 2 cores",
+)
 
 HELM = GoBuild(
-    what="helm", module="helm", binaries=("helm",), packages=("helm.sh/helm/v4/cmd/helm",), sources=(),
-    pinned=(("helm", "helm.sh/helm/v4"),), ldflags=helm_ldflags, duration="~5-10 min on 2 cores")
+    what="helm",
+    module="helm",
+    binaries=("helm",),
+    packages=("helm.sh/helm/v4/cmd/helm",),
+    sources=(),
+    pinned=(("helm", "helm.sh/helm/v4"),),
+    ldflags=helm_ldflags,
+    duration="~5-10 min on 2 cores",
+)
 
 MODULE_DIR = CONTROL_PLANE.module_dir
 BINARIES = CONTROL_PLANE.binaries
@@ -191,11 +218,14 @@ def helm_binary(*, build: bool = True, out: TextIO = sys.stderr) -> Path:
 
 def go_version() -> str:
     try:
-        out = subprocess.run(["go", "env", "GOVERSION", "GOOS", "GOARCH"], capture_output=True, text=True,
-                             check=True, env=_go_env()).stdout.split()
+        out = subprocess.run(
+            ["go", "env", "GOVERSION", "GOOS", "GOARCH"], capture_output=True, text=True, check=True, env=_go_env()
+        ).stdout.split()
     except FileNotFoundError:
-        raise BuildError("the test environment's programs are built with Go: `go` is not on PATH "
-                         "(install Go: https://go.dev/doc/install)") from None
+        raise BuildError(
+            "the test environment's programs are built with Go: `go` is not on PATH "
+            "(install Go: https://go.dev/doc/install)"
+        ) from None
     except subprocess.CalledProcessError as e:
         raise BuildError(f"go env failed: {e.stderr.strip()}") from None
     return "-".join(out)

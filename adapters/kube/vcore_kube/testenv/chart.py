@@ -23,17 +23,31 @@ RELEASE = "vcore-scheduler"
 NAMESPACE = "vcore-system"
 # Each plain manifest: the `helm template` arguments that render it, and how it is applied.
 PLAIN_MANIFESTS = {
-    "vcore-scheduler.yaml": (("--set", "createNamespace=true"),
-                             "kubectl apply -f crds/ && kubectl apply -f vcore-scheduler.yaml"),
-    "vcore-sharder.yaml": (("--set", "sharder.enabled=true", "--show-only", "templates/sharder.yaml"),
-                           "kubectl apply -f vcore-sharder.yaml, after vcore-scheduler.yaml"),
-    "warm-pools.yaml": (("--set", "warmPools.enabled=true", "--set", "config.fastPath.enabled=true",
-                         "--show-only", "templates/warm-pools.yaml"),
-                        "kubectl apply -f warm-pools.yaml, after vcore-scheduler.yaml (and set fastPath.enabled and "
-                        "warmPools.enabled in its ConfigMap)"),
+    "vcore-scheduler.yaml": (
+        ("--set", "createNamespace=true"),
+        "kubectl apply -f crds/ && kubectl apply -f vcore-scheduler.yaml",
+    ),
+    "vcore-sharder.yaml": (
+        ("--set", "sharder.enabled=true", "--show-only", "templates/sharder.yaml"),
+        "kubectl apply -f vcore-sharder.yaml, after vcore-scheduler.yaml",
+    ),
+    "warm-pools.yaml": (
+        (
+            "--set",
+            "warmPools.enabled=true",
+            "--set",
+            "config.fastPath.enabled=true",
+            "--show-only",
+            "templates/warm-pools.yaml",
+        ),
+        "kubectl apply -f warm-pools.yaml, after vcore-scheduler.yaml (and set fastPath.enabled and "
+        "warmPools.enabled in its ConfigMap)",
+    ),
 }
-HEADER = ("# Generated from the Helm chart in this folder (python -m vcore_kube.testenv render-manifests): edit the\n"
-          "# chart's templates and values.yaml, not this file.\n# {usage}\n")
+HEADER = (
+    "# Generated from the Helm chart in this folder (python -m vcore_kube.testenv render-manifests): edit the\n"
+    "# chart's templates and values.yaml, not this file.\n# {usage}\n"
+)
 
 
 class ChartError(RuntimeError):
@@ -49,8 +63,13 @@ def helm(*args: str, out: TextIO = sys.stderr, timeout: float = 120) -> str:
     binary = build.helm_binary(out=out)
     # helm's own configuration, repositories and plugins: a folder of its own, never the user's.
     home = build.cache_root() / "helm-home"
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "HELM_CACHE_HOME": str(home / "cache"),
-           "HELM_CONFIG_HOME": str(home / "config"), "HELM_DATA_HOME": str(home / "data")}
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "HELM_CACHE_HOME": str(home / "cache"),
+        "HELM_CONFIG_HOME": str(home / "config"),
+        "HELM_DATA_HOME": str(home / "data"),
+    }
     res = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=timeout, env=env)
     if res.returncode != 0:
         raise ChartError(f"helm {' '.join(args)}: {res.stderr.strip()}")

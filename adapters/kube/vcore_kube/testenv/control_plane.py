@@ -72,8 +72,11 @@ def deploy_manifests() -> list[dict[str, Any]]:
 def crd_manifests() -> list[dict[str, Any]]:
     """vcore's CustomResourceDefinitions (Volcano's PodGroup, Queue, HyperNode, NodeShard shapes)."""
     folder = resources.files("vcore_kube").joinpath("deploy/crds")
-    return [yaml.safe_load(f.read_text()) for f in sorted(folder.iterdir(), key=lambda f: f.name)
-            if f.name.endswith(".yaml")]
+    return [
+        yaml.safe_load(f.read_text())
+        for f in sorted(folder.iterdir(), key=lambda f: f.name)
+        if f.name.endswith(".yaml")
+    ]
 
 
 def _ephemeral_range() -> tuple[int, int]:
@@ -124,8 +127,9 @@ class Process:
 
     def start(self) -> None:
         with open(self.log, "ab") as log:
-            proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)  # survives `up` returning; never gets our signals
+            proc = subprocess.Popen(
+                self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )  # survives `up` returning; never gets our signals
         self.pid = proc.pid
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> None:
@@ -221,6 +225,7 @@ class ControlPlane:
         """Build or reuse the binaries, start etcd and kube-apiserver, install what vcore needs, return when
         /readyz is ok. An existing running control plane in the folder is stopped first."""
         import sys
+
         out = out or sys.stderr
         path = Path(directory).resolve()
         path.mkdir(parents=True, exist_ok=True)
@@ -229,45 +234,111 @@ class ControlPlane:
         binaries = build.binaries_dir(out=out)
         cert, key = certs.serving_certificate(path)
         sa_private, sa_public = certs.service_account_keys(path)
-        tokens = {user: secrets.token_hex(24)
-                  for user in (ADMIN_USER, SCHEDULER_USER, KUBE_SCHEDULER_USER, SHARDER_USER, CONTROLLER_MANAGER_USER)}
-        groups = {ADMIN_USER: "system:masters", SCHEDULER_USER: "", KUBE_SCHEDULER_USER: "", SHARDER_USER: "",
-                  CONTROLLER_MANAGER_USER: "system:masters"}
+        tokens = {
+            user: secrets.token_hex(24)
+            for user in (ADMIN_USER, SCHEDULER_USER, KUBE_SCHEDULER_USER, SHARDER_USER, CONTROLLER_MANAGER_USER)
+        }
+        groups = {
+            ADMIN_USER: "system:masters",
+            SCHEDULER_USER: "",
+            KUBE_SCHEDULER_USER: "",
+            SHARDER_USER: "",
+            CONTROLLER_MANAGER_USER: "system:masters",
+        }
         (path / "tokens.csv").write_text("".join(f'{tokens[u]},{u},{u},"{groups[u]}"\n' for u in tokens))
         (path / "tokens.csv").chmod(0o600)
 
         etcd_port, peer_port, api_port = free_port(), free_port(), free_port()
         etcd_url = f"http://127.0.0.1:{etcd_port}"
-        etcd = Process("etcd", [
-            str(binaries / "etcd"), "--name", "testenv", "--data-dir", str(path / "etcd"),
-            "--listen-client-urls", etcd_url, "--advertise-client-urls", etcd_url,
-            "--listen-peer-urls", f"http://127.0.0.1:{peer_port}",
-            "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer_port}",
-            "--initial-cluster", f"testenv=http://127.0.0.1:{peer_port}",
-            "--unsafe-no-fsync",  # test data: durability is not wanted, speed is
-            "--quota-backend-bytes", str(8 << 30), "--log-level", "warn",
-        ], str(path / "etcd.log"))
-        apiserver = Process("kube-apiserver", [
-            str(binaries / "kube-apiserver"), "--etcd-servers", etcd_url,
-            "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", str(api_port),
-            "--tls-cert-file", str(cert), "--tls-private-key-file", str(key),
-            "--token-auth-file", str(path / "tokens.csv"), "--authorization-mode", "RBAC",
-            "--service-account-issuer", "https://kubernetes.default.svc",
-            "--service-account-key-file", str(sa_public), "--service-account-signing-key-file", str(sa_private),
-            "--service-cluster-ip-range", "10.96.0.0/16",
-            "--disable-admission-plugins", DISABLED_ADMISSION,
-            "--enable-priority-and-fairness=true", "--profiling=false", "--v=1",
-            # A killed API server leaves its connections to idle clients half-closed on the port for up to a
-            # minute; SO_REUSEPORT lets the restarted one listen beside them.
-            "--permit-port-sharing=true",
-        ], str(path / "kube-apiserver.log"))
-        controller_manager = Process("kube-controller-manager", [
-            str(binaries / "kube-controller-manager"), "--kubeconfig", str(path / "controller-manager.kubeconfig"),
-            "--controllers", CONTROLLERS, "--leader-elect=false", "--use-service-account-credentials=false",
-            "--secure-port=0", "--profiling=false", "--v=1",
-        ], str(path / "kube-controller-manager.log"))
-        plane = cls(str(path), str(binaries), etcd_url, f"https://127.0.0.1:{api_port}", tokens,
-                    {"etcd": etcd, "kube-apiserver": apiserver, "kube-controller-manager": controller_manager})
+        etcd = Process(
+            "etcd",
+            [
+                str(binaries / "etcd"),
+                "--name",
+                "testenv",
+                "--data-dir",
+                str(path / "etcd"),
+                "--listen-client-urls",
+                etcd_url,
+                "--advertise-client-urls",
+                etcd_url,
+                "--listen-peer-urls",
+                f"http://127.0.0.1:{peer_port}",
+                "--initial-advertise-peer-urls",
+                f"http://127.0.0.1:{peer_port}",
+                "--initial-cluster",
+                f"testenv=http://127.0.0.1:{peer_port}",
+                "--unsafe-no-fsync",  # test data: durability is not wanted, speed is
+                "--quota-backend-bytes",
+                str(8 << 30),
+                "--log-level",
+                "warn",
+            ],
+            str(path / "etcd.log"),
+        )
+        apiserver = Process(
+            "kube-apiserver",
+            [
+                str(binaries / "kube-apiserver"),
+                "--etcd-servers",
+                etcd_url,
+                "--bind-address",
+                "127.0.0.1",
+                "--advertise-address",
+                "127.0.0.1",
+                "--secure-port",
+                str(api_port),
+                "--tls-cert-file",
+                str(cert),
+                "--tls-private-key-file",
+                str(key),
+                "--token-auth-file",
+                str(path / "tokens.csv"),
+                "--authorization-mode",
+                "RBAC",
+                "--service-account-issuer",
+                "https://kubernetes.default.svc",
+                "--service-account-key-file",
+                str(sa_public),
+                "--service-account-signing-key-file",
+                str(sa_private),
+                "--service-cluster-ip-range",
+                "10.96.0.0/16",
+                "--disable-admission-plugins",
+                DISABLED_ADMISSION,
+                "--enable-priority-and-fairness=true",
+                "--profiling=false",
+                "--v=1",
+                # A killed API server leaves its connections to idle clients half-closed on the port for up to a
+                # minute; SO_REUSEPORT lets the restarted one listen beside them.
+                "--permit-port-sharing=true",
+            ],
+            str(path / "kube-apiserver.log"),
+        )
+        controller_manager = Process(
+            "kube-controller-manager",
+            [
+                str(binaries / "kube-controller-manager"),
+                "--kubeconfig",
+                str(path / "controller-manager.kubeconfig"),
+                "--controllers",
+                CONTROLLERS,
+                "--leader-elect=false",
+                "--use-service-account-credentials=false",
+                "--secure-port=0",
+                "--profiling=false",
+                "--v=1",
+            ],
+            str(path / "kube-controller-manager.log"),
+        )
+        plane = cls(
+            str(path),
+            str(binaries),
+            etcd_url,
+            f"https://127.0.0.1:{api_port}",
+            tokens,
+            {"etcd": etcd, "kube-apiserver": apiserver, "kube-controller-manager": controller_manager},
+        )
         plane._write_kubeconfigs()
         plane.save()
         try:
@@ -277,6 +348,7 @@ class ControlPlane:
             plane.start_controller_manager()
             if nodes:
                 from vcore_kube.testenv.objects import create_nodes, synthetic_nodes
+
                 create_nodes(plane.admin_api(), synthetic_nodes(nodes))
         except BaseException:
             plane.down()
@@ -313,8 +385,14 @@ class ControlPlane:
             cm.start()
             self.save()
         # It serves nothing (--secure-port=0): ready once it is up and its log says its controllers started.
-        self._wait(cm, lambda: "Started controller" in Path(cm.log).read_text(errors="replace")
-                   if Path(cm.log).exists() else False, "kube-controller-manager's controllers", timeout=60)
+        self._wait(
+            cm,
+            lambda: (
+                "Started controller" in Path(cm.log).read_text(errors="replace") if Path(cm.log).exists() else False
+            ),
+            "kube-controller-manager's controllers",
+            timeout=60,
+        )
 
     def kill_apiserver(self, sig: int = signal.SIGKILL) -> None:
         """Stop the API server abruptly (watches drop mid-stream); start_apiserver() brings it back."""
@@ -329,21 +407,24 @@ class ControlPlane:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not process.alive():
-                raise ControlPlaneError(f"{process.name} exited while waiting for {what}; its log ends:\n"
-                                        f"{process.log_tail()}")
+                raise ControlPlaneError(
+                    f"{process.name} exited while waiting for {what}; its log ends:\n{process.log_tail()}"
+                )
             if ready():
                 return
             time.sleep(0.1)
-        raise ControlPlaneError(f"{what} not ready after {timeout:.0f} s; {process.name}'s log ends:\n"
-                                f"{process.log_tail()}")
+        raise ControlPlaneError(
+            f"{what} not ready after {timeout:.0f} s; {process.name}'s log ends:\n{process.log_tail()}"
+        )
 
     # -- probes ------------------------------------------------------------------------------------------
     def _ssl(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=self.ca_file)
 
     def readyz(self) -> bool:
-        req = urllib.request.Request(self.apiserver_url + "/readyz",
-                                     headers={"Authorization": f"Bearer {self.tokens[ADMIN_USER]}"})
+        req = urllib.request.Request(
+            self.apiserver_url + "/readyz", headers={"Authorization": f"Bearer {self.tokens[ADMIN_USER]}"}
+        )
         try:
             with urllib.request.urlopen(req, context=self._ssl(), timeout=5) as resp:
                 return resp.status == 200
@@ -351,8 +432,12 @@ class ControlPlane:
             return False
 
     def _etcd_post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        req = urllib.request.Request(self.etcd_url + path, data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            self.etcd_url + path,
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(req, timeout=10) as resp:
             return json.loads(resp.read())
 
@@ -378,14 +463,18 @@ class ControlPlane:
     # -- clients -----------------------------------------------------------------------------------------
     def admin_api(self, pool_size: int = 16) -> Api:
         from vcore_kube.kubeclient import load_api
+
         return load_api(self.kubeconfig, pool_size=pool_size)
 
     def _write_kubeconfigs(self) -> None:
         ca = base64.b64encode(Path(self.ca_file).read_bytes()).decode()
-        for path, user in ((self.kubeconfig, ADMIN_USER), (self.scheduler_kubeconfig, SCHEDULER_USER),
-                           (self.kube_scheduler_kubeconfig, KUBE_SCHEDULER_USER),
-                           (self.sharder_kubeconfig, SHARDER_USER),
-                           (self.controller_manager_kubeconfig, CONTROLLER_MANAGER_USER)):
+        for path, user in (
+            (self.kubeconfig, ADMIN_USER),
+            (self.scheduler_kubeconfig, SCHEDULER_USER),
+            (self.kube_scheduler_kubeconfig, KUBE_SCHEDULER_USER),
+            (self.sharder_kubeconfig, SHARDER_USER),
+            (self.controller_manager_kubeconfig, CONTROLLER_MANAGER_USER),
+        ):
             if user in self.tokens:  # a control plane made before the sharder's identity existed has none
                 write_kubeconfig(path, self.apiserver_url, ca, user, self.tokens[user])
 
@@ -400,18 +489,26 @@ class ControlPlane:
             # The testenv's scheduler and sharder are users with static tokens, not the ServiceAccounts: bind them
             # to exactly the same ClusterRoles (and the scheduler to the same API priority). The scheduler has
             # every feature's: warm pools' too.
-            for role_name, user in (("vcore-scheduler", SCHEDULER_USER), ("vcore-scheduler-warm-pools", SCHEDULER_USER),
-                                    ("vcore-sharder", SHARDER_USER)):
+            for role_name, user in (
+                ("vcore-scheduler", SCHEDULER_USER),
+                ("vcore-scheduler-warm-pools", SCHEDULER_USER),
+                ("vcore-sharder", SHARDER_USER),
+            ):
                 role = manifests[("ClusterRole", role_name)]
                 _create(api, "/apis/rbac.authorization.k8s.io/v1/clusterroles", role)
-                binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                           "metadata": {"name": f"{role_name}-testenv-user"},
-                           "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                                       "name": role_name},
-                           "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}
+                binding = {
+                    "apiVersion": "rbac.authorization.k8s.io/v1",
+                    "kind": "ClusterRoleBinding",
+                    "metadata": {"name": f"{role_name}-testenv-user"},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role_name},
+                    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+                }
                 _create(api, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding)
-            _create(api, "/apis/scheduling.k8s.io/v1/priorityclasses",
-                    manifests[("PriorityClass", "vcore-warm-placeholder")])
+            _create(
+                api,
+                "/apis/scheduling.k8s.io/v1/priorityclasses",
+                manifests[("PriorityClass", "vcore-warm-placeholder")],
+            )
             flow = manifests[("FlowSchema", "vcore-scheduler")]
             for rule in flow["spec"]["rules"]:
                 rule["subjects"].append({"kind": "User", "user": {"name": SCHEDULER_USER}})
@@ -426,8 +523,10 @@ class ControlPlane:
         while pending and time.monotonic() < deadline:
             for name in list(pending):
                 crd = api.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-                if any(c["type"] == "Established" and c["status"] == "True"
-                       for c in crd.get("status", {}).get("conditions", [])):
+                if any(
+                    c["type"] == "Established" and c["status"] == "True"
+                    for c in crd.get("status", {}).get("conditions", [])
+                ):
                     pending.discard(name)
             time.sleep(0.1)
         if pending:
@@ -436,6 +535,7 @@ class ControlPlane:
 
 def _create(api: Api, path: str, body: dict[str, Any]) -> None:
     from vcore_kube.kubeclient import ApiException
+
     try:
         api.create(path, body)
     except ApiException as e:
@@ -447,9 +547,13 @@ def write_kubeconfig(path: str, server: str, ca_data: str | None, user: str, tok
     cluster: dict[str, Any] = {"server": server}
     if ca_data:
         cluster["certificate-authority-data"] = ca_data
-    config = {"apiVersion": "v1", "kind": "Config", "current-context": "testenv",
-              "clusters": [{"name": "testenv", "cluster": cluster}],
-              "users": [{"name": user, "user": {"token": token}}],
-              "contexts": [{"name": "testenv", "context": {"cluster": "testenv", "user": user}}]}
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "testenv",
+        "clusters": [{"name": "testenv", "cluster": cluster}],
+        "users": [{"name": user, "user": {"token": token}}],
+        "contexts": [{"name": "testenv", "context": {"cluster": "testenv", "user": user}}],
+    }
     Path(path).write_text(yaml.safe_dump(config, sort_keys=False))
     Path(path).chmod(0o600)

@@ -115,9 +115,11 @@ class FaultProxy:
 
     async def _start(self) -> None:
         context = ssl.create_default_context(cafile=self.ca_file)
-        self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context, limit=0),
-                                              timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
-                                              auto_decompress=False)
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(ssl=context, limit=0),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
+            auto_decompress=False,
+        )
         app = web.Application(client_max_size=64 << 20)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)  # watches never end by themselves
@@ -152,9 +154,16 @@ class FaultProxy:
         if fault is not None:
             self.injected[fault.action] += 1
             if fault.action == "error":
-                return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                                          "message": "injected by the fault proxy", "code": fault.status},
-                                         status=fault.status)
+                return web.json_response(
+                    {
+                        "kind": "Status",
+                        "apiVersion": "v1",
+                        "status": "Failure",
+                        "message": "injected by the fault proxy",
+                        "code": fault.status,
+                    },
+                    status=fault.status,
+                )
             if fault.action == "sever":
                 if request.transport is not None:
                     request.transport.close()
@@ -165,10 +174,13 @@ class FaultProxy:
         transport = request.transport
         self._streams.add(transport)
         try:
-            async with self._session.request(method, self.upstream + path_qs, headers=headers,
-                                             data=body or None) as upstream:
-                response = web.StreamResponse(status=upstream.status, headers={
-                    k: v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP})
+            async with self._session.request(
+                method, self.upstream + path_qs, headers=headers, data=body or None
+            ) as upstream:
+                response = web.StreamResponse(
+                    status=upstream.status,
+                    headers={k: v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP},
+                )
                 await response.prepare(request)
                 async for chunk in upstream.content.iter_any():
                     await response.write(chunk)
@@ -177,7 +189,8 @@ class FaultProxy:
         except (aiohttp.ClientError, ConnectionError) as e:
             if request.transport is None or request.transport.is_closing():
                 raise  # the client side is gone (severed): nothing to answer
-            return web.json_response({"kind": "Status", "status": "Failure", "code": 502,
-                                      "message": f"proxy: upstream: {e}"}, status=502)
+            return web.json_response(
+                {"kind": "Status", "status": "Failure", "code": 502, "message": f"proxy: upstream: {e}"}, status=502
+            )
         finally:
             self._streams.discard(transport)

@@ -55,8 +55,11 @@ class Provisioner:
                 log.warning("provisioner sweep failed", exc_info=True)
 
     def sweep(self) -> None:
-        classes = {c["metadata"]["name"] for c in self.api.get("/apis/storage.k8s.io/v1/storageclasses")["items"]
-                   if c.get("provisioner") == self.provisioner_name}
+        classes = {
+            c["metadata"]["name"]
+            for c in self.api.get("/apis/storage.k8s.io/v1/storageclasses")["items"]
+            if c.get("provisioner") == self.provisioner_name
+        }
         claims = self.api.get("/api/v1/persistentvolumeclaims")["items"]
         pvs = {pv["metadata"]["name"]: pv for pv in self.api.get("/api/v1/persistentvolumes")["items"]}
         for claim in claims:
@@ -89,7 +92,8 @@ class Provisioner:
         hostname = labels.get("kubernetes.io/hostname", node)
         name = f"pvc-{meta['uid']}"
         pv = {
-            "apiVersion": "v1", "kind": "PersistentVolume",
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
             "metadata": {"name": name, "annotations": {PROVISIONED_BY: self.provisioner_name}},
             "spec": {
                 "capacity": {"storage": ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")},
@@ -98,10 +102,24 @@ class Provisioner:
                 "storageClassName": spec["storageClassName"],
                 "volumeMode": spec.get("volumeMode") or "Filesystem",
                 "csi": {"driver": self.provisioner_name, "volumeHandle": name},
-                "claimRef": {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": meta["namespace"],
-                             "name": meta["name"], "uid": meta["uid"]},
-                "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-                    {"key": "kubernetes.io/hostname", "operator": "In", "values": [hostname]}]}]}},
+                "claimRef": {
+                    "kind": "PersistentVolumeClaim",
+                    "apiVersion": "v1",
+                    "namespace": meta["namespace"],
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                },
+                "nodeAffinity": {
+                    "required": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": "kubernetes.io/hostname", "operator": "In", "values": [hostname]}
+                                ]
+                            }
+                        ]
+                    }
+                },
             },
         }
         try:
@@ -115,8 +133,10 @@ class Provisioner:
         """external-provisioner's ProvisioningReschedule: drop the selected node, the scheduler tries again."""
         meta = claim["metadata"]
         try:
-            self.api.patch(f"/api/v1/namespaces/{meta['namespace']}/persistentvolumeclaims/{meta['name']}",
-                           {"metadata": {"annotations": {SELECTED_NODE: None}}})
+            self.api.patch(
+                f"/api/v1/namespaces/{meta['namespace']}/persistentvolumeclaims/{meta['name']}",
+                {"metadata": {"annotations": {SELECTED_NODE: None}}},
+            )
             self.rescheduled += 1
         except ApiException as e:
             if e.status not in (404, 409):

@@ -61,8 +61,12 @@ def backfill(ssn: Session) -> None:
     by_queue: dict[str, list[Job]] = {}
     for queue, queued in ssn.queue_jobs.items():
         for job in queued:
-            if (job.pending_best_effort and job.invalid is None and not job.skipped
-                    and not (job.podgroup is not None and job.phase == PENDING)):
+            if (
+                job.pending_best_effort
+                and job.invalid is None
+                and not job.skipped
+                and not (job.podgroup is not None and job.phase == PENDING)
+            ):
                 by_queue.setdefault(queue, []).append(job)
     left = list(by_queue)
     while left:
@@ -82,13 +86,19 @@ def place_best_effort(ssn: Session, job: Job, tasks: list[PodInfo]) -> None:
     placed = [i for i, n in enumerate(slots) if n >= 0]
     if placed:
         bound = {tasks[i].key for i in placed}
-        ssn.allocated(job, [tasks[i] for i in placed], [slots[i] for i in placed], [gpus[i] for i in placed],
-                      [t for t in job.pending if t.key not in bound])
+        ssn.allocated(
+            job,
+            [tasks[i] for i in placed],
+            [slots[i] for i in placed],
+            [gpus[i] for i in placed],
+            [t for t in job.pending if t.key not in bound],
+        )
     missed = [i for i, n in enumerate(slots) if n < 0]
     if missed:
         i = missed[0]
-        counts = reason_counts(reasons[i], _core.reason_names(ssn.state), tasks[i].spec,
-                               rejection_lookup(ssn.state, tasks[i].key))
+        counts = reason_counts(
+            reasons[i], _core.reason_names(ssn.state), tasks[i].spec, rejection_lookup(ssn.state, tasks[i].key)
+        )
         ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
 
 
@@ -96,8 +106,9 @@ def _serve(ssn: Session, queued: dict[str, list[Job]]) -> None:
     fw = ssn.framework
     # Each queue's jobs in job order. A job's order key depends only on the job, which nothing changes while it
     # waits, so one stable sort per queue serves the jobs as a heap would, without a heap's comparisons per pop.
-    waiting: dict[str, deque[Job]] = {queue: deque(sorted(jobs, key=ssn.job_order_key))
-                                      for queue, jobs in queued.items()}
+    waiting: dict[str, deque[Job]] = {
+        queue: deque(sorted(jobs, key=ssn.job_order_key)) for queue, jobs in queued.items()
+    }
     check_overused = fw.answers("overused")
     while waiting:
         queue = ssn.queue_order(list(waiting))
@@ -125,8 +136,12 @@ def _serve(ssn: Session, queued: dict[str, list[Job]]) -> None:
 
 def _plain(ssn: Session, job: Job) -> bool:
     """A pod without a group and without a topology placement: kube-scheduler's pod-by-pod case."""
-    return job.podgroup is None and len(job.pending) == 1 and not job.pending_best_effort \
+    return (
+        job.podgroup is None
+        and len(job.pending) == 1
+        and not job.pending_best_effort
         and ssn.topology.plan(job, job.pending, 1) is None
+    )
 
 
 def place_singles(ssn: Session, jobs: list[Job]) -> None:
@@ -196,13 +211,15 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
         return False
     pending = tasks
     if conf is not None and conf.n_tasks is not None:  # the domain holds these; the rest wait
-        tasks, role_of = tasks[:conf.n_tasks], None if role_of is None else role_of[:conf.n_tasks]
+        tasks, role_of = tasks[: conf.n_tasks], None if role_of is None else role_of[: conf.n_tasks]
     headroom = ssn.framework.headroom(job.queue)
 
-    def attempt(allowed: np.ndarray | None, cap: np.ndarray | None = None, bonus: np.ndarray | None = None
-                ) -> tuple[np.ndarray, np.ndarray, list[HeldGpus] | None, bool, int, np.ndarray, int]:
-        return ssn.engine.place_gang(_compiled(tasks), role_of, role_need, need, headroom, allowed, gang,
-                                     cap=cap, score_bonus=bonus)
+    def attempt(
+        allowed: np.ndarray | None, cap: np.ndarray | None = None, bonus: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, list[HeldGpus] | None, bool, int, np.ndarray, int]:
+        return ssn.engine.place_gang(
+            _compiled(tasks), role_of, role_need, need, headroom, allowed, gang, cap=cap, score_bonus=bonus
+        )
 
     planned = conf  # the confinement the tasks were cut to, kept when a soft one falls back to no confinement
     if conf is None:
@@ -227,7 +244,7 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
             if len(placed) == len(tasks):
                 chosen, held = ssn.topology.arrange(conf, placed, chosen, [()] * len(placed) if held is None else held)
         others = [t for t in job.pending if t.best_effort] if job.pending_best_effort else []
-        ssn.allocated(job, placed, chosen, held, unplaced + pending[len(tasks):] + others)
+        ssn.allocated(job, placed, chosen, held, unplaced + pending[len(tasks) :] + others)
     ready = job.ready
     if not ready:  # what fitted before the gang was undone (Volcano's schedulable task count)
         job.tentative = int((outcome == KPLACED).sum())
@@ -235,8 +252,12 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
         ssn.fail(job, ssn.topology.shortfall(planned, len(pending)))
     elif len(placed) < len(tasks):
         if first_unfit >= 0:
-            counts = reason_counts(reasons, _core.reason_names(ssn.state), tasks[first_unfit].spec,
-                                   rejection_lookup(ssn.state, tasks[first_unfit].key))
+            counts = reason_counts(
+                reasons,
+                _core.reason_names(ssn.state),
+                tasks[first_unfit].spec,
+                rejection_lookup(ssn.state, tasks[first_unfit].key),
+            )
             ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
         elif (outcome == KHEADROOM).any():
             refused = tasks[int(np.flatnonzero(outcome == KHEADROOM)[0])]
@@ -260,8 +281,14 @@ def _fits_no_node(ssn: Session, job: Job, task: PodInfo) -> bool:
 
 def _shortfall(ssn: Session, task: PodInfo, headroom: np.ndarray) -> str:
     vec = ssn.pod_vector(task)
-    return ", ".join(f"{ssn.resources[a]} {int(vec[a])} asked, {int(headroom[a])} left" for a in range(len(vec))
-                     if a < len(headroom) and vec[a] > headroom[a]) or "its requests exceed the queue's share"
+    return (
+        ", ".join(
+            f"{ssn.resources[a]} {int(vec[a])} asked, {int(headroom[a])} left"
+            for a in range(len(vec))
+            if a < len(headroom) and vec[a] > headroom[a]
+        )
+        or "its requests exceed the queue's share"
+    )
 
 
 def _fits_in_total(ssn: Session, job: Job, tasks: list[PodInfo], need: int) -> bool:
@@ -276,12 +303,15 @@ def _fits_in_total(ssn: Session, job: Job, tasks: list[PodInfo], need: int) -> b
     short = np.flatnonzero(minimum > ssn.free)
     feasible, _, codes = ssn.engine.evaluate(_compiled(tasks[:1])[0])
     if not feasible.any():
-        counts = reason_counts(codes, _core.reason_names(ssn.state), tasks[0].spec,
-                               rejection_lookup(ssn.state, tasks[0].key))
+        counts = reason_counts(
+            codes, _core.reason_names(ssn.state), tasks[0].spec, rejection_lookup(ssn.state, tasks[0].key)
+        )
         ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
         return False
-    parts = ", ".join(f"{ssn.resources[a]} {int(minimum[a])} > {max(int(ssn.free[a]), 0)} free"
-                      for a in short)
-    ssn.fail(job, f"0/{ssn.state.n_nodes} nodes are available for the whole gang: the cluster's free resources "
-                  f"cannot hold its minimum ({parts}).")
+    parts = ", ".join(f"{ssn.resources[a]} {int(minimum[a])} > {max(int(ssn.free[a]), 0)} free" for a in short)
+    ssn.fail(
+        job,
+        f"0/{ssn.state.n_nodes} nodes are available for the whole gang: the cluster's free resources "
+        f"cannot hold its minimum ({parts}).",
+    )
     return False

@@ -82,8 +82,13 @@ def _starving(ssn: Session) -> dict[str, list[Job]]:
         return {}
     out: dict[str, list[Job]] = {}
     for job in ssn.jobs.values():
-        if (job.invalid is not None or not job.pending or job.skipped or job.queue not in ssn.batch.queues
-                or (job.podgroup is not None and job.phase == PENDING)):
+        if (
+            job.invalid is not None
+            or not job.pending
+            or job.skipped
+            or job.queue not in ssn.batch.queues
+            or (job.podgroup is not None and job.phase == PENDING)
+        ):
             continue
         if not fw.job_starving(job) or ssn.topology.constraint(job) is not None:
             continue  # Volcano does not preempt for jobs with a network topology
@@ -105,8 +110,11 @@ def _queue_sequence(ssn: Session, queues: Iterable[str]) -> list[str]:
 def _same_queue_other_job(preemptor: Preemptor, c: Candidate) -> bool:
     """preempt's victims: running tasks of another job of the preemptor's queue (a best-effort preemptor takes only
     best-effort ones)."""
-    return (c.job.queue == preemptor.job.queue and c.job is not preemptor.job
-            and (not preemptor.info.best_effort or c.info.best_effort))
+    return (
+        c.job.queue == preemptor.job.queue
+        and c.job is not preemptor.job
+        and (not preemptor.info.best_effort or c.info.best_effort)
+    )
 
 
 def _same_job(preemptor: Preemptor, c: Candidate) -> bool:
@@ -127,7 +135,8 @@ class VictimSeeker:
         self.fw = ssn.framework
         self.room = ssn.room
         self.topology_aware = reason == PREEMPT_REASON and bool(
-            ssn.config.action_argument(C.PREEMPT, C.TOPOLOGY_AWARE_PREEMPTION))
+            ssn.config.action_argument(C.PREEMPT, C.TOPOLOGY_AWARE_PREEMPTION)
+        )
         self._by_node: dict[int, list[Candidate]] | None = None
 
     # -- the running tasks, by node ---------------------------------------------------------------------------
@@ -146,8 +155,7 @@ class VictimSeeker:
                     slot = state.pod_node(key)
                     if slot < 0:
                         continue
-                    victim = Candidate(key, info, job, ssn.pod_priority(info), ssn.pod_vector(info), slot,
-                                       reclaimable)
+                    victim = Candidate(key, info, job, ssn.pod_priority(info), ssn.pod_vector(info), slot, reclaimable)
                     by_node.setdefault(slot, []).append(victim)
             self._by_node = by_node
         return self._by_node
@@ -156,8 +164,11 @@ class VictimSeeker:
         """The node's running tasks the action may take for the preemptor (evicted ones are detached or
         Releasing)."""
         releasing, state = self.ssn.batch.releasing, self.ssn.state
-        return [c for c in self.by_node().get(slot, ()) if c.key not in releasing and state.pod_node(c.key) == slot
-                and wanted(preemptor, c)]
+        return [
+            c
+            for c in self.by_node().get(slot, ())
+            if c.key not in releasing and state.pod_node(c.key) == slot and wanted(preemptor, c)
+        ]
 
     # -- jobs --------------------------------------------------------------------------------------------------
     def serve_job(self, job: Job, wanted: VictimFilter) -> None:
@@ -221,8 +232,9 @@ class VictimSeeker:
                 return True
         return False
 
-    def _nodes(self, preemptor: Preemptor, request: np.ndarray, accepted: np.ndarray,
-                wanted: VictimFilter) -> list[int]:
+    def _nodes(
+        self, preemptor: Preemptor, request: np.ndarray, accepted: np.ndarray, wanted: VictimFilter
+    ) -> list[int]:
         """The nodes to try, in order, among those whose filters no eviction changes accept the task (a soft node
         scope's nodes before the others, never the avoided ones). preempt: where the task fits the future idle (and
         every filter accepts it) first, then where victims may make it fit, each group in node score order;
@@ -236,8 +248,11 @@ class VictimSeeker:
             first = np.flatnonzero(fits_now).tolist()
         else:
             fits_now, first = np.zeros_like(feasible), []
-        with_victims = [slot for slot, running in self.by_node().items()
-                        if feasible[slot] and not fits_now[slot] and any(wanted(preemptor, c) for c in running)]
+        with_victims = [
+            slot
+            for slot, running in self.by_node().items()
+            if feasible[slot] and not fits_now[slot] and any(wanted(preemptor, c) for c in running)
+        ]
         scope = ssn.scope
         outside: set[int] = set()
         if scope is not None and scope[1]:  # soft: the scope's nodes first, never the avoided ones
@@ -251,10 +266,18 @@ class VictimSeeker:
             if self.reason == RECLAIM_REASON:
                 return (slot in outside, slot)
             return (slot in outside, -int(scores[slot]), slot)
+
         return sorted(first, key=order) + sorted(with_victims, key=order)
 
-    def _take(self, stmt: Statement, preemptor: Preemptor, request: np.ndarray, slot: int, accepted: bool,
-              wanted: VictimFilter) -> bool:
+    def _take(
+        self,
+        stmt: Statement,
+        preemptor: Preemptor,
+        request: np.ndarray,
+        slot: int,
+        accepted: bool,
+        wanted: VictimFilter,
+    ) -> bool:
         """Evict victims on one node, in victim order, until the task may go there; pipeline it. A node that cannot
         make room gives nothing. ``accepted``: whether the node's filters accept the task with nothing evicted (when
         not, a pod it may not run beside must go too)."""
@@ -262,8 +285,11 @@ class VictimSeeker:
         preempting = self.reason == PREEMPT_REASON
 
         def admits(evicted: bool) -> bool:  # preempt also keeps the preemptor's queue within what it may have
-            return ((not preempting or fw.allocatable(job.queue, preemptor.request)) and room.fits(slot, request)
-                    and (accepted or (evicted and self._accepts(preemptor, slot))))
+            return (
+                (not preempting or fw.allocatable(job.queue, preemptor.request))
+                and room.fits(slot, request)
+                and (accepted or (evicted and self._accepts(preemptor, slot)))
+            )
 
         if admits(False):
             stmt.pipeline(preemptor.info, job, slot, preemptor.request)
@@ -317,6 +343,7 @@ class VictimSeeker:
                 return fw.victim_queue_compare(a.job.queue, b.job.queue, preemptor.job.queue, ssn.tie)
             ka, kb = ssn.job_order_key(a.job), ssn.job_order_key(b.job)
             return (ka < kb) - (ka > kb)
+
         return sorted(victims, key=functools.cmp_to_key(compare))
 
     # -- enableTopologyAwarePreemption -------------------------------------------------------------------------
@@ -364,8 +391,11 @@ class VictimSeeker:
         request = room.request(preemptor.info)
 
         def fits() -> bool:
-            return (fw.allocatable(job.queue, preemptor.request) and room.fits(slot, request)
-                    and self._accepts(preemptor, slot))
+            return (
+                fw.allocatable(job.queue, preemptor.request)
+                and room.fits(slot, request)
+                and self._accepts(preemptor, slot)
+            )
 
         mark = stmt.mark()
         taken: list[Candidate] = []

@@ -8,5 +8,15 @@ gang, conformance, drf, overcommit, pdb, sla, and the queue-share plugins of :mo
 from vcore.batch.plugins.base import ABSTAIN, PART_SWITCHES, PERMIT, REJECT, Candidate, JobPlugin, Preemptor
 from vcore.batch.plugins.framework import JOB_PLUGINS, Framework, build_plugin
 
-__all__ = ["ABSTAIN", "JOB_PLUGINS", "PART_SWITCHES", "PERMIT", "REJECT", "Candidate", "Framework", "JobPlugin",
-           "Preemptor", "build_plugin"]
+__all__ = [
+    "ABSTAIN",
+    "JOB_PLUGINS",
+    "PART_SWITCHES",
+    "PERMIT",
+    "REJECT",
+    "Candidate",
+    "Framework",
+    "JobPlugin",
+    "Preemptor",
+    "build_plugin",
+]

@@ -50,8 +50,9 @@ JobKey = Callable[[Job], tuple[Any, ...]]
 def build_plugin(option: C.PluginOption) -> JobPlugin | None:
     """The job plugin of a tier entry (None for node-level and topology plugins, which are not job plugins)."""
     if option.name in C.SHARE_PLUGINS:
-        return QueueSharePlugin(option.name, dict(option.arguments), option.path,
-                                hierarchy=option.switches.get(C.ENABLE_HIERARCHY, False))
+        return QueueSharePlugin(
+            option.name, dict(option.arguments), option.path, hierarchy=option.switches.get(C.ENABLE_HIERARCHY, False)
+        )
     cls = JOB_PLUGINS.get(option.name)
     return None if cls is None else cls(option.arguments, option.path)
 
@@ -68,9 +69,12 @@ class Framework:
         self.shares = [p for p in self.plugins if isinstance(p, QueueSharePlugin)]
         # Per part, per tier, the plugins that answer it: the switches are fixed with the configuration.
         self.voters: dict[str, list[list[JobPlugin]]] = {
-            part: [[p for option, p in tier if part in p.parts and (switch is None or option.enabled(switch))]
-                   for tier in self.tiers]
-            for part, switch in PART_SWITCHES.items()}
+            part: [
+                [p for option, p in tier if part in p.parts and (switch is None or option.enabled(switch))]
+                for tier in self.tiers
+            ]
+            for part, switch in PART_SWITCHES.items()
+        }
         self.flat = {part: [p for tier in tiers for p in tier] for part, tiers in self.voters.items()}
         self.job_order_key = _composed([p.job_order_key for p in self.flat["job_order"]])
         self._task_keys = [p.task_order_key for p in self.flat["task_order"]]
@@ -114,6 +118,7 @@ class Framework:
                 if c:
                     return c < 0
             return tie(a) < tie(b)
+
         best = queues[0]
         for q in queues[1:]:
             if ahead(q, best):
@@ -129,8 +134,7 @@ class Framework:
         a, b = tie(left), tie(right)
         return (a > b) - (a < b)
 
-    def victim_queue_compare(self, left: str, right: str, preemptor: str,
-                             tie: Callable[[str], tuple[str, str]]) -> int:
+    def victim_queue_compare(self, left: str, right: str, preemptor: str, tie: Callable[[str], tuple[str, str]]) -> int:
         """VictimQueueOrderFn as a comparison (negative: victims of ``left`` first)."""
         for p in self.flat["victim_queue_order"]:
             c = p.victim_queue_order(left, right, preemptor)
@@ -236,8 +240,9 @@ def _vote(tiers: list[list[JobPlugin]], ask: Callable[[JobPlugin], int]) -> bool
     return True
 
 
-def _victims(tiers: list[list[JobPlugin]], part: str, preemptor: Preemptor,
-             candidates: Sequence[Candidate]) -> list[Candidate]:
+def _victims(
+    tiers: list[list[JobPlugin]], part: str, preemptor: Preemptor, candidates: Sequence[Candidate]
+) -> list[Candidate]:
     for tier in tiers:
         victims: list[Candidate] | None = None
         for p in tier:

@@ -24,8 +24,9 @@ NOT_ENOUGH_PODS, NOT_ENOUGH_PODS_OF_TASK = "NotEnoughPods", "NotEnoughPodsOfTask
 
 class GangPlugin(JobPlugin):
     name = "gang"
-    parts = frozenset({"job_valid", "job_ready", "job_pipelined", "job_starving", "job_order", "preemptable",
-                       "reclaimable"})
+    parts = frozenset(
+        {"job_valid", "job_ready", "job_pipelined", "job_starving", "job_order", "preemptable", "reclaimable"}
+    )
 
     def job_valid(self, job: Job) -> tuple[str, str] | None:
         if job.podgroup is None:
@@ -37,8 +38,10 @@ class GangPlugin(JobPlugin):
                 return NOT_ENOUGH_PODS_OF_TASK, "Not enough valid pods of each task for gang-scheduling"
         n_valid = len(job.pending) + len(job.running) + job.succeeded + job.placed
         if n_valid < job.min_member:
-            return (NOT_ENOUGH_PODS,
-                    f"Not enough valid tasks for gang-scheduling, valid: {n_valid}, min: {job.min_member}")
+            return (
+                NOT_ENOUGH_PODS,
+                f"Not enough valid tasks for gang-scheduling, valid: {n_valid}, min: {job.min_member}",
+            )
         return None
 
     def job_ready(self, job: Job) -> bool:

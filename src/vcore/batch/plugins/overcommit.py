@@ -29,8 +29,9 @@ class OvercommitPlugin(JobPlugin):
         super().open(ssn)
         factor = self.factor
         # Python ints: a handful of axes, compared once per job (cheaper than numpy calls here; they never wrap).
-        self.idle = [math.floor(t * factor) - u
-                     for t, u in zip(ssn.total.tolist(), ssn.state.requested_total().tolist())]
+        self.idle = [
+            math.floor(t * factor) - u for t, u in zip(ssn.total.tolist(), ssn.state.requested_total().tolist())
+        ]
         admitted = [0] * ssn.n_resources
         for job in ssn.jobs.values():
             if job.min_resources is None:
@@ -46,15 +47,17 @@ class OvercommitPlugin(JobPlugin):
         if job.min_resources is None:
             return PERMIT
         minimum = job.min_resources.tolist()
-        short = [a for a, (m, used, idle) in enumerate(zip(minimum, self.admitted, self.idle))
-                 if m > 0 and used + m > idle]
+        short = [
+            a for a, (m, used, idle) in enumerate(zip(minimum, self.admitted, self.idle)) if m > 0 and used + m > idle
+        ]
         if not short:
             return PERMIT
         names = self.ssn.resources
         parts = ", ".join(f"{names[a]} {minimum[a]} > {max(self.idle[a] - self.admitted[a], 0)}" for a in short)
         if not job.fit_error:
-            job.fit_error = (f"the cluster cannot admit the job's minResources: {parts} "
-                             f"(overcommit-factor {self.factor})")
+            job.fit_error = (
+                f"the cluster cannot admit the job's minResources: {parts} (overcommit-factor {self.factor})"
+            )
         return REJECT
 
     def job_enqueued(self, job: Job) -> None:

@@ -27,8 +27,11 @@ class PriorityPlugin(JobPlugin):
 
     def preemptable(self, preemptor: Preemptor, candidates: Sequence[Candidate]) -> list[Candidate]:
         own = preemptor.job
-        return [c for c in candidates
-                if (c.priority < preemptor.priority if c.job is own else c.job.priority < own.priority)]
+        return [
+            c
+            for c in candidates
+            if (c.priority < preemptor.priority if c.job is own else c.job.priority < own.priority)
+        ]
 
     def job_starving(self, job: Job) -> bool:
         return job.ready_count + job.pipelined < job.n_tasks

@@ -21,17 +21,24 @@ from vcore.batch.shares import SHARE_PLUGINS, names
 from vcore.batch.shares.base import Claim, QueueShare, QueueUsage, SharePlugin
 
 # share plugin hook -> the part it is
-_PARTS = {"queue_order": "queue_order", "overused": "overused", "allocatable": "allocatable",
-          "job_enqueueable": "job_enqueueable", "preemptive": "preemptive", "reclaimable": "reclaimable",
-          "victim_queue_order": "victim_queue_order"}
+_PARTS = {
+    "queue_order": "queue_order",
+    "overused": "overused",
+    "allocatable": "allocatable",
+    "job_enqueueable": "job_enqueueable",
+    "preemptive": "preemptive",
+    "reclaimable": "reclaimable",
+    "victim_queue_order": "victim_queue_order",
+}
 _RECORDS_AT_VOTE = (names.PROPORTION, names.CAPACITY)
 
 
 class QueueSharePlugin(JobPlugin):
     """One configured queue-share plugin."""
 
-    def __init__(self, name: str, arguments: dict[str, Any] | None = None, path: str = "",
-                 hierarchy: bool = False) -> None:
+    def __init__(
+        self, name: str, arguments: dict[str, Any] | None = None, path: str = "", hierarchy: bool = False
+    ) -> None:
         self.name = name  # type: ignore[misc]  # per instance: the share plugin's name
         super().__init__(arguments, path)
         self.share: SharePlugin[Any] = SHARE_PLUGINS[name](arguments, hierarchy=hierarchy)

@@ -103,8 +103,9 @@ class SharePlugin(Generic[A]):
         for key, value in optional_mapping(arguments, f"{self.name}: arguments", ProfileError).items():
             parse = self.accepted_arguments.get(key)
             if parse is None:
-                raise unknown_key(f"{self.name}: arguments.{key}", key, sorted(self.accepted_arguments), ProfileError,
-                                  what="argument")
+                raise unknown_key(
+                    f"{self.name}: arguments.{key}", key, sorted(self.accepted_arguments), ProfileError, what="argument"
+                )
             parsed[key] = parse(self.name, key, value)
         if hierarchy and not self.supports_hierarchy:
             raise ProfileError(f"{self.name}: enableHierarchy: the {self.name} plugin has no hierarchical mode")
@@ -113,8 +114,9 @@ class SharePlugin(Generic[A]):
         self._opened = False
 
     # -- session open ----------------------------------------------------------------------------------------
-    def open(self, tree: QueueTree, resource_names: Sequence[str], total: npt.ArrayLike,
-             usage: Mapping[str, QueueUsage]) -> None:
+    def open(
+        self, tree: QueueTree, resource_names: Sequence[str], total: npt.ArrayLike, usage: Mapping[str, QueueUsage]
+    ) -> None:
         """Start a session. ``usage`` holds one entry per queue that has jobs this session (Volcano's plugins only
         share the cluster among those); every name must be in ``tree``. Inputs are validated before any state
         changes: a failed open leaves the previous session in place."""
@@ -129,8 +131,12 @@ class SharePlugin(Generic[A]):
                 raise QueueNotFoundError(f"queue {queue}: has usage but is not in the queue tree")
             if not isinstance(u, QueueUsage):
                 raise TypeError(f"queue {queue}: usage: expected a QueueUsage, got {type(u).__name__}")
-            checked[queue] = QueueUsage(*(as_vector(getattr(u, f), n, f"queue {queue}", f)
-                                          for f in ("allocated", "request", "inqueue", "elastic")))
+            checked[queue] = QueueUsage(
+                *(
+                    as_vector(getattr(u, f), n, f"queue {queue}", f)
+                    for f in ("allocated", "request", "inqueue", "elastic")
+                )
+            )
         previous = dict(self.__dict__)
         try:
             self.tree = tree
@@ -208,8 +214,10 @@ class SharePlugin(Generic[A]):
 
     def sorted_queues(self, queues: Iterable[str]) -> list[str]:
         """Queues in ``queue_order``; ties keep name order, so the result is deterministic."""
+
         def cmp(a: str, b: str) -> int:
             return self.queue_order(a, b) or (a > b) - (a < b)
+
         return sorted(queues, key=functools.cmp_to_key(cmp))
 
     # -- helpers for subclasses ---------------------------------------------------------------------------
@@ -228,15 +236,18 @@ class SharePlugin(Generic[A]):
         try:
             return self._attrs[queue]
         except KeyError:
-            raise ValueError(f"queue {queue}: has no jobs this session (no usage was given for it at open)") \
-                from None
+            raise ValueError(f"queue {queue}: has no jobs this session (no usage was given for it at open)") from None
 
     def _status(self: SharePlugin[S]) -> dict[str, QueueShare]:
         """status() from ``self._attrs`` (allocated, deserved, share); queues not tracked report zeros."""
         self._require_open()
         zero = np.zeros(len(self.resource_names), dtype=np.int64)
-        return {q: QueueShare(a.allocated.copy(), a.deserved.copy(), a.share) if (a := self._attrs.get(q))
-                else QueueShare(zero, zero, 0.0) for q in self.tree}
+        return {
+            q: QueueShare(a.allocated.copy(), a.deserved.copy(), a.share)
+            if (a := self._attrs.get(q))
+            else QueueShare(zero, zero, 0.0)
+            for q in self.tree
+        }
 
     def _vector(self, v: npt.ArrayLike, what: str) -> np.ndarray:
         self._require_open()

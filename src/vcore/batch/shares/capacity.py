@@ -75,8 +75,19 @@ class CapacityPlugin(SharePlugin[_Attr]):
 
     name = names.CAPACITY
     supports_hierarchy = True
-    hooks = frozenset({"queue_order", "allocatable", "job_enqueueable", "on_job_enqueued", "preemptive",
-                       "reclaimable", "on_allocate", "on_deallocate", "status"})
+    hooks = frozenset(
+        {
+            "queue_order",
+            "allocatable",
+            "job_enqueueable",
+            "on_job_enqueued",
+            "preemptive",
+            "reclaimable",
+            "on_allocate",
+            "on_deallocate",
+            "status",
+        }
+    )
 
     def __init__(self, arguments: Mapping[str, Any] | None = None, *, hierarchy: bool = False) -> None:
         super().__init__(arguments, hierarchy=hierarchy)
@@ -92,8 +103,9 @@ class CapacityPlugin(SharePlugin[_Attr]):
         if self.hierarchy:
             self._open_hierarchy()
         else:
-            total_guarantee = sum((self._resources(s.guarantee) for s in self.tree.specs()),
-                                  np.zeros(n, dtype=np.int64))
+            total_guarantee = sum(
+                (self._resources(s.guarantee) for s in self.tree.specs()), np.zeros(n, dtype=np.int64)
+            )
             free = sub_floor(self.total, total_guarantee)
             for queue in self.tree:
                 if queue in self.usage:
@@ -116,7 +128,8 @@ class CapacityPlugin(SharePlugin[_Attr]):
             elastic=u.elastic * self._counted if u else zero.copy(),
             guarantee=self._resources(spec.guarantee),
             deserved=self._resources(spec.deserved),
-            deserved_named=self._mask(set(spec.deserved) | set(spec.guarantee)) & ~self._cpu_mem)
+            deserved_named=self._mask(set(spec.deserved) | set(spec.guarantee)) & ~self._cpu_mem,
+        )
 
     def _open_hierarchy(self) -> None:
         specs = {q: self.tree.get(q) for q in self.tree}

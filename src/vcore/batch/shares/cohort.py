@@ -54,8 +54,19 @@ class CohortPlugin(SharePlugin[_Attr]):
     """Kueue's ClusterQueue quota with cohort borrowing and lending (no arguments)."""
 
     name = names.COHORT
-    hooks = frozenset({"queue_order", "allocatable", "job_enqueueable", "on_job_enqueued", "preemptive",
-                       "reclaimable", "on_allocate", "on_deallocate", "status"})
+    hooks = frozenset(
+        {
+            "queue_order",
+            "allocatable",
+            "job_enqueueable",
+            "on_job_enqueued",
+            "preemptive",
+            "reclaimable",
+            "on_allocate",
+            "on_deallocate",
+            "status",
+        }
+    )
 
     def _open(self) -> None:
         self._pods = np.array([r == "pods" for r in self.resource_names], dtype=bool)
@@ -69,16 +80,22 @@ class CohortPlugin(SharePlugin[_Attr]):
             lending = self._resources(spec.lending_limit)
             u = self.usage.get(q)
             self._attrs[q] = _Attr(
-                spec=spec, covered=self._mask(covered), nominal=nominal,
+                spec=spec,
+                covered=self._mask(covered),
+                nominal=nominal,
                 guaranteed=np.where(self._mask(spec.lending_limit), np.maximum(nominal - lending, 0), 0),
                 borrowing_limit=self._resources(spec.borrowing_limit, UNLIMITED),
                 allocated=u.allocated.copy() if u else zero.copy(),
-                inqueue=u.inqueue.copy() if u else zero.copy(), elastic=u.elastic.copy() if u else zero.copy())
+                inqueue=u.inqueue.copy() if u else zero.copy(),
+                elastic=u.elastic.copy() if u else zero.copy(),
+            )
             if spec.cohort is not None:
                 self._cohorts.setdefault(spec.cohort, []).append(q)
         # the pool a cohort lends from: its queues' nominal quota above their guaranteed (lending-limited) part
-        self._lendable = {c: sum(self._attrs[m].nominal - self._attrs[m].guaranteed for m in members)
-                          for c, members in self._cohorts.items()}
+        self._lendable = {
+            c: sum(self._attrs[m].nominal - self._attrs[m].guaranteed for m in members)
+            for c, members in self._cohorts.items()
+        }
 
     def _attr(self, queue: str) -> _Attr:
         self._spec(queue)
@@ -115,8 +132,14 @@ class CohortPlugin(SharePlugin[_Attr]):
         asked = (request > 0) & ~(self._pods & ~a.covered)  # pods count only where the queue covers them
         return None if (asked & ~a.covered).any() else asked
 
-    def _fits(self, queue: str, request: np.ndarray, usage: dict[str, np.ndarray] | None = None, *,
-              allow_borrowing: bool = True) -> bool:
+    def _fits(
+        self,
+        queue: str,
+        request: np.ndarray,
+        usage: dict[str, np.ndarray] | None = None,
+        *,
+        allow_borrowing: bool = True,
+    ) -> bool:
         a = self._attr(queue)
         asked = self._asked(a, request)
         if asked is None:
@@ -143,8 +166,11 @@ class CohortPlugin(SharePlugin[_Attr]):
             return 0
         lendable = self._lendable[a.spec.cohort]
         borrowed = np.maximum(a.allocated - a.nominal, 0)
-        ratios = [int(borrowed[d]) * 1000 // int(lendable[d]) for d in range(len(borrowed))
-                  if borrowed[d] > 0 and lendable[d] > 0]
+        ratios = [
+            int(borrowed[d]) * 1000 // int(lendable[d])
+            for d in range(len(borrowed))
+            if borrowed[d] > 0 and lendable[d] > 0
+        ]
         return max(ratios, default=0)
 
     def allocatable(self, queue: str, request: npt.ArrayLike) -> bool:
@@ -194,10 +220,13 @@ class CohortPlugin(SharePlugin[_Attr]):
         lacking = asked & (reclaimer.request > self.available(reclaimer.queue, usage))
         if not lacking.any():
             return []  # it fits without evicting anyone
-        pool = [(i, c) for i, c in candidates
-                if self._attrs[c.queue].spec.cohort == spec.cohort
-                and (spec.reclaim_within_cohort == "Any" or c.priority < reclaimer.priority)
-                and (c.request > 0)[lacking].any()]
+        pool = [
+            (i, c)
+            for i, c in candidates
+            if self._attrs[c.queue].spec.cohort == spec.cohort
+            and (spec.reclaim_within_cohort == "Any" or c.priority < reclaimer.priority)
+            and (c.request > 0)[lacking].any()
+        ]
         pool.sort(key=lambda ic: ic[1].priority)  # stable: equal priorities keep the caller's order
         under_nominal = bool((usage[reclaimer.queue] < a.nominal)[lacking].all())
         if spec.borrow_within_cohort != "Never":
@@ -211,8 +240,16 @@ class CohortPlugin(SharePlugin[_Attr]):
             return self._minimal(reclaimer, pool, usage, lacking, allow_borrowing=False, threshold=None)
         return []
 
-    def _minimal(self, reclaimer: Claim, pool: list[tuple[int, Claim]], usage: dict[str, np.ndarray],
-                 lacking: np.ndarray, *, allow_borrowing: bool, threshold: int | None) -> list[int]:
+    def _minimal(
+        self,
+        reclaimer: Claim,
+        pool: list[tuple[int, Claim]],
+        usage: dict[str, np.ndarray],
+        lacking: np.ndarray,
+        *,
+        allow_borrowing: bool,
+        threshold: int | None,
+    ) -> list[int]:
         """Kueue's minimalPreemptions: remove candidates until the reclaimer fits, then put back the unneeded."""
         targets: list[tuple[int, Claim]] = []
         fits = False
@@ -250,5 +287,7 @@ class CohortPlugin(SharePlugin[_Attr]):
 
     def status(self) -> dict[str, QueueShare]:
         self._require_open()
-        return {q: QueueShare(a.allocated.copy(), a.nominal.copy(), share(a.allocated, a.nominal, a.covered))
-                for q, a in self._attrs.items()}
+        return {
+            q: QueueShare(a.allocated.copy(), a.nominal.copy(), share(a.allocated, a.nominal, a.covered))
+            for q, a in self._attrs.items()
+        }

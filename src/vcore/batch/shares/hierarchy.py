@@ -73,8 +73,9 @@ class KaiQueue:
         return self.request[k] if self.max_allowed[k] >= UNLIMITED else min(self.max_allowed[k], self.request[k])
 
     def satisfied(self, k: int) -> bool:
-        return self.request[k] <= self.fair[k] or (self.max_allowed[k] < UNLIMITED
-                                                   and self.max_allowed[k] <= self.fair[k])
+        return self.request[k] <= self.fair[k] or (
+            self.max_allowed[k] < UNLIMITED and self.max_allowed[k] <= self.fair[k]
+        )
 
     def still_wanted(self, k: int) -> int:
         return max(self.requestable(k) - self.fair[k], 0)
@@ -124,8 +125,13 @@ def can_reclaim(queue: KaiQueue, wanted: Mapping[int, int]) -> bool:
     return all(queue.allocated[k] + wanted[k] <= queue.fair[k] for k in wanted)
 
 
-def reclaim_valid(queues: Mapping[str, KaiQueue], reclaimer_queue: str, wanted: Mapping[int, int],
-                  victims: list[tuple[str, Mapping[int, int]]], multiplier: float = 1.0) -> bool:
+def reclaim_valid(
+    queues: Mapping[str, KaiQueue],
+    reclaimer_queue: str,
+    wanted: Mapping[int, int],
+    victims: list[tuple[str, Mapping[int, int]]],
+    multiplier: float = 1.0,
+) -> bool:
     """KAI's Reclaimable: may ``victims`` (queue, resources) be evicted for a task of ``reclaimer_queue``?"""
     by_queue: dict[str, list[Mapping[int, int]]] = {}
     for queue, resources in victims:
@@ -160,8 +166,9 @@ def reclaim_valid(queues: Mapping[str, KaiQueue], reclaimer_queue: str, wanted: 
     return True
 
 
-def _fits_strategy(wanted: Mapping[int, int], reclaimer_level: KaiQueue, victim_level: KaiQueue,
-                   left: Mapping[int, int]) -> bool:
+def _fits_strategy(
+    wanted: Mapping[int, int], reclaimer_level: KaiQueue, victim_level: KaiQueue, left: Mapping[int, int]
+) -> bool:
     # fair-share strategy: the victim's queue is above its allocatable share
     if not _le(left, {k: victim_level.allocatable_share(k) for k in left}):
         return True
@@ -248,10 +255,12 @@ class HierarchyPlugin(SharePlugin[KaiQueue]):
 
     name = names.HIERARCHY
     supports_hierarchy = True
-    hooks = frozenset({"queue_order", "allocatable", "preemptive", "reclaimable", "on_allocate", "on_deallocate",
-                       "status"})
-    accepted_arguments = {key: (lambda plugin, k, v: positive_float(plugin, k, v, minimum=1.0))
-                          for key in _MULTIPLIER_KEYS}
+    hooks = frozenset(
+        {"queue_order", "allocatable", "preemptive", "reclaimable", "on_allocate", "on_deallocate", "status"}
+    )
+    accepted_arguments = {
+        key: (lambda plugin, k, v: positive_float(plugin, k, v, minimum=1.0)) for key in _MULTIPLIER_KEYS
+    }
 
     def __init__(self, arguments: Mapping[str, Any] | None = None, *, hierarchy: bool = False) -> None:
         super().__init__(arguments, hierarchy=hierarchy)
@@ -270,11 +279,17 @@ class HierarchyPlugin(SharePlugin[KaiQueue]):
         for q in self.tree:
             spec = self.tree.get(q)
             self._queues[q] = KaiQueue(
-                name=q, parent=spec.parent, priority=spec.priority, created=spec.creation_timestamp,
+                name=q,
+                parent=spec.parent,
+                priority=spec.priority,
+                created=spec.creation_timestamp,
                 deserved={k: spec.deserved.get(r[k], 0) for k in axes},
                 max_allowed={k: spec.limit(r[k]) for k in axes},
                 weight={k: spec.over_quota_weight_of(r[k]) for k in axes},
-                request={k: 0 for k in axes}, fair={k: 0 for k in axes}, allocated={k: 0 for k in axes})
+                request={k: 0 for k in axes},
+                fair={k: 0 for k in axes},
+                allocated={k: 0 for k in axes},
+            )
             self._allocated[q] = np.zeros(len(r), dtype=np.int64)
         link(self._queues)
         for q, u in self.usage.items():
@@ -340,9 +355,11 @@ class HierarchyPlugin(SharePlugin[KaiQueue]):
         wanted = self._quantities(self._vector(request, "request"))
         if not self.tree.get(queue).is_open or q.children:
             return False
-        return not any(wanted[k] > 0 and up.max_allowed[k] < UNLIMITED
-                       and up.max_allowed[k] < up.allocated[k] + wanted[k]
-                       for up in _path_up(self._queues, queue) for k in self._axes)
+        return not any(
+            wanted[k] > 0 and up.max_allowed[k] < UNLIMITED and up.max_allowed[k] < up.allocated[k] + wanted[k]
+            for up in _path_up(self._queues, queue)
+            for k in self._axes
+        )
 
     def headroom(self, queue: str) -> np.ndarray:
         q = self._queue(queue)
@@ -375,8 +392,9 @@ class HierarchyPlugin(SharePlugin[KaiQueue]):
         self._queue(queue)
         request = self._vector(request, "request")
         if (self._allocated[queue] - request < 0).any():
-            raise ValueError(f"queue {queue}: deallocating more than the queue holds "
-                             f"({self._allocated[queue].tolist()})")
+            raise ValueError(
+                f"queue {queue}: deallocating more than the queue holds ({self._allocated[queue].tolist()})"
+            )
         self._move(queue, -request)
 
     def _move(self, queue: str, delta: np.ndarray) -> None:

@@ -64,14 +64,28 @@ class ProportionPlugin(SharePlugin[_Attr]):
     """Volcano's proportion plugin (no arguments)."""
 
     name = names.PROPORTION
-    hooks = frozenset({"queue_order", "overused", "allocatable", "job_enqueueable", "on_job_enqueued",
-                       "preemptive", "reclaimable", "on_allocate", "on_deallocate", "status"})
+    hooks = frozenset(
+        {
+            "queue_order",
+            "overused",
+            "allocatable",
+            "job_enqueueable",
+            "on_job_enqueued",
+            "preemptive",
+            "reclaimable",
+            "on_allocate",
+            "on_deallocate",
+            "status",
+        }
+    )
 
     def _open(self) -> None:
         self._counted = quota_axes(self.resource_names)
         self._uncounted = ~self._counted
-        total_guarantee = sum((self._resources(s.guarantee) for s in self.tree.specs()),
-                              np.zeros(len(self.resource_names), dtype=np.int64))
+        total_guarantee = sum(
+            (self._resources(s.guarantee) for s in self.tree.specs()),
+            np.zeros(len(self.resource_names), dtype=np.int64),
+        )
         free = sub_floor(self.total, total_guarantee)
         self._attrs: dict[str, _Attr] = {}
         for queue in self.tree:
@@ -82,11 +96,16 @@ class ProportionPlugin(SharePlugin[_Attr]):
             guarantee = self._resources(spec.guarantee)
             capability = np.array([bounded(spec.limit(r)) for r in self.resource_names], dtype=np.int64)
             self._attrs[queue] = _Attr(
-                weight=spec.weight, priority=spec.priority, allocated=u.allocated * self._counted,
-                request=u.request * self._counted, inqueue=u.inqueue * self._counted,
-                elastic=u.elastic * self._counted, guarantee=guarantee,
+                weight=spec.weight,
+                priority=spec.priority,
+                allocated=u.allocated * self._counted,
+                request=u.request * self._counted,
+                inqueue=u.inqueue * self._counted,
+                elastic=u.elastic * self._counted,
+                guarantee=guarantee,
                 real_capability=np.minimum(free + guarantee, capability),
-                deserved=np.zeros(len(self.resource_names), dtype=np.int64))
+                deserved=np.zeros(len(self.resource_names), dtype=np.int64),
+            )
         water_fill(self.total, self._counted, self._attrs)
         for attr in self._attrs.values():
             attr.share = share(attr.allocated, attr.deserved)
@@ -143,8 +162,14 @@ class ProportionPlugin(SharePlugin[_Attr]):
         if min_resources is None:
             return PERMIT
         # Once per job in enqueue, over a handful of axes: Python ints beat a chain of numpy calls here.
-        rows = zip(self._vector(min_resources, "min_resources").tolist(), self._counted.tolist(), a.allocated.tolist(),
-                   a.inqueue.tolist(), a.elastic.tolist(), a.real_capability.tolist())
+        rows = zip(
+            self._vector(min_resources, "min_resources").tolist(),
+            self._counted.tolist(),
+            a.allocated.tolist(),
+            a.inqueue.tolist(),
+            a.elastic.tolist(),
+            a.real_capability.tolist(),
+        )
         for m, counted, allocated, inqueue, elastic, capability in rows:
             if counted and m > 0 and m + allocated + inqueue - elastic > capability:
                 return REJECT

@@ -40,7 +40,7 @@ def parse_seeds(text: str) -> list[int]:
         try:
             if "-" in part[1:]:
                 k = part.index("-", 1)
-                lo, hi = int(part[:k]), int(part[k + 1:])
+                lo, hi = int(part[:k]), int(part[k + 1 :])
                 if hi < lo:
                     raise ValueError
                 seeds.extend(range(lo, hi + 1))
@@ -68,19 +68,34 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
         if flag not in existing:
             g.add_argument(flag, **kw)
 
-    add("--trace-dir", default=None, metavar="DIR",
-        help="replay the openb trace in DIR with the FGD protocol (instead of a synthetic cluster)")
-    add("--workload", default="default",
-        help="pod list: name (default, cpu050, gpushare40 ...), file name or path (default: default)")
+    add(
+        "--trace-dir",
+        default=None,
+        metavar="DIR",
+        help="replay the openb trace in DIR with the FGD protocol (instead of a synthetic cluster)",
+    )
+    add(
+        "--workload",
+        default="default",
+        help="pod list: name (default, cpu050, gpushare40 ...), file name or path (default: default)",
+    )
     add("--node-list", default=None, help="node list file (default: openb_node_list_gpu_node.csv in --trace-dir)")
-    add("--policy", action="append", default=None,
+    add(
+        "--policy",
+        action="append",
+        default=None,
         help=f"placement policy, repeatable (default: {DEFAULT_POLICY}); first-fit, best-fit, random, fgd, "
-             "dot-product, gpu-packing, gpu-clustering, binpack, spread, vcore")
+        "dot-product, gpu-packing, gpu-clustering, binpack, spread, vcore",
+    )
     add("--seeds", default="42-51", help="seeds, e.g. 42-51 or 1,2,3 (default: 42-51)")
     add("--ratio", type=float, default=1.3, help="workload size as a multiple of GPU capacity (default: 1.3)")
-    add("--tie-order", choices=["name", "shuffled"], default="name",
+    add(
+        "--tie-order",
+        choices=["name", "shuffled"],
+        default="name",
         help="score ties: smallest node name (default, the published protocol) or a seeded random node order "
-             "(what the FGD artifact effectively does by prefixing node names with a random index)")
+        "(what the FGD artifact effectively does by prefixing node names with a random index)",
+    )
     add("--json", action="store_true", help="print the full results as JSON")
     add("--plot", default=None, metavar="FILE.png", help="plot the allocation curves of the policies to this file")
     add("--jobs", type=int, default=0, help="worker processes (default: number of CPUs)")
@@ -93,8 +108,9 @@ def _load(trace_dir: str, workload: str, node_list: str | None) -> tuple[NodeLis
     return load_nodes(node_list_path(trace_dir, node_list)), load_pods(workload_path(trace_dir, workload))
 
 
-def _run_one(trace_dir: str, workload: str, node_list: str | None, policy: str, seed: int, ratio: float,
-             tie_order: str = "name") -> dict[str, Any]:
+def _run_one(
+    trace_dir: str, workload: str, node_list: str | None, policy: str, seed: int, ratio: float, tie_order: str = "name"
+) -> dict[str, Any]:
     from vcore.sim.gpu.replay import run_protocol
 
     nodes, pods = _load(trace_dir, workload, node_list)
@@ -114,9 +130,18 @@ def _mean(runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def simulate(trace_dir: str, workload: str, policies: list[str], seeds: list[int], *, node_list: str | None = None,
-             ratio: float = 1.3, jobs: int = 0, progress: bool | None = None,
-             tie_order: str = "name") -> dict[str, Any]:
+def simulate(
+    trace_dir: str,
+    workload: str,
+    policies: list[str],
+    seeds: list[int],
+    *,
+    node_list: str | None = None,
+    ratio: float = 1.3,
+    jobs: int = 0,
+    progress: bool | None = None,
+    tie_order: str = "name",
+) -> dict[str, Any]:
     """Run every (policy, seed) pair; returns {"policies": {policy: {"seeds": {seed: run}, "mean": {...}}}, ...}."""
     from vcore.gpu.policies import native_policy_name
     from vcore.sim.gpu.trace import node_list_path, workload_path
@@ -147,8 +172,9 @@ def simulate(trace_dir: str, workload: str, policies: list[str], seeds: list[int
     else:
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as ex:
-            futs = {ex.submit(_run_one, trace_dir, workload, node_list, p, s, ratio, tie_order): (p, s)
-                    for p, s in tasks}
+            futs = {
+                ex.submit(_run_one, trace_dir, workload, node_list, p, s, ratio, tie_order): (p, s) for p, s in tasks
+            }
             for f in as_completed(futs):
                 results[futs[f]] = f.result()
                 if bar:
@@ -209,9 +235,16 @@ def run_trace(args: argparse.Namespace) -> int:
     try:
         seeds = parse_seeds(args.seeds)
         policies = args.policy or [DEFAULT_POLICY]
-        result = simulate(args.trace_dir, args.workload, policies, seeds, node_list=getattr(args, "node_list", None),
-                          ratio=getattr(args, "ratio", 1.3), jobs=getattr(args, "jobs", 0),
-                          tie_order=getattr(args, "tie_order", "name"))
+        result = simulate(
+            args.trace_dir,
+            args.workload,
+            policies,
+            seeds,
+            node_list=getattr(args, "node_list", None),
+            ratio=getattr(args, "ratio", 1.3),
+            jobs=getattr(args, "jobs", 0),
+            tie_order=getattr(args, "tie_order", "name"),
+        )
     except (ValueError, FileNotFoundError, TypeError) as e:
         print(f"vcore simulate: error: {e}", file=sys.stderr)
         return 2
@@ -221,14 +254,18 @@ def run_trace(args: argparse.Namespace) -> int:
         json.dump(result, sys.stdout)
         sys.stdout.write("\n")
     else:
-        print(f"workload {result['workload']}: {result['n_original_pods']} pods, {result['n_nodes']} nodes, "
-              f"GPU capacity {result['capacity_milli'] // 1000} GPUs, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)})")
+        print(
+            f"workload {result['workload']}: {result['n_original_pods']} pods, {result['n_nodes']} nodes, "
+            f"GPU capacity {result['capacity_milli'] // 1000} GPUs, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)})"
+        )
         print(f"{'policy':<16}{'alloc@130%':>11}{'std':>7}{'min':>7}{'max':>7}{'frag@130%':>11}{'s/seed':>8}")
         for p, d in result["policies"].items():
             finals = [r["alloc_ratio_final"] for r in d["seeds"].values()]
-            print(f"{p:<16}{100 * d['mean']['alloc_ratio_final']:>10.2f}%{100 * np.std(finals):>7.2f}"
-                  f"{100 * min(finals):>7.2f}{100 * max(finals):>7.2f}{100 * d['mean']['frag_ratio'][-1]:>10.2f}%"
-                  f"{d['mean']['seconds_per_seed']:>8.3f}")
+            print(
+                f"{p:<16}{100 * d['mean']['alloc_ratio_final']:>10.2f}%{100 * np.std(finals):>7.2f}"
+                f"{100 * min(finals):>7.2f}{100 * max(finals):>7.2f}{100 * d['mean']['frag_ratio'][-1]:>10.2f}%"
+                f"{d['mean']['seconds_per_seed']:>8.3f}"
+            )
         if getattr(args, "plot", None):
             print(f"plot written to {args.plot}")
     return 0

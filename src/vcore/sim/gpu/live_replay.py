@@ -28,8 +28,9 @@ __all__ = ["node_objects", "pod_objects", "profile_for", "LiveRun", "run_protoco
 def node_objects(nodes: NodeList) -> list[dict[str, Any]]:
     """One v1 Node dict per trace node."""
     out = []
-    for name, cpu, mem, gpus, model in zip(nodes.names, nodes.cpu_milli.tolist(), nodes.memory_mib.tolist(),
-                                           nodes.gpu_count.tolist(), nodes.model):
+    for name, cpu, mem, gpus, model in zip(
+        nodes.names, nodes.cpu_milli.tolist(), nodes.memory_mib.tolist(), nodes.gpu_count.tolist(), nodes.model
+    ):
         labels = {"kubernetes.io/hostname": name}
         alloc = {"cpu": f"{cpu}m", "memory": f"{mem}Mi", "pods": "100000"}
         if gpus:
@@ -43,8 +44,9 @@ def pod_objects(pods: PodList, namespace: str = "trace") -> list[dict[str, Any]]
     """One v1 Pod dict per trace pod, named by position (a tuned workload repeats trace names)."""
     out = []
     specs = pods.gpu_spec or [()] * pods.n_pods
-    for i, (cpu, mem, num, milli, allowed) in enumerate(zip(pods.cpu_milli.tolist(), pods.memory_mib.tolist(),
-                                                           pods.num_gpu.tolist(), pods.gpu_milli.tolist(), specs)):
+    for i, (cpu, mem, num, milli, allowed) in enumerate(
+        zip(pods.cpu_milli.tolist(), pods.memory_mib.tolist(), pods.num_gpu.tolist(), pods.gpu_milli.tolist(), specs)
+    ):
         resources: dict[str, Any] = {"requests": {"cpu": f"{cpu}m", "memory": f"{mem}Mi"}}
         annotations = {}
         if num and milli:
@@ -62,9 +64,11 @@ def pod_objects(pods: PodList, namespace: str = "trace") -> list[dict[str, Any]]
 
 
 def _target_args(target: TargetWorkload) -> list[dict[str, Any]]:
-    return [{"cpuMilli": int(c), "gpuMilli": int(g), "numGpu": int(n), "models": list(m), "weight": float(w)}
-            for c, g, n, m, w in zip(target.cpu_milli, target.gpu_milli, target.num_gpu, target.models,
-                                     target.weight) if w > 0]
+    return [
+        {"cpuMilli": int(c), "gpuMilli": int(g), "numGpu": int(n), "models": list(m), "weight": float(w)}
+        for c, g, n, m, w in zip(target.cpu_milli, target.gpu_milli, target.num_gpu, target.models, target.weight)
+        if w > 0
+    ]
 
 
 def profile_for(policy: str, target: TargetWorkload | None = None, tie_break: str = "NodeName") -> dict[str, Any]:
@@ -79,8 +83,10 @@ def profile_for(policy: str, target: TargetWorkload | None = None, tie_break: st
     return {
         "percentageOfNodesToScore": 100,
         "plugins": {
-            "filter": {"disabled": [{"name": "*"}],
-                       "enabled": [{"name": "NodeResourcesFit"}, {"name": "GPUDeviceFit"}]},
+            "filter": {
+                "disabled": [{"name": "*"}],
+                "enabled": [{"name": "NodeResourcesFit"}, {"name": "GPUDeviceFit"}],
+            },
             "score": {"disabled": [{"name": "*"}], "enabled": [{"name": "GPUPlacement", "weight": 1}]},
         },
         "pluginConfig": [{"name": "GPUPlacement", "args": args}],
@@ -103,8 +109,15 @@ class LiveRun:
         return self.allocated_milli / self.capacity_milli
 
 
-def run_protocol_live(nodes: NodeList, pods: PodList, policy: str, seed: int, ratio: float = 1.3,
-                      learn: bool = False, tie_break: str = "NodeName") -> LiveRun:
+def run_protocol_live(
+    nodes: NodeList,
+    pods: PodList,
+    policy: str,
+    seed: int,
+    ratio: float = 1.3,
+    learn: bool = False,
+    tie_break: str = "NodeName",
+) -> LiveRun:
     """The FGD protocol (shuffle/tune with ``seed``, one pass) through ``vcore.Scheduler``: one schedule() call.
 
     The target workload is the one :func:`vcore.sim.gpu.replay.run_protocol` uses, given to GPUPlacement, unless

@@ -61,17 +61,21 @@ class ReplayCluster:
 
     nodes: NodeList
     model_ids: dict[str, int]
-    node_model: np.ndarray      # int32, -1 = no GPU
-    dev_offsets: np.ndarray     # int32[N+1]
-    order: np.ndarray           # int32: node indices sorted by name
+    node_model: np.ndarray  # int32, -1 = no GPU
+    dev_offsets: np.ndarray  # int32[N+1]
+    order: np.ndarray  # int32: node indices sorted by name
     capacity_milli: int
 
     def inventory(self) -> _core.gpu.GpuInventory:
         """A fresh native ``GpuInventory`` (all GPUs idle)."""
         n_dev = int(self.dev_offsets[-1])
         return _native().GpuInventory(
-            self.nodes.cpu_milli, self.nodes.memory_mib, self.node_model, self.dev_offsets,
-            np.full(n_dev, 1000, dtype=np.int32), None,
+            self.nodes.cpu_milli,
+            self.nodes.memory_mib,
+            self.node_model,
+            self.dev_offsets,
+            np.full(n_dev, 1000, dtype=np.int32),
+            None,
         )
 
     def model_mask(self, models: tuple[str, ...]) -> int:
@@ -111,8 +115,13 @@ class TargetWorkload:
 
     def native(self, cluster: ReplayCluster) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         masks = np.array([cluster.model_mask(m) for m in self.models], dtype=np.uint64)
-        return (self.cpu_milli.astype(np.int64), self.gpu_milli.astype(np.int32), self.num_gpu.astype(np.int32),
-                masks, self.weight.astype(np.float64))
+        return (
+            self.cpu_milli.astype(np.int64),
+            self.gpu_milli.astype(np.int32),
+            self.num_gpu.astype(np.int32),
+            masks,
+            self.weight.astype(np.float64),
+        )
 
     def __len__(self) -> int:
         return len(self.weight)
@@ -155,8 +164,9 @@ def target_workload(pods: PodList, coverage: float = 95.0, gpu_res_weight: float
     )
 
 
-def blended_target_workload(pods: PodList, coverages: Sequence[float] = (95.0, 96.0, 97.0, 98.0, 99.0, 100.0),
-                            gpu_res_weight: float = 0.0) -> TargetWorkload:
+def blended_target_workload(
+    pods: PodList, coverages: Sequence[float] = (95.0, 96.0, 97.0, 98.0, 99.0, 100.0), gpu_res_weight: float = 0.0
+) -> TargetWorkload:
     """vcore's target workload: the mean of the artifact's targets at several coverage cut-offs.
 
     F_n is linear in the weights, so this is the FGD measure averaged over the cut-offs: every spec of the trace
@@ -222,14 +232,14 @@ class ReplayRun:
     policy: str
     seed: int
     capacity_milli: int
-    node_idx: np.ndarray          # int32 per pod, -1 = dropped
-    dev_mask: np.ndarray          # uint64 per pod, node-local GPU indices taken
-    arrived_milli: np.ndarray     # cumulative GPU demand after each pod
-    allocated_milli: np.ndarray   # cumulative allocated GPU milli after each pod
-    frag_after: np.ndarray        # cluster fragment (sum of F_n) after each pod
-    free_after: np.ndarray        # cluster free GPU milli after each pod
-    frag_before: float            # cluster fragment of the empty cluster
-    seconds: float                # time of the native replay call
+    node_idx: np.ndarray  # int32 per pod, -1 = dropped
+    dev_mask: np.ndarray  # uint64 per pod, node-local GPU indices taken
+    arrived_milli: np.ndarray  # cumulative GPU demand after each pod
+    allocated_milli: np.ndarray  # cumulative allocated GPU milli after each pod
+    frag_after: np.ndarray  # cluster fragment (sum of F_n) after each pod
+    free_after: np.ndarray  # cluster free GPU milli after each pod
+    frag_before: float  # cluster fragment of the empty cluster
+    seconds: float  # time of the native replay call
 
     def _at_percent(self) -> np.ndarray:
         """Index of the last pod whose arrived demand is <= p % of capacity, for p = 0..130 (-1: none yet)."""
@@ -280,9 +290,16 @@ class ReplayRun:
         }
 
 
-def replay(cluster: ReplayCluster, pods: PodList, target: TargetWorkload, policy: str, seed: int,
-           vcore_scale: float = 1000.0, vcore_pack_points: float = 1.0,
-           vcore_balance_points: float = 10.0) -> ReplayRun:
+def replay(
+    cluster: ReplayCluster,
+    pods: PodList,
+    target: TargetWorkload,
+    policy: str,
+    seed: int,
+    vcore_scale: float = 1000.0,
+    vcore_pack_points: float = 1.0,
+    vcore_balance_points: float = 10.0,
+) -> ReplayRun:
     """Replay ``pods`` once, in order, on a fresh inventory with ``policy`` (one native call)."""
     from vcore.gpu.policies import native_policy_name
 
@@ -293,25 +310,45 @@ def replay(cluster: ReplayCluster, pods: PodList, target: TargetWorkload, policy
     gpu = _native()
     frag0 = float(gpu.node_fragments(inv, tgt).sum())
     t0 = time.perf_counter()
-    res = gpu.replay(inv, pods.cpu_milli, pods.memory_mib, pods.num_gpu, pods.gpu_milli, masks, cluster.order,
-                     tgt, native_name, int(seed) & 0xFFFFFFFFFFFFFFFF, float(vcore_scale), float(vcore_pack_points),
-                     float(vcore_balance_points))
+    res = gpu.replay(
+        inv,
+        pods.cpu_milli,
+        pods.memory_mib,
+        pods.num_gpu,
+        pods.gpu_milli,
+        masks,
+        cluster.order,
+        tgt,
+        native_name,
+        int(seed) & 0xFFFFFFFFFFFFFFFF,
+        float(vcore_scale),
+        float(vcore_pack_points),
+        float(vcore_balance_points),
+    )
     seconds = time.perf_counter() - t0
     demand = pods.gpu_demand_milli
     node_idx = res["node_idx"]
     return ReplayRun(
-        policy=policy, seed=int(seed), capacity_milli=cluster.capacity_milli, node_idx=node_idx,
-        dev_mask=res["dev_mask"], arrived_milli=np.cumsum(demand),
-        allocated_milli=np.cumsum(np.where(node_idx >= 0, demand, 0)), frag_after=res["frag_after"],
-        free_after=res["free_after"], frag_before=frag0, seconds=seconds,
+        policy=policy,
+        seed=int(seed),
+        capacity_milli=cluster.capacity_milli,
+        node_idx=node_idx,
+        dev_mask=res["dev_mask"],
+        arrived_milli=np.cumsum(demand),
+        allocated_milli=np.cumsum(np.where(node_idx >= 0, demand, 0)),
+        frag_after=res["frag_after"],
+        free_after=res["free_after"],
+        frag_before=frag0,
+        seconds=seconds,
     )
 
 
 TIE_ORDERS = ("name", "shuffled")
 
 
-def policy_target(pods: PodList, policy: str, coverage: float | None = None,
-                  gpu_res_weight: float | None = None) -> TargetWorkload:
+def policy_target(
+    pods: PodList, policy: str, coverage: float | None = None, gpu_res_weight: float | None = None
+) -> TargetWorkload:
     """The target workload a policy replays with: the artifact's (95 % of pods, count-weighted) for every policy
     but ``vcore``, whose target is blended over the cut-offs and weighs specs by GPU demand as well
     (``gpu_res_weight``, default :data:`vcore.gpu.policies.VCORE_GPU_RES_WEIGHT`)."""
@@ -325,9 +362,17 @@ def policy_target(pods: PodList, policy: str, coverage: float | None = None,
     return target_workload(pods, 95.0 if coverage is None else coverage, gpu_res_weight)
 
 
-def run_protocol(nodes: NodeList, pods: PodList, policy: str, seed: int, ratio: float = 1.3,
-                 coverage: float | None = None, gpu_res_weight: float | None = None, tie_order: str = "name",
-                 **policy_args: float) -> ReplayRun:
+def run_protocol(
+    nodes: NodeList,
+    pods: PodList,
+    policy: str,
+    seed: int,
+    ratio: float = 1.3,
+    coverage: float | None = None,
+    gpu_res_weight: float | None = None,
+    tie_order: str = "name",
+    **policy_args: float,
+) -> ReplayRun:
     """Shuffle/tune ``pods`` with ``seed`` and replay them with ``policy`` on ``nodes`` (the full protocol).
 
     ``tie_order="name"`` breaks score ties by the smallest node name (the data README's protocol);

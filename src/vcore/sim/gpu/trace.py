@@ -38,8 +38,17 @@ __all__ = [
 MAX_GPUS_PER_NODE = 64
 _NODE_COLUMNS = ["sn", "cpu_milli", "memory_mib", "gpu", "model"]
 _POD_COLUMNS_11 = [
-    "name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec",
-    "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time",
+    "name",
+    "cpu_milli",
+    "memory_mib",
+    "num_gpu",
+    "gpu_milli",
+    "gpu_spec",
+    "qos",
+    "pod_phase",
+    "creation_time",
+    "deletion_time",
+    "scheduled_time",
 ]
 _POD_COLUMNS_5 = _POD_COLUMNS_11[:5]
 _AMOUNT = Integer(0)
@@ -52,10 +61,10 @@ class NodeList:
     """Nodes of a trace, one entry per node, in file order."""
 
     names: list[str]
-    cpu_milli: np.ndarray      # int64
-    memory_mib: np.ndarray     # int64
-    gpu_count: np.ndarray      # int32
-    model: list[str]           # "" when the node has no GPU
+    cpu_milli: np.ndarray  # int64
+    memory_mib: np.ndarray  # int64
+    gpu_count: np.ndarray  # int32
+    model: list[str]  # "" when the node has no GPU
     source: str = ""
 
     @property
@@ -72,10 +81,10 @@ class PodList:
     """Pods of a trace, one entry per pod, in file order. ``gpu_spec`` holds the allowed models (empty = any)."""
 
     names: list[str]
-    cpu_milli: np.ndarray      # int64
-    memory_mib: np.ndarray     # int64
-    num_gpu: np.ndarray        # int32
-    gpu_milli: np.ndarray      # int32, per GPU (1000 = whole)
+    cpu_milli: np.ndarray  # int64
+    memory_mib: np.ndarray  # int64
+    num_gpu: np.ndarray  # int32
+    gpu_milli: np.ndarray  # int32, per GPU (1000 = whole)
     gpu_spec: list[tuple[str, ...]] = field(default_factory=list)
     source: str = ""
 
@@ -122,8 +131,9 @@ def _rows(path: str, formats: list[list[str]], kind: str) -> Iterator[tuple[int,
                             break
                     else:
                         expected = " or ".join(",".join(f) for f in formats)
-                        raise fail(ValueError, f"{path}:{lineno}",
-                                   f"{kind} list header {','.join(row)!r} is not {expected}")
+                        raise fail(
+                            ValueError, f"{path}:{lineno}", f"{kind} list header {','.join(row)!r} is not {expected}"
+                        )
                     continue
                 for fmt in formats:
                     if len(row) == len(fmt):
@@ -131,11 +141,15 @@ def _rows(path: str, formats: list[list[str]], kind: str) -> Iterator[tuple[int,
                         break
                 else:
                     counts = " or ".join(str(len(f)) for f in formats)
-                    raise fail(ValueError, f"{path}:{lineno}",
-                               f"{kind} list row has {len(row)} columns, expected {counts}")
+                    raise fail(
+                        ValueError, f"{path}:{lineno}", f"{kind} list row has {len(row)} columns, expected {counts}"
+                    )
             if len(row) != len(header):
-                raise fail(ValueError, f"{path}:{lineno}: {kind} {row[0]!r}",
-                           f"row has {len(row)} columns, expected {len(header)}")
+                raise fail(
+                    ValueError,
+                    f"{path}:{lineno}: {kind} {row[0]!r}",
+                    f"row has {len(row)} columns, expected {len(header)}",
+                )
             yield lineno, header, row
 
 
@@ -250,8 +264,12 @@ def load_pods(path: str) -> PodList:
 def workload_path(trace_dir: str, workload: str) -> str:
     """Path of a workload: a file path, ``<dir>/<name>``, ``<dir>/<name>.csv`` or
     ``<dir>/openb_pod_list_<name>.csv``."""
-    candidates = [workload, os.path.join(trace_dir, workload), os.path.join(trace_dir, workload + ".csv"),
-                  os.path.join(trace_dir, f"openb_pod_list_{workload}.csv")]
+    candidates = [
+        workload,
+        os.path.join(trace_dir, workload),
+        os.path.join(trace_dir, workload + ".csv"),
+        os.path.join(trace_dir, f"openb_pod_list_{workload}.csv"),
+    ]
     for c in candidates:
         if os.path.isfile(c):
             return c
@@ -280,5 +298,5 @@ def list_workloads(trace_dir: str) -> list[str]:
     out = []
     for f in sorted(os.listdir(trace_dir)):
         if f.startswith("openb_pod_list_") and f.endswith(".csv"):
-            out.append(f[len("openb_pod_list_"):-4])
+            out.append(f[len("openb_pod_list_") : -4])
     return out

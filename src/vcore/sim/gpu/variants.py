@@ -95,10 +95,8 @@ __all__ = [
     "heldout_comparison",
 ]
 
-MULTIGPU_WORKLOADS: dict[str, float] = {"multigpu20": 20.0, "multigpu30": 30.0, "multigpu40": 40.0,
-                                        "multigpu50": 50.0}
-GPUSPEC_WORKLOADS: dict[str, float] = {"gpuspec10": 10.0, "gpuspec20": 20.0, "gpuspec25": 25.0,
-                                       "gpuspec33": 33.0}
+MULTIGPU_WORKLOADS: dict[str, float] = {"multigpu20": 20.0, "multigpu30": 30.0, "multigpu40": 40.0, "multigpu50": 50.0}
+GPUSPEC_WORKLOADS: dict[str, float] = {"gpuspec10": 10.0, "gpuspec20": 20.0, "gpuspec25": 25.0, "gpuspec33": 33.0}
 SPOT_WORKLOADS: dict[str, str] = {"spot-default": "default"}  # held-out name -> openb pod list replayed on spot
 HELDOUT_WORKLOADS: tuple[str, ...] = (*MULTIGPU_WORKLOADS, *GPUSPEC_WORKLOADS, *SPOT_WORKLOADS)
 VARIANT_SEED = 0  # seed of the derivations (the protocol seeds 42-51 then shuffle/tune the derived list)
@@ -140,9 +138,15 @@ def _check_seed(seed: object) -> int:
 
 
 def _copy(pods: PodList, source: str) -> PodList:
-    return PodList(names=list(pods.names), cpu_milli=pods.cpu_milli.copy(), memory_mib=pods.memory_mib.copy(),
-                   num_gpu=pods.num_gpu.copy(), gpu_milli=pods.gpu_milli.copy(), gpu_spec=list(pods.gpu_spec),
-                   source=source)
+    return PodList(
+        names=list(pods.names),
+        cpu_milli=pods.cpu_milli.copy(),
+        memory_mib=pods.memory_mib.copy(),
+        num_gpu=pods.num_gpu.copy(),
+        gpu_milli=pods.gpu_milli.copy(),
+        gpu_spec=list(pods.gpu_spec),
+        source=source,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- shares
@@ -188,8 +192,10 @@ def raise_multi_gpu_share(pods: PodList, percent: float, seed: int = VARIANT_SEE
     multi0 = int(demand[multi].sum())
     share0 = multi0 / total0
     if target < share0 - 1e-12:
-        raise ValueError(f"percent: {percent:g} is below the multi-GPU share {100 * share0:.2f} % of pod list "
-                         f"{pods.source!r}; this derivation only raises it")
+        raise ValueError(
+            f"percent: {percent:g} is below the multi-GPU share {100 * share0:.2f} % of pod list "
+            f"{pods.source!r}; this derivation only raises it"
+        )
     rng = np.random.default_rng([seed, 0x6D67])  # stream "mg": independent of the protocol's seeds
     order = single[rng.permutation(len(single))]
     draws = multi[rng.integers(len(multi), size=len(single))]
@@ -247,8 +253,10 @@ def constrain_gpu_types(pods: PodList, nodes: NodeList, percent: float, seed: in
     free = np.array([i for i in gpu_pods.tolist() if not pods.gpu_spec[i]], dtype=np.int64)
     have = len(gpu_pods) - len(free)
     if have > want:
-        raise ValueError(f"percent: {percent:g} is below the share {100 * have / len(gpu_pods):.2f} % of GPU pods "
-                         f"of pod list {pods.source!r} that already carry a gpu_spec")
+        raise ValueError(
+            f"percent: {percent:g} is below the share {100 * have / len(gpu_pods):.2f} % of GPU pods "
+            f"of pod list {pods.source!r} that already carry a gpu_spec"
+        )
     rng = np.random.default_rng([seed, 0x6773])  # stream "gs"
     chosen = np.sort(rng.choice(free, size=want - have, replace=False)) if want > have else free[:0]
 
@@ -257,8 +265,12 @@ def constrain_gpu_types(pods: PodList, nodes: NodeList, percent: float, seed: in
     node_mi = np.array([models.index(m) if g > 0 else -1 for m, g in zip(nodes.model, nodes.gpu_count)])
     out = _copy(pods, f"{pods.source}#gpuspec{percent:g}@seed{seed}")
     for i in chosen.tolist():
-        fits = ((nodes.gpu_count >= pods.num_gpu[i]) & (nodes.cpu_milli >= pods.cpu_milli[i])
-                & (nodes.memory_mib >= pods.memory_mib[i]) & (node_mi >= 0))
+        fits = (
+            (nodes.gpu_count >= pods.num_gpu[i])
+            & (nodes.cpu_milli >= pods.cpu_milli[i])
+            & (nodes.memory_mib >= pods.memory_mib[i])
+            & (node_mi >= 0)
+        )
         cand = np.unique(node_mi[fits])
         if not len(cand):
             cand = np.arange(len(models))
@@ -332,8 +344,9 @@ def write_node_list(nodes: NodeList, path: str) -> None:
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["sn", "cpu_milli", "memory_mib", "gpu", "model"])
-        for row in zip(nodes.names, nodes.cpu_milli.tolist(), nodes.memory_mib.tolist(), nodes.gpu_count.tolist(),
-                       nodes.model):
+        for row in zip(
+            nodes.names, nodes.cpu_milli.tolist(), nodes.memory_mib.tolist(), nodes.gpu_count.tolist(), nodes.model
+        ):
             w.writerow(row)
 
 
@@ -380,8 +393,9 @@ def load_heldout(data_dir: str, workload: str, seed: int = VARIANT_SEED) -> tupl
         nodes = spot_node_list(os.path.join(data_dir, SPOT_NODE_LIST))
         base = load_pods(workload_path(openb, SPOT_WORKLOADS[workload]))
         pods, dropped, narrowed = restrict_gpu_spec(base, nodes)
-        info.update(gpu_spec_dropped=dropped, gpu_spec_narrowed=narrowed,
-                    gpu_spec_pods=sum(1 for s in base.gpu_spec if s))
+        info.update(
+            gpu_spec_dropped=dropped, gpu_spec_narrowed=narrowed, gpu_spec_pods=sum(1 for s in base.gpu_spec if s)
+        )
         return nodes, pods, info
     nodes = load_nodes(node_list_path(openb))
     base = load_pods(workload_path(openb, "default"))
@@ -402,18 +416,32 @@ def _cached(data_dir: str, workload: str, seed: int) -> tuple[NodeList, PodList,
     return load_heldout(data_dir, workload, seed)
 
 
-def _run_task(data_dir: str, workload: str, variant_seed: int, policy: str, seed: int, tie_order: str,
-              policy_args: tuple[tuple[str, float], ...]) -> float:
+def _run_task(
+    data_dir: str,
+    workload: str,
+    variant_seed: int,
+    policy: str,
+    seed: int,
+    tie_order: str,
+    policy_args: tuple[tuple[str, float], ...],
+) -> float:
     from vcore.sim.gpu.replay import run_protocol
 
     nodes, pods, _ = _cached(data_dir, workload, variant_seed)
     return run_protocol(nodes, pods, policy, seed, tie_order=tie_order, **dict(policy_args)).final_alloc_ratio
 
 
-def heldout_comparison(data_dir: str, workloads: Sequence[str] = HELDOUT_WORKLOADS,
-                       policies: Sequence[str] = ("fgd", "vcore"), seeds: Iterable[int] = range(42, 52),
-                       tie_orders: Sequence[str] = ("name",), *, variant_seed: int = VARIANT_SEED,
-                       jobs: int = 0, policy_args: dict[str, float] | None = None) -> dict[str, Any]:
+def heldout_comparison(
+    data_dir: str,
+    workloads: Sequence[str] = HELDOUT_WORKLOADS,
+    policies: Sequence[str] = ("fgd", "vcore"),
+    seeds: Iterable[int] = range(42, 52),
+    tie_orders: Sequence[str] = ("name",),
+    *,
+    variant_seed: int = VARIANT_SEED,
+    jobs: int = 0,
+    policy_args: dict[str, float] | None = None,
+) -> dict[str, Any]:
     """Mean final allocation ratio per (tie_order, workload, policy) over ``seeds``, protocol defaults.
 
     Returns ``{tie_order: {workload: {policy: {"mean": float, "finals": [per seed]}}}}``. ``policy_args`` are
@@ -460,8 +488,12 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m vcore.sim.gpu.variants", description=__doc__.split("\n\n")[0])
-    ap.add_argument("data_dir", nargs="?", default=os.path.join("..", "shared", "data"),
-                    help="folder with openb/ and alibaba-spot-gpu-v2026/ (default: ../shared/data)")
+    ap.add_argument(
+        "data_dir",
+        nargs="?",
+        default=os.path.join("..", "shared", "data"),
+        help="folder with openb/ and alibaba-spot-gpu-v2026/ (default: ../shared/data)",
+    )
     ap.add_argument("--workloads", default=",".join(HELDOUT_WORKLOADS))
     ap.add_argument("--policies", default="fgd,vcore,best-fit")
     ap.add_argument("--tie-orders", default="name,shuffled")
@@ -472,8 +504,15 @@ def main(argv: list[str] | None = None) -> int:
     from vcore.sim.gpu.cli import parse_seeds
 
     try:
-        res = heldout_comparison(a.data_dir, a.workloads.split(","), a.policies.split(","), parse_seeds(a.seeds),
-                                 a.tie_orders.split(","), variant_seed=a.variant_seed, jobs=a.jobs)
+        res = heldout_comparison(
+            a.data_dir,
+            a.workloads.split(","),
+            a.policies.split(","),
+            parse_seeds(a.seeds),
+            a.tie_orders.split(","),
+            variant_seed=a.variant_seed,
+            jobs=a.jobs,
+        )
     except (ValueError, FileNotFoundError, TypeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

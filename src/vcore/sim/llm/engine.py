@@ -15,6 +15,7 @@ what it does not recompute. The first token comes at the end of the prefill (TTF
 its remaining output tokens. ``advance(t)`` runs the model to time t and returns what happened; the replay
 drives it in virtual time, the HTTP engine simulator in wall-clock time.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -72,9 +73,11 @@ class SimulatedEngine:
         self.name = name
         self.stored: list[int] = []  # KV events since the last drain (kv_events=True)
         self.evicted: list[int] = []
-        self.kv = KVCache(max(1, params.kv_capacity_tokens // block_tokens),
-                          on_store=self.stored.extend if kv_events else None,
-                          on_evict=self.evicted.extend if kv_events else None)
+        self.kv = KVCache(
+            max(1, params.kv_capacity_tokens // block_tokens),
+            on_store=self.stored.extend if kv_events else None,
+            on_evict=self.evicted.extend if kv_events else None,
+        )
         self.t = 0.0
         self.waiting: deque[SimRequest] = deque()
         self.prefill: SimRequest | None = None
@@ -136,8 +139,10 @@ class SimulatedEngine:
         the engine unchanged, for a request whose prompt needs more KV blocks than the whole cache (it could never
         be admitted, and would block the queue behind it)."""
         if len(set(request.hashes)) > self.kv.capacity_blocks:
-            raise ValueError(f"{self.name}: request {request.rid} needs {len(set(request.hashes))} KV blocks, the "
-                             f"cache has {self.kv.capacity_blocks}")
+            raise ValueError(
+                f"{self.name}: request {request.rid} needs {len(set(request.hashes))} KV blocks, the "
+                f"cache has {self.kv.capacity_blocks}"
+            )
         events = self.advance(now)
         self.waiting.append(request)
         self._admit(events)
@@ -204,8 +209,10 @@ class SimulatedEngine:
                     return  # wait for memory to be freed (head-of-line, as vLLM's FCFS waiting queue)
                 anonymous = 0  # a request larger than the whole cache runs without its output reservation
                 if not self.kv.can_allocate(r.hashes, 0):
-                    raise ValueError(f"{self.name}: request {r.rid} needs {len(set(r.hashes))} KV blocks, the "
-                                     f"cache has {self.kv.capacity_blocks}")
+                    raise ValueError(
+                        f"{self.name}: request {r.rid} needs {len(set(r.hashes))} KV blocks, the "
+                        f"cache has {self.kv.capacity_blocks}"
+                    )
             self.waiting.popleft()
             cached_blocks = self.kv.cached_prefix(r.hashes)
             r.cached_tokens = min(cached_blocks * bt, r.prompt_tokens)

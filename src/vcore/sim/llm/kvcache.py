@@ -7,6 +7,7 @@ tail first, so a shared prefix outlives the suffixes built on it). Generated tok
 are freed at once (their hashes are unknown to a trace). ``on_store`` / ``on_evict`` receive the hashes that
 became resident / were evicted: the engine's KV events.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -14,8 +15,12 @@ from collections.abc import Callable, Sequence
 
 
 class KVCache:
-    def __init__(self, capacity_blocks: int, on_store: Callable[[list[int]], None] | None = None,
-                 on_evict: Callable[[list[int]], None] | None = None):
+    def __init__(
+        self,
+        capacity_blocks: int,
+        on_store: Callable[[list[int]], None] | None = None,
+        on_evict: Callable[[list[int]], None] | None = None,
+    ):
         if isinstance(capacity_blocks, bool) or not isinstance(capacity_blocks, int) or capacity_blocks < 1:
             raise ValueError(f"KVCache.capacity_blocks: expected an integer >= 1, got {capacity_blocks!r}")
         self.capacity_blocks = capacity_blocks

@@ -8,6 +8,7 @@ heads), the GPU datasheet (dense BF16 FLOP/s, HBM bandwidth, memory) and the uti
 measurements reach on such GPUs (about 50 % MFU in long prefill, about 80 % of HBM bandwidth in decode); none of
 them was fitted to a trace or to a routing policy.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,14 @@ class EngineParams:
     max_num_seqs: int = 256  # running sequences at most (vLLM max_num_seqs)
 
     def __post_init__(self) -> None:
-        for field_name in ("prefill_s_per_token", "attention_s_per_token_pair", "prefill_overhead_s",
-                           "decode_base_s", "decode_s_per_seq", "decode_s_per_kv_token"):
+        for field_name in (
+            "prefill_s_per_token",
+            "attention_s_per_token_pair",
+            "prefill_overhead_s",
+            "decode_base_s",
+            "decode_s_per_seq",
+            "decode_s_per_kv_token",
+        ):
             value = getattr(self, field_name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise ValueError(f"EngineParams {self.name!r}: {field_name} must be a finite number >= 0")
@@ -58,9 +65,23 @@ class EngineParams:
         return 1.0 / self.prefill_s_per_token
 
 
-def _derive(name: str, params_b: float, layers: int, d_model: int, kv_heads: int, head_dim: int, gpus: int,
-            flops_per_gpu: float, hbm_bytes_per_s: float, gpu_mem_bytes: float, mfu: float, hbm_eff: float,
-            activation_reserve_bytes: float, extra_step_s: float, chunk_tokens: int) -> EngineParams:
+def _derive(
+    name: str,
+    params_b: float,
+    layers: int,
+    d_model: int,
+    kv_heads: int,
+    head_dim: int,
+    gpus: int,
+    flops_per_gpu: float,
+    hbm_bytes_per_s: float,
+    gpu_mem_bytes: float,
+    mfu: float,
+    hbm_eff: float,
+    activation_reserve_bytes: float,
+    extra_step_s: float,
+    chunk_tokens: int,
+) -> EngineParams:
     flops = gpus * flops_per_gpu * mfu  # sustained FLOP/s in prefill
     bandwidth = gpus * hbm_bytes_per_s * hbm_eff  # sustained bytes/s in decode
     weight_bytes = params_b * 1e9 * 2  # bf16
@@ -83,19 +104,20 @@ def _derive(name: str, params_b: float, layers: int, d_model: int, kv_heads: int
 # Llama-3.1-8B (8.03 B parameters, 32 layers, d_model 4096, 8 KV heads x 128) on one A100-SXM4-80GB
 # (312 TFLOP/s dense BF16, 2.039 TB/s HBM2e): ~93 us per prefill token (~10.7 k tokens/s), ~10 ms decode steps,
 # ~396 k tokens of KV cache. vLLM reports 8B-class prefill of roughly 10-12 k tokens/s on an A100.
-LLAMA3_8B_A100 = _derive("llama3-8b-a100", 8.03, 32, 4096, 8, 128, 1, 312e12, 2.039e12, 80e9, 0.55, 0.8,
-                         4e9, 0.0, 8192)
+LLAMA3_8B_A100 = _derive("llama3-8b-a100", 8.03, 32, 4096, 8, 128, 1, 312e12, 2.039e12, 80e9, 0.55, 0.8, 4e9, 0.0, 8192)
 
 # Llama-3.1-70B (70.6 B, 80 layers, d_model 8192, 8 KV heads x 128) on 8 x H100-SXM-80GB with tensor parallelism
 # (989 TFLOP/s dense BF16 and 3.35 TB/s per GPU; 45 % MFU and 75 % bandwidth under TP-8, +3 ms all-reduce per step).
-LLAMA3_70B_H100X8 = _derive("llama3-70b-h100x8", 70.6, 80, 8192, 8, 128, 8, 989e12, 3.35e12, 80e9, 0.45, 0.75,
-                            30e9, 3e-3, 8192)
+LLAMA3_70B_H100X8 = _derive(
+    "llama3-70b-h100x8", 70.6, 80, 8192, 8, 128, 8, 989e12, 3.35e12, 80e9, 0.45, 0.75, 30e9, 3e-3, 8192
+)
 
 # LLaMA2-70B (69 B, 80 layers, d_model 8192, 8 KV heads x 128) on one node of 8 x A800-SXM4-80GB (A100 compute and
 # HBM: 312 TFLOP/s, 2.039 TB/s) with tensor parallelism: the setting of the Mooncake paper's trace experiments
 # (Qin et al., FAST'25), hence the default of the Mooncake trace replay. ~112 us per prefill token per node.
-LLAMA2_70B_A800X8 = _derive("llama2-70b-a800x8", 69.0, 80, 8192, 8, 128, 8, 312e12, 2.039e12, 80e9, 0.45, 0.75,
-                            30e9, 3e-3, 8192)
+LLAMA2_70B_A800X8 = _derive(
+    "llama2-70b-a800x8", 69.0, 80, 8192, 8, 128, 8, 312e12, 2.039e12, 80e9, 0.45, 0.75, 30e9, 3e-3, 8192
+)
 
 PRESETS = {p.name: p for p in (LLAMA3_8B_A100, LLAMA3_70B_H100X8, LLAMA2_70B_A800X8)}
 TRACE_PRESET = LLAMA2_70B_A800X8.name

@@ -10,6 +10,7 @@ own guess from what it sent (Kthena's and vcore's default).
 The prefix record's size per endpoint: Kthena's default 50,000 hashes of 64-byte blocks (800 k tokens) for the
 kthena policy; the engine's KV capacity for the others (what an operator sets it to).
 """
+
 from __future__ import annotations
 
 import math
@@ -60,9 +61,17 @@ def _percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(values, q)) if len(values) else math.nan
 
 
-def replay(trace: Sequence[TraceRequest], policy: str | Policy, *, engines: int = 8,
-           params: EngineParams | str = TRACE_PRESET, metrics_interval_s: float = 0.5, kv_events: bool = False,
-           seed: int = 0, policy_name: str | None = None) -> ReplayResult:
+def replay(
+    trace: Sequence[TraceRequest],
+    policy: str | Policy,
+    *,
+    engines: int = 8,
+    params: EngineParams | str = TRACE_PRESET,
+    metrics_interval_s: float = 0.5,
+    kv_events: bool = False,
+    seed: int = 0,
+    policy_name: str | None = None,
+) -> ReplayResult:
     """Replay ``trace`` on ``engines`` engine models with the given policy (a name or a Policy)."""
     if isinstance(params, str):
         if params not in PRESETS:
@@ -76,12 +85,21 @@ def replay(trace: Sequence[TraceRequest], policy: str | Policy, *, engines: int 
     bt = TRACE_BLOCK_TOKENS
     pol = named_policy(policy, bt) if isinstance(policy, str) else policy
     sims = [SimulatedEngine(params, bt, f"engine-{k}", kv_events=kv_events) for k in range(engines)]
-    router = Router(pol, block_tokens=bt, seed=seed,
-                    prefix_capacity_blocks=router_record_blocks(name, bt, sims[0].kv.capacity_blocks))
+    router = Router(
+        pol,
+        block_tokens=bt,
+        seed=seed,
+        prefix_capacity_blocks=router_record_blocks(name, bt, sims[0].kv.capacity_blocks),
+    )
     for e in sims:
-        router.add_endpoint(Endpoint(e.name, prefill_tokens_per_s=params.prefill_tokens_per_s(),
-                                     prefill_overhead_s=params.prefill_overhead_s,
-                                     prefill_attention_s_per_token_pair=params.attention_s_per_token_pair))
+        router.add_endpoint(
+            Endpoint(
+                e.name,
+                prefill_tokens_per_s=params.prefill_tokens_per_s(),
+                prefill_overhead_s=params.prefill_overhead_s,
+                prefill_attention_s_per_token_pair=params.attention_s_per_token_pair,
+            )
+        )
     names = [e.name for e in sims]
     period_ttft: list[list[float]] = [[] for _ in sims]
     period_itl: list[list[float]] = [[] for _ in sims]
@@ -117,8 +135,7 @@ def replay(trace: Sequence[TraceRequest], policy: str | Policy, *, engines: int 
                 last_itl[k] = int(statistics.fmean(period_itl[k]) * 1e6)
             period_ttft[k].clear()
             period_itl[k].clear()
-            metrics[names[k]] = EngineMetrics(e.n_waiting, e.n_running, min(e.kv.usage, 1.0), last_ttft[k],
-                                              last_itl[k])
+            metrics[names[k]] = EngineMetrics(e.n_waiting, e.n_running, min(e.kv.usage, 1.0), last_ttft[k], last_itl[k])
         router.update_metrics(metrics)
 
     arrivals = [(r.timestamp_ms / 1000.0, r) for r in trace]
@@ -157,13 +174,20 @@ def replay(trace: Sequence[TraceRequest], policy: str | Policy, *, engines: int 
     cached_blocks = sum(min(-(-r.cached_tokens // bt), len(r.hashes)) for r in requests)
     itl = [(r.finished - r.first_token) / (r.output_tokens - 1) for r in requests if r.output_tokens > 1]
     return ReplayResult(
-        policy=name, engines=engines, requests=len(requests),
-        mean_ttft_s=statistics.fmean(ttft), p50_ttft_s=_percentile(ttft, 50), p90_ttft_s=_percentile(ttft, 90),
-        p99_ttft_s=_percentile(ttft, 99), hit_rate=cached_blocks / blocks if blocks else 0.0,
+        policy=name,
+        engines=engines,
+        requests=len(requests),
+        mean_ttft_s=statistics.fmean(ttft),
+        p50_ttft_s=_percentile(ttft, 50),
+        p90_ttft_s=_percentile(ttft, 90),
+        p99_ttft_s=_percentile(ttft, 99),
+        hit_rate=cached_blocks / blocks if blocks else 0.0,
         mean_queue_s=statistics.fmean(r.admitted - r.arrival for r in requests),
         mean_itl_s=statistics.fmean(itl) if itl else 0.0,
         mean_e2e_s=statistics.fmean(r.finished - r.arrival for r in requests),
-        waiting_filter_relaxed=relaxed, makespan_s=max(r.finished for r in requests) if requests else 0.0)
+        waiting_filter_relaxed=relaxed,
+        makespan_s=max(r.finished for r in requests) if requests else 0.0,
+    )
 
 
 def ttft_lower_bound(trace: Sequence[TraceRequest], params: EngineParams | str = TRACE_PRESET) -> float:
@@ -194,10 +218,14 @@ def prompt_load(trace: Sequence[TraceRequest], engines: int) -> float:
 
 
 def format_table(results: Sequence[ReplayResult]) -> str:
-    head = (f"{'policy':<14} {'mean TTFT':>10} {'p50 TTFT':>9} {'p90 TTFT':>9} {'p99 TTFT':>9} {'hit rate':>8} "
-            f"{'queueing':>9} {'ITL':>7}")
+    head = (
+        f"{'policy':<14} {'mean TTFT':>10} {'p50 TTFT':>9} {'p90 TTFT':>9} {'p99 TTFT':>9} {'hit rate':>8} "
+        f"{'queueing':>9} {'ITL':>7}"
+    )
     rows = [head]
     for r in results:
-        rows.append(f"{r.policy:<14} {r.mean_ttft_s:>9.3f}s {r.p50_ttft_s:>8.3f}s {r.p90_ttft_s:>8.3f}s "
-                    f"{r.p99_ttft_s:>8.3f}s {r.hit_rate:>7.1%} {r.mean_queue_s:>8.3f}s {r.mean_itl_s * 1e3:>5.1f}ms")
+        rows.append(
+            f"{r.policy:<14} {r.mean_ttft_s:>9.3f}s {r.p50_ttft_s:>8.3f}s {r.p90_ttft_s:>8.3f}s "
+            f"{r.p99_ttft_s:>8.3f}s {r.hit_rate:>7.1%} {r.mean_queue_s:>8.3f}s {r.mean_itl_s * 1e3:>5.1f}ms"
+        )
     return "\n".join(rows)

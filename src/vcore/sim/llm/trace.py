@@ -9,6 +9,7 @@ blocks), short outputs, a Zipf-popular set of shared prefixes (system prompts, d
 conversations whose next prompt extends the previous one. Every knob is an argument; the same seed gives the
 same trace.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,12 +51,15 @@ def parse_trace(lines: Iterable[str], source: str = "trace") -> list[TraceReques
         for key, value in (("input_length", n_in), ("output_length", n_out)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{where}: {key} must be an integer >= 1, got {value!r}")
-        if not isinstance(ids, list) or not all(isinstance(h, int) and not isinstance(h, bool) and 0 <= h < 2**63
-                                                 for h in ids):
+        if not isinstance(ids, list) or not all(
+            isinstance(h, int) and not isinstance(h, bool) and 0 <= h < 2**63 for h in ids
+        ):
             raise ValueError(f"{where}: hash_ids must be a list of integers in [0, 2**63)")
         if len(ids) != -(-n_in // TRACE_BLOCK_TOKENS):
-            raise ValueError(f"{where}: hash_ids has {len(ids)} blocks, input_length {n_in} needs "
-                             f"{-(-n_in // TRACE_BLOCK_TOKENS)} of {TRACE_BLOCK_TOKENS} tokens")
+            raise ValueError(
+                f"{where}: hash_ids has {len(ids)} blocks, input_length {n_in} needs "
+                f"{-(-n_in // TRACE_BLOCK_TOKENS)} of {TRACE_BLOCK_TOKENS} tokens"
+            )
         out.append(TraceRequest(float(ts), n_in, n_out, tuple(ids)))
     out.sort(key=lambda r: r.timestamp_ms)  # stable: equal timestamps keep file order
     return out
@@ -71,21 +75,43 @@ def write_trace(path: str | Path, requests: Sequence[TraceRequest]) -> None:
     with Path(path).open("w", encoding="utf-8") as f:
         for r in requests:
             ts = int(r.timestamp_ms) if float(r.timestamp_ms).is_integer() else r.timestamp_ms
-            f.write(json.dumps({"timestamp": ts, "input_length": r.input_length, "output_length": r.output_length,
-                                "hash_ids": list(r.hash_ids)}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "timestamp": ts,
+                        "input_length": r.input_length,
+                        "output_length": r.output_length,
+                        "hash_ids": list(r.hash_ids),
+                    }
+                )
+                + "\n"
+            )
 
 
-def synthetic_trace(n_requests: int = 2000, rate_per_s: float = 4.0, seed: int = 0, *, n_prefixes: int = 200,
-                    prefix_share: float = 0.6, zipf_s: float = 1.1, prefix_blocks_median: float = 16.0,
-                    suffix_blocks_median: float = 6.0, multi_turn: float = 0.3, output_median: float = 70.0,
-                    burstiness: float = 1.0, max_blocks: int = 256) -> list[TraceRequest]:
+def synthetic_trace(
+    n_requests: int = 2000,
+    rate_per_s: float = 4.0,
+    seed: int = 0,
+    *,
+    n_prefixes: int = 200,
+    prefix_share: float = 0.6,
+    zipf_s: float = 1.1,
+    prefix_blocks_median: float = 16.0,
+    suffix_blocks_median: float = 6.0,
+    multi_turn: float = 0.3,
+    output_median: float = 70.0,
+    burstiness: float = 1.0,
+    max_blocks: int = 256,
+) -> list[TraceRequest]:
     """A Mooncake-format trace. ``prefix_share``: probability that a request starts with one of ``n_prefixes``
     shared prefixes (Zipf ``zipf_s`` popularity); ``multi_turn``: probability that it continues an earlier
     conversation (its prompt = that prompt + new blocks); ``burstiness``: coefficient of variation of the
     inter-arrival times (1 = Poisson, > 1 = bursty, gamma-distributed)."""
     if n_requests < 1 or rate_per_s <= 0 or not 0 <= prefix_share <= 1 or not 0 <= multi_turn <= 1 or burstiness <= 0:
-        raise ValueError("synthetic_trace: need n_requests >= 1, rate_per_s > 0, prefix_share and multi_turn in "
-                         "[0, 1], burstiness > 0")
+        raise ValueError(
+            "synthetic_trace: need n_requests >= 1, rate_per_s > 0, prefix_share and multi_turn in "
+            "[0, 1], burstiness > 0"
+        )
     rng = random.Random(seed)
     next_id = 0
 
