@@ -100,8 +100,10 @@ vcore::NodeInput node_input(const py::dict& spec) {
   n.taints = field_or<decltype(n.taints)>(spec, "taints", named, {});
   n.unschedulable = field_or<bool>(spec, "unschedulable", named, false);
   // (model, memory MiB, NUMA, NVLink domain, MIG mode, MIG geometry, [(shape, start)]) per GPU
-  using Device = std::tuple<std::string, int64_t, int32_t, int32_t, bool, int32_t, std::vector<std::pair<int32_t, int32_t>>>;
-  for (const auto& [model, memory, numa, nvlink, mig_mode, geometry, layout] : field_or<std::vector<Device>>(spec, "gpus", named, {}))
+  using Device =
+      std::tuple<std::string, int64_t, int32_t, int32_t, bool, int32_t, std::vector<std::pair<int32_t, int32_t>>>;
+  for (const auto& [model, memory, numa, nvlink, mig_mode, geometry, layout] :
+       field_or<std::vector<Device>>(spec, "gpus", named, {}))
     n.gpus.push_back({model, memory, numa, nvlink, mig_mode, geometry, layout});
   n.numa_cpu = field_or<decltype(n.numa_cpu)>(spec, "numa_cpu", named, {});
   // The regexMatch patterns (vcore.topology.patterns) its name matches, by id under the pattern table's version.
@@ -250,8 +252,10 @@ vcore::PodInput pod_input(const py::dict& spec) {
   }
   if (PyObject* v = lookup(spec, k.host_ports); !empty_sequence(v))
     p.host_ports = field<decltype(p.host_ports)>(spec, "host_ports", what);
-  if (PyObject* v = lookup(spec, k.images); !empty_sequence(v)) p.images = field<decltype(p.images)>(spec, "images", what);
-  if (PyObject* v = lookup(spec, k.n_containers)) p.n_containers = static_cast<int32_t>(as_int64(v, what, "n_containers"));
+  if (PyObject* v = lookup(spec, k.images); !empty_sequence(v))
+    p.images = field<decltype(p.images)>(spec, "images", what);
+  if (PyObject* v = lookup(spec, k.n_containers))
+    p.n_containers = static_cast<int32_t>(as_int64(v, what, "n_containers"));
   if (PyObject* v = lookup(spec, k.start_time)) p.start_time = as_int64(v, what, "start_time");
   return p;
 }

@@ -31,12 +31,16 @@ void point() {
 
 void register_probe(pybind11::module_& m) {
   m.def("_nogil_probe_arm", [] { state.store(kArmed); }, "arm the GIL probe (tests only)");
-  m.def("_nogil_probe_state", [] { return state.load(); },
-        "0 idle, 1 armed, 2 a kernel waits at a probe point, 3 released by another thread, 4 timed out");
-  m.def("_nogil_probe_release", [] {
-    int waiting = kWaiting;
-    return state.compare_exchange_strong(waiting, kReleased);
-  }, "let the waiting kernel go on; True if one was waiting");
+  m.def(
+      "_nogil_probe_state", [] { return state.load(); },
+      "0 idle, 1 armed, 2 a kernel waits at a probe point, 3 released by another thread, 4 timed out");
+  m.def(
+      "_nogil_probe_release",
+      [] {
+        int waiting = kWaiting;
+        return state.compare_exchange_strong(waiting, kReleased);
+      },
+      "let the waiting kernel go on; True if one was waiting");
   m.def("_nogil_probe_reset", [] { state.store(kIdle); }, "disarm the GIL probe");
 }
 

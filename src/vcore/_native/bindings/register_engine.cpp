@@ -29,14 +29,19 @@ vcore::PluginArgs plugin_args(const py::dict& d, const std::string& plugin) {
   vcore::PluginArgs out;
   for (const auto& [k, v] : d) {
     const std::string key = py::cast<std::string>(k);
-    if (py::isinstance<py::bool_>(v) || py::isinstance<py::int_>(v)) out.ints[key] = py::cast<int64_t>(v);
-    else if (py::isinstance<py::float_>(v)) out.floats[key] = py::cast<double>(v);
-    else if (py::isinstance<py::str>(v)) out.strings[key] = py::cast<std::string>(v);
+    if (py::isinstance<py::bool_>(v) || py::isinstance<py::int_>(v))
+      out.ints[key] = py::cast<int64_t>(v);
+    else if (py::isinstance<py::float_>(v))
+      out.floats[key] = py::cast<double>(v);
+    else if (py::isinstance<py::str>(v))
+      out.strings[key] = py::cast<std::string>(v);
     else if ((py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) && py::len(v) > 0 &&
              py::isinstance<py::int_>(py::reinterpret_borrow<py::sequence>(v)[0]))
       out.int_lists[key] = py::cast<std::vector<int64_t>>(v);
-    else if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) out.string_lists[key] = py::cast<std::vector<std::string>>(v);
-    else throw py::type_error("profile: args of " + plugin + ": " + key + " has an unsupported type");
+    else if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v))
+      out.string_lists[key] = py::cast<std::vector<std::string>>(v);
+    else
+      throw py::type_error("profile: args of " + plugin + ": " + key + " has an unsupported type");
   }
   return out;
 }
@@ -51,23 +56,36 @@ ProfileConfig profile_config(const py::dict& p) {
     return pc;
   };
   for (const auto& name : field<std::vector<std::string>>(p, "filters", "profile")) {
-    if (name == "NodeUnschedulable") c.filter_unschedulable = true;
-    else if (name == "TaintToleration") c.filter_taints = true;
-    else if (name == "NodeAffinity") c.filter_affinity = true;
-    else if (name == "NodeResourcesFit") c.filter_fit = true;
-    else if (name == "GPUDeviceFit") c.filter_gpu = true;
-    else plugin(name).filter = true;
+    if (name == "NodeUnschedulable")
+      c.filter_unschedulable = true;
+    else if (name == "TaintToleration")
+      c.filter_taints = true;
+    else if (name == "NodeAffinity")
+      c.filter_affinity = true;
+    else if (name == "NodeResourcesFit")
+      c.filter_fit = true;
+    else if (name == "GPUDeviceFit")
+      c.filter_gpu = true;
+    else
+      plugin(name).filter = true;
     c.filter_order.push_back(name);
   }
   for (const auto& [name, weight] : field<std::vector<std::pair<std::string, int64_t>>>(p, "scores", "profile")) {
     if (weight <= 0) throw py::value_error("profile: scores: weight of " + name + " must be positive");
-    if (name == "TaintToleration") c.weight_taints = weight;
-    else if (name == "NodeAffinity") c.weight_affinity = weight;
-    else if (name == "NodeResourcesFit") c.weight_fit = weight;
-    else if (name == "NodeResourcesBalancedAllocation") c.weight_balanced = weight;
-    else if (name == "binpack") c.weight_binpack = weight;
-    else if (name == "GPUPlacement") c.weight_gpu = weight;
-    else plugin(name).weight = weight;
+    if (name == "TaintToleration")
+      c.weight_taints = weight;
+    else if (name == "NodeAffinity")
+      c.weight_affinity = weight;
+    else if (name == "NodeResourcesFit")
+      c.weight_fit = weight;
+    else if (name == "NodeResourcesBalancedAllocation")
+      c.weight_balanced = weight;
+    else if (name == "binpack")
+      c.weight_binpack = weight;
+    else if (name == "GPUPlacement")
+      c.weight_gpu = weight;
+    else
+      plugin(name).weight = weight;
   }
   const auto args = field_or<py::dict>(p, "args", "profile", py::dict());
   for (auto& [name, pc] : plugins) {
@@ -78,10 +96,14 @@ ProfileConfig profile_config(const py::dict& p) {
   c.ignored_resources = field_or<std::vector<std::string>>(fit, "ignored_resources", "profile.fit", {});
   c.ignored_resource_groups = field_or<std::vector<std::string>>(fit, "ignored_resource_groups", "profile.fit", {});
   const auto strategy = field_or<std::string>(fit, "strategy", "profile.fit", "LeastAllocated");
-  if (strategy == "LeastAllocated") c.strategy = vcore::FitStrategy::kLeastAllocated;
-  else if (strategy == "MostAllocated") c.strategy = vcore::FitStrategy::kMostAllocated;
-  else if (strategy == "RequestedToCapacityRatio") c.strategy = vcore::FitStrategy::kRequestedToCapacityRatio;
-  else throw py::value_error("profile: fit.strategy: unknown '" + strategy + "'");
+  if (strategy == "LeastAllocated")
+    c.strategy = vcore::FitStrategy::kLeastAllocated;
+  else if (strategy == "MostAllocated")
+    c.strategy = vcore::FitStrategy::kMostAllocated;
+  else if (strategy == "RequestedToCapacityRatio")
+    c.strategy = vcore::FitStrategy::kRequestedToCapacityRatio;
+  else
+    throw py::value_error("profile: fit.strategy: unknown '" + strategy + "'");
   c.fit_resources = fit.contains("resources") ? resource_weights(fit, "resources")
                                               : std::vector<vcore::ResourceWeight>{{"cpu", 1}, {"memory", 1}};
   c.shape = field_or<std::vector<std::pair<int64_t, int64_t>>>(fit, "shape", "profile.fit", {});
@@ -147,167 +169,182 @@ void register_engine(py::module_& m) {
                  nogil_probe::point();
                  e.evaluate(pod, mask_ptr, score_ptr, reasons);
                }
-               return py::make_tuple(mask, scores, py::array_t<int64_t>(static_cast<py::ssize_t>(reasons.size()), reasons.data()));
+               return py::make_tuple(mask, scores,
+                                     py::array_t<int64_t>(static_cast<py::ssize_t>(reasons.size()), reasons.data()));
              }
            })
-      .def("schedule",
-           [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& pods,
-              std::optional<std::vector<int64_t>> headroom) {
-             std::vector<const vcore::CompiledPod*> ptrs;
-             ptrs.reserve(pods.size());
-             for (const auto& p : pods) {
-               if (!p) throw py::type_error("Engine.schedule: pods must be CompiledPod objects, not None");
-               ptrs.push_back(p.get());
-             }
-             vcore::ScheduleResult r;
-             {
-               // Safe without the GIL: `pods` keeps the compiled pods alive; the kernel touches only C++ state
-               // under the exclusive lock, which is released before the GIL is retaken.
-               py::gil_scoped_release release;
-               std::unique_lock lock(e.state()->mutex());
-               nogil_probe::point();
-               r = e.schedule(ptrs, headroom ? &*headroom : nullptr);
-             }
-             py::array_t<int32_t> nodes(static_cast<py::ssize_t>(r.node.size()), r.node.data());
-             py::array_t<int64_t> reasons({static_cast<py::ssize_t>(r.node.size()), static_cast<py::ssize_t>(r.n_reasons)});
-             std::copy(r.reasons.begin(), r.reasons.end(), reasons.mutable_data());
-             py::list gpus;
-             for (const auto& a : r.gpus) gpus.append(assignment_tuple(a));
-             py::array_t<bool> over(static_cast<py::ssize_t>(r.over_headroom.size()));
-             std::copy(r.over_headroom.begin(), r.over_headroom.end(), over.mutable_data());
-             return py::make_tuple(nodes, reasons, gpus, over);
-           },
-           py::arg("pods"), py::arg("headroom") = py::none())
-      .def("place_gang",
-           [](Engine& e, const std::vector<const vcore::CompiledPod*>& tasks, std::optional<std::vector<int32_t>> role,
-              std::vector<int32_t> role_need, int32_t need,
-              std::optional<py::array_t<int64_t, py::array::c_style | py::array::forcecast>> headroom,
-              std::optional<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>> allowed,
-              bool all_or_nothing, std::optional<py::array_t<int32_t, py::array::c_style>> cap,
-              std::optional<py::array_t<int64_t, py::array::c_style>> score_bonus) {
-             vcore::GangRequest request;
-             for (const auto* p : tasks) {
-               if (!p) throw py::type_error("Engine.place_gang: tasks must be CompiledPod objects, not None");
-             }
-             request.tasks = tasks;
-             if (role) request.role = std::move(*role);
-             else request.role.assign(tasks.size(), 0);  // one role
-             request.role_need = std::move(role_need);
-             request.need = need;
-             if (headroom) request.headroom.assign(headroom->data(), headroom->data() + headroom->size());
-             if (allowed) request.allowed.assign(allowed->data(), allowed->data() + allowed->size());
-             if (cap) request.cap.assign(cap->data(), cap->data() + cap->size());
-             if (score_bonus) request.score_bonus.assign(score_bonus->data(), score_bonus->data() + score_bonus->size());
-             request.all_or_nothing = all_or_nothing;
-             vcore::GangResult r;
-             {
-               // Safe without the GIL: the caller's list (held by the call's arguments) keeps the compiled pods
-               // alive and the request holds copies of the arrays; the kernel touches only C++ state under the
-               // exclusive lock, released before the GIL returns.
-               py::gil_scoped_release release;
-               std::unique_lock lock(e.state()->mutex());
-               nogil_probe::point();
-               r = e.place_gang(request);
-             }
-             py::array_t<int32_t> nodes(static_cast<py::ssize_t>(r.node.size()), r.node.data());
-             py::array_t<uint8_t> outcome(static_cast<py::ssize_t>(r.outcome.size()),
-                                          reinterpret_cast<const uint8_t*>(r.outcome.data()));
-             // Most gangs take no devices: None then, rather than a list of empty tuples.
-             py::object gpus = py::none();
-             if (std::any_of(r.gpus.begin(), r.gpus.end(), [](const auto& a) { return !a.holds.empty(); })) {
-               py::list held;
-               for (const auto& a : r.gpus) held.append(assignment_tuple(a));
-               gpus = std::move(held);
-             }
-             py::array_t<int64_t> reasons(static_cast<py::ssize_t>(r.reasons.size()), r.reasons.data());
-             return py::make_tuple(nodes, outcome, gpus, r.ready, r.first_unfit, reasons, r.evaluations);
-           },
-           py::arg("tasks"), py::arg("role"), py::arg("role_need"), py::arg("need"), py::arg("headroom") = py::none(),
-           py::arg("allowed") = py::none(), py::arg("all_or_nothing") = true, py::arg("cap") = py::none(),
-           py::arg("score_bonus") = py::none(),
-           "place a gang's tasks (bound on return), all or nothing; see core/include/vcore/gang.h")
-      .def("preempt",
-           [](Engine& e, const vcore::CompiledPod& pod, int32_t offset, int32_t percentage, int32_t absolute,
-              const std::vector<std::pair<const vcore::CompiledPod*, int32_t>>& nominated) {
-             vcore::PreemptionOutcome outcome;
-             {
-               // Safe without the GIL: the nominated pods are held by the caller's list for the whole call, the
-               // rest are C++ copies; the dry run detaches and re-attaches pods under the exclusive lock and
-               // leaves the state as it found it.
-               py::gil_scoped_release release;
-               std::unique_lock lock(e.state()->mutex());
-               nogil_probe::point();
-               outcome = e.preempt(pod, {offset, percentage, absolute, nominated});
-             }
-             py::array_t<int32_t> status(static_cast<py::ssize_t>(outcome.status.size()), outcome.status.data());
-             py::list candidates;
-             for (const auto& c : outcome.candidates) candidates.append(py::make_tuple(c.node, c.victims, c.pdb_violations));
-             return py::make_tuple(outcome.node, outcome.victims, outcome.pdb_violations, status, outcome.reasons,
-                                   candidates);
-           },
-           py::arg("pod"), py::arg("offset"), py::arg("min_candidate_nodes_percentage"),
-           py::arg("min_candidate_nodes_absolute"),
-           py::arg("nominated") = std::vector<std::pair<const vcore::CompiledPod*, int32_t>>{},
-           "kube-scheduler's DefaultPreemption, dry run: (node slot or -1, victim keys, PDB violations, per-slot "
-           "status: a reason code, or -1 candidate, -2 no victims, -3 not helpful, -4 fits, -5 outside; "
-           "[(slot, reason codes)] where the pod fails even with every lower-priority pod gone; every candidate "
-           "kept as (slot, victim keys, PDB violations)). `nominated`: (pending pod, slot of its nominated node)")
-      .def("fit_counts",
-           [](const Engine& e, const vcore::CompiledPod& pod,
-              std::optional<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>> allowed) {
-             std::vector<uint8_t> mask;
-             if (allowed) mask.assign(allowed->data(), allowed->data() + allowed->size());
-             std::vector<int32_t> counts;
-             {
-               // Safe without the GIL: reads C++ state under the shared lock into a C++ vector.
-               py::gil_scoped_release release;
-               std::shared_lock lock(e.state()->mutex());
-               nogil_probe::point();
-               counts = e.fit_counts(pod, mask);
-             }
-             return py::array_t<int32_t>(static_cast<py::ssize_t>(counts.size()), counts.data());
-           },
-           py::arg("pod"), py::arg("allowed") = py::none(),
-           "per node slot, how many copies of the pod fit there now (0 where it does not fit)")
-      .def("observe",
-           [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& pods) {
-             std::vector<const vcore::CompiledPod*> ptrs;
-             for (const auto& p : pods) {
-               if (!p) throw py::type_error("Engine.observe: pods must be CompiledPod objects, not None");
-               ptrs.push_back(p.get());
-             }
-             std::unique_lock lock(e.state()->mutex());
-             e.observe(ptrs);
-           },
-           "count pods toward GPUPlacement's learned target workload without placing them")
-      .def("gpu_target",
-           [](Engine& e) {
-             std::unique_lock lock(e.state()->mutex());
-             const vcore::TargetWorkload& tw = e.gpu_target();
-             py::dict out;
-             out["cpu_milli"] = py::array_t<int64_t>(static_cast<py::ssize_t>(tw.size()), tw.cpu_milli.data());
-             out["gpu_milli"] = py::array_t<int32_t>(static_cast<py::ssize_t>(tw.size()), tw.gpu_milli.data());
-             out["num_gpu"] = py::array_t<int32_t>(static_cast<py::ssize_t>(tw.size()), tw.num_gpu.data());
-             out["model_mask"] = py::array_t<uint64_t>(static_cast<py::ssize_t>(tw.size()), tw.model_mask.data());
-             out["weight"] = py::array_t<double>(static_cast<py::ssize_t>(tw.size()), tw.weight.data());
-             return out;
-           },
-           "GPUPlacement's current target workload (learned ones are rebuilt first when due)")
-      .def("set_scope",
-           [](Engine& e, std::optional<std::vector<std::string>> names, bool soft, std::vector<std::string> avoid) {
-             py::gil_scoped_release release;  // only C++ copies are touched; waits for the exclusive lock
-             std::unique_lock lock(e.state()->mutex());
-             if (names) e.set_scope(*names, soft, avoid);
-             else e.clear_scope();
-           },
-           py::arg("names"), py::arg("soft") = false, py::arg("avoid") = std::vector<std::string>{},
-           "confine (hard) or steer (soft) decisions to the named nodes (soft: never the avoided ones); None clears")
-      .def_property_readonly("scope_size",
-                             [](const Engine& e) {
-                               std::shared_lock lock(e.state()->mutex());
-                               return e.scope_size();
-                             },
-                             "live nodes in the scope (every live node without one)")
+      .def(
+          "schedule",
+          [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& pods,
+             std::optional<std::vector<int64_t>> headroom) {
+            std::vector<const vcore::CompiledPod*> ptrs;
+            ptrs.reserve(pods.size());
+            for (const auto& p : pods) {
+              if (!p) throw py::type_error("Engine.schedule: pods must be CompiledPod objects, not None");
+              ptrs.push_back(p.get());
+            }
+            vcore::ScheduleResult r;
+            {
+              // Safe without the GIL: `pods` keeps the compiled pods alive; the kernel touches only C++ state
+              // under the exclusive lock, which is released before the GIL is retaken.
+              py::gil_scoped_release release;
+              std::unique_lock lock(e.state()->mutex());
+              nogil_probe::point();
+              r = e.schedule(ptrs, headroom ? &*headroom : nullptr);
+            }
+            py::array_t<int32_t> nodes(static_cast<py::ssize_t>(r.node.size()), r.node.data());
+            py::array_t<int64_t> reasons(
+                {static_cast<py::ssize_t>(r.node.size()), static_cast<py::ssize_t>(r.n_reasons)});
+            std::copy(r.reasons.begin(), r.reasons.end(), reasons.mutable_data());
+            py::list gpus;
+            for (const auto& a : r.gpus) gpus.append(assignment_tuple(a));
+            py::array_t<bool> over(static_cast<py::ssize_t>(r.over_headroom.size()));
+            std::copy(r.over_headroom.begin(), r.over_headroom.end(), over.mutable_data());
+            return py::make_tuple(nodes, reasons, gpus, over);
+          },
+          py::arg("pods"), py::arg("headroom") = py::none())
+      .def(
+          "place_gang",
+          [](Engine& e, const std::vector<const vcore::CompiledPod*>& tasks, std::optional<std::vector<int32_t>> role,
+             std::vector<int32_t> role_need, int32_t need,
+             std::optional<py::array_t<int64_t, py::array::c_style | py::array::forcecast>> headroom,
+             std::optional<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>> allowed,
+             bool all_or_nothing, std::optional<py::array_t<int32_t, py::array::c_style>> cap,
+             std::optional<py::array_t<int64_t, py::array::c_style>> score_bonus) {
+            vcore::GangRequest request;
+            for (const auto* p : tasks) {
+              if (!p) throw py::type_error("Engine.place_gang: tasks must be CompiledPod objects, not None");
+            }
+            request.tasks = tasks;
+            if (role)
+              request.role = std::move(*role);
+            else
+              request.role.assign(tasks.size(), 0);  // one role
+            request.role_need = std::move(role_need);
+            request.need = need;
+            if (headroom) request.headroom.assign(headroom->data(), headroom->data() + headroom->size());
+            if (allowed) request.allowed.assign(allowed->data(), allowed->data() + allowed->size());
+            if (cap) request.cap.assign(cap->data(), cap->data() + cap->size());
+            if (score_bonus) request.score_bonus.assign(score_bonus->data(), score_bonus->data() + score_bonus->size());
+            request.all_or_nothing = all_or_nothing;
+            vcore::GangResult r;
+            {
+              // Safe without the GIL: the caller's list (held by the call's arguments) keeps the compiled pods
+              // alive and the request holds copies of the arrays; the kernel touches only C++ state under the
+              // exclusive lock, released before the GIL returns.
+              py::gil_scoped_release release;
+              std::unique_lock lock(e.state()->mutex());
+              nogil_probe::point();
+              r = e.place_gang(request);
+            }
+            py::array_t<int32_t> nodes(static_cast<py::ssize_t>(r.node.size()), r.node.data());
+            py::array_t<uint8_t> outcome(static_cast<py::ssize_t>(r.outcome.size()),
+                                         reinterpret_cast<const uint8_t*>(r.outcome.data()));
+            // Most gangs take no devices: None then, rather than a list of empty tuples.
+            py::object gpus = py::none();
+            if (std::any_of(r.gpus.begin(), r.gpus.end(), [](const auto& a) { return !a.holds.empty(); })) {
+              py::list held;
+              for (const auto& a : r.gpus) held.append(assignment_tuple(a));
+              gpus = std::move(held);
+            }
+            py::array_t<int64_t> reasons(static_cast<py::ssize_t>(r.reasons.size()), r.reasons.data());
+            return py::make_tuple(nodes, outcome, gpus, r.ready, r.first_unfit, reasons, r.evaluations);
+          },
+          py::arg("tasks"), py::arg("role"), py::arg("role_need"), py::arg("need"), py::arg("headroom") = py::none(),
+          py::arg("allowed") = py::none(), py::arg("all_or_nothing") = true, py::arg("cap") = py::none(),
+          py::arg("score_bonus") = py::none(),
+          "place a gang's tasks (bound on return), all or nothing; see core/include/vcore/gang.h")
+      .def(
+          "preempt",
+          [](Engine& e, const vcore::CompiledPod& pod, int32_t offset, int32_t percentage, int32_t absolute,
+             const std::vector<std::pair<const vcore::CompiledPod*, int32_t>>& nominated) {
+            vcore::PreemptionOutcome outcome;
+            {
+              // Safe without the GIL: the nominated pods are held by the caller's list for the whole call, the
+              // rest are C++ copies; the dry run detaches and re-attaches pods under the exclusive lock and
+              // leaves the state as it found it.
+              py::gil_scoped_release release;
+              std::unique_lock lock(e.state()->mutex());
+              nogil_probe::point();
+              outcome = e.preempt(pod, {offset, percentage, absolute, nominated});
+            }
+            py::array_t<int32_t> status(static_cast<py::ssize_t>(outcome.status.size()), outcome.status.data());
+            py::list candidates;
+            for (const auto& c : outcome.candidates)
+              candidates.append(py::make_tuple(c.node, c.victims, c.pdb_violations));
+            return py::make_tuple(outcome.node, outcome.victims, outcome.pdb_violations, status, outcome.reasons,
+                                  candidates);
+          },
+          py::arg("pod"), py::arg("offset"), py::arg("min_candidate_nodes_percentage"),
+          py::arg("min_candidate_nodes_absolute"),
+          py::arg("nominated") = std::vector<std::pair<const vcore::CompiledPod*, int32_t>>{},
+          "kube-scheduler's DefaultPreemption, dry run: (node slot or -1, victim keys, PDB violations, per-slot "
+          "status: a reason code, or -1 candidate, -2 no victims, -3 not helpful, -4 fits, -5 outside; "
+          "[(slot, reason codes)] where the pod fails even with every lower-priority pod gone; every candidate "
+          "kept as (slot, victim keys, PDB violations)). `nominated`: (pending pod, slot of its nominated node)")
+      .def(
+          "fit_counts",
+          [](const Engine& e, const vcore::CompiledPod& pod,
+             std::optional<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>> allowed) {
+            std::vector<uint8_t> mask;
+            if (allowed) mask.assign(allowed->data(), allowed->data() + allowed->size());
+            std::vector<int32_t> counts;
+            {
+              // Safe without the GIL: reads C++ state under the shared lock into a C++ vector.
+              py::gil_scoped_release release;
+              std::shared_lock lock(e.state()->mutex());
+              nogil_probe::point();
+              counts = e.fit_counts(pod, mask);
+            }
+            return py::array_t<int32_t>(static_cast<py::ssize_t>(counts.size()), counts.data());
+          },
+          py::arg("pod"), py::arg("allowed") = py::none(),
+          "per node slot, how many copies of the pod fit there now (0 where it does not fit)")
+      .def(
+          "observe",
+          [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& pods) {
+            std::vector<const vcore::CompiledPod*> ptrs;
+            for (const auto& p : pods) {
+              if (!p) throw py::type_error("Engine.observe: pods must be CompiledPod objects, not None");
+              ptrs.push_back(p.get());
+            }
+            std::unique_lock lock(e.state()->mutex());
+            e.observe(ptrs);
+          },
+          "count pods toward GPUPlacement's learned target workload without placing them")
+      .def(
+          "gpu_target",
+          [](Engine& e) {
+            std::unique_lock lock(e.state()->mutex());
+            const vcore::TargetWorkload& tw = e.gpu_target();
+            py::dict out;
+            out["cpu_milli"] = py::array_t<int64_t>(static_cast<py::ssize_t>(tw.size()), tw.cpu_milli.data());
+            out["gpu_milli"] = py::array_t<int32_t>(static_cast<py::ssize_t>(tw.size()), tw.gpu_milli.data());
+            out["num_gpu"] = py::array_t<int32_t>(static_cast<py::ssize_t>(tw.size()), tw.num_gpu.data());
+            out["model_mask"] = py::array_t<uint64_t>(static_cast<py::ssize_t>(tw.size()), tw.model_mask.data());
+            out["weight"] = py::array_t<double>(static_cast<py::ssize_t>(tw.size()), tw.weight.data());
+            return out;
+          },
+          "GPUPlacement's current target workload (learned ones are rebuilt first when due)")
+      .def(
+          "set_scope",
+          [](Engine& e, std::optional<std::vector<std::string>> names, bool soft, std::vector<std::string> avoid) {
+            py::gil_scoped_release release;  // only C++ copies are touched; waits for the exclusive lock
+            std::unique_lock lock(e.state()->mutex());
+            if (names)
+              e.set_scope(*names, soft, avoid);
+            else
+              e.clear_scope();
+          },
+          py::arg("names"), py::arg("soft") = false, py::arg("avoid") = std::vector<std::string>{},
+          "confine (hard) or steer (soft) decisions to the named nodes (soft: never the avoided ones); None clears")
+      .def_property_readonly(
+          "scope_size",
+          [](const Engine& e) {
+            std::shared_lock lock(e.state()->mutex());
+            return e.scope_size();
+          },
+          "live nodes in the scope (every live node without one)")
       .def_property_readonly("n_reasons", &Engine::n_reasons)
       .def_property_readonly("pods_seen", &Engine::pods_seen);
 }

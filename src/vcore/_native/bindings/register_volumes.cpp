@@ -20,7 +20,8 @@ vcore::StorageSize storage_size(const py::handle& v) {
 }
 
 // Label requirements (In, NotIn, Exists, DoesNotExist) compiled against the state.
-std::vector<vcore::LabelRequirement> requirements(ClusterState& s, const std::vector<Requirement>& in, const std::string& where) {
+std::vector<vcore::LabelRequirement> requirements(ClusterState& s, const std::vector<Requirement>& in,
+                                                  const std::string& where) {
   vcore::TermInput term;
   for (const auto& [key, op, values] : in) term.expressions.push_back({key, op, values});
   return s.compile_term(term, where).expressions;
@@ -68,7 +69,8 @@ vcore::PersistentVolumeRecord pv_record(ClusterState& s, const py::dict& d) {
   }
   r.affinity = affinity(s, d.contains("affinity") ? py::object(d["affinity"]) : py::object(py::none()),
                         what + ": spec.nodeAffinity.required");
-  if (d.contains("csi") && !d["csi"].is_none()) std::tie(r.csi_driver, r.csi_handle) = d["csi"].cast<std::pair<std::string, std::string>>();
+  if (d.contains("csi") && !d["csi"].is_none())
+    std::tie(r.csi_driver, r.csi_handle) = d["csi"].cast<std::pair<std::string, std::string>>();
   if (d.contains("migration") && !d["migration"].is_none()) {
     const auto m = d["migration"].cast<py::dict>();
     r.migration_plugin = field<std::string>(m, "plugin", what);
@@ -130,9 +132,12 @@ vcore::StorageClassRecord class_record(ClusterState& s, const py::dict& d) {
   const std::string what = "storageclass " + r.name;
   r.provisioner = field_or<std::string>(d, "provisioner", what, "");
   const std::string mode = field_or<std::string>(d, "binding_mode", what, "");
-  if (mode == "Immediate") r.mode = vcore::BindingMode::kImmediate;
-  else if (mode == "WaitForFirstConsumer") r.mode = vcore::BindingMode::kWaitForFirstConsumer;
-  else if (!mode.empty()) throw py::value_error(what + ": volumeBindingMode: unknown mode '" + mode + "'");
+  if (mode == "Immediate")
+    r.mode = vcore::BindingMode::kImmediate;
+  else if (mode == "WaitForFirstConsumer")
+    r.mode = vcore::BindingMode::kWaitForFirstConsumer;
+  else if (!mode.empty())
+    throw py::value_error(what + ": volumeBindingMode: unknown mode '" + mode + "'");
   using Term = std::vector<std::pair<std::string, std::vector<std::string>>>;
   const auto terms = field_or<std::vector<Term>>(d, "allowed_topologies", what, {});
   for (size_t i = 0; i < terms.size(); ++i) {
@@ -242,15 +247,23 @@ void register_volumes(py::module_& m) {
         // Records are built (interning strings, materializing label columns) under the lock: both write the state.
         std::unique_lock lock(s.mutex());
         vcore::VolumeStore& store = s.volumes();
-        if (kind == "persistentvolume") store.put_pv(pv_record(s, spec), keep_assumed);
-        else if (kind == "persistentvolumeclaim") store.put_claim(claim_record(s, spec), keep_assumed);
-        else if (kind == "storageclass") store.put_class(class_record(s, spec));
-        else if (kind == "csinode") store.put_csi_node(csi_node_record(spec));
-        else if (kind == "csidriver") store.put_csi_driver(field<std::string>(spec, "name", "csidriver"),
-                                                           field_or<bool>(spec, "storage_capacity", "csidriver", false));
-        else if (kind == "csistoragecapacity") store.put_capacity(capacity_record(s, spec));
-        else if (kind == "volumeattachment") store.put_attachment(attachment_record(spec));
-        else throw py::value_error("volumes_put: unknown kind '" + kind + "'");
+        if (kind == "persistentvolume")
+          store.put_pv(pv_record(s, spec), keep_assumed);
+        else if (kind == "persistentvolumeclaim")
+          store.put_claim(claim_record(s, spec), keep_assumed);
+        else if (kind == "storageclass")
+          store.put_class(class_record(s, spec));
+        else if (kind == "csinode")
+          store.put_csi_node(csi_node_record(spec));
+        else if (kind == "csidriver")
+          store.put_csi_driver(field<std::string>(spec, "name", "csidriver"),
+                               field_or<bool>(spec, "storage_capacity", "csidriver", false));
+        else if (kind == "csistoragecapacity")
+          store.put_capacity(capacity_record(s, spec));
+        else if (kind == "volumeattachment")
+          store.put_attachment(attachment_record(spec));
+        else
+          throw py::value_error("volumes_put: unknown kind '" + kind + "'");
       },
       py::arg("state"), py::arg("kind"), py::arg("spec"), py::arg("keep_assumed") = false,
       "put a storage object (the dict vcore.volumes built) into the state's volume store, replacing one of its name");
@@ -259,16 +272,25 @@ void register_volumes(py::module_& m) {
       [](ClusterState& s, const std::string& kind, const std::string& name) {
         std::unique_lock lock(s.mutex());
         vcore::VolumeStore& store = s.volumes();
-        if (kind == "persistentvolume") store.remove_pv(name);
-        else if (kind == "persistentvolumeclaim") store.remove_claim(name);
-        else if (kind == "storageclass") store.remove_class(name);
-        else if (kind == "csinode") store.remove_csi_node(name);
-        else if (kind == "csidriver") store.remove_csi_driver(name);
-        else if (kind == "csistoragecapacity") store.remove_capacity(name);
-        else if (kind == "volumeattachment") store.remove_attachment(name);
-        else throw py::value_error("volumes_remove: unknown kind '" + kind + "'");
+        if (kind == "persistentvolume")
+          store.remove_pv(name);
+        else if (kind == "persistentvolumeclaim")
+          store.remove_claim(name);
+        else if (kind == "storageclass")
+          store.remove_class(name);
+        else if (kind == "csinode")
+          store.remove_csi_node(name);
+        else if (kind == "csidriver")
+          store.remove_csi_driver(name);
+        else if (kind == "csistoragecapacity")
+          store.remove_capacity(name);
+        else if (kind == "volumeattachment")
+          store.remove_attachment(name);
+        else
+          throw py::value_error("volumes_remove: unknown kind '" + kind + "'");
       },
-      py::arg("state"), py::arg("kind"), py::arg("name"), "remove a storage object by name (namespace/name for claims)");
+      py::arg("state"), py::arg("kind"), py::arg("name"),
+      "remove a storage object by name (namespace/name for claims)");
   m.def(
       "volume_assumption",
       [](const ClusterState& s, const std::string& key) -> py::object {
@@ -305,7 +327,8 @@ void register_volumes(py::module_& m) {
         // tryTranslatePVToCSI then CheckNodeAffinity, as the binder checks a PV it bound.
         const vcore::VolumeNodeAffinity* affinity = &pv->affinity;
         if (!pv->migration_plugin.empty() && vcore::migrated_on(s.volumes().csi_node(node), pv->migration_plugin)) {
-          if (!pv->migration_error.empty()) return py::make_tuple(false, "could not translate pv: " + pv->migration_error);
+          if (!pv->migration_error.empty())
+            return py::make_tuple(false, "could not translate pv: " + pv->migration_error);
           affinity = &pv->migrated_affinity;
         }
         return py::make_tuple(affinity->matches(s, slot), std::string());

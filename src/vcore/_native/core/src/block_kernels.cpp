@@ -15,8 +15,9 @@
 namespace vcore::blocks {
 
 VCORE_MULTIVERSION
-void fit_filter(int32_t begin, int32_t end, const int64_t* pods_alloc, const int64_t* pods_used, const ResourceRow* rows,
-                int32_t n_rows, uint8_t* failed, int64_t* too_many_pods, int64_t* insufficient) {
+void fit_filter(int32_t begin, int32_t end, const int64_t* pods_alloc, const int64_t* pods_used,
+                const ResourceRow* rows, int32_t n_rows, uint8_t* failed, int64_t* too_many_pods,
+                int64_t* insufficient) {
   const int32_t n = end - begin;
   uint8_t fit_failed[512];  // callers pass blocks of at most 512 slots
   int64_t count = 0;
@@ -58,7 +59,8 @@ template <bool Most>
 VCORE_INLINE int64_t allocated_part(int64_t a, int64_t req) {
   // Least: (a - req) * 100 / a, 0 when req > a. Most: min(req, a) * 100 / a. Written with min/max, no branches.
   const int64_t part = Most ? std::min(req, a) : std::max<int64_t>(a - req, 0);
-  return static_cast<int64_t>(std::trunc(static_cast<double>(part * 100) / static_cast<double>(std::max<int64_t>(a, 1))));
+  return static_cast<int64_t>(
+      std::trunc(static_cast<double>(part * 100) / static_cast<double>(std::max<int64_t>(a, 1))));
 }
 
 template <bool Most>
@@ -97,15 +99,18 @@ VCORE_INLINE void allocated_score_t(int32_t begin, int32_t end, const ResourceRo
     }
   }
   for (int32_t j = 0; j < n; ++j)
-    out[j] = static_cast<int64_t>(std::trunc(static_cast<double>(out[j]) / static_cast<double>(std::max<int64_t>(weights[j], 1))));
+    out[j] = static_cast<int64_t>(
+        std::trunc(static_cast<double>(out[j]) / static_cast<double>(std::max<int64_t>(weights[j], 1))));
 }
 
 }  // namespace
 
 VCORE_MULTIVERSION
 void allocated_score(int32_t begin, int32_t end, bool most, const ResourceRow* rows, int32_t n_rows, int64_t* out) {
-  if (most) allocated_score_t<true>(begin, end, rows, n_rows, out);
-  else allocated_score_t<false>(begin, end, rows, n_rows, out);
+  if (most)
+    allocated_score_t<true>(begin, end, rows, n_rows, out);
+  else
+    allocated_score_t<false>(begin, end, rows, n_rows, out);
 }
 
 VCORE_MULTIVERSION

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <tuple>
 #include <limits>
 #include <mutex>
+#include <tuple>
 
 #include "vcore/errors.h"
 
@@ -34,9 +34,9 @@ std::optional<int64_t> parse_int64(const std::string& s) {
   if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
   if (i == s.size()) return std::nullopt;
   unsigned long long magnitude = 0;
-  const unsigned long long limit =
-      negative ? static_cast<unsigned long long>(std::numeric_limits<int64_t>::max()) + 1ULL
-               : static_cast<unsigned long long>(std::numeric_limits<int64_t>::max());
+  const unsigned long long limit = negative
+                                       ? static_cast<unsigned long long>(std::numeric_limits<int64_t>::max()) + 1ULL
+                                       : static_cast<unsigned long long>(std::numeric_limits<int64_t>::max());
   for (; i < s.size(); ++i) {
     if (s[i] < '0' || s[i] > '9') return std::nullopt;
     const unsigned long long digit = static_cast<unsigned long long>(s[i] - '0');
@@ -268,7 +268,8 @@ int32_t ClusterState::node_index(const std::string& name) const {
 }
 
 const std::string& ClusterState::node_name(int32_t slot) const {
-  if (slot < 0 || slot >= n_slots() || !is_live(slot)) throw NotFound("node index " + std::to_string(slot) + ": no node");
+  if (slot < 0 || slot >= n_slots() || !is_live(slot))
+    throw NotFound("node index " + std::to_string(slot) + ": no node");
   return names_[slot];
 }
 
@@ -331,7 +332,8 @@ PodSelector ClusterState::compile_selector(const PodSelectorInput& in, const std
   out.nothing = in.nothing;
   for (const auto& req : in.requirements) {
     const SelectorOp op = parse_op(req.op, where + ".matchExpressions[" + req.key + "].operator");
-    if (op != SelectorOp::kIn && op != SelectorOp::kNotIn && op != SelectorOp::kExists && op != SelectorOp::kDoesNotExist)
+    if (op != SelectorOp::kIn && op != SelectorOp::kNotIn && op != SelectorOp::kExists &&
+        op != SelectorOp::kDoesNotExist)
       throw Invalid(where + ".matchExpressions[" + req.key + "].operator: not a label selector operator");
     PodSelectorRequirement r{intern_string(req.key), op, {}};
     for (const auto& v : req.values) r.values.push_back(intern_string(v));
@@ -367,7 +369,8 @@ PodAffinityTerm ClusterState::compile_affinity_term(const AffinityTermInput& in,
 
 void ClusterState::compile_inter_pod(const PodInput& pod, CompiledPod& out, const std::string& where) {
   const size_t slash = pod.key.find('/');
-  out.identity.namespace_id = intern_string(slash == std::string::npos ? std::string("default") : pod.key.substr(0, slash));
+  out.identity.namespace_id =
+      intern_string(slash == std::string::npos ? std::string("default") : pod.key.substr(0, slash));
   std::vector<std::pair<int32_t, int32_t>> labels;
   for (const auto& [k, v] : pod.labels) labels.emplace_back(intern_string(k), intern_string(v));
   std::sort(labels.begin(), labels.end());
@@ -378,26 +381,34 @@ void ClusterState::compile_inter_pod(const PodInput& pod, CompiledPod& out, cons
   const int32_t ns = out.identity.namespace_id;
   const auto terms = [&](const std::vector<AffinityTermInput>& in, const std::string& path) {
     std::vector<PodAffinityTerm> compiled;
-    for (size_t i = 0; i < in.size(); ++i) compiled.push_back(compile_affinity_term(in[i], ns, where + ": " + path + "[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < in.size(); ++i)
+      compiled.push_back(compile_affinity_term(in[i], ns, where + ": " + path + "[" + std::to_string(i) + "]"));
     return compiled;
   };
-  c.required_affinity = terms(pod.required_affinity, "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution");
-  c.required_anti_affinity = terms(pod.required_anti_affinity, "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution");
-  c.preferred_affinity = terms(pod.preferred_affinity, "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution");
-  c.preferred_anti_affinity = terms(pod.preferred_anti_affinity, "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution");
+  c.required_affinity =
+      terms(pod.required_affinity, "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+  c.required_anti_affinity =
+      terms(pod.required_anti_affinity, "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+  c.preferred_affinity =
+      terms(pod.preferred_affinity, "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution");
+  c.preferred_anti_affinity = terms(pod.preferred_anti_affinity,
+                                    "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution");
   for (size_t i = 0; i < pod.spread.size(); ++i) {
     const SpreadInput& in = pod.spread[i];
     const std::string at = where + ": spec.topologySpreadConstraints[" + std::to_string(i) + "]";
     if (in.max_skew < 1) throw Invalid(at + ".maxSkew: must be at least 1");
     if (in.min_domains < 1) throw Invalid(at + ".minDomains: must be at least 1");
     if (in.topology_key.empty()) throw Invalid(at + ".topologyKey: required");
-    SpreadConstraint sc{in.max_skew, intern_string(in.topology_key), in.hard, compile_selector(in.selector, at + ".labelSelector"),
-                        in.min_domains, in.honor_node_affinity, in.honor_taints};
+    SpreadConstraint sc{in.max_skew,    intern_string(in.topology_key),
+                        in.hard,        compile_selector(in.selector, at + ".labelSelector"),
+                        in.min_domains, in.honor_node_affinity,
+                        in.honor_taints};
     ensure_label_column(sc.topology_key);
     c.spread.push_back(std::move(sc));
   }
   c.default_spread_selector.nothing = true;
-  if (pod.default_spread_selector) c.default_spread_selector = compile_selector(*pod.default_spread_selector, where + ": default spread selector");
+  if (pod.default_spread_selector)
+    c.default_spread_selector = compile_selector(*pod.default_spread_selector, where + ": default spread selector");
   if (c.empty()) return;  // no counter to register (the common case)
 
   // The counters its terms read, registered now (the exclusive lock is held): a new one is counted from the pods
@@ -445,8 +456,10 @@ void ClusterState::set_pdb(const PdbInput& in) {
   }
   std::sort(pdb.disrupted.begin(), pdb.disrupted.end());
   const auto it = std::find_if(pdbs_.begin(), pdbs_.end(), [&](const Pdb& p) { return p.key == in.key; });
-  if (it == pdbs_.end()) pdbs_.push_back(std::move(pdb));
-  else *it = std::move(pdb);
+  if (it == pdbs_.end())
+    pdbs_.push_back(std::move(pdb));
+  else
+    *it = std::move(pdb);
 }
 
 bool ClusterState::remove_pdb(const std::string& key) {
@@ -487,7 +500,8 @@ NodeSelectorTerm ClusterState::compile_term(const TermInput& term, const std::st
     for (const auto& v : req.values) r.values.push_back(intern_string(v));
     if (op == SelectorOp::kGt || op == SelectorOp::kLt) {
       const auto n = req.values.size() == 1 ? parse_int64(req.values[0]) : std::nullopt;
-      if (!n) throw Invalid(where + ".matchExpressions[" + req.key + "].values: " + req.op + " needs one integer value");
+      if (!n)
+        throw Invalid(where + ".matchExpressions[" + req.key + "].values: " + req.op + " needs one integer value");
       r.number = *n;
     }
     out.expressions.push_back(std::move(r));
@@ -529,7 +543,8 @@ CompiledPod ClusterState::compile_pod(const PodInput& pod) {
   if (pod.key.empty()) throw Invalid("pod: key (namespace/name) must not be empty");
   for (const auto& [name, amount] : pod.requests)
     if (amount < 0) throw Invalid(where + ": requests." + name + ": must not be negative");
-  if (pod.nonzero_cpu_milli < 0 || pod.nonzero_mem_bytes < 0) throw Invalid(where + ": non-zero requests must not be negative");
+  if (pod.nonzero_cpu_milli < 0 || pod.nonzero_mem_bytes < 0)
+    throw Invalid(where + ": non-zero requests must not be negative");
   if (pod.score_cpu_milli.value_or(0) < 0 || pod.score_mem_bytes.value_or(0) < 0)
     throw Invalid(where + ": score requests must not be negative");
   for (const auto& [key, op, value, effect] : pod.tolerations) {
@@ -571,11 +586,13 @@ CompiledPod ClusterState::compile_pod(const PodInput& pod) {
   if (pod.required_terms) {
     out.has_required_terms = true;
     for (size_t i = 0; i < pod.required_terms->size(); ++i)
-      out.required_terms.push_back(compile_term((*pod.required_terms)[i], where + ": requiredDuringScheduling.nodeSelectorTerms[" + std::to_string(i) + "]"));
+      out.required_terms.push_back(compile_term(
+          (*pod.required_terms)[i], where + ": requiredDuringScheduling.nodeSelectorTerms[" + std::to_string(i) + "]"));
   }
   for (size_t i = 0; i < pod.preferred_terms.size(); ++i) {
     const auto& [weight, term] = pod.preferred_terms[i];
-    out.preferred_terms.emplace_back(weight, compile_term(term, where + ": preferredDuringScheduling[" + std::to_string(i) + "].preference"));
+    out.preferred_terms.emplace_back(
+        weight, compile_term(term, where + ": preferredDuringScheduling[" + std::to_string(i) + "].preference"));
   }
   const int32_t unschedulable_key = pod.tolerations.empty() ? -1 : intern_string("node.kubernetes.io/unschedulable");
   for (const auto& [key, op, value, effect] : pod.tolerations) {
@@ -608,8 +625,10 @@ void ClusterState::apply_pod(const BoundPod& pod, int64_t sign) {
 
 void ClusterState::bind(const CompiledPod& pod, int32_t slot, const std::vector<int32_t>* gpu_indices) {
   if (gpu_indices == nullptr || !pod.gpu.uses_gpus()) return bind_locked(pod, slot);
-  if (slot < 0 || slot >= n_slots() || !is_live(slot)) throw NotFound("pod " + pod.key + ": node index " + std::to_string(slot) + " does not exist");
-  if (pod.gpu.kind == GpuKind::kMig) throw Invalid("pod " + pod.key + ": GPU indices cannot be given for MIG instances");
+  if (slot < 0 || slot >= n_slots() || !is_live(slot))
+    throw NotFound("pod " + pod.key + ": node index " + std::to_string(slot) + " does not exist");
+  if (pod.gpu.kind == GpuKind::kMig)
+    throw Invalid("pod " + pod.key + ": GPU indices cannot be given for MIG instances");
   for (int32_t i : *gpu_indices)
     if (i < 0 || i >= gpus_.n_gpus(slot))
       throw Invalid("pod " + pod.key + ": GPU " + std::to_string(i) + " does not exist on node " + names_[slot]);
@@ -627,7 +646,8 @@ void ClusterState::bind(const CompiledPod& pod, int32_t slot, const std::vector<
 
 void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAssignment* assignment) {
   if (pod.state_id != id_) throw Invalid("pod " + pod.key + ": compiled for another cluster");
-  if (slot < 0 || slot >= n_slots() || !is_live(slot)) throw NotFound("pod " + pod.key + ": node index " + std::to_string(slot) + " does not exist");
+  if (slot < 0 || slot >= n_slots() || !is_live(slot))
+    throw NotFound("pod " + pod.key + ": node index " + std::to_string(slot) + " does not exist");
   for (const auto& [axis, amount] : pod.requests)
     if (axis >= req_.rows) throw Invalid("pod " + pod.key + ": resource axis out of range");
   check_requested_total(pod.key, slot, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes);
@@ -642,9 +662,9 @@ void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAs
   // One hash of the key for the check and the insert: a gang binds thousands of pods in a call.
   const auto [it, inserted] = pods_.try_emplace(pod.key);
   if (!inserted) throw Invalid("pod " + pod.key + ": already bound to node " + names_[it->second.node]);
-  it->second = BoundPod{slot, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes, std::move(gpu),
-                        pod.identity, pod.inter_pod.carried, pod.host_ports, pod.priority, pod.start_time,
-                        pod.volumes, nullptr};
+  it->second = BoundPod{slot,           pod.requests,   pod.nonzero_cpu_milli, pod.nonzero_mem_bytes,
+                        std::move(gpu), pod.identity,   pod.inter_pod.carried, pod.host_ports,
+                        pod.priority,   pod.start_time, pod.volumes,           nullptr};
   apply_pod(it->second, +1);
   pods_on_[slot].push_back(&it->first);
   if (pod.volumes != nullptr) volumes_.on_bind(it->first, slot, it->second.volumes, nullptr);
@@ -760,7 +780,9 @@ int32_t ClusterState::gpu_class_pods(int32_t slot, int32_t cls) const {
   return 0;
 }
 
-int32_t ClusterState::gpu_classes(int32_t slot) const { return static_cast<int32_t>(gpu_classes_[static_cast<size_t>(slot)].size()); }
+int32_t ClusterState::gpu_classes(int32_t slot) const {
+  return static_cast<int32_t>(gpu_classes_[static_cast<size_t>(slot)].size());
+}
 
 int32_t ClusterState::pod_node(const std::string& key) const {
   auto it = pods_.find(key);
@@ -772,7 +794,8 @@ size_t ClusterState::native_bytes() const {
   bytes += pod_index_.bytes() + host_ports_.bytes() + images_.bytes();
   bytes += live_->capacity() + unschedulable_.capacity() + blocking_taints_.capacity() + prefer_taints_.capacity();
   for (const auto& [key, column] : label_columns_)
-    bytes += (column.values.capacity() + column.domains.capacity()) * sizeof(int32_t) + column.domain_of_value.size() * 24;
+    bytes +=
+        (column.values.capacity() + column.domains.capacity()) * sizeof(int32_t) + column.domain_of_value.size() * 24;
   bytes += taint_set_.capacity() * sizeof(int32_t) + labels_.capacity() * sizeof(labels_[0]);
   bytes += names_.capacity() * sizeof(std::string) + pods_on_.capacity() * sizeof(pods_on_[0]);
   for (size_t i = 0; i < names_.size(); ++i) {

@@ -16,12 +16,14 @@ namespace vcore {
 
 using namespace kernel;  // NOLINT: the kernel's names read as the engine's own
 
-
 Engine::Engine(std::shared_ptr<ClusterState> state, ProfileConfig config, uint64_t seed)
-    : state_(std::move(state)), config_(std::move(config)), seed_(seed),
+    : state_(std::move(state)),
+      config_(std::move(config)),
+      seed_(seed),
       target_(config_.gpu.learn, config_.gpu.coverage, config_.gpu.policy == GpuPolicy::kVcore, config_.gpu.target) {
   for (const auto& [u, s] : config_.shape)
-    if (u < 0 || u > 100 || s < 0 || s > 10) throw Invalid("profile: requestedToCapacityRatio.shape point out of range");
+    if (u < 0 || u > 100 || s < 0 || s > 10)
+      throw Invalid("profile: requestedToCapacityRatio.shape point out of range");
   if (config_.weight_fit > 0 && config_.strategy == FitStrategy::kRequestedToCapacityRatio && config_.shape.empty())
     throw Invalid("profile: requestedToCapacityRatio.shape must not be empty");
   plugins_ = std::make_unique<EnginePlugins>();
@@ -42,14 +44,20 @@ Engine::Engine(std::shared_ptr<ClusterState> state, ProfileConfig config, uint64
     plugins_->slots.push_back(std::move(slot));
   }
   const auto add_stage = [&](const std::string& name) {
-    if (name == "NodeUnschedulable") plugins_->order.push_back({Stage::kUnschedulable});
-    else if (name == "TaintToleration") plugins_->order.push_back({Stage::kTaints});
-    else if (name == "NodeAffinity") plugins_->order.push_back({Stage::kAffinity});
-    else if (name == "NodeResourcesFit") plugins_->order.push_back({Stage::kFit});
-    else if (name == "GPUDeviceFit") plugins_->order.push_back({Stage::kGpu});
+    if (name == "NodeUnschedulable")
+      plugins_->order.push_back({Stage::kUnschedulable});
+    else if (name == "TaintToleration")
+      plugins_->order.push_back({Stage::kTaints});
+    else if (name == "NodeAffinity")
+      plugins_->order.push_back({Stage::kAffinity});
+    else if (name == "NodeResourcesFit")
+      plugins_->order.push_back({Stage::kFit});
+    else if (name == "GPUDeviceFit")
+      plugins_->order.push_back({Stage::kGpu});
     else if (slot_of.count(name) && plugins_->slots[static_cast<size_t>(slot_of[name])].filter)
       plugins_->order.push_back({Stage::kPlugin, slot_of[name]});
-    else throw Invalid("profile: filter '" + name + "' is neither a built-in filter nor a filtering node plugin");
+    else
+      throw Invalid("profile: filter '" + name + "' is neither a built-in filter nor a filtering node plugin");
   };
   if (config_.filter_order.empty()) {
     if (config_.filter_unschedulable) add_stage("NodeUnschedulable");
@@ -73,8 +81,6 @@ Engine::Engine(std::shared_ptr<ClusterState> state, ProfileConfig config, uint64
 Engine::~Engine() = default;
 
 int32_t Engine::n_reasons() const { return insufficient_base() + state_->n_resources(); }
-
-
 
 void Engine::evaluate(const CompiledPod& pod, uint8_t* mask, int64_t* scores, std::vector<int64_t>& reasons) const {
   const ClusterState& s = *state_;
@@ -165,7 +171,8 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
     keys.reserve(pods.size());
     for (const CompiledPod* p : pods) {
       if (p->state_id != s.id()) throw Invalid("pod " + p->key + ": compiled for another cluster");
-      if (s.pod_node(p->key) >= 0) throw Invalid("pod " + p->key + ": already bound to node " + s.names()[s.pod_node(p->key)]);
+      if (s.pod_node(p->key) >= 0)
+        throw Invalid("pod " + p->key + ": already bound to node " + s.names()[s.pod_node(p->key)]);
       keys.push_back(p->key);
     }
     std::sort(keys.begin(), keys.end());
@@ -281,8 +288,10 @@ ScheduleResult Engine::schedule(const std::vector<const CompiledPod*>& pods, con
     }
     GpuAssignment& gpus = result.gpus[p];
     if (pod.gpu.needs_devices()) {
-      if (config_.weight_gpu > 0 && pod.gpu.uses_gpus()) runner.gpu().score(best, &gpus);
-      else if (!s.gpus().fit(best, pod.gpu, kernel.allowed_models(), &gpus)) gpus = GpuAssignment{};  // GPUDeviceFit off
+      if (config_.weight_gpu > 0 && pod.gpu.uses_gpus())
+        runner.gpu().score(best, &gpus);
+      else if (!s.gpus().fit(best, pod.gpu, kernel.allowed_models(), &gpus))
+        gpus = GpuAssignment{};  // GPUDeviceFit off
     }
     s.bind_locked(pod, best, &gpus);
     kernel.reserve(s, pod, best);
@@ -375,8 +384,8 @@ GpuScoreRow Engine::gpu_score_row(const CompiledPod& pod) {
   const DeviceRequest& r = pod.gpu;
   std::string key;
   for (const auto& [axis, amount] : pod.requests) key += std::to_string(axis) + ":" + std::to_string(amount) + ",";
-  key += "|" + std::to_string(static_cast<int>(r.kind)) + "," + std::to_string(r.count) + "," + std::to_string(r.milli) +
-         "," + std::to_string(r.memory_mib) + "," + std::to_string(r.memory_milli);
+  key += "|" + std::to_string(static_cast<int>(r.kind)) + "," + std::to_string(r.count) + "," +
+         std::to_string(r.milli) + "," + std::to_string(r.memory_mib) + "," + std::to_string(r.memory_milli);
   for (int32_t shape : r.mig_shape) key += "," + std::to_string(shape);
   key += r.constraint_key();
   const size_t slots = static_cast<size_t>(state_->n_slots());
@@ -416,4 +425,3 @@ const TargetWorkload& Engine::gpu_target() {
 }
 
 }  // namespace vcore
-

@@ -20,12 +20,14 @@ bool same_requirement(const LabelRequirement& a, const LabelRequirement& b) {
 bool same_term(const NodeSelectorTerm& a, const NodeSelectorTerm& b) {
   return std::equal(a.expressions.begin(), a.expressions.end(), b.expressions.begin(), b.expressions.end(),
                     same_requirement) &&
-         std::equal(a.fields.begin(), a.fields.end(), b.fields.begin(), b.fields.end(),
-                    [](const NameRequirement& x, const NameRequirement& y) { return x.op == y.op && x.names == y.names; });
+         std::equal(
+             a.fields.begin(), a.fields.end(), b.fields.begin(), b.fields.end(),
+             [](const NameRequirement& x, const NameRequirement& y) { return x.op == y.op && x.names == y.names; });
 }
 bool same_gpu_request(const DeviceRequest& a, const DeviceRequest& b) {
   if (a.kind != b.kind || a.count != b.count || a.milli != b.milli || a.memory_mib != b.memory_mib ||
-      a.memory_milli != b.memory_milli || a.mig_shape != b.mig_shape || a.has_models != b.has_models || a.models != b.models)
+      a.memory_milli != b.memory_milli || a.mig_shape != b.mig_shape || a.has_models != b.has_models ||
+      a.models != b.models)
     return false;
   return std::equal(a.product_terms.begin(), a.product_terms.end(), b.product_terms.begin(), b.product_terms.end(),
                     [](const ProductTerm& x, const ProductTerm& y) {
@@ -39,7 +41,8 @@ bool same_placement_spec(const CompiledPod& a, const CompiledPod& b) {
          a.has_required_terms == b.has_required_terms &&
          std::equal(a.required_terms.begin(), a.required_terms.end(), b.required_terms.begin(), b.required_terms.end(),
                     same_term) &&
-         std::equal(a.preferred_terms.begin(), a.preferred_terms.end(), b.preferred_terms.begin(), b.preferred_terms.end(),
+         std::equal(a.preferred_terms.begin(), a.preferred_terms.end(), b.preferred_terms.begin(),
+                    b.preferred_terms.end(),
                     [](const auto& x, const auto& y) { return x.first == y.first && same_term(x.second, y.second); }) &&
          std::equal(a.tolerations.begin(), a.tolerations.end(), b.tolerations.begin(), b.tolerations.end(),
                     [](const Toleration& x, const Toleration& y) {
@@ -139,8 +142,7 @@ class Candidates {
         for (const Node& m : nodes_)
           if (m.live)
             for (size_t k = 0; k < n_terms_; ++k) range.add(static_cast<int32_t>(k), m.raw[k]);
-        for (size_t k = 0; k < n_terms_; ++k)
-          stale_ |= range.min[k] != range_.min[k] || range.max[k] != range_.max[k];
+        for (size_t k = 0; k < n_terms_; ++k) stale_ |= range.min[k] != range_.min[k] || range.max[k] != range_.max[k];
         range_ = range;
       }
       return;
@@ -370,7 +372,8 @@ GangResult Engine::place_gang(const GangRequest& r) {
       // One tie order per run: its tasks are interchangeable, so the heap keeps one order for all of them.
       const uint64_t pod_mix = mix64(seed_ ^ mix64(sequence_));
       sequence_ += e - t;
-      if (candidate_index_.size() < static_cast<size_t>(n_slots)) candidate_index_.resize(static_cast<size_t>(n_slots), -1);
+      if (candidate_index_.size() < static_cast<size_t>(n_slots))
+        candidate_index_.resize(static_cast<size_t>(n_slots), -1);
       Candidates candidates(candidate_index_, kernel, pod_mix, name_rank,
                             static_cast<size_t>(std::min(want, n_slots)) + (e - t));
       // Discovery from the rotating start: slots in order, wrapping once, until at least `want` feasible nodes are
@@ -389,8 +392,8 @@ GangResult Engine::place_gang(const GangRequest& r) {
       const auto discover = [&](int64_t remaining) {
         while (examined < n_slots && (found < want || capacity < remaining)) {
           const int32_t begin = (next_start_ + examined) % n_slots;
-          const int32_t end = std::min({n_slots, begin + block_for(want - found, capacity >= remaining),
-                                        begin + (n_slots - examined)});
+          const int32_t end =
+              std::min({n_slots, begin + block_for(want - found, capacity >= remaining), begin + (n_slots - examined)});
           runner.run(begin, end, mask, scores, raw.rows, scratch.data());
           out.evaluations += end - begin;
           int32_t j = 0;
@@ -449,8 +452,10 @@ GangResult Engine::place_gang(const GangRequest& r) {
         }
         GpuAssignment& gpus = out.gpus[k];
         if (task.gpu.needs_devices()) {
-          if (config_.weight_gpu > 0 && task.gpu.uses_gpus()) runner.gpu().score(best, &gpus);
-          else if (!s.gpus().fit(best, task.gpu, kernel.allowed_models(), &gpus)) gpus = GpuAssignment{};
+          if (config_.weight_gpu > 0 && task.gpu.uses_gpus())
+            runner.gpu().score(best, &gpus);
+          else if (!s.gpus().fit(best, task.gpu, kernel.allowed_models(), &gpus))
+            gpus = GpuAssignment{};
         }
         s.bind_locked(task, best, &gpus);
         kernel.reserve(s, task, best);

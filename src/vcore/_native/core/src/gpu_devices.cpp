@@ -16,7 +16,6 @@ constexpr MigShape kShapes[kMigShapeCount] = {
     {1, 1, 0b1111111}, {1, 2, 0b1010101}, {2, 2, 0b0010101}, {3, 4, 0b0010001}, {4, 4, 0b1}, {7, 8, 0b1},
 };
 
-
 }  // namespace
 
 std::vector<std::string> model_tokens(const std::string& s) {
@@ -101,10 +100,12 @@ void DeviceTable::validate(const std::string& node, const std::vector<DeviceInpu
     if (d.mig_geometry < 0 || d.mig_geometry >= kMigGeometries) throw Invalid(f + ".mig_geometry: out of range 0..3");
     if (d.mig_mode && d.mig_geometry == 0) throw Invalid(f + ": in MIG mode but its model has no MIG geometry");
     if (!d.mig_mode && !d.mig_layout.empty()) throw Invalid(f + ".mig_layout: the GPU is not in MIG mode");
-    if (static_cast<int32_t>(d.mig_layout.size()) > kMaxMigInstances) throw Invalid(f + ".mig_layout: too many instances");
+    if (static_cast<int32_t>(d.mig_layout.size()) > kMaxMigInstances)
+      throw Invalid(f + ".mig_layout: too many instances");
     uint32_t compute = 0, memory = 0;
     for (const auto& [shape, start] : d.mig_layout) {
-      if (shape < 0 || shape >= kMigShapeCount) throw Invalid(f + ".mig_layout: unknown shape " + std::to_string(shape));
+      if (shape < 0 || shape >= kMigShapeCount)
+        throw Invalid(f + ".mig_layout: unknown shape " + std::to_string(shape));
       const MigShape& s = kShapes[shape];
       if (start < 0 || start > 7 || !((s.starts >> start) & 1u))
         throw Invalid(f + ".mig_layout: start " + std::to_string(start) + " not allowed for its profile");
@@ -133,10 +134,12 @@ void DeviceTable::validate_numa(const std::string& node, const std::vector<std::
   if (static_cast<int32_t>(cpu.size()) > kMaxNumaNodes)
     throw Invalid(at + ": " + std::to_string(cpu.size()) + " NUMA nodes, at most " + std::to_string(kMaxNumaNodes));
   for (size_t i = 0; i < cpu.size(); ++i) {
-    if (cpu[i].first < 0 || cpu[i].first >= 1024) throw Invalid(at + "[" + std::to_string(i) + "].id: must be in 0..1023");
+    if (cpu[i].first < 0 || cpu[i].first >= 1024)
+      throw Invalid(at + "[" + std::to_string(i) + "].id: must be in 0..1023");
     if (cpu[i].second < 0) throw Invalid(at + "[" + std::to_string(i) + "].cpu: must be >= 0");
     for (size_t j = 0; j < i; ++j)
-      if (cpu[j].first == cpu[i].first) throw Invalid(at + ": NUMA node " + std::to_string(cpu[i].first) + " listed twice");
+      if (cpu[j].first == cpu[i].first)
+        throw Invalid(at + ": NUMA node " + std::to_string(cpu[i].first) + " listed twice");
   }
 }
 
@@ -171,7 +174,8 @@ void DeviceTable::set_node(int32_t slot, const std::vector<DeviceInput>& devices
     const size_t end = static_cast<size_t>(base) + static_cast<size_t>(g);
     for (auto* v : {&model_, &numa_, &nvlink_, &used_milli_, &holders_}) v->resize(end, 0);
     for (auto* v : {&memory_, &used_memory_}) v->resize(end, 0);
-    for (auto* v : {&mig_mode_, &mig_geometry_, &layout_n_, &exclusive_, &mig_compute_, &mig_memory_}) v->resize(end, 0);
+    for (auto* v : {&mig_mode_, &mig_geometry_, &layout_n_, &exclusive_, &mig_compute_, &mig_memory_})
+      v->resize(end, 0);
     layout_.resize(end, 0);
     for (int32_t i = 0; i < std::min(g, old_g); ++i) {
       const int32_t from = begin_[slot] + i, to = base + i;
@@ -310,7 +314,8 @@ bool DeviceTable::pick(int32_t slot, uint64_t candidates, int32_t n, uint64_t* o
   return true;
 }
 
-bool DeviceTable::fit(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed, GpuAssignment* out) const {
+bool DeviceTable::fit(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed,
+                      GpuAssignment* out) const {
   if (r.numa_policy != NumaPolicy::kNone && has_numa(slot)) return numa_fit(slot, r, allowed, out);
   return fit_on(slot, r, allowed, ~uint64_t{0}, out);
 }
@@ -405,7 +410,9 @@ bool DeviceTable::numa_fit(int32_t slot, const DeviceRequest& r, const std::vect
       if (numa_[d] != ids[k] || !allowed_device(d, allowed)) continue;
       if (r.kind == GpuKind::kMig ? mig_mode_[d] != 0 : mig_mode_[d] == 0) {
         all[k] |= uint64_t{1} << i;
-        const bool usable = r.kind == GpuKind::kWhole ? wholly_free(d) : r.kind == GpuKind::kShared ? can_share(d, r) : true;
+        const bool usable = r.kind == GpuKind::kWhole    ? wholly_free(d)
+                            : r.kind == GpuKind::kShared ? can_share(d, r)
+                                                         : true;
         if (usable) now[k] |= uint64_t{1} << i;
       }
     }
@@ -483,8 +490,10 @@ void DeviceTable::assign(int32_t slot, const DeviceRequest& r, uint64_t gpus, Gp
   for (uint64_t m = gpus; m; m &= m - 1) {
     const int32_t i = __builtin_ctzll(m);
     const int64_t mem = memory_[begin_[slot] + i];
-    if (r.kind == GpuKind::kWhole) out->holds.push_back({i, kGpuMilli, mem});
-    else out->holds.push_back({i, r.milli_on(mem), r.memory_on(mem)});
+    if (r.kind == GpuKind::kWhole)
+      out->holds.push_back({i, kGpuMilli, mem});
+    else
+      out->holds.push_back({i, r.milli_on(mem), r.memory_on(mem)});
   }
 }
 
@@ -516,7 +525,9 @@ void DeviceTable::apply(int32_t slot, const GpuAssignment& a, int sign) {
   for (const GpuHold& h : a.holds) {
     const int32_t d = base + h.gpu;
     switch (a.kind) {
-      case GpuKind::kWhole: exclusive_[d] = sign > 0; break;
+      case GpuKind::kWhole:
+        exclusive_[d] = sign > 0;
+        break;
       case GpuKind::kShared:
         used_milli_[d] += sign * h.milli;
         used_memory_[d] += sign * h.memory_mib;
@@ -524,11 +535,14 @@ void DeviceTable::apply(int32_t slot, const GpuAssignment& a, int sign) {
         break;
       case GpuKind::kMig: {
         const MigShape& s = kShapes[h.mig_shape];
-        if (sign > 0) mig_compute_[d] |= s.compute_mask(h.mig_start), mig_memory_[d] |= s.memory_mask(h.mig_start);
-        else mig_compute_[d] &= ~s.compute_mask(h.mig_start), mig_memory_[d] &= ~s.memory_mask(h.mig_start);
+        if (sign > 0)
+          mig_compute_[d] |= s.compute_mask(h.mig_start), mig_memory_[d] |= s.memory_mask(h.mig_start);
+        else
+          mig_compute_[d] &= ~s.compute_mask(h.mig_start), mig_memory_[d] &= ~s.memory_mask(h.mig_start);
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
 }
@@ -585,7 +599,8 @@ DeviceTable::Snapshot DeviceTable::snapshot(int32_t n_slots) const {
       const int32_t d = begin_[slot] + i;
       s.model.push_back(model_[d]), s.numa.push_back(numa_[d]), s.nvlink.push_back(nvlink_[d]);
       s.used_milli.push_back(exclusive_[d] ? kGpuMilli : used_milli_[d]);
-      s.holders.push_back(holders_[d]), s.mig_compute.push_back(mig_compute_[d]), s.mig_memory.push_back(mig_memory_[d]);
+      s.holders.push_back(holders_[d]), s.mig_compute.push_back(mig_compute_[d]),
+          s.mig_memory.push_back(mig_memory_[d]);
       s.memory_mib.push_back(memory_[d]);
       s.used_memory_mib.push_back(exclusive_[d] ? memory_[d] : used_memory_[d]);
       s.mig_mode.push_back(mig_mode_[d]), s.exclusive.push_back(exclusive_[d]);

@@ -32,7 +32,7 @@ int64_t GpuScorer::score(int32_t slot, GpuAssignment* choice) const {
   r.cpu_milli = cpu_;
   r.memory = memory_;
   const DeviceRequest& want = pod_.gpu;
-  thread_local GpuAssignment fitted;  // reused: this runs per node
+  thread_local GpuAssignment fitted;                                 // reused: this runs per node
   if (want.uses_gpus() && !dt.fit(slot, want, allowed_, &fitted)) {  // only when GPUDeviceFit is disabled
     *choice = GpuAssignment{};
     return 0;

@@ -32,9 +32,12 @@ void GpuTarget::observe(const CompiledPod& pod, const DeviceTable& devices) {
     milli = kGpuMilli, num = r.count;
   } else if (r.uses_gpus() && r.kind == GpuKind::kShared) {
     num = r.count;
-    if (r.milli >= 0) milli = r.milli;
-    else if (r.memory_milli >= 0) milli = r.memory_milli;
-    else milli = devices.max_device_memory() > 0 ? r.milli_on(devices.max_device_memory()) : kGpuMilli;
+    if (r.milli >= 0)
+      milli = r.milli;
+    else if (r.memory_milli >= 0)
+      milli = r.memory_milli;
+    else
+      milli = devices.max_device_memory() > 0 ? r.milli_on(devices.max_device_memory()) : kGpuMilli;
     milli = std::min(milli, kGpuMilli);
   }  // MIG instances live on MIG GPUs, outside the measure: the pod counts as its CPU only
   int64_t cpu = 0;
@@ -44,7 +47,9 @@ void GpuTarget::observe(const CompiledPod& pod, const DeviceTable& devices) {
   auto it = index_.find(key);
   if (it == index_.end()) {
     Spec s{cpu, milli, num, {}, 0};
-    if (num) s.constraint.has_models = r.has_models, s.constraint.models = r.models, s.constraint.product_terms = r.product_terms;
+    if (num)
+      s.constraint.has_models = r.has_models, s.constraint.models = r.models,
+      s.constraint.product_terms = r.product_terms;
     it = index_.emplace(key, specs_.size()).first;
     specs_.push_back(std::move(s));
   }
@@ -58,7 +63,8 @@ std::vector<std::pair<size_t, double>> GpuTarget::cut(double coverage) const {
   // Most frequent first; equal counts by decreasing (cpu, gpu milli, GPU count), as the artifact sorts.
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     const Spec &x = specs_[a], &y = specs_[b];
-    return std::make_tuple(x.count, x.cpu_milli, x.gpu_milli, x.num_gpu) > std::make_tuple(y.count, y.cpu_milli, y.gpu_milli, y.num_gpu);
+    return std::make_tuple(x.count, x.cpu_milli, x.gpu_milli, x.num_gpu) >
+           std::make_tuple(y.count, y.cpu_milli, y.gpu_milli, y.num_gpu);
   });
   double total = 0;
   for (const auto& s : specs_) total += s.count;
@@ -80,7 +86,8 @@ void GpuTarget::rebuild(const DeviceTable& devices) {
     for (const auto& s : specs_) total += s.count;
     for (size_t i = 0; i < specs_.size(); ++i) weight[i] = specs_[i].count / total;
   } else if (seen_ > 0) {
-    const std::vector<double> cutoffs = blended_ ? std::vector<double>{95, 96, 97, 98, 99, 100} : std::vector<double>{coverage_};
+    const std::vector<double> cutoffs =
+        blended_ ? std::vector<double>{95, 96, 97, 98, 99, 100} : std::vector<double>{coverage_};
     for (double c : cutoffs)
       for (const auto& [i, w] : cut(c)) weight[i] += w / static_cast<double>(cutoffs.size());
   }

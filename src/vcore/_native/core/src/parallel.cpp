@@ -1,14 +1,14 @@
 // The helper-thread pool behind parallel_blocks(); see parallel.h for why it has no barrier.
 #include "vcore/parallel.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
-
-#include <unistd.h>
 #include <vector>
 
 namespace vcore {

@@ -39,8 +39,10 @@ struct Candidate {
 int64_t earliest_start_of_most_important(const std::vector<Victim>& victims) {
   int64_t top = victims.front().priority, earliest = victims.front().start_time;
   for (const Victim& v : victims) {
-    if (v.priority > top) top = v.priority, earliest = v.start_time;
-    else if (v.priority == top) earliest = std::min(earliest, v.start_time);
+    if (v.priority > top)
+      top = v.priority, earliest = v.start_time;
+    else if (v.priority == top)
+      earliest = std::min(earliest, v.start_time);
   }
   return earliest;
 }
@@ -127,8 +129,7 @@ PreemptionOutcome Engine::preempt(const CompiledPod& pod, const PreemptionReques
   // kube-scheduler's RunFilterPluginsWithNominatedPods: with the nominated pods there first; when the pod fits
   // beside them, again without them. `current` was made for the pods bound now; `current_ok`: it is still good
   // after victims come back.
-  const auto status_on = [&](int32_t slot, const BlockRunner& current, bool current_ok,
-                             std::vector<int32_t>* codes) {
+  const auto status_on = [&](int32_t slot, const BlockRunner& current, bool current_ok, std::vector<int32_t>* codes) {
     const auto look = [&](bool ok) {
       if (codes != nullptr) codes->clear();
       return ok ? check(current, slot, codes) : check(*make_runner(), slot, codes);
@@ -156,12 +157,10 @@ PreemptionOutcome Engine::preempt(const CompiledPod& pod, const PreemptionReques
   const std::vector<blocks::ResourceRow> fit_rows = whole->kernel().fit_rows();
   const int32_t insufficient = insufficient_base();
   const auto past_allocatable = [&](int32_t slot, const std::vector<int32_t>& codes) {
-    const bool fit_failed = std::any_of(codes.begin(), codes.end(), [&](int32_t code) {
-      return code == kTooManyPods || code >= insufficient;
-    });
-    return fit_failed && std::any_of(fit_rows.begin(), fit_rows.end(), [slot](const blocks::ResourceRow& row) {
-      return row.amount > row.alloc[slot];
-    });
+    const bool fit_failed = std::any_of(codes.begin(), codes.end(),
+                                        [&](int32_t code) { return code == kTooManyPods || code >= insufficient; });
+    return fit_failed && std::any_of(fit_rows.begin(), fit_rows.end(),
+                                     [slot](const blocks::ResourceRow& row) { return row.amount > row.alloc[slot]; });
   };
   std::vector<int32_t> potential, first_codes;
   for (int32_t slot = 0; slot < n_slots; ++slot) {

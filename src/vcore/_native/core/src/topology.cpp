@@ -45,7 +45,8 @@ void check_membership(const ClusterState& s, const HyperNodeInput& in, std::opti
   for (const auto& m : in.members) {
     if (m.selector != "regexMatch") continue;
     if (!membership)
-      throw Invalid("HyperNode " + in.name + ": regexMatch members need the node membership their slots were "
+      throw Invalid("HyperNode " + in.name +
+                    ": regexMatch members need the node membership their slots were "
                     "matched at");
     if (*membership != s.membership())
       throw Stale("HyperNode " + in.name + ": the nodes changed since its regexMatch members were matched");
@@ -62,11 +63,20 @@ bool Topology::Compiled::labels_match(const std::vector<std::pair<int32_t, int32
       const int32_t v = label_value(labels, r.key);
       const bool listed = v >= 0 && std::find(r.values.begin(), r.values.end(), v) != r.values.end();
       switch (r.op) {
-        case SelectorOp::kIn: all = listed; break;
-        case SelectorOp::kNotIn: all = !listed; break;
-        case SelectorOp::kExists: all = v >= 0; break;
-        case SelectorOp::kDoesNotExist: all = v < 0; break;
-        default: all = false;
+        case SelectorOp::kIn:
+          all = listed;
+          break;
+        case SelectorOp::kNotIn:
+          all = !listed;
+          break;
+        case SelectorOp::kExists:
+          all = v >= 0;
+          break;
+        case SelectorOp::kDoesNotExist:
+          all = v < 0;
+          break;
+        default:
+          all = false;
       }
       if (!all) break;
     }
@@ -226,7 +236,8 @@ Topology::Tree Topology::build_tree(const std::vector<const Compiled*>& hns) con
     if (x >= 0 && state[x] == 1) {
       std::string cycle = hns[x]->name;
       for (int32_t y = t.domains[x].parent; y != x; y = t.domains[y].parent) cycle = hns[y]->name + " -> " + cycle;
-      throw Invalid("HyperNode " + hns[x]->name + ": the HyperNodes form a cycle (" + hns[x]->name + " -> " + cycle + ")");
+      throw Invalid("HyperNode " + hns[x]->name + ": the HyperNodes form a cycle (" + hns[x]->name + " -> " + cycle +
+                    ")");
     }
     for (int32_t y : walk) state[y] = 2;
   }
@@ -293,8 +304,8 @@ std::vector<int32_t> Topology::column_of(const std::vector<Domain>& domains, con
       if (cell == -1) {
         cell = a;
       } else if (cell != a) {
-        throw Invalid(subject + " would be in HyperNodes " + domains[cell].name + " and " +
-                      domains[a].name + " of tier row " + std::to_string(domains[a].row) +
+        throw Invalid(subject + " would be in HyperNodes " + domains[cell].name + " and " + domains[a].name +
+                      " of tier row " + std::to_string(domains[a].row) +
                       " (a node belongs to at most one HyperNode per tier)");
       }
     }
@@ -385,8 +396,10 @@ void Topology::index_hypernode(int32_t id, bool add) {
     }
   }
   if (!c.label_nodes.empty()) {
-    if (add) insert_sorted(label_matchers_, id);
-    else erase_sorted(label_matchers_, id);
+    if (add)
+      insert_sorted(label_matchers_, id);
+    else
+      erase_sorted(label_matchers_, id);
   }
 }
 
@@ -424,7 +437,8 @@ void Topology::reset() {
 void Topology::set_hypernodes(ClusterState& s, const std::vector<HyperNodeInput>& all,
                               std::optional<uint64_t> membership) {
   if (uses_levels())
-    throw Invalid("HyperNodes: the topology is defined by node label levels; clear them first (set_topology_levels([]))");
+    throw Invalid(
+        "HyperNodes: the topology is defined by node label levels; clear them first (set_topology_levels([]))");
   for (const auto& h : all) check_membership(s, h, membership);
   std::vector<const HyperNodeInput*> order;
   for (const auto& h : all) order.push_back(&h);
@@ -519,14 +533,16 @@ void Topology::remove_hypernode(const ClusterState& s, const std::string& name) 
 
 void Topology::set_levels(ClusterState& s, const std::vector<std::string>& keys) {
   if (!hn_id_.empty() && !keys.empty())
-    throw Invalid("topology levels: the cluster has HyperNodes; remove them first (levels and HyperNodes exclude each other)");
+    throw Invalid(
+        "topology levels: the cluster has HyperNodes; remove them first (levels and HyperNodes exclude each other)");
   if (static_cast<int32_t>(keys.size()) > kMaxRows)
     throw Invalid("topology levels: at most " + std::to_string(kMaxRows) + " levels are supported");
   if (keys.empty() && !uses_levels()) return;  // nothing to clear (HyperNodes, if any, stay)
   std::set<std::string> seen;
   for (size_t i = 0; i < keys.size(); ++i) {
     if (keys[i].empty()) throw Invalid("topology levels[" + std::to_string(i) + "]: empty label key");
-    if (!seen.insert(keys[i]).second) throw Invalid("topology levels[" + std::to_string(i) + "]: '" + keys[i] + "' listed twice");
+    if (!seen.insert(keys[i]).second)
+      throw Invalid("topology levels[" + std::to_string(i) + "]: '" + keys[i] + "' listed twice");
   }
   reset();
   levels_ = keys;
@@ -601,8 +617,8 @@ void Topology::commit_node(const ClusterState& s, int32_t slot, NodePlan&& plan)
     plan.column.assign(static_cast<size_t>(rows), -1);
     int32_t parent = -1;
     for (int32_t r = rows - 1; r >= 0; --r) {  // from the highest level down, so a domain's id names its path
-      const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(parent + 1)) << 32) |
-                           static_cast<uint32_t>(plan.path[r]);
+      const uint64_t key =
+          (static_cast<uint64_t>(static_cast<uint32_t>(parent + 1)) << 32) | static_cast<uint32_t>(plan.path[r]);
       auto [it, fresh] = level_domains_[r].emplace(key, n_domains());
       if (fresh) {
         Domain d;

@@ -82,14 +82,16 @@ DomainChoice Topology::place_gang(const ClusterState& s, const DomainRequest& in
     const PartitionLayer& l = in.layers[k];
     const std::string at = "place_gang: layers[" + std::to_string(k) + "]";
     if (l.size < 1) throw Invalid(at + ": size must be >= 1");
-    if (l.max_row < 0 || l.max_row >= rows) throw Invalid(at + ": max_row must name a tier row (0.." + std::to_string(rows - 1) + ")");
+    if (l.max_row < 0 || l.max_row >= rows)
+      throw Invalid(at + ": max_row must name a tier row (0.." + std::to_string(rows - 1) + ")");
     if (in.hard && l.max_row > in.limit_row) throw Invalid(at + ": a sub-group limit above the gang's limit");
     if (k > 0 && (l.size % in.layers[k - 1].size != 0 || l.max_row < in.layers[k - 1].max_row))
       throw Invalid(at + ": layers must nest (sizes dividing the next, rows non-decreasing)");
   }
   const int64_t unit_top = K ? in.layers[K - 1].size : 1;
   if (in.n_pods % unit_top != 0)
-    throw Invalid("place_gang: " + std::to_string(in.n_pods) + " pods are not whole groups of " + std::to_string(unit_top));
+    throw Invalid("place_gang: " + std::to_string(in.n_pods) + " pods are not whole groups of " +
+                  std::to_string(unit_top));
   for (int32_t slot = 0; slot < n; ++slot) {
     if (in.fit[slot] < 0) throw Invalid("place_gang: fit must be >= 0 (slot " + std::to_string(slot) + ")");
     if (!in.running.empty() && in.running[slot] < 0) throw Invalid("place_gang: running must be >= 0");
@@ -123,13 +125,14 @@ DomainChoice Topology::place_gang(const ClusterState& s, const DomainRequest& in
       for (int32_t k = 0; k < K; ++k) {
         const size_t i = static_cast<size_t>(k) * nd + d;
         if (r <= in.layers[k].max_row)
-          units[i] = k == 0 ? agg[d] / in.layers[0].size
-                            : units[i - nd] / (in.layers[k].size / in.layers[k - 1].size);
+          units[i] = k == 0 ? agg[d] / in.layers[0].size : units[i - nd] / (in.layers[k].size / in.layers[k - 1].size);
         else
           units[i] = below[i];
         const int32_t p = domains_[d].parent;
-        if (p >= 0) below[static_cast<size_t>(k) * nd + p] += units[i];
-        else root_units[k] += units[i];
+        if (p >= 0)
+          below[static_cast<size_t>(k) * nd + p] += units[i];
+        else
+          root_units[k] += units[i];
       }
   const auto capacity = [&](int32_t d) { return K ? units[static_cast<size_t>(K - 1) * nd + d] : agg[d]; };
   const int64_t root_capacity = K ? root_units[K - 1] : root_agg;
@@ -199,9 +202,9 @@ DomainChoice Topology::place_gang(const ClusterState& s, const DomainRequest& in
     if (root_capacity >= need) chosen_row = rows;
   }
   const auto pods_text = [](int64_t n) { return std::to_string(n) + (n == 1 ? " pod" : " pods"); };
-  const std::string what = K ? pods_text(in.n_pods) + " (" + std::to_string(need) + " groups of " +
-                                   std::to_string(unit_top) + ")"
-                             : pods_text(in.n_pods);
+  const std::string what =
+      K ? pods_text(in.n_pods) + " (" + std::to_string(need) + " groups of " + std::to_string(unit_top) + ")"
+        : pods_text(in.n_pods);
   res.best_capacity = std::max<int64_t>(best_seen, 0);
   if (chosen_row < 0) {
     const std::string span = in.start_row == std::min(in.limit_row, rows)
@@ -217,8 +220,8 @@ DomainChoice Topology::place_gang(const ClusterState& s, const DomainRequest& in
       res.message = "the gang's running pods are in no common domain of " + span + "; " + what + " cannot join them";
     } else {
       res.reason = "TopologyUnsatisfiable";
-      res.message = "no domain of " + span + (anchor >= 0 ? " containing the gang's running pods" : "") +
-                    " can hold " + what + "; the largest holds " + pods_text(res.best_capacity * unit_top);
+      res.message = "no domain of " + span + (anchor >= 0 ? " containing the gang's running pods" : "") + " can hold " +
+                    what + "; the largest holds " + pods_text(res.best_capacity * unit_top);
     }
     return res;
   }
@@ -265,7 +268,8 @@ DomainChoice Topology::place_gang(const ClusterState& s, const DomainRequest& in
     }
     if (k < 0) {
       const size_t b = static_cast<size_t>(d < 0 ? nd : d);
-      for (int32_t i = offsets[b]; i < offsets[b + 1]; ++i) ents.push_back({members[i], true, in.fit[members[i]], in.fit[members[i]]});
+      for (int32_t i = offsets[b]; i < offsets[b + 1]; ++i)
+        ents.push_back({members[i], true, in.fit[members[i]], in.fit[members[i]]});
     }
     std::sort(ents.begin(), ents.end(), [&](const Entity& a, const Entity& b) {
       if (a.cap != b.cap) return a.cap > b.cap;
@@ -274,8 +278,10 @@ DomainChoice Topology::place_gang(const ClusterState& s, const DomainRequest& in
     });
     int64_t remaining = pods / unit;
     const auto assign = [&](const Entity& e, int64_t u) {
-      if (e.node) res.counts[e.id] += static_cast<int32_t>(u);  // nodes are only children without a layer (unit 1)
-      else place(e.id, u * unit);
+      if (e.node)
+        res.counts[e.id] += static_cast<int32_t>(u);  // nodes are only children without a layer (unit 1)
+      else
+        place(e.id, u * unit);
     };
     for (size_t i = 0; i < ents.size() && remaining > 0; ++i) {
       if (ents[i].cap >= remaining) {
@@ -289,7 +295,8 @@ DomainChoice Topology::place_gang(const ClusterState& s, const DomainRequest& in
         remaining -= ents[i].cap;
       }
     }
-    if (remaining > 0) throw std::logic_error("place_gang: capacity bookkeeping broke (remaining " + std::to_string(remaining) + ")");
+    if (remaining > 0)
+      throw std::logic_error("place_gang: capacity bookkeeping broke (remaining " + std::to_string(remaining) + ")");
   };
   place(res.domain, in.n_pods);
   return res;
@@ -386,8 +393,10 @@ std::vector<int64_t> Topology::binpack_scores(const ClusterState& s, const std::
     for (size_t i = 0; i < k && !over; ++i) {
       const double a = alloc[static_cast<size_t>(d) * k + i];
       const double u = used[static_cast<size_t>(d) * k + i] + static_cast<double>(resources[i].request);
-      if (u > a) over = true;
-      else if (a > 0) sum += static_cast<double>(resources[i].weight) * u / a;
+      if (u > a)
+        over = true;
+      else if (a > 0)
+        sum += static_cast<double>(resources[i].weight) * u / a;
     }
     full[static_cast<size_t>(d)] = over ? 0.0 : sum / static_cast<double>(weight_sum);
   }
@@ -403,8 +412,10 @@ std::vector<int64_t> Topology::binpack_scores(const ClusterState& s, const std::
       const double w = fading > 0 ? std::pow(fading, static_cast<double>(tier - 1)) : (tier == 1 ? 1.0 : 0.0);
       tier_sum += w;
       const auto it = std::find(tiers_.begin(), tiers_.end(), tier);
-      if (it == tiers_.end()) absent += w;
-      else row_weight[static_cast<size_t>(it - tiers_.begin())] = w;
+      if (it == tiers_.end())
+        absent += w;
+      else
+        row_weight[static_cast<size_t>(it - tiers_.begin())] = w;
     }
   }
   if (hi - lo >= kTierLoopSpan || !std::isfinite(tier_sum)) {

@@ -16,8 +16,9 @@ struct ResourceRow {
 
 // NodeResourcesFit's filter over a block of nodes not yet rejected (failed[j] == 0): counts "Too many pods" and
 // each insufficient row (every one, as kube-scheduler reports them all), then marks those nodes failed.
-void fit_filter(int32_t begin, int32_t end, const int64_t* pods_alloc, const int64_t* pods_used, const ResourceRow* rows,
-                int32_t n_rows, uint8_t* failed, int64_t* too_many_pods, int64_t* insufficient);
+void fit_filter(int32_t begin, int32_t end, const int64_t* pods_alloc, const int64_t* pods_used,
+                const ResourceRow* rows, int32_t n_rows, uint8_t* failed, int64_t* too_many_pods,
+                int64_t* insufficient);
 
 // NodeResourcesFit Least/MostAllocated over rows: out[j] = sum(w * s) / sum(w) over rows with alloc > 0.
 // Exact in double when every alloc < 2^45: then (alloc - req) * 100 and alloc are exact doubles and

@@ -39,7 +39,7 @@ struct NodeInput {
   std::vector<std::pair<std::string, int64_t>> allocatable;
   std::vector<std::tuple<std::string, std::string, std::string>> taints;  // key, value, effect
   bool unschedulable = false;
-  std::vector<DeviceInput> gpus;  // from vcore.gpu.devices; empty for nodes without GPUs
+  std::vector<DeviceInput> gpus;                      // from vcore.gpu.devices; empty for nodes without GPUs
   std::vector<std::pair<int32_t, int64_t>> numa_cpu;  // (NUMA id, allocatable millicores); from vcore.gpu.numa
   NodePatternMatches patterns;  // the HyperNodes' regexMatch patterns its name matches (see topology.h)
   std::vector<std::pair<std::vector<std::string>, int64_t>> images;  // status.images: (names, sizeBytes)
@@ -103,15 +103,15 @@ struct PodInput {
   std::vector<SpreadInput> spread;
   std::optional<PodSelectorInput> default_spread_selector;
   std::vector<std::tuple<std::string, std::string, int32_t>> host_ports;  // (host IP, protocol, port), sanitized
-  std::vector<std::string> images;  // each container's image (init containers first), normalized
-  int32_t n_containers = 0;         // init containers + containers
-  int64_t start_time = kUnknownStartTime;  // status.startTime, Unix seconds
+  std::vector<std::string> images;            // each container's image (init containers first), normalized
+  int32_t n_containers = 0;                   // init containers + containers
+  int64_t start_time = kUnknownStartTime;     // status.startTime, Unix seconds
   std::shared_ptr<const PodVolumes> volumes;  // from vcore.volumes; null for pods without volumes the plugins read
 };
 
 // A PodDisruptionBudget as preemption reads it: the pods it covers and how many may still be disrupted.
 struct PdbInput {
-  std::string key;  // namespace/name
+  std::string key;                           // namespace/name
   std::optional<PodSelectorInput> selector;  // spec.selector; none or empty: covers no pod (as kube-scheduler reads it)
   int32_t disruptions_allowed = 0;           // status.disruptionsAllowed
   std::vector<std::string> disrupted;        // status.disruptedPods: names the API server already counts
@@ -239,7 +239,9 @@ class ClusterState {
   int64_t max_allocatable(int32_t axis) const { return max_alloc_.at(static_cast<size_t>(axis)); }
   // Taints are interned as sets: nodes of a pool share one taint set, so a pod's tolerations are checked once
   // per set rather than once per node. Set 0 is the empty set; sets are never freed.
-  const std::vector<Taint>& node_taints(int32_t slot) const { return taint_sets_[static_cast<size_t>(taint_set_[slot])]; }
+  const std::vector<Taint>& node_taints(int32_t slot) const {
+    return taint_sets_[static_cast<size_t>(taint_set_[slot])];
+  }
   const int32_t* taint_set_ids() const { return taint_set_.data(); }
   int32_t n_taint_sets() const { return static_cast<int32_t>(taint_sets_.size()); }
   const std::vector<Taint>& taint_set(int32_t id) const { return taint_sets_[static_cast<size_t>(id)]; }
@@ -300,8 +302,9 @@ class ClusterState {
   void write_node(int32_t slot, const NodeInput& node, ParsedNode&& parsed);
   // Throw Invalid, naming the node or pod, when a write would take a total past kMaxTotal (slot -1: a new node).
   void check_allocatable_total(int32_t slot, const NodeInput& node) const;
-  void check_requested_total(const std::string& key, int32_t slot, const std::vector<std::pair<int32_t, int64_t>>& requests,
-                             int64_t nonzero_cpu, int64_t nonzero_mem) const;
+  void check_requested_total(const std::string& key, int32_t slot,
+                             const std::vector<std::pair<int32_t, int64_t>>& requests, int64_t nonzero_cpu,
+                             int64_t nonzero_mem) const;
   void ensure_slot_capacity(int32_t slots);
   void apply_pod(const BoundPod& pod, int64_t sign);
   PodSelector compile_selector(const PodSelectorInput& in, const std::string& where);

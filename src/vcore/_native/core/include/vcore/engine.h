@@ -24,9 +24,9 @@ struct EnginePlugins;
 }
 
 struct ScheduleResult {
-  std::vector<int32_t> node;     // slot per pod, -1 when unschedulable
-  std::vector<GpuAssignment> gpus;  // per pod: the devices it took (empty holds for pods without GPUs)
-  std::vector<int64_t> reasons;  // [n_pods][n_reasons], zero rows for placed pods
+  std::vector<int32_t> node;           // slot per pod, -1 when unschedulable
+  std::vector<GpuAssignment> gpus;     // per pod: the devices it took (empty holds for pods without GPUs)
+  std::vector<int64_t> reasons;        // [n_pods][n_reasons], zero rows for placed pods
   std::vector<uint8_t> over_headroom;  // per pod: 1 when its queue's headroom refused it (not tried)
   int32_t n_reasons = 0;
 };
@@ -52,15 +52,15 @@ struct PreemptionCandidate {
 struct PreemptionOutcome {
   // Per slot, what the dry run found there (kube-scheduler's NodeToStatus): a reason code (the pod does not fit
   // even with every lower-priority pod gone), or one of:
-  static constexpr int32_t kCandidate = -1;    // evicting `victims` there lets the pod fit
-  static constexpr int32_t kNoVictims = -2;    // "No preemption victims found for incoming pod"
-  static constexpr int32_t kNotHelpful = -3;   // "Preemption is not helpful for scheduling" (unresolvable, not tried)
-  static constexpr int32_t kFits = -4;         // the pod fits there as it is
-  static constexpr int32_t kOutside = -5;      // not a node, or outside a hard scope
-  int32_t node = -1;                   // the chosen node, -1 when none helps
-  std::vector<std::string> victims;    // the chosen node's victims, most important first
-  int64_t pdb_violations = 0;          // how many of them their PodDisruptionBudgets did not allow
-  std::vector<int32_t> status;         // per slot, see above
+  static constexpr int32_t kCandidate = -1;   // evicting `victims` there lets the pod fit
+  static constexpr int32_t kNoVictims = -2;   // "No preemption victims found for incoming pod"
+  static constexpr int32_t kNotHelpful = -3;  // "Preemption is not helpful for scheduling" (unresolvable, not tried)
+  static constexpr int32_t kFits = -4;        // the pod fits there as it is
+  static constexpr int32_t kOutside = -5;     // not a node, or outside a hard scope
+  int32_t node = -1;                          // the chosen node, -1 when none helps
+  std::vector<std::string> victims;           // the chosen node's victims, most important first
+  int64_t pdb_violations = 0;                 // how many of them their PodDisruptionBudgets did not allow
+  std::vector<int32_t> status;                // per slot, see above
   // The slots whose status is a reason code, with every reason the pod failed there for.
   std::vector<std::pair<int32_t, std::vector<int32_t>>> reasons;
   // Every candidate the dry run kept, as kube-scheduler's DryRunPreemption returns them: those without
@@ -114,7 +114,7 @@ class Engine {
  private:
   // Counts the pod toward a learned target, rebuilds the target when due and resets stale fragment caches.
   const TargetWorkload& refresh_gpu_target(const CompiledPod& pod);
-  GpuScoreRow gpu_score_row(const CompiledPod& pod);  // this pod's spec row of the score cache (or none)
+  GpuScoreRow gpu_score_row(const CompiledPod& pod);            // this pod's spec row of the score cache (or none)
   double cluster_cpu_pressure(const TargetWorkload& tw) const;  // of the live nodes (see cpu_pressure)
   // GPUPlacement's tieBreak NodeName: each live slot's rank in name order (empty when ties are seeded).
   std::vector<uint64_t> name_ranks() const;
@@ -132,8 +132,8 @@ class Engine {
   ProfileConfig config_;
   std::unique_ptr<kernel::EnginePlugins> plugins_;  // the profile's node plugins and the filter order
   uint64_t seed_;
-  uint64_t sequence_ = 0;     // pods offered to schedule(); feeds the tie-break
-  int32_t next_start_ = 0;    // rotating start slot (kube-scheduler's nextStartNodeIndex)
+  uint64_t sequence_ = 0;   // pods offered to schedule(); feeds the tie-break
+  int32_t next_start_ = 0;  // rotating start slot (kube-scheduler's nextStartNodeIndex)
   GpuTarget target_;
   // GPUPlacement's F_before per slot, valid while the slot's node_version and the target version are unchanged.
   std::vector<double> fragment_;

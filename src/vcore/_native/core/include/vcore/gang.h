@@ -53,13 +53,13 @@ inline void take_headroom(const CompiledPod& pod, std::vector<int64_t>& headroom
 enum class TaskOutcome : uint8_t { kNotTried = 0, kPlaced = 1, kNoFit = 2, kHeadroom = 3 };
 
 struct GangResult {
-  std::vector<int32_t> node;          // per task: the slot it was bound to, or -1
-  std::vector<GpuAssignment> gpus;    // per task: the devices it took
-  std::vector<TaskOutcome> outcome;   // per task (placements undone by all-or-nothing read kPlaced, node -1)
+  std::vector<int32_t> node;         // per task: the slot it was bound to, or -1
+  std::vector<GpuAssignment> gpus;   // per task: the devices it took
+  std::vector<TaskOutcome> outcome;  // per task (placements undone by all-or-nothing read kPlaced, node -1)
   bool ready = false;
-  int32_t first_unfit = -1;           // first task no node fit; `reasons` counts why, over every slot
-  std::vector<int64_t> reasons;       // n_reasons wide; zeros when every task found a node
-  int64_t evaluations = 0;            // node evaluations made (discovery and re-scoring)
+  int32_t first_unfit = -1;      // first task no node fit; `reasons` counts why, over every slot
+  std::vector<int64_t> reasons;  // n_reasons wide; zeros when every task found a node
+  int64_t evaluations = 0;       // node evaluations made (discovery and re-scoring)
 };
 
 }  // namespace vcore

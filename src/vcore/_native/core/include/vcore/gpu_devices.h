@@ -74,14 +74,14 @@ struct ProductTerm {
 // A pod's GPU request, compiled (see vcore.gpu.requests for the conventions it comes from).
 struct DeviceRequest {
   GpuKind kind = GpuKind::kNone;
-  int32_t count = 0;         // GPUs (whole, shared) or MIG instances
-  int32_t milli = -1;        // shared: compute per GPU; -1: memory_mib * 1000 / device memory, per GPU
-  int64_t memory_mib = -1;   // shared: device memory per GPU; -1: memory_milli of the device
+  int32_t count = 0;        // GPUs (whole, shared) or MIG instances
+  int32_t milli = -1;       // shared: compute per GPU; -1: memory_mib * 1000 / device memory, per GPU
+  int64_t memory_mib = -1;  // shared: device memory per GPU; -1: memory_milli of the device
   int32_t memory_milli = -1;
   std::array<int32_t, kMigGeometries> mig_shape{-1, -1, -1, -1};  // per geometry; -1: no such profile
-  bool has_models = false;                     // vcore.io/gpu-models given
-  std::vector<std::vector<std::string>> models;  // upper-case tokens of each allowed model name
-  std::vector<ProductTerm> product_terms;      // ORed; empty: no affinity on the product
+  bool has_models = false;                                        // vcore.io/gpu-models given
+  std::vector<std::vector<std::string>> models;                   // upper-case tokens of each allowed model name
+  std::vector<ProductTerm> product_terms;                         // ORed; empty: no affinity on the product
   NumaPolicy numa_policy = NumaPolicy::kNone;
   int64_t numa_cpu_milli = 0;  // CPUs pinned to the chosen NUMA node(s): whole CPUs of a pod with a policy
 
@@ -89,7 +89,7 @@ struct DeviceRequest {
   // Whether the device fit has anything to decide: GPUs, or NUMA alignment of a pod with a policy.
   bool needs_devices() const { return uses_gpus() || numa_policy != NumaPolicy::kNone; }
   bool allows(const std::string& product) const;
-  int32_t milli_on(int64_t device_memory_mib) const;   // kGpuMilli + 1 when it cannot be sized
+  int32_t milli_on(int64_t device_memory_mib) const;  // kGpuMilli + 1 when it cannot be sized
   int64_t memory_on(int64_t device_memory_mib) const;
   std::string constraint_key() const;  // equal keys: equal model constraints
 };
@@ -150,7 +150,7 @@ class DeviceTable {
   // Candidate / chosen sets of r on the slot as bits over the policy view (see GpuOptions).
   GpuOptions policy_options(int32_t slot, const DeviceRequest& r, const std::vector<uint8_t>& allowed,
                             const GpuAssignment& fitted) const;
-  int32_t node_model(int32_t slot) const;  // model id of the slot's first non-MIG GPU, -1 none
+  int32_t node_model(int32_t slot) const;     // model id of the slot's first non-MIG GPU, -1 none
   int64_t device_memory(int32_t slot) const;  // memory MiB of the slot's first non-MIG GPU, 0 none
   int64_t max_device_memory() const { return max_memory_; }
 

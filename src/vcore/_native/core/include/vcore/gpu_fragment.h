@@ -14,13 +14,13 @@
 namespace vcore {
 
 struct TargetWorkload {
-    std::vector<int64_t> cpu_milli;
-    std::vector<int32_t> gpu_milli;
-    std::vector<int32_t> num_gpu;
-    std::vector<uint64_t> model_mask;
-    std::vector<double> weight;
-    size_t size() const { return weight.size(); }
-    void validate() const;  // throws std::invalid_argument
+  std::vector<int64_t> cpu_milli;
+  std::vector<int32_t> gpu_milli;
+  std::vector<int32_t> num_gpu;
+  std::vector<uint64_t> model_mask;
+  std::vector<double> weight;
+  size_t size() const { return weight.size(); }
+  void validate() const;  // throws std::invalid_argument
 };
 
 // Fragment of one node state: free CPU, GPU model id, per-GPU free milli (count g).

@@ -17,32 +17,32 @@ namespace vcore {
 // One node as the policies see it. `free` lists the free share (milli) of each GPU that can take whole or shared
 // work (0 for a GPU held exclusively); MIG-mode GPUs are not in it.
 struct GpuNodeView {
-    int64_t cpu_cap = 0, cpu_free = 0, mem_cap = 0, mem_free = 0;
-    int32_t model = -1;  // node-level GPU model id for target-workload model masks; -1 none
-    int32_t g = 0;
-    const int32_t* free = nullptr;
-    int32_t idle = 0;        // GPUs with free == kGpuMilli
-    int64_t free_total = 0;  // sum of free
+  int64_t cpu_cap = 0, cpu_free = 0, mem_cap = 0, mem_free = 0;
+  int32_t model = -1;  // node-level GPU model id for target-workload model masks; -1 none
+  int32_t g = 0;
+  const int32_t* free = nullptr;
+  int32_t idle = 0;        // GPUs with free == kGpuMilli
+  int64_t free_total = 0;  // sum of free
 };
 
 // The device sets the fit check allows on a node, as bits over the view's GPUs: `candidates` = the GPUs that can
 // host a fractional slice; `whole` = the set an n-GPU request takes (the fit rule's choice). 0 for CPU-only pods.
 struct GpuOptions {
-    uint64_t candidates = 0;
-    uint64_t whole = 0;
+  uint64_t candidates = 0;
+  uint64_t whole = 0;
 };
 
 enum class GpuPolicy : int32_t {
-    kFirstFit = 0,
-    kBestFit,
-    kRandom,
-    kFgd,
-    kDotProduct,
-    kGpuPacking,
-    kGpuClustering,
-    kBinpack,
-    kSpread,
-    kVcore,
+  kFirstFit = 0,
+  kBestFit,
+  kRandom,
+  kFgd,
+  kDotProduct,
+  kGpuPacking,
+  kGpuClustering,
+  kBinpack,
+  kSpread,
+  kVcore,
 };
 
 // Parses a policy name ("first-fit", "best-fit", "random", "fgd", "dot-product", "gpu-packing", "gpu-clustering",
@@ -52,9 +52,9 @@ GpuPolicy parse_gpu_policy(const std::string& name);
 enum class CardOrder : uint8_t { kFirst, kTightest, kEmptiest };
 
 struct VcoreKnobs {
-    double scale = 1000.0;         // fragment-delta scale of the sigmoid (FGD's is 1000)
-    double pack_points = 1.0;      // bonus for the share of the node's GPU already allocated
-    double balance_points = 10.0;  // bonus for leaving CPU and GPU allocated in equal proportion, at full CPU pressure
+  double scale = 1000.0;         // fragment-delta scale of the sigmoid (FGD's is 1000)
+  double pack_points = 1.0;      // bonus for the share of the node's GPU already allocated
+  double balance_points = 10.0;  // bonus for leaving CPU and GPU allocated in equal proportion, at full CPU pressure
 };
 
 // CPU pressure of a workload on a cluster: the CPU it asks per GPU milli (target-workload mean) over the CPU the

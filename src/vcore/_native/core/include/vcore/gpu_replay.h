@@ -16,21 +16,21 @@
 namespace vcore {
 
 struct ReplayOptions {
-    GpuPolicy policy = GpuPolicy::kFgd;
-    uint64_t seed = 0;
-    // vcore policy knobs (see vcore_score in gpu_replay.cpp): fragment-delta scale of the sigmoid (FGD: 1000),
-    // the packing bonus in score points for a node whose GPUs are all allocated, and the balance bonus in points
-    // for a placement that leaves the node's CPU and GPU allocated in equal proportion.
-    double vcore_scale = 1000.0;
-    double vcore_pack_points = 1.0;
-    double vcore_balance_points = 10.0;
+  GpuPolicy policy = GpuPolicy::kFgd;
+  uint64_t seed = 0;
+  // vcore policy knobs (see vcore_score in gpu_replay.cpp): fragment-delta scale of the sigmoid (FGD: 1000),
+  // the packing bonus in score points for a node whose GPUs are all allocated, and the balance bonus in points
+  // for a placement that leaves the node's CPU and GPU allocated in equal proportion.
+  double vcore_scale = 1000.0;
+  double vcore_pack_points = 1.0;
+  double vcore_balance_points = 10.0;
 };
 
 struct ReplayResult {
-    std::vector<int32_t> node_idx;      // per pod: chosen node, -1 = dropped
-    std::vector<uint64_t> dev_mask;     // per pod: node-local GPU indices taken (bit i = GPU i)
-    std::vector<double> frag_after;     // per pod: cluster fragment sum_n F_n after the pod
-    std::vector<int64_t> free_after;    // per pod: cluster free GPU milli after the pod
+  std::vector<int32_t> node_idx;    // per pod: chosen node, -1 = dropped
+  std::vector<uint64_t> dev_mask;   // per pod: node-local GPU indices taken (bit i = GPU i)
+  std::vector<double> frag_after;   // per pod: cluster fragment sum_n F_n after the pod
+  std::vector<int64_t> free_after;  // per pod: cluster free GPU milli after the pod
 };
 
 // `pods` are copied requests; `order` is a permutation of node indices (tie order). `tw` is the target workload

@@ -29,8 +29,17 @@ class GpuScorer {
   GpuScorer(const ClusterState& s, const GpuPlacementConfig& c, const VcoreKnobs& knobs, const CompiledPod& pod,
             const std::vector<uint8_t>& allowed, const TargetWorkload& tw, std::vector<double>* cache,
             std::vector<uint64_t>* cache_version, const GpuScoreRow& scores)
-      : s_(s), c_(c), knobs_(knobs), pod_(pod), allowed_(allowed), tw_(tw), cache_(cache), cache_version_(cache_version),
-        scores_(scores), cpu_(pod.request(kAxisCpu)), memory_(pod.request(kAxisMemory)) {}
+      : s_(s),
+        c_(c),
+        knobs_(knobs),
+        pod_(pod),
+        allowed_(allowed),
+        tw_(tw),
+        cache_(cache),
+        cache_version_(cache_version),
+        scores_(scores),
+        cpu_(pod.request(kAxisCpu)),
+        memory_(pod.request(kAxisMemory)) {}
 
   // The score alone, from the per-spec cache when this pod's spec has a row there (schedule() only).
   int64_t score(int32_t slot) const;

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "vcore/gpu_devices.h"
-#include "vcore/pod.h"
 #include "vcore/gpu_fragment.h"
+#include "vcore/pod.h"
 
 namespace vcore {
 

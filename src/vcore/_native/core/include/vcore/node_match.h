@@ -81,7 +81,8 @@ inline bool tolerates(const Toleration& t, const Taint& taint) {
 }
 
 // Whether a NoSchedule or NoExecute taint of the set is not tolerated.
-inline bool has_untolerated_blocking_taint(const std::vector<Taint>& taints, const std::vector<Toleration>& tolerations) {
+inline bool has_untolerated_blocking_taint(const std::vector<Taint>& taints,
+                                           const std::vector<Toleration>& tolerations) {
   for (const auto& taint : taints) {
     if (taint.effect != TaintEffect::kNoSchedule && taint.effect != TaintEffect::kNoExecute) continue;
     if (std::none_of(tolerations.begin(), tolerations.end(), [&](const Toleration& t) { return tolerates(t, taint); }))
@@ -99,7 +100,7 @@ class RequiredNodeAffinity {
     for (const auto& [key, value] : pod_.node_selector)
       if (label_value(slot, key) != value) return false;
     if (!pod_.has_required_terms) return true;
-    for (const NodeSelectorTerm& term : pod_.required_terms) {  // ORed
+    for (const NodeSelectorTerm& term : pod_.required_terms) {        // ORed
       if (term.expressions.empty() && term.fields.empty()) continue;  // an empty term matches nothing
       bool all = name_requirements_match(term, s_.names()[slot]);
       for (size_t k = 0; all && k < term.expressions.size(); ++k)

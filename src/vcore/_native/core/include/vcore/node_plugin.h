@@ -38,11 +38,11 @@ struct PluginArgs {
 
 // How a plugin's raw scores become node scores 0..100 over the feasible nodes (kube-scheduler's NormalizeScore).
 enum class Normalization : uint8_t {
-  kNone,     // the raw score is the node score already
-  kMax,      // DefaultNormalizeScore: 100 * raw / max (100 everywhere when max is 0... see normalize())
+  kNone,  // the raw score is the node score already
+  kMax,   // DefaultNormalizeScore: 100 * raw / max (100 everywhere when max is 0... see normalize())
   kMaxReverse,
-  kMinMax,   // InterPodAffinity: 100 * (raw - min) / (max - min), 0 everywhere when max == min
-  kSpread,   // PodTopologySpread: 100 * (max + min - raw) / max, 100 when max == 0; kIgnored slots score 0
+  kMinMax,  // InterPodAffinity: 100 * (raw - min) / (max - min), 0 everywhere when max == min
+  kSpread,  // PodTopologySpread: 100 * (max + min - raw) / max, 100 when max == 0; kIgnored slots score 0
 };
 
 // A raw score that takes no part in normalization and scores 0 (PodTopologySpread's ignored nodes).
@@ -101,7 +101,7 @@ using PluginFactory = std::unique_ptr<NodePlugin> (*)(const PluginArgs& args);
 // The registry: every plugin linked into the module, by name.
 void register_plugin(const std::string& name, PluginFactory factory);
 PluginFactory find_plugin(const std::string& name);  // nullptr when no plugin has the name
-std::vector<std::string> registered_plugins();        // sorted
+std::vector<std::string> registered_plugins();       // sorted
 
 // Reason codes: the fixed ones (reasons.h), then every registered plugin's reasons (plugins by name, each in its
 // own order), then "Insufficient <resource>" per resource axis from insufficient_base().

@@ -70,9 +70,9 @@ struct Toleration {
 };
 
 struct CompiledPod {
-  std::string key;  // namespace/name
+  std::string key;                                    // namespace/name
   std::vector<std::pair<int32_t, int64_t>> requests;  // axis, amount > 0; never the pods axis
-  int64_t nonzero_cpu_milli = 0;  // what it adds to its node's non-zero requests once bound
+  int64_t nonzero_cpu_milli = 0;                      // what it adds to its node's non-zero requests once bound
   int64_t nonzero_mem_bytes = 0;
   // Its cpu/memory as NodeResourcesFit's scorer reads the pod it places: the containers' requests with the non-zero
   // defaults, pod-level requests left out (kube-scheduler v1.34's resourceAllocationScorer). Equal to the pair above
@@ -83,11 +83,11 @@ struct CompiledPod {
   bool never_preempts = false;  // spec.preemptionPolicy Never: DefaultPreemption never evicts for it
   std::vector<std::pair<int32_t, int32_t>> node_selector;  // key id, value id
   bool has_required_terms = false;
-  std::vector<NodeSelectorTerm> required_terms;  // ORed
+  std::vector<NodeSelectorTerm> required_terms;                       // ORed
   std::vector<std::pair<int64_t, NodeSelectorTerm>> preferred_terms;  // weight, term
   std::vector<Toleration> tolerations;
   bool tolerates_unschedulable = false;
-  DeviceRequest gpu;  // GPU devices (whole, shared slices, MIG instances); kind kNone for most pods
+  DeviceRequest gpu;      // GPU devices (whole, shared slices, MIG instances); kind kNone for most pods
   std::string node_name;  // spec.nodeName: the only node the pod may go to (NodeName); empty: any
   PodIdentity identity;   // namespace, labels, being deleted: what other pods' selectors look at
   InterPodConstraints inter_pod;
@@ -98,7 +98,7 @@ struct CompiledPod {
   // A constraint vcore does not evaluate (or scheduling gates): every node is infeasible for the pod.
   bool refused = false;
   std::shared_ptr<const PodVolumes> volumes;  // what the volume plugins look at; null for a pod without such volumes
-  uint64_t state_id = 0;  // which ClusterState interned the ids
+  uint64_t state_id = 0;                      // which ClusterState interned the ids
 
   int64_t request(int32_t axis) const {
     for (const auto& [a, v] : requests)

@@ -58,7 +58,7 @@ struct PodAffinityTerm {
 struct SpreadConstraint {
   int32_t max_skew = 1;
   int32_t topology_key = -1;
-  bool hard = true;  // DoNotSchedule; else ScheduleAnyway
+  bool hard = true;      // DoNotSchedule; else ScheduleAnyway
   PodSelector selector;  // matchLabelKeys merged in
   int32_t min_domains = 1;
   bool honor_node_affinity = true;  // nodeAffinityPolicy Honor (default)

@@ -22,10 +22,9 @@
 namespace vcore {
 namespace kernel {
 
-
 constexpr int64_t kMaxNodeScore = 100;
 constexpr int32_t kMaxCachedTaintSets = 4096;  // more distinct sets than this: check tolerations per node
-constexpr int32_t kParallelMinSlots = 8192;  // below this waking a helper thread costs more than it saves
+constexpr int32_t kParallelMinSlots = 8192;    // below this waking a helper thread costs more than it saves
 
 inline uint64_t mix64(uint64_t x) {  // splitmix64 finalizer: the seeded tie-break rule
   x += 0x9e3779b97f4a7c15ULL;
@@ -135,14 +134,16 @@ class PodKernel {
     if (c.weight_balanced > 0) balanced_terms_ = score_terms(c.balanced_resources, /*nonzero=*/false, alloc, req, nz);
     // kube-scheduler skips BalancedAllocation for a pod that requests none of its resources (best-effort), so
     // such pods do not all pile onto the same node (kubernetes#129138).
-    weight_balanced_ = std::any_of(balanced_terms_.begin(), balanced_terms_.end(), [](const ScoreTerm& t) { return t.amount > 0; })
-                           ? c.weight_balanced
-                           : 0;
+    weight_balanced_ =
+        std::any_of(balanced_terms_.begin(), balanced_terms_.end(), [](const ScoreTerm& t) { return t.amount > 0; })
+            ? c.weight_balanced
+            : 0;
     if (c.weight_binpack > 0) {
       for (const auto& [axis, amount] : pod.requests) {
         for (const auto& rw : c.binpack_resources) {
           if (s.find_resource_axis(rw.name) != axis) continue;
-          binpack_.push_back({static_cast<double>(rw.weight), static_cast<double>(amount), alloc.row(axis), req.row(axis)});
+          binpack_.push_back(
+              {static_cast<double>(rw.weight), static_cast<double>(amount), alloc.row(axis), req.row(axis)});
         }
       }
       for (const auto& t : binpack_) binpack_weight_sum_ += t.weight;
@@ -287,7 +288,9 @@ class PodKernel {
   }
   int64_t weight_balanced() const { return weight_balanced_; }
   bool vector_balanced_score() const { return weight_balanced_ > 0 && balanced_terms_.size() == 2; }
-  bool balanced_both_present(int32_t i) const { return balanced_terms_[0].alloc[i] > 0 && balanced_terms_[1].alloc[i] > 0; }
+  bool balanced_both_present(int32_t i) const {
+    return balanced_terms_[0].alloc[i] > 0 && balanced_terms_[1].alloc[i] > 0;
+  }
   bool count_prefer_taints() const { return count_prefer_taints_; }
   bool sum_preferred() const { return sum_preferred_; }
 
@@ -307,8 +310,8 @@ class PodKernel {
     return count_prefer(s_.node_taints(i));
   }
 
-  std::vector<ScoreTerm> score_terms(const std::vector<ResourceWeight>& resources, bool nonzero, const SharedMatrix& alloc,
-                                     const SharedMatrix& req, const SharedMatrix& nz) const {
+  std::vector<ScoreTerm> score_terms(const std::vector<ResourceWeight>& resources, bool nonzero,
+                                     const SharedMatrix& alloc, const SharedMatrix& req, const SharedMatrix& nz) const {
     std::vector<ScoreTerm> out;
     for (const auto& rw : resources) {
       const int32_t axis = s_.find_resource_axis(rw.name);
@@ -359,7 +362,8 @@ class PodKernel {
 
   const int32_t* column_of(int32_t key) const {
     const int32_t* column = s_.label_column(key);
-    if (column == nullptr) throw Invalid("pod " + pod_.key + ": label column missing (pod compiled for another state?)");
+    if (column == nullptr)
+      throw Invalid("pod " + pod_.key + ": label column missing (pod compiled for another state?)");
     return column;
   }
 
@@ -373,7 +377,9 @@ class PodKernel {
     return label_requirement_matches(s_, *rr.requirement, rr.column[i]);
   }
 
-  bool matches_fields(int32_t i, const NodeSelectorTerm& term) const { return name_requirements_match(term, s_.names()[i]); }
+  bool matches_fields(int32_t i, const NodeSelectorTerm& term) const {
+    return name_requirements_match(term, s_.names()[i]);
+  }
 
   // term_mask[j] = whether node begin + j matches the term; vector loops for the label operators.
   void term_block(int32_t begin, int32_t end, const ResolvedTerm& rt, uint8_t* term_mask) const {
@@ -433,8 +439,9 @@ class PodKernel {
     if (refused_ || terms_conflict_ || rejection_ >= 0) {
       int64_t count = 0;
       for (int32_t j = 0; j < n; ++j) count += !failed[j];
-      reasons[refused_ ? static_cast<int32_t>(kUnhonored)
-                       : terms_conflict_ ? static_cast<int32_t>(kAffinityTermsConflict) : rejection_] += count;
+      reasons[refused_          ? static_cast<int32_t>(kUnhonored)
+              : terms_conflict_ ? static_cast<int32_t>(kAffinityTermsConflict)
+                                : rejection_] += count;
       std::fill(ok, ok + n, uint8_t{0});
       return;
     }
@@ -464,7 +471,8 @@ class PodKernel {
           const uint8_t* blocking = s_.blocking_taints().data() + begin;
           int64_t count = 0;
           if (!untolerated_by_set_.empty()) {  // a table lookup per node
-            count = blocks::mark_from_table(n, blocking, s_.taint_set_ids() + begin, untolerated_by_set_.data(), failed);
+            count =
+                blocks::mark_from_table(n, blocking, s_.taint_set_ids() + begin, untolerated_by_set_.data(), failed);
           } else {
             for (int32_t j = 0; j < n; ++j) {
               if (!failed[j] && blocking[j] && has_untolerated_taint(begin + j)) {
@@ -502,7 +510,8 @@ class PodKernel {
           for (int32_t j = 0; j < n; ++j) {
             if (failed[j] || s_.gpus().fit(begin + j, pod_.gpu, allowed_models_, nullptr)) continue;
             failed[j] = 1;
-            if (pod_.gpu.numa_policy != NumaPolicy::kNone && s_.gpus().fit_unaligned(begin + j, pod_.gpu, allowed_models_))
+            if (pod_.gpu.numa_policy != NumaPolicy::kNone &&
+                s_.gpus().fit_unaligned(begin + j, pod_.gpu, allowed_models_))
               ++numa;
             else
               ++count;
@@ -630,18 +639,17 @@ class PodKernel {
   std::vector<uint8_t> allowed_models_;
   bool check_gpu_ = false;
   bool refused_ = false;
-  bool terms_conflict_ = false;    // NodeAffinity's PreFilter: the required terms name disjoint nodes
+  bool terms_conflict_ = false;     // NodeAffinity's PreFilter: the required terms name disjoint nodes
   std::vector<uint8_t> prefilter_;  // per slot, 1 where the PreFilter's node names allow it; empty: every slot
-  int32_t rejection_ = -1;  // reason code of a PreFilter rejection (-1: none)
+  int32_t rejection_ = -1;          // reason code of a PreFilter rejection (-1: none)
   const int32_t insufficient_base_;
-  std::vector<FilterStageRef> stages_;  // the filters this pod meets, in the profile's order
+  std::vector<FilterStageRef> stages_;                // the filters this pod meets, in the profile's order
   std::vector<std::unique_ptr<PodPlugin>> prepared_;  // per plugin slot; nullptr where the plugin has nothing to do
   std::vector<NormalizedTerm> normalized_;
   std::vector<int32_t> normalized_plugins_, final_scores_;  // plugin slots
   bool depends_on_bound_pods_ = false;
   bool filters_depend_on_bound_pods_ = false;
 };
-
 
 // kube-scheduler's DefaultNormalizeScore for one raw value given the maximum over the feasible nodes.
 inline int64_t normalized(int64_t raw, int64_t max_raw, bool reverse) {
@@ -656,14 +664,13 @@ inline std::vector<uint8_t> ignored_axes(const ClusterState& s, const ProfileCon
     if (!s.is_extended_resource(axis)) continue;  // only extended resources can be ignored
     const std::string& name = s.resource_name(axis);
     const std::string group = name.substr(0, name.find('/'));
-    ignored[axis] = std::find(c.ignored_resources.begin(), c.ignored_resources.end(), name) != c.ignored_resources.end() ||
-                    std::find(c.ignored_resource_groups.begin(), c.ignored_resource_groups.end(), group) !=
-                        c.ignored_resource_groups.end();
+    ignored[axis] =
+        std::find(c.ignored_resources.begin(), c.ignored_resources.end(), name) != c.ignored_resources.end() ||
+        std::find(c.ignored_resource_groups.begin(), c.ignored_resource_groups.end(), group) !=
+            c.ignored_resource_groups.end();
   }
   return ignored;
 }
-
-
 
 constexpr int32_t kBlock = 512;  // slots per block: the block buffers stay in L1
 
@@ -676,15 +683,21 @@ class BlockRunner {
               const std::vector<uint8_t>& ignored, const CompiledPod& pod, const TargetWorkload& gpu_target,
               const VcoreKnobs& knobs, std::vector<double>* fragment_cache = nullptr,
               std::vector<uint64_t>* fragment_versions = nullptr, const GpuScoreRow& gpu_scores = {})
-      : s_(s), c_(c), plugins_(plugins), kernel_(s, c, plugins, ignored, pod),
+      : s_(s),
+        c_(c),
+        plugins_(plugins),
+        kernel_(s, c, plugins, ignored, pod),
         gpu_(s, c.gpu, knobs, pod, kernel_.allowed_models(), gpu_target, fragment_cache, fragment_versions, gpu_scores),
-        fit_rows_(kernel_.fit_rows()), fit_score_rows_(kernel_.fit_score_rows()),
-        balanced_rows_(kernel_.balanced_rows()), vector_fit_(kernel_.vector_fit_score()),
+        fit_rows_(kernel_.fit_rows()),
+        fit_score_rows_(kernel_.fit_score_rows()),
+        balanced_rows_(kernel_.balanced_rows()),
+        vector_fit_(kernel_.vector_fit_score()),
         vector_balanced_(kernel_.vector_balanced_score()),
         scalar_scores_(c.weight_binpack > 0 || (c.weight_fit > 0 && !vector_fit_) ||
                        (kernel_.weight_balanced() > 0 && !vector_balanced_)),
         // TaintToleration with no PreferNoSchedule taint anywhere normalizes to 100 on every feasible node.
-        taint_constant_((c.weight_taints > 0 && !kernel_.count_prefer_taints()) ? c.weight_taints * kMaxNodeScore : 0) {}
+        taint_constant_((c.weight_taints > 0 && !kernel_.count_prefer_taints()) ? c.weight_taints * kMaxNodeScore : 0) {
+  }
 
   const PodKernel& kernel() const { return kernel_; }
   const GpuScorer& gpu() const { return gpu_; }
@@ -703,10 +716,13 @@ class BlockRunner {
                               static_cast<int32_t>(fit_score_rows_.size()), fit);
     else
       std::fill(fit, fit + n, int64_t{0});
-    if (vector_balanced_) blocks::balanced_two(begin, end, balanced_rows_[0], balanced_rows_[1], balanced);
-    else std::fill(balanced, balanced + n, int64_t{0});
-    const int32_t rescore = blocks::combine(n, ok, fit, vector_fit_ ? c_.weight_fit : 0, balanced,
-                                            vector_balanced_ ? kernel_.weight_balanced() : 0, taint_constant_, mask, scores);
+    if (vector_balanced_)
+      blocks::balanced_two(begin, end, balanced_rows_[0], balanced_rows_[1], balanced);
+    else
+      std::fill(balanced, balanced + n, int64_t{0});
+    const int32_t rescore =
+        blocks::combine(n, ok, fit, vector_fit_ ? c_.weight_fit : 0, balanced,
+                        vector_balanced_ ? kernel_.weight_balanced() : 0, taint_constant_, mask, scores);
     // 3. Scalar scores for the few feasible slots the vector path could not settle.
     if (rescore > 0 || scalar_scores_) {
       for (int32_t j = 0; j < n; ++j) {
@@ -715,7 +731,8 @@ class BlockRunner {
         int64_t total = taint_constant_;
         if (c_.weight_fit > 0) total += c_.weight_fit * (vector_fit_ ? fit[j] : kernel_.fit_score(i));
         if (kernel_.weight_balanced() > 0)
-          total += kernel_.weight_balanced() * (vector_balanced_ && balanced[j] >= 0 ? balanced[j] : kernel_.balanced_score(i));
+          total += kernel_.weight_balanced() *
+                   (vector_balanced_ && balanced[j] >= 0 ? balanced[j] : kernel_.balanced_score(i));
         if (c_.weight_binpack > 0) total += c_.weight_binpack * kernel_.binpack_score(i);
         scores[j] = total;
       }
@@ -776,7 +793,6 @@ struct NormalizationRange {
   }
 };
 
-
 // The node plugins' normalized scores of these feasible nodes (each with .slot and .raw), over them at once: their
 // PreScore sees the whole set.
 template <typename Node>
@@ -792,7 +808,6 @@ void add_plugin_scores(const PodKernel& kernel, std::vector<Node>& nodes) {
   for (size_t i = 0; i < nodes.size(); ++i)
     for (size_t k = first; k < n_terms; ++k) nodes[i].raw[k] = values[k][i];
 }
-
 
 }  // namespace kernel
 }  // namespace vcore

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "vcore/gpu_policy.h"
-#include "vcore/node_plugin.h"
 #include "vcore/gpu_replay.h"
 #include "vcore/gpu_target.h"
+#include "vcore/node_plugin.h"
 
 namespace vcore {
 
@@ -25,8 +25,8 @@ struct ResourceWeight {
 struct GpuPlacementConfig {
   GpuPolicy policy = GpuPolicy::kVcore;
   VcoreKnobs knobs;
-  double coverage = 95.0;  // FGD's cut-off for a learned target (vcore blends 95..100)
-  bool learn = true;       // learn the target workload from the pods seen; else `target`
+  double coverage = 95.0;    // FGD's cut-off for a learned target (vcore blends 95..100)
+  bool learn = true;         // learn the target workload from the pods seen; else `target`
   bool tie_by_name = false;  // equal scores go to the smallest node name (the FGD simulator's rule), not at random
   std::vector<TargetSpecInput> target;
 };

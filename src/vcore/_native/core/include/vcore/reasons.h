@@ -40,6 +40,7 @@ inline constexpr const char* kFixedReasonNames[kFixedReasons] = {
 // preemption does not try such a node.
 // NodeResourcesFit's "Insufficient <resource>" is unresolvable too where the pod asks for more than the node's
 // allocatable (preemption checks that per node).
-inline constexpr bool kFixedReasonUnresolvable[kFixedReasons] = {true, true, true, false, false, false, true, true, true};
+inline constexpr bool kFixedReasonUnresolvable[kFixedReasons] = {true,  true, true, false, false,
+                                                                 false, true, true, true};
 
 }  // namespace vcore

@@ -90,8 +90,8 @@ struct BinpackResource {
 
 struct DomainChoice {
   bool placed = false;
-  int32_t domain = -1;  // the enclosing domain; -1 when placed under the virtual root
-  int32_t row = -1;     // its row; n_rows() for the virtual root
+  int32_t domain = -1;          // the enclosing domain; -1 when placed under the virtual root
+  int32_t row = -1;             // its row; n_rows() for the virtual root
   std::vector<int32_t> counts;  // per slot: pods placed
   std::string reason, message;
   int64_t best_capacity = 0;  // largest capacity among the domains tried (units of the coarsest layer, or pods)
@@ -101,7 +101,7 @@ class Topology {
  public:
   // -- reads ---------------------------------------------------------------------------------------------
   int32_t n_rows() const { return static_cast<int32_t>(tiers_.size()); }
-  const std::vector<int64_t>& tiers() const { return tiers_; }         // tier number per row
+  const std::vector<int64_t>& tiers() const { return tiers_; }  // tier number per row
   const std::vector<std::string>& tier_names() const { return tier_names_; }
   bool uses_levels() const { return !levels_.empty(); }
   const std::vector<std::string>& levels() const { return levels_; }  // highest first, as configured
@@ -223,15 +223,15 @@ class Topology {
   std::vector<std::optional<Compiled>> hns_;  // by id (= domain id)
   std::unordered_map<std::string, int32_t> hn_id_;
   std::unordered_map<std::string, std::vector<int32_t>> exact_index_;  // node name -> HyperNodes listing it
-  std::vector<int32_t> label_matchers_;                                 // HyperNodes with labelMatch members
-  std::vector<std::vector<int32_t>> direct_;                            // per slot, sorted HyperNode ids
-  std::vector<std::string> patterns_;                                   // distinct regexMatch patterns, sorted
-  std::vector<std::vector<int32_t>> pattern_hns_;                       // per pattern id: HyperNodes using it
+  std::vector<int32_t> label_matchers_;                                // HyperNodes with labelMatch members
+  std::vector<std::vector<int32_t>> direct_;                           // per slot, sorted HyperNode ids
+  std::vector<std::string> patterns_;                                  // distinct regexMatch patterns, sorted
+  std::vector<std::vector<int32_t>> pattern_hns_;                      // per pattern id: HyperNodes using it
   uint64_t pattern_version_ = 0;
 
   // Levels mode
-  std::vector<std::string> levels_;  // as configured (highest first)
-  std::vector<int32_t> level_keys_;  // interned, lowest first (row order)
+  std::vector<std::string> levels_;                                   // as configured (highest first)
+  std::vector<int32_t> level_keys_;                                   // interned, lowest first (row order)
   std::vector<std::unordered_map<uint64_t, int32_t>> level_domains_;  // per row: (parent + 1, value) -> domain
 
   // Derived state shared by both modes

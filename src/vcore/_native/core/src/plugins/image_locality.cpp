@@ -48,16 +48,15 @@ class ImageLocality final : public NodePlugin {
     std::vector<std::pair<int32_t, int64_t>> scaled;
     for (int32_t name : pod.images)
       if (const ImageTable::Image* image = s.images().find(name))
-        scaled.emplace_back(name, static_cast<int64_t>(static_cast<double>(image->size) *
-                                                       (static_cast<double>(image->nodes) / total)));
+        scaled.emplace_back(
+            name, static_cast<int64_t>(static_cast<double>(image->size) * (static_cast<double>(image->nodes) / total)));
     if (scaled.empty()) return nullptr;  // no node has any of its images: every node scores 0
     return std::make_unique<ImagesOfPod>(s, std::move(scaled), pod.n_containers);
   }
 };
 
-VCORE_NODE_PLUGIN("ImageLocality", [](const PluginArgs&) -> std::unique_ptr<NodePlugin> {
-  return std::make_unique<ImageLocality>();
-});
+VCORE_NODE_PLUGIN("ImageLocality",
+                  [](const PluginArgs&) -> std::unique_ptr<NodePlugin> { return std::make_unique<ImageLocality>(); });
 
 }  // namespace
 }  // namespace vcore

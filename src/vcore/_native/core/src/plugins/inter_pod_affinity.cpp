@@ -53,9 +53,12 @@ class AffinityOfPod final : public PodPlugin {
       if (failed[j]) continue;
       const int32_t slot = begin + j;
       int reason = -1;
-      if (!satisfies_affinity(slot)) reason = kAffinity;
-      else if (violates(anti_, slot)) reason = kAntiAffinity;
-      else if (violates(existing_anti_, slot)) reason = kExistingAntiAffinity;
+      if (!satisfies_affinity(slot))
+        reason = kAffinity;
+      else if (violates(anti_, slot))
+        reason = kAntiAffinity;
+      else if (violates(existing_anti_, slot))
+        reason = kExistingAntiAffinity;
       if (reason < 0) continue;
       failed[j] = 1;
       ++counts[reason];

@@ -35,9 +35,8 @@ class NodeName final : public NodePlugin {
   std::vector<int32_t> unresolvable_reasons() const override { return {0}; }
 };
 
-VCORE_NODE_PLUGIN("NodeName", [](const PluginArgs&) -> std::unique_ptr<NodePlugin> {
-  return std::make_unique<NodeName>();
-});
+VCORE_NODE_PLUGIN("NodeName",
+                  [](const PluginArgs&) -> std::unique_ptr<NodePlugin> { return std::make_unique<NodeName>(); });
 
 }  // namespace
 }  // namespace vcore

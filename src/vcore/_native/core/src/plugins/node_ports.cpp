@@ -34,16 +34,17 @@ class PortsOfPod final : public PodPlugin {
 
 class NodePorts final : public NodePlugin {
  public:
-  std::vector<std::string> reasons() const override { return {"node(s) didn't have free ports for the requested pod ports"}; }
+  std::vector<std::string> reasons() const override {
+    return {"node(s) didn't have free ports for the requested pod ports"};
+  }
   std::unique_ptr<PodPlugin> prepare(const ClusterState& s, const CompiledPod& pod) const override {
     if (pod.host_ports.empty()) return nullptr;
     return std::make_unique<PortsOfPod>(s, pod);
   }
 };
 
-VCORE_NODE_PLUGIN("NodePorts", [](const PluginArgs&) -> std::unique_ptr<NodePlugin> {
-  return std::make_unique<NodePorts>();
-});
+VCORE_NODE_PLUGIN("NodePorts",
+                  [](const PluginArgs&) -> std::unique_ptr<NodePlugin> { return std::make_unique<NodePorts>(); });
 
 }  // namespace
 }  // namespace vcore

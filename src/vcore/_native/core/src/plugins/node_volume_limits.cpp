@@ -40,8 +40,9 @@ const std::map<std::string, std::string>& migrated_drivers() {
 
 // Migration is on only for these (isCSIMigrationOn: Azure File and vSphere never count).
 bool migratable(const std::string& plugin) {
-  return plugin == "kubernetes.io/aws-ebs" || plugin == "kubernetes.io/gce-pd" || plugin == "kubernetes.io/azure-disk" ||
-         plugin == "kubernetes.io/cinder" || plugin == "kubernetes.io/portworx-volume";
+  return plugin == "kubernetes.io/aws-ebs" || plugin == "kubernetes.io/gce-pd" ||
+         plugin == "kubernetes.io/azure-disk" || plugin == "kubernetes.io/cinder" ||
+         plugin == "kubernetes.io/portworx-volume";
 }
 
 bool attachable_inline(const PodVolume& v) {
@@ -66,7 +67,8 @@ enum class Outcome { kOk, kMissingClaim, kError };
 using Attached = std::map<std::string, std::string>;  // driver/handle -> driver
 
 // getCSIDriverInfo: a claim's CSI driver and volume handle on a node with this CSINode ("" when it does not count).
-std::pair<std::string, std::string> claim_driver(const VolumeStore& store, const CsiNodeRecord* csi, const ClaimRecord& c) {
+std::pair<std::string, std::string> claim_driver(const VolumeStore& store, const CsiNodeRecord* csi,
+                                                 const ClaimRecord& c) {
   const auto from_class = [&]() -> std::pair<std::string, std::string> {
     if (c.storage_class.empty()) return {};
     const StorageClassRecord* sc = store.storage_class(c.storage_class);
@@ -83,7 +85,8 @@ std::pair<std::string, std::string> claim_driver(const VolumeStore& store, const
   const PersistentVolumeRecord* pv = store.pv(c.volume_name);
   if (pv == nullptr) return from_class();
   if (!pv->csi_driver.empty()) return {pv->csi_driver, pv->csi_handle};
-  if (pv->migration_plugin.empty() || !migrated_on(csi, pv->migration_plugin) || !pv->migration_error.empty()) return {};
+  if (pv->migration_plugin.empty() || !migrated_on(csi, pv->migration_plugin) || !pv->migration_error.empty())
+    return {};
   return {pv->migrated_driver, pv->migrated_handle};
 }
 
@@ -100,11 +103,13 @@ Outcome attachable(const VolumeStore& store, const CsiNodeRecord* csi, const Pod
       const ClaimRecord* c = store.claim(pod.ns, v.claim);
       if (c == nullptr) {
         if (!new_pod) continue;
-        *message = "looking up PVC " + pod.ns + "/" + v.claim + ": persistentvolumeclaim " + quoted(v.claim) + " not found";
+        *message =
+            "looking up PVC " + pod.ns + "/" + v.claim + ": persistentvolumeclaim " + quoted(v.claim) + " not found";
         return Outcome::kMissingClaim;
       }
       if (v.source == VolumeSource::kEphemeral && (!c->has_controller || c->controller_uid != pod.uid)) {
-        *message = "PVC " + pod.ns + "/" + c->name + " was not created for pod " + pod.ns + "/" + pod.name + " (pod is not owner)";
+        *message = "PVC " + pod.ns + "/" + c->name + " was not created for pod " + pod.ns + "/" + pod.name +
+                   " (pod is not owner)";
         return Outcome::kError;
       }
       const auto [driver, handle] = claim_driver(store, csi, *c);
@@ -152,7 +157,10 @@ using View = VolumeStore::AttachedView;
 class LimitsOfPod final : public PodPlugin {
  public:
   LimitsOfPod(const ClusterState& s, const PodVolumes& pod)
-      : s_(s), pod_(pod), csi_(s.volumes().csi_nodes_by_slot(s)), view_(s.volumes().attached_view(s, compute_attached)) {
+      : s_(s),
+        pod_(pod),
+        csi_(s.volumes().csi_nodes_by_slot(s)),
+        view_(s.volumes().attached_view(s, compute_attached)) {
     filters = true;
     depends_on_bound_pods = true;
     // The pod's own volumes on a node that migrates no in-tree plugin: the same on all of them, so found once, with
@@ -273,7 +281,7 @@ class LimitsOfPod final : public PodPlugin {
   Outcome plain_ = Outcome::kOk;
   Attached plain_volumes_;
   std::string plain_message_;
-  std::vector<std::pair<int32_t, int64_t>> plain_wanted_;  // limited driver id -> the pod's volumes of it
+  std::vector<std::pair<int32_t, int64_t>> plain_wanted_;   // limited driver id -> the pod's volumes of it
   std::vector<std::pair<int32_t, int32_t>> plain_present_;  // (slot, driver id) of each volume a node has, by slot
 };
 

@@ -29,13 +29,18 @@ struct Applied {
   const SlotCounts* per_slot;  // matching pods bound per slot (the tracker's counts)
   const int32_t* domain;       // the topology label's domain per slot, -1 without it (nullptr: no node has the key)
   int32_t n_domains;
-  int32_t missing;             // the domain a node without the label reads as: that of the value "" (kube-scheduler
-                               // reads a missing map key as ""), n_domains when no node has that value
-  bool self_match;             // the pod matches the selector
+  int32_t missing;  // the domain a node without the label reads as: that of the value "" (kube-scheduler
+                    // reads a missing map key as ""), n_domains when no node has that value
+  bool self_match;  // the pod matches the selector
 
   Applied(const ClusterState& s, const SpreadConstraint* c, int32_t key, const SlotCounts* per_slot, bool self_match)
-      : constraint(c), key(key), per_slot(per_slot), domain(key < 0 ? nullptr : s.domain_column(key)),
-        n_domains(key < 0 ? 0 : s.n_domains(key)), missing(n_domains), self_match(self_match) {
+      : constraint(c),
+        key(key),
+        per_slot(per_slot),
+        domain(key < 0 ? nullptr : s.domain_column(key)),
+        n_domains(key < 0 ? 0 : s.n_domains(key)),
+        missing(n_domains),
+        self_match(self_match) {
     const int32_t empty = s.find_string("");
     if (key >= 0 && empty >= 0 && s.domain_of_value(key, empty) >= 0) missing = s.domain_of_value(key, empty);
   }
@@ -146,8 +151,8 @@ class SpreadOfPod final : public PodPlugin {
       for (size_t c = 0; c < soft_.size(); ++c) {
         const Applied& a = soft_[c];
         if (!a.has_label(slots[i])) continue;
-        const int64_t count = a.key == hostname ? a.per_slot->at(slots[i])
-                                                : counts[c][static_cast<size_t>(a.domain[slots[i]])];
+        const int64_t count =
+            a.key == hostname ? a.per_slot->at(slots[i]) : counts[c][static_cast<size_t>(a.domain[slots[i]])];
         score += static_cast<double>(count) * weight[c] + static_cast<double>(a.constraint->max_skew - 1);
       }
       raw[i] = static_cast<int64_t>(std::round(score));
@@ -176,8 +181,7 @@ class SpreadOfPod final : public PodPlugin {
 
 class PodTopologySpread final : public NodePlugin {
  public:
-  explicit PodTopologySpread(const PluginArgs& args)
-      : system_defaulting_(args.get_int("system_defaulting", 1) != 0) {
+  explicit PodTopologySpread(const PluginArgs& args) : system_defaulting_(args.get_int("system_defaulting", 1) != 0) {
     if (system_defaulting_) {  // kube-scheduler's systemDefaultConstraints
       defaults_.push_back(default_constraint(kHostname, 3, false));
       defaults_.push_back(default_constraint("topology.kubernetes.io/zone", 5, false));
@@ -213,15 +217,16 @@ class PodTopologySpread final : public NodePlugin {
     if (!ip.spread.empty()) {
       for (size_t i = 0; i < ip.spread.size(); ++i) {
         const SpreadConstraint& c = ip.spread[i];
-        (c.hard ? hard : soft).emplace_back(s, &c, c.topology_key, &index.tracker_at(ip.spread_trackers[i]).per_slot,
-                                            c.selector.matches(labels));
+        (c.hard ? hard : soft)
+            .emplace_back(s, &c, c.topology_key, &index.tracker_at(ip.spread_trackers[i]).per_slot,
+                          c.selector.matches(labels));
       }
     } else if (ip.default_spread_tracker >= 0) {  // the profile's defaults, with the selector of what selects it
       for (size_t i = 0; i < defaults_.size(); ++i) {
         const SpreadConstraint& c = defaults_[i];
-        (c.hard ? hard : soft).emplace_back(s, &c, s.find_string(default_keys_[i]),
-                                            &index.tracker_at(ip.default_spread_tracker).per_slot,
-                                            ip.default_spread_selector.matches(labels));
+        (c.hard ? hard : soft)
+            .emplace_back(s, &c, s.find_string(default_keys_[i]), &index.tracker_at(ip.default_spread_tracker).per_slot,
+                          ip.default_spread_selector.matches(labels));
       }
     }
     if (hard.empty() && soft.empty()) return nullptr;

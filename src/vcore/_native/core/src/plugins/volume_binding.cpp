@@ -97,7 +97,8 @@ class VolumeBinding final : public NodePlugin {
       const auto& csi = store.csi_nodes_by_slot(s);
       for (int32_t slot = 0; slot < s.n_slots(); ++slot) {
         if (!s.is_live(slot) || !migrated_on(csi[static_cast<size_t>(slot)], plugin)) continue;
-        store.note_rejection(pod.key, "VolumeBinding", "running \"VolumeBinding\" filter plugin: could not translate pv: " + error);
+        store.note_rejection(pod.key, "VolumeBinding",
+                             "running \"VolumeBinding\" filter plugin: could not translate pv: " + error);
         return std::make_unique<RejectedPod>(kError, true);
       }
     }
@@ -108,9 +109,8 @@ class VolumeBinding final : public NodePlugin {
   }
 };
 
-VCORE_NODE_PLUGIN("VolumeBinding", [](const PluginArgs&) -> std::unique_ptr<NodePlugin> {
-  return std::make_unique<VolumeBinding>();
-});
+VCORE_NODE_PLUGIN("VolumeBinding",
+                  [](const PluginArgs&) -> std::unique_ptr<NodePlugin> { return std::make_unique<VolumeBinding>(); });
 
 }  // namespace
 }  // namespace vcore

@@ -40,7 +40,8 @@ bool conflict(const PodVolume& v, const PodVolume& e) {
     case VolumeSource::kAwsElasticBlockStore:
       return v.disk == e.disk;
     case VolumeSource::kRbd:
-      return share_monitor(v.monitors, e.monitors) && v.pool == e.pool && v.disk == e.disk && !(v.read_only && e.read_only);
+      return share_monitor(v.monitors, e.monitors) && v.pool == e.pool && v.disk == e.disk &&
+             !(v.read_only && e.read_only);
     default:
       return false;
   }
@@ -115,7 +116,8 @@ class VolumeRestrictions final : public NodePlugin {
       if (vol.source != VolumeSource::kClaim) continue;
       const ClaimRecord* c = store.claim(v.ns, vol.claim);
       if (c == nullptr) {
-        store.note_rejection(pod.key, "VolumeRestrictions", "persistentvolumeclaim " + quoted(vol.claim) + " not found");
+        store.note_rejection(pod.key, "VolumeRestrictions",
+                             "persistentvolumeclaim " + quoted(vol.claim) + " not found");
         return std::make_unique<RejectedPod>();
       }
       if (c->access_modes & kReadWriteOncePod) rwop.insert(c->name);

@@ -15,8 +15,9 @@
 namespace vcore {
 namespace {
 
-const char* const kTopologyLabels[] = {"failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
-                                       "topology.kubernetes.io/zone", "topology.kubernetes.io/region"};
+const char* const kTopologyLabels[] = {"failure-domain.beta.kubernetes.io/zone",
+                                       "failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/zone",
+                                       "topology.kubernetes.io/region"};
 
 enum Reason { kConflict = 0, kRejected = 1 };
 
@@ -118,9 +119,8 @@ class VolumeZone final : public NodePlugin {
   }
 };
 
-VCORE_NODE_PLUGIN("VolumeZone", [](const PluginArgs&) -> std::unique_ptr<NodePlugin> {
-  return std::make_unique<VolumeZone>();
-});
+VCORE_NODE_PLUGIN("VolumeZone",
+                  [](const PluginArgs&) -> std::unique_ptr<NodePlugin> { return std::make_unique<VolumeZone>(); });
 
 }  // namespace
 }  // namespace vcore

@@ -12,7 +12,8 @@ namespace {
 const char* const kNoProvisioner = "kubernetes.io/no-provisioner";
 
 bool bound_to(const ClaimRef* ref, const ClaimRecord& claim) {
-  return ref != nullptr && ref->name == claim.name && ref->ns == claim.ns && (ref->uid.empty() || ref->uid == claim.uid);
+  return ref != nullptr && ref->name == claim.name && ref->ns == claim.ns &&
+         (ref->uid.empty() || ref->uid == claim.uid);
 }
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
@@ -34,7 +35,8 @@ std::optional<VolumeRejection> PodClaims::prefilter(const ClusterState& s, const
     const bool ephemeral = v.source == VolumeSource::kEphemeral;
     if (c == nullptr) {
       if (ephemeral)
-        return VolumeRejection{"waiting for ephemeral volume controller to create the persistentvolumeclaim " + quoted(v.claim)};
+        return VolumeRejection{"waiting for ephemeral volume controller to create the persistentvolumeclaim " +
+                               quoted(v.claim)};
       return VolumeRejection{"persistentvolumeclaim " + quoted(v.claim) + " not found"};
     }
     if (c->lost)
@@ -61,9 +63,10 @@ std::optional<VolumeRejection> PodClaims::prefilter(const ClusterState& s, const
     const StorageClassRecord* sc = c->storage_class.empty() ? nullptr : store.storage_class(c->storage_class);
     if (sc != nullptr) {
       if (sc->mode == BindingMode::kUnset)
-        return VolumeRejection{"running PreFilter plugin \"VolumeBinding\": VolumeBindingMode not set for StorageClass " +
-                                   quoted(sc->name),
-                               true};
+        return VolumeRejection{
+            "running PreFilter plugin \"VolumeBinding\": VolumeBindingMode not set for StorageClass " +
+                quoted(sc->name),
+            true};
       delay = sc->mode == BindingMode::kWaitForFirstConsumer;
     }
     if (delay && c->volume_name.empty()) {
@@ -101,9 +104,8 @@ std::optional<VolumeRejection> PodClaims::prefilter(const ClusterState& s, const
     }
   }
   // The claims to match, smallest request first (sort.Sort is an insertion sort, so stable, below 13 claims).
-  std::stable_sort(matching_order_.begin(), matching_order_.end(), [&](size_t a, size_t b) {
-    return delayed_[a].claim->request < delayed_[b].claim->request;
-  });
+  std::stable_sort(matching_order_.begin(), matching_order_.end(),
+                   [&](size_t a, size_t b) { return delayed_[a].claim->request < delayed_[b].claim->request; });
   return std::nullopt;
 }
 

@@ -117,7 +117,9 @@ void VolumeStore::remove_csi_node(const std::string& name) {
   ++csi_node_version_;
 }
 
-void VolumeStore::put_csi_driver(const std::string& name, bool storage_capacity) { csi_drivers_[name] = storage_capacity; }
+void VolumeStore::put_csi_driver(const std::string& name, bool storage_capacity) {
+  csi_drivers_[name] = storage_capacity;
+}
 void VolumeStore::remove_csi_driver(const std::string& name) { csi_drivers_.erase(name); }
 
 void VolumeStore::put_capacity(CapacityRecord r) {
@@ -300,8 +302,10 @@ void VolumeStore::compute_attached_slot(const ClusterState& s, int32_t slot, Com
     if (slots.empty()) v.slots_of_volume.erase(name);
   }
   v.volumes_of_slot[static_cast<size_t>(slot)].clear();
-  std::fill(v.in_use.begin() + static_cast<ptrdiff_t>(row), v.in_use.begin() + static_cast<ptrdiff_t>(row + v.stride), 0);
-  std::fill(v.limit.begin() + static_cast<ptrdiff_t>(row), v.limit.begin() + static_cast<ptrdiff_t>(row + v.stride), -1);
+  std::fill(v.in_use.begin() + static_cast<ptrdiff_t>(row), v.in_use.begin() + static_cast<ptrdiff_t>(row + v.stride),
+            0);
+  std::fill(v.limit.begin() + static_cast<ptrdiff_t>(row), v.limit.begin() + static_cast<ptrdiff_t>(row + v.stride),
+            -1);
   v.flags[static_cast<size_t>(slot)] = 0;
   v.errors.erase(slot);
   if (!s.is_live(slot)) return;
@@ -373,8 +377,8 @@ std::string VolumeStore::rejection(const std::string& pod_key, const std::string
 }
 
 size_t VolumeStore::n_objects() const {
-  return classes_.size() + pvs_.size() + claims_.size() + csi_nodes_.size() + csi_drivers_.size() +
-         capacities_.size() + attachments_.size();
+  return classes_.size() + pvs_.size() + claims_.size() + csi_nodes_.size() + csi_drivers_.size() + capacities_.size() +
+         attachments_.size();
 }
 
 }  // namespace vcore

@@ -10,8 +10,8 @@
 namespace vcore {
 
 enum class VolumeSource : uint8_t {
-  kClaim,       // persistentVolumeClaim
-  kEphemeral,   // ephemeral (a PVC named <pod>-<volume>, owned by the pod)
+  kClaim,      // persistentVolumeClaim
+  kEphemeral,  // ephemeral (a PVC named <pod>-<volume>, owned by the pod)
   kGcePersistentDisk,
   kAwsElasticBlockStore,
   kRbd,

@@ -23,10 +23,10 @@ struct VolumeRejection {
 };
 
 // The reasons FindPodVolumes gives a node, as bits, in kube-scheduler's order.
-inline constexpr uint8_t kNodeConflict = 1;   // a bound claim's PV does not allow the node
-inline constexpr uint8_t kBindConflict = 2;   // a delayed claim can neither be bound nor provisioned there
-inline constexpr uint8_t kNotEnoughSpace = 4; // no CSIStorageCapacity holds a claim to provision there
-inline constexpr uint8_t kPvMissing = 8;      // a bound claim's PV does not exist
+inline constexpr uint8_t kNodeConflict = 1;    // a bound claim's PV does not allow the node
+inline constexpr uint8_t kBindConflict = 2;    // a delayed claim can neither be bound nor provisioned there
+inline constexpr uint8_t kNotEnoughSpace = 4;  // no CSIStorageCapacity holds a claim to provision there
+inline constexpr uint8_t kPvMissing = 8;       // a bound claim's PV does not exist
 
 // Whether CSI migration translates PVs and inline volumes of an in-tree plugin on a node with this CSINode (the
 // plugin named in its migrated-plugins annotation; AWS EBS, GCE PD, Azure Disk, Cinder and Portworx only).
@@ -60,7 +60,7 @@ class PodClaims {
   };
   struct DelayedClaim {
     const ClaimRecord* claim;
-    const std::string* selected_node;  // nullptr: not selected yet
+    const std::string* selected_node;   // nullptr: not selected yet
     std::vector<Candidate> candidates;  // in PV name order, past every check that does not depend on the node
     const StorageClassRecord* storage_class;
   };
@@ -68,8 +68,8 @@ class PodClaims {
   bool all_bound_ = true;
   std::vector<const ClaimRecord*> bound_;
   std::vector<const PersistentVolumeRecord*> bound_pvs_;  // each bound claim's PV (nullptr: missing)
-  std::vector<DelayedClaim> delayed_;    // the pod's order
-  std::vector<size_t> matching_order_;   // delayed claims without a selected node, by increasing request (stable)
+  std::vector<DelayedClaim> delayed_;                     // the pod's order
+  std::vector<size_t> matching_order_;  // delayed claims without a selected node, by increasing request (stable)
   const VolumeStore* store_ = nullptr;
 };
 

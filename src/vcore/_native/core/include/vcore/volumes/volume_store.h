@@ -93,7 +93,7 @@ struct ClaimRecord {
   std::string attributes_class;
   bool has_request = false;  // spec.resources.requests.storage
   StorageSize request;
-  bool has_selector = false;                 // spec.selector; an empty one selects every PV
+  bool has_selector = false;  // spec.selector; an empty one selects every PV
   std::vector<LabelRequirement> selector;
   bool has_controller = false;  // an ownerReference with controller: true (generic ephemeral volumes)
   std::string controller_uid;
@@ -211,7 +211,7 @@ class VolumeStore {
     std::vector<std::pair<std::string, int64_t>> in_use;  // driver -> volumes
   };
   using ComputeAttached = void (*)(const ClusterState& s, const VolumeStore& store, const CsiNodeRecord* csi,
-                                  int32_t slot, SlotAttached* out);
+                                   int32_t slot, SlotAttached* out);
   // The same for every node, laid out for a pass over the nodes: per slot and limited driver (a driver some CSINode
   // sets allocatable.count for), the volumes in use and the node's limit; flags; and per volume the slots that
   // have it attached. Kept current incrementally: only the slots whose pods changed are recomputed, all of them when
