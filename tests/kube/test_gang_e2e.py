@@ -113,9 +113,10 @@ def test_a_higher_priority_gang_preempts_and_binds_once_the_victims_are_gone(adm
             {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value},
         )
     pool(admin, "preempt", 2, cpu="2")
-    low = [pod(f"low-{i}", namespace, scheduler=SCHED, cpu="1", priority_class=f"{namespace}-low") for i in range(4)]
-    for p in low:
-        p["spec"]["nodeSelector"] = {"pool": "preempt"}
+    # The low-priority job runs four pods above its minMember of 1: Volcano's gang plugin lets those go (a job at its
+    # minimum keeps its pods), so preempt may take them for the gang.
+    podgroup(admin, namespace, "low", 1, priorityClassName=f"{namespace}-low")
+    low = members(namespace, "low", 4, "preempt", cpu="1", priority_class=f"{namespace}-low")
     create_pods(admin, low)
     wait_bound(admin, namespace, [p["metadata"]["name"] for p in low], run=run)
     podgroup(admin, namespace, "urgent", 2, priorityClassName=f"{namespace}-high")

@@ -270,7 +270,7 @@ def test_a_podgroup_without_pods_goes_inqueue_then_runs_its_pods(admin, namespac
     pool = f"status-{namespace.split('-')[0]}"
     create_nodes(admin, [node(f"{pool}-{i}", cpu="2", labels={"pool": pool}) for i in range(2)])
     make_podgroup(admin, namespace, "job", 2, minResources={"cpu": "3", "memory": "256Mi"})
-    make_podgroup(admin, namespace, "toobig", 2, minResources={"cpu": "100"})  # more than the cluster has
+    make_podgroup(admin, namespace, "toobig", 2, minResources={"cpu": "100000"})  # more than the whole cluster has
     wait_for(
         lambda: podgroup_status(admin, namespace, "job").get("phase") == "Inqueue",
         30,
