@@ -32,7 +32,7 @@ from vcore.profile import Profile
 from vcore.reasons import AFFINITY_TERMS_CONFLICT, fit_error_message, is_pod_refusal, post_filter_message, reason_counts
 from vcore.types import Placement, Preemption
 from vcore.volumes.pods import with_volumes
-from vcore.volumes.store import rejection_lookup, volume_binds
+from vcore.volumes.store import rejection_lookup, with_volume_binds
 
 if TYPE_CHECKING:
     from vcore._native._convert import PodSpec
@@ -315,9 +315,7 @@ class Scheduler:
         placements = []
         for i, (key, node) in enumerate(zip(keys, nodes.tolist())):
             if node >= 0:
-                placed_spec = spec_of[i]
-                binds = volume_binds(self._state, key) if placed_spec is None or "volumes" in placed_spec else None
-                placements.append(Placement(key, names[node], {}, "", gpu_choice(gpus[i]), volumes=binds))
+                placements.append(Placement(key, names[node], {}, "", gpu_choice(gpus[i])))
             else:
                 counts = reason_counts(reasons[i], reason_names, spec_of[i], rejection_lookup(self._state, key))
                 preemption = self._preemption(batch[i], spec_of[i], counts)
@@ -326,6 +324,7 @@ class Scheduler:
                         key, None, counts, self._failure_message(counts, preemption, n_nodes), preemption=preemption
                     )
                 )
+        with_volume_binds(self._state, placements)  # one look for the few pods VolumeBinding assumed volumes for
         return placements
 
     @_holding_cluster
