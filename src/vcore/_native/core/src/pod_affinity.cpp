@@ -176,7 +176,7 @@ bool PodIndex::tracker_matches(const Tracker& t, const LabelSet& set) const {
 }
 
 void PodIndex::apply(const PodIdentity& pod, const CarriedTerms& terms, int32_t slot, int sign) {
-  if (pod.label_set < 0) return;
+  if (!counting_ || pod.label_set < 0) return;
   LabelSet& set = sets_[static_cast<size_t>(pod.label_set)];
   set.bound.add(slot, sign);
   if (!pod.deleting) set.live.add(slot, sign);

@@ -166,8 +166,12 @@ class PodIndex {
   template <typename F>
   void for_active(int kind, int32_t label_set, const F& f) const;
 
-  // A pod bound (sign +1) or unbound (-1) on a slot.
+  // A pod bound (sign +1) or unbound (-1) on a slot. Nothing is counted until the first pod with inter-pod terms
+  // or spread is compiled (`counting()`): a cluster whose pods have none pays nothing for the index on bind; the
+  // owner then replays the pods bound so far (`start_counting()` and one apply each) before any counter is made.
   void apply(const PodIdentity& pod, const CarriedTerms& terms, int32_t slot, int sign);
+  bool counting() const { return counting_; }
+  void start_counting() { counting_ = true; }
   size_t bytes() const;
 
   static constexpr int kRequiredAffinity = 0, kRequiredAntiAffinity = 1, kPreferredAffinity = 2,
@@ -192,6 +196,7 @@ class PodIndex {
   std::vector<int32_t> tracker_candidates(const LabelSet& set) const;
   void relink_all();  // every set's trackers worked out again, every tracker counted again
 
+  bool counting_ = false;
   std::vector<LabelSet> sets_;
   std::map<std::pair<int32_t, std::vector<std::pair<int32_t, int32_t>>>, int32_t> set_ids_;
   std::unordered_map<uint64_t, std::vector<int32_t>> sets_by_label_;
