@@ -409,7 +409,7 @@ void ClusterState::compile_inter_pod(const PodInput& pod, CompiledPod& out, cons
   c.default_spread_selector.nothing = true;
   if (pod.default_spread_selector)
     c.default_spread_selector = compile_selector(*pod.default_spread_selector, where + ": default spread selector");
-  if (c.empty()) return;  // no counter to register (the common case)
+  if (c.empty()) return;         // no counter to register (the common case)
   if (!pod_index_.counting()) {  // the first pod that reads the index: count the pods bound so far
     pod_index_.start_counting();
     for (const auto& [key, bound] : pods_) pod_index_.apply(bound.identity, bound.carried, bound.node, 1);
