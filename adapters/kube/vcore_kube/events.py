@@ -182,35 +182,25 @@ class Recorder:
                 log.warning("writing %s for %s: %s", item[0], item[1]["metadata"].get("name"), e)
 
     def _event(self, pod: dict[str, Any], kind: str, reason: str, action: str, note: str) -> None:
-        meta = pod["metadata"]
-        namespace = meta.get("namespace", "default")
-        self.api.create(
-            f"/apis/events.k8s.io/v1/namespaces/{namespace}/events",
-            {
-                "apiVersion": "events.k8s.io/v1",
-                "kind": "Event",
-                "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": namespace},
-                "eventTime": micro_time(),
-                "reportingController": self._controller(pod),
-                "reportingInstance": self.instance,
-                "action": action,
-                "reason": reason,
-                "type": kind,
-                "note": truncated_note(note),
-                "regarding": {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "namespace": namespace,
-                    "name": meta["name"],
-                    "uid": meta.get("uid"),
-                    "resourceVersion": meta.get("resourceVersion"),
-                },
-            },
-        )
+        self._post_event(pod, "v1", "Pod", self._controller(pod), kind, reason, action, note)
 
     def _object_event(
         self, obj: dict[str, Any], api_version: str, kind: str, event_type: str, reason: str, action: str, note: str
     ) -> None:
+        self._post_event(obj, api_version, kind, self.scheduler_name, event_type, reason, action, note)
+
+    def _post_event(
+        self,
+        obj: dict[str, Any],
+        api_version: str,
+        kind: str,
+        controller: str,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+    ) -> None:
+        """An events.k8s.io/v1 Event regarding `obj` (of `api_version`/`kind`), reported by `controller`."""
         meta = obj["metadata"]
         namespace = meta.get("namespace") or "default"
         self.api.create(
@@ -220,7 +210,7 @@ class Recorder:
                 "kind": "Event",
                 "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": namespace},
                 "eventTime": micro_time(),
-                "reportingController": self.scheduler_name,
+                "reportingController": controller,
                 "reportingInstance": self.instance,
                 "action": action,
                 "reason": reason,
@@ -282,14 +272,9 @@ class Recorder:
             self.api.delete(
                 pod_path(meta.get("namespace", ""), meta["name"]), {"preconditions": {"uid": meta.get("uid")}}
             )
-        except ApiException as e:
-            if e.status in (404, 409):  # already gone, or a new pod of that name: nothing of the victim is left
-                return
-            if attempts <= 1:
-                raise
-            time.sleep(EVICTION_RETRY_SECONDS)
-            self._evictions.put(("evict", victim, attempts - 1, condition))
-        except Exception:
+        except Exception as e:
+            if isinstance(e, ApiException) and e.status in (404, 409):
+                return  # already gone, or a new pod of that name: nothing of the victim is left
             if attempts <= 1:
                 raise
             time.sleep(EVICTION_RETRY_SECONDS)
