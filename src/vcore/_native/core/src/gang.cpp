@@ -55,7 +55,10 @@ bool same_placement_spec(const CompiledPod& a, const CompiledPod& b) {
 // A run's candidate nodes: feasible slots found by discovery, with their base score (before the normalized
 // plugins) and the raw values the normalized plugins scale by their maximum over the candidates.
 // The heap is built once per discovery (make_heap, linear) rather than a push per candidate: a run usually
-// examines hundreds of nodes to place a few dozen tasks.
+// examines hundreds of nodes to place a few dozen tasks. Discovery keeps only the best `budget` entries (the tasks
+// still to place), in a min-heap while it adds: each task takes one node, so after t < budget placements at least
+// budget - t kept nodes are untouched and rank above every node left out; the best live node is always kept.
+// Every candidate stays in nodes_ (the live count, the normalization range and rebuild() see them all).
 class Candidates {
  public:
   // The normalized plugins count only where the pod's kernel computes them (PodKernel::count_prefer_taints,
@@ -77,6 +80,9 @@ class Candidates {
 
   bool empty() const { return live_ == 0; }
 
+  // How many tasks the entries added from now on may still have to serve (at least one).
+  void set_budget(int64_t tasks) { budget_ = static_cast<size_t>(std::max<int64_t>(tasks, 1)); }
+
   void add(int32_t slot, int64_t base, int64_t* const* raw, int32_t j) {
     index_[static_cast<size_t>(slot)] = static_cast<int32_t>(nodes_.size());
     Node& node = nodes_.emplace_back();
@@ -89,10 +95,7 @@ class Candidates {
       }
     }
     ++live_;
-    if (!stale_) {
-      heap_.push_back(entry(nodes_.back()));
-      heaped_ = false;
-    }
+    if (!stale_) keep(entry(nodes_.back()));
   }
 
   // The node plugins' normalized scores of every candidate, over the candidates at once (their PreScore sees the
@@ -107,9 +110,10 @@ class Candidates {
     stale_ = true;
   }
 
-  // The best live candidate (highest total, then the tie rule), or -1.
-  int32_t best() {
-    if (stale_) rebuild();
+  // The best live candidate (highest total, then the tie rule), or -1; `tasks`: how many tasks, this one included,
+  // the candidates may still have to serve.
+  int32_t best(int64_t tasks) {
+    if (stale_) rebuild(tasks);
     if (!heaped_) {
       std::make_heap(heap_.begin(), heap_.end());
       heaped_ = true;
@@ -161,6 +165,9 @@ class Candidates {
 
  private:
   struct Node {
+    // Left uninitialized: add() writes every field it reads (raw only for the pod's terms), and zeroing 88 bytes
+    // per candidate cost more than the rest of add().
+    Node() {}  // NOLINT(modernize-use-equals-default): `= default` would value-initialize in emplace_back()
     int32_t slot;
     int64_t base;
     int64_t raw[kMaxNormalized];
@@ -176,6 +183,20 @@ class Candidates {
     uint32_t version;
     bool operator<(const Entry& o) const { return rank < o.rank; }
   };
+
+  // During discovery: the entry joins the best `budget_` kept so far (a min-heap once full), or is left out.
+  void keep(const Entry& e) {
+    const auto worse_first = [](const Entry& a, const Entry& b) { return b < a; };
+    heaped_ = false;  // a discovery starts on an empty heap: the first, or once best() found no live entry
+    if (heap_.size() < budget_) {
+      heap_.push_back(e);
+      if (heap_.size() == budget_) std::make_heap(heap_.begin(), heap_.end(), worse_first);
+    } else if (heap_.front() < e) {
+      std::pop_heap(heap_.begin(), heap_.end(), worse_first);
+      heap_.back() = e;
+      std::push_heap(heap_.begin(), heap_.end(), worse_first);
+    }
+  }
 
   // The top entry takes a new value and sinks to its place: no move at all when the node stays best (binpack
   // makes a node that took a task more attractive), log n when it falls behind.
@@ -198,10 +219,11 @@ class Candidates {
     const uint64_t tie = name_rank_.empty() ? mix64(pod_mix_ ^ static_cast<uint64_t>(n.slot)) : name_rank_[n.slot];
     return {static_cast<__int128>(static_cast<unsigned __int128>(total(n)) << 64 | ~tie), n.slot, n.version};
   }
-  void rebuild() {
+  void rebuild(int64_t tasks) {
     heap_.clear();
+    set_budget(tasks);
     for (const Node& n : nodes_)
-      if (n.live) heap_.push_back(entry(n));
+      if (n.live) keep(entry(n));
     heaped_ = false;
     stale_ = false;
   }
@@ -209,7 +231,8 @@ class Candidates {
   std::vector<int32_t>& index_;  // per slot: position in nodes_, -1 when not a candidate
   std::vector<Node> nodes_;
   std::vector<Entry> heap_;
-  bool heaped_ = true;  // heap_ is a heap (entries appended by add() are not, until best() heapifies them)
+  bool heaped_ = true;  // heap_ is a max-heap (entries kept by add() are not, until best() heapifies them)
+  size_t budget_ = 1;
   int32_t live_ = 0;
   const std::vector<NormalizedTerm>& terms_;
   const size_t n_terms_;
@@ -410,6 +433,7 @@ GangResult Engine::place_gang(const GangRequest& r) {
           examined += j;
         }
       };
+      candidates.set_budget(static_cast<int64_t>(e - t));
       discover(static_cast<int64_t>(e - t));
       candidates.score_plugins(kernel);
       s.warm_pod_entries(&r.tasks[t], e - t);
@@ -420,12 +444,13 @@ GangResult Engine::place_gang(const GangRequest& r) {
           out.outcome[k] = TaskOutcome::kHeadroom;
           continue;  // the queue cannot take this task; its identical successors meet the same answer
         }
-        int32_t best = candidates.best();
+        int32_t best = candidates.best(static_cast<int64_t>(e - k));
         if (best < 0 && examined < n_slots) {
           capacity = 0;  // every candidate found so far is full
+          candidates.set_budget(static_cast<int64_t>(e - k));
           discover(static_cast<int64_t>(e - k));
           candidates.score_plugins(kernel);
-          best = candidates.best();
+          best = candidates.best(static_cast<int64_t>(e - k));
         }
         if (best < 0 && soft && phase == scope.inside) {  // the scope is full: go on to the other nodes
           phase = scope.outside;
@@ -434,9 +459,10 @@ GangResult Engine::place_gang(const GangRequest& r) {
           if (n_slots > 0) next_start_ = static_cast<int32_t>((next_start_ + examined) % n_slots);
           examined = found = 0;
           capacity = 0;
+          candidates.set_budget(static_cast<int64_t>(e - k));
           discover(static_cast<int64_t>(e - k));
           candidates.score_plugins(kernel);
-          best = candidates.best();
+          best = candidates.best(static_cast<int64_t>(e - k));
         }
         if (best < 0) {
           out.outcome[k] = TaskOutcome::kNoFit;
