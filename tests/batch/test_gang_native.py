@@ -270,6 +270,17 @@ def test_fit_counts_match_numpy():
     np.testing.assert_array_equal(sched._engine.fit_counts(pod), np.maximum(want, 0))
 
 
+def test_fits_somewhere_is_evaluates_feasible_set_not_empty():
+    c = _cluster(600, cpu=4000)  # two blocks: the last node is the only one left with room
+    sched = vcore.Scheduler(c)
+    for i in range(599):
+        c.bind(req_pod(f"b{i}", 3000, 2**20), f"n{i:04d}")
+    for cpu, anywhere in ((2000, True), (4000, True), (4001, False)):
+        pod = sched.compile(req_pod(f"x{cpu}", cpu, 2**20))
+        assert bool(sched._engine.evaluate(pod)[0].any()) is anywhere
+        assert sched._engine.fits_somewhere(pod) is anywhere
+
+
 @pytest.mark.parametrize(
     "bad",
     ["roles", "duplicate", "bound", "allowed", "role_index", "cap_width", "cap_negative", "bonus_width", "bonus_huge"],

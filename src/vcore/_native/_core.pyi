@@ -261,6 +261,8 @@ class Engine:
         count as there while it is filtered. Nothing is evicted."""
     def fit_counts(self, pod: CompiledPod, allowed: ArrayLike | None = None) -> NDArray[np.int32]:
         """Per slot, how many copies of the pod fit there now (0 where it does not fit)."""
+    def fits_somewhere(self, pod: CompiledPod) -> bool:
+        """Whether any node passes every filter for the pod now (evaluate's feasible set is not empty)."""
     def observe(self, pods: Sequence[CompiledPod], /) -> None:
         """Count pods toward GPUPlacement's learned target workload without placing them."""
     def gpu_target(self) -> dict[str, NDArray[Any]]:

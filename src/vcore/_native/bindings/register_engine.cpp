@@ -301,6 +301,16 @@ void register_engine(py::module_& m) {
           py::arg("pod"), py::arg("allowed") = py::none(),
           "per node slot, how many copies of the pod fit there now (0 where it does not fit)")
       .def(
+          "fits_somewhere",
+          [](const Engine& e, const vcore::CompiledPod& pod) {
+            // Safe without the GIL: reads C++ state under the shared lock.
+            py::gil_scoped_release release;
+            std::shared_lock lock(e.state()->mutex());
+            nogil_probe::point();
+            return e.fits_somewhere(pod);
+          },
+          py::arg("pod"), "whether any node passes every filter for the pod now (evaluate's feasible set is not empty)")
+      .def(
           "observe",
           [](Engine& e, const std::vector<std::shared_ptr<vcore::CompiledPod>>& pods) {
             std::vector<const vcore::CompiledPod*> ptrs;

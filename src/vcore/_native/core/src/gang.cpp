@@ -268,6 +268,23 @@ std::vector<int32_t> Engine::fit_counts(const CompiledPod& pod, const std::vecto
   return counts;
 }
 
+bool Engine::fits_somewhere(const CompiledPod& pod) const {
+  const ClusterState& s = *state_;
+  const int32_t n = s.n_slots();
+  BlockRunner runner(s, config_, *plugins_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
+  runner.restrict_to(hard_scope());
+  std::vector<int64_t> reasons(static_cast<size_t>(n_reasons()), 0);
+  uint8_t mask[kBlock];
+  int64_t scores[kBlock];
+  RawBlocks raw;
+  for (int32_t begin = 0; begin < n; begin += kBlock) {
+    const int32_t end = std::min(n, begin + kBlock);
+    runner.run(begin, end, mask, scores, raw.rows, reasons.data());
+    if (std::any_of(mask, mask + (end - begin), [](uint8_t m) { return m != 0; })) return true;
+  }
+  return false;
+}
+
 GangResult Engine::place_gang(const GangRequest& r) {
   ClusterState& s = *state_;
   const size_t n_tasks = r.tasks.size();

@@ -91,6 +91,9 @@ class Engine {
   // Per slot, how many copies of the pod fit there now (0 where a filter fails or `allowed` is 0; the resource
   // and pod-count rows bound it, device-level GPU fit only says whether one copy fits); shared lock.
   std::vector<int32_t> fit_counts(const CompiledPod& pod, const std::vector<uint8_t>& allowed) const;
+  // Whether any node passes every filter for the pod now: evaluate()'s feasible set is not empty, found without
+  // looking past the first feasible node; shared lock.
+  bool fits_somewhere(const CompiledPod& pod) const;
   // Count pods toward GPUPlacement's learned target workload without placing them (exclusive lock).
   void observe(const std::vector<const CompiledPod*>& pods);
   const TargetWorkload& gpu_target();  // exclusive lock
