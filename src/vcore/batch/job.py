@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -43,11 +43,13 @@ class Job:
     request: np.ndarray
     phase: str
     n_tasks: int
+    roles_checked: bool  # the role minimums bind: Volcano ignores them when minMember is below their sum
     placed: int = 0  # tasks bound by this cycle
     tentative: int = 0  # tasks that found a node before the gang fell short and was undone
     pipelined: int = 0  # tasks waiting for nodes being freed (nominated in an earlier cycle or pipelined in this one)
     pending_best_effort: int = 0  # pending tasks that request nothing (backfill places them)
-    role_pipelined: Counter[str] = field(default_factory=Counter)  # waiting tasks per role with a minimum
+    # Waiting tasks per role with a minimum (None until the first: most jobs have no role minimum).
+    role_pipelined: Counter[str] | None = None
     releasing_scheduled: int = 0  # Releasing tasks that were on a node (Volcano's ReleasingScheduledTaskNum)
     fit_error: str = ""
     invalid: tuple[str, str] | None = None  # (reason, message) when the gang can never run as defined
@@ -61,11 +63,6 @@ class Job:
     def ready_count(self) -> int:
         """Volcano's ReadyTaskNum: running, succeeded and allocated this cycle."""
         return len(self.running) + self.succeeded + self.placed
-
-    @property
-    def roles_checked(self) -> bool:
-        """Whether the role minimums bind: Volcano ignores them when minMember is below their sum."""
-        return bool(self.min_task) and self.min_member >= sum(self.min_task.values())
 
     def role_need(self, roles: list[str]) -> list[int]:
         if not self.roles_checked:
@@ -89,7 +86,7 @@ class Job:
         if self.ready_count + self.pipelined + self.pending_best_effort < self.min_member:
             return False
         return not self.roles_checked or all(
-            self.role_ready.get(r, 0) + self.role_pipelined[r] + self._pending_best_effort_of(r) >= n
+            self.role_ready.get(r, 0) + self.pipelined_of(r) + self._pending_best_effort_of(r) >= n
             for r, n in self.min_task.items()
         )
 
@@ -108,6 +105,17 @@ class Job:
         if not self.pending_best_effort:
             return self.pending
         return [t for t in self.pending if not t.best_effort]
+
+    def pipelined_of(self, role: str) -> int:
+        return 0 if self.role_pipelined is None else self.role_pipelined[role]
+
+    def count_pipelined(self, role: str, n: int) -> None:
+        """n more (or fewer) tasks of the role wait for nodes being freed."""
+        self.pipelined += n
+        if role in self.min_task:
+            if self.role_pipelined is None:
+                self.role_pipelined = Counter()
+            self.role_pipelined[role] += n
 
     def _pending_best_effort_of(self, role: str) -> int:
         if not self.pending_best_effort:

@@ -185,9 +185,7 @@ class Session:
             if nominated and job.pending:  # waiting for nodes being freed since an earlier cycle
                 for t in job.pending:
                     if t.key in nominated:
-                        job.pipelined += 1
-                        if t.role in job.min_task:
-                            job.role_pipelined[t.role] += 1
+                        job.count_pipelined(t.role, 1)
             if self.eligible is not None and job.pending:
                 job.skipped = not any(t.key in self.eligible for t in job.pending)
             self.queue_jobs.setdefault(job.queue, []).append(job)
@@ -294,6 +292,7 @@ class Session:
             request,
             phase,
             len(members),
+            bool(min_task) and min_member >= sum(min_task.values()),
         )
         job.pending_request = request if pending_shapes is requested else self.total_of(pending_shapes)
         job.pending_best_effort = best_effort

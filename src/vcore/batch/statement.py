@@ -77,9 +77,7 @@ class Statement:
         assert task.compiled is not None, "the session compiles every pending pod"
         self.state.bind(task.compiled, slot)
         self._pipelined.append(_Pipelined(task, job, slot, request))
-        job.pipelined += 1
-        if task.role in job.min_task:
-            job.role_pipelined[task.role] += 1
+        job.count_pipelined(task.role, 1)
         self.session.framework.on_allocate(job, request)
 
     def commit(self) -> list[Eviction]:
@@ -116,9 +114,7 @@ class Statement:
         while len(self._pipelined) > n_pipelined:
             p = self._pipelined.pop()
             self.state.unbind(p.task.key)
-            p.job.pipelined -= 1
-            if p.task.role in p.job.min_task:
-                p.job.role_pipelined[p.task.role] -= 1
+            p.job.count_pipelined(p.task.role, -1)
             fw.on_deallocate(p.job, p.request)
         while len(self._evicted) > n_evicted:
             self._undo_eviction(self._evicted.pop())

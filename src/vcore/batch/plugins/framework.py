@@ -79,6 +79,9 @@ class Framework:
         self.job_order_key = _composed([p.job_order_key for p in self.flat["job_order"]])
         self._task_keys = [p.task_order_key for p in self.flat["task_order"]]
         self._queue_keys = [getattr(p, "queue_key", None) for p in self.flat["queue_order"]]
+        # The plugins that keep books on allocations (asked once per job placed: the others are not asked).
+        self._bookkeepers = [p for p in self.plugins if type(p).on_allocate is not JobPlugin.on_allocate]
+        self._unbookkeepers = [p for p in self.plugins if type(p).on_deallocate is not JobPlugin.on_deallocate]
 
     def attach(self, ssn: PluginSession) -> None:
         for plugin in self.plugins:
@@ -107,9 +110,13 @@ class Framework:
 
     def queue_order(self, queues: Sequence[str], tie: Callable[[str], tuple[str, str]]) -> str:
         """The queue to serve first: the plugins' order, then ``tie`` (creation time and name)."""
+        if len(queues) == 1:
+            return queues[0]
         plugins = self.flat["queue_order"]
-        if all(key is not None for key in self._queue_keys):  # the order as keys: one call per plugin and queue
-            keys = self._queue_keys
+        keys = self._queue_keys
+        if len(keys) == 1 and (key := keys[0]) is not None:  # Volcano's default: proportion's key, then the tie
+            return min([(key(q), tie(q), q) for q in queues])[-1]
+        if all(key is not None for key in keys):  # the order as keys: one call per plugin and queue
             return min([(*(k(q) for k in keys), tie(q), q) for q in queues])[-1]  # type: ignore[misc]
 
         def ahead(a: str, b: str) -> bool:
@@ -157,7 +164,16 @@ class Framework:
         return _vote(self.voters["job_pipelined"], lambda p: p.job_pipelined(job))
 
     def job_enqueueable(self, job: Job) -> bool:
-        return _vote(self.voters["job_enqueueable"], lambda p: p.job_enqueueable(job))
+        for tier in self.voters["job_enqueueable"]:  # _vote's rule, asked once per Pending job: no closure
+            permitted = False
+            for p in tier:
+                vote = p.job_enqueueable(job)
+                if vote < 0:
+                    return False
+                permitted = permitted or vote > 0
+            if permitted:
+                return True
+        return True
 
     def job_enqueued(self, job: Job) -> None:
         for p in self.flat["job_enqueued"]:
@@ -198,11 +214,11 @@ class Framework:
 
     # -- events ----------------------------------------------------------------------------------------------
     def on_allocate(self, job: Job, request: np.ndarray) -> None:
-        for p in self.plugins:
+        for p in self._bookkeepers:
             p.on_allocate(job, request)
 
     def on_deallocate(self, job: Job, request: np.ndarray) -> None:
-        for p in self.plugins:
+        for p in self._unbookkeepers:
             p.on_deallocate(job, request)
 
     def share_status(self) -> dict[str, QueueShare]:
