@@ -74,33 +74,6 @@ void PodPlugin::score(int32_t, int32_t, const uint8_t*, int64_t*) const {}
 void PodPlugin::score_nodes(const int32_t*, int32_t, int64_t*) const {}
 void PodPlugin::reserve(ClusterState&, const CompiledPod&, int32_t) const {}
 
-int64_t normalize(Normalization kind, int64_t raw, int64_t min, int64_t max) {
-  constexpr int64_t kMaxScore = 100;
-  switch (kind) {
-    case Normalization::kNone:
-      return raw;
-    case Normalization::kMax:
-    case Normalization::kMaxReverse: {
-      const int64_t top = std::max<int64_t>(max, 0);  // kube-scheduler's maximum starts at 0
-      const bool reverse = kind == Normalization::kMaxReverse;
-      if (top == 0) return reverse ? kMaxScore : raw;
-      const int64_t s = kMaxScore * raw / top;
-      return reverse ? kMaxScore - s : s;
-    }
-    case Normalization::kMinMax: {
-      if (min > max || max == min) return 0;
-      return static_cast<int64_t>(static_cast<double>(kMaxScore) *
-                                  (static_cast<double>(raw - min) / static_cast<double>(max - min)));
-    }
-    case Normalization::kSpread: {
-      if (raw == kIgnoredScore) return 0;
-      if (max == 0) return kMaxScore;
-      return kMaxScore * (max + min - raw) / max;
-    }
-  }
-  return raw;
-}
-
 void register_plugin(const std::string& name, PluginFactory factory) {
   if (!registry().emplace(name, factory).second) throw Invalid("node plugin " + name + " registered twice");
 }

@@ -10,6 +10,7 @@
 // counterpart normalizes it: then `score_nodes` gets all the feasible nodes at once, as kube-scheduler's PreScore
 // and Score see them (a score may depend on that set: PodTopologySpread's does).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -49,8 +50,33 @@ enum class Normalization : uint8_t {
 inline constexpr int64_t kIgnoredScore = INT64_MIN;
 
 // The node score of one raw value, given the minimum and maximum raw value over the feasible nodes (ignored ones
-// left out; min > max when none is left).
-int64_t normalize(Normalization kind, int64_t raw, int64_t min, int64_t max);
+// left out; min > max when none is left). Inline: a gang's candidates ask it once per candidate and term.
+inline int64_t normalize(Normalization kind, int64_t raw, int64_t min, int64_t max) {
+  constexpr int64_t kMaxScore = 100;
+  switch (kind) {
+    case Normalization::kNone:
+      return raw;
+    case Normalization::kMax:
+    case Normalization::kMaxReverse: {
+      const int64_t top = std::max<int64_t>(max, 0);  // kube-scheduler's maximum starts at 0
+      const bool reverse = kind == Normalization::kMaxReverse;
+      if (top == 0) return reverse ? kMaxScore : raw;
+      const int64_t s = kMaxScore * raw / top;
+      return reverse ? kMaxScore - s : s;
+    }
+    case Normalization::kMinMax: {
+      if (min > max || max == min) return 0;
+      return static_cast<int64_t>(static_cast<double>(kMaxScore) *
+                                  (static_cast<double>(raw - min) / static_cast<double>(max - min)));
+    }
+    case Normalization::kSpread: {
+      if (raw == kIgnoredScore) return 0;
+      if (max == 0) return kMaxScore;
+      return kMaxScore * (max + min - raw) / max;
+    }
+  }
+  return raw;
+}
 
 // What a plugin prepared for one pod. Slots are absolute; `failed`, `reasons`, `mask` and `raw` are block-relative.
 class PodPlugin {

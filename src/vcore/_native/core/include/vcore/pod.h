@@ -70,7 +70,9 @@ struct Toleration {
 };
 
 struct CompiledPod {
+  // The fields a gang placement reads of every task come first, in as few cache lines as they fit.
   std::string key;                                    // namespace/name
+  uint64_t state_id = 0;                              // which ClusterState interned the ids
   std::vector<std::pair<int32_t, int64_t>> requests;  // axis, amount > 0; never the pods axis
   int64_t nonzero_cpu_milli = 0;                      // what it adds to its node's non-zero requests once bound
   int64_t nonzero_mem_bytes = 0;
@@ -81,12 +83,13 @@ struct CompiledPod {
   int64_t score_mem_bytes = 0;
   int64_t priority = 0;
   bool never_preempts = false;  // spec.preemptionPolicy Never: DefaultPreemption never evicts for it
+  bool tolerates_unschedulable = false;
+  std::shared_ptr<const PodVolumes> volumes;  // what the volume plugins look at; null for a pod without such volumes
   std::vector<std::pair<int32_t, int32_t>> node_selector;  // key id, value id
   bool has_required_terms = false;
   std::vector<NodeSelectorTerm> required_terms;                       // ORed
   std::vector<std::pair<int64_t, NodeSelectorTerm>> preferred_terms;  // weight, term
   std::vector<Toleration> tolerations;
-  bool tolerates_unschedulable = false;
   DeviceRequest gpu;      // GPU devices (whole, shared slices, MIG instances); kind kNone for most pods
   std::string node_name;  // spec.nodeName: the only node the pod may go to (NodeName); empty: any
   PodIdentity identity;   // namespace, labels, being deleted: what other pods' selectors look at
@@ -97,8 +100,6 @@ struct CompiledPod {
   int64_t start_time = kUnknownStartTime;  // status.startTime (Unix seconds): preemption spares older pods first
   // A constraint vcore does not evaluate (or scheduling gates): every node is infeasible for the pod.
   bool refused = false;
-  std::shared_ptr<const PodVolumes> volumes;  // what the volume plugins look at; null for a pod without such volumes
-  uint64_t state_id = 0;                      // which ClusterState interned the ids
 
   int64_t request(int32_t axis) const {
     for (const auto& [a, v] : requests)
