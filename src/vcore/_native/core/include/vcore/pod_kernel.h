@@ -498,8 +498,9 @@ class PodKernel {
           break;
         }
         case Stage::kFit: {
-          int64_t insufficient[64] = {0};
+          int64_t insufficient[64];  // only the rows' counts are read: zeroing all 64 cost a single-node run more
           const int32_t n_rows = std::min<int32_t>(64, static_cast<int32_t>(fit_rows.size()));
+          std::fill(insufficient, insufficient + n_rows, int64_t{0});
           blocks::fit_filter(begin, end, pods_alloc_, pods_used_, fit_rows.data(), n_rows, failed,
                              &reasons[kTooManyPods], insufficient);
           for (int32_t r = 0; r < n_rows; ++r) reasons[insufficient_base_ + fit_[r].axis] += insufficient[r];
