@@ -25,6 +25,8 @@ def bounded(amount: int) -> int:
 
 def vector(amounts: Sequence[int]) -> np.ndarray:
     """Python ints (any size, non-negative) as an int64 vector, each held to MAX_AMOUNT."""
+    if not amounts or max(amounts) <= MAX_AMOUNT:  # the usual case: one pass in C, none in Python
+        return np.array(amounts, np.int64)
     return np.array([a if a <= MAX_AMOUNT else MAX_AMOUNT for a in amounts], np.int64)
 
 
@@ -32,9 +34,10 @@ def summed(vectors: Sequence[np.ndarray], start: np.ndarray) -> np.ndarray:
     """start + the vectors, held to MAX_AMOUNT per entry (the inputs are bounded already)."""
     if not vectors:
         return start
-    exact = start + np.sum(vectors, axis=0, dtype=np.int64)
+    rows = np.array(vectors, dtype=np.int64)  # one conversion of the list, for both sums
+    exact = start + rows.sum(axis=0, dtype=np.int64)
     # A float sum cannot wrap; far below 2**63 it proves the int64 sum did not either (thousands of jobs a queue:
     # one more numpy reduction, not a Python loop).
-    if float(np.sum(vectors, dtype=np.float64, axis=0).max(initial=0.0)) + float(start.max(initial=0)) < 2.0**62:
+    if float(rows.sum(axis=0, dtype=np.float64).max(initial=0.0)) + float(start.max(initial=0)) < 2.0**62:
         return np.minimum(exact, MAX_AMOUNT)
     return vector([int(x) for x in np.sum(np.asarray(vectors, dtype=object), axis=0) + start.astype(object)])

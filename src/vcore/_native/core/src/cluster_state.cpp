@@ -412,7 +412,7 @@ void ClusterState::compile_inter_pod(const PodInput& pod, CompiledPod& out, cons
   if (c.empty()) return;         // no counter to register (the common case)
   if (!pod_index_.counting()) {  // the first pod that reads the index: count the pods bound so far
     pod_index_.start_counting();
-    for (const auto& [key, bound] : pods_) pod_index_.apply(bound.identity, bound.carried, bound.node, 1);
+    for (const auto& [key, bound] : pods_) pod_index_.apply(bound.identity, bound.carried.get(), bound.node, 1);
   }
 
   // The counters its terms read, registered now (the exclusive lock is held): a new one is counted from the pods
@@ -438,14 +438,16 @@ void ClusterState::compile_inter_pod(const PodInput& pod, CompiledPod& out, cons
   }
   if (!c.default_spread_selector.nothing)
     c.default_spread_tracker = pod_index_.tracker({{own, c.default_spread_selector}}, true);
+  CarriedTerms carried;
   for (const auto& t : c.required_affinity)
-    c.carried.required_affinity.push_back(pod_index_.term_class(t, PodIndex::kRequiredAffinity));
+    carried.required_affinity.push_back(pod_index_.term_class(t, PodIndex::kRequiredAffinity));
   for (const auto& t : c.required_anti_affinity)
-    c.carried.required_anti_affinity.push_back(pod_index_.term_class(t, PodIndex::kRequiredAntiAffinity));
+    carried.required_anti_affinity.push_back(pod_index_.term_class(t, PodIndex::kRequiredAntiAffinity));
   for (const auto& t : c.preferred_affinity)
-    c.carried.preferred_affinity.push_back(pod_index_.term_class(t, PodIndex::kPreferredAffinity));
+    carried.preferred_affinity.push_back(pod_index_.term_class(t, PodIndex::kPreferredAffinity));
   for (const auto& t : c.preferred_anti_affinity)
-    c.carried.preferred_anti_affinity.push_back(pod_index_.term_class(t, PodIndex::kPreferredAntiAffinity));
+    carried.preferred_anti_affinity.push_back(pod_index_.term_class(t, PodIndex::kPreferredAntiAffinity));
+  c.carried = carried.empty() ? nullptr : std::make_shared<const CarriedTerms>(std::move(carried));
 }
 
 void ClusterState::set_pdb(const PdbInput& in) {
@@ -620,7 +622,7 @@ void ClusterState::apply_pod(const BoundPod& pod, int64_t sign) {
   req_.row(kAxisPods)[pod.node] += sign;
   nonzero_.row(0)[pod.node] += sign * pod.nonzero_cpu_milli;
   nonzero_.row(1)[pod.node] += sign * pod.nonzero_mem_bytes;
-  pod_index_.apply(pod.identity, pod.carried, pod.node, static_cast<int>(sign));
+  pod_index_.apply(pod.identity, pod.carried.get(), pod.node, static_cast<int>(sign));
   host_ports_.apply(pod.node, pod.host_ports, static_cast<int>(sign));
   gpus_.apply(pod.node, pod.gpu, static_cast<int>(sign));
   count_gpu_class(pod.node, pod.gpu, static_cast<int32_t>(sign));

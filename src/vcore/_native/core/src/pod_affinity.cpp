@@ -175,7 +175,7 @@ bool PodIndex::tracker_matches(const Tracker& t, const LabelSet& set) const {
   return true;
 }
 
-void PodIndex::apply(const PodIdentity& pod, const CarriedTerms& terms, int32_t slot, int sign) {
+void PodIndex::apply(const PodIdentity& pod, const CarriedTerms* carried, int32_t slot, int sign) {
   if (!counting_ || pod.label_set < 0) return;
   LabelSet& set = sets_[static_cast<size_t>(pod.label_set)];
   set.bound.add(slot, sign);
@@ -184,7 +184,8 @@ void PodIndex::apply(const PodIdentity& pod, const CarriedTerms& terms, int32_t 
     Tracker& t = trackers_[static_cast<size_t>(id)];
     if (!(t.live_only && pod.deleting)) t.per_slot.add(slot, sign);
   }
-  if (terms.empty()) return;
+  if (carried == nullptr || carried->empty()) return;
+  const CarriedTerms& terms = *carried;
   const std::vector<int32_t>* kinds[4] = {&terms.required_affinity, &terms.required_anti_affinity,
                                           &terms.preferred_affinity, &terms.preferred_anti_affinity};
   for (int kind = 0; kind < 4; ++kind) {

@@ -117,7 +117,8 @@ PreemptionOutcome Engine::preempt(const CompiledPod& pod, const PreemptionReques
     if (slot < 0 || slot >= n_slots || !s.is_live(slot) || s.bound_pod(nominee->key) != nullptr) continue;
     Nominated& here = nominated_on[slot];
     here.pods.push_back(nominee);
-    here.carry_anti_affinity |= !nominee->inter_pod.carried.required_anti_affinity.empty();
+    here.carry_anti_affinity |=
+        nominee->inter_pod.carried && !nominee->inter_pod.carried->required_anti_affinity.empty();
   }
   std::unique_ptr<BlockRunner> whole = make_runner();
   // What the node's plugins prepared for filtering may depend on the pods bound (inter-pod constraints, ports):
@@ -194,7 +195,7 @@ PreemptionOutcome Engine::preempt(const CompiledPod& pod, const PreemptionReques
       const BoundPod* bound = s.bound_pod(key);
       if (bound->priority >= pod.priority) continue;
       potential_victims.push_back({key, bound->priority, bound->start_time, s.pdbs_of(key, *bound)});
-      victims_carry_anti_affinity |= !bound->carried.required_anti_affinity.empty();
+      victims_carry_anti_affinity |= bound->carried && !bound->carried->required_anti_affinity.empty();
     }
     if (potential_victims.empty()) {
       out.status[slot] = PreemptionOutcome::kNoVictims;

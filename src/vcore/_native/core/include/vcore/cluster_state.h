@@ -143,8 +143,8 @@ struct BoundPod {
   int64_t nonzero_cpu_milli;
   int64_t nonzero_mem_bytes;
   GpuAssignment gpu;
-  PodIdentity identity;  // what the pod index counts it by
-  CarriedTerms carried;  // its (anti-)affinity terms, as term classes of the pod index
+  PodIdentity identity;                         // what the pod index counts it by
+  std::shared_ptr<const CarriedTerms> carried;  // its (anti-)affinity terms (CompiledPod's, shared), or null
   std::vector<HostPort> host_ports;
   int64_t priority = 0;
   int64_t start_time = kUnknownStartTime;

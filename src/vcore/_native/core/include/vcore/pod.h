@@ -31,7 +31,9 @@ struct InterPodConstraints {
   std::vector<int32_t> anti_affinity_trackers, preferred_affinity_trackers, preferred_anti_affinity_trackers;
   std::vector<int32_t> spread_trackers;  // per own constraint
   int32_t default_spread_tracker = -1;   // the default selector's
-  CarriedTerms carried;                  // its terms as term classes: what other pods meet once it is bound
+  // Its terms as term classes, what other pods meet once it is bound; null when it carries none (most pods): its
+  // bound record shares the pointer.
+  std::shared_ptr<const CarriedTerms> carried;
   bool empty() const {
     return required_affinity.empty() && required_anti_affinity.empty() && preferred_affinity.empty() &&
            preferred_anti_affinity.empty() && spread.empty() && default_spread_selector.nothing;

@@ -169,7 +169,7 @@ class PodIndex {
   // A pod bound (sign +1) or unbound (-1) on a slot. Nothing is counted until the first pod with inter-pod terms
   // or spread is compiled (`counting()`): a cluster whose pods have none pays nothing for the index on bind; the
   // owner then replays the pods bound so far (`start_counting()` and one apply each) before any counter is made.
-  void apply(const PodIdentity& pod, const CarriedTerms& terms, int32_t slot, int sign);
+  void apply(const PodIdentity& pod, const CarriedTerms* terms, int32_t slot, int sign);  // terms: null for none
   bool counting() const { return counting_; }
   void start_counting() { counting_ = true; }
   size_t bytes() const;
