@@ -56,6 +56,7 @@ class Job:
     skipped: bool = False  # not eligible this cycle (run_cycle's `eligible`): not tried, status kept
     hypernode: str | None = None  # the topology domain allocate placed a constrained gang in, this cycle
     pending_request: np.ndarray | None = None  # the requests of `pending` summed (None once `pending` changed)
+    one_shape: bool = False  # every task of `pending` requests the same (read only while pending_request is kept)
     reported: list[PodInfo] | None = None  # the `pending` list whose pods fail() has already given a reason
     enqueued: bool = False  # admitted (Pending -> Inqueue) by this cycle's enqueue
 

@@ -295,6 +295,7 @@ class Session:
             bool(min_task) and min_member >= sum(min_task.values()),
         )
         job.pending_request = request if pending_shapes is requested else self.total_of(pending_shapes)
+        job.one_shape = len(pending_shapes) == 1
         job.pending_best_effort = best_effort
         job.releasing_scheduled = len(released)
         return job
@@ -312,8 +313,11 @@ class Session:
 
     def pending_total(self, job: Job, tasks: list[PodInfo]) -> np.ndarray:
         """The requests of some of a job's pending tasks summed: kept for all of them, counted for a part."""
-        if job.pending_request is not None and len(tasks) == len(job.pending):
-            return job.pending_request
+        if job.pending_request is not None:
+            if len(tasks) == len(job.pending):
+                return job.pending_request
+            if job.one_shape and tasks and tasks[0].shape >= 0:  # k of n alike (an elastic gang's minimum)
+                return self.total_of({tasks[0].shape: len(tasks)})
         return self.total_of(self.shapes(tasks))
 
     def shapes(self, infos: list[PodInfo]) -> Counter[int]:
