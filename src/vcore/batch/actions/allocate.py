@@ -270,9 +270,10 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
 def _fits_no_node(ssn: Session, job: Job, task: PodInfo) -> bool:
     """When a task the queue's headroom refused fits no node at all, fail the job with kube-scheduler's message
     (what is short on the nodes) and say True: a full cluster is not the queue's limit."""
-    if ssn.engine.fits_somewhere(_compiled([task])[0]):
+    pod = _compiled([task])[0]
+    if ssn.engine.fits_somewhere(pod):
         return False
-    _, _, codes = ssn.engine.evaluate(_compiled([task])[0])  # every node's reasons, for the message
+    _, _, codes = ssn.engine.evaluate(pod)  # every node's reasons, for the message
     counts = reason_counts(codes, _core.reason_names(ssn.state), task.spec, rejection_lookup(ssn.state, task.key))
     ssn.fail(job, fit_error_message(ssn.state.n_nodes, counts), counts)
     return True
@@ -300,8 +301,9 @@ def _fits_in_total(ssn: Session, job: Job, tasks: list[PodInfo], need: int) -> b
     else:
         return True
     short = np.flatnonzero(minimum > ssn.free)
-    if not ssn.engine.fits_somewhere(_compiled(tasks[:1])[0]):
-        _, _, codes = ssn.engine.evaluate(_compiled(tasks[:1])[0])  # every node's reasons, for the message
+    first = _compiled(tasks[:1])[0]
+    if not ssn.engine.fits_somewhere(first):
+        _, _, codes = ssn.engine.evaluate(first)  # every node's reasons, for the message
         counts = reason_counts(
             codes, _core.reason_names(ssn.state), tasks[0].spec, rejection_lookup(ssn.state, tasks[0].key)
         )

@@ -161,19 +161,10 @@ class Framework:
         return all(p.job_ready(job) for p in self.flat["job_ready"])
 
     def job_pipelined(self, job: Job) -> bool:
-        return _vote(self.voters["job_pipelined"], lambda p: p.job_pipelined(job))
+        return _vote(self.voters["job_pipelined"], "job_pipelined", job)
 
     def job_enqueueable(self, job: Job) -> bool:
-        for tier in self.voters["job_enqueueable"]:  # _vote's rule, asked once per Pending job: no closure
-            permitted = False
-            for p in tier:
-                vote = p.job_enqueueable(job)
-                if vote < 0:
-                    return False
-                permitted = permitted or vote > 0
-            if permitted:
-                return True
-        return True
+        return _vote(self.voters["job_enqueueable"], "job_enqueueable", job)
 
     def job_enqueued(self, job: Job) -> None:
         for p in self.flat["job_enqueued"]:
@@ -242,11 +233,11 @@ def _composed(keys: list[Callable[[Job], Any]]) -> JobKey:
     return lambda job: (*(k(job) for k in keys), job.creation, job.key)
 
 
-def _vote(tiers: list[list[JobPlugin]], ask: Callable[[JobPlugin], int]) -> bool:
+def _vote(tiers: list[list[JobPlugin]], part: str, job: Job) -> bool:
     for tier in tiers:
         permitted = False
         for p in tier:
-            vote = ask(p)
+            vote = getattr(p, part)(job)
             if vote < 0:
                 return False
             if vote > 0:

@@ -242,6 +242,20 @@ class Candidates {
   const std::vector<uint64_t>& name_rank_;
 };
 
+// The kernel over every slot block in order, reasons counted into `reasons`; after each block, `visit(begin, end,
+// mask)` says whether to go on.
+template <typename Visit>
+void walk_blocks(const BlockRunner& runner, int32_t n_slots, int64_t* reasons, Visit visit) {
+  uint8_t mask[kBlock];
+  int64_t scores[kBlock];
+  RawBlocks raw;
+  for (int32_t begin = 0; begin < n_slots; begin += kBlock) {
+    const int32_t end = std::min(n_slots, begin + kBlock);
+    runner.run(begin, end, mask, scores, raw.rows, reasons);
+    if (!visit(begin, end, mask)) return;
+  }
+}
+
 }  // namespace
 
 std::vector<int32_t> Engine::fit_counts(const CompiledPod& pod, const std::vector<uint8_t>& allowed) const {
@@ -254,35 +268,27 @@ std::vector<int32_t> Engine::fit_counts(const CompiledPod& pod, const std::vecto
   runner.restrict_to(hard_scope());
   std::vector<int32_t> counts(static_cast<size_t>(n), 0);
   std::vector<int64_t> reasons(static_cast<size_t>(n_reasons()), 0);
-  uint8_t mask[kBlock];
-  int64_t scores[kBlock];
-  RawBlocks raw;
-  for (int32_t begin = 0; begin < n; begin += kBlock) {
-    const int32_t end = std::min(n, begin + kBlock);
-    runner.run(begin, end, mask, scores, raw.rows, reasons.data());
+  walk_blocks(runner, n, reasons.data(), [&](int32_t begin, int32_t end, const uint8_t* mask) {
     for (int32_t j = 0; j < end - begin; ++j)
       if (mask[j] && (allowed.empty() || allowed[static_cast<size_t>(begin + j)]))
         counts[static_cast<size_t>(begin + j)] =
             static_cast<int32_t>(std::min<int64_t>(runner.kernel().copies_that_fit(begin + j), INT32_MAX));
-  }
+    return true;
+  });
   return counts;
 }
 
 bool Engine::fits_somewhere(const CompiledPod& pod) const {
   const ClusterState& s = *state_;
-  const int32_t n = s.n_slots();
   BlockRunner runner(s, config_, *plugins_, ignored_axes(s, config_), pod, target_.current(), vcore_knobs_);
   runner.restrict_to(hard_scope());
   std::vector<int64_t> reasons(static_cast<size_t>(n_reasons()), 0);
-  uint8_t mask[kBlock];
-  int64_t scores[kBlock];
-  RawBlocks raw;
-  for (int32_t begin = 0; begin < n; begin += kBlock) {
-    const int32_t end = std::min(n, begin + kBlock);
-    runner.run(begin, end, mask, scores, raw.rows, reasons.data());
-    if (std::any_of(mask, mask + (end - begin), [](uint8_t m) { return m != 0; })) return true;
-  }
-  return false;
+  bool found = false;
+  walk_blocks(runner, s.n_slots(), reasons.data(), [&](int32_t begin, int32_t end, const uint8_t* mask) {
+    found = std::any_of(mask, mask + (end - begin), [](uint8_t m) { return m != 0; });
+    return !found;
+  });
+  return found;
 }
 
 GangResult Engine::place_gang(const GangRequest& r) {
