@@ -220,7 +220,7 @@ class Engine:
         ValueError and nothing is bound."""
     def place_gang(
         self,
-        tasks: Sequence[CompiledPod],
+        tasks: list[CompiledPod] | tuple[CompiledPod, ...],
         role: Sequence[_Int] | None,
         role_need: Sequence[_Int],
         need: _Int,

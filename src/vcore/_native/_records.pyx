@@ -42,17 +42,22 @@ cdef inline object _record7(PyTypeObject* t, object a, object b, object c, objec
     return record
 
 
-def placements(type cls, list keys, list slots, list names, list gpus):
-    """``cls(keys[i], names[slots[i]], {}, "", gpus[i], None, None)`` for every i, as a list. ``cls`` must be a
-    7-field tuple subtype without instance dict (a NamedTuple such as vcore.Placement)."""
+def placements(type cls, list pods, list slots, list names, list gpus):
+    """``cls(pods[i].key, names[slots[i]], {}, "", gpus[i], None, None)`` for every i, as a list. ``cls`` must be a
+    7-field tuple subtype without instance dict (a NamedTuple such as vcore.Placement). The pods' keys are read
+    here, in the same pass: a list of keys made per job was one more pass over pods no longer in cache."""
     if not issubclass(cls, tuple) or getattr(cls, "_fields", None) is None or len(cls._fields) != 7:
         raise TypeError(f"placements: {cls.__name__} is not a 7-field named tuple")
-    cdef Py_ssize_t i, n = len(keys)
+    cdef Py_ssize_t i, n = len(pods)
     if len(slots) != n or len(gpus) != n:
-        raise ValueError(f"placements: {n} keys, {len(slots)} slots, {len(gpus)} GPU choices")
+        raise ValueError(f"placements: {n} pods, {len(slots)} slots, {len(gpus)} GPU choices")
     cdef PyTypeObject* t = <PyTypeObject*>cls
     cdef list out = [None] * n
     cdef str message = ""
+    cdef object key
     for i in range(n):
-        out[i] = _record7(t, keys[i], names[slots[i]], {}, message, gpus[i], None, None)
+        key = pods[i].key
+        if type(key) is not str:
+            raise TypeError(f"placements: pods[{i}].key is {type(key).__name__}, not str")
+        out[i] = _record7(t, key, names[slots[i]], {}, message, gpus[i], None, None)
     return out

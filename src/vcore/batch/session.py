@@ -87,7 +87,7 @@ class Session:
         self._room: Room | None = None
         # The pods the cycle binds, in order: close() makes their Placements together, while the node names are
         # still in cache (made per job, each record's name was a cache miss after the native placement).
-        self._bound_keys: list[str] = []
+        self._bound_pods: list[PodInfo] = []
         self._bound_slots: list[int] = []
         self._bound_gpus: list[GpuChoice | None] = []
         self.started = time.perf_counter()
@@ -443,17 +443,16 @@ class Session:
     def _record_bindings(self, infos: list[PodInfo], slots: list[int], gpus: Sequence[HeldGpus] | None) -> None:
         """Pods bound on these slots, for the result (no longer waiting for a nominated node). `gpus`: per pod the
         devices it holds, or None when none took any."""
-        keys = [info.key for info in infos]
-        self._bound_keys += keys
+        self._bound_pods += infos
         self._bound_slots += slots
         if gpus is not None and any(gpus):
             self._bound_gpus += [gpu_choice(held) if held else None for held in gpus]
         else:
-            self._bound_gpus += [None] * len(keys)
+            self._bound_gpus += [None] * len(infos)
         nominated = self.batch.nominated
         if nominated:
-            for k in keys:
-                nominated.pop(k, None)
+            for info in infos:
+                nominated.pop(info.key, None)
 
     def isolated(self, jobs: list[Job], step: Callable[[], T]) -> T | None:
         """Run one job's step (or one run of pods without a group): an error in it fails those jobs, with the error
@@ -462,7 +461,7 @@ class Session:
         try:
             return step()
         except Exception as e:  # noqa: BLE001 - whatever went wrong is this job's, reported as its reason
-            recorded = set(self._bound_keys)
+            recorded = {info.key for info in self._bound_pods}
             for job in jobs:
                 for t in job.pending:
                     if t.key not in recorded and t.key not in self.bound and self.state.pod_node(t.key) >= 0:
@@ -495,9 +494,9 @@ class Session:
         """Undo what the cycle did to the cluster (a cycle that raises returns nothing, so it may leave nothing):
         its bindings are unbound, its evictions and nominations forgotten."""
         state, batch = self.state, self.batch
-        for key in self._bound_keys:
-            if state.pod_node(key) >= 0:
-                state.unbind(key)
+        for info in self._bound_pods:
+            if state.pod_node(info.key) >= 0:
+                state.unbind(info.key)
         batch.releasing.clear()
         batch.releasing.update(self._releasing_at_open)
         batch.nominated.clear()
@@ -506,10 +505,10 @@ class Session:
     # -- close ---------------------------------------------------------------------------------------------
     def close(self) -> CycleResult:
         result = self.result
-        keys, slots, gpus = self._bound_keys, self._bound_slots, self._bound_gpus
-        for start in range(0, len(keys), PLACEMENTS_PER_TURN):
+        pods, slots, gpus = self._bound_pods, self._bound_slots, self._bound_gpus
+        for start in range(0, len(pods), PLACEMENTS_PER_TURN):
             end = start + PLACEMENTS_PER_TURN
-            result.bindings += placements(Placement, keys[start:end], slots[start:end], self.names, gpus[start:end])
+            result.bindings += placements(Placement, pods[start:end], slots[start:end], self.names, gpus[start:end])
             self.interleave()
         with_volume_binds(self.state, result.bindings)
         for i, (key, job) in enumerate(self.jobs.items()):

@@ -260,6 +260,38 @@ vcore::PodInput pod_input(const py::dict& spec) {
   return p;
 }
 
+CompiledPods compiled_pods(const py::handle& seq, const std::string& what) {
+  if (!PyList_Check(seq.ptr()) && !PyTuple_Check(seq.ptr()))
+    throw py::type_error(what + ": expected a list of CompiledPod objects, got " +
+                         std::string(py::str(py::type::of(seq).attr("__name__"))));
+  CompiledPods out;
+  out.keep = py::reinterpret_steal<py::tuple>(PySequence_Tuple(seq.ptr()));
+  if (!out.keep) throw py::error_already_set();
+  static const py::detail::type_info* const compiled = py::detail::get_type_info(typeid(vcore::CompiledPod));
+  const size_t n = out.keep.size();
+  out.pods.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    PyObject* item = PyTuple_GET_ITEM(out.keep.ptr(), static_cast<py::ssize_t>(i));
+    const vcore::CompiledPod* pod = nullptr;
+    // The exact type is only ever made by pybind11 from C++ (it has no Python constructor), in the simple layout:
+    // the value pointer is read where pybind11's caster reads it. Anything else goes through the caster.
+    const auto* inst = reinterpret_cast<const py::detail::instance*>(item);
+    if (Py_TYPE(item) == compiled->type && inst->simple_layout) {
+      pod = static_cast<const vcore::CompiledPod*>(inst->simple_value_holder[0]);
+    } else if (item != Py_None) {
+      try {
+        pod = py::handle(item).cast<const vcore::CompiledPod*>();
+      } catch (const py::cast_error&) {
+      }
+    }
+    if (pod == nullptr)
+      throw py::type_error(what + "[" + std::to_string(i) + "]: expected a CompiledPod, got " +
+                           std::string(py::str(py::type::of(py::handle(item)).attr("__name__"))));
+    out.pods[i] = pod;
+  }
+  return out;
+}
+
 py::tuple assignment_tuple(const vcore::GpuAssignment& a) {
   py::tuple out(a.holds.size());
   for (size_t i = 0; i < a.holds.size(); ++i) out[i] = py::make_tuple(a.holds[i].gpu, a.holds[i].mig_start);

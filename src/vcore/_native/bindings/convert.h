@@ -38,6 +38,16 @@ vcore::PdbInput pdb_input(const std::string& key, const py::object& selector, in
 // A pod's volumes as vcore.volumes.pods built them (register_volumes.cpp).
 std::shared_ptr<const vcore::PodVolumes> pod_volumes_input(const py::handle& value, const std::string& what);
 
+// Compiled pods passed as a list or tuple, for a call that releases the GIL. `keep` is a tuple of them, held by the
+// caller for the call, so no other thread can drop a pod the pointers name; `pods` point into it. A gang passes
+// thousands a call: pybind11's per-element caster cost more than the placement of a small gang's pods.
+struct CompiledPods {
+  py::tuple keep;
+  std::vector<const vcore::CompiledPod*> pods;
+};
+// TypeError naming `what` and the index of anything that is not a CompiledPod (None included).
+CompiledPods compiled_pods(const py::handle& seq, const std::string& what);
+
 // A placed pod's devices for Python: ((gpu, mig_start), ...) with mig_start -1 outside MIG.
 py::tuple assignment_tuple(const vcore::GpuAssignment& a);
 

@@ -205,21 +205,19 @@ void register_engine(py::module_& m) {
           py::arg("pods"), py::arg("headroom") = py::none())
       .def(
           "place_gang",
-          [](Engine& e, const std::vector<const vcore::CompiledPod*>& tasks, std::optional<std::vector<int32_t>> role,
+          [](Engine& e, const py::handle& tasks, std::optional<std::vector<int32_t>> role,
              std::vector<int32_t> role_need, int32_t need,
              std::optional<py::array_t<int64_t, py::array::c_style | py::array::forcecast>> headroom,
              std::optional<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>> allowed,
              bool all_or_nothing, std::optional<py::array_t<int32_t, py::array::c_style>> cap,
              std::optional<py::array_t<int64_t, py::array::c_style>> score_bonus) {
             vcore::GangRequest request;
-            for (const auto* p : tasks) {
-              if (!p) throw py::type_error("Engine.place_gang: tasks must be CompiledPod objects, not None");
-            }
-            request.tasks = tasks;
+            CompiledPods pods = compiled_pods(tasks, "Engine.place_gang: tasks");
+            request.tasks = std::move(pods.pods);
             if (role)
               request.role = std::move(*role);
             else
-              request.role.assign(tasks.size(), 0);  // one role
+              request.role.assign(request.tasks.size(), 0);  // one role
             request.role_need = std::move(role_need);
             request.need = need;
             if (headroom) request.headroom.assign(headroom->data(), headroom->data() + headroom->size());
@@ -229,9 +227,9 @@ void register_engine(py::module_& m) {
             request.all_or_nothing = all_or_nothing;
             vcore::GangResult r;
             {
-              // Safe without the GIL: the caller's list (held by the call's arguments) keeps the compiled pods
-              // alive and the request holds copies of the arrays; the kernel touches only C++ state under the
-              // exclusive lock, released before the GIL returns.
+              // Safe without the GIL: `pods.keep` keeps the compiled pods alive and the request holds copies of
+              // the arrays; the kernel touches only C++ state under the exclusive lock, released before the GIL
+              // returns.
               py::gil_scoped_release release;
               std::unique_lock lock(e.state()->mutex());
               nogil_probe::point();

@@ -315,13 +315,19 @@ GangResult Engine::place_gang(const GangRequest& r) {
     // Duplicates by key hash: sorting integers, the keys themselves compared only where two hashes meet.
     std::vector<std::pair<size_t, const std::string*>> keys;
     keys.reserve(n_tasks);
+    // The tasks are cold (compiled as the session opened): ask for all of them before the checks read each.
+    for (const CompiledPod* p : r.tasks) __builtin_prefetch(p);
     for (size_t t = 0; t < n_tasks; ++t) {
       const CompiledPod* p = r.tasks[t];
       if (p == nullptr) throw Invalid("place_gang: task " + std::to_string(t) + " is missing");
       if (p->state_id != s.id()) throw Invalid("pod " + p->key + ": compiled for another cluster");
       if (r.role[t] < 0 || static_cast<size_t>(r.role[t]) >= r.role_need.size())
         throw Invalid("pod " + p->key + ": role index out of range");
-      keys.emplace_back(std::hash<std::string>{}(p->key), &p->key);
+      keys.emplace_back(p->key_hash, &p->key);
+      // What the placement reads of it next, each a block of its own: its requests (run detection, binding) and
+      // its key's characters (the binding's insert).
+      __builtin_prefetch(p->requests.data());
+      __builtin_prefetch(p->key.data());
     }
     std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (size_t i = 0; i + 1 < keys.size(); ++i)

@@ -75,6 +75,7 @@ struct CompiledPod {
   // The fields a gang placement reads of every task come first, in as few cache lines as they fit.
   std::string key;                                    // namespace/name
   uint64_t state_id = 0;                              // which ClusterState interned the ids
+  size_t key_hash = 0;                                // std::hash of key, made once: a gang checks thousands
   std::vector<std::pair<int32_t, int64_t>> requests;  // axis, amount > 0; never the pods axis
   int64_t nonzero_cpu_milli = 0;                      // what it adds to its node's non-zero requests once bound
   int64_t nonzero_mem_bytes = 0;
