@@ -243,7 +243,7 @@ class SharePlugin(Generic[A]):
         self._require_open()
         zero = np.zeros(len(self.resource_names), dtype=np.int64)
         return {
-            q: QueueShare(a.allocated.copy(), a.deserved.copy(), a.share)
+            q: QueueShare(np.array(a.allocated, np.int64), a.deserved.copy(), a.share)
             if (a := self._attrs.get(q))
             else QueueShare(zero, zero, 0.0)
             for q in self.tree
@@ -252,6 +252,11 @@ class SharePlugin(Generic[A]):
     def _vector(self, v: npt.ArrayLike, what: str) -> np.ndarray:
         self._require_open()
         return as_vector(v, len(self.resource_names), self.name, what)
+
+    def _row(self, v: npt.ArrayLike, what: str) -> list[int]:
+        """_vector as Python ints, for a hook's arithmetic over a handful of axes."""
+        self._require_open()
+        return as_row(v, len(self.resource_names), self.name, what)
 
     def _resources(self, resources: Mapping[str, int], default: int = 0) -> np.ndarray:
         """A queue field (name -> quantity) as a vector over the axes; axes it does not name get ``default``.
@@ -267,10 +272,13 @@ class SharePlugin(Generic[A]):
         return np.array([r in names for r in self.resource_names], dtype=bool)
 
 
+_INT64 = np.dtype(np.int64)
+
+
 def as_vector(v: npt.ArrayLike, n: int, obj: str, what: str) -> np.ndarray:
     """An integer vector of length ``n`` with no negative entry, as int64 (TypeError / ValueError naming it).
     An int64 array of the right shape is returned as is (the plugins never write into their inputs)."""
-    if type(v) is np.ndarray and v.dtype == np.int64 and v.shape == (n,):
+    if type(v) is np.ndarray and v.dtype is _INT64 and v.shape == (n,):
         if n and min(v.tolist()) < 0:  # a handful of axes: cheaper in Python than a numpy reduction
             raise ValueError(f"{obj}: {what}: entries must not be negative, got {v.tolist()}")
         return v
@@ -287,23 +295,36 @@ def as_vector(v: npt.ArrayLike, n: int, obj: str, what: str) -> np.ndarray:
     return a
 
 
+def as_row(v: npt.ArrayLike, n: int, obj: str, what: str) -> list[int]:
+    """as_vector's entries as Python ints; an int64 array of the right shape is read and checked in one pass."""
+    if type(v) is np.ndarray and v.dtype is _INT64 and v.shape == (n,):
+        row: list[int] = v.tolist()
+        if not row or min(row) >= 0:
+            return row
+    return as_vector(v, n, obj, what).tolist()  # the checks, and their errors
+
+
 def quota_axes(resource_names: Sequence[str]) -> np.ndarray:
     """The axes Volcano counts in queue quotas: all but ``pods`` (every pod asks one; Volcano ignores it)."""
     return np.array([r != "pods" for r in resource_names], dtype=bool)
 
 
-def share(allocated: np.ndarray, deserved: np.ndarray, dims: np.ndarray | None = None) -> float:
+def share(
+    allocated: np.ndarray | Sequence[int], deserved: np.ndarray | Sequence[int], dims: np.ndarray | None = None
+) -> float:
     """max over ``dims`` of allocated / deserved, a resource with nothing deserved counting 1 when it is used and 0
     when not (Volcano's helpers.Share). By default ``dims`` are the resources the queue deserves, as Volcano's
     updateShare iterates them; 0 when there are none."""
     best = 0.0
     # a handful of resources: plain Python is several times faster than numpy masking here
+    allocated = allocated.tolist() if isinstance(allocated, np.ndarray) else allocated
+    deserved = deserved.tolist() if isinstance(deserved, np.ndarray) else deserved
     if dims is None:  # the resources deserved: d > 0 on every one counted
-        for a, d in zip(allocated.tolist(), deserved.tolist()):
+        for a, d in zip(allocated, deserved):
             if d > 0 and a / d > best:
                 best = a / d
         return best
-    for a, d, counted in zip(allocated.tolist(), deserved.tolist(), dims.tolist()):
+    for a, d, counted in zip(allocated, deserved, dims.tolist()):
         if counted:
             best = max(best, a / d if d > 0 else (1.0 if a > 0 else 0.0))
     return best

@@ -25,7 +25,7 @@ order, where overcommit votes before proportion).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -50,14 +50,18 @@ _MIN_RESOURCE = 0.1  # Volcano's minResource: quantities below it count as zero,
 class _Attr:
     weight: int
     priority: int
-    allocated: np.ndarray
     request: np.ndarray
-    inqueue: np.ndarray
     elastic: np.ndarray
     guarantee: np.ndarray
     real_capability: np.ndarray
     deserved: np.ndarray
+    # Every job's hooks read these and add to the first two, over a handful of axes: Python ints, where a chain of
+    # numpy calls per hook cost more than the hook's arithmetic. The pods axis (uncounted) stays 0.
+    allocated: list[int]
+    inqueue: list[int]
     share: float = 0.0
+    deserved_row: list[int] = field(default_factory=list)  # deserved, once the rounds set it
+    admit_limit: list[int] = field(default_factory=list)  # real capability + elastic: enqueue's bound on the rest
 
 
 class ProportionPlugin(SharePlugin[_Attr]):
@@ -81,7 +85,7 @@ class ProportionPlugin(SharePlugin[_Attr]):
 
     def _open(self) -> None:
         self._counted = quota_axes(self.resource_names)
-        self._uncounted = ~self._counted
+        self._counted_row = [int(c) for c in self._counted.tolist()]
         total_guarantee = sum(
             (self._resources(s.guarantee) for s in self.tree.specs()),
             np.zeros(len(self.resource_names), dtype=np.int64),
@@ -98,17 +102,20 @@ class ProportionPlugin(SharePlugin[_Attr]):
             self._attrs[queue] = _Attr(
                 weight=spec.weight,
                 priority=spec.priority,
-                allocated=u.allocated * self._counted,
                 request=u.request * self._counted,
-                inqueue=u.inqueue * self._counted,
                 elastic=u.elastic * self._counted,
                 guarantee=guarantee,
                 real_capability=np.minimum(free + guarantee, capability),
                 deserved=np.zeros(len(self.resource_names), dtype=np.int64),
+                allocated=(u.allocated * self._counted).tolist(),
+                inqueue=(u.inqueue * self._counted).tolist(),
             )
         water_fill(self.total, self._counted, self._attrs)
         for attr in self._attrs.values():
-            attr.share = share(attr.allocated, attr.deserved)
+            attr.deserved_row = attr.deserved.tolist()
+            # in Python ints: an unlimited capability plus elastic would wrap in int64
+            attr.admit_limit = [c + e for c, e in zip(attr.real_capability.tolist(), attr.elastic.tolist())]
+            attr.share = share(attr.allocated, attr.deserved_row)
 
     def _attr(self, queue: str) -> _Attr:
         try:  # every hook of every job asks: the tracked queue first, the checks (and their errors) after
@@ -131,7 +138,7 @@ class ProportionPlugin(SharePlugin[_Attr]):
 
     def overused(self, queue: str) -> bool:
         a = self._attr(queue)
-        return all(d <= used for d, used in zip(a.deserved.tolist(), a.allocated.tolist()))
+        return all(d <= used for d, used in zip(a.deserved_row, a.allocated))
 
     def allocatable(self, queue: str, request: npt.ArrayLike) -> bool:
         return self._fits_deserved(queue, self._vector(request, "request"))
@@ -140,10 +147,8 @@ class ProportionPlugin(SharePlugin[_Attr]):
         a = self._attr(queue)
         if not self.tree.get(queue).is_open:
             return np.zeros(len(self.resource_names), dtype=np.int64)
-        room = np.subtract(a.deserved, a.allocated)
-        np.maximum(room, 0, out=room)
-        room[self._uncounted] = UNLIMITED
-        return room
+        rows = zip(a.deserved_row, a.allocated, self._counted_row)
+        return np.array([max(d - used, 0) if counted else UNLIMITED for d, used, counted in rows], np.int64)
 
     def preemptive(self, queue: str, request: npt.ArrayLike) -> bool:
         return self._fits_deserved(queue, self._vector(request, "request"))
@@ -153,7 +158,7 @@ class ProportionPlugin(SharePlugin[_Attr]):
         if not self.tree.get(queue).is_open:
             return False
         asked = (request > 0) & self._counted
-        return bool((a.allocated + request <= a.deserved)[asked].all())
+        return bool((np.array(a.allocated, np.int64) + request <= a.deserved)[asked].all())
 
     def job_enqueueable(self, queue: str, min_resources: npt.ArrayLike | None) -> int:
         a = self._attr(queue)
@@ -161,24 +166,17 @@ class ProportionPlugin(SharePlugin[_Attr]):
             return REJECT
         if min_resources is None:
             return PERMIT
-        # Once per job in enqueue, over a handful of axes: Python ints beat a chain of numpy calls here.
-        rows = zip(
-            self._vector(min_resources, "min_resources").tolist(),
-            self._counted.tolist(),
-            a.allocated.tolist(),
-            a.inqueue.tolist(),
-            a.elastic.tolist(),
-            a.real_capability.tolist(),
-        )
-        for m, counted, allocated, inqueue, elastic, capability in rows:
-            if counted and m > 0 and m + allocated + inqueue - elastic > capability:
+        rows = zip(self._row(min_resources, "min_resources"), self._counted_row, a.allocated, a.inqueue, a.admit_limit)
+        for m, counted, allocated, inqueue, limit in rows:
+            if counted and m > 0 and m + allocated + inqueue > limit:
                 return REJECT
         return PERMIT
 
     def on_job_enqueued(self, queue: str, min_resources: npt.ArrayLike | None) -> None:
         a = self._attr(queue)
         if min_resources is not None:
-            a.inqueue = a.inqueue + self._vector(min_resources, "min_resources") * self._counted
+            rows = zip(a.inqueue, self._row(min_resources, "min_resources"), self._counted_row)
+            a.inqueue = [held + m * counted for held, m, counted in rows]
 
     def _victims(self, reclaimer: Claim, candidates: list[tuple[int, Claim]]) -> list[int]:
         # Any queue above its deserved gives victims, whatever the reclaimer asks (v1.14: Volcano's commit 975277f55
@@ -187,7 +185,7 @@ class ProportionPlugin(SharePlugin[_Attr]):
         victims = []
         for i, c in candidates:
             attr = self._attr(c.queue)
-            allocated = allocations.setdefault(c.queue, attr.allocated.copy())
+            allocated = allocations.setdefault(c.queue, np.array(attr.allocated, np.int64))
             if not (allocated <= attr.deserved).all():
                 allocated -= c.request * self._counted
                 victims.append(i)
@@ -195,16 +193,18 @@ class ProportionPlugin(SharePlugin[_Attr]):
 
     def on_allocate(self, queue: str, request: npt.ArrayLike) -> None:
         a = self._attr(queue)
-        a.allocated = a.allocated + self._vector(request, "request") * self._counted
-        a.share = share(a.allocated, a.deserved)
+        rows = zip(a.allocated, self._row(request, "request"), self._counted_row)
+        a.allocated = [held + r * counted for held, r, counted in rows]
+        a.share = share(a.allocated, a.deserved_row)
 
     def on_deallocate(self, queue: str, request: npt.ArrayLike) -> None:
         a = self._attr(queue)
-        allocated = a.allocated - self._vector(request, "request") * self._counted
-        if (allocated < 0).any():
-            raise ValueError(f"queue {queue}: deallocating more than the queue holds ({a.allocated.tolist()})")
+        rows = zip(a.allocated, self._row(request, "request"), self._counted_row)
+        allocated = [held - r * counted for held, r, counted in rows]
+        if min(allocated, default=0) < 0:
+            raise ValueError(f"queue {queue}: deallocating more than the queue holds ({a.allocated})")
         a.allocated = allocated
-        a.share = share(a.allocated, a.deserved)
+        a.share = share(a.allocated, a.deserved_row)
 
     def status(self) -> dict[str, QueueShare]:
         return self._status()

@@ -91,6 +91,7 @@ class Candidates {
       node.raw[k] = raw[k][j];
       if (raw[k][j] != kIgnoredScore && (raw[k][j] < range_.min[k] || raw[k][j] > range_.max[k])) {
         range_.add(static_cast<int32_t>(k), raw[k][j]);
+        tabled_ = false;
         stale_ = true;  // every total changes with a new minimum or maximum
       }
     }
@@ -104,6 +105,7 @@ class Candidates {
     if (!kernel.has_plugin_terms() || nodes_.empty()) return;
     add_plugin_scores(kernel, nodes_);
     range_ = NormalizationRange();
+    tabled_ = false;
     for (const Node& m : nodes_)
       if (m.live)
         for (size_t k = 0; k < n_terms_; ++k) range_.add(static_cast<int32_t>(k), m.raw[k]);
@@ -148,6 +150,7 @@ class Candidates {
             for (size_t k = 0; k < n_terms_; ++k) range.add(static_cast<int32_t>(k), m.raw[k]);
         for (size_t k = 0; k < n_terms_; ++k) stale_ |= range.min[k] != range_.min[k] || range.max[k] != range_.max[k];
         range_ = range;
+        tabled_ = false;
       }
       return;
     }
@@ -214,8 +217,28 @@ class Candidates {
     heap_[i] = e;
   }
 
-  int64_t total(const Node& n) const { return n_terms_ == 0 ? n.base : n.base + range_.total(terms_, n.raw); }
-  Entry entry(const Node& n) const {
+  // The base plus the weighted normalized scores (NormalizationRange::total), small raw values read from the table.
+  int64_t total(const Node& n) {
+    if (n_terms_ == 0) return n.base;
+    if (!tabled_) tabulate();
+    int64_t sum = n.base;
+    for (size_t k = 0; k < n_terms_; ++k) {
+      const int64_t raw = n.raw[k];
+      sum += static_cast<uint64_t>(raw) < kTabled
+                 ? table_[k][raw]
+                 : terms_[k].weight * normalize(terms_[k].kind, raw, range_.min[k], range_.max[k]);
+    }
+    return sum;
+  }
+  // Each term's weighted normalized score of the raw values 0..kTabled-1 under the current range: most raw values
+  // are small counts (TaintToleration's intolerable taints), and a lookup replaces a division per candidate.
+  void tabulate() {
+    for (size_t k = 0; k < n_terms_; ++k)
+      for (int64_t raw = 0; raw < kTabled; ++raw)
+        table_[k][raw] = terms_[k].weight * normalize(terms_[k].kind, raw, range_.min[k], range_.max[k]);
+    tabled_ = true;
+  }
+  Entry entry(const Node& n) {
     const uint64_t tie = name_rank_.empty() ? mix64(pod_mix_ ^ static_cast<uint64_t>(n.slot)) : name_rank_[n.slot];
     return {static_cast<__int128>(static_cast<unsigned __int128>(total(n)) << 64 | ~tie), n.slot, n.version};
   }
@@ -238,6 +261,9 @@ class Candidates {
   const size_t n_terms_;
   bool stale_ = false;
   NormalizationRange range_;  // of the live candidates' raw values
+  static constexpr int64_t kTabled = 16;
+  int64_t table_[kMaxNormalized][kTabled];  // see tabulate(); valid while tabled_
+  bool tabled_ = false;
   const uint64_t pod_mix_;
   const std::vector<uint64_t>& name_rank_;
 };
