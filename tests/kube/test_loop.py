@@ -202,3 +202,39 @@ def test_a_pod_with_a_field_vcore_does_not_honor_gets_a_failed_scheduling_naming
     loop.drain()
     assert loop.schedule_once() == 0 and loop.binder.submitted == []
     assert loop.recorder.failed == [("claims", "0/1 nodes are available: vcore does not honor spec.resourceClaims.")]
+
+
+def _rack(name: str, pattern: str) -> dict:
+    return {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {"name": name, "resourceVersion": "1"},
+        "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"regexMatch": {"pattern": pattern}}}]},
+    }
+
+
+def _racks_of(converter: Converter) -> dict[str, str]:
+    """Node name -> the HyperNode holding it, as vcore's tree has it."""
+    view = converter.cluster.topology
+    names, leaf = view.domain_names, view.node_leaf
+    return {n: names[leaf[converter.cluster.node_index(n)]] for n in converter.cluster.node_names}
+
+
+def test_hypernodes_listed_before_the_nodes_wait_for_them():
+    """At start the HyperNode list may arrive before the Node list: the tree waits for the nodes (no error in
+    between, as when a member matched no node), and a node added later joins the HyperNode whose member matches it."""
+    converter = Converter()
+    lp = SchedulingLoop(
+        load_config({}), converter, BatchCycle(converter), RecordingBinder(), Silent(), Metrics(), clock=lambda: 100.0
+    )
+    lp.replace("HyperNode", [_rack("rack-a", "^a[0-9]$"), _rack("rack-b", "^b[0-9]$")], "1")
+    lp.drain()
+    assert converter.errors == 0
+    lp.replace("Node", [node("a0", cpu="2"), node("b0", cpu="2")], "2")
+    lp.drain()
+    assert converter.errors == 0
+    assert _racks_of(converter) == {"a0": "rack-a", "b0": "rack-b"}
+    lp.event("Node", "ADDED", node("a1", cpu="2"))
+    lp.drain()
+    assert converter.errors == 0
+    assert _racks_of(converter) == {"a0": "rack-a", "b0": "rack-b", "a1": "rack-a"}

@@ -101,6 +101,7 @@ class SchedulingLoop(threading.Thread):
         self.cycles = 0
         self._queues_seen: set[str] = set()
         self._announced = False  # "caches synced" logged
+        self._nodes_seen = False  # the Node list (or a Node event) applied: HyperNode members can be matched
         self.agents: AgentControl | None = None  # the fast path and warm pools (process.py wires them)
         self.shards: ShardControl | None = None  # sharding
         self._deferred: deque = deque()  # what arrived during a cycle and waits for its end
@@ -290,7 +291,9 @@ class SchedulingLoop(threading.Thread):
             with paused_gc():
                 for delta in self.cache.replace(kind, items):
                     self._on_delta(delta, relist=True)
-                if kind == "HyperNode":
+                if kind == "Node":
+                    self._nodes_seen = True
+                if kind == "HyperNode" or (kind == "Node" and self.cache.count("HyperNode")):
                     self._hypernodes_changed()
             # The cache's objects live until they change: keep later collections from walking them all again.
             gc.freeze()
@@ -309,12 +312,15 @@ class SchedulingLoop(threading.Thread):
     # -- deltas -------------------------------------------------------------------------------------------
     def _on_delta(self, d: Delta, relist: bool = False, received: float = 0.0) -> None:
         if d.kind == "Node":
+            self._nodes_seen = True
             if self.converter.node_changed(d.old, d.new):
                 self._wake_unschedulable()
                 if self.agents is not None:
                     self.agents.node_event(added=d.old is None)
             if d.new is None and self.agents is not None:
                 self.agents.node_left(d.key)
+            if not relist and self.cache.count("HyperNode") and _may_join_a_hypernode(d):
+                self._hypernodes_changed()  # HyperNode members are matched against the nodes there are
         elif d.kind == "Pod":
             self._on_pod(d, received or time.perf_counter())
         elif d.kind == "NodeShard":
@@ -357,7 +363,10 @@ class SchedulingLoop(threading.Thread):
             self._check_volume_waits()
 
     def _hypernodes_changed(self) -> None:
-        # The tree as a whole: members may arrive before or after the HyperNodes that hold them.
+        # The tree as a whole, matched against the nodes: members may arrive before or after the HyperNodes that
+        # hold them, and at start the HyperNode list may come before the Node list (the tree waits for it).
+        if not self._nodes_seen:
+            return
         self.converter.replace_hypernodes([obj for _, obj in self.cache.items("HyperNode")])
         self._wake_unschedulable()
 
@@ -772,6 +781,14 @@ def _scheduling_inputs(pod: dict[str, Any] | None) -> tuple:
 
 def _nominated_node(pod: dict[str, Any] | None) -> str | None:
     return ((pod or {}).get("status") or {}).get("nominatedNodeName")
+
+
+def _may_join_a_hypernode(d: Delta) -> bool:
+    """A node added, or relabeled: a HyperNode member (by name or labels) may match it now."""
+    if d.new is None:
+        return False
+    labels = ((d.new.get("metadata") or {}).get("labels")) or {}
+    return d.old is None or labels != (((d.old.get("metadata") or {}).get("labels")) or {})
 
 
 def _changes_a_group(d: Delta) -> bool:
