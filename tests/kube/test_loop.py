@@ -238,3 +238,19 @@ def test_hypernodes_listed_before_the_nodes_wait_for_them():
     lp.drain()
     assert converter.errors == 0
     assert _racks_of(converter) == {"a0": "rack-a", "b0": "rack-b", "a1": "rack-a"}
+
+
+def test_a_refused_hypernode_tree_is_tried_again_when_its_node_comes():
+    """A tree vcore refuses (a member matches no node) is logged once, and installed when a node it lacked is added."""
+    converter = Converter()
+    lp = SchedulingLoop(
+        load_config({}), converter, BatchCycle(converter), RecordingBinder(), Silent(), Metrics(), clock=lambda: 100.0
+    )
+    lp.replace("Node", [node("a0", cpu="2")], "1")
+    lp.replace("HyperNode", [_rack("rack-a", "^a[0-9]$"), _rack("rack-b", "^b[0-9]$")], "1")
+    lp.drain()
+    assert converter.errors == 1  # rack-b matches no node yet
+    lp.event("Node", "ADDED", node("b0", cpu="2"))
+    lp.drain()
+    assert converter.errors == 1
+    assert _racks_of(converter) == {"a0": "rack-a", "b0": "rack-b"}

@@ -335,13 +335,16 @@ class Converter:
             if new is not None and c.storage_object(_STORAGE_KINDS[kind], key) is not None:
                 getattr(c, f"remove_{method}")(key)  # an object vcore cannot read is one it does not see
 
-    def replace_hypernodes(self, hypernodes: list[dict[str, Any]]) -> None:
-        """A relist of HyperNodes: install them as a whole (members may arrive in any order)."""
+    def replace_hypernodes(self, hypernodes: list[dict[str, Any]]) -> bool:
+        """A relist of HyperNodes: install them as a whole (members may arrive in any order); False when vcore
+        refused the tree (logged)."""
         try:
             self.cluster.set_hypernodes(hypernodes)
         except (ValueError, TypeError, KeyError, vcore.VCoreError) as e:
             self.errors += 1
             log.error("HyperNodes: the tree is not usable by vcore: %s", e)
+            return False
+        return True
 
 
 # Storage kinds: the Cluster's method suffix and vcore's kind name for each.

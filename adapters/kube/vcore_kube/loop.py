@@ -102,6 +102,7 @@ class SchedulingLoop(threading.Thread):
         self._queues_seen: set[str] = set()
         self._announced = False  # "caches synced" logged
         self._nodes_seen = False  # the Node list (or a Node event) applied: HyperNode members can be matched
+        self._tree_refused = False  # the HyperNodes as they stand make no tree vcore can use (logged)
         self.agents: AgentControl | None = None  # the fast path and warm pools (process.py wires them)
         self.shards: ShardControl | None = None  # sharding
         self._deferred: deque = deque()  # what arrived during a cycle and waits for its end
@@ -319,8 +320,8 @@ class SchedulingLoop(threading.Thread):
                     self.agents.node_event(added=d.old is None)
             if d.new is None and self.agents is not None:
                 self.agents.node_left(d.key)
-            if not relist and self.cache.count("HyperNode") and _may_join_a_hypernode(d):
-                self._hypernodes_changed()  # HyperNode members are matched against the nodes there are
+            if not relist and self._tree_refused and _may_join_a_hypernode(d):
+                self._hypernodes_changed()  # the node a member matched nothing for may have come
         elif d.kind == "Pod":
             self._on_pod(d, received or time.perf_counter())
         elif d.kind == "NodeShard":
@@ -365,9 +366,10 @@ class SchedulingLoop(threading.Thread):
     def _hypernodes_changed(self) -> None:
         # The tree as a whole, matched against the nodes: members may arrive before or after the HyperNodes that
         # hold them, and at start the HyperNode list may come before the Node list (the tree waits for it).
+        # Once installed, the tree's membership follows the nodes (vcore matches a new or relabeled node itself).
         if not self._nodes_seen:
             return
-        self.converter.replace_hypernodes([obj for _, obj in self.cache.items("HyperNode")])
+        self._tree_refused = not self.converter.replace_hypernodes([obj for _, obj in self.cache.items("HyperNode")])
         self._wake_unschedulable()
 
     def _on_pod(self, d: Delta, received: float = 0.0) -> None:
