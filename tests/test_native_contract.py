@@ -347,6 +347,19 @@ def test_stale_view_after_growth_stays_readable(state):
     assert state.requested[0, 0] == 300
 
 
+@pytest.mark.parametrize("kind", ["CompiledPod", "DetachedPod"])
+def test_objects_only_the_core_makes_cannot_be_made_from_python(kind):
+    """Made with __new__ (or as a subclass), such an object would reach the core as uninitialized storage."""
+    cls = getattr(_core, kind)
+
+    class Sub(cls):
+        pass
+
+    for make in (lambda: cls(), lambda: cls.__new__(cls), lambda: Sub(), lambda: Sub.__new__(Sub)):
+        with pytest.raises(TypeError):
+            make()
+
+
 @pytest.mark.parametrize("bad", [1.5, "4000", None, 2**63, -(2**64), [1], np.float64(2.0)], ids=repr)
 def test_wrong_value_type_raises_instead_of_converting(state, bad):
     before = state.allocatable.copy()

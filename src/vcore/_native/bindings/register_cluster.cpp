@@ -36,23 +36,35 @@ struct DetachedPod {
   vcore::BoundPod record;
 };
 
+// tp_new of the types only the core makes: `T.__new__(T)` (or a subclass's) would give an object whose C++ value
+// pybind11 allocates uninitialized the first time a call reads it.
+PyObject* refuse_new(PyTypeObject* type, PyObject* /*args*/, PyObject* /*kwargs*/) {
+  PyErr_Format(PyExc_TypeError, "%s objects are made by the native core only (ClusterState.compile_pod, detach)",
+               type->tp_name);
+  return nullptr;
+}
+
+void made_by_the_core_only(const py::handle& cls) { reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_new = refuse_new; }
+
 }  // namespace
 
 void register_cluster(py::module_& m) {
-  py::class_<DetachedPod>(m, "DetachedPod", "A pod unbound by ClusterState.detach, to attach again (opaque).")
-      .def_property_readonly("key", [](const DetachedPod& p) { return p.key; })
-      .def_property_readonly("node", [](const DetachedPod& p) { return p.record.node; });
+  made_by_the_core_only(
+      py::class_<DetachedPod>(m, "DetachedPod", "A pod unbound by ClusterState.detach, to attach again (opaque).")
+          .def_property_readonly("key", [](const DetachedPod& p) { return p.key; })
+          .def_property_readonly("node", [](const DetachedPod& p) { return p.record.node; }));
 
-  py::class_<CompiledPod, std::shared_ptr<CompiledPod>>(m, "CompiledPod",
-                                                        "A pod compiled against one ClusterState (opaque).")
-      .def_property_readonly("key", [](const CompiledPod& p) { return p.key; })
-      .def_property_readonly("priority", [](const CompiledPod& p) { return p.priority; })
-      .def_property_readonly(
-          "never_preempts", [](const CompiledPod& p) { return p.never_preempts; }, "spec.preemptionPolicy is Never")
-      .def_property_readonly(
-          "requests", [](const CompiledPod& p) { return p.requests; },
-          "(resource axis, amount) pairs of the effective request")
-      .def("__repr__", [](const CompiledPod& p) { return "<CompiledPod " + p.key + ">"; });
+  made_by_the_core_only(
+      py::class_<CompiledPod, std::shared_ptr<CompiledPod>>(m, "CompiledPod",
+                                                            "A pod compiled against one ClusterState (opaque).")
+          .def_property_readonly("key", [](const CompiledPod& p) { return p.key; })
+          .def_property_readonly("priority", [](const CompiledPod& p) { return p.priority; })
+          .def_property_readonly(
+              "never_preempts", [](const CompiledPod& p) { return p.never_preempts; }, "spec.preemptionPolicy is Never")
+          .def_property_readonly(
+              "requests", [](const CompiledPod& p) { return p.requests; },
+              "(resource axis, amount) pairs of the effective request")
+          .def("__repr__", [](const CompiledPod& p) { return "<CompiledPod " + p.key + ">"; }));
 
   py::class_<ClusterState, std::shared_ptr<ClusterState>>(m, "ClusterState")
       .def(py::init<>())
