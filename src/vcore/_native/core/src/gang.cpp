@@ -223,9 +223,7 @@ class Candidates {
     int64_t sum = n.base;
     for (size_t k = 0; k < n_terms_; ++k) {
       const int64_t raw = n.raw[k];
-      sum += static_cast<uint64_t>(raw) < kTabled
-                 ? table_[k][raw]
-                 : terms_[k].weight * normalize(terms_[k].kind, raw, range_.min[k], range_.max[k]);
+      sum += static_cast<uint64_t>(raw) < kTabled ? table_[k][raw] : range_.score(terms_[k], k, raw);
     }
     return sum;
   }
@@ -233,8 +231,7 @@ class Candidates {
   // are small counts (TaintToleration's intolerable taints), and a lookup replaces a division per candidate.
   void tabulate() {
     for (size_t k = 0; k < n_terms_; ++k)
-      for (int64_t raw = 0; raw < kTabled; ++raw)
-        table_[k][raw] = terms_[k].weight * normalize(terms_[k].kind, raw, range_.min[k], range_.max[k]);
+      for (int64_t raw = 0; raw < kTabled; ++raw) table_[k][raw] = range_.score(terms_[k], k, raw);
     tabled_ = true;
   }
   Entry entry(const Node& n) {

@@ -786,10 +786,14 @@ struct NormalizationRange {
   void merge(const NormalizationRange& o, int32_t n) {
     for (int32_t k = 0; k < n; ++k) min[k] = std::min(min[k], o.min[k]), max[k] = std::max(max[k], o.max[k]);
   }
+  // Term k's weighted normalized score of one raw value.
+  int64_t score(const NormalizedTerm& term, size_t k, int64_t raw) const {
+    return term.weight * normalize(term.kind, raw, min[k], max[k]);
+  }
   // The weighted sum of the normalized scores of one node, given its raw values.
   int64_t total(const std::vector<NormalizedTerm>& terms, const int64_t* raw) const {
     int64_t sum = 0;
-    for (size_t k = 0; k < terms.size(); ++k) sum += terms[k].weight * normalize(terms[k].kind, raw[k], min[k], max[k]);
+    for (size_t k = 0; k < terms.size(); ++k) sum += score(terms[k], k, raw[k]);
     return sum;
   }
 };
