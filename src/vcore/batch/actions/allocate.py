@@ -294,7 +294,7 @@ def _shortfall(ssn: Session, task: PodInfo, headroom: np.ndarray) -> str:
 def _fits_in_total(ssn: Session, job: Job, tasks: list[PodInfo], need: int) -> bool:
     """The cheapest test first: can the cluster's free totals hold the tasks the minimum needs at all? When they
     cannot, the message is kube-scheduler's for the first task if no node fits it, else the gang's shortfall."""
-    minimum = ssn.pending_total(job, tasks[:need])
+    minimum = ssn.pending_total(job, tasks if need >= len(tasks) else tasks[:need])
     for m, free in zip(minimum.tolist(), ssn.free.tolist()):  # a handful of axes: plain Python is cheapest
         if m > free:
             break

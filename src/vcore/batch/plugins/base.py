@@ -26,7 +26,7 @@ places or pipelines a job's tasks, or evicts them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -119,6 +119,11 @@ class JobPlugin:
     def open(self, ssn: PluginSession) -> None:
         """The session has read its jobs: read what the plugin needs of them."""
         self.ssn = ssn
+
+    def queue_hook(self, part: str) -> Callable[[str], Any]:
+        """The function that answers a part asked of one queue (``overused``, ``headroom``): the plugin's own."""
+        hook: Callable[[str], Any] = getattr(self, part)
+        return hook
 
     # -- parts ---------------------------------------------------------------------------------------------
     def job_order_key(self, job: Job) -> Any:

@@ -45,6 +45,7 @@ JOB_PLUGINS: dict[str, type[JobPlugin]] = {
 }
 
 JobKey = Callable[[Job], tuple[Any, ...]]
+Vote = Callable[[Job], int]  # PERMIT, REJECT or ABSTAIN
 
 
 def build_plugin(option: C.PluginOption) -> JobPlugin | None:
@@ -76,12 +77,21 @@ class Framework:
             for part, switch in PART_SWITCHES.items()
         }
         self.flat = {part: [p for tier in tiers for p in tier] for part, tiers in self.voters.items()}
+        # The voting parts, per tier the voters' bound functions (asked once per job).
+        self._enqueueable: list[list[Vote]] = [[p.job_enqueueable for p in t] for t in self.voters["job_enqueueable"]]
+        self._pipelined: list[list[Vote]] = [[p.job_pipelined for p in t] for t in self.voters["job_pipelined"]]
         self.job_order_key = _composed([p.job_order_key for p in self.flat["job_order"]])
         self._task_keys = [p.task_order_key for p in self.flat["task_order"]]
         self._queue_keys = [getattr(p, "queue_key", None) for p in self.flat["queue_order"]]
         # The plugins that keep books on allocations (asked once per job placed: the others are not asked).
-        self._bookkeepers = [p for p in self.plugins if type(p).on_allocate is not JobPlugin.on_allocate]
-        self._unbookkeepers = [p for p in self.plugins if type(p).on_deallocate is not JobPlugin.on_deallocate]
+        self._bookkeepers = [p.on_allocate for p in self.plugins if type(p).on_allocate is not JobPlugin.on_allocate]
+        self._unbookkeepers = [
+            p.on_deallocate for p in self.plugins if type(p).on_deallocate is not JobPlugin.on_deallocate
+        ]
+        # The queue questions allocate asks once per job, as the voters' own functions (a queue-share plugin's are
+        # its share plugin's): no lookup or layer between the cycle and the answer.
+        self._overused = [p.queue_hook("overused") for p in self.flat["overused"]]
+        self._headrooms = [p.queue_hook("headroom") for p in self.flat["allocatable"]]
 
     def attach(self, ssn: PluginSession) -> None:
         for plugin in self.plugins:
@@ -161,10 +171,10 @@ class Framework:
         return all(p.job_ready(job) for p in self.flat["job_ready"])
 
     def job_pipelined(self, job: Job) -> bool:
-        return _vote(self.voters["job_pipelined"], "job_pipelined", job)
+        return _vote(self._pipelined, job)
 
     def job_enqueueable(self, job: Job) -> bool:
-        return _vote(self.voters["job_enqueueable"], "job_enqueueable", job)
+        return _vote(self._enqueueable, job)
 
     def job_enqueued(self, job: Job) -> None:
         for p in self.flat["job_enqueued"]:
@@ -178,7 +188,10 @@ class Framework:
 
     # -- queues ----------------------------------------------------------------------------------------------
     def overused(self, queue: str) -> bool:
-        return any(p.overused(queue) for p in self.flat["overused"])
+        for overused in self._overused:
+            if overused(queue):
+                return True
+        return False
 
     def allocatable(self, queue: str, request: np.ndarray) -> bool:
         return all(p.allocatable(queue, request) for p in self.flat["allocatable"])
@@ -187,8 +200,8 @@ class Framework:
         """What the queue may still be allocated per resource, as every allocatable plugin sees it (None: no
         plugin bounds it)."""
         room = None
-        for p in self.flat["allocatable"]:
-            mine = p.headroom(queue)
+        for headroom in self._headrooms:
+            mine = headroom(queue)
             if mine is not None:
                 room = mine if room is None else np.minimum(room, mine)
         return room
@@ -205,12 +218,12 @@ class Framework:
 
     # -- events ----------------------------------------------------------------------------------------------
     def on_allocate(self, job: Job, request: np.ndarray) -> None:
-        for p in self._bookkeepers:
-            p.on_allocate(job, request)
+        for on_allocate in self._bookkeepers:
+            on_allocate(job, request)
 
     def on_deallocate(self, job: Job, request: np.ndarray) -> None:
-        for p in self._unbookkeepers:
-            p.on_deallocate(job, request)
+        for on_deallocate in self._unbookkeepers:
+            on_deallocate(job, request)
 
     def share_status(self) -> dict[str, QueueShare]:
         """The queues' standing as the first configured queue-share plugin sees it (empty: none configured)."""
@@ -233,11 +246,11 @@ def _composed(keys: list[Callable[[Job], Any]]) -> JobKey:
     return lambda job: (*(k(job) for k in keys), job.creation, job.key)
 
 
-def _vote(tiers: list[list[JobPlugin]], part: str, job: Job) -> bool:
+def _vote(tiers: list[list[Vote]], job: Job) -> bool:
     for tier in tiers:
         permitted = False
-        for p in tier:
-            vote = getattr(p, part)(job)
+        for vote_on in tier:
+            vote = vote_on(job)
             if vote < 0:
                 return False
             if vote > 0:

@@ -8,7 +8,7 @@ cohort plugins record it when the job is admitted (job_enqueued).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -51,6 +51,10 @@ class QueueSharePlugin(JobPlugin):
     def open(self, ssn: PluginSession) -> None:
         super().open(ssn)
         self.share.open(ssn.batch.queues, ssn.resources, ssn.total, queue_usage(ssn))
+
+    def queue_hook(self, part: str) -> Callable[[str], Any]:
+        hook: Callable[[str], Any] = getattr(self.share, part)  # the parts of one queue pass through unchanged
+        return hook
 
     # -- parts -----------------------------------------------------------------------------------------------
     def queue_order(self, left: str, right: str) -> int:

@@ -148,7 +148,10 @@ class ProportionPlugin(SharePlugin[_Attr]):
         if not self.tree.get(queue).is_open:
             return np.zeros(len(self.resource_names), dtype=np.int64)
         rows = zip(a.deserved_row, a.allocated, self._counted_row)
-        return np.array([max(d - used, 0) if counted else UNLIMITED for d, used, counted in rows], np.int64)
+        # once per job: a conditional expression where max() would be a call per axis
+        return np.array(
+            [(d - used if d > used else 0) if counted else UNLIMITED for d, used, counted in rows], np.int64
+        )
 
     def preemptive(self, queue: str, request: npt.ArrayLike) -> bool:
         return self._fits_deserved(queue, self._vector(request, "request"))

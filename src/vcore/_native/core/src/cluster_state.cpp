@@ -673,8 +673,24 @@ void ClusterState::bind_locked(const CompiledPod& pod, int32_t slot, const GpuAs
                         std::move(gpu), pod.identity,   pod.inter_pod.carried, pod.host_ports,
                         pod.priority,   pod.start_time, pod.volumes,           nullptr};
   apply_pod(it->second, +1);
-  pods_on_[slot].push_back(&it->first);
+  link_on_node(*it);
   if (pod.volumes != nullptr) volumes_.on_bind(it->first, slot, it->second.volumes, nullptr);
+}
+
+void ClusterState::link_on_node(BoundEntry& entry) {
+  NodePods& on = pods_on_[static_cast<size_t>(entry.second.node)];
+  entry.second.prev_on_node = on.last;
+  entry.second.next_on_node = nullptr;
+  (on.last != nullptr ? on.last->second.next_on_node : on.first) = &entry;
+  on.last = &entry;
+}
+
+void ClusterState::unlink_from_node(BoundEntry& entry) {
+  NodePods& on = pods_on_[static_cast<size_t>(entry.second.node)];
+  BoundPod& pod = entry.second;
+  (pod.prev_on_node != nullptr ? pod.prev_on_node->second.next_on_node : on.first) = pod.next_on_node;
+  (pod.next_on_node != nullptr ? pod.next_on_node->second.prev_on_node : on.last) = pod.prev_on_node;
+  pod.prev_on_node = pod.next_on_node = nullptr;
 }
 
 void ClusterState::check_requested_total(const std::string& key, int32_t slot,
@@ -713,9 +729,8 @@ void ClusterState::attach(const std::string& key, BoundPod pod) {
   if (pod.node < 0 || pod.node >= n_slots() || !is_live(pod.node)) throw NotFound("pod " + key + ": its node is gone");
   check_requested_total(key, pod.node, pod.requests, pod.nonzero_cpu_milli, pod.nonzero_mem_bytes);
   apply_pod(pod, +1);
-  const size_t slot = static_cast<size_t>(pod.node);
   const auto it = pods_.emplace(key, std::move(pod)).first;
-  pods_on_[slot].push_back(&it->first);
+  link_on_node(*it);
   if (it->second.volumes != nullptr || it->second.volume_assumption != nullptr)
     volumes_.on_bind(it->first, it->second.node, it->second.volumes, it->second.volume_assumption);
 }
@@ -730,7 +745,8 @@ void ClusterState::assume_volumes(const std::string& key, std::shared_ptr<const 
 
 std::vector<std::string> ClusterState::pods_on(int32_t slot) const {
   std::vector<std::string> keys;
-  for (const std::string* key : pods_on_.at(static_cast<size_t>(slot))) keys.push_back(*key);
+  for (const BoundEntry* e = pods_on_.at(static_cast<size_t>(slot)).first; e != nullptr; e = e->second.next_on_node)
+    keys.push_back(e->first);
   return keys;
 }
 
@@ -746,8 +762,7 @@ int32_t ClusterState::unbind(const std::string& key) {
   apply_pod(it->second, -1);
   if (it->second.volumes != nullptr || it->second.volume_assumption != nullptr)
     volumes_.on_unbind(it->first, slot, it->second.volumes, it->second.volume_assumption);
-  auto& on = pods_on_[slot];
-  on.erase(std::find(on.begin(), on.end(), &it->first));
+  unlink_from_node(*it);
   pods_.erase(it);
   return slot;
 }
@@ -757,8 +772,8 @@ int32_t ClusterState::unbind(const std::string& key) {
 void ClusterState::reconcile_gpus(int32_t slot) {
   gpus_.reset_usage(slot);
   gpu_classes_[slot].clear();
-  for (const std::string* key : pods_on_[slot]) {
-    GpuAssignment& a = pods_.at(*key).gpu;
+  for (BoundEntry* e = pods_on_[slot].first; e != nullptr; e = e->second.next_on_node) {
+    GpuAssignment& a = e->second.gpu;
     auto& holds = a.holds;
     holds.erase(std::remove_if(holds.begin(), holds.end(),
                                [&](const GpuHold& h) { return !gpus_.holdable(slot, h.gpu, a.kind == GpuKind::kMig); }),

@@ -137,6 +137,9 @@ struct SharedMatrix {
   void reshape(int32_t new_row_capacity, int32_t new_stride);
 };
 
+struct BoundPod;
+using BoundEntry = std::pair<const std::string, BoundPod>;  // ClusterState's entry of a bound pod: key and pod
+
 struct BoundPod {
   int32_t node;
   std::vector<std::pair<int32_t, int64_t>> requests;
@@ -150,6 +153,9 @@ struct BoundPod {
   int64_t start_time = kUnknownStartTime;
   std::shared_ptr<const PodVolumes> volumes;                  // its volumes (VolumeStore::pods_on)
   std::shared_ptr<const VolumeAssumption> volume_assumption;  // what VolumeBinding's Reserve assumed for it
+  // Its neighbours in its node's list of pods (ClusterState's links between its own entries: a copy's mean nothing).
+  BoundEntry* prev_on_node = nullptr;
+  BoundEntry* next_on_node = nullptr;
 };
 
 class ClusterState {
@@ -343,8 +349,16 @@ class ClusterState {
   std::map<std::vector<int32_t>, int32_t> taint_set_index_;
   std::vector<std::vector<std::pair<int32_t, int32_t>>> labels_;
   std::vector<std::string> names_;
-  // Per slot: its pods, as pointers to their keys in pods_ (a map's keys never move while they are in it).
-  std::vector<std::vector<const std::string*>> pods_on_;
+  // Per slot: its pods in bind order, a list linked through their entries in pods_ (a map's entries never move
+  // while they are in it). A gang binds thousands of pods a call: linking allocates nothing, unlinking searches
+  // nothing.
+  struct NodePods {
+    BoundEntry* first = nullptr;
+    BoundEntry* last = nullptr;
+  };
+  void link_on_node(BoundEntry& entry);
+  void unlink_from_node(BoundEntry& entry);
+  std::vector<NodePods> pods_on_;
   std::vector<int32_t> free_slots_;
   std::unordered_map<std::string, int32_t> slot_of_;
   std::unordered_map<std::string, BoundPod> pods_;

@@ -101,6 +101,8 @@ class PodKernel {
     const auto& nz = s.nonzero_requested();
     pods_alloc_ = alloc.row(kAxisPods);
     pods_used_ = req.row(kAxisPods);
+    // A kernel is made per pod class and call: its small vectors are sized once rather than grown.
+    fit_.reserve(pod.requests.size());
     for (const auto& [axis, amount] : pod.requests)
       if (!ignored[static_cast<size_t>(axis)]) fit_.push_back({axis, amount, alloc.row(axis), req.row(axis)});
     check_affinity_ = c.filter_affinity && (!pod.node_selector.empty() || pod.has_required_terms);
@@ -124,6 +126,8 @@ class PodKernel {
     count_prefer_taints_ = c.weight_taints > 0 && s.prefer_no_schedule_taints() > 0;
     // Tolerations against each taint set once, when there are few sets (pools); else per node.
     if (s.n_taint_sets() <= kMaxCachedTaintSets) {
+      untolerated_by_set_.reserve(static_cast<size_t>(s.n_taint_sets()));
+      prefer_count_by_set_.reserve(static_cast<size_t>(s.n_taint_sets()));
       for (int32_t id = 0; id < s.n_taint_sets(); ++id) {
         untolerated_by_set_.push_back(has_untolerated(s.taint_set(id)));
         prefer_count_by_set_.push_back(count_prefer(s.taint_set(id)));
@@ -270,11 +274,13 @@ class PodKernel {
   // Rows and flags for the vectorized block path (block_kernels.h).
   std::vector<blocks::ResourceRow> fit_rows() const {
     std::vector<blocks::ResourceRow> rows;
+    rows.reserve(fit_.size());
     for (const auto& f : fit_) rows.push_back({f.alloc, f.used, f.amount, 0});
     return rows;
   }
   static std::vector<blocks::ResourceRow> rows_of(const std::vector<ScoreTerm>& terms) {
     std::vector<blocks::ResourceRow> rows;
+    rows.reserve(terms.size());
     for (const auto& t : terms) rows.push_back({t.alloc, t.used, t.amount, t.weight});
     return rows;
   }
@@ -313,6 +319,7 @@ class PodKernel {
   std::vector<ScoreTerm> score_terms(const std::vector<ResourceWeight>& resources, bool nonzero,
                                      const SharedMatrix& alloc, const SharedMatrix& req, const SharedMatrix& nz) const {
     std::vector<ScoreTerm> out;
+    out.reserve(resources.size());
     for (const auto& rw : resources) {
       const int32_t axis = s_.find_resource_axis(rw.name);
       if (axis < 0) continue;  // no node has it: allocatable 0 everywhere, so it is skipped
