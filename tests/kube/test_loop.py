@@ -222,7 +222,7 @@ def _racks_of(converter: Converter) -> dict[str, str]:
 
 def test_hypernodes_listed_before_the_nodes_wait_for_them():
     """At start the HyperNode list may arrive before the Node list: the tree waits for the nodes (no error in
-    between, as when a member matched no node), and a node added later joins the HyperNode whose member matches it."""
+    between), and a node added later joins the HyperNode whose member matches it."""
     converter = Converter()
     lp = SchedulingLoop(
         load_config({}), converter, BatchCycle(converter), RecordingBinder(), Silent(), Metrics(), clock=lambda: 100.0
@@ -240,8 +240,18 @@ def test_hypernodes_listed_before_the_nodes_wait_for_them():
     assert _racks_of(converter) == {"a0": "rack-a", "b0": "rack-b", "a1": "rack-a"}
 
 
-def test_a_refused_hypernode_tree_is_tried_again_when_its_node_comes():
-    """A tree vcore refuses (a member matches no node) is logged once, and installed when a node it lacked is added."""
+def _labelled_rack(name: str, labels: dict[str, str]) -> dict:
+    return {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {"name": name, "resourceVersion": "1"},
+        "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"labelMatch": {"matchLabels": labels}}}]},
+    }
+
+
+def test_a_hypernode_whose_member_matches_no_node_is_kept_empty_until_its_node_comes():
+    """As in Volcano, a member that matches no node leaves its HyperNode empty (no error): the tree is installed,
+    and the node joins when it is added."""
     converter = Converter()
     lp = SchedulingLoop(
         load_config({}), converter, BatchCycle(converter), RecordingBinder(), Silent(), Metrics(), clock=lambda: 100.0
@@ -249,8 +259,27 @@ def test_a_refused_hypernode_tree_is_tried_again_when_its_node_comes():
     lp.replace("Node", [node("a0", cpu="2")], "1")
     lp.replace("HyperNode", [_rack("rack-a", "^a[0-9]$"), _rack("rack-b", "^b[0-9]$")], "1")
     lp.drain()
-    assert converter.errors == 1  # rack-b matches no node yet
+    assert converter.errors == 0
+    assert _racks_of(converter) == {"a0": "rack-a"}
+    assert "rack-b" in converter.cluster.topology.domain_names
     lp.event("Node", "ADDED", node("b0", cpu="2"))
     lp.drain()
-    assert converter.errors == 1
+    assert converter.errors == 0
     assert _racks_of(converter) == {"a0": "rack-a", "b0": "rack-b"}
+
+
+def test_a_refused_hypernode_tree_is_tried_again_when_a_node_is_relabeled():
+    """A tree vcore refuses (a node in two HyperNodes of one tier) is logged once, and installed when the node's
+    relabeling resolves the conflict."""
+    converter = Converter()
+    lp = SchedulingLoop(
+        load_config({}), converter, BatchCycle(converter), RecordingBinder(), Silent(), Metrics(), clock=lambda: 100.0
+    )
+    lp.replace("Node", [node("a0", cpu="2", labels={"rack": "a", "row": "1"})], "1")
+    lp.replace("HyperNode", [_labelled_rack("rack-a", {"rack": "a"}), _labelled_rack("row-1", {"row": "1"})], "1")
+    lp.drain()
+    assert converter.errors == 1  # a0 would be in both tier-1 HyperNodes
+    lp.event("Node", "MODIFIED", node("a0", cpu="2", labels={"rack": "a"}))
+    lp.drain()
+    assert converter.errors == 1
+    assert _racks_of(converter) == {"a0": "rack-a"}

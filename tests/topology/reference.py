@@ -75,9 +75,7 @@ def tree_from_hypernodes(hypernodes: list[dict], nodes: dict[str, dict[str, str]
                 matched = [n for n in nodes if re.search(value, n)]
             else:
                 matched = [n for n, lab in nodes.items() if _label_match(lab, labels)]
-            if not matched:
-                raise ValueError(h["name"])
-            for n in matched:
+            for n in matched:  # none: the HyperNode is kept without nodes (Volcano's member selection)
                 direct[n].append(h["name"])
     for name, p in parent.items():
         seen = {name}

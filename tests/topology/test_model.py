@@ -180,21 +180,6 @@ BAD = [
         "HyperNode bad: spec.members[0].type: must be one of Node, HyperNode; got 'Rack'",
     ),
     (
-        "exact-matches-nothing",
-        lambda c: c.add_hypernode(hn("ghost", 1, nodes=["nope"])),
-        "HyperNode ghost: member Node nope (exactMatch) matches no node",
-    ),
-    (
-        "regex-matches-nothing",
-        lambda c: c.add_hypernode(hn("ghost", 1, regex="^zz")),
-        "HyperNode ghost: member Node regexMatch '^zz' matches no node",
-    ),
-    (
-        "labels-match-nothing",
-        lambda c: c.add_hypernode(hn("ghost", 1, labels={"rack": "zz"})),
-        "HyperNode ghost: member Node labelMatch #1 matches no node",
-    ),
-    (
         "missing-child",
         lambda c: c.add_hypernode(hn("top", 3, children=["nowhere"])),
         "HyperNode top: member HyperNode nowhere does not exist",
@@ -354,6 +339,23 @@ BAD = [
         "topology levels[0]: 'not a key!' is not a valid label key",
     ),
 ]
+
+
+@pytest.mark.parametrize(
+    "member",
+    [{"nodes": ["zz0"]}, {"regex": "^zz"}, {"labels": {"rack": "zz"}}],
+    ids=["exactMatch", "regexMatch", "labelMatch"],
+)
+def test_a_member_matching_no_node_leaves_the_hypernode_empty_until_the_node_comes(member):
+    """Volcano's member selection: a member that matches no node is no error; the HyperNode is kept without nodes,
+    and a node added later that the member matches joins it."""
+    c = _base()
+    c.add_hypernode(hn("ghost", 1, **member))
+    assert "ghost" in c.topology.domain_names
+    assert "ghost" not in {leaf for leaf, *_ in columns(c).values()}
+    c.add_node(node("zz0", labels={"rack": "zz"}))
+    assert columns(c)["zz0"] == ["ghost", None]  # a tier-1 root: no spine above it
+    assert columns(c)["n0"] == ["leaf-a", "spine"]  # the rest of the tree is as it was
 
 
 @pytest.mark.parametrize("action, message", [b[1:] for b in BAD], ids=[b[0] for b in BAD])

@@ -251,13 +251,14 @@ Topology::Tree Topology::build_tree(const std::vector<const Compiled*>& hns) con
   return t;
 }
 
+// A member that matches no node leaves the HyperNode without that node, as Volcano's member selection does: the
+// HyperNode is kept (empty when no member matches) and a node added or relabeled later joins it.
 std::vector<int32_t> Topology::resolve(const ClusterState& s, const Compiled& c, const HyperNodeInput& in) const {
   const std::string where = "HyperNode " + c.name;
   std::vector<int32_t> slots;
   for (const auto& name : c.exact_nodes) {
     const int32_t slot = s.node_index(name);
-    if (slot < 0) throw Invalid(where + ": member Node " + name + " (exactMatch) matches no node");
-    slots.push_back(slot);
+    if (slot >= 0) slots.push_back(slot);
   }
   const int32_t n = s.n_slots();
   for (size_t i = 0; i < in.members.size(); ++i) {
@@ -273,18 +274,12 @@ std::vector<int32_t> Topology::resolve(const ClusterState& s, const Compiled& c,
                       " is not a live node");
       slots.push_back(slot);
     }
-    if (m.slots.empty()) throw Invalid(where + ": member Node regexMatch '" + m.value + "' matches no node");
   }
-  for (size_t k = 0; k < c.label_nodes.size(); ++k) {
+  for (const auto& selector : c.label_nodes) {
     Compiled one;
-    one.label_nodes.push_back(c.label_nodes[k]);
-    bool any = false;
+    one.label_nodes.push_back(selector);
     for (int32_t slot = 0; slot < n; ++slot)
-      if (s.is_live(slot) && one.labels_match(s.labels()[slot])) {
-        slots.push_back(slot);
-        any = true;
-      }
-    if (!any) throw Invalid(where + ": member Node labelMatch #" + std::to_string(k + 1) + " matches no node");
+      if (s.is_live(slot) && one.labels_match(s.labels()[slot])) slots.push_back(slot);
   }
   std::sort(slots.begin(), slots.end());
   slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
