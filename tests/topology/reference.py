@@ -301,7 +301,7 @@ def node_scores(
         allocated = leaf if i == 0 else tree.lca(allocated, leaf)
         if allocated is None:
             return out
-    lo, hi = tree.tiers[0], tree.tiers[-1]
+    lo, top = tree.tiers[0], tree.tiers[-1] + 1  # Volcano's virtual cluster-wide HyperNode tops the tier scale
     for n in nodes:
         leaf = tree.leaf(n)
         if leaf is None:
@@ -310,7 +310,7 @@ def node_scores(
             s = 100.0
         else:
             lca = tree.lca(allocated, leaf)
-            s = 0.0 if lca is None or hi == lo else 100.0 * (hi - tree.tiers[tree.row[lca]]) / (hi - lo)
+            s = 0.0 if lca is None else 100.0 * (top - tree.tiers[tree.row[lca]]) / (top - lo)
         out[n] = s * weight
     best = max(out.values(), default=0.0)
     top = [n for n in nodes if out[n] == best]
@@ -339,28 +339,30 @@ def binpack_scores(
     weight_sum = sum(w for _, _, w in resources)
     if not tree.tiers or weight_sum == 0:
         return out
-    full = {}
-    for d in tree.row:
-        members = [n for n in nodes if d in tree.column.get(n, [])]
-        total, over = 0.0, False
+
+    def fullness(members: list[str]) -> float:
+        total = 0.0
         for name, request, w in resources:
             a = float(sum(alloc[n].get(name, 0) for n in members))
             u = float(sum(used[n].get(name, 0) for n in members)) + request
             if u > a:
-                over = True
-                break
+                return 0.0
             if a > 0:
                 total += w * u / a
-        full[d] = 0.0 if over else total / weight_sum
+        return total / weight_sum
+
+    full = {d: fullness([n for n in nodes if d in tree.column.get(n, [])]) for d in tree.row}
+    top = tree.tiers[-1] + 1  # Volcano's virtual HyperNode of every node, one tier above the highest
     tier_weight = {}
-    for tier in range(tree.tiers[0], tree.tiers[-1] + 1):
+    for tier in range(tree.tiers[0], top + 1):
         tier_weight[tier] = fading ** (tier - 1) if fading > 0 else float(tier == 1)
     tier_sum = sum(tier_weight.values())
     if tier_sum <= 0:
         return out
-    absent = sum(w for t, w in tier_weight.items() if t not in tree.tiers)
+    absent = sum(w for t, w in tier_weight.items() if t not in tree.tiers and t != top)
+    cluster = fullness(nodes)
     for n in nodes:
-        total = absent
+        total = absent + tier_weight[top] * cluster
         for r, tier in enumerate(tree.tiers):
             d = tree.column.get(n, [None] * len(tree.tiers))[r]
             total += tier_weight[tier] * (full[d] if d is not None else 1.0)

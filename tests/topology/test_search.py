@@ -257,10 +257,11 @@ def test_soft_node_scores_follow_scoring_md():
     assert not node_scores(c, job, job_tasks=4).any()  # the first pod: no preference
     job[c.node_index("s0-l0-n0")] = 1
     scores = dict(zip(c._state.node_names(), node_scores(c, job, job_tasks=4, weight=2)))
-    # Same leaf: 100 (x2), plus Volcano's tie-break 100 * 1/4 (x2) among the top nodes; same spine: LCA tier 2 ->
-    # (3 - 2) / (3 - 1) = 50 (x2); other spine: LCA tier 3 -> 0.
+    # maxTier is Volcano's session's: its virtual cluster-wide HyperNode, tier 4 above the core's 3. Same leaf: 100
+    # (x2), plus Volcano's tie-break 100 * 1/4 (x2) among the top nodes; same spine: LCA tier 2 -> (4 - 2) / (4 - 1)
+    # (x2); other spine: LCA tier 3 (the core) -> (4 - 3) / (4 - 1) (x2).
     assert scores["s0-l0-n1"] == scores["s0-l0-n0"] == 250.0
-    assert scores["s0-l1-n0"] == 100.0 and scores["s1-l0-n0"] == 0.0
+    assert scores["s0-l1-n0"] == pytest.approx(200 * 2 / 3) and scores["s1-l0-n0"] == pytest.approx(200 / 3)
     # A node outside the tree scores 0; candidates restrict the tie-break's field.
     c.add_node(node("outside"))
     job = np.zeros(c._state.n_slots, dtype=np.int32)
@@ -505,9 +506,10 @@ def test_binpack_scores_prefer_the_fuller_hypernode():
     scores = dict(
         zip(c.node_names, binpack_scores(c, {"cpu": 1000}, weights={"cpu": 1}, fading=0.8, weight=1).tolist())
     )
-    # leaf-0-0 would be 3/8 full, leaf-0-1 1/8; the spine and the core 3/16 for both; tiers weigh 1, 0.8, 0.64:
-    # (0.375 + 1.44 * 0.1875) / 2.44 -> 26 and (0.125 + 1.44 * 0.1875) / 2.44 -> 16.
-    assert scores == {"s0-l0-n0": 26, "s0-l0-n1": 26, "s0-l1-n0": 16, "s0-l1-n1": 16}
+    # leaf-0-0 would be 3/8 full, leaf-0-1 1/8; the spine, the core and Volcano's virtual cluster-wide HyperNode
+    # above them 3/16 for both; tiers 1..4 weigh 1, 0.8, 0.64, 0.512:
+    # (0.375 + 1.952 * 0.1875) / 2.952 -> 25 and (0.125 + 1.952 * 0.1875) / 2.952 -> 16.
+    assert scores == {"s0-l0-n0": 25, "s0-l0-n1": 25, "s0-l1-n0": 16, "s0-l1-n1": 16}
     with pytest.raises(ValueError, match="fading"):
         binpack_scores(c, {"cpu": 1}, weights={"cpu": 1}, fading=-1, weight=1)
 
@@ -516,17 +518,19 @@ def test_binpack_scores_prefer_the_fuller_hypernode():
 def test_binpack_tier_weights_of_far_apart_tiers(top, fading):
     # Tiers are any int32 and fading up to 1e6: fading ** (tier - 1) overflows and a sum over every tier number
     # in between would take seconds. Per node: the absent tiers' share (each scores 1) plus each row's share times
-    # the fullness of the node's HyperNode of that row; the shares come from the geometric series.
+    # the fullness of the node's HyperNode of that row, plus the share of Volcano's virtual cluster-wide tier
+    # (top + 1) times the cluster's fullness; the shares come from the geometric series.
     c = vcore.Cluster()
     for name in ("n0", "n1"):
         c.add_node(node(name, cpu=4))
     c.set_hypernodes([hn("leaf", 1, nodes=["n0"]), hn("top", top, children=["leaf"])])
     got = binpack_scores(c, {"cpu": 1000}, weights={"cpu": 1}, fading=fading, weight=3).tolist()
-    full = 0.25  # n0's HyperNodes would hold 1 of 4 cpus; n1 is in none (1 for every tier)
-    share = {1: _tier_share(fading, 1, 1, top), top: _tier_share(fading, top, 1, top)}
-    absent = 1 - share[1] - share[top]
-    assert got[1] == 300
-    assert abs(got[0] - 300 * (absent + full * (share[1] + share[top]))) <= 1
+    full, cluster = 0.25, 0.125  # n0's HyperNodes would hold 1 of 4 cpus, the cluster 1 of 8; n1 is in none
+    share = {t: _tier_share(fading, t, 1, top + 1) for t in (1, top, top + 1)}
+    absent = 1 - sum(share.values())
+    rows = share[1] + share[top]
+    assert abs(got[0] - 300 * (absent + full * rows + cluster * share[top + 1])) <= 1
+    assert abs(got[1] - 300 * (absent + rows + cluster * share[top + 1])) <= 1
 
 
 def _tier_share(fading: float, tier: int, lo: int, hi: int) -> float:

@@ -314,7 +314,9 @@ def node_scores(
     """float64[n_slots]: Volcano's network-topology-aware score of each node for the next pod of a job whose pods
     run ``job_pods`` per slot (int32[n_slots]); ``job_tasks`` is the job's task count (Volcano's tie-break by the
     share of the job in a node's HyperNode), ``candidates`` (bool[n_slots]) the nodes being scored (default every
-    live node). The first pod of a job scores 0 everywhere."""
+    live node). The first pod of a job scores 0 everywhere. As in Volcano, the tier scale runs to the virtual
+    cluster-wide HyperNode one tier above the highest: a node meeting the job's HyperNode at tier t scores
+    (top - t) / (top - lowest), one meeting it only at the top 0."""
     state = cluster.state
     job_pods = _check_array("job_pods", job_pods, state.n_slots)
     if isinstance(job_tasks, bool) or not isinstance(job_tasks, (int, np.integer)) or job_tasks < 0:
@@ -333,7 +335,8 @@ def binpack_scores(
     """int64[n_slots]: Volcano's HyperNode binpack node score of a pod without a network topology (the
     network-topology-aware plugin's normal-pod score), in 0..100 * ``weight``: per tier t, weighted ``fading`` **
     (t - 1), how full the node's HyperNode of that tier would be with the pod, over the resources the pod requests
-    that ``weights`` names ({resource: weight}). A resource no node has counts as nothing."""
+    that ``weights`` names ({resource: weight}). The tiers run to Volcano's virtual cluster-wide HyperNode one tier
+    above the highest, whose fullness is the whole cluster's. A resource no node has counts as nothing."""
     state = cluster.state
     resources = []
     for name, w in weights.items():

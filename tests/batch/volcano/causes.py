@@ -53,12 +53,6 @@ SUBGROUP_POLICY_MODEL = Cause(
     "labelled sub-group of several roles, label keys on more than the finest policy, running pods in a labelled "
     "sub-group",
 )
-TOPOLOGY_SCORE_TOP_TIER = Cause(
-    "TOPOLOGY_SCORE_TOP_TIER",
-    "Volcano's session adds a virtual cluster-top HyperNode one tier above the highest (addClusterTopHyperNode): "
-    "the LCA-tier node score is (top - tier) / (top - lowest) and the normal-pod binpack score averages the top "
-    "tier too; vcore's scores use the real tiers only",
-)
 TOPOLOGY_ALLOCATED_HYPERNODE = Cause(
     "TOPOLOGY_ALLOCATED_HYPERNODE",
     "a job's allocated HyperNode is its PodGroup's volcano.sh/job-allocated-hypernode annotation (the domain its "

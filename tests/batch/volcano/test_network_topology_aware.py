@@ -323,20 +323,6 @@ HARD = [
 ]
 
 
-LCA_TIER_CAUSES = {
-    "Tasks in job rescheduled, score nodes according to node hypernode LCA hyperNode tier": (
-        C.TOPOLOGY_SCORE_TOP_TIER,
-    ),
-    "Tasks in job rescheduled, score hyperNodes according to node LCA hyperNode tier of the hyperNode and "
-    "jobAllocatedHyperNode when hyperNodesInfo has two tier": (C.TOPOLOGY_SCORE_TOP_TIER,),
-    "Tasks in job rescheduled, score hyperNodes according to node LCA hyperNode tier of the hyperNode and "
-    "jobAllocatedHyperNode with plugin weight 2": (C.TOPOLOGY_SCORE_TOP_TIER,),
-    "Tasks in job rescheduled, score hyperNodes according to node LCA hyperNode tier and task num of the hyperNode "
-    "when there are at least two hyperNodes have max hyperNode tier score": (C.TOPOLOGY_SCORE_TOP_TIER,),
-}
-mark(HARD, xfail=LCA_TIER_CAUSES)
-
-
 @pytest.mark.parametrize("sc", [param(sc) for sc in HARD])
 def test_network_topology_aware_node_score_hard(sc):
     check_scores(sc)
@@ -450,9 +436,6 @@ SOFT = [
         expected_scores={"s3-n1": 116.6, "s4-n1": 91.6, "s5-n1": 33.3},
     ),
 ]
-
-
-mark(SOFT, xfail=LCA_TIER_CAUSES)
 
 
 @pytest.mark.parametrize("sc", [param(sc) for sc in SOFT])
@@ -638,7 +621,6 @@ mark(
     BATCH_NODE_ORDER,
     xfail={
         "score empty nodes for single task with no network topology and default plugin arguments": (
-            C.TOPOLOGY_SCORE_TOP_TIER,
             C.SCORE_TRUNCATION,
         ),
         "score empty nodes for single task with no network topology and customized plugin arguments": (
@@ -647,7 +629,7 @@ mark(
         "score non-empty nodes for single task with no network topology and customized plugin arguments": (
             C.SCORE_TRUNCATION,
         ),
-        "score nodes for tasks with network topology": (C.TOPOLOGY_SCORE_TOP_TIER, C.TOPOLOGY_ALLOCATED_HYPERNODE),
+        "score nodes for tasks with network topology": (C.TOPOLOGY_ALLOCATED_HYPERNODE,),
     },
 )
 

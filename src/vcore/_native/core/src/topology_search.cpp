@@ -329,7 +329,9 @@ std::vector<double> Topology::node_scores(const ClusterState& s, const std::vect
     allocated = leaf < 0 ? -1 : allocated == -2 ? leaf : lca(allocated, leaf);
   }
   if (allocated < 0) return out;  // the first pod, or pods with no common HyperNode: no preference
-  const double min_tier = static_cast<double>(tiers_.front()), max_tier = static_cast<double>(tiers_.back());
+  // Volcano's session adds a virtual HyperNode of every node one tier above the highest (addClusterTopHyperNode):
+  // the tier scale runs up to it, and nodes that meet the job's HyperNode only there score 0.
+  const double min_tier = static_cast<double>(tiers_.front()), top_tier = static_cast<double>(tiers_.back()) + 1;
   const auto considered = [&](int32_t slot) { return s.is_live(slot) && (candidates.empty() || candidates[slot]); };
   double best = -1;
   int32_t at_best = 0;
@@ -341,8 +343,7 @@ std::vector<double> Topology::node_scores(const ClusterState& s, const std::vect
       score = 100.0;
     } else if (leaf >= 0) {
       const int32_t l = lca(allocated, leaf);
-      if (l >= 0 && max_tier != min_tier)
-        score = 100.0 * (max_tier - static_cast<double>(tiers_[domains_[l].row])) / (max_tier - min_tier);
+      if (l >= 0) score = 100.0 * (top_tier - static_cast<double>(tiers_[domains_[l].row])) / (top_tier - min_tier);
     }
     out[slot] = score * weight;
     if (out[slot] > best) {
@@ -386,53 +387,65 @@ std::vector<int64_t> Topology::binpack_scores(const ClusterState& s, const std::
       }
     }
   }
-  std::vector<double> full(static_cast<size_t>(nd), 0.0);  // the domain's score with the pod
-  for (int32_t d = 0; d < nd; ++d) {
-    double sum = 0;
-    bool over = false;
-    for (size_t i = 0; i < k && !over; ++i) {
-      const double a = alloc[static_cast<size_t>(d) * k + i];
-      const double u = used[static_cast<size_t>(d) * k + i] + static_cast<double>(resources[i].request);
-      if (u > a)
-        over = true;
-      else if (a > 0)
-        sum += static_cast<double>(resources[i].weight) * u / a;
+  // The fullness with the pod of the domains' resources (and of the whole cluster's, kept past the domains).
+  std::vector<double> cluster_alloc(k, 0.0), cluster_used(k, 0.0);
+  for (int32_t slot = 0; slot < n; ++slot) {
+    if (!s.is_live(slot)) continue;
+    for (size_t i = 0; i < k; ++i) {
+      cluster_alloc[i] += static_cast<double>(s.allocatable().row(resources[i].axis)[slot]);
+      cluster_used[i] += static_cast<double>(s.requested().row(resources[i].axis)[slot]);
     }
-    full[static_cast<size_t>(d)] = over ? 0.0 : sum / static_cast<double>(weight_sum);
   }
-  // Tier weights fading^(tier - 1) over every tier number from the lowest to the highest (a tier without HyperNodes
-  // scores 1), summed tier by tier as Volcano does while that is a short, finite sum. Tiers are any int32, so for a
-  // wide span (or weights that overflow) each row's share of the sum comes from the geometric series instead: the
-  // cost never grows with the tier numbers and the score stays in 0..100 * weight.
-  const int64_t lo = tiers_.front(), hi = tiers_.back();
+  const auto fullness = [&](const double* a, const double* u0) {
+    double sum = 0;
+    for (size_t i = 0; i < k; ++i) {
+      const double u = u0[i] + static_cast<double>(resources[i].request);
+      if (u > a[i]) return 0.0;
+      if (a[i] > 0) sum += static_cast<double>(resources[i].weight) * u / a[i];
+    }
+    return sum / static_cast<double>(weight_sum);
+  };
+  std::vector<double> full(static_cast<size_t>(nd), 0.0);
+  for (int32_t d = 0; d < nd; ++d)
+    full[static_cast<size_t>(d)] = fullness(&alloc[static_cast<size_t>(d) * k], &used[static_cast<size_t>(d) * k]);
+  const double cluster_full = fullness(cluster_alloc.data(), cluster_used.data());
+  // Tier weights fading^(tier - 1) over every tier number from the lowest to Volcano's virtual cluster-wide tier one
+  // above the highest (addClusterTopHyperNode; a tier without HyperNodes scores 1), summed tier by tier as Volcano
+  // does while that is a short, finite sum. Tiers are any int32, so for a wide span (or weights that overflow) each
+  // tier's share of the sum comes from the geometric series instead: the cost never grows with the tier numbers
+  // and the score stays in 0..100 * weight.
+  const int64_t lo = tiers_.front(), top = tiers_.back() + 1;
   std::vector<double> row_weight(static_cast<size_t>(rows), 0.0);
-  double tier_sum = 0, absent = 0;
-  if (hi - lo < kTierLoopSpan) {
-    for (int64_t tier = lo; tier <= hi; ++tier) {
+  double tier_sum = 0, absent = 0, top_weight = 0;
+  if (top - lo < kTierLoopSpan) {
+    for (int64_t tier = lo; tier <= top; ++tier) {
       const double w = fading > 0 ? std::pow(fading, static_cast<double>(tier - 1)) : (tier == 1 ? 1.0 : 0.0);
       tier_sum += w;
       const auto it = std::find(tiers_.begin(), tiers_.end(), tier);
-      if (it == tiers_.end())
+      if (tier == top)
+        top_weight = w;
+      else if (it == tiers_.end())
         absent += w;
       else
         row_weight[static_cast<size_t>(it - tiers_.begin())] = w;
     }
   }
-  if (hi - lo >= kTierLoopSpan || !std::isfinite(tier_sum)) {
-    tier_sum = 1;  // row_weight holds shares of the whole sum
-    absent = 1;
+  if (top - lo >= kTierLoopSpan || !std::isfinite(tier_sum)) {
+    tier_sum = 1;  // the weights hold shares of the whole sum
+    top_weight = tier_share(fading, top, lo, top);
+    absent = 1 - top_weight;
     for (int32_t r = 0; r < rows; ++r) {
-      row_weight[static_cast<size_t>(r)] = tier_share(fading, tiers_[static_cast<size_t>(r)], lo, hi);
+      row_weight[static_cast<size_t>(r)] = tier_share(fading, tiers_[static_cast<size_t>(r)], lo, top);
       absent -= row_weight[static_cast<size_t>(r)];
     }
     absent = std::max(absent, 0.0);
-    if (fading == 0 && !(lo <= 1 && 1 <= hi)) tier_sum = 0;  // every weight is 0
+    if (fading == 0 && !(lo <= 1 && 1 <= top)) tier_sum = 0;  // every weight is 0
   }
   if (!(tier_sum > 0)) return out;
   const double scale = 100.0 * weight / tier_sum;
   for (int32_t slot = 0; slot < n; ++slot) {
     if (!s.is_live(slot)) continue;
-    double total = absent;
+    double total = absent + top_weight * cluster_full;
     for (int32_t r = 0; r < rows; ++r) {
       const int32_t d = at(r, slot);
       total += row_weight[static_cast<size_t>(r)] * (d >= 0 ? full[static_cast<size_t>(d)] : 1.0);
