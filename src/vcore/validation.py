@@ -54,6 +54,7 @@ __all__ = [
     "String",
     "fail",
     "fail_type",
+    "go_parse_bool",
     "join",
     "load_yaml_file",
     "mapping",
@@ -303,6 +304,17 @@ class Duration(Constraint[float]):
         if seconds > self.max_seconds:
             raise fail(error, path, f"must be at most {_show(self.max_seconds)} s, got {_shown(value)}")
         return seconds
+
+
+_GO_BOOLS = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
+
+
+def go_parse_bool(text: str) -> bool | None:
+    """Go's strconv.ParseBool, which Kubernetes and Volcano read boolean strings with: None where it fails."""
+    return _GO_BOOLS.get(text)
 
 
 def load_yaml_file(path: str | os.PathLike[str], error: ErrorType = ValueError) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import re
+import warnings
 from typing import Any
 
 import pytest
@@ -335,10 +336,13 @@ def test_topology_levels(data):
 def test_topology_arguments(data):
     args = _mutations(data, VALID_ARGS)
     try:
-        parsed = parse_topology_args(args, "args")
+        with warnings.catch_warnings(record=True) as defaulted:  # Volcano's keys Volcano would default
+            warnings.simplefilter("always")
+            parsed = parse_topology_args(args, "args")
     except vcore.ProfileError as e:
         assert str(e).startswith("args"), str(e)
         return
+    assert all(w.category is vcore.ProfileWarning and str(w.message).startswith("args.") for w in defaulted)
     assert parse_topology_args(parsed.to_dict(), "args") == parsed
 
 

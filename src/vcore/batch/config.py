@@ -36,7 +36,7 @@ import yaml
 
 from vcore.batch.shares import names as share_names
 from vcore.errors import ProfileError, ProfileWarning
-from vcore.topology.args import TopologyPlacementArgs, parse_topology_args
+from vcore.topology.args import TopologyPlacementArgs, parse_topology_args, with_volcano_defaults
 from vcore.validation import (
     Boolean,
     Integer,
@@ -429,6 +429,8 @@ def _check_arguments(name: str, args: dict[str, Any], path: str, notes: list[str
         return args
     allowed: tuple[str, ...] = ()
     if name == NETWORK_TOPOLOGY:
+        args, defaulted = with_volcano_defaults(args, path)  # what Volcano replaces by its defaults, noted once
+        notes.extend(defaulted)
         parse_topology_args(args, path)  # every key is its own; the cycle reads them back through .topology
         return args
     if name == NUMA_AWARE:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from vcore._native import _convert, _core
 from vcore.batch.podgroup import GROUP_NAME_ANNOTATION, QUEUE_NAME_ANNOTATION, TASK_SPEC_KEY, metadata, string_map
 from vcore.topology.constraint import TopologyConstraint, kueue_constraint
+from vcore.validation import go_parse_bool
 
 if TYPE_CHECKING:
     from vcore._native._convert import PodSpec
@@ -25,7 +26,6 @@ GPU_INDEX_ANNOTATION = "volcano.sh/gpu-index"
 #: Whether a pod may be a preempt or reclaim victim (annotation first, then label; default true), read as Go's
 #: strconv.ParseBool: Volcano reads a value that is not a boolean as false (GetPodPreemptable).
 PREEMPTABLE_KEY = "volcano.sh/preemptable"
-_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 
 
 @dataclass(slots=True)  # read for tens of thousands of pods a cycle: no per-object dict
@@ -106,4 +106,4 @@ def pod_info(obj: Any, spec: PodSpec) -> PodInfo:
 def preemptable(annotations: dict[str, str], labels: dict[str, str]) -> bool:
     """volcano.sh/preemptable: the annotation, else the label, else true; a value Go's ParseBool refuses is false."""
     value = annotations.get(PREEMPTABLE_KEY, labels.get(PREEMPTABLE_KEY))
-    return value is None or value in _GO_TRUE
+    return value is None or go_parse_bool(value) is True

@@ -25,16 +25,20 @@
     candidateDomains: 8       # CP-SAT considers the tightest this many feasible domains of the native search's row
                               #   (always including the native choice)
 
-An unknown key or a bad value is a vcore.ProfileError naming the field.
+A value of one of Volcano's keys that Volcano's plugin cannot use (getPriorityWeight, getNormalPodConfig: a weight
+that is not a non-negative integer, an enable that is not a boolean, a negative fading, a resource weight for a
+resource not listed) is replaced by Volcano's default with a vcore.ProfileWarning, as Volcano logs and goes on. Any
+other unknown key or bad value is a vcore.ProfileError naming the field.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vcore.errors import ProfileError
+from vcore.errors import ProfileError, ProfileWarning
 from vcore.validation import (
     Boolean,
     Constraint,
@@ -44,12 +48,13 @@ from vcore.validation import (
     Record,
     String,
     fail,
+    go_parse_bool,
     join,
     mapping,
     unknown_key,
 )
 
-__all__ = ["OBJECTIVES", "SOLVERS", "TopologyPlacementArgs", "parse_topology_args"]
+__all__ = ["OBJECTIVES", "SOLVERS", "TopologyPlacementArgs", "parse_topology_args", "with_volcano_defaults"]
 
 SOLVERS = ("native", "cpsat", "auto")
 OBJECTIVES = ("lexicographic", "weighted")
@@ -148,10 +153,13 @@ class TopologyPlacementArgs:
 
 
 def parse_topology_args(args: Mapping[str, Any] | None, path: str = "args") -> TopologyPlacementArgs:
-    """Validate topology placement arguments; ``path`` prefixes the field names in errors (ProfileError)."""
+    """Validate topology placement arguments; ``path`` prefixes the field names in errors (ProfileError) and in
+    warnings (ProfileWarning: a value of Volcano's keys replaced by its default, see with_volcano_defaults)."""
     if args is None:
         return TopologyPlacementArgs()
-    args = mapping(args, path, ProfileError)
+    args, notes = with_volcano_defaults(mapping(args, path, ProfileError), path)
+    for note in notes:
+        warnings.warn(note, ProfileWarning, stacklevel=2)
     checked: dict[str, Any] = {}
     for key, value in args.items():
         at = join(path, key)
@@ -161,10 +169,7 @@ def parse_topology_args(args: Mapping[str, Any] | None, path: str = "args") -> T
             checked[key] = _BINPACK_WEIGHT(value, at, ProfileError)
         else:
             raise unknown_key(at, key, tuple(_FIELDS), ProfileError)
-    extra = _binpack_resources(checked.get(_RESOURCES), join(path, _RESOURCES))
-    for key in checked:
-        if key.startswith(_RESOURCES + ".") and key[len(_RESOURCES) + 1 :] not in extra:
-            raise fail(ProfileError, join(path, key), f"unknown key (list the resource in {_RESOURCES} first)")
+    extra = _binpack_resources(checked.get(_RESOURCES))
     kw: dict[str, Any] = {_ATTRIBUTES[k]: v for k, v in checked.items() if k in _ATTRIBUTES}
     kw["binpack_weights"] = tuple(
         (name, checked.get(f"{_RESOURCES}.{name}" if name in extra else _BINPACK + name, 1))
@@ -182,14 +187,64 @@ def parse_topology_args(args: Mapping[str, Any] | None, path: str = "args") -> T
     return TopologyPlacementArgs(**kw)
 
 
-def _binpack_resources(raw: str | None, path: str) -> list[str]:
-    """The extra resources of ``hypernode.binpack.resources`` ("a, b"), validated."""
-    if raw is None:
-        return []
-    names = [n.strip() for n in raw.split(",") if n.strip()]
-    for name in names:
-        if name in ("cpu", "memory"):
-            raise fail(ProfileError, path, f"{name} has its own key {_BINPACK}{name}")
-    if len(set(names)) != len(names):
-        raise fail(ProfileError, path, "a resource is listed twice")
-    return names
+def with_volcano_defaults(args: Mapping[str, Any], path: str) -> tuple[dict[str, Any], list[str]]:
+    """The arguments as Volcano's plugin reads its own keys (framework.Arguments' GetInt, GetBool, GetFloat64, then
+    getPriorityWeight's and getNormalPodConfig's checks): a value it cannot use is left out, so its default applies,
+    with a note saying so. vcore's own keys are left to parse_topology_args."""
+    out = dict(args)
+    notes: list[str] = []
+
+    def drop(key: str, why: str) -> None:
+        notes.append(f"{join(path, key)}: {why}; the network-topology-aware plugin uses its default, as Volcano's does")
+        del out[key]
+
+    def weight(key: str) -> None:
+        value = out[key]
+        if type(value) is not int:  # GetInt: an int, nothing else (a bool neither)
+            drop(key, f"{value!r} is not an integer")
+        elif value < 0:
+            drop(key, f"{value} is negative")
+
+    for key in ("weight", _BINPACK + "cpu", _BINPACK + "memory"):
+        if key in out:
+            weight(key)
+    listed: list[str] = []
+    if _RESOURCES in out:
+        raw = out[_RESOURCES]
+        if isinstance(raw, str):
+            for name in (n.strip() for n in raw.split(",") if n.strip()):
+                if name in ("cpu", "memory") or name in listed:  # Volcano keeps them in a map it never reads
+                    notes.append(
+                        f"{join(path, _RESOURCES)}: {name} is listed again ({_BINPACK}{name} or the list "
+                        "has its weight); ignored, as Volcano does"
+                    )
+                else:
+                    listed.append(name)
+            out[_RESOURCES] = ", ".join(listed)
+        else:
+            drop(_RESOURCES, f"{raw!r} is not a comma-separated string")
+    for key in [k for k in out if k.startswith(_RESOURCES + ".")]:
+        if key[len(_RESOURCES) + 1 :] not in listed:
+            notes.append(f"{join(path, key)}: the resource is not listed in {_RESOURCES}; ignored, as Volcano does")
+            del out[key]
+        else:
+            weight(key)
+    if _NORMAL_ENABLE in out:
+        enable = out[_NORMAL_ENABLE]
+        parsed = go_parse_bool(enable) if isinstance(enable, str) else enable
+        if isinstance(parsed, bool):
+            out[_NORMAL_ENABLE] = parsed
+        else:
+            drop(_NORMAL_ENABLE, f"{enable!r} is not a boolean")
+    if _NORMAL_FADING in out:
+        fading = out[_NORMAL_FADING]
+        if isinstance(fading, bool) or not isinstance(fading, (int, float)):  # GetFloat64: a float or an int
+            drop(_NORMAL_FADING, f"{fading!r} is not a number")
+        elif fading < 0:
+            drop(_NORMAL_FADING, f"{fading} is negative")
+    return out, notes
+
+
+def _binpack_resources(raw: str | None) -> list[str]:
+    """The extra resources of ``hypernode.binpack.resources`` ("a, b"), as with_volcano_defaults left them."""
+    return [] if raw is None else [n.strip() for n in raw.split(",") if n.strip()]

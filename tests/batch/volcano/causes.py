@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vcore.errors import ProfileError
-
 
 @dataclass(frozen=True)
 class Cause:
@@ -25,17 +23,6 @@ class Cause:
     def __str__(self) -> str:
         return self.name
 
-
-def _config(name: str, summary: str) -> Cause:
-    return Cause(name, summary, ProfileError)
-
-
-# -- configurations vcore refuses --------------------------------------------------------------------------------
-TOPOLOGY_ARGUMENTS_NOT_DEFAULTED = _config(
-    "TOPOLOGY_ARGUMENTS_NOT_DEFAULTED",
-    "network-topology-aware arguments Volcano cannot use (negative weights, a non-bool enable, a weight for a "
-    "resource not listed in hypernode.binpack.resources) fall back to the defaults; vcore refuses the configuration",
-)
 
 # -- semantics vcore gets wrong ----------------------------------------------------------------------------------
 TOPOLOGY_DOMAIN_CHOICE = Cause(

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from vcore import parse_quantity
+from vcore import ProfileWarning, parse_quantity
 from vcore.topology.args import DEFAULT_BINPACK, DEFAULT_FADING, parse_topology_args
 from vcore.topology.search import binpack_scores, node_scores
 
@@ -84,51 +84,43 @@ def test_new_no_arguments():
     assert (args.normal_pod_binpack, args.normal_pod_fading) == (True, DEFAULT_FADING)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=C.TOPOLOGY_ARGUMENTS_NOT_DEFAULTED.raises,
-    reason=f"{C.TOPOLOGY_ARGUMENTS_NOT_DEFAULTED.name}: {C.TOPOLOGY_ARGUMENTS_NOT_DEFAULTED.summary}",
-)
 def test_new_customized_valid_arguments():
     """ "build plugin with customized valid arguments": a weight for a resource not listed in
-    hypernode.binpack.resources (nvidia.com/gpuxxx) is ignored, so nvidia.com/gpu keeps weight 1."""
-    args = parse_topology_args(
-        {
-            "weight": 2,
-            "hypernode.binpack.cpu": 3,
-            "hypernode.binpack.memory": 4,
-            "hypernode.binpack.resources": "nvidia.com/gpu, example.com/foo",
-            "hypernode.binpack.resources.nvidia.com/gpuxxx": 5,
-            "hypernode.binpack.resources.example.com/foo": 6,
-            "hypernode.binpack.normal-pod.enable": False,
-            "hypernode.binpack.normal-pod.fading": 0,
-        }
-    )
+    hypernode.binpack.resources (nvidia.com/gpuxxx) is ignored (with a warning), so nvidia.com/gpu keeps weight 1."""
+    with pytest.warns(ProfileWarning, match="gpuxxx"):
+        args = parse_topology_args(
+            {
+                "weight": 2,
+                "hypernode.binpack.cpu": 3,
+                "hypernode.binpack.memory": 4,
+                "hypernode.binpack.resources": "nvidia.com/gpu, example.com/foo",
+                "hypernode.binpack.resources.nvidia.com/gpuxxx": 5,
+                "hypernode.binpack.resources.example.com/foo": 6,
+                "hypernode.binpack.normal-pod.enable": False,
+                "hypernode.binpack.normal-pod.fading": 0,
+            }
+        )
     assert args.node_score_weight == 2
     assert dict(args.binpack_weights) == {"cpu": 3, "memory": 4, "nvidia.com/gpu": 1, "example.com/foo": 6}
     assert (args.normal_pod_binpack, args.normal_pod_fading) == (False, 0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=C.TOPOLOGY_ARGUMENTS_NOT_DEFAULTED.raises,
-    reason=f"{C.TOPOLOGY_ARGUMENTS_NOT_DEFAULTED.name}: {C.TOPOLOGY_ARGUMENTS_NOT_DEFAULTED.summary}",
-)
 def test_new_customized_invalid_arguments():
     """ "build plugin with customized invalid arguments": every invalid value falls back to its default (the listed
-    resources keep weight 1)."""
-    args = parse_topology_args(
-        {
-            "weight": -1,
-            "hypernode.binpack.cpu": -1,
-            "hypernode.binpack.memory": -1,
-            "hypernode.binpack.resources": "nvidia.com/gpuxxx, example.com/foo",
-            "hypernode.binpack.resources.nvidia.com/gpu": -1,
-            "hypernode.binpack.resources.example.com/foo": -1,
-            "hypernode.binpack.normal-pod.enable": "a",
-            "hypernode.binpack.normal-pod.fading": -1,
-        }
-    )
+    resources keep weight 1), each with a warning."""
+    with pytest.warns(ProfileWarning):
+        args = parse_topology_args(
+            {
+                "weight": -1,
+                "hypernode.binpack.cpu": -1,
+                "hypernode.binpack.memory": -1,
+                "hypernode.binpack.resources": "nvidia.com/gpuxxx, example.com/foo",
+                "hypernode.binpack.resources.nvidia.com/gpu": -1,
+                "hypernode.binpack.resources.example.com/foo": -1,
+                "hypernode.binpack.normal-pod.enable": "a",
+                "hypernode.binpack.normal-pod.fading": -1,
+            }
+        )
     assert args.node_score_weight == 1
     assert dict(args.binpack_weights) == {"cpu": 1, "memory": 1, "nvidia.com/gpuxxx": 1, "example.com/foo": 1}
     assert (args.normal_pod_binpack, args.normal_pod_fading) == (True, DEFAULT_FADING)
