@@ -981,8 +981,6 @@ GARBAGE_DRIVER = textwrap.dedent(r"""
          lambda: T.add_hypernode(s, hn(members=[("Node", "labelMatch", "", [("k", "Gt", ["1"])], [])]))),
         ("topology.add_hypernode(labels empty)",
          lambda: T.add_hypernode(s, hn(members=[("Node", "labelMatch", "", [], [])]))),
-        ("topology.add_hypernode(unknown child)",
-         lambda: T.add_hypernode(s, hn(members=[("HyperNode", "exactMatch", "ghost", [], [])]))),
         ("topology.add_hypernode(child by regex)",
          lambda: T.add_hypernode(s, hn(members=[("HyperNode", "regexMatch", "h", [], [])]))),
         ("topology.add_hypernode(congestion 2)", lambda: T.add_hypernode(s, hn(congestion=2.0))),

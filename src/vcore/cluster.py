@@ -727,8 +727,10 @@ class Cluster:
     # -- network topology (vcore.topology) ---------------------------------------------------------------
     @_locked
     def add_hypernode(self, hn: Any) -> None:
-        """Add a Volcano HyperNode (topology.volcano.sh/v1alpha1). Its members must exist and match (add child
-        HyperNodes first); an invalid tree raises TopologyError naming the HyperNode and changes nothing."""
+        """Add a Volcano HyperNode (topology.volcano.sh/v1alpha1). As in Volcano, a member that matches nothing yet
+        is no error: a node or a member HyperNode added later joins it. An invalid tree (a cycle, two parents, a
+        member's tier not below its HyperNode's, a node in two HyperNodes of a tier) raises TopologyError naming the
+        HyperNode and changes nothing."""
         _topology.add_hypernode(self._state, hn)
 
     @_locked

@@ -65,7 +65,9 @@ def tree_from_hypernodes(hypernodes: list[dict], nodes: dict[str, dict[str, str]
                 if value in listed:  # listing a member twice is listing it once
                     continue
                 listed.add(value)
-                if value not in parent or parent[value] is not None or value == h["name"]:
+                if value not in parent:  # not there (yet): no error, as Volcano's cache (linked once it is)
+                    continue
+                if parent[value] is not None or value == h["name"]:
                     raise ValueError(h["name"])
                 parent[value] = h["name"]
                 continue

@@ -180,11 +180,6 @@ BAD = [
         "HyperNode bad: spec.members[0].type: must be one of Node, HyperNode; got 'Rack'",
     ),
     (
-        "missing-child",
-        lambda c: c.add_hypernode(hn("top", 3, children=["nowhere"])),
-        "HyperNode top: member HyperNode nowhere does not exist",
-    ),
-    (
         "child-tier-not-lower",
         lambda c: c.add_hypernode(hn("flat", 1, children=["spine"])),
         "HyperNode flat (tier 1): member HyperNode spine has tier 2",
@@ -339,6 +334,20 @@ BAD = [
         "topology levels[0]: 'not a key!' is not a valid label key",
     ),
 ]
+
+
+def test_a_member_hypernode_added_after_its_parent_joins_it():
+    """Volcano's cache sets a missing member's parent first (HyperNodesInfo.addChild): a HyperNode may list a member
+    HyperNode not there yet, which joins it when it is added."""
+    c = _base()
+    c.add_hypernode(hn("top", 3, children=["spine", "spine-2"]))
+    assert columns(c)["n0"] == ["leaf-a", "spine", "top"]
+    c.add_node(node("n4"))
+    c.add_hypernode(hn("leaf-c", 1, nodes=["n4"], tier_name="leaf"))
+    assert columns(c)["n4"] == ["leaf-c", None, None]
+    c.add_hypernode(hn("spine-2", 2, children=["leaf-c"], tier_name="spine"))
+    assert columns(c)["n4"] == ["leaf-c", "spine-2", "top"]
+    assert columns(c)["n0"] == ["leaf-a", "spine", "top"]
 
 
 @pytest.mark.parametrize(

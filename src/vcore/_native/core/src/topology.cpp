@@ -190,7 +190,7 @@ Topology::Tree Topology::build_tree(const std::vector<const Compiled*>& hns) con
     t.tiers.push_back(tier);
     t.tier_names.push_back(name.first);
   }
-  // Parents: a HyperNode is a member of at most one HyperNode; members exist.
+  // Parents: a HyperNode is a member of at most one HyperNode.
   t.domains.resize(hns.size());
   t.children.resize(hns.size());
   for (size_t i = 0; i < hns.size(); ++i) {
@@ -210,9 +210,10 @@ Topology::Tree Topology::build_tree(const std::vector<const Compiled*>& hns) con
     for (const auto& child : h->children) {
       if (!seen.insert(child).second) continue;
       if (child == h->name) throw Invalid("HyperNode " + h->name + ": lists itself as a member (a cycle)");
+      // A member HyperNode not (yet) there is no error: it joins when it is added, as Volcano's cache sets a
+      // missing member's parent first (HyperNodesInfo.addChild).
       auto it = id_of.find(child);
-      if (it == id_of.end())
-        throw Invalid("HyperNode " + h->name + ": member HyperNode " + child + " does not exist (add it first)");
+      if (it == id_of.end()) continue;
       const int32_t c = it->second;
       if (t.domains[c].parent >= 0)
         throw Invalid("HyperNode " + child + ": is a member of both HyperNode " + parent_name[c] + " and HyperNode " +
