@@ -740,7 +740,8 @@ class Cluster:
 
     @_locked
     def remove_hypernode(self, hn: Any) -> None:
-        """Remove a HyperNode (object or name); one that is another HyperNode's member raises TopologyError."""
+        """Remove a HyperNode (object or name). A HyperNode that lists it keeps listing it, as in Volcano: it joins
+        again if it is added back."""
         _topology.remove_hypernode(self._state, hn)
 
     @_locked

@@ -509,9 +509,8 @@ void Topology::remove_hypernode(const ClusterState& s, const std::string& name) 
   auto it = hn_id_.find(name);
   if (it == hn_id_.end()) throw NotFound("HyperNode " + name + ": not found");
   const int32_t id = it->second;
-  if (domains_[id].parent >= 0)
-    throw Invalid("HyperNode " + name + ": is a member of HyperNode " + domains_[domains_[id].parent].name +
-                  "; update or remove that HyperNode first");
+  // A member HyperNode may go first: its parent keeps listing it (a member not there, which joins again when it is
+  // added), and its own members become roots until then.
   std::vector<const Compiled*> ptrs = current();
   ptrs[id] = nullptr;
   Tree t = build_tree(ptrs);
