@@ -261,7 +261,9 @@ def test_queue_status_and_podgroup_events_as_volcano_writes_them(admin, namespac
         run,
     )
     assert " ERROR " not in run.log.read_text()
-    assert run.metric('vcore_scheduler_status_writes_total{kind="Queue",result="ok"}') >= 3
+    # The two queue statuses waited for above differ, so each was written; states in between may have been
+    # coalesced into a later write (the latest wins), so more writes than that depend on timing.
+    assert run.metric('vcore_scheduler_status_writes_total{kind="Queue",result="ok"}') >= 2
 
 
 def podgroup_status(admin, namespace: str, name: str) -> dict:
