@@ -321,7 +321,7 @@ class SchedulingLoop(threading.Thread):
             if d.new is None and self.agents is not None:
                 self.agents.node_left(d.key)
             if not relist and self._tree_refused and _may_join_a_hypernode(d):
-                self._hypernodes_changed()  # the node a member matched nothing for may have come
+                self._hypernodes_changed()  # a new or relabeled node may settle what made vcore refuse the tree
         elif d.kind == "Pod":
             self._on_pod(d, received or time.perf_counter())
         elif d.kind == "NodeShard":
@@ -365,7 +365,8 @@ class SchedulingLoop(threading.Thread):
 
     def _hypernodes_changed(self) -> None:
         # The tree as a whole, matched against the nodes: members may arrive before or after the HyperNodes that
-        # hold them, and at start the HyperNode list may come before the Node list (the tree waits for it).
+        # hold them, and at start the HyperNode list may come before the Node list (the tree waits for it rather
+        # than being built against no nodes and again when they come).
         # Once installed, the tree's membership follows the nodes (vcore matches a new or relabeled node itself).
         if not self._nodes_seen:
             return

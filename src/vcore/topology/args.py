@@ -212,7 +212,7 @@ def with_volcano_defaults(args: Mapping[str, Any], path: str) -> tuple[dict[str,
     if _RESOURCES in out:
         raw = out[_RESOURCES]
         if isinstance(raw, str):
-            for name in (n.strip() for n in raw.split(",") if n.strip()):
+            for name in _binpack_resources(raw):
                 if name in ("cpu", "memory") or name in listed:  # Volcano keeps them in a map it never reads
                     notes.append(
                         f"{join(path, _RESOURCES)}: {name} is listed again ({_BINPACK}{name} or the list "
@@ -246,5 +246,5 @@ def with_volcano_defaults(args: Mapping[str, Any], path: str) -> tuple[dict[str,
 
 
 def _binpack_resources(raw: str | None) -> list[str]:
-    """The extra resources of ``hypernode.binpack.resources`` ("a, b"), as with_volcano_defaults left them."""
+    """The resources a ``hypernode.binpack.resources`` string ("a, b") names, in order."""
     return [] if raw is None else [n.strip() for n in raw.split(",") if n.strip()]
