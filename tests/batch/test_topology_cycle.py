@@ -5,7 +5,7 @@ network-topology-aware plugin (solver, Volcano's HyperNode binpack for unconstra
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pytest
@@ -15,6 +15,7 @@ from topology.trees import hn, leaf_spine, node as topo_node
 from vcore.batch.topology_planner import TOPOLOGY_INVALID, TOPOLOGY_REASON, UNKNOWN_TIER_NAME
 
 from .builders import NS, pod, podgroup, priority_class
+from .volcano.test_network_topology_aware import BATCH_NODE_ORDER, check_scores
 
 LEAF = {"mode": "hard", "highestTierAllowed": 1}
 SPINE = {"mode": "hard", "highestTierAllowed": 2}
@@ -582,3 +583,16 @@ def test_link_state_from_the_configuration_steers_between_equal_leaves():
 
     assert leaf_taken({"congestionWeight": 1.0}) == "leaf-0-1"
     assert leaf_taken({}) == "leaf-0-0"
+
+
+def test_node_scores_with_the_allocated_hypernode_volcano_derives():
+    """Volcano's network_topology_aware_test "score nodes for tasks with network topology" (skipped there: it hands
+    the task an allocated HyperNode, s1, from a PodGroup annotation v1.14 no longer reads) with the allocated
+    HyperNode Volcano's session recovers: the lowest-tier HyperNode holding the nodes of the job's running pods (p2
+    on s4-n1: s4), as vcore derives it. Volcano's scores by network_topology_aware.go, tiers 1..3 and the virtual
+    top 4: the LCA tier with s4 gives s4's nodes (4 - 1) / 3 * 100 = 100, s3's (LCA s1, tier 2) 66.7, s5's and s6's
+    (s0, tier 3) 33.3; both s4 nodes hold the top score, so each adds scoreWithTaskNum of its HyperNode, which runs
+    one of the job's two tasks: 100 * 1 / 2 = 50."""
+    (go_case,) = [sc for sc in BATCH_NODE_ORDER if sc.name == "score nodes for tasks with network topology"]
+    derived = {"s3-n1": 66.7, "s3-n2": 66.7, "s4-n1": 150.0, "s4-n2": 150.0}
+    check_scores(replace(go_case, expected_scores={**go_case.expected_scores, **derived}, skip=""))

@@ -40,11 +40,6 @@ SUBGROUP_POLICY_MODEL = Cause(
     "labelled sub-group of several roles, label keys on more than the finest policy, running pods in a labelled "
     "sub-group",
 )
-TOPOLOGY_ALLOCATED_HYPERNODE = Cause(
-    "TOPOLOGY_ALLOCATED_HYPERNODE",
-    "a job's allocated HyperNode is its PodGroup's volcano.sh/job-allocated-hypernode annotation (the domain its "
-    "placement chose, possibly wider than its pods); vcore derives it from where the running pods are",
-)
 SCORE_TRUNCATION = Cause(
     "SCORE_TRUNCATION",
     "Volcano's plugin node scores are float64 (468.75); vcore's HyperNode binpack score is truncated to an integer",

@@ -621,7 +621,15 @@ mark(
         "score non-empty nodes for single task with no network topology and customized plugin arguments": (
             C.SCORE_TRUNCATION,
         ),
-        "score nodes for tasks with network topology": (C.TOPOLOGY_ALLOCATED_HYPERNODE,),
+    },
+    skip={
+        "score nodes for tasks with network topology": (
+            "a state Volcano's scheduler never reaches: the case hands the task an allocated HyperNode (s1) from the "
+            "PodGroup annotation volcano.sh/job-allocated-hypernode (parseTask, test-only), which v1.14 no longer "
+            "writes or reads; a session recovers it from the nodes of the job's running pods (framework/session.go; "
+            "design doc: Maintenance of AllocatedHyperNode), s4 here, as vcore does: "
+            "tests/batch/test_topology_cycle.py::test_node_scores_with_the_allocated_hypernode_volcano_derives"
+        )
     },
 )
 
