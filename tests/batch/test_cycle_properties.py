@@ -4,7 +4,7 @@ go), and the victims of preempt and reclaim leave some cycles later. After every
 
 * no node is over-committed;
 * no eviction leaves its gang with fewer running pods than minMember, nor (where role minimums bind: minMember at
-  least their sum) a role below its minTaskMember;
+  least their sum) a role it takes a pod of below its minTaskMember;
 * no queue holds more than its capability;
 * every binding is returned exactly once: the pods bound during the cycle are exactly the result's bindings, each
   once, each where the cluster says it is;
@@ -169,7 +169,11 @@ class CycleMachine(RuleBasedStateMachine):
             self.cluster.update_pod(self._object(key))
 
     def _check_gangs_after_evictions(self, victims: set[str]) -> None:
-        hit = {self.cluster._batch.pods[v].group for v in victims}
+        pods = self.cluster._batch.pods
+        hit = {pods[v].group for v in victims}
+        # A role is left short by an eviction only when a victim was of that role: a role already short (its pod
+        # deleted, no replacement yet) may lose nothing, but its gang's other roles may still give victims.
+        roles_hit = {(pods[v].group, pods[v].role) for v in victims}
         for key in hit:
             pg = self.groups[key]
             members = self.cluster._batch.members.get(key, {})
@@ -187,7 +191,8 @@ class CycleMachine(RuleBasedStateMachine):
                 roles = Counter(members[k].role for k in running)
                 roles.update(info.role for info in members.values() if info.phase == "Succeeded")
                 for role, n in min_task.items():
-                    assert roles[role] >= n, f"an eviction left role {role} of {key} with {roles[role]} of {n}"
+                    if (key, role) in roles_hit:
+                        assert roles[role] >= n, f"an eviction left role {role} of {key} with {roles[role]} of {n}"
 
     # -- invariants ------------------------------------------------------------------------------------------
     @invariant()
