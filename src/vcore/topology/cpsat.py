@@ -283,13 +283,16 @@ def solve(
         # Out of time before any solution: the hint's value is the objective to report, with the bound reached.
         cost = placement_cost(topo, hint, fit)
         obj = sum(span_w[r] * cost.spans[r] for r in range(n_rows)) + w_nodes * cost.nodes + w_part * cost.partial
-        bound = float(solver.best_objective_bound)
+        # A minimisation's bound never exceeds its objective; CP-SAT's float bound can land a rounding error above
+        # it (a gap of -1.7e-16).
+        bound = min(float(solver.best_objective_bound), float(obj))
         return CpSatOutcome(name, None, obj, bound, (obj - bound) / max(1.0, abs(obj)), wall, row)
     counts = np.zeros(topo.shape[1], dtype=np.int32)
     for s, xs in x.items():
         counts[s] = solver.value(xs)
     obj = int(round(solver.objective_value))
-    bound = float(solver.best_objective_bound)
+    # Proven optimal: the bound is the objective (no rounding error above it, as above).
+    bound = float(obj) if status == cp_model.OPTIMAL else min(float(solver.best_objective_bound), float(obj))
     return CpSatOutcome(name, counts, obj, bound, (obj - bound) / max(1.0, abs(obj)), wall, row)
 
 
