@@ -205,3 +205,21 @@ def test_a_proven_optimum_reports_its_objective_as_bound_and_no_gap():
     c.set_hypernodes([hn("l0", 1, nodes=["n0"])])
     out = place_gang(c, np.array([1, 1, 2], dtype=np.int32), 3, TopologyConstraint("soft", None), args=CPSAT)
     assert out.placed and (out.objective, out.bound, out.gap) == (42, 42.0, 0.0)
+
+
+def test_a_node_in_no_hypernode_is_an_enclosure_of_its_own():
+    # n1 belongs to no HyperNode: alone it spans one "domain" at every row, as l0 = n0 does, and it leaves no room
+    # behind (fit 1), where n0 would be left half used. CP-SAT used to look inside l0 only (found by the property
+    # test above with more examples than CI runs); the native search still does.
+    c = vcore.Cluster()
+    for n in ("n0", "n1"):
+        c.add_node(node(n))
+    c.set_hypernodes([hn("l0", 1, nodes=["n0"])])
+    fit = np.array([2, 1], dtype=np.int32)
+    out = place_gang(c, fit, 1, TopologyConstraint("soft", None), args=CPSAT)
+    assert out.counts.tolist() == [0, 1] and out.cost.key() == (1, 0, 1)
+    native = place_gang(c, fit, 1, TopologyConstraint("soft", None), args=TopologyPlacementArgs(solver="native"))
+    assert native.counts.tolist() == [1, 0] and native.cost.key() > out.cost.key()
+    # A hard constraint keeps the gang inside a HyperNode of its tiers: the lone node is no enclosure then.
+    hard = place_gang(c, fit, 1, TopologyConstraint("hard", TierRef(tier=1)), args=CPSAT)
+    assert hard.counts.tolist() == [1, 0]

@@ -12,11 +12,12 @@ Variables, for the gang's identical pods over the nodes of the candidate enclosu
   term's range (fewest domains at the highest tier, ..., then partially used nodes and domains, then nodes), or
   the profile's weights.
 
-The enclosures are the feasible domains of the lowest feasible tier row (the native search's row): for the
-lexicographic objective the optimum lies there: a gang inside one domain of a row spans one domain (or node) of
-that row and of every row above, and any placement not inside one spans at least two at that row (a node in no
-domain of a row counts as one of its own). The native placement is given as a complete hint (loads
-sorted to satisfy the symmetry breaking); the caller keeps whichever of the two is better.
+The enclosures are the feasible domains of the lowest feasible tier row (the native search's row), and the nodes in
+no domain of that row that hold the whole gang alone (a node in no domain of a row counts as a domain of its own):
+for the lexicographic objective the optimum lies in one of them. A gang inside one enclosure of a row spans one
+domain (or node) of that row and of every row above, and any placement not inside one spans at least two at that
+row. The native placement is given as a complete hint (loads sorted to satisfy the symmetry breaking); the caller
+keeps whichever of the two is better.
 """
 
 from __future__ import annotations
@@ -88,9 +89,10 @@ def enclosures(
     limit: int | None = None,
     keep: int | None = None,
 ) -> tuple[int, list[int]] | None:
-    """(row, candidate enclosing domains) at the lowest feasible row, the ``limit`` tightest of them (always with
-    domain ``keep``); ``(n_rows, [])`` for the virtual root; None when nothing can hold the gang. The same rule as
-    the native search, without its tie-breaks."""
+    """(row, candidate enclosures) at the lowest feasible row, the ``limit`` tightest of them (always with domain
+    ``keep``); ``(n_rows, [])`` for the virtual root; None when nothing can hold the gang. A candidate is a domain, or
+    ``lone(s)`` for a node s in no domain of the row that holds the gang alone. The same rule as the native search,
+    without its tie-breaks (and without lone nodes: the native search looks at domains only)."""
     topo = view.node_topo
     _, cap, root_cap = domain_capacity(view, fit, rc.layers)
     need = rc.n_pods // (rc.layers[-1][0] if rc.layers else 1)
@@ -113,7 +115,10 @@ def enclosures(
             cands = [a] if a >= 0 and view.domain_row[a] == r else []
         else:
             cands = []
-        feasible = sorted((int(d) for d in cands if cap[d] >= need), key=lambda d: (cap[d], d))
+        room = {int(d): int(cap[d]) for d in cands if cap[d] >= need}
+        if anchor == -2:
+            room.update({lone(s): int(fit[s]) for s in _lone_nodes(view, fit, rc, r)})
+        feasible = sorted(room, key=lambda e: (room[e], e))
         if feasible:
             if limit is not None and len(feasible) > limit:
                 head = feasible[:limit]
@@ -124,6 +129,27 @@ def enclosures(
     if (not rc.hard or rc.limit_row == view.n_rows) and root_cap >= need:
         return view.n_rows, []
     return None
+
+
+def lone(slot: int) -> int:
+    """The enclosure id of a lone node (negative: domain ids are not; -1 is 'no domain' in node_topo)."""
+    return -2 - slot
+
+
+def _lone_nodes(view: TopologyView, fit: np.ndarray, rc: ResolvedConstraint, row: int) -> list[int]:
+    """The nodes in no domain of ``row`` that hold the whole gang alone, where a placement may be on such a node
+    (valid_placement: soft mode, the root as limit, or a domain of an allowed row above holding the node). None for
+    sub-group layers, whose groups need slice domains."""
+    if rc.layers:
+        return []
+    topo = view.node_topo
+    allowed = topo[rc.start_row : min(rc.limit_row, view.n_rows - 1) + 1]
+    free_anywhere = not rc.hard or rc.limit_row == view.n_rows
+    return [
+        int(s)
+        for s in np.flatnonzero((topo[row] < 0) & (np.asarray(fit) >= rc.n_pods))
+        if free_anywhere or np.any(allowed[:, s] >= 0)
+    ]
 
 
 def solve(
@@ -159,12 +185,12 @@ def solve(
     row, cands = found
     topo = view.node_topo
     n_rows = view.n_rows
+    home: dict[int, int] = {}  # slot -> its candidate enclosure
     if cands:
-        home = np.full(topo.shape[1], -1, dtype=np.int64)
         col = topo[row]
         for e in cands:
-            home[col == e] = e
-        scope = np.flatnonzero((home >= 0) & (fit > 0))
+            home.update({int(s): e for s in (np.flatnonzero(col == e) if e >= 0 else [-2 - e])})
+        scope = np.array(sorted(s for s in home if fit[s] > 0), dtype=np.int64)
     else:
         scope = np.flatnonzero(fit > 0)
     m = cp_model.CpModel()
@@ -187,9 +213,8 @@ def solve(
     if len(cands) > 1:
         choose = {e: m.new_bool_var(f"c{e}") for e in cands}
         m.add_exactly_one(choose.values())
-        col = topo[row]
         for s, xs in x.items():
-            m.add(xs <= int(fit[s]) * choose[int(col[s])])
+            m.add(xs <= int(fit[s]) * choose[home[s]])
     # Domains holding scope nodes, their loads and use indicators.
     members: dict[int, list[int]] = {}
     for r in range(n_rows):
@@ -268,7 +293,7 @@ def solve(
     )
     m.minimize(objective)
     if hint is not None:
-        _add_hint(m, hint, fit, x, u, full, part, y, ydfull, ypart, members, agg, groups, choose, slices, topo, row)
+        _add_hint(m, hint, fit, x, u, full, part, y, ydfull, ypart, members, agg, groups, choose, slices, home)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit)
     solver.parameters.relative_gap_limit = float(relative_gap)
@@ -321,8 +346,7 @@ def _add_hint(
     groups: dict[tuple[int, ...], list[int]],
     choose: dict[int, cp_model.IntVar],
     slices: list[tuple[cp_model.IntVar, list[int], int]],
-    topo: np.ndarray,
-    row: int,
+    home: dict[int, int],
 ) -> None:
     """The native placement as a complete hint, its loads sorted within each symmetry group."""
     h = np.asarray(hint, dtype=np.int64).copy()
@@ -342,6 +366,6 @@ def _add_hint(
     for g, nodes, size in slices:
         m.add_hint(g, int(h[nodes].sum()) // size)
     if choose:
-        used = {int(topo[row, s]) for s in x if h[s] > 0}
+        used = {home[s] for s in x if h[s] > 0}
         for e, var in choose.items():
             m.add_hint(var, int(e in used))
