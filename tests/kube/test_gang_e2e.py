@@ -63,14 +63,15 @@ def test_gang_is_bound_all_or_nothing_and_its_podgroup_says_why(admin, namespace
     pool(admin, "gang", 2, cpu="2")
     podgroup(admin, namespace, "train", 3)
     create_pods(admin, members(namespace, "train", 3, "gang", cpu="1200m"))
-    # The PodGroup may be seen before its pods (then it reads Pending): wait for the cycle that saw all three.
+    # The PodGroup may be seen before its pods (then it reads Pending), and the pods before the pool's second node
+    # (then two of three do not fit, "2/3"): wait for the cycle that saw all of them, one pod short.
     wait_for(
         lambda: any(
-            "tasks in gang unschedulable" in c.get("message", "")
+            c.get("message", "").startswith("1/3 tasks in gang unschedulable")
             for c in status(admin, namespace, "train").get("conditions") or []
         ),
         30,
-        "the PodGroup's Unschedulable condition",
+        "the PodGroup's Unschedulable condition, one pod short",
         run,
     )
     st = status(admin, namespace, "train")
