@@ -91,7 +91,7 @@ def enclosures(
 ) -> tuple[int, list[int]] | None:
     """(row, candidate enclosures) at the lowest feasible row, the ``limit`` tightest of them (always with domain
     ``keep``); ``(n_rows, [])`` for the virtual root; None when nothing can hold the gang. A candidate is a domain, or
-    ``lone(s)`` for a node s in no domain of the row that holds the gang alone. The same rule as the native search,
+    ``_lone(s)`` for a node s in no domain of the row that holds the gang alone. The same rule as the native search,
     without its tie-breaks (and without lone nodes: the native search looks at domains only)."""
     topo = view.node_topo
     _, cap, root_cap = domain_capacity(view, fit, rc.layers)
@@ -117,7 +117,7 @@ def enclosures(
             cands = []
         room = {int(d): int(cap[d]) for d in cands if cap[d] >= need}
         if anchor == -2:
-            room.update({lone(s): int(fit[s]) for s in _lone_nodes(view, fit, rc, r)})
+            room.update({_lone(s): int(fit[s]) for s in _lone_nodes(view, fit, rc, r)})
         feasible = sorted(room, key=lambda e: (room[e], e))
         if feasible:
             if limit is not None and len(feasible) > limit:
@@ -131,8 +131,9 @@ def enclosures(
     return None
 
 
-def lone(slot: int) -> int:
-    """The enclosure id of a lone node (negative: domain ids are not; -1 is 'no domain' in node_topo)."""
+def _lone(slot: int) -> int:
+    """The enclosure id of a lone node (negative: domain ids are not; -1 is 'no domain' in node_topo). Its own
+    inverse: _lone(_lone(slot)) == slot."""
     return -2 - slot
 
 
@@ -189,7 +190,7 @@ def solve(
     if cands:
         col = topo[row]
         for e in cands:
-            home.update({int(s): e for s in (np.flatnonzero(col == e) if e >= 0 else [-2 - e])})
+            home.update({int(s): e for s in (np.flatnonzero(col == e) if e >= 0 else [_lone(e)])})
         scope = np.array(sorted(s for s in home if fit[s] > 0), dtype=np.int64)
     else:
         scope = np.flatnonzero(fit > 0)
@@ -308,17 +309,19 @@ def solve(
         # Out of time before any solution: the hint's value is the objective to report, with the bound reached.
         cost = placement_cost(topo, hint, fit)
         obj = sum(span_w[r] * cost.spans[r] for r in range(n_rows)) + w_nodes * cost.nodes + w_part * cost.partial
-        # A minimisation's bound never exceeds its objective; CP-SAT's float bound can land a rounding error above
-        # it (a gap of -1.7e-16).
-        bound = min(float(solver.best_objective_bound), float(obj))
-        return CpSatOutcome(name, None, obj, bound, (obj - bound) / max(1.0, abs(obj)), wall, row)
+        return CpSatOutcome(name, None, obj, *_bound_and_gap(solver, obj, proven=False), wall, row)
     counts = np.zeros(topo.shape[1], dtype=np.int32)
     for s, xs in x.items():
         counts[s] = solver.value(xs)
     obj = int(round(solver.objective_value))
-    # Proven optimal: the bound is the objective (no rounding error above it, as above).
-    bound = float(obj) if status == cp_model.OPTIMAL else min(float(solver.best_objective_bound), float(obj))
-    return CpSatOutcome(name, counts, obj, bound, (obj - bound) / max(1.0, abs(obj)), wall, row)
+    return CpSatOutcome(name, counts, obj, *_bound_and_gap(solver, obj, proven=status == cp_model.OPTIMAL), wall, row)
+
+
+def _bound_and_gap(solver: cp_model.CpSolver, obj: float, *, proven: bool) -> tuple[float, float]:
+    """The bound to report and the relative gap. A minimisation's bound never exceeds its objective and equals it once
+    proven optimal; CP-SAT's float bound can land a rounding error above it (a gap of -1.7e-16)."""
+    bound = float(obj) if proven else min(float(solver.best_objective_bound), float(obj))
+    return bound, (obj - bound) / max(1.0, abs(obj))
 
 
 def _enclosing_at_lowest_row(view: TopologyView, counts: np.ndarray) -> int | None:
