@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import vcore
 from topology.trees import hn, leaf_spine, node as topo_node
@@ -255,6 +256,76 @@ def test_sub_group_policy_over_part_of_the_pods_is_refused():
     status = vcore.Scheduler(c).run_cycle().podgroups[f"{NS}/job"]
     assert status.conditions[-1]["reason"] == TOPOLOGY_INVALID
     assert "its labelSelector picks 4 of the job's 8 pods" in status.message and per_leaf(c, "job") == {}
+
+
+# -- gangs of mixed requests ------------------------------------------------------------------------------------
+def mixed_gang(c: vcore.Cluster, topology: dict, *roles: tuple[str, str]) -> None:
+    """A PodGroup whose pods all count toward minMember, one pod per (role, cpu)."""
+    c.add_podgroup(podgroup("job", len(roles), topology=topology))
+    for i, (role, cpu) in enumerate(roles):
+        c.add_pod(pod(f"job-{i}", "job", cpu, None, role=role))
+
+
+def placed_on(c: vcore.Cluster, group: str) -> dict[str, str]:
+    return {key: n for n in c.node_names for key in c.pods_on(n) if key.startswith(f"{NS}/{group}-")}
+
+
+ONLY_LEAF_0_0 = {name: 0 for name in busy_tree().node_names}
+
+
+def test_mixed_gang_takes_the_leaf_whose_holes_fit_it_exactly():
+    # leaf-0-0 has a 3-cpu and a 2-cpu hole, every other node is full. Counting per node the pods of every role
+    # that fit (the fewest over the roles) sees one pod of room; the real placement, as Volcano tries it, fits.
+    c = busy_tree({**ONLY_LEAF_0_0, "s0-l0-n0": 2, "s0-l0-n1": 3})
+    mixed_gang(c, LEAF, ("worker", "3"), ("master", "2"))
+    result = vcore.Scheduler(c).run_cycle()
+    assert placed_on(c, "job") == {f"{NS}/job-0": "s0-l0-n1", f"{NS}/job-1": "s0-l0-n0"}
+    assert result.podgroups[f"{NS}/job"].phase == "Running"
+    assert result.podgroups[f"{NS}/job"].hypernode == "leaf-0-0"
+
+
+def test_mixed_gang_goes_on_when_a_leaf_it_was_tried_in_falls_short():
+    # leaf-0-0 (a 3-cpu and a 1-cpu hole) passes the upper bound for a 1-cpu master and two 3-cpu workers but
+    # holds one worker only; leaf-0-1 (two empty nodes) holds them. Neither passes the count of the fewest.
+    c = busy_tree({**ONLY_LEAF_0_0, "s0-l0-n0": 3, "s0-l0-n1": 1, "s0-l1-n0": 4, "s0-l1-n1": 4})
+    mixed_gang(c, LEAF, ("master", "1"), ("worker", "3"), ("worker", "3"))
+    result = vcore.Scheduler(c).run_cycle()
+    assert per_leaf(c, "job") == {"leaf-0-1": 3}
+    assert result.podgroups[f"{NS}/job"].hypernode == "leaf-0-1"
+    assert len(result.bindings) == 3
+
+
+def test_mixed_gang_no_leaf_holds_stays_pending_and_nothing_is_bound():
+    c = busy_tree({**ONLY_LEAF_0_0, "s0-l0-n0": 3, "s0-l0-n1": 1, "s1-l1-n2": 3})
+    mixed_gang(c, LEAF, ("master", "1"), ("worker", "3"), ("worker", "3"))
+    result = vcore.Scheduler(c).run_cycle()
+    status = result.podgroups[f"{NS}/job"]
+    assert placed_on(c, "job") == {} and result.bindings == []
+    assert status.phase == "Inqueue" and "no domain of tier 1 (leaf) can hold 3 pods" in status.message
+
+
+@given(
+    free=st.lists(st.integers(0, 4), min_size=16, max_size=16),
+    cpus=st.lists(st.integers(1, 3), min_size=2, max_size=5),
+)
+def test_mixed_gang_is_whole_in_one_leaf_or_not_placed(free, cpus):
+    c = busy_tree(dict(zip(busy_tree().node_names, free)))
+    mixed_gang(c, LEAF, *((f"r{cpu}", str(cpu)) for cpu in cpus))
+    room = dict(zip(c.node_names, free))
+    result = vcore.Scheduler(c).run_cycle()
+    where = placed_on(c, "job")
+    assert len(where) in (0, len(cpus)), where  # all or nothing
+    if where:
+        assert len({leaf_of(n) for n in where.values()}) == 1, where
+        assert result.podgroups[f"{NS}/job"].hypernode == leaf_of(next(iter(where.values())))
+        for n in set(where.values()):
+            used = sum(cpus[int(k.rsplit("-", 1)[1])] for k, m in where.items() if m == n)
+            assert used <= room[n], (n, used, room[n])
+    else:
+        # What the count model (per node, the fewest of the largest pod) holds, it places.
+        largest = max(cpus)
+        for leaf in {leaf_of(n) for n in c.node_names}:
+            assert sum(room[n] // largest for n in c.node_names if leaf_of(n) == leaf) < len(cpus), leaf
 
 
 # -- running pods ---------------------------------------------------------------------------------------------

@@ -7,7 +7,10 @@ added), else the Kueue TAS annotations its pods carry (parsed when each pod is a
 
 1. fit: how many of the job's pods fit per node (``Engine.fit_counts``, every filter of the profile). With several
    roles, the minimum over the roles: m pods of mixed roles ask, per resource, at most m times the largest
-   request, so a node that holds m of every role holds any m of them.
+   request, so a node that holds m of every role holds any m of them. That count misses a domain whose holes fit
+   a mix of requests exactly, so a gang of pods with different requests is first tried, as Volcano tries it, with
+   the real placement (all or nothing) in the domains an upper bound of the count allows (``Confinement.retry``
+   names the next one); the count decides after them.
 2. the domain search (:func:`vcore.topology.place_gang`: native, then CP-SAT as the ``network-topology-aware``
    arguments say) for every pending pod, else (hard mode, elastic jobs) for the pods the minimum still needs; the
    job's running pods anchor it (a gang stays in the domain that holds them).
@@ -30,7 +33,7 @@ for constrained gangs. Preempt and reclaim leave hard-constrained jobs alone (Vo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -69,6 +72,10 @@ TOPOLOGY_INVALID = "InvalidNetworkTopology"
 TOPOLOGY_REASON = "node(s) didn't satisfy the gang's network topology"
 #: The event reason of a highestTierName no tier of the tree has (Volcano warns and drops the constraint).
 UNKNOWN_TIER_NAME = "UnknownHighestTierName"
+#: How many domains a gang of mixed requests is tried in (a real placement each) before the count model decides.
+#: Volcano tries every HyperNode of the gradient; the bound keeps a gang that fits nowhere from costing a placement
+#: per domain every cycle.
+MAX_DOMAIN_TRIALS = 16
 
 
 @dataclass
@@ -86,6 +93,8 @@ class Confinement:
     label_groups: list[list[PodInfo]] | None = None  # per search group (finest layer), the pods that go there
     refusal: str = ""
     reasons: dict[str, int] | None = None
+    # A trial domain (a gang of mixed requests): when the placement in it falls short, the confinement to try next.
+    retry: Callable[[], Confinement] | None = None
 
 
 class PlanningSession(Protocol):
@@ -231,11 +240,33 @@ class TopologyPlanner:
             return Confinement(refusal=job.invalid[1])
         if c is None:
             return self._normal_pods(tasks)
-        ssn = self.ssn
-        fit = self._fit(tasks)
         running = self._running(job)
         pg = job.podgroup  # a job with a constraint has its PodGroup
         optimize = pg is not None and str(pg.annotations.get(OPTIMIZE_ANNOTATION, "")).lower() == "true"
+        fit, bound = self._fits(tasks)
+
+        def exact() -> Confinement:
+            return self._search(job, c, tasks, need, fit, running, optimize)
+
+        if bound is not None and need >= len(tasks) and not c.subgroups:
+            # Pods of different requests: the count model misses a domain that holds the mix exactly. As Volcano
+            # does, the whole gang is tried in the domains the upper bound allows, with the real placement (all or
+            # nothing); the count model decides after them.
+            return self._trial(c, tasks, bound, running, optimize, exact, MAX_DOMAIN_TRIALS)
+        return exact()
+
+    def _search(
+        self,
+        job: Job,
+        c: TopologyConstraint,
+        tasks: list[PodInfo],
+        need: int,
+        fit: np.ndarray,
+        running: np.ndarray | None,
+        optimize: bool,
+    ) -> Confinement:
+        """The confinement the domain search finds for the count model ``fit`` (pods of the job per node)."""
+        ssn = self.ssn
         strict = c.mode == "hard" or bool(c.subgroups)  # sub-groups (Kueue slices) are required in every mode
         placement: GangPlacement | None = None
         try:
@@ -251,7 +282,7 @@ class TopologyPlanner:
             assert placement is not None, "sizes holds the task count at least"
             if placement.placed and n < len(tasks) and placement.domain is not None:
                 # The minimum fits: take as many of the elastic pods as the chosen domain holds too.
-                inside = self.view.node_topo[placement.row] == self.view.domain_index(placement.domain)
+                inside = self._inside(placement)
                 more = min(len(tasks), int(fit[inside].sum()) // unit * unit)
                 if more > n:
                     wider = place_gang(ssn.cluster, fit, more, c, running=running, args=self.args, optimize=optimize)
@@ -283,6 +314,44 @@ class TopologyPlanner:
                 return Confinement(refusal=str(e))
         return out
 
+    def _trial(
+        self,
+        c: TopologyConstraint,
+        tasks: list[PodInfo],
+        bound: np.ndarray,
+        running: np.ndarray | None,
+        optimize: bool,
+        then: Callable[[], Confinement],
+        trials: int,
+    ) -> Confinement:
+        """The next domain to try the whole gang in: the one the domain search picks for the count ``bound`` (no
+        fewer pods per node than the real placement can put there), its nodes left out of the searches after it;
+        ``then`` once no domain is left (or ``trials`` are used up)."""
+        if trials <= 0:
+            return then()
+        try:
+            placement = place_gang(
+                self.ssn.cluster, bound, len(tasks), c, running=running, args=self.args, optimize=optimize
+            )
+        except TopologyError:
+            return then()  # the exact search meets the same error, and reports it
+        if not placement.placed:
+            return then()
+        inside = self._inside(placement)
+        rest = np.where(inside, 0, bound).astype(np.int32)
+        return Confinement(
+            allowed=None if placement.domain is None else inside.astype(np.uint8),
+            n_tasks=len(tasks),
+            placement=placement,
+            retry=lambda: self._trial(c, tasks, rest, running, optimize, then, trials - 1),
+        )
+
+    def _inside(self, placement: GangPlacement) -> np.ndarray:
+        """bool[n_slots]: the nodes of the placement's domain (every node when it spans the whole cluster)."""
+        if placement.domain is None or placement.row is None:
+            return np.ones(self.ssn.state.n_slots, dtype=bool)
+        return self.view.node_topo[placement.row] == self.view.domain_index(placement.domain)
+
     def shortfall(self, conf: Confinement, n_pending: int) -> str:
         """Why pods beyond the confinement stay pending (its domain holds fewer than the job has)."""
         where = (conf.placement.domain if conf.placement is not None else None) or "the cluster"
@@ -291,19 +360,27 @@ class TopologyPlanner:
             f"of its {n_pending} pending pods."
         )
 
-    def _fit(self, tasks: list[PodInfo]) -> np.ndarray:
+    def _fits(self, tasks: list[PodInfo]) -> tuple[np.ndarray, np.ndarray | None]:
+        """How many of the job's pods fit per node: the count model's (the minimum over the roles: m pods of mixed
+        roles ask, per resource, at most m times the largest request, so a node that holds m of every role holds
+        any m of them), and, when the tasks ask for different requests, an upper bound of what a mix of them can
+        put on a node (None otherwise): per request shape, its task count or the most its roles fit, summed."""
         engine = self.ssn.engine
-        fit: np.ndarray | None = None
-        seen: set[str] = set()
+        per_role: dict[str, np.ndarray] = {}
+        shapes: dict[int, tuple[set[str], int]] = {}
         for t in tasks:
-            if t.role in seen:
-                continue
-            seen.add(t.role)
-            assert t.compiled is not None, "the session compiles every pending pod"
-            role_fit = engine.fit_counts(t.compiled)
-            fit = role_fit if fit is None else np.minimum(fit, role_fit)
-        assert fit is not None, "a job plans one pending task at least"
-        return fit
+            if t.role not in per_role:
+                assert t.compiled is not None, "the session compiles every pending pod"
+                per_role[t.role] = engine.fit_counts(t.compiled)
+            roles, n = shapes.get(t.shape, (set(), 0))
+            roles.add(t.role)
+            shapes[t.shape] = (roles, n + 1)
+        fit = np.minimum.reduce(list(per_role.values()))
+        if len(shapes) == 1:
+            return fit, None
+        # Pods of one shape are interchangeable on a node's resources: the most any of its roles fits bounds them.
+        bound = sum(np.minimum(np.maximum.reduce([per_role[r] for r in roles]), n) for roles, n in shapes.values())
+        return fit, np.asarray(bound, dtype=np.int32)
 
     def _running(self, job: Job) -> np.ndarray | None:
         if not job.running:

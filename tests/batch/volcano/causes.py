@@ -25,13 +25,6 @@ class Cause:
 
 
 # -- semantics vcore gets wrong ----------------------------------------------------------------------------------
-TOPOLOGY_DOMAIN_CHOICE = Cause(
-    "TOPOLOGY_DOMAIN_CHOICE",
-    "Volcano tries the gang in each HyperNode of the tier gradient with the real task-by-task allocation and keeps "
-    "the one with the highest HyperNode binpack score ((used + request) / allocatable); vcore's domain search counts "
-    "per node the pods of the job that fit, the minimum over its roles (a domain that holds a mixed-role gang "
-    "exactly looks too small), and prefers the tightest domain",
-)
 SUBGROUP_POLICY_MODEL = Cause(
     "SUBGROUP_POLICY_MODEL",
     "Volcano 1.14 splits a job's pods into SubJobs by their matchLabelKeys values (pods without the keys stay in "

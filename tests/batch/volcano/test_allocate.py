@@ -673,7 +673,6 @@ NODE_LEVEL_SCORE = Suite(
 )
 
 
-NODE_LEVEL_SCORE.cases[0].xfail = (C.TOPOLOGY_DOMAIN_CHOICE,)
 NODE_LEVEL_SCORE.cases[0].note = (
     'pg2 (Running, every pod running) is built by Go with networkTopology mode "" (highestTierAllowed 1): an object '
     "the API server's enum refuses, which Volcano's scheduler reads as neither hard nor soft; here pg2 has no "

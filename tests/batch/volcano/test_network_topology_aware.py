@@ -650,7 +650,7 @@ def test_batch_node_order_fn(sc):
 def test_hypernode_order_fn(case):
     pytest.skip(
         "vcore has no per-HyperNode order function to ask: its domain search replaces Volcano's HyperNode "
-        "scoring (the difference shows in allocate_test's tables: TOPOLOGY_DOMAIN_CHOICE)"
+        "scoring (allocate_test's tables check the domain each gang gets)"
     )
 
 

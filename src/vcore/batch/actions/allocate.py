@@ -206,12 +206,7 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
     if gang and not _fits_in_total(ssn, job, tasks, max(need, 0)):
         return False
     conf = ssn.topology.plan(job, tasks, need) if allowed is None else None
-    if conf is not None and conf.refusal:
-        ssn.fail(job, conf.refusal, conf.reasons)
-        return False
-    pending = tasks
-    if conf is not None and conf.n_tasks is not None:  # the domain holds these; the rest wait
-        tasks, role_of = tasks[: conf.n_tasks], None if role_of is None else role_of[: conf.n_tasks]
+    pending, pending_roles = tasks, role_of
     headroom = ssn.framework.headroom(job.queue)
 
     def attempt(
@@ -220,14 +215,24 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
         # all positional: pybind11 reads keyword arguments about a microsecond slower a call
         return ssn.engine.place_gang(_compiled(tasks), role_of, role_need, need, headroom, allowed, gang, cap, bonus)
 
+    while True:
+        if conf is not None and conf.refusal:
+            ssn.fail(job, conf.refusal, conf.reasons)
+            return False
+        if conf is not None and conf.n_tasks is not None:  # the domain holds these; the rest wait
+            n = conf.n_tasks
+            tasks, role_of = pending[:n], None if pending_roles is None else pending_roles[:n]
+        if conf is None:
+            nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(allowed)
+        else:
+            nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(conf.allowed, conf.cap, conf.bonus)
+        if ready or conf is None or conf.retry is None:
+            break
+        conf = conf.retry()  # the gang fell short in a trial domain (all undone): the planner's next choice
     planned = conf  # the confinement the tasks were cut to, kept when a soft one falls back to no confinement
-    if conf is None:
-        nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(allowed)
-    else:
-        nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(conf.allowed, conf.cap, conf.bonus)
-        if not ready and gang and conf.soft:  # soft mode never fails for topology: unconfined, scored by it
-            nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(None, None, conf.fallback_bonus)
-            conf = None
+    if conf is not None and not ready and gang and conf.soft:  # soft mode never fails for topology: unconfined
+        nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(None, None, conf.fallback_bonus)
+        conf = None
     slots = nodes.tolist()  # gpus: per task its devices, or None when no task took any
     held: Sequence[HeldGpus] | None
     if slots and min(slots) >= 0:  # every task found a node (the usual ready gang)
