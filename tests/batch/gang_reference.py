@@ -36,7 +36,7 @@ def reference_place_gang(
     *,
     allowed: set[str] | None = None,
     cap: dict[str, int] | None = None,
-    bonus: dict[str, int] | None = None,
+    bonus: dict[str, float] | None = None,
 ) -> GangOutcome:
     headroom = dict(headroom or {})
     room = dict(cap) if cap is not None else None

@@ -90,8 +90,14 @@ def confinements(draw, n_nodes: int):
     if draw(st.integers(0, 2)) == 0:
         cap = np.array(draw(st.lists(st.integers(0, 4), min_size=n_nodes, max_size=n_nodes)), np.int32)
     if draw(st.integers(0, 2)) == 0:
+        # Volcano's float scores: fractions rank nodes whose whole totals are equal, as a float sum does.
         bonus = np.array(
-            draw(st.lists(st.sampled_from([0, 0, 7, 50, 400, -30]), min_size=n_nodes, max_size=n_nodes)), np.int64
+            draw(
+                st.lists(
+                    st.sampled_from([0, 0, 7, 7.25, 7.5, 50, 400, -30, -29.75]), min_size=n_nodes, max_size=n_nodes
+                )
+            ),
+            np.float64,
         )
     as_ref = (
         None if allowed is None else {n for n, a in zip(names, allowed) if a},
@@ -236,9 +242,29 @@ def test_caps_bound_tasks_per_node_across_runs():
 def test_score_bonus_steers_the_gang():
     c = _cluster(4)
     sched = vcore.Scheduler(c)
-    bonus = np.array([0, 0, 1000, 0], np.int64)
+    bonus = np.array([0, 0, 1000, 0], np.float64)
     nodes, *_ = sched._engine.place_gang(_gang(sched, 3), [0] * 3, [0], 3, None, None, True, None, bonus)
     assert nodes.tolist() == [2, 2, 2]  # least-allocated would spread them; the bonus outweighs it
+
+
+@pytest.mark.parametrize(
+    "bonus, best",
+    [
+        ([0.25, 0.5, 0.0, 0.0], 1),  # equal whole totals: the larger fraction wins, as in a float sum
+        ([0.75, 0.5, 0.0, 0.0], 0),
+        ([1.0, 0.75, 0.0, 0.0], 0),  # a whole point outweighs any fraction
+        ([-0.5, -0.75, -1.0, -1.0], 0),  # -0.5 is -1 + 0.5: above -0.75 (-1 + 0.25), below 0
+    ],
+)
+def test_a_bonus_fraction_ranks_nodes_as_their_float_totals(bonus, best):
+    """Volcano sums node scores in float64: a fractional bonus (its network-topology scores) orders nodes whose
+    integer totals are equal, for every seed's tie order."""
+    for seed in range(4):
+        c = _cluster(4)
+        sched = vcore.Scheduler(c, seed=seed)
+        scores = np.array(bonus, np.float64)
+        nodes, *_ = sched._engine.place_gang(_gang(sched, 1), [0], [0], 1, None, None, True, None, scores)
+        assert nodes.tolist() == [best], (seed, bonus)
 
 
 def test_discovery_samples_like_kube_scheduler_and_grows_for_big_gangs():
@@ -283,7 +309,18 @@ def test_fits_somewhere_is_evaluates_feasible_set_not_empty():
 
 @pytest.mark.parametrize(
     "bad",
-    ["roles", "duplicate", "bound", "allowed", "role_index", "cap_width", "cap_negative", "bonus_width", "bonus_huge"],
+    [
+        "roles",
+        "duplicate",
+        "bound",
+        "allowed",
+        "role_index",
+        "cap_width",
+        "cap_negative",
+        "bonus_width",
+        "bonus_huge",
+        "bonus_nan",
+    ],
 )
 def test_malformed_requests_raise_and_change_nothing(bad):
     c = _cluster(4)
@@ -306,9 +343,11 @@ def test_malformed_requests_raise_and_change_nothing(bad):
     elif bad == "cap_negative":
         args["cap"] = np.array([1, -1, 1, 1], np.int32)
     elif bad == "bonus_width":
-        args["score_bonus"] = np.zeros(5, np.int64)
+        args["score_bonus"] = np.zeros(5, np.float64)
     elif bad == "bonus_huge":
-        args["score_bonus"] = np.array([0, 2**62, 0, 0], np.int64)
+        args["score_bonus"] = np.array([0, 2.0**62, 0, 0], np.float64)
+    elif bad == "bonus_nan":
+        args["score_bonus"] = np.array([0, np.nan, 0, 0], np.float64)
     else:
         args["role"] = [0, 0, 5]
     before = c.requested("cpu").copy()
@@ -319,13 +358,17 @@ def test_malformed_requests_raise_and_change_nothing(bad):
 
 
 def test_cap_and_bonus_of_a_wrong_dtype_raise_instead_of_copying():
+    """A cap must be int32 (never a lossy cast); a bonus is float64, which integers convert to exactly."""
     c = _cluster(4)
     sched = vcore.Scheduler(c)
     with pytest.raises(TypeError):
         sched._engine.place_gang(_gang(sched, 2), [0, 0], [0], 2, None, None, True, np.ones(4, np.int64))
     with pytest.raises(TypeError):
-        sched._engine.place_gang(_gang(sched, 2), [0, 0], [0], 2, None, None, True, None, np.ones(4, np.float64))
+        sched._engine.place_gang(_gang(sched, 2), [0, 0], [0], 2, None, None, True, None, np.ones(4, np.complex128))
     assert c.n_pods == 0
+    bonus = np.array([0, 0, 1000, 0], np.int64)
+    nodes, *_ = sched._engine.place_gang(_gang(sched, 1), [0], [0], 1, None, None, True, None, bonus)
+    assert nodes.tolist() == [2]
 
 
 def test_a_task_already_bound_leaves_the_state_and_the_rotation_as_they_were():

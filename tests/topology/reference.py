@@ -334,10 +334,10 @@ def binpack_scores(
     resources: list[tuple[str, int, int]],
     fading: float,
     weight: float,
-) -> dict[str, int]:
+) -> dict[str, float]:
     """Volcano's HyperNode binpack score of a pod without a network topology (network-topology-aware, normal
     pods): ``resources`` [(name, request, weight)]; ``alloc``/``used`` per node and resource."""
-    out = {n: 0 for n in nodes}
+    out = {n: 0.0 for n in nodes}
     weight_sum = sum(w for _, _, w in resources)
     if not tree.tiers or weight_sum == 0:
         return out
@@ -368,5 +368,5 @@ def binpack_scores(
         for r, tier in enumerate(tree.tiers):
             d = tree.column.get(n, [None] * len(tree.tiers))[r]
             total += tier_weight[tier] * (full[d] if d is not None else 1.0)
-        out[n] = int(total * (100.0 * weight / tier_sum))
+        out[n] = total * (100.0 * weight / tier_sum)
     return out

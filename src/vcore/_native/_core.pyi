@@ -228,7 +228,7 @@ class Engine:
         allowed: ArrayLike | None = None,
         all_or_nothing: bool = True,
         cap: NDArray[np.int32] | None = None,
-        score_bonus: NDArray[np.int64] | None = None,
+        score_bonus: NDArray[np.float64] | None = None,
     ) -> tuple[
         NDArray[np.int32],
         NDArray[np.uint8],
@@ -240,7 +240,7 @@ class Engine:
     ]:
         """Place a gang's tasks (bound on return), all or nothing up to its minimums (core/include/vcore/gang.h);
         ``role`` None: every task of role 0; ``cap`` int32[n_slots] bounds the gang's tasks per slot,
-        ``score_bonus`` int64[n_slots] adds to each node's weighted score:
+        ``score_bonus`` float64[n_slots] adds to each node's weighted score (its fraction ranks equal totals):
         (slot int32[n] (-1: not placed or undone), outcome uint8[n] (0 not tried, 1 placed, 2 no node fits,
         3 over the queue's headroom), per task its ((gpu, mig_start), ...) or None when no task took devices, ready,
         first task no node fit (-1), that task's reason_counts int64[n_reasons], node evaluations made).
@@ -522,9 +522,9 @@ class topology:
     @staticmethod
     def binpack_scores(
         state: ClusterState, resources: Sequence[tuple[_Int, _Int, _Int]], fading: _Float, weight: _Float
-    ) -> NDArray[np.int64]:
+    ) -> NDArray[np.float64]:
         """Volcano's HyperNode binpack node score of a pod without a network topology: resources [(axis, request,
-        weight)], int64[n_slots] in 0..100 * weight"""
+        weight)], float64[n_slots] in 0..100 * weight"""
 
 _PolicyKind = Literal["scored", "random", "round-robin", "dynamo"]
 _Role = Literal["both", "prefill", "decode"]

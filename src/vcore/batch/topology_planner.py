@@ -85,7 +85,7 @@ class Confinement:
 
     allowed: np.ndarray | None = None  # uint8[n_slots]
     cap: np.ndarray | None = None  # int32[n_slots]
-    bonus: np.ndarray | None = None  # int64[n_slots]
+    bonus: np.ndarray | None = None  # float64[n_slots]: Volcano's node score, added to the profile's
     n_tasks: int | None = None
     soft: bool = False  # retry unconfined (with ``fallback_bonus``) when the confined placement falls short
     fallback_bonus: np.ndarray | None = None
@@ -394,13 +394,8 @@ class TopologyPlanner:
         with the plugin's NodeOrder switched off)."""
         if running is None or not self.view.n_rows or (self.configured and not self.scores):
             return None
-        scores = node_scores(
-            self.ssn.cluster,
-            running,
-            job_tasks=len(job.running) + len(tasks),
-            weight=float(self.args.node_score_weight),
-        )
-        return scores.astype(np.int64)
+        weight = float(self.args.node_score_weight)
+        return node_scores(self.ssn.cluster, running, job_tasks=len(job.running) + len(tasks), weight=weight)
 
     # -- sub-group label groups ---------------------------------------------------------------------------
     def _label_groups(self, job: Job, tasks: list[PodInfo], placement: GangPlacement) -> list[list[PodInfo]] | None:

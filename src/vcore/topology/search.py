@@ -332,7 +332,7 @@ def node_scores(
 def binpack_scores(
     cluster: Cluster, requests: Mapping[str, int], *, weights: Mapping[str, int], fading: float, weight: float
 ) -> np.ndarray:
-    """int64[n_slots]: Volcano's HyperNode binpack node score of a pod without a network topology (the
+    """float64[n_slots]: Volcano's HyperNode binpack node score of a pod without a network topology (the
     network-topology-aware plugin's normal-pod score), in 0..100 * ``weight``: per tier t, weighted ``fading`` **
     (t - 1), how full the node's HyperNode of that tier would be with the pod, over the resources the pod requests
     that ``weights`` names ({resource: weight}). The tiers run to Volcano's virtual cluster-wide HyperNode one tier

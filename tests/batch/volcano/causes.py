@@ -33,7 +33,3 @@ SUBGROUP_POLICY_MODEL = Cause(
     "labelled sub-group of several roles, label keys on more than the finest policy, running pods in a labelled "
     "sub-group",
 )
-SCORE_TRUNCATION = Cause(
-    "SCORE_TRUNCATION",
-    "Volcano's plugin node scores are float64 (468.75); vcore's HyperNode binpack score is truncated to an integer",
-)

@@ -21,7 +21,6 @@ from vcore import ProfileWarning, parse_quantity
 from vcore.topology.args import DEFAULT_BINPACK, DEFAULT_FADING, parse_topology_args
 from vcore.topology.search import binpack_scores, node_scores
 
-from . import causes as C
 from .volcano_fixtures import (
     GROUP_ANNOTATION,
     PENDING,
@@ -611,17 +610,6 @@ BATCH_NODE_ORDER = [
 
 mark(
     BATCH_NODE_ORDER,
-    xfail={
-        "score empty nodes for single task with no network topology and default plugin arguments": (
-            C.SCORE_TRUNCATION,
-        ),
-        "score empty nodes for single task with no network topology and customized plugin arguments": (
-            C.SCORE_TRUNCATION,
-        ),
-        "score non-empty nodes for single task with no network topology and customized plugin arguments": (
-            C.SCORE_TRUNCATION,
-        ),
-    },
     skip={
         "score nodes for tasks with network topology": (
             "a state Volcano's scheduler never reaches: the case hands the task an allocated HyperNode (s1) from the "

@@ -210,7 +210,7 @@ void register_engine(py::module_& m) {
              std::optional<py::array_t<int64_t, py::array::c_style | py::array::forcecast>> headroom,
              std::optional<py::array_t<uint8_t, py::array::c_style | py::array::forcecast>> allowed,
              bool all_or_nothing, std::optional<py::array_t<int32_t, py::array::c_style>> cap,
-             std::optional<py::array_t<int64_t, py::array::c_style>> score_bonus) {
+             std::optional<py::array_t<double, py::array::c_style>> score_bonus) {
             vcore::GangRequest request;
             CompiledPods pods = compiled_pods(tasks, "Engine.place_gang: tasks");
             request.tasks = std::move(pods.pods);

@@ -248,17 +248,17 @@ void register_topology(py::module_& m) {
          double weight) {
         std::vector<vcore::BinpackResource> input;
         for (const auto& [axis, request, w] : resources) input.push_back({axis, request, w});
-        std::vector<int64_t> scores;
+        std::vector<double> scores;
         {
           py::gil_scoped_release nogil;  // reads the tree and the resource rows under the shared lock into C++
           std::shared_lock lock(s.mutex());
           scores = s.topology().binpack_scores(s, input, fading, weight);
         }
-        return py::array_t<int64_t>(static_cast<py::ssize_t>(scores.size()), scores.data());
+        return py::array_t<double>(static_cast<py::ssize_t>(scores.size()), scores.data());
       },
       py::arg("state"), py::arg("resources"), py::arg("fading"), py::arg("weight"),
       "Volcano's HyperNode binpack node score of a pod without a network topology: resources [(axis, request, "
-      "weight)], int64[n_slots] in 0..100 * weight");
+      "weight)], float64[n_slots] in 0..100 * weight");
 }
 
 }  // namespace vcore_bindings

@@ -1,5 +1,6 @@
 // Engine::place_gang and Engine::fit_counts (gang.h): gang placement over the fused per-pod kernel.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <tuple>
 
@@ -65,9 +66,16 @@ class Candidates {
   // so again when the run ends (it is the engine's, reused by every run).
   // A node's raw normalized values must not change while it is a candidate (TaintToleration's and NodeAffinity's
   // do not; a pod whose node plugins' do is placed one task per run, with candidates of its own).
+  // `fraction` (per slot, or empty): the fractional part of a node's score bonus, in 2^-32 units, which ranks nodes
+  // of equal integer totals before the tie rule does.
   Candidates(std::vector<int32_t>& index, const PodKernel& kernel, uint64_t pod_mix,
-             const std::vector<uint64_t>& name_rank, size_t expected)
-      : index_(index), terms_(kernel.normalized()), n_terms_(terms_.size()), pod_mix_(pod_mix), name_rank_(name_rank) {
+             const std::vector<uint64_t>& name_rank, const std::vector<uint32_t>& fraction, size_t expected)
+      : index_(index),
+        terms_(kernel.normalized()),
+        n_terms_(terms_.size()),
+        pod_mix_(pod_mix),
+        name_rank_(name_rank),
+        fraction_(fraction) {
     nodes_.reserve(expected);
     heap_.reserve(expected);
   }
@@ -236,7 +244,10 @@ class Candidates {
   }
   Entry entry(const Node& n) {
     const uint64_t tie = name_rank_.empty() ? mix64(pod_mix_ ^ static_cast<uint64_t>(n.slot)) : name_rank_[n.slot];
-    return {static_cast<__int128>(static_cast<unsigned __int128>(total(n)) << 64 | ~tie), n.slot, n.version};
+    // With fractions, the low half is the fraction, then the low 32 bits of the tie key (a name rank fits them).
+    const uint64_t low =
+        fraction_.empty() ? ~tie : uint64_t{fraction_[static_cast<size_t>(n.slot)]} << 32 | (~tie & 0xffffffffULL);
+    return {static_cast<__int128>(static_cast<unsigned __int128>(total(n)) << 64 | low), n.slot, n.version};
   }
   void rebuild(int64_t tasks) {
     heap_.clear();
@@ -262,6 +273,7 @@ class Candidates {
   bool tabled_ = false;
   const uint64_t pod_mix_;
   const std::vector<uint64_t>& name_rank_;
+  const std::vector<uint32_t>& fraction_;
 };
 
 // The kernel over every slot block in order, reasons counted into `reasons`; after each block, `visit(begin, end,
@@ -329,10 +341,22 @@ GangResult Engine::place_gang(const GangRequest& r) {
   check_width("score_bonus", r.score_bonus.size());
   for (size_t k = 0; k < r.cap.size(); ++k)
     if (r.cap[k] < 0) throw Invalid("place_gang: cap of slot " + std::to_string(k) + " is negative");
-  for (size_t k = 0; k < r.score_bonus.size(); ++k)  // keeps every total far from int64 overflow
-    if (r.score_bonus[k] < -kMaxScoreBonus || r.score_bonus[k] > kMaxScoreBonus)
-      throw Invalid("place_gang: score_bonus of slot " + std::to_string(k) + " is outside +-" +
+  // A bonus is a plugin's float score (Volcano sums node scores in float64): its whole part joins the node's
+  // integer total, its fraction ranks equal totals, so nodes are ordered as by their float sums.
+  std::vector<int64_t> bonus_whole;
+  std::vector<uint32_t> bonus_fraction;
+  bool fractional = false;
+  for (size_t k = 0; k < r.score_bonus.size(); ++k) {
+    const double b = r.score_bonus[k];
+    if (!(std::abs(b) <= static_cast<double>(kMaxScoreBonus)))  // keeps every total far from int64 overflow
+      throw Invalid("place_gang: score_bonus of slot " + std::to_string(k) + " is not a number within +-" +
                     std::to_string(kMaxScoreBonus));
+    const double whole = std::floor(b);
+    bonus_whole.push_back(static_cast<int64_t>(whole));
+    bonus_fraction.push_back(static_cast<uint32_t>((b - whole) * 4294967296.0));
+    fractional |= bonus_fraction.back() != 0;
+  }
+  if (!fractional) bonus_fraction.clear();  // whole bonuses: the tie rule as without any
   {
     // Duplicates by key hash: sorting integers, the keys themselves compared only where two hashes meet.
     std::vector<std::pair<size_t, const std::string*>> keys;
@@ -395,7 +419,7 @@ GangResult Engine::place_gang(const GangRequest& r) {
            (room.empty() || room[static_cast<size_t>(slot)] > 0);
   };
   const auto with_bonus = [&](int32_t slot, int64_t score) {
-    return r.score_bonus.empty() ? score : score + r.score_bonus[static_cast<size_t>(slot)];
+    return bonus_whole.empty() ? score : score + bonus_whole[static_cast<size_t>(slot)];
   };
   const auto copies = [&](const PodKernel& kernel, int32_t slot) {
     const int64_t fit = kernel.copies_that_fit(slot);
@@ -449,7 +473,7 @@ GangResult Engine::place_gang(const GangRequest& r) {
       sequence_ += e - t;
       if (candidate_index_.size() < static_cast<size_t>(n_slots))
         candidate_index_.resize(static_cast<size_t>(n_slots), -1);
-      Candidates candidates(candidate_index_, kernel, pod_mix, name_rank,
+      Candidates candidates(candidate_index_, kernel, pod_mix, name_rank, bonus_fraction,
                             static_cast<size_t>(std::min(want, n_slots)) + (e - t));
       // Discovery from the rotating start: slots in order, wrapping once, until at least `want` feasible nodes are
       // found and they hold the tasks still to place (or every slot was looked at).

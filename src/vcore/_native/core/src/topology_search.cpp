@@ -360,8 +360,8 @@ std::vector<double> Topology::node_scores(const ClusterState& s, const std::vect
   return out;
 }
 
-std::vector<int64_t> Topology::binpack_scores(const ClusterState& s, const std::vector<BinpackResource>& resources,
-                                              double fading, double weight) const {
+std::vector<double> Topology::binpack_scores(const ClusterState& s, const std::vector<BinpackResource>& resources,
+                                             double fading, double weight) const {
   const int32_t n = s.n_slots(), rows = n_rows(), nd = n_domains();
   if (!std::isfinite(fading) || fading < 0) throw Invalid("binpack_scores: fading must be finite and >= 0");
   if (!std::isfinite(weight) || weight < 0) throw Invalid("binpack_scores: weight must be finite and >= 0");
@@ -371,7 +371,7 @@ std::vector<int64_t> Topology::binpack_scores(const ClusterState& s, const std::
     if (r.request < 0 || r.weight < 0) throw Invalid("binpack_scores: requests and weights must be >= 0");
     weight_sum += r.weight;
   }
-  std::vector<int64_t> out(static_cast<size_t>(n), 0);
+  std::vector<double> out(static_cast<size_t>(n), 0.0);
   if (rows == 0 || weight_sum == 0) return out;
   // Per domain and resource: allocatable and used over its live nodes (every row at once).
   const size_t k = resources.size();
@@ -450,7 +450,7 @@ std::vector<int64_t> Topology::binpack_scores(const ClusterState& s, const std::
       const int32_t d = at(r, slot);
       total += row_weight[static_cast<size_t>(r)] * (d >= 0 ? full[static_cast<size_t>(d)] : 1.0);
     }
-    out[static_cast<size_t>(slot)] = static_cast<int64_t>(std::clamp(total * scale, 0.0, 100.0 * weight));
+    out[static_cast<size_t>(slot)] = std::clamp(total * scale, 0.0, 100.0 * weight);
   }
   return out;
 }

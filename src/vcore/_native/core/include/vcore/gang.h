@@ -32,8 +32,9 @@ struct GangRequest {
   std::vector<uint8_t> allowed;           // per slot: 1 where the gang may go; empty: everywhere
   std::vector<int32_t> cap;               // per slot: at most this many of the gang's tasks (0: none); empty: no
                                           // cap (topology: the domain search's pods per node)
-  std::vector<int64_t> score_bonus;       // per slot: added to the node's weighted score before the normalized
-                                          // plugins (topology: soft-mode and HyperNode scores); empty: none
+  std::vector<double> score_bonus;        // per slot: added to the node's weighted score before the normalized
+                                          // plugins (topology: soft-mode and HyperNode scores), its fraction
+                                          // ranking equal integer totals; empty: none
   bool all_or_nothing = true;             // undo every placement unless the gang ends ready
 };
 

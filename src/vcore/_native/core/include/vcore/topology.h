@@ -158,9 +158,10 @@ class Topology {
   // Volcano's HyperNode binpack node score of a pod without a network topology (network-topology-aware, normal
   // pods): per tier from the lowest to the highest, weighted fading^(tier - 1), the weighted fullness of the
   // node's HyperNode of that tier with the pod ((used + request) / allocatable; 0 when it would overflow; 1 for a
-  // node in no HyperNode of the tier), scaled to 0..100 * weight and truncated. Zeros without tiers or resources.
-  std::vector<int64_t> binpack_scores(const ClusterState& s, const std::vector<BinpackResource>& resources,
-                                      double fading, double weight) const;
+  // node in no HyperNode of the tier), scaled to 0..100 * weight (Volcano's float64 score). Zeros without tiers or
+  // resources.
+  std::vector<double> binpack_scores(const ClusterState& s, const std::vector<BinpackResource>& resources,
+                                     double fading, double weight) const;
   int32_t lca(int32_t a, int32_t b) const;  // lowest common domain; -1 when none (different roots)
 
  private:
