@@ -450,6 +450,23 @@ def test_solver_from_the_cycle_configuration(solver, solves, cpsat_calls):
     assert per_leaf(c, "job") == {"leaf-0-1": 16, "leaf-0-0": 4}  # no valid placement spans fewer domains
 
 
+@pytest.mark.parametrize(
+    "free, leaves, solves",
+    [
+        ({"s0-l0-n0": 3, "s0-l0-n1": 1, "s0-l1-n0": 4, "s0-l1-n1": 4}, {"leaf-0-1": 3}, 0),  # the second trial fits
+        ({"s0-l0-n0": 3, "s0-l0-n1": 1, "s1-l1-n2": 3}, {}, 1),  # no trial fits: the count model's search, once
+    ],
+)
+def test_mixed_gang_trials_never_run_cpsat(free, leaves, solves, cpsat_calls):
+    """A trial only picks a domain to try the real placement in: CP-SAT (up to its time limit each) is left to the
+    count model's search after the trials, as configured."""
+    c = busy_tree({**ONLY_LEAF_0_0, **free})
+    mixed_gang(c, LEAF, ("master", "1"), ("worker", "3"), ("worker", "3"))
+    vcore.Scheduler(c, cycle=cycle({"solver": "cpsat", "timeLimitSeconds": 0.5, "workers": 1})).run_cycle()
+    assert per_leaf(c, "job") == leaves
+    assert cpsat_calls == [0.5] * solves
+
+
 def test_flagged_gang_runs_cpsat_under_auto_and_stays_valid(cpsat_calls):
     c = busy_tree()
     c.add_podgroup(

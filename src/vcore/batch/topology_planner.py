@@ -252,7 +252,7 @@ class TopologyPlanner:
             # Pods of different requests: the count model misses a domain that holds the mix exactly. As Volcano
             # does, the whole gang is tried in the domains the upper bound allows, with the real placement (all or
             # nothing); the count model decides after them.
-            return self._trial(c, tasks, bound, running, optimize, exact, MAX_DOMAIN_TRIALS)
+            return self._trial(c, tasks, bound, running, exact, MAX_DOMAIN_TRIALS)
         return exact()
 
     def _search(
@@ -320,19 +320,18 @@ class TopologyPlanner:
         tasks: list[PodInfo],
         bound: np.ndarray,
         running: np.ndarray | None,
-        optimize: bool,
         then: Callable[[], Confinement],
         trials: int,
     ) -> Confinement:
-        """The next domain to try the whole gang in: the one the domain search picks for the count ``bound`` (no
-        fewer pods per node than the real placement can put there), its nodes left out of the searches after it;
-        ``then`` once no domain is left (or ``trials`` are used up)."""
+        """The next domain to try the whole gang in: the one the native domain search picks for the count ``bound``
+        (no fewer pods per node than the real placement can put there), its nodes left out of the searches after it;
+        ``then`` once no domain is left (or ``trials`` are used up). Only the domain is used, so CP-SAT, which
+        refines the layout within one, never runs for a trial (each would cost its time limit)."""
         if trials <= 0:
             return then()
+        native = replace(self.args, solver="native")
         try:
-            placement = place_gang(
-                self.ssn.cluster, bound, len(tasks), c, running=running, args=self.args, optimize=optimize
-            )
+            placement = place_gang(self.ssn.cluster, bound, len(tasks), c, running=running, args=native)
         except TopologyError:
             return then()  # the exact search meets the same error, and reports it
         if not placement.placed:
@@ -343,7 +342,7 @@ class TopologyPlanner:
             allowed=None if placement.domain is None else inside.astype(np.uint8),
             n_tasks=len(tasks),
             placement=placement,
-            retry=lambda: self._trial(c, tasks, rest, running, optimize, then, trials - 1),
+            retry=lambda: self._trial(c, tasks, rest, running, then, trials - 1),
         )
 
     def _inside(self, placement: GangPlacement) -> np.ndarray:
