@@ -304,6 +304,21 @@ def test_mixed_gang_no_leaf_holds_stays_pending_and_nothing_is_bound():
     assert status.phase == "Inqueue" and "no domain of tier 1 (leaf) can hold 3 pods" in status.message
 
 
+def test_mixed_gang_tries_no_leaf_that_cannot_hold_one_of_its_shapes(monkeypatch):
+    # Every node has 3 cpus free: no leaf holds a 4-cpu worker, so no leaf is tried (a trial is a domain search and
+    # a placement, every cycle); the count model's search alone says why.
+    import vcore.batch.topology_planner as planner
+
+    searches = []
+    search = planner.place_gang
+    monkeypatch.setattr(planner, "place_gang", lambda *a, **kw: searches.append(a[2]) or search(*a, **kw))
+    c = busy_tree({name: 3 for name in busy_tree().node_names})
+    mixed_gang(c, LEAF, ("master", "1"), ("worker", "4"))
+    result = vcore.Scheduler(c).run_cycle()
+    assert placed_on(c, "job") == {} and searches == [2]
+    assert "no domain of tier 1 (leaf) can hold 2 pods" in result.podgroups[f"{NS}/job"].message
+
+
 @given(
     free=st.lists(st.integers(0, 4), min_size=16, max_size=16),
     cpus=st.lists(st.integers(1, 3), min_size=2, max_size=5),

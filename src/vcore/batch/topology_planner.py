@@ -243,17 +243,37 @@ class TopologyPlanner:
         running = self._running(job)
         pg = job.podgroup  # a job with a constraint has its PodGroup
         optimize = pg is not None and str(pg.annotations.get(OPTIMIZE_ANNOTATION, "")).lower() == "true"
-        fit, bound = self._fits(tasks)
+        fit, shapes = self._fits(tasks)
 
         def exact() -> Confinement:
             return self._search(job, c, tasks, need, fit, running, optimize)
 
-        if bound is not None and need >= len(tasks) and not c.subgroups:
+        if shapes is not None and need >= len(tasks) and not c.subgroups:
             # Pods of different requests: the count model misses a domain that holds the mix exactly. As Volcano
             # does, the whole gang is tried in the domains the upper bound allows, with the real placement (all or
             # nothing); the count model decides after them.
-            return self._trial(c, tasks, bound, running, exact, MAX_DOMAIN_TRIALS)
+            try:
+                limit_row = c.resolve(self.view, len(tasks)).limit_row
+            except TopologyError:
+                return exact()  # which reports it
+            return self._trial(c, tasks, self._mixed_bound(shapes, limit_row), running, exact, MAX_DOMAIN_TRIALS)
         return exact()
+
+    def _mixed_bound(self, shapes: list[tuple[np.ndarray, int]], limit_row: int) -> np.ndarray:
+        """int32[n_slots]: per node, at most how many of a gang of mixed requests it holds (per request shape, the
+        pods of it that fit, summed), zero in each domain of the constraint's highest row that cannot hold some
+        shape's pods even alone: no domain inside it can hold the gang, so no trial goes there."""
+        n_slots = self.ssn.state.n_slots
+        if limit_row >= self.view.n_rows:  # the virtual root: the whole cluster
+            domain = np.zeros(n_slots, dtype=np.int64)
+        else:
+            domain = self.view.node_topo[limit_row].astype(np.int64)
+            lone = domain < 0  # a node in no domain of the row is one of its own
+            domain[lone] = domain.max(initial=0) + 1 + np.flatnonzero(lone)
+        holds = np.ones(int(domain.max(initial=0)) + 1, dtype=bool)
+        for per_node, n in shapes:
+            holds &= np.bincount(domain, weights=per_node, minlength=len(holds)) >= n
+        return np.where(holds[domain], sum(per_node for per_node, _ in shapes), 0).astype(np.int32)
 
     def _search(
         self,
@@ -327,7 +347,7 @@ class TopologyPlanner:
         (no fewer pods per node than the real placement can put there), its nodes left out of the searches after it;
         ``then`` once no domain is left (or ``trials`` are used up). Only the domain is used, so CP-SAT, which
         refines the layout within one, never runs for a trial (each would cost its time limit)."""
-        if trials <= 0:
+        if trials <= 0 or int(bound.sum()) < len(tasks):  # no domain left that could hold the gang
             return then()
         native = replace(self.args, solver="native")
         try:
@@ -359,11 +379,11 @@ class TopologyPlanner:
             f"of its {n_pending} pending pods."
         )
 
-    def _fits(self, tasks: list[PodInfo]) -> tuple[np.ndarray, np.ndarray | None]:
+    def _fits(self, tasks: list[PodInfo]) -> tuple[np.ndarray, list[tuple[np.ndarray, int]] | None]:
         """How many of the job's pods fit per node: the count model's (the minimum over the roles: m pods of mixed
         roles ask, per resource, at most m times the largest request, so a node that holds m of every role holds
-        any m of them), and, when the tasks ask for different requests, an upper bound of what a mix of them can
-        put on a node (None otherwise): per request shape, its task count or the most its roles fit, summed."""
+        any m of them), and, when the tasks ask for different requests (None otherwise), per request shape how
+        many of its pods a node holds at most (its task count, or the most its roles fit) with its task count."""
         engine = self.ssn.engine
         per_role: dict[str, np.ndarray] = {}
         shapes: dict[int, tuple[set[str], int]] = {}
@@ -378,8 +398,8 @@ class TopologyPlanner:
         if len(shapes) == 1:
             return fit, None
         # Pods of one shape are interchangeable on a node's resources: the most any of its roles fits bounds them.
-        bound = sum(np.minimum(np.maximum.reduce([per_role[r] for r in roles]), n) for roles, n in shapes.values())
-        return fit, np.asarray(bound, dtype=np.int32)
+        most = {shape: np.maximum.reduce([per_role[r] for r in roles]) for shape, (roles, _) in shapes.items()}
+        return fit, [(np.minimum(most[shape], n), n) for shape, (_, n) in shapes.items()]
 
     def _running(self, job: Job) -> np.ndarray | None:
         if not job.running:
