@@ -85,7 +85,7 @@ class Confinement:
 
     allowed: np.ndarray | None = None  # uint8[n_slots]
     cap: np.ndarray | None = None  # int32[n_slots]
-    bonus: np.ndarray | None = None  # float64[n_slots]: Volcano's node score, added to the profile's
+    bonus: np.ndarray | None = None  # float64[n_slots]: Volcano's node score, added to the profile's score
     n_tasks: int | None = None
     soft: bool = False  # retry unconfined (with ``fallback_bonus``) when the confined placement falls short
     fallback_bonus: np.ndarray | None = None

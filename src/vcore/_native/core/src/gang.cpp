@@ -346,6 +346,8 @@ GangResult Engine::place_gang(const GangRequest& r) {
   std::vector<int64_t> bonus_whole;
   std::vector<uint32_t> bonus_fraction;
   bool fractional = false;
+  bonus_whole.reserve(r.score_bonus.size());
+  bonus_fraction.reserve(r.score_bonus.size());
   for (size_t k = 0; k < r.score_bonus.size(); ++k) {
     const double b = r.score_bonus[k];
     if (!(std::abs(b) <= static_cast<double>(kMaxScoreBonus)))  // keeps every total far from int64 overflow
