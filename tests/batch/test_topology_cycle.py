@@ -304,6 +304,16 @@ def test_mixed_gang_no_leaf_holds_stays_pending_and_nothing_is_bound():
     assert status.phase == "Inqueue" and "no domain of tier 1 (leaf) can hold 3 pods" in status.message
 
 
+def test_soft_mixed_gang_no_leaf_holds_is_placed_across_leaves():
+    # The 3-cpu holes are in leaf-0-0 and leaf-1-1: no leaf holds both workers. The trials find nothing, the count
+    # model's search neither, and soft mode places the gang unconfined, as it never fails for topology.
+    c = busy_tree({**ONLY_LEAF_0_0, "s0-l0-n0": 3, "s0-l0-n1": 1, "s1-l1-n2": 3})
+    mixed_gang(c, SOFT, ("worker", "3"), ("worker", "3"), ("master", "1"))
+    result = vcore.Scheduler(c).run_cycle()
+    assert per_leaf(c, "job") == {"leaf-0-0": 2, "leaf-1-1": 1}
+    assert result.podgroups[f"{NS}/job"].phase == "Running"
+
+
 def test_mixed_gang_tries_no_leaf_that_cannot_hold_one_of_its_shapes(monkeypatch):
     # Every node has 3 cpus free: no leaf holds a 4-cpu worker, so no leaf is tried (a trial is a domain search and
     # a placement, every cycle); the count model's search alone says why.
