@@ -4,6 +4,7 @@ background event loop, a real redis-server started on a free port; the router's 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import socket
 import subprocess
@@ -11,6 +12,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -26,6 +28,15 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def refusing_port() -> Iterator[int]:
+    """A loopback port that refuses connections while the block runs: bound, never listening. A port merely found
+    free may be handed to the next server the test starts (the router itself), which then answers there."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield s.getsockname()[1]
 
 
 def wait_port(port: int, timeout: float = 30.0) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 openai = pytest.importorskip("openai", reason="the openai client (test extra) is not installed")
 
-from tests.router.conftest import free_port  # noqa: E402
+from tests.router.conftest import refusing_port  # noqa: E402
 
 
 def route_config(endpoints, **router):
@@ -103,14 +103,17 @@ def test_bad_requests(basic):
 
 def test_retry_on_a_dead_endpoint(engines, loop):
     live = engines.start("r-live")
-    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens here
-    url, core = loop.start_router(
-        route_config([{"name": "dead", "url": dead}, {"name": "live", "url": live}], policy="round-robin", retries=2)
-    )
-    client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
-    for i in range(4):
-        r = client.completions.create(model="llama", prompt=f"p{i}", max_tokens=2)
-        assert r.choices[0].text
+    with refusing_port() as port:
+        dead = f"http://127.0.0.1:{port}"
+        url, core = loop.start_router(
+            route_config(
+                [{"name": "dead", "url": dead}, {"name": "live", "url": live}], policy="round-robin", retries=2
+            )
+        )
+        client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+        for i in range(4):
+            r = client.completions.create(model="llama", prompt=f"p{i}", max_tokens=2)
+            assert r.choices[0].text
     assert core.metrics.retries.labels("llama")._value.get() >= 1
 
 
