@@ -270,13 +270,14 @@ def placed_on(c: vcore.Cluster, group: str) -> dict[str, str]:
     return {key: n for n in c.node_names for key in c.pods_on(n) if key.startswith(f"{NS}/{group}-")}
 
 
-ONLY_LEAF_0_0 = {name: 0 for name in busy_tree().node_names}
+NODE_NAMES = busy_tree().node_names
+FULL = {name: 0 for name in NODE_NAMES}  # every node's room taken: a test frees the holes it needs
 
 
 def test_mixed_gang_takes_the_leaf_whose_holes_fit_it_exactly():
     # leaf-0-0 has a 3-cpu and a 2-cpu hole, every other node is full. Counting per node the pods of every role
     # that fit (the fewest over the roles) sees one pod of room; the real placement, as Volcano tries it, fits.
-    c = busy_tree({**ONLY_LEAF_0_0, "s0-l0-n0": 2, "s0-l0-n1": 3})
+    c = busy_tree({**FULL, "s0-l0-n0": 2, "s0-l0-n1": 3})
     mixed_gang(c, LEAF, ("worker", "3"), ("master", "2"))
     result = vcore.Scheduler(c).run_cycle()
     assert placed_on(c, "job") == {f"{NS}/job-0": "s0-l0-n1", f"{NS}/job-1": "s0-l0-n0"}
@@ -287,7 +288,7 @@ def test_mixed_gang_takes_the_leaf_whose_holes_fit_it_exactly():
 def test_mixed_gang_goes_on_when_a_leaf_it_was_tried_in_falls_short():
     # leaf-0-0 (a 3-cpu and a 1-cpu hole) passes the upper bound for a 1-cpu master and two 3-cpu workers but
     # holds one worker only; leaf-0-1 (two empty nodes) holds them. Neither passes the count of the fewest.
-    c = busy_tree({**ONLY_LEAF_0_0, "s0-l0-n0": 3, "s0-l0-n1": 1, "s0-l1-n0": 4, "s0-l1-n1": 4})
+    c = busy_tree({**FULL, "s0-l0-n0": 3, "s0-l0-n1": 1, "s0-l1-n0": 4, "s0-l1-n1": 4})
     mixed_gang(c, LEAF, ("master", "1"), ("worker", "3"), ("worker", "3"))
     result = vcore.Scheduler(c).run_cycle()
     assert per_leaf(c, "job") == {"leaf-0-1": 3}
@@ -296,7 +297,7 @@ def test_mixed_gang_goes_on_when_a_leaf_it_was_tried_in_falls_short():
 
 
 def test_mixed_gang_no_leaf_holds_stays_pending_and_nothing_is_bound():
-    c = busy_tree({**ONLY_LEAF_0_0, "s0-l0-n0": 3, "s0-l0-n1": 1, "s1-l1-n2": 3})
+    c = busy_tree({**FULL, "s0-l0-n0": 3, "s0-l0-n1": 1, "s1-l1-n2": 3})
     mixed_gang(c, LEAF, ("master", "1"), ("worker", "3"), ("worker", "3"))
     result = vcore.Scheduler(c).run_cycle()
     status = result.podgroups[f"{NS}/job"]
@@ -307,7 +308,7 @@ def test_mixed_gang_no_leaf_holds_stays_pending_and_nothing_is_bound():
 def test_soft_mixed_gang_no_leaf_holds_is_placed_across_leaves():
     # The 3-cpu holes are in leaf-0-0 and leaf-1-1: no leaf holds both workers. The trials find nothing, the count
     # model's search neither, and soft mode places the gang unconfined, as it never fails for topology.
-    c = busy_tree({**ONLY_LEAF_0_0, "s0-l0-n0": 3, "s0-l0-n1": 1, "s1-l1-n2": 3})
+    c = busy_tree({**FULL, "s0-l0-n0": 3, "s0-l0-n1": 1, "s1-l1-n2": 3})
     mixed_gang(c, SOFT, ("worker", "3"), ("worker", "3"), ("master", "1"))
     result = vcore.Scheduler(c).run_cycle()
     assert per_leaf(c, "job") == {"leaf-0-0": 2, "leaf-1-1": 1}
@@ -322,7 +323,7 @@ def test_mixed_gang_tries_no_leaf_that_cannot_hold_one_of_its_shapes(monkeypatch
     searches = []
     search = planner.place_gang
     monkeypatch.setattr(planner, "place_gang", lambda *a, **kw: searches.append(a[2]) or search(*a, **kw))
-    c = busy_tree({name: 3 for name in busy_tree().node_names})
+    c = busy_tree({name: 3 for name in NODE_NAMES})
     mixed_gang(c, LEAF, ("master", "1"), ("worker", "4"))
     result = vcore.Scheduler(c).run_cycle()
     assert placed_on(c, "job") == {} and searches == [2]
@@ -334,7 +335,7 @@ def test_mixed_gang_tries_no_leaf_that_cannot_hold_one_of_its_shapes(monkeypatch
     cpus=st.lists(st.integers(1, 3), min_size=2, max_size=5),
 )
 def test_mixed_gang_is_whole_in_one_leaf_or_not_placed(free, cpus):
-    c = busy_tree(dict(zip(busy_tree().node_names, free)))
+    c = busy_tree(dict(zip(NODE_NAMES, free)))
     mixed_gang(c, LEAF, *((f"r{cpu}", str(cpu)) for cpu in cpus))
     room = dict(zip(c.node_names, free))
     result = vcore.Scheduler(c).run_cycle()
@@ -485,7 +486,7 @@ def test_solver_from_the_cycle_configuration(solver, solves, cpsat_calls):
 def test_mixed_gang_trials_never_run_cpsat(free, leaves, solves, cpsat_calls):
     """A trial only picks a domain to try the real placement in: CP-SAT (up to its time limit each) is left to the
     count model's search after the trials, as configured."""
-    c = busy_tree({**ONLY_LEAF_0_0, **free})
+    c = busy_tree({**FULL, **free})
     mixed_gang(c, LEAF, ("master", "1"), ("worker", "3"), ("worker", "3"))
     vcore.Scheduler(c, cycle=cycle({"solver": "cpsat", "timeLimitSeconds": 0.5, "workers": 1})).run_cycle()
     assert per_leaf(c, "job") == leaves
