@@ -841,6 +841,7 @@ VCORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "batch.session",
             "batch.statement",
             "batch.topology_planner",
+            "batch.subjobs",
             "batch.plugins",
             "batch.room",
             "batch.shares.__init__",

@@ -105,9 +105,14 @@ def test_retry_on_a_dead_endpoint(engines, loop):
     live = engines.start("r-live")
     with refusing_port() as port:
         dead = f"http://127.0.0.1:{port}"
+        # One scrape (at start) and no more: scrapes every 0.1 s would mark the dead endpoint unhealthy after two,
+        # and on a busy machine before any request reached it (then nothing is retried).
         url, core = loop.start_router(
             route_config(
-                [{"name": "dead", "url": dead}, {"name": "live", "url": live}], policy="round-robin", retries=2
+                [{"name": "dead", "url": dead}, {"name": "live", "url": live}],
+                policy="round-robin",
+                retries=2,
+                scrapeIntervalSeconds=3600,
             )
         )
         client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)

@@ -33,7 +33,7 @@ for constrained gangs. Preempt and reclaim leave hard-constrained jobs alone (Vo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -46,7 +46,6 @@ from vcore.topology.constraint import TopologyConstraint
 from vcore.topology.hypernode import label_requirements, labels_match
 from vcore.topology.search import GangPlacement, binpack_scores, node_scores, place_gang
 from vcore.topology.tree import TopologyView
-from vcore.types import HeldGpus
 
 if TYPE_CHECKING:
     from vcore._native import _core
@@ -90,7 +89,6 @@ class Confinement:
     soft: bool = False  # retry unconfined (with ``fallback_bonus``) when the confined placement falls short
     fallback_bonus: np.ndarray | None = None
     placement: GangPlacement | None = None
-    label_groups: list[list[PodInfo]] | None = None  # per search group (finest layer), the pods that go there
     refusal: str = ""
     reasons: dict[str, int] | None = None
     # A trial domain (a gang of mixed requests): when the placement in it falls short, the confinement to try next.
@@ -179,6 +177,7 @@ class TopologyPlanner:
                     f"named {c.limit.name!r}; the job is placed unconstrained",
                 )
                 c = replace(c, mode="none" if c.mode == "hard" else c.mode, limit=None)
+            by_labels = pg.topology.by_labels  # Volcano's SubJob model: allocate places it (vcore.batch.subjobs)
             for policy in pg.topology.policies:
                 if policy.limit is None:
                     continue
@@ -190,6 +189,8 @@ class TopologyPlanner:
                         f"highestTierName: no tier named {policy.limit.name!r}; the "
                         "sub-group is placed unconstrained",
                     )
+                    continue
+                if by_labels:
                     continue
                 if policy.limit.tier is not None and self.view.tiers and policy.limit.tier > self.view.tiers[-1]:
                     continue  # the whole cluster (Volcano's virtual top HyperNode): no constraint
@@ -203,6 +204,8 @@ class TopologyPlanner:
                         f"job's {len(pods)} pods; vcore places sub-groups that partition all of a job's pods"
                     )
                 c = c.with_subgroups(policy)
+            if by_labels:
+                return c.with_subgroups(*pg.topology.policies)
             return c if c.mode != "none" or c.subgroups else None
         owner = f"PodGroup {job.key}"
         kueue = {replace(p.topology, owner=owner) for p in pods if p.topology is not None}
@@ -326,12 +329,6 @@ class TopologyPlanner:
         )
         if out.soft:
             out.fallback_bonus = self._soft_bonus(job, running, tasks)
-        if c.subgroups:
-            try:
-                out.label_groups = self._label_groups(job, tasks[: out.n_tasks], placement)
-            except TopologyError as e:
-                self._invalid(job, str(e))
-                return Confinement(refusal=str(e))
         return out
 
     def _trial(
@@ -416,68 +413,12 @@ class TopologyPlanner:
         weight = float(self.args.node_score_weight)
         return node_scores(self.ssn.cluster, running, job_tasks=len(job.running) + len(tasks), weight=weight)
 
-    # -- sub-group label groups ---------------------------------------------------------------------------
-    def _label_groups(self, job: Job, tasks: list[PodInfo], placement: GangPlacement) -> list[list[PodInfo]] | None:
-        """Per search group, the pods of one label group (the finest sub-group policy's ``matchLabelKeys``); None
-        when no policy names label keys; TopologyError when the pods cannot be arranged so."""
-        pg = job.podgroup
-        policies = [p for p in pg.topology.policies if p.limit is not None] if pg is not None and pg.topology else []
-        keyed = [p for p in policies if p.match_label_keys]
-        if not keyed:
-            return None
-        finest = min(policies, key=lambda p: p.size or len(tasks))
-        owner = f"PodGroup {job.key}: spec.subGroupPolicy {finest.name}"
-        if keyed != [finest]:
-            raise TopologyError(f"{owner}: vcore matches pods to sub-groups by label keys on the finest policy only")
-        if job.running:
-            raise TopologyError(
-                f"{owner}: sub-groups keyed by labels are placed whole; the job already has running pods"
-            )
-        if len({t.role for t in tasks}) > 1:
-            raise TopologyError(f"{owner}: sub-groups keyed by labels need pods of one role")
-        by_key: dict[tuple[str, ...], list[PodInfo]] = {}
-        for t in tasks:
-            by_key.setdefault(tuple(t.labels.get(k, "") for k in finest.match_label_keys), []).append(t)
-        groups = placement.groups()
-        sizes = sorted(len(g) for g in by_key.values())
-        if len(by_key) != len(groups) or any(s != sum(groups[0].values()) for s in sizes):
-            raise TopologyError(
-                f"{owner}: the pending pods form {len(by_key)} label groups of sizes {sizes}, not "
-                f"{len(groups)} groups of {sum(groups[0].values())}"
-            )
-        return [by_key[k] for k in sorted(by_key)]
-
-    def arrange(
-        self, conf: Confinement, infos: list[PodInfo], slots: list[int], gpus: Sequence[HeldGpus]
-    ) -> tuple[list[int], Sequence[HeldGpus]]:
-        """Move the placed pods (identical: one role) so each label group fills one of the search's groups; the
-        pods already bound are rebound in the native state. Returns the slots and GPUs per pod of ``infos``."""
-        if not conf.label_groups or conf.placement is None:  # label groups are made for a placement
-            return slots, gpus
-        state = self.ssn.state
-        target: dict[str, int] = {}
-        for pods, group in zip(conf.label_groups, conf.placement.groups()):
-            where = [s for s, n in sorted(group.items()) for _ in range(n)]
-            target.update(zip((p.key for p in pods), where))
-        index = {info.key: i for i, info in enumerate(infos)}
-        moved = [i for i, info in enumerate(infos) if target[info.key] != slots[i]]
-        freed: dict[int, list[HeldGpus]] = {}  # slot -> GPUs its departing pods held
-        for i in moved:
-            state.unbind(infos[i].key)
-            freed.setdefault(slots[i], []).append(gpus[i])
-        slots, arranged = list(slots), list(gpus)
-        for i in moved:
-            slot = target[infos[i].key]
-            held = freed[slot].pop()
-            whole = held and all(start < 0 for _, start in held)  # MIG slices are re-chosen by the fit rule
-            compiled = infos[i].compiled
-            assert compiled is not None, "the session compiles every pending pod"
-            state.bind(compiled, slot, [g for g, _ in held] if whole else None)
-            slots[index[infos[i].key]] = slot
-            arranged[index[infos[i].key]] = state.pod_gpus(infos[i].key) or ()
-        return slots, arranged
-
     # -- pods without a constraint -------------------------------------------------------------------------
+    def normal_pod_bonus(self, tasks: list[PodInfo]) -> np.ndarray | None:
+        """Volcano's HyperNode binpack node score of pods without a network topology (None: no score)."""
+        conf = self._normal_pods(tasks)
+        return None if conf is None else conf.bonus
+
     def _normal_pods(self, tasks: list[PodInfo]) -> Confinement | None:
         """Volcano's HyperNode binpack node score for a job without a constraint (its first pod's requests)."""
         if not (self.configured and self.scores and self.args.normal_pod_binpack and tasks and self.view.n_rows):

@@ -143,6 +143,7 @@ class SubGroup:
     min_sub_groups: int = 0
     label_selector: Mapping[str, Any] | None = None
     match_label_keys: tuple[str, ...] = ()
+    soft: bool = False  # a soft networkTopology (no limit of its own; Volcano's SubJob model bounds it)
 
 
 @dataclass(frozen=True)
@@ -225,6 +226,11 @@ class PodGroupTopology:
     constraint: TopologyConstraint
     policies: tuple[SubGroup, ...] = field(default_factory=tuple)
 
+    @property
+    def by_labels(self) -> bool:
+        """Whether a policy names ``matchLabelKeys``: Volcano then splits the pods into SubJobs by those labels."""
+        return any(p.match_label_keys for p in self.policies)
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # Volcano PodGroup
@@ -262,11 +268,11 @@ def podgroup_topology(pg: Any) -> PodGroupTopology:
     policies = []
     for i, p in enumerate(checked.get("subGroupPolicy", ())):
         where = f"{owner}: spec.subGroupPolicy[{i}]"
-        limit = None
+        limit, soft = None, False
         if "networkTopology" in p:
             mode, limit = _network_topology(p["networkTopology"], f"{where}.networkTopology")
             if mode == "soft":
-                limit = None  # bounded by the job's own constraint, or by nothing (see the module docstring)
+                limit, soft = None, True  # bounded by the job's own constraint, or by nothing (module docstring)
         selector = spec["subGroupPolicy"][i].get("labelSelector")  # as written: the cycle picks pods with it
         policies.append(
             SubGroup(
@@ -276,6 +282,7 @@ def podgroup_topology(pg: Any) -> PodGroupTopology:
                 min_sub_groups=p.get("minSubGroups", 0),
                 label_selector=selector,
                 match_label_keys=tuple(p.get("matchLabelKeys", ())),
+                soft=soft,
             )
         )
     return PodGroupTopology(constraint, tuple(policies))

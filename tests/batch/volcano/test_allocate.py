@@ -13,7 +13,6 @@ import pytest
 
 from vcore.batch.config import CycleConfig
 
-from . import causes as C
 from .volcano_fixtures import (
     PENDING,
     PG_INQUEUE,
@@ -1831,55 +1830,6 @@ PARTITION_POLICY = Suite(
     ],
     TOPOLOGY_PLUGINS,
 )
-
-
-# What vcore still does differently in these cases:
-PARTITION_SUBGROUP_MODEL = [
-    "podgroup soft network topology constrain and subGroup hard network topology constrain, can allocate job "
-    "when resources are enough",
-    "podgroup soft network topology constrain and subGroup hard network topology constrain, can allocate job "
-    "when minavailable < replicas",
-    "podgroup soft network topology constrain and subGroup hard network topology constrain and tasks in job "
-    "rescheduled, can allocate job when resources are enough",
-    "podgroup hard network topology constrain and subGroup hard network topology constrain, can allocate job "
-    "when highestTierAllowed not reached",
-    "podgroup hard network topology constrain and subGroup hard network topology constrain, can allocate job "
-    "according to the network topology constrain of subGroup policy",
-    "podgroup hard network topology constrain and subGroup hard network topology constrain, can allocate job "
-    "when multi hyperNodes are available",
-    "podgroup hard network topology constrain and subGroup hard network topology constrain, can allocate job "
-    "when minavailable < replicas",
-    "podgroup hard network topology constrain and subGroup hard network topology constrain and tasks in job "
-    "rescheduled, two available hyperNodes, can allocate job to nodes with affinity",
-    "podgroup hard network topology constrain and subGroup hard network topology constrain and tasks in job "
-    "rescheduled, can allocate job when highestTierAllowed not reached and minavailable = replicas",
-    "podgroup hard network topology constrain and subGroup hard network topology constrain and tasks in job "
-    "rescheduled, can allocate job when highestTierAllowed not reached and hyperNodesInfo has three tier",
-    "podgroup hard network topology constrain and subGroup hard network topology constrain, can allocate job "
-    "according to the network topology constrain of subGroup policy with minSubGroups",
-    "podgroup hard network topology constrain and subGroup hard network topology constrain, can allocate job "
-    "according to the network topology constrain of subGroup policy with minSubGroups and minavailable = "
-    "replicas",
-    "podgroup hard network topology constrain and subGroup hard network topology constrain, can allocate job "
-    "according to the network topology constrain of subGroup policy with minSubGroups and hypernode resources "
-    "meet minSubGroups",
-    "podgroup hard network topology constrain and subGroup hard network topology constrain with minSubGroups "
-    "and tasks in job rescheduled, two available hyperNodes, can allocate job to nodes with affinity",
-    "podgroup hard network topology constrain and subGroup hard network topology constrain with minSubGroups "
-    "and tasks in job rescheduled, can allocate job when highestTierAllowed not reached and minAvailable = "
-    "replicas",
-    "podgroup hard network topology constrain and subGroup hard network topology constrain with minSubGroups "
-    "and tasks in job rescheduled, can allocate job when subGroup is rescheduled",
-    "rescheduling scenario: SubJob with multiple pending tasks, GetMinResources returns sum of all pending "
-    "tasks resources",
-    "rescheduling scenario: SubJob with single pending task",
-    "rescheduling scenario: multiple SubJobs with different pending task counts",
-    "rescheduling scenario: pending tasks with different resource requirements",
-    "rescheduling scenario: SubJob rescheduling within tier-2 HyperNode constraint",
-]
-
-
-mark(PARTITION_POLICY.cases, xfail={name: (C.SUBGROUP_POLICY_MODEL,) for name in PARTITION_SUBGROUP_MODEL})
 
 
 @pytest.mark.parametrize("case", PARTITION_POLICY.params())

@@ -6,7 +6,8 @@ task). vcore computes the same scores in vcore.topology.search: ``node_scores`` 
 (the LCA tier between a node's HyperNode and the job's, then the share of the job's tasks, scaled by 100 * weight)
 and ``binpack_scores`` for a pod without one (the HyperNode binpack score of normal pods); the network-topology-aware
 arguments are vcore's ``parse_topology_args``. Scores are compared as the Go tests compare them (within 0.1).
-HyperNodeOrderFn, the resource cache and the gradient pre-filter are Volcano internals with no vcore counterpart
+HyperNodeOrderFn (the HyperNode score of a SubJob) is vcore's ``SubJobAllocation.hypernode_scores``
+(vcore.batch.subjobs). The resource cache and the gradient pre-filter on synthetic amounts are Volcano internals
 (their semantics show in the allocate tables)."""
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+import vcore
 from vcore import ProfileWarning, parse_quantity
+from vcore.batch.session import Session
+from vcore.batch.subjobs import SubJobAllocation
 from vcore.topology.args import DEFAULT_BINPACK, DEFAULT_FADING, parse_topology_args
 from vcore.topology.search import binpack_scores, node_scores
 
@@ -628,18 +632,114 @@ def test_batch_node_order_fn(sc):
 
 
 # -- Volcano internals ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "case",
-    [
-        "score hypernodes for a subjob with default plugin arguments",
-        "score hypernodes for a subjob with customized plugin arguments",
-    ],
-)
-def test_hypernode_order_fn(case):
-    pytest.skip(
-        "vcore has no per-HyperNode order function to ask: its domain search replaces Volcano's HyperNode "
-        "scoring (allocate_test's tables check the domain each gang gets)"
+# -- HyperNode scores for a SubJob (HyperNodeOrderFn) -------------------------------------------------------------
+CLUSTER_TOP = "<cluster-top>"  # framework.ClusterTopHyperNode, the cluster-wide HyperNode
+
+
+def _foo(node: str, cpu: str, memory: str, foo: str) -> dict:
+    return build_node(node, {**node_res(cpu, memory, "10"), "example.com/foo": foo})
+
+
+def hypernode_order_case(name: str, *, arguments: dict, expected: dict, nodes: list, request: dict) -> ScoreCase:
+    pods = [build_pod("ns1", p, "", PENDING, request, "pg1", {TASK_SPEC: "worker"}) for p in ("p1", "p2")]
+    case = Case(
+        name,
+        podgroups=[
+            subgroup_pg(
+                "pg1", "ns1", "", "q1", 2, None, PG_INQUEUE, "hard", 2, [sub_group("task1", [TASK_SPEC], "", 0)]
+            )
+        ],
+        pods=pods,
+        nodes=nodes,
+        queues=[build_queue("q1", 1)],
+        hypernodes=THREE_TIERS,
     )
+    return ScoreCase(case, arguments, expected)
+
+
+HYPERNODE_ORDER = [
+    hypernode_order_case(
+        "score hypernodes for a subjob with default plugin arguments",
+        arguments={},
+        request=rl("4", "4G"),
+        nodes=[
+            build_node(n, node_res(cpu, memory, "10"))
+            for n, cpu, memory in [
+                ("s3-n1", "2", "4G"),
+                ("s3-n2", "2", "4G"),
+                ("s4-n1", "4", "4G"),
+                ("s4-n2", "4", "4G"),
+                ("s5-n1", "2", "8G"),
+                ("s5-n2", "2", "8G"),
+                ("s6-n1", "4", "8G"),
+                ("s6-n2", "4", "8G"),
+            ]
+        ],
+        expected={"s0": 25.0, "s1": 58.3, "s2": 45.8, "s3": 0.0, "s4": 100.0, "s5": 0.0, "s6": 75.0, CLUSTER_TOP: 25.0},
+    ),
+    hypernode_order_case(
+        "score hypernodes for a subjob with customized plugin arguments",
+        arguments={
+            "weight": 10,
+            "hypernode.binpack.cpu": 3,
+            "hypernode.binpack.memory": 4,
+            "hypernode.binpack.resources": "nvidia.com/gpu, example.com/foo",
+            "hypernode.binpack.resources.nvidia.com/gpu": 2,
+            "hypernode.binpack.resources.example.com/foo": 3,
+            "hypernode.binpack.normal-pod.enable": True,
+            "hypernode.binpack.normal-pod.fading": 0,
+        },
+        request={**rl("4", "4G"), "example.com/foo": "8"},
+        nodes=[
+            _foo("s3-n1", "2", "4G", "8"),
+            _foo("s3-n2", "2", "4G", "0"),
+            _foo("s4-n1", "4", "4G", "8"),
+            _foo("s4-n2", "4", "4G", "0"),
+            _foo("s5-n1", "2", "8G", "16"),
+            _foo("s5-n2", "2", "8G", "0"),
+            _foo("s6-n1", "4", "8G", "16"),
+            _foo("s6-n2", "4", "8G", "0"),
+        ],
+        expected={
+            "s0": 266.7,
+            "s1": 700.0,
+            "s2": 450.0,
+            "s3": 0.0,
+            "s4": 0.0,
+            "s5": 0.0,
+            "s6": 800.0,
+            CLUSTER_TOP: 266.7,
+        },
+    ),
+]
+
+
+def vcore_hypernode_scores(sc: ScoreCase) -> dict[str, float]:
+    """The scores vcore's SubJob allocation gives every HyperNode (and the cluster-wide one) for SubJob
+    ns1/pg1/task1-worker, in a session opened on the case's cluster with the case's plugin arguments."""
+    cluster = build_cluster(sc.case)
+    conf = {
+        "actions": "allocate",
+        "tiers": [{"plugins": [{"name": "gang"}, {"name": "network-topology-aware", "arguments": sc.arguments}]}],
+    }
+    scheduler = vcore.Scheduler(cluster, cycle=conf)
+    session = Session(cluster, scheduler._engine, scheduler.cycle, scheduler._framework)
+    try:
+        allocation = SubJobAllocation(session, session.jobs["ns1/pg1"])
+        (subjob,) = [sj for sj in allocation.subjobs if sj.uid == "ns1/pg1/task1-worker"]
+        tree = allocation.tree
+        scores = allocation.hypernode_scores(subjob, [*tree.parent, tree.top])
+        return {tree.name(d) or CLUSTER_TOP: score for d, score in scores.items()}
+    finally:
+        session.abandon()
+
+
+@pytest.mark.parametrize("sc", [param(sc) for sc in HYPERNODE_ORDER])
+def test_hypernode_order_fn(sc):
+    got = vcore_hypernode_scores(sc)
+    assert got.keys() == sc.expected_scores.keys()
+    for hypernode, want in sc.expected_scores.items():
+        assert abs(got[hypernode] - want) <= EPS, f"{hypernode}: want {want}, got {got[hypernode]} (all: {got})"
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ from vcore.batch.job import Job
 from vcore.batch.podgroup import INQUEUE, PENDING
 from vcore.batch.pods import PodInfo
 from vcore.batch.session import Session
+from vcore.batch.subjobs import place_with_subjobs, uses_subjobs
 from vcore.reasons import fit_error_message, reason_counts
 from vcore.types import HeldGpus
 from vcore.volumes.store import rejection_lookup
@@ -198,6 +199,8 @@ def task_order(job: Job, pending: list[PodInfo] | None = None) -> tuple[list[Pod
 
 def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool:
     """Place a job's pending tasks, all or nothing up to its minimums; returns whether it is ready."""
+    if allowed is None and uses_subjobs(job):
+        return place_with_subjobs(ssn, job)
     tasks, role_of, role_need = task_order(job)
     need = job.min_member - job.ready_count - job.pending_best_effort  # best-effort tasks count (IsReady)
     if not ssn.framework.answers("job_ready"):  # no JobReady plugin: whatever fits is committed
@@ -245,8 +248,6 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
     if placed:
         if conf is not None and conf.placement is not None:
             job.hypernode = conf.placement.domain
-            if len(placed) == len(tasks):
-                chosen, held = ssn.topology.arrange(conf, placed, chosen, [()] * len(placed) if held is None else held)
         others = [t for t in job.pending if t.best_effort] if job.pending_best_effort else []
         ssn.allocated(job, placed, chosen, held, unplaced + pending[len(tasks) :] + others)
     ready = job.ready
