@@ -8,7 +8,9 @@ go), and the victims of preempt and reclaim leave some cycles later. After every
 * no queue holds more than its capability;
 * every binding is returned exactly once: the pods bound during the cycle are exactly the result's bindings, each
   once, each where the cluster says it is;
-* every eviction is of a pod that was running, and stays accounted (Releasing) until it is removed.
+* every eviction is of a pod that was running, and stays accounted (Releasing) until it is removed;
+* the pods of a SubJob (a gang whose subGroupPolicy splits it by a label, Volcano's SubJob model) that request
+  something run within one leaf HyperNode, when its policy's limit is the leaf tier.
 
 Between cycles the pods bound start running (phase Running, as their kubelets report), pods succeed or are deleted,
 gangs arrive, and some of the victims go.
@@ -22,6 +24,7 @@ from hypothesis import HealthCheck, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import vcore
+from topology.trees import hn
 
 from .builders import NS, node, pod, podgroup, priority_class, queue
 
@@ -51,11 +54,19 @@ class CycleMachine(RuleBasedStateMachine):
             max_size=3,
         ),
         topology_aware=st.booleans(),
+        tree=st.booleans(),
     )
-    def setup(self, n_nodes, cpus, queues, topology_aware):
+    def setup(self, n_nodes, cpus, queues, topology_aware, tree):
         self.cluster = vcore.Cluster()
         for i in range(n_nodes):
             self.cluster.add_node(node(f"n{i}", cpus[i], "64Gi"))
+        self.leaf: dict[str, str] = {}  # node -> its leaf HyperNode (none without a tree)
+        if tree:  # two leaves (the first half of the nodes, the rest) under one spine
+            halves = {"l0": [f"n{i}" for i in range(n_nodes) if i < (n_nodes + 1) // 2]}
+            halves["l1"] = [f"n{i}" for i in range(n_nodes) if f"n{i}" not in halves["l0"]]
+            leaves = [hn(name, 1, members) for name, members in halves.items() if members]
+            self.cluster.set_hypernodes([*leaves, hn("sp", 2, children=[h["metadata"]["name"] for h in leaves])])
+            self.leaf = {n: name for name, members in halves.items() for n in members}
         for value, name in zip((10, 100, 1000), CLASSES):
             self.cluster.add_priority_class(priority_class(name, value))
         self.capability: dict[str, int] = {}
@@ -98,22 +109,37 @@ class CycleMachine(RuleBasedStateMachine):
             priority_class=klass,
             created=f"2026-01-01T00:{self.n // 60:02d}:{self.n % 60:02d}Z",
         )
+        parts = 0  # label values of a SubJob policy (0: none)
+        if data.draw(st.integers(0, 3)) == 0:
+            parts = data.draw(st.integers(1, 3))
+            pg["spec"]["subGroupPolicy"] = [
+                {
+                    "name": "sg",
+                    "subGroupSize": data.draw(st.integers(1, 3)),
+                    "minSubGroups": data.draw(st.integers(0, parts)),
+                    "matchLabelKeys": ["part"],
+                    "networkTopology": data.draw(
+                        st.sampled_from([{"mode": "hard", "highestTierAllowed": 1}, {"mode": "soft"}])
+                    ),
+                }
+            ]
         self.cluster.add_podgroup(pg)
         self.groups[f"{NS}/{name}"] = pg
         i = 0
         for r, (n, _) in enumerate(roles):
             for _ in range(n):
                 best_effort = data.draw(st.integers(0, 9)) == 0
-                self.cluster.add_pod(
-                    pod(
-                        f"{name}-{i}",
-                        name,
-                        None if best_effort else cpu,
-                        None if best_effort else "1Gi",
-                        role=f"r{r}",
-                        priority_class=klass,
-                    )
+                obj = pod(
+                    f"{name}-{i}",
+                    name,
+                    None if best_effort else cpu,
+                    None if best_effort else "1Gi",
+                    role=f"r{r}",
+                    priority_class=klass,
                 )
+                if parts:
+                    obj["metadata"]["labels"] = {"part": str(i % parts)}
+                self.cluster.add_pod(obj)
                 i += 1
 
     @precondition(lambda self: self.evicted)
@@ -215,6 +241,24 @@ class CycleMachine(RuleBasedStateMachine):
         for q, cap in self.capability.items():
             assert held[q] <= cap, f"queue {q} holds {held[q]}m cpu, its capability is {cap}m"
 
+    @invariant()
+    def each_sub_job_runs_in_one_leaf(self):
+        if not hasattr(self, "cluster") or not self.leaf:
+            return
+        batch = self.cluster._batch
+        leaves: dict[tuple[str, str], set[str]] = {}
+        for key in self._bound():
+            info = batch.pods[key]
+            if info.group is None or info.best_effort:  # backfill places best-effort pods anywhere, as Volcano's
+                continue
+            policies = self.groups[info.group]["spec"].get("subGroupPolicy") or []
+            if policies and policies[0]["networkTopology"].get("highestTierAllowed") == 1:
+                node_name = self.cluster.node_of(key)
+                assert node_name is not None
+                leaves.setdefault((info.group, info.labels["part"]), set()).add(self.leaf[node_name])
+        for (group, part), where in leaves.items():
+            assert len(where) == 1, f"SubJob part={part} of {group} runs in leaves {sorted(where)}"
+
     # -- helpers ---------------------------------------------------------------------------------------------
     def _bound(self) -> set[str]:
         return {k for n in self.cluster.node_names for k in self.cluster.pods_on(n)}
@@ -241,6 +285,7 @@ class CycleMachine(RuleBasedStateMachine):
             node=self.cluster.node_of(key) or "",
             phase="Running",
         )
+        obj["metadata"]["labels"] = dict(info.labels)
         assert obj["metadata"]["namespace"] == namespace
         return obj
 

@@ -54,23 +54,20 @@ def venv_bin(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("wheel")
     source = root / "source"
     shutil.copytree(REPO, source, ignore=NOT_IN_A_CLONE)  # the sdist's egg-info is written beside the sources
+    # pyproject.toml's build requirements, when this environment has them, build without a download; otherwise
+    # PyPA's build and pip make them in an isolated environment, as a user's machine without them would.
+    requirements = ("setuptools", "wheel", "pybind11", "Cython", "numpy")
+    local = all(importlib.util.find_spec(m) for m in requirements)
+    frontend = [sys.executable, "-m", "build", "--sdist", *(["--no-isolation"] if local else [])]
     sdist = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from setuptools import build_meta\nprint(build_meta.build_sdist(sys.argv[1]))",
-            str(root / "sdist"),
-        ],
-        cwd=source,
+        [*frontend, "--outdir", root / "sdist", source],
         capture_output=True,
         text=True,
-        timeout=300,
-        env=_clean_env(),
+        timeout=600,
+        env=_clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1"),
     )
-    assert sdist.returncode == 0, sdist.stderr[-3000:]
-    # pyproject.toml's build requirements, when this environment has them, build without a download.
-    requirements = ("setuptools", "wheel", "pybind11", "Cython", "numpy")
-    isolation = [] if not all(importlib.util.find_spec(m) for m in requirements) else ["--no-build-isolation"]
+    assert sdist.returncode == 0, sdist.stdout[-3000:] + sdist.stderr[-3000:]
+    (archive,) = (root / "sdist").glob("vcore-*.tar.gz")
     built = subprocess.run(
         [
             sys.executable,
@@ -78,11 +75,11 @@ def venv_bin(tmp_path_factory) -> Path:
             "pip",
             "wheel",
             "--no-deps",
-            *isolation,
+            *(["--no-build-isolation"] if local else []),
             "-q",
             "-w",
             str(root / "dist"),
-            str(root / "sdist" / sdist.stdout.split()[-1]),
+            str(archive),
         ],
         capture_output=True,
         text=True,
