@@ -121,3 +121,37 @@ def test_a_large_sub_job_gang_stays_bounded():
     for b in result.bindings:
         leaves.setdefault(index(b.pod) // 32, set()).add(b.node.rsplit("-", 1)[0])
     assert len(leaves) == 8 and all(len(v) == 1 for v in leaves.values())
+
+
+def test_a_hypernode_without_nodes_is_no_candidate():
+    # Leaf l-empty names a node the cluster does not have: it holds nothing, and the SubJobs go to leaf l-full.
+    from topology.trees import hn, node
+
+    from .builders import pod, podgroup
+
+    c = vcore.Cluster()
+    for n in ("a", "b"):
+        c.add_node(node(n, cpu=4))
+    c.set_hypernodes(
+        [hn("l-empty", 1, ["gone"]), hn("l-full", 1, ["a", "b"]), hn("top", 2, children=["l-empty", "l-full"])]
+    )
+    pg = podgroup("job", 4, topology={"mode": "hard", "highestTierAllowed": 2})
+    pg["spec"]["subGroupPolicy"] = [
+        {
+            "name": "tp",
+            "subGroupSize": 2,
+            "matchLabelKeys": ["p"],
+            "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+        }
+    ]
+    c.add_podgroup(pg)
+    for i in range(4):
+        p = pod(f"job-{i}", "job", "1", None)
+        p["metadata"]["labels"] = {"p": str(i // 2)}
+        c.add_pod(p)
+    result = vcore.Scheduler(c).run_cycle()
+    assert result.podgroups[f"{NS}/job"].phase == "Running"
+    assert sorted(b.node for b in result.bindings) == ["a", "a", "b", "b"] or {b.node for b in result.bindings} <= {
+        "a",
+        "b",
+    }

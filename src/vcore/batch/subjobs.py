@@ -353,9 +353,12 @@ class SubJobAllocation:
                     )
                 if row not in requested_by_row:
                     requested_by_row[row] = np.add.reduceat(room.requested[:, order], starts, axis=1)
-                segment = tree.segment_of[d]
-                total, freed = (sums[:, segment] for sums in self._fixed_rooms[row])
-                requested = requested_by_row[row][:, segment]
+                segment = tree.segment_of.get(d)
+                if segment is None:  # a HyperNode without nodes
+                    total = requested = freed = np.zeros(room.allocatable.shape[0], dtype=np.int64)
+                else:
+                    total, freed = (sums[:, segment] for sums in self._fixed_rooms[row])
+                    requested = requested_by_row[row][:, segment]
             idle = total - requested
             out[d] = (total, idle, idle + freed)
         return out
