@@ -95,12 +95,26 @@ class _Tree:
         for d in sorted(live, key=lambda d: self.names[d]):
             self.children[self.parent[d]].append(d)
         self.tier_of_name = {name: tiers[row] for row, name in enumerate(view.tier_names) if name}
-        # A HyperNode whose nodes all share one lowest HyperNode: every node of it scores alike for the
-        # network-topology-aware plugin, so its tasks can be placed in one native call.
-        self.one_leaf = {d: np.unique(self.node_leaf[self.node_topo[self.rows[d]] == d]).size == 1 for d in live}
-        self.one_leaf[self.top] = False
         self._segments: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.segment_of: dict[int, int] = {}  # HyperNode -> its run in its row's segments
+        self._one_leaf: dict[int, np.ndarray] = {}  # per row, per segment: see one_leaf
+
+    def one_leaf(self, d: int) -> bool:
+        """Whether the HyperNode's nodes all share one lowest HyperNode: each of them then scores alike for the
+        network-topology-aware plugin, so its tasks can be placed in one native call."""
+        if d == self.top:
+            return False
+        row = int(self.rows[d])
+        if row not in self._one_leaf:
+            order, starts = self.segments(row)
+            leaves = self.node_leaf[order]
+            self._one_leaf[row] = (
+                np.minimum.reduceat(leaves, starts) == np.maximum.reduceat(leaves, starts)
+                if len(order)
+                else np.zeros(0, dtype=bool)
+            )
+        segment = self.segment_of.get(d)
+        return segment is not None and bool(self._one_leaf[row][segment])
 
     def segments(self, row: int) -> tuple[np.ndarray, np.ndarray]:
         """The row's node slots grouped by HyperNode (in id order) and where each group starts: per-HyperNode sums
@@ -489,7 +503,7 @@ class SubJobAllocation:
         allowed = self.tree.members(d)
         if allowed is not None and not allowed.any():
             return None
-        if allowed is not None and self.tree.one_leaf[d]:
+        if allowed is not None and self.tree.one_leaf(d):
             batched = self._tasks_in_one_leaf(sj, worksheet, allowed)
             if batched is not False:
                 return batched
