@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from vcore.types import HeldGpus
 
 NO_HYPERNODE = -1
+# A HyperNode's allocatable, idle and future idle, per resource axis.
+HyperNodeRoom = tuple[np.ndarray, np.ndarray, np.ndarray]
 MAX_SCORE = 100  # Kubernetes' MaxNodeScore, which the network-topology-aware plugin scales its scores by
 
 
@@ -348,7 +350,7 @@ class SubJobAllocation:
             self._record(info, sj, slot, state.pod_gpus(info.key) or ())
 
     # -- HyperNodes --------------------------------------------------------------------------------------------
-    def _rooms(self, domains: list[int]) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def _rooms(self, domains: list[int]) -> dict[int, HyperNodeRoom]:
         """Per HyperNode, (allocatable, idle, future idle) per resource axis, as the cluster is now."""
         room, tree = self.ssn.room, self.tree
         requested_by_row: dict[int, np.ndarray] = {}
@@ -377,7 +379,7 @@ class SubJobAllocation:
             out[d] = (total, idle, idle + freed)
         return out
 
-    def _short(self, tasks: list[PodInfo], need: int, room: tuple[np.ndarray, np.ndarray, np.ndarray]) -> bool:
+    def _short(self, tasks: list[PodInfo], need: int, room: HyperNodeRoom) -> bool:
         """Whether no ``need`` of the tasks fit in a HyperNode's room (its idle or future idle, whichever is more):
         per resource, the ``need`` smallest requests already exceed it. A pruning only: a trial there would end
         with the job (or SubJob) not ready and be undone."""
@@ -389,10 +391,12 @@ class SubJobAllocation:
         smallest = np.sort(np.stack([self._vector(t) for t in tasks]), axis=0)[:need].sum(axis=0)
         return bool((smallest > np.maximum(idle, future)).any())
 
-    def _gradients(self, root: int, limit: int, allocated: int, minimum: np.ndarray) -> list[list[int]]:
+    def _gradients(
+        self, root: int, limit: int, allocated: int, minimum: np.ndarray
+    ) -> tuple[list[list[int]], dict[int, HyperNodeRoom]]:
         """The network-topology-aware plugin's gradients: the eligible HyperNodes under ``root`` (and, once the job
         or SubJob has an allocated HyperNode, under its highest ancestor within ``limit``), per tier, lowest
-        first."""
+        first; and the room of each HyperNode looked at, as the cluster is now."""
         tree = self.tree
         search = root
         if allocated != NO_HYPERNODE:
@@ -402,12 +406,12 @@ class SubJobAllocation:
                     break
                 highest = d
             if highest == NO_HYPERNODE:
-                return []
+                return [], {}
             lca = tree.lca(root, highest)
             if lca == root:
                 search = highest
             elif lca != highest:
-                return []
+                return [], {}
         always = np.array([r in ("cpu", "memory") for r in self.ssn.resources], dtype=bool)
         asked = always | (minimum > 0)
         within: list[int] = []
@@ -417,20 +421,22 @@ class SubJobAllocation:
             queue.extend(tree.children[d])
             if tree.tier[d] <= limit:
                 within.append(d)
-        rooms = self._rooms(within) if allocated == NO_HYPERNODE else {}
+        rooms = self._rooms(within)
         by_tier: dict[int, list[int]] = {}
         for d in within:
-            if d in rooms:  # the pre-filter, skipped once the job or SubJob has an allocated HyperNode
+            if allocated == NO_HYPERNODE:  # the pre-filter, skipped once the job or SubJob has an allocated one
                 _, idle, future = rooms[d]
                 if not ((minimum <= idle)[asked].all() or (minimum <= future)[asked].all()):
                     continue
             by_tier.setdefault(tree.tier[d], []).append(d)
-        return [by_tier[t] for t in sorted(by_tier)]
+        return [by_tier[t] for t in sorted(by_tier)], rooms
 
-    def hypernode_scores(self, sj: SubJob, candidates: list[int]) -> dict[int, float]:
+    def hypernode_scores(
+        self, sj: SubJob, candidates: list[int], rooms: dict[int, HyperNodeRoom] | None = None
+    ) -> dict[int, float]:
         """The network-topology-aware HyperNode score of the SubJob's candidates: how full each would be with all
         of the SubJob's tasks (weighted over the binpack resources; 0 where they would not fit), ties at the top
-        broken by the share of the SubJob's tasks already there."""
+        broken by the share of the SubJob's tasks already there. ``rooms``: their room, when known."""
         ssn = self.ssn
         request = sum(map(self._vector, sj.tasks), np.zeros(ssn.n_resources, dtype=np.int64))
         weights = [
@@ -439,7 +445,8 @@ class SubJobAllocation:
             if name in ssn.resources and request[ssn.resources.index(name)] > 0
         ]
         scores: dict[int, float] = {}
-        rooms = self._rooms(candidates)
+        if rooms is None:
+            rooms = self._rooms(candidates)
         for d in candidates:
             allocatable, idle, _ = rooms[d]
             used = allocatable - idle
@@ -586,14 +593,13 @@ class SubJobAllocation:
         """allocateForSubJob: the SubJob in the best HyperNode of the first gradient (inside ``d``) where it can
         be made ready; what it placed (left bound) and that HyperNode's score."""
         if sj.limit is None:
-            gradients = [[d]]
+            gradients, rooms = [[d]], self._rooms([d])
         else:
             minimum = sum(map(self._vector, sj.pending.values()), np.zeros(self.ssn.n_resources, np.int64))
-            gradients = self._gradients(d, sj.limit, sj.hypernode, minimum)
+            gradients, rooms = self._gradients(d, sj.limit, sj.hypernode, minimum)
+        need = max(sj.min_available - sj.ready - sj.best_effort, 1)
         for gradient in gradients:
             tried: dict[int, tuple[list[tuple[PodInfo, int, SubJob]], list[PodInfo]]] = {}
-            need = max(sj.min_available - sj.ready - sj.best_effort, 1)
-            rooms = self._rooms(gradient)
             for candidate in gradient:
                 if self._short(sj.worksheet, need, rooms[candidate]):
                     continue  # the trial could not make the SubJob ready: its outcome, without it
@@ -604,7 +610,7 @@ class SubJobAllocation:
                     self._undo(placed)
             if not tried:
                 continue
-            scores = self.hypernode_scores(sj, list(tried))
+            scores = self.hypernode_scores(sj, list(tried), rooms)  # every trial undone: the rooms still hold
             best = max(tried, key=lambda c: scores[c])  # the first of equal scores, in gradient order
             placed, worksheet = tried[best]
             self._redo(placed)
@@ -652,18 +658,17 @@ class SubJobAllocation:
         placed, left bound (None: nothing)."""
         tree = self.tree
         if self.job_limit is None:
-            gradients = [[tree.top]]
+            gradients, rooms = [[tree.top]], self._rooms([tree.top])
         else:
             minimum = self.job.min_resources
             if minimum is None:
                 minimum = np.zeros(self.ssn.n_resources, np.int64)
-            gradients = self._gradients(tree.top, self.job_limit, self.job_hypernode, minimum)
+            gradients, rooms = self._gradients(tree.top, self.job_limit, self.job_hypernode, minimum)
         job = self.job
         need = job.min_member - job.ready_count - self.n_placed - job.pending_best_effort
         pending = [t for sj in self.subjobs for t in sj.worksheet]
         for gradient in gradients:
             found: dict[int, tuple[_Trial, dict[str, tuple[int, list[PodInfo]]]]] = {}
-            rooms = self._rooms(gradient)
             for d in gradient:
                 if self._short(pending, need, rooms[d]):
                     continue  # the trial could not make the job ready: its outcome, without it
