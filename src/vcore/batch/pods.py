@@ -7,7 +7,7 @@ The node a pod runs on is not kept here: the native cluster state is the one tru
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from vcore._native import _convert, _core
 from vcore.batch.podgroup import GROUP_NAME_ANNOTATION, QUEUE_NAME_ANNOTATION, TASK_SPEC_KEY, metadata, string_map
@@ -107,3 +107,8 @@ def preemptable(annotations: dict[str, str], labels: dict[str, str]) -> bool:
     """volcano.sh/preemptable: the annotation, else the label, else true; a value Go's ParseBool refuses is false."""
     value = annotations.get(PREEMPTABLE_KEY, labels.get(PREEMPTABLE_KEY))
     return value is None or go_parse_bool(value) is True
+
+
+def compiled_pods(tasks: list[PodInfo]) -> list[_core.CompiledPod]:
+    """The compiled pods of pending tasks: the session compiled every one as it opened."""
+    return cast("list[_core.CompiledPod]", [t.compiled for t in tasks])

@@ -24,16 +24,15 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from vcore.batch.pods import PodInfo
+from vcore.batch.pods import PodInfo, compiled_pods
 from vcore.topology.constraint import TierRef
 from vcore.topology.hypernode import label_requirements, labels_match
 
 if TYPE_CHECKING:
-    from vcore._native import _core
     from vcore.batch.job import Job
     from vcore.batch.session import Session
     from vcore.types import HeldGpus
@@ -42,11 +41,6 @@ NO_HYPERNODE = -1
 # A HyperNode's allocatable, idle and future idle, per resource axis.
 HyperNodeRoom = tuple[np.ndarray, np.ndarray, np.ndarray]
 MAX_SCORE = 100  # Kubernetes' MaxNodeScore, which the network-topology-aware plugin scales its scores by
-
-
-def _compiled(tasks: list[PodInfo]) -> list[_core.CompiledPod]:
-    """The compiled pods of pending tasks: the session compiled every one as it opened."""
-    return cast("list[_core.CompiledPod]", [t.compiled for t in tasks])
 
 
 def uses_subjobs(job: Job) -> bool:
@@ -206,7 +200,6 @@ class SubJobAllocation:
         self.headroom = ssn.framework.headroom(job.queue)
         self.n_placed = 0
         self.role_placed: Counter[str] = Counter()
-        self.gpus: dict[str, HeldGpus] = {}
         self._tier_tables: dict[int, np.ndarray] = {}
         self._vectors: dict[str, np.ndarray] = {}
         self._fixed_rooms: dict[int, tuple[np.ndarray, ...]] = {}  # per tree row, per HyperNode: see _rooms
@@ -295,7 +288,7 @@ class SubJobAllocation:
         """Bind the task on its best node among ``allowed`` (every node: None); its slot, or -1."""
         mask = None if allowed is None else allowed.astype(np.uint8)
         nodes, _, gpus, *_ = self.ssn.engine.place_gang(
-            _compiled([info]), None, [0], 0, self.headroom, mask, False, None, bonus
+            compiled_pods([info]), None, [0], 0, self.headroom, mask, False, None, bonus
         )
         slot = int(nodes[0])
         if slot >= 0:
@@ -311,14 +304,13 @@ class SubJobAllocation:
     def _record(self, info: PodInfo, sj: SubJob, slot: int, gpus: HeldGpus | None) -> None:
         """A task the native placement bound: its devices, the queue's headroom and the counts."""
         if gpus:
-            self.gpus[info.key] = self.trial_gpus[info.key] = gpus
+            self.trial_gpus[info.key] = gpus
         if self.headroom is not None:
             self.headroom = self.headroom - self._vector(info)
         self._count(info, sj, slot, +1)
 
     def _unplace(self, info: PodInfo, sj: SubJob, slot: int) -> None:
         self.ssn.state.unbind(info.key)
-        self.gpus.pop(info.key, None)
         if self.headroom is not None:
             self.headroom = self.headroom + self._vector(info)
         self._count(info, sj, slot, -1)
@@ -346,7 +338,7 @@ class SubJobAllocation:
         for info, slot, sj in placed:
             held = self.trial_gpus.get(info.key, ())
             whole = bool(held) and all(start < 0 for _, start in held)  # MIG slices are re-chosen by the fit rule
-            state.bind(_compiled([info])[0], slot, [g for g, _ in held] if whole else None)
+            state.bind(compiled_pods([info])[0], slot, [g for g, _ in held] if whole else None)
             self._record(info, sj, slot, state.pod_gpus(info.key) or ())
 
     # -- HyperNodes --------------------------------------------------------------------------------------------
@@ -549,7 +541,7 @@ class SubJobAllocation:
         might have been the kept one's, so only the walk says where that one goes."""
         infos = list(worksheet)
         nodes, _, gpus, *_ = self.ssn.engine.place_gang(
-            _compiled(infos), None, [0], 0, self.headroom, allowed.astype(np.uint8), False, None, None
+            compiled_pods(infos), None, [0], 0, self.headroom, allowed.astype(np.uint8), False, None, None
         )
         slots = nodes.tolist()
         kept: list[int] = []
@@ -721,7 +713,7 @@ def place_with_subjobs(ssn: Session, job: Job) -> bool:
         )
         return False
     keys = {info.key for info, _ in placed}
-    held = [allocation.gpus.get(info.key, ()) for info, _ in placed]
+    held = [ssn.state.pod_gpus(info.key) or () for info, _ in placed]
     ssn.allocated(
         job,
         [info for info, _ in placed],

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 from collections import deque
 from collections.abc import Sequence
-from typing import cast
 
 import numpy as np
 
@@ -26,7 +25,7 @@ from vcore._native import _core
 from vcore.batch import config as C
 from vcore.batch.job import Job
 from vcore.batch.podgroup import INQUEUE, PENDING
-from vcore.batch.pods import PodInfo
+from vcore.batch.pods import PodInfo, compiled_pods
 from vcore.batch.session import Session
 from vcore.batch.subjobs import place_with_subjobs, uses_subjobs
 from vcore.reasons import fit_error_message, reason_counts
@@ -82,7 +81,7 @@ def backfill(ssn: Session) -> None:
 def place_best_effort(ssn: Session, job: Job, tasks: list[PodInfo]) -> None:
     """A job's best-effort tasks, each placed where it fits (kube-scheduler's per-pod rule), none waiting for
     another."""
-    nodes, reasons, gpus, _ = ssn.engine.schedule(_compiled(tasks), None)
+    nodes, reasons, gpus, _ = ssn.engine.schedule(compiled_pods(tasks), None)
     slots = nodes.tolist()
     placed = [i for i, n in enumerate(slots) if n >= 0]
     if placed:
@@ -153,7 +152,7 @@ def place_singles(ssn: Session, jobs: list[Job]) -> None:
         return
     tasks = [job.pending[0] for job in jobs]
     headroom = ssn.framework.headroom(jobs[0].queue)
-    nodes, reasons, gpus, over = ssn.engine.schedule(_compiled(tasks), headroom)
+    nodes, reasons, gpus, over = ssn.engine.schedule(compiled_pods(tasks), headroom)
     reason_names, n_nodes = _core.reason_names(ssn.state), ssn.state.n_nodes
     slots = nodes.tolist()
     placed = [i for i, n in enumerate(slots) if n >= 0]
@@ -166,11 +165,6 @@ def place_singles(ssn: Session, jobs: list[Job]) -> None:
         elif not over[i] or headroom is None:
             counts = reason_counts(reasons[i], reason_names, tasks[i].spec, rejection_lookup(ssn.state, tasks[i].key))
             ssn.fail(jobs[i], fit_error_message(n_nodes, counts), counts)
-
-
-def _compiled(tasks: list[PodInfo]) -> list[_core.CompiledPod]:
-    """The compiled pods of pending tasks: the session compiled every one as it opened."""
-    return cast("list[_core.CompiledPod]", [t.compiled for t in tasks])
 
 
 def task_order(job: Job, pending: list[PodInfo] | None = None) -> tuple[list[PodInfo], list[int] | None, list[int]]:
@@ -216,7 +210,8 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
         allowed: np.ndarray | None, cap: np.ndarray | None = None, bonus: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, list[HeldGpus] | None, bool, int, np.ndarray, int]:
         # all positional: pybind11 reads keyword arguments about a microsecond slower a call
-        return ssn.engine.place_gang(_compiled(tasks), role_of, role_need, need, headroom, allowed, gang, cap, bonus)
+        compiled = compiled_pods(tasks)
+        return ssn.engine.place_gang(compiled, role_of, role_need, need, headroom, allowed, gang, cap, bonus)
 
     while True:
         if conf is not None and conf.refusal:
@@ -276,7 +271,7 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
 def _fits_no_node(ssn: Session, job: Job, task: PodInfo) -> bool:
     """When a task the queue's headroom refused fits no node at all, fail the job with kube-scheduler's message
     (what is short on the nodes) and say True: a full cluster is not the queue's limit."""
-    pod = _compiled([task])[0]
+    pod = compiled_pods([task])[0]
     if ssn.engine.fits_somewhere(pod):
         return False
     _, _, codes = ssn.engine.evaluate(pod)  # every node's reasons, for the message
@@ -307,7 +302,7 @@ def _fits_in_total(ssn: Session, job: Job, tasks: list[PodInfo], need: int) -> b
     else:
         return True
     short = np.flatnonzero(minimum > ssn.free)
-    first = _compiled(tasks[:1])[0]
+    first = compiled_pods(tasks[:1])[0]
     if not ssn.engine.fits_somewhere(first):
         _, _, codes = ssn.engine.evaluate(first)  # every node's reasons, for the message
         counts = reason_counts(
