@@ -212,9 +212,14 @@ def test_queue_status_and_podgroup_events_as_volcano_writes_them(admin, namespac
     st = queue_of(admin, q)["status"]
     assert st["pending"] + st["inqueue"] == 1 and st["unknown"] == st["completed"] == 0, st
 
-    pg_events = [e for e in events(admin, namespace) if e["regarding"]["kind"] == "PodGroup"]
-    told = [(e["type"], e["reason"], e["note"]) for e in pg_events if e["regarding"]["name"] == "fits"]
     ready = ("Normal", "Scheduled", "pod group is ready")
+
+    def told_fits():
+        pg = [e for e in events(admin, namespace) if e["regarding"]["kind"] == "PodGroup"]
+        return [(e["type"], e["reason"], e["note"]) for e in pg if e["regarding"]["name"] == "fits"]
+
+    # Events go out on their own thread, so the queue's status may land first.
+    told = wait_for(lambda: ready in (t := told_fits()) and t, 30, "the gang's ready event", run)
     assert told.count(ready) == 1, told
     # Created before its pods, the gang is told it lacks them if a cycle sees it in between (timing decides).
     lacking = [t for t in told if t != ready]
