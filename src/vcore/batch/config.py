@@ -19,8 +19,8 @@ GPUDeviceFit alignment (``vcore.gpu.numa``, always on for pods that carry a poli
 actions their arguments (Volcano's keys: allocate, backfill and reclaim ``predicateErrorCacheEnable``; preempt also
 ``enableTopologyAwarePreemption`` and its candidate-node bounds). An unknown action, plugin, key or argument is a
 ProfileError naming the field; a value Volcano's plugins replace by their default (an overcommit-factor below 1, an
-sla-waiting-time that is not a duration) is a ProfileWarning and the default. ``CycleConfig.default()`` is Volcano's
-default configuration.
+sla-waiting-time that is not a duration, a negative binpack resource weight) is a ProfileWarning and the
+default. ``CycleConfig.default()`` is Volcano's default configuration.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ import yaml
 
 from vcore.batch.shares import names as share_names
 from vcore.errors import ProfileError, ProfileWarning
+from vcore.plugins import binpack as binpack_plugin
 from vcore.topology.args import TopologyPlacementArgs, parse_topology_args, with_volcano_defaults
 from vcore.validation import (
     Boolean,
@@ -425,7 +426,12 @@ def _number(value: Any, path: str, *, lo: float | None = None, integer: bool = F
 
 def _check_arguments(name: str, args: dict[str, Any], path: str, notes: list[str]) -> dict[str, Any]:
     """Validate a plugin's arguments; share plugins validate their own when the cycle builds them."""
-    if name in SHARE_PLUGINS or name == BINPACK:  # parsed by their owners (shares, vcore.profile's binpack)
+    if name in SHARE_PLUGINS:  # parsed by their owners when the cycle builds them
+        return args
+    if name == BINPACK:
+        args, defaulted = binpack_plugin.volcano_arguments(args, path)  # what Volcano replaces or ignores, noted once
+        notes.extend(defaulted)
+        binpack_plugin.parse_args(args, path)  # the profile parses them again, under pluginConfig's path
         return args
     allowed: tuple[str, ...] = ()
     if name == NETWORK_TOPOLOGY:

@@ -2,8 +2,12 @@
 
 ``binpack.weight`` (the node score is ``sum(s_r) / sum(w_r) * 100 * weight``; 0 turns it off), ``binpack.cpu``,
 ``binpack.memory`` and ``binpack.resources`` (extended resources, each weighted by ``binpack.resources.<name>``).
-Volcano falls back to 1 for a negative weight and ignores keys it does not read; vcore rejects both, so that a typo
-never silently becomes a default. Fused into the native kernel; the profile hands its arguments over as ``binpack``.
+Fused into the native kernel; the profile hands its arguments over as ``binpack``.
+
+Two readings. In a KubeSchedulerConfiguration (vcore's own profile) a bad value is an error, so that a typo never
+silently becomes a default. In a volcano-scheduler.conf, :func:`volcano_arguments` first reads them as Volcano's
+plugin does (calculateWeight): a weight that is not an integer keeps its default, a negative resource weight becomes
+1, and a resource listed twice or a weight of a resource not listed is ignored, each with a note.
 """
 
 from __future__ import annotations
@@ -48,6 +52,56 @@ class BinpackArgs:
             for name, w in self.resources:
                 out[RESOURCES_PREFIX + name] = w
         return out
+
+
+def volcano_arguments(args: Mapping[str, Any], path: str) -> tuple[dict[str, Any], list[str]]:
+    """The arguments as Volcano's binpack reads its keys (framework.Arguments.GetInt, then calculateWeight), with a
+    note for each value it replaces or ignores; other keys are left to parse_args. A negative ``binpack.weight``
+    reverses the score in Volcano (emptiest node first); vcore's kernel has no such score: a ProfileError."""
+    out = dict(args)
+    notes: list[str] = []
+
+    def note(key: str, why: str) -> None:
+        notes.append(f"{join(path, key)}: {why}, as Volcano's binpack does")
+
+    def weight(key: str) -> None:
+        value = out[key]
+        if type(value) is not int:  # GetInt: an int, nothing else (a bool neither); the default stays
+            note(key, f"{value!r} is not an integer; binpack uses its default 1")
+            del out[key]
+        elif value < 0 and key == WEIGHT:
+            raise fail(
+                ProfileError,
+                join(path, key),
+                f"{value} is negative: Volcano then prefers the emptiest nodes, a score vcore does not implement",
+            )
+        elif value < 0:
+            note(key, f"{value} is negative; binpack uses 1")
+            out[key] = 1
+
+    for key in (WEIGHT, CPU, MEMORY):
+        if key in out:
+            weight(key)
+    listed: list[str] = []
+    if RESOURCES in out:
+        raw = out[RESOURCES]
+        if isinstance(raw, str):
+            for name in (item.strip() for item in raw.split(",")):
+                if name in ("cpu", "memory") or name in listed:  # a map entry Volcano overwrites or sets again
+                    note(RESOURCES, f"{name} is listed again (binpack.{name} or the list has its weight); ignored")
+                elif name:
+                    listed.append(name)
+            out[RESOURCES] = ", ".join(listed)
+        else:
+            note(RESOURCES, f"{raw!r} is not a comma-separated string; no extended resources")
+            del out[RESOURCES]
+    for key in [k for k in out if k.startswith(RESOURCES_PREFIX)]:
+        if key[len(RESOURCES_PREFIX) :] not in listed:
+            note(key, f"the resource is not listed in {RESOURCES}; ignored")
+            del out[key]
+        else:
+            weight(key)
+    return out, notes
 
 
 def parse_args(args: Mapping[str, Any], path: str) -> BinpackArgs:
