@@ -67,6 +67,7 @@ PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, PDB, SLA = (
 SHARE_PLUGINS = (share_names.PROPORTION, share_names.CAPACITY, share_names.HIERARCHY, share_names.COHORT)
 # Node-level plugins, mapped onto the KubeSchedulerConfiguration profile.
 PREDICATES, NODEORDER, BINPACK = "predicates", "nodeorder", "binpack"
+BALANCED = [{"name": name, "weight": 1} for name in ("cpu", "memory", "nvidia.com/gpu")]  # nodeorder's InitPlugin
 NODE_PLUGINS = (PREDICATES, NODEORDER, BINPACK)
 # Topology plugins (Volcano's names).
 NETWORK_TOPOLOGY, NUMA_AWARE = "network-topology-aware", "numa-aware"
@@ -321,6 +322,8 @@ class CycleConfig:
             ):
                 if w[key]:
                     scores.append({"name": plugin, "weight": w[key]})
+            if w["balancedresource.weight"]:  # Volcano's nodeorder balances GPUs too
+                plugin_config.append({"name": "NodeResourcesBalancedAllocation", "args": {"resources": BALANCED}})
         binpack = self.plugin(BINPACK)
         if binpack is not None and binpack.enabled("enableNodeOrder"):
             weight = binpack.arguments.get("binpack.weight", 1)
