@@ -11,7 +11,8 @@ plugin's PluginOption switches (Volcano's keys, unset meaning enabled) decide wh
 Volcano's framework. Node-level plugins (predicates,
 nodeorder, binpack) become a KubeSchedulerConfiguration profile for the native kernels: ``predicates`` turns the
 node filters on (without it only resource fit filters, as in Volcano), ``nodeorder``'s weight arguments become
-score plugin weights, ``binpack`` keeps Volcano's argument keys. ``network-topology-aware`` takes Volcano's
+score plugin weights (its balanced allocation over cpu, memory and nvidia.com/gpu, as Volcano configures it),
+``binpack`` keeps Volcano's argument keys. ``network-topology-aware`` takes Volcano's
 arguments and vcore's solver arguments (:mod:`vcore.topology.args`); PodGroups' network topology constraints hold
 with or without it, the plugin sets how they are placed and scores the nodes of unconstrained pods by their
 HyperNodes. ``numa-aware`` is accepted for Volcano configurations: the NUMA policies it enforces are vcore's
