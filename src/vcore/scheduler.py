@@ -43,6 +43,26 @@ _RESOURCE_FILTERS = ("NodeResourcesFit", "GPUDeviceFit")
 _POD_FILTERS = ("NodePorts", "InterPodAffinity", "PodTopologySpread", "VolumeRestrictions", "NodeVolumeLimits")
 
 
+def _affinity_blind_to_victims(cycle: CycleConfig) -> bool:
+    """Whether Volcano's topology-aware preemption judges InterPodAffinity as if no victim left the node.
+
+    Its dry run (preempt.go: SelectVictimsOnNode) checks the preemptor with the predicates plugin's
+    SimulatePredicate, InterPodAffinity's Filter over the state its PreFilter computed, and tells the plugin of each
+    victim taken or reprieved through SimulateRemoveTask / SimulateAddTask, which the session calls only for a plugin
+    whose enablePreemptable or enabledAllocatable switch is on (framework/session_plugins.go). With both off on
+    predicates the state keeps every victim: a node where the task's (anti-)affinity fails before the dry run gives
+    no victims."""
+    predicates = cycle.plugin("predicates")
+    return (
+        "preempt" in cycle.actions
+        and bool(cycle.action_argument("preempt", "enableTopologyAwarePreemption"))
+        and predicates is not None
+        and predicates.enabled("enablePredicate")
+        and not predicates.enabled("enablePreemptable")
+        and not predicates.enabled("enabledAllocatable")
+    )
+
+
 @contextlib.contextmanager
 def _gc_paused(*, promote: bool = False) -> Iterator[None]:
     """Pause the cyclic garbage collector for a batch.
@@ -144,6 +164,7 @@ class Scheduler:
         self._state = cluster.state
         self._engine = _core.Engine(self._state, self.profile.native(), seed)
         self._victim_engines: tuple[_core.Engine, _core.Engine] | None = None
+        self._affinity_engine: _core.Engine | None = None  # see _affinity_blind_to_victims
         if {"preempt", "reclaim"} & set(self.cycle.actions):
             # preempt and reclaim look for nodes that fit once victims go (Volcano's PredicateForPreemptAction): the
             # nodes whose filters no eviction can change accept the pod (the profile without its resource filters and
@@ -155,6 +176,8 @@ class Scheduler:
                 self._state, {**native, "filters": [f for f in filters if f not in _POD_FILTERS]}, seed
             )
             self._victim_engines = (resolvable, _core.Engine(self._state, {**native, "filters": filters}, seed))
+            if "InterPodAffinity" in filters and _affinity_blind_to_victims(self.cycle):
+                self._affinity_engine = _core.Engine(self._state, {**native, "filters": ["InterPodAffinity"]}, seed)
         self._cycle_rng = random.Random(seed)  # where topology-aware preemption's walk over the nodes starts
         self._scope: NodeScope | None = None
         self._preemption_offsets = random.Random(seed)  # where each preemption's walk starts (kube: at random)
@@ -339,7 +362,7 @@ class Scheduler:
         what is bound to them."""
         if nodes is None:
             self._engine.set_scope(None)
-            for engine in self._victim_engines or ():
+            for engine in self._scoped_engines():
                 engine.set_scope(None)
             self._scope = None
             return
@@ -359,9 +382,13 @@ class Scheduler:
         if not isinstance(soft, bool):
             raise TypeError(f"Scheduler.set_node_scope: soft must be True or False, got {soft!r}")
         self._engine.set_scope(sorted(names), soft, sorted(avoided - names))
-        for engine in self._victim_engines or ():
+        for engine in self._scoped_engines():
             engine.set_scope(sorted(names), soft, sorted(avoided - names))
         self._scope = NodeScope(names, soft, avoided - names)
+
+    def _scoped_engines(self) -> list[_core.Engine]:
+        """The cycle's engines besides the profile's own (preempt's and reclaim's), which follow its node scope."""
+        return [*(self._victim_engines or ()), *([self._affinity_engine] if self._affinity_engine is not None else [])]
 
     @property
     def node_scope(self) -> NodeScope | None:
@@ -402,6 +429,7 @@ class Scheduler:
                 between_jobs,
                 scope=scope,
                 victim_engines=self._victim_engines,
+                affinity_engine=self._affinity_engine,
                 rng=self._cycle_rng,
             )
 

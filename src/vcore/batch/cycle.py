@@ -24,13 +24,24 @@ def run_cycle(
     *,
     scope: tuple[frozenset[str], bool, frozenset[str]] | None = None,
     victim_engines: tuple[_core.Engine, _core.Engine] | None = None,
+    affinity_engine: _core.Engine | None = None,
     rng: random.Random | None = None,
 ) -> CycleResult:
     """``framework``: the configured job plugins (opened by the session); ``scope``: the scheduler's node scope
     (nodes, soft, avoid); ``victim_engines``: the profile without its resource filters, without and with those about
-    other pods (preempt's and reclaim's candidate nodes, and their check once victims are gone)."""
+    other pods (preempt's and reclaim's candidate nodes, and their check once victims are gone);
+    ``affinity_engine``: InterPodAffinity alone, when topology-aware preemption judges it as if no victim left."""
     session = Session(
-        cluster, engine, config, framework, eligible, between_jobs, scope=scope, victim_engines=victim_engines, rng=rng
+        cluster,
+        engine,
+        config,
+        framework,
+        eligible,
+        between_jobs,
+        scope=scope,
+        victim_engines=victim_engines,
+        affinity_engine=affinity_engine,
+        rng=rng,
     )
     try:
         for action in config.actions:

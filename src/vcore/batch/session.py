@@ -67,6 +67,7 @@ class Session:
         *,
         scope: tuple[frozenset[str], bool, frozenset[str]] | None = None,
         victim_engines: tuple[_core.Engine, _core.Engine] | None = None,
+        affinity_engine: _core.Engine | None = None,
         rng: random.Random | None = None,
     ) -> None:
         # run_cycle's caller, called after each job's placement or eviction is committed or undone.
@@ -78,6 +79,9 @@ class Session:
         # Where victims may make room (the filters no eviction changes), and whether a node takes the pod once its
         # victims are gone (the filters but the resource ones); both score as the profile does.
         self.resolvable_engine, self.filter_engine = victim_engines or (engine, engine)
+        # InterPodAffinity alone, when topology-aware preemption judges it as if no victim left the node (Volcano's
+        # predicates plugin with enablePreemptable and enabledAllocatable off); None otherwise.
+        self.affinity_engine = affinity_engine
         self.scope = scope  # (nodes, soft, avoid): the scheduler's node scope, None when it has none
         self.rng = rng or random.Random(0)  # where topology-aware preemption's walk over the nodes starts
         self.config = config

@@ -414,7 +414,8 @@ PLUGIN_SWITCHES = {
         "EnabledPreemptable",
     ),
     "conformance": ("EnabledPreemptable", "EnabledReclaimable"),
-    "predicates": ("EnabledNodeOrder", "EnabledPredicate", "EnabledPreemptable"),
+    # enablePreemptable or enabledAllocatable: preempt's dry run tells the plugin of each victim (SimulateRemoveTask)
+    "predicates": ("EnabledNodeOrder", "EnabledPredicate", "EnabledPreemptable", "EnabledAllocatable"),
     "nodeorder": ("EnabledNodeOrder",),
     "binpack": ("EnabledNodeOrder",),
     "overcommit": ("EnabledJobEnqueued",),

@@ -20,7 +20,9 @@ Nodes are those whose filters no eviction changes accept the task; those where i
 as the task fits, and a node that cannot make it fit gives none. Then each starving job's lower-priority tasks may
 yield to its own pending ones (Volcano's intra-job preemption). With ``enableTopologyAwarePreemption`` the node is
 chosen as Volcano's DryRunPreemption chooses it: from a random node on, the fewest victims per node (the filters
-checked with them gone), then the least important victims.
+checked with them gone), then the least important victims; when the predicates plugin's enablePreemptable and
+enabledAllocatable are both off, Volcano's dry run never tells InterPodAffinity that a victim left, so a node where
+the task's inter-pod (anti-)affinity fails before any eviction gives no victims.
 
 reclaim serves queues that are not overused, for tasks whose queue may reclaim (Preemptive); it takes running,
 preemptable tasks of other, reclaimable queues that the Reclaimable plugins let go (proportion and capacity: queues
@@ -349,11 +351,15 @@ class VictimSeeker:
     # -- enableTopologyAwarePreemption -------------------------------------------------------------------------
     def _place_topology_aware(self, stmt: Statement, preemptor: Preemptor, wanted: VictimFilter) -> bool:
         """Volcano's DryRunPreemption: from a random node on, the victims each node needs (the fewest, the filters
-        checked with them gone), until enough nodes have some; the node whose victims matter least wins."""
+        checked with them gone), until enough nodes have some; the node whose victims matter least wins. Only nodes
+        InterPodAffinity accepts now when the session's affinity_engine says evictions do not count for it."""
         ssn = self.ssn
         compiled = preemptor.info.compiled
         assert compiled is not None, "the session compiles every pending pod"
-        feasible = np.flatnonzero(ssn.resolvable_engine.evaluate(compiled)[0]).tolist()
+        mask = ssn.resolvable_engine.evaluate(compiled)[0]
+        if ssn.affinity_engine is not None:  # the dry run's InterPodAffinity sees no victim leave: as it is now
+            mask = mask & ssn.affinity_engine.evaluate(compiled)[0]
+        feasible = np.flatnonzero(mask).tolist()
         if not feasible:
             return False
         offset = ssn.rng.randrange(len(feasible))
