@@ -72,6 +72,10 @@ def test_typical_volcano_configuration_loads(tmp_path):
         "NodeAffinity",
         "NodePorts",
         "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
         "PodTopologySpread",
         "InterPodAffinity",
         "GPUDeviceFit",
@@ -132,6 +136,64 @@ def test_without_predicates_only_resources_filter():
     conf = {"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}]}]}
     profile = vcore.Profile.from_config(CycleConfig.from_config(conf).node_profile())
     assert profile.filters == ("NodeResourcesFit", "GPUDeviceFit") and profile.scores == ()
+
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def zone_bound_claim_cluster() -> vcore.Cluster:
+    """Nodes in zones a and b; a claim bound to a volume that only zone b's nodes reach; a pending pod using it."""
+    cluster = vcore.Cluster()
+    for name, zone in (("a1", "a"), ("b1", "b")):
+        cluster.add_node(
+            {"metadata": {"name": name, "labels": {ZONE: zone}}, "status": {"allocatable": {"cpu": "4", "pods": "10"}}}
+        )
+    in_zone_b = {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["b"]}]}
+    cluster.add_persistent_volume(
+        {
+            "metadata": {"name": "pv1"},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "claimRef": {"namespace": "ns", "name": "data"},
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [in_zone_b]}},
+            },
+            "status": {"phase": "Bound"},
+        }
+    )
+    cluster.add_persistent_volume_claim(
+        {
+            "metadata": {"name": "data", "namespace": "ns", "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+            "spec": {"volumeName": "pv1", "resources": {"requests": {"storage": "1Gi"}}},
+            "status": {"phase": "Bound"},
+        }
+    )
+    cluster.add_pod(
+        {
+            "metadata": {"name": "p", "namespace": "ns"},
+            "spec": {
+                "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}],
+            },
+        }
+    )
+    return cluster
+
+
+def test_volcano_predicates_honor_volumes():
+    """Volcano's predicates run NodeVolumeLimits, VolumeZone and VolumeBinding unless switched off: under Volcano's
+    default configuration the pod goes where its volume is (before, vcore's Volcano profile had no volume filter and
+    placed it in zone a)."""
+    result = vcore.Scheduler(zone_bound_claim_cluster(), cycle=DEFAULT_CONF).run_cycle()
+    assert [(b.pod, b.node) for b in result.bindings] == [("ns/p", "b1")]
+
+
+def test_volcano_predicates_volume_switches():
+    conf = {"actions": "allocate", "tiers": [{"plugins": [{"name": "predicates", "arguments": {}}]}]}
+    switches = ("predicate.NodeVolumeLimitsEnable", "predicate.VolumeZoneEnable", "predicate.VolumeBindingEnable")
+    conf["tiers"][0]["plugins"][0]["arguments"] = dict.fromkeys(switches, False)
+    profile = vcore.Profile.from_config(CycleConfig.from_config(conf).node_profile())
+    assert not {"NodeVolumeLimits", "VolumeZone", "VolumeBinding"} & set(profile.filters)
+    assert "VolumeRestrictions" in profile.filters  # not a Volcano predicate; vcore keeps it (see config.py)
 
 
 def test_scheduler_takes_the_cycle_and_runs_it():
@@ -200,9 +262,11 @@ BAD = {
     "predicate-unimplemented": (
         {
             "actions": "allocate",
-            "tiers": [{"plugins": [{"name": "predicates", "arguments": {"predicate.VolumeZoneEnable": True}}]}],
+            "tiers": [
+                {"plugins": [{"name": "predicates", "arguments": {"predicate.DynamicResourceAllocationEnable": True}}]}
+            ],
         },
-        r"does not implement",
+        r"predicate\.DynamicResourceAllocationEnable: vcore has no Dynamic Resource Allocation",
     ),
     "share-argument": (
         {"actions": "allocate", "tiers": [{"plugins": [{"name": "proportion", "arguments": {"nope": 1}}]}]},

@@ -8,20 +8,20 @@
 Actions run in the listed order. Job-level plugins (priority, gang, conformance, drf, overcommit, pdb, sla, and the
 queue-share plugins proportion, capacity, hierarchy and cohort) are vcore's own (:mod:`vcore.batch.plugins`); each
 plugin's PluginOption switches (Volcano's keys, unset meaning enabled) decide when it votes, tier by tier, as in
-Volcano's framework. Node-level plugins (predicates,
-nodeorder, binpack) become a KubeSchedulerConfiguration profile for the native kernels: ``predicates`` turns the
-node filters on (without it only resource fit filters, as in Volcano), ``nodeorder``'s weight arguments become
-score plugin weights (its balanced allocation over cpu, memory and nvidia.com/gpu, as Volcano configures it),
-``binpack`` keeps Volcano's argument keys. ``network-topology-aware`` takes Volcano's
-arguments and vcore's solver arguments (:mod:`vcore.topology.args`); PodGroups' network topology constraints hold
-with or without it, the plugin sets how they are placed and scores the nodes of unconstrained pods by their
-HyperNodes. ``numa-aware`` is accepted for Volcano configurations: the NUMA policies it enforces are vcore's
-GPUDeviceFit alignment (``vcore.gpu.numa``, always on for pods that carry a policy). ``configurations`` gives
-actions their arguments (Volcano's keys: allocate, backfill and reclaim ``predicateErrorCacheEnable``; preempt also
-``enableTopologyAwarePreemption`` and its candidate-node bounds). An unknown action, plugin, key or argument is a
-ProfileError naming the field; a value Volcano's plugins replace by their default (an overcommit-factor below 1, an
-sla-waiting-time that is not a duration, a negative binpack resource weight) is a ProfileWarning and the
-default. ``CycleConfig.default()`` is Volcano's default configuration.
+Volcano's framework. Node-level plugins (predicates, nodeorder, binpack) become a KubeSchedulerConfiguration
+profile for the native kernels: ``predicates`` turns the node filters on, the volume ones included (without it
+only resource fit filters, as in Volcano), ``nodeorder``'s weight arguments become score plugin weights (its
+balanced allocation over cpu, memory and nvidia.com/gpu, as Volcano configures it), ``binpack`` keeps Volcano's
+argument keys. ``network-topology-aware`` takes Volcano's arguments and vcore's solver arguments
+(:mod:`vcore.topology.args`); PodGroups' network topology constraints hold with or without it, the plugin sets how
+they are placed and scores the nodes of unconstrained pods by their HyperNodes. ``numa-aware`` is accepted for
+Volcano configurations: the NUMA policies it enforces are vcore's GPUDeviceFit alignment (``vcore.gpu.numa``, always
+on for pods that carry a policy). ``configurations`` gives actions their arguments (Volcano's keys: allocate,
+backfill and reclaim ``predicateErrorCacheEnable``; preempt also ``enableTopologyAwarePreemption`` and its
+candidate-node bounds). An unknown action, plugin, key or argument is a ProfileError naming the field; a value
+Volcano's plugins replace by their default (an overcommit-factor below 1, an sla-waiting-time that is not a
+duration, a negative binpack resource weight) is a ProfileWarning and the default. ``CycleConfig.default()`` is
+Volcano's default configuration.
 """
 
 from __future__ import annotations
@@ -157,15 +157,20 @@ NODEORDER_DEFAULTS = {
     "imagelocality.weight": 1,
     "podtopologyspread.weight": 2,
 }
-#: predicates switches: those vcore maps to a filter, and those of filters it does not implement.
+#: predicates switches (each on unless set false, as in Volcano): those vcore maps to a filter, and the one of a
+#: filter it does not implement (Volcano's default leaves it off).
 _PREDICATE_FILTERS = {
     "predicate.TaintTolerationEnable": "TaintToleration",
     "predicate.NodeAffinityEnable": "NodeAffinity",
     "predicate.NodePortsEnable": "NodePorts",
     "predicate.PodTopologySpreadEnable": "PodTopologySpread",
     "predicate.PodAffinityEnable": "InterPodAffinity",
+    "predicate.NodeVolumeLimitsEnable": "NodeVolumeLimits",
+    "predicate.VolumeZoneEnable": "VolumeZone",
+    "predicate.VolumeBindingEnable": "VolumeBinding",
 }
-#: The predicates plugin's filters in the order they run (kube-scheduler's default profile order).
+#: The predicates plugin's filters in the order they run (kube-scheduler's default profile order). Volcano's
+#: predicates have no VolumeRestrictions; vcore keeps it (a pod it refuses could not start on the node anyway).
 _PREDICATES_IN_ORDER = (
     "NodeUnschedulable",
     "NodeName",
@@ -173,16 +178,16 @@ _PREDICATES_IN_ORDER = (
     "NodeAffinity",
     "NodePorts",
     "NodeResourcesFit",
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
     "GPUDeviceFit",
 )
 _PREDICATE_GPU = ("predicate.GPUSharingEnable", "predicate.GPUNumberEnable")
-_PREDICATE_UNIMPLEMENTED = (
-    "predicate.NodeVolumeLimitsEnable",
-    "predicate.VolumeZoneEnable",
-    "predicate.VolumeBindingEnable",
-)
+_PREDICATE_UNIMPLEMENTED = ("predicate.DynamicResourceAllocationEnable",)
 _PREDICATE_ACCEPTED = ("predicate.CacheEnable", "predicate.ProportionalEnable", "predicate.resources")
 
 DEFAULT_CONF = {
@@ -484,7 +489,8 @@ def _check_arguments(name: str, args: dict[str, Any], path: str, notes: list[str
                 raise ProfileError(f"{path}.{key}: expected true or false")
             if key in _PREDICATE_UNIMPLEMENTED and value:
                 raise ProfileError(
-                    f"{path}.{key}: vcore does not implement this filter; set it to false or leave it out"
+                    f"{path}.{key}: vcore has no Dynamic Resource Allocation (a pod with resourceClaims is never "
+                    "placed); set it to false or leave it out"
                 )
     for key in args:
         if key not in allowed:

@@ -23,7 +23,10 @@ from .volcano_fixtures import (
     build_node,
     build_pod,
     build_podgroup,
+    build_pv,
+    build_pvc,
     build_queue,
+    build_storage_class,
     hypernodes_from_sets,
     mark,
     node_res,
@@ -34,6 +37,7 @@ from .volcano_fixtures import (
     topology_pg,
     topology_pg_by_name,
     uniform_nodes,
+    with_pvc,
 )
 
 TASK_SPEC, JOB_SPEC, HYPERNODE_SPEC = "volcano.sh/task-spec", "volcano.sh/job-spec", "volcano.sh/hypernode-spec"
@@ -1917,22 +1921,68 @@ def test_fare_share_allocate(case):
     FARE_SHARE.run(case)
 
 
-# -- TestAllocateWithPVC, TestAllocateWithDRA: out of vcore's scope ------------------------------------------------
-VOLUMES = (
-    "vcore has no volume binding: PersistentVolumeClaims, PersistentVolumes and StorageClasses are not part of "
-    "its cluster model (the predicates plugin's volume filters are refused as unimplemented)"
+# -- TestAllocateWithPVC ------------------------------------------------------------------------------------------
+SC = build_storage_class("sc", "ignore-provisioner", "WaitForFirstConsumer")
+PVCS = [build_pvc("c1", f"pvc{i}", "1Gi", "sc") for i in (1, 2)]
+PV1, PV2 = build_pv("pv1", "sc", "2Gi"), build_pv("pv2", "sc", "2Gi")
+
+
+def pvc_pods() -> list[dict]:
+    return [with_pvc(build_pod("c1", f"p{i}", "", PENDING, rl("1", "1G"), "pg1"), f"pvc{i}") for i in (1, 2)]
+
+
+ALLOCATE_WITH_PVC = Suite(
+    "TestAllocateWithPVC",
+    [
+        [
+            opt("gang", EnabledJobReady=True, EnabledPredicate=True, EnabledJobPipelined=True, EnabledTaskOrder=True),
+            opt("predicates", EnabledPredicate=True),
+        ]
+    ],
+    ["allocate"],
+    [
+        Case(
+            "static pv matched but node without enough resource",
+            podgroups=[build_podgroup("pg1", "c1", "c1", 2, {"": 2}, PG_INQUEUE)],
+            pods=pvc_pods(),
+            queues=[build_queue("c1", 1)],
+            nodes=[build_node("n1", node_res("1", "4Gi"))],
+            storage=[SC, PV1, *PVCS],
+            expect_status={"c1/pg1": PG_INQUEUE},
+        ),
+        # The Go case checks only that both tasks are Binding (the PV controller's part is not simulated).
+        Case(
+            "static pv matched and node with enough resources",
+            podgroups=[build_podgroup("pg1", "c1", "c1", 2, {"": 2}, PG_INQUEUE)],
+            pods=pvc_pods(),
+            queues=[build_queue("c1", 1)],
+            nodes=[build_node("n2", node_res("2", "4Gi"))],
+            storage=[SC, PV1, PV2, *PVCS],
+            minimal_bind_check=True,
+            expect_binds_num=2,
+        ),
+    ],
+    {"gang", "predicates"},
 )
+
+
+@pytest.mark.parametrize("case", ALLOCATE_WITH_PVC.params())
+def test_allocate_with_pvc(case):
+    result = ALLOCATE_WITH_PVC.run(case)
+    # What the binding means for the volumes: each claim gets a PV of its own (VolumeBinding's Reserve), which
+    # PreBind writes; nothing is reserved for a gang that did not go.
+    claimed = {}
+    for b in result.bindings:
+        assert b.volumes is not None, b
+        claimed.update({claim: pv for pv, claim, _uid in b.volumes.bindings})
+    assert sorted(claimed) == (["c1/pvc1", "c1/pvc2"] if result.bindings else [])
+    assert len(set(claimed.values())) == len(claimed)
+
+
 DRA = (
     "vcore has no Dynamic Resource Allocation: ResourceClaims, ResourceSlices and DeviceClasses are not part of "
     "its cluster model"
 )
-
-
-@pytest.mark.parametrize(
-    "case", ["static pv matched but node without enough resource", "static pv matched and node with enough resources"]
-)
-def test_allocate_with_pvc(case):
-    pytest.skip(VOLUMES)
 
 
 @pytest.mark.parametrize("case", ["Allocate normal resourceClaim successfully", "claim cel runtime errors"])

@@ -245,6 +245,46 @@ def build_queue(
     }
 
 
+def build_storage_class(name: str, provisioner: str, binding_mode: str) -> dict:
+    """util.BuildStorageClass."""
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name, "resourceVersion": "1"},
+        "provisioner": provisioner,
+        "volumeBindingMode": binding_mode,
+    }
+
+
+def build_pv(name: str, storage_class: str, storage: str) -> dict:
+    """util.BuildPV: an Available volume of the class, its capacity and nothing else (no access modes, no node
+    affinity)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name, "resourceVersion": "1"},
+        "spec": {"storageClassName": storage_class, "capacity": {"storage": storage}},
+        "status": {"phase": "Available"},
+    }
+
+
+def build_pvc(namespace: str, name: str, storage: str, storage_class: str) -> dict:
+    """util.BuildPVC: an unbound claim of the class asking ``storage``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": namespace, "resourceVersion": "1"},
+        "spec": {"resources": {"requests": {"storage": storage}}, "storageClassName": storage_class},
+    }
+
+
+def with_pvc(pod: dict, claim: str) -> dict:
+    """util.BuildPodWithPVC: the pod mounts the claim at /data."""
+    pod["spec"]["volumes"] = [{"name": claim, "persistentVolumeClaim": {"claimName": claim}}]
+    pod["spec"]["containers"][0]["volumeMounts"] = [{"name": claim, "mountPath": "/data"}]
+    return pod
+
+
 def build_priority_class(name: str, value: int, preemption_policy: str | None = None) -> dict:
     """util.BuildPriorityClass / BuildPriorityClassWithPreemptionPolicy."""
     obj: dict[str, Any] = {
@@ -522,6 +562,7 @@ class Case:
     queues: list[dict] = field(default_factory=list)
     priority_classes: list[dict] = field(default_factory=list)
     hypernodes: list[dict] = field(default_factory=list)
+    storage: list[dict] = field(default_factory=list)  # SCs, PVs and PVCs (any order: added classes first)
     plugins: set[str] | None = None
     tiers: list[list[Opt]] | None = None  # the case's own tiers, for Go tables that carry them per case
     sharding_mode: str = ""  # ShardingMode: "hard" or "soft" (vcore: Scheduler.set_node_scope)
@@ -602,6 +643,14 @@ def build_cluster(case: Case) -> vcore.Cluster:
             cluster.update_queue(q)
         else:
             cluster.add_queue(q)
+    for kind, add in (
+        ("StorageClass", cluster.add_storage_class),
+        ("PersistentVolume", cluster.add_persistent_volume),
+        ("PersistentVolumeClaim", cluster.add_persistent_volume_claim),
+    ):
+        for obj in case.storage:
+            if obj["kind"] == kind:
+                add(obj)
     for pg in case.podgroups:
         cluster.add_podgroup(pg)
     for p in case.pods:
