@@ -10,6 +10,7 @@ import functools
 
 import pytest
 
+from vcore.batch.config import DEFAULT_CONF
 from vcore_kube.kubeclient import ApiException
 from vcore_kube.testenv.objects import create_nodes, node, pod
 from vcore_kube.testenv.provisioner import NAME as PROVISIONER, NO_STORAGE_LABEL, Provisioner
@@ -241,3 +242,37 @@ def test_a_provisioning_failure_undoes_the_binding_and_the_pod_is_placed_again(
     wait_for(lambda: _claim_phase(admin, namespace, "vol") == "Bound", 60, "claim vol Bound", run)
     claim = admin.get(f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/vol")
     assert claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == "refuse-1"
+
+
+def test_a_gang_under_volcanos_configuration_goes_where_its_volumes_are(admin, namespace, scheduler):
+    """vcore-scheduler given a volcano-scheduler.conf (Volcano's default) places PodGroups with Volcano's predicates,
+    whose volume filters are on unless switched off: each member of a gang goes to the node of its static local PV,
+    and the PVs are bound to the claims (the batch cycle's VolumeBinding PreBind)."""
+    run = scheduler(cycle=DEFAULT_CONF)
+    selector = _pool(admin, "gangvol", 4)
+    _storage_class(admin, "local-static", "kubernetes.io/no-provisioner")
+    homes = {"member-0": "gangvol-1", "member-1": "gangvol-3"}
+    for member, home in homes.items():
+        _local_pv(admin, f"{namespace}-{member}", home, "local-static")
+        _claim(admin, namespace, f"{member}-data", "local-static")
+    admin.create(
+        f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{namespace}/podgroups",
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "member", "namespace": namespace},
+            "spec": {"minMember": 2},
+        },
+    )
+    for member in homes:
+        p = _user(
+            namespace,
+            member,
+            {"name": "data", "persistentVolumeClaim": {"claimName": f"{member}-data"}},
+            selector=selector,
+        )
+        p["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": "member"}
+        admin.create(f"/api/v1/namespaces/{namespace}/pods", p)
+    assert wait_bound(admin, namespace, list(homes), timeout=90, run=run) == homes
+    for member in homes:
+        wait_for(lambda m=member: _claim_phase(admin, namespace, f"{m}-data") == "Bound", 60, f"{member}'s claim", run)
