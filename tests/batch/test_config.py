@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import yaml
 
@@ -196,6 +198,87 @@ def test_volcano_predicates_volume_switches():
     assert "VolumeRestrictions" in profile.filters  # not a Volcano predicate; vcore keeps it (see config.py)
 
 
+# The volcano-scheduler.conf files of Volcano v1.14's helm chart (installer/helm/chart/volcano/config).
+HELM_CONFS = {
+    "volcano-scheduler.conf": """
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+""",
+    "volcano-scheduler-ci.conf": """
+actions: "enqueue, allocate, backfill, reclaim, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+  - name: sla
+- plugins:
+  - name: overcommit
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+    arguments:
+      predicate.DynamicResourceAllocationEnable: true
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+  - name: network-topology-aware
+""",
+}
+
+
+@pytest.mark.parametrize("name", list(HELM_CONFS))
+def test_volcanos_own_configurations_load(name):
+    """Volcano's shipped configurations run as they are. Its CI one turns DRA on, which vcore lacks: a warning says
+    that pods with resourceClaims stay pending (vcore never places them), and the rest of the configuration holds."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scheduler = vcore.Scheduler(vcore.Cluster(), cycle=yaml.safe_load(HELM_CONFS[name]))
+    notes = [str(w.message) for w in caught if issubclass(w.category, vcore.ProfileWarning)]
+    dra = "predicate.DynamicResourceAllocationEnable" in HELM_CONFS[name]
+    assert notes == (
+        [
+            "tiers[1].plugins[2].arguments.predicate.DynamicResourceAllocationEnable: vcore has no Dynamic Resource "
+            "Allocation; a pod with resourceClaims stays pending (Volcano's DRA filter would place it)"
+        ]
+        if dra
+        else []
+    )
+    assert "VolumeBinding" in scheduler.profile.filters and "binpack" in dict(scheduler.profile.scores)
+
+
+def test_a_pod_with_resource_claims_stays_pending_with_dra_on():
+    conf = yaml.safe_load(HELM_CONFS["volcano-scheduler-ci.conf"])
+    cluster = build(node("n1", "4"))
+    cluster.add_pod(
+        {
+            "metadata": {"name": "claims", "namespace": "ns"},
+            "spec": {
+                "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                "resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"}],
+            },
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vcore.ProfileWarning)
+        result = vcore.Scheduler(cluster, cycle=conf).run_cycle()
+    assert not result.bindings and "ns/claims" in result.unschedulable
+
+
 def test_scheduler_takes_the_cycle_and_runs_it():
     cluster = build(node("n1", "4"), *gang("job", 2))
     scheduler = vcore.Scheduler(cluster, cycle=yaml.safe_load(VOLCANO_TYPICAL))
@@ -258,15 +341,6 @@ BAD = {
             "tiers": [{"plugins": [{"name": "nodeorder", "arguments": {"mostrequested.weight": 1}}]}],
         },
         r"both set",
-    ),
-    "predicate-unimplemented": (
-        {
-            "actions": "allocate",
-            "tiers": [
-                {"plugins": [{"name": "predicates", "arguments": {"predicate.DynamicResourceAllocationEnable": True}}]}
-            ],
-        },
-        r"predicate\.DynamicResourceAllocationEnable: vcore has no Dynamic Resource Allocation",
     ),
     "share-argument": (
         {"actions": "allocate", "tiers": [{"plugins": [{"name": "proportion", "arguments": {"nope": 1}}]}]},

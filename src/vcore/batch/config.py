@@ -20,8 +20,9 @@ on for pods that carry a policy). ``configurations`` gives actions their argumen
 backfill and reclaim ``predicateErrorCacheEnable``; preempt also ``enableTopologyAwarePreemption`` and its
 candidate-node bounds). An unknown action, plugin, key or argument is a ProfileError naming the field; a value
 Volcano's plugins replace by their default (an overcommit-factor below 1, an sla-waiting-time that is not a
-duration, a negative binpack resource weight) is a ProfileWarning and the default. ``CycleConfig.default()`` is
-Volcano's default configuration.
+duration, a negative binpack resource weight) is a ProfileWarning and the default; so is predicates' DRA switch
+on (vcore has no DRA: a pod with resourceClaims stays pending). ``CycleConfig.default()`` is Volcano's default
+configuration.
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ NODEORDER_DEFAULTS = {
     "podtopologyspread.weight": 2,
 }
 #: predicates switches (each on unless set false, as in Volcano): those vcore maps to a filter, and the one of a
-#: filter it does not implement (Volcano's default leaves it off).
+#: filter it does not implement (Volcano's default leaves it off; on, it is a ProfileWarning).
 _PREDICATE_FILTERS = {
     "predicate.TaintTolerationEnable": "TaintToleration",
     "predicate.NodeAffinityEnable": "NodeAffinity",
@@ -487,10 +488,10 @@ def _check_arguments(name: str, args: dict[str, Any], path: str, notes: list[str
         for key, value in args.items():
             if key in allowed and key != "predicate.resources" and not isinstance(value, bool):
                 raise ProfileError(f"{path}.{key}: expected true or false")
-            if key in _PREDICATE_UNIMPLEMENTED and value:
-                raise ProfileError(
-                    f"{path}.{key}: vcore has no Dynamic Resource Allocation (a pod with resourceClaims is never "
-                    "placed); set it to false or leave it out"
+            if key in _PREDICATE_UNIMPLEMENTED and value:  # safe to accept: such pods are never placed
+                notes.append(
+                    f"{path}.{key}: vcore has no Dynamic Resource Allocation; a pod with resourceClaims stays "
+                    "pending (Volcano's DRA filter would place it)"
                 )
     for key in args:
         if key not in allowed:
