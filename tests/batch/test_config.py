@@ -261,6 +261,90 @@ def test_volcanos_own_configurations_load(name):
     assert "VolumeBinding" in scheduler.profile.filters and "binpack" in dict(scheduler.profile.scores)
 
 
+# Volcano v1.14's GPU-sharing guide (docs/user-guide/how_to_use_gpu_sharing.md): deviceshare turns sharing on.
+GPU_SHARING_CONF = """
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: drf
+  - name: deviceshare
+    arguments:
+      deviceshare.GPUSharingEnable: true
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+"""
+
+
+def test_deviceshare_gpu_sharing_places_a_share_on_one_device():
+    """deviceshare's GPU sharing is vcore's GPUDeviceFit: a 30 GiB share goes on one GPU of a node that has room on
+    one, not on a node whose 2 x 20 GiB free add up to it but fit it on neither."""
+    cluster = vcore.Cluster()
+    for name, used in (("split", 20480), ("whole", 0)):
+        cluster.add_node(
+            {
+                "metadata": {"name": name, "labels": {"nvidia.com/gpu.memory": "40960"}},
+                # as Volcano's GPU-share device plugin advertises them
+                "status": {
+                    "allocatable": {"cpu": "8", "pods": "10", "nvidia.com/gpu": "2", "volcano.sh/gpu-memory": "81920"}
+                },
+            }
+        )
+        for gpu in (0, 1) if used else ():
+            cluster.add_pod(
+                {
+                    "metadata": {
+                        "name": f"{name}-{gpu}",
+                        "namespace": "ns",
+                        "annotations": {"volcano.sh/gpu-index": str(gpu)},
+                    },
+                    "spec": {
+                        "nodeName": name,
+                        "containers": [{"name": "c", "resources": {"limits": {"volcano.sh/gpu-memory": str(used)}}}],
+                    },
+                    "status": {"phase": "Running"},
+                }
+            )
+    share = {"limits": {"volcano.sh/gpu-memory": "30720"}}
+    cluster.add_pod(
+        {"metadata": {"name": "share", "namespace": "ns"}, "spec": {"containers": [{"name": "c", "resources": share}]}}
+    )
+    scheduler = vcore.Scheduler(cluster, cycle=yaml.safe_load(GPU_SHARING_CONF))
+    probe = {
+        "metadata": {"name": "probe", "namespace": "ns"},
+        "spec": {"containers": [{"name": "c", "resources": share}]},
+    }
+    assert scheduler.filter(probe).feasible == ["whole"]
+    [binding] = scheduler.run_cycle().bindings
+    assert binding.node == "whole" and len(binding.gpus.indices) == 1
+
+
+@pytest.mark.parametrize(
+    "switch", ["GPUNumberEnable", "VGPUEnable", "AscendMindClusterVNPUEnable", "AscendHAMiVNPUEnable"]
+)
+def test_deviceshare_protocols_vcore_lacks_are_refused(switch):
+    conf = yaml.safe_load(GPU_SHARING_CONF)
+    conf["tiers"][1]["plugins"][1]["arguments"] = {f"deviceshare.{switch}": True}
+    with pytest.raises(vcore.ProfileError, match=rf"tiers\[1\]\.plugins\[1\]\.arguments\.deviceshare\.{switch}: "):
+        CycleConfig.from_config(conf)
+    conf["tiers"][1]["plugins"][1]["arguments"] = {f"deviceshare.{switch}": False}
+    CycleConfig.from_config(conf)
+
+
+def test_deviceshare_node_lock_is_a_warning():
+    conf = yaml.safe_load(GPU_SHARING_CONF)
+    conf["tiers"][1]["plugins"][1]["arguments"].update(
+        {"deviceshare.NodeLockEnable": True, "deviceshare.SchedulePolicy": "binpack", "deviceshare.ScheduleWeight": 10}
+    )
+    with pytest.warns(vcore.ProfileWarning, match=r"deviceshare\.NodeLockEnable: vcore-scheduler takes no node lock"):
+        CycleConfig.from_config(conf)
+
+
 def test_a_pod_with_resource_claims_stays_pending_with_dra_on():
     conf = yaml.safe_load(HELM_CONFS["volcano-scheduler-ci.conf"])
     cluster = build(node("n1", "4"))

@@ -8,21 +8,22 @@
 Actions run in the listed order. Job-level plugins (priority, gang, conformance, drf, overcommit, pdb, sla, and the
 queue-share plugins proportion, capacity, hierarchy and cohort) are vcore's own (:mod:`vcore.batch.plugins`); each
 plugin's PluginOption switches (Volcano's keys, unset meaning enabled) decide when it votes, tier by tier, as in
-Volcano's framework. Node-level plugins (predicates, nodeorder, binpack) become a KubeSchedulerConfiguration
-profile for the native kernels: ``predicates`` turns the node filters on, the volume ones included (without it
-only resource fit filters, as in Volcano), ``nodeorder``'s weight arguments become score plugin weights (its
-balanced allocation over cpu, memory and nvidia.com/gpu, as Volcano configures it), ``binpack`` keeps Volcano's
-argument keys. ``network-topology-aware`` takes Volcano's arguments and vcore's solver arguments
-(:mod:`vcore.topology.args`); PodGroups' network topology constraints hold with or without it, the plugin sets how
-they are placed and scores the nodes of unconstrained pods by their HyperNodes. ``numa-aware`` is accepted for
-Volcano configurations: the NUMA policies it enforces are vcore's GPUDeviceFit alignment (``vcore.gpu.numa``, always
-on for pods that carry a policy). ``configurations`` gives actions their arguments (Volcano's keys: allocate,
-backfill and reclaim ``predicateErrorCacheEnable``; preempt also ``enableTopologyAwarePreemption`` and its
-candidate-node bounds). An unknown action, plugin, key or argument is a ProfileError naming the field; a value
-Volcano's plugins replace by their default (an overcommit-factor below 1, an sla-waiting-time that is not a
-duration, a negative binpack resource weight) is a ProfileWarning and the default; so is predicates' DRA switch
-on (vcore has no DRA: a pod with resourceClaims stays pending). ``CycleConfig.default()`` is Volcano's default
-configuration.
+Volcano's framework. Node-level plugins (predicates, nodeorder, binpack) become a KubeSchedulerConfiguration profile
+for the native kernels: ``predicates`` turns the node filters on, the volume ones included (without it only resource
+fit filters, as in Volcano), ``nodeorder``'s weight arguments become score plugin weights (its balanced allocation
+over cpu, memory and nvidia.com/gpu, as Volcano configures it), ``binpack`` keeps Volcano's argument keys.
+``network-topology-aware`` takes Volcano's arguments and vcore's solver arguments (:mod:`vcore.topology.args`);
+PodGroups' network topology constraints hold with or without it, the plugin sets how they are placed and scores the
+nodes of unconstrained pods by their HyperNodes. ``numa-aware`` is accepted for Volcano configurations: the NUMA
+policies it enforces are vcore's GPUDeviceFit alignment (``vcore.gpu.numa``, always on for pods that carry a
+policy). ``deviceshare`` is accepted with GPU sharing, which is GPUDeviceFit's per-device fit of
+``volcano.sh/gpu-memory``; its switches for protocols vcore lacks (GPU number, vGPU, Ascend) are refused when on.
+``configurations`` gives actions their arguments (Volcano's keys: allocate, backfill and reclaim
+``predicateErrorCacheEnable``; preempt also ``enableTopologyAwarePreemption`` and its candidate-node bounds). An
+unknown action, plugin, key or argument is a ProfileError naming the field; a value Volcano's plugins replace by
+their default (an overcommit-factor below 1, an sla-waiting-time that is not a duration, a negative binpack resource
+weight) is a ProfileWarning and the default; so is predicates' DRA switch on (vcore has no DRA: a pod with
+resourceClaims stays pending). ``CycleConfig.default()`` is Volcano's default configuration.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from vcore.validation import (
     Boolean,
     Integer,
     Number,
+    String,
     join,
     load_yaml_file,
     mapping,
@@ -73,6 +75,7 @@ BALANCED = [{"name": name, "weight": 1} for name in ("cpu", "memory", "nvidia.co
 NODE_PLUGINS = (PREDICATES, NODEORDER, BINPACK)
 # Topology plugins (Volcano's names).
 NETWORK_TOPOLOGY, NUMA_AWARE = "network-topology-aware", "numa-aware"
+DEVICESHARE = "deviceshare"  # Volcano's GPU sharing switches since v1.9
 PLUGINS = (
     PRIORITY,
     GANG,
@@ -85,6 +88,7 @@ PLUGINS = (
     *NODE_PLUGINS,
     NETWORK_TOPOLOGY,
     NUMA_AWARE,
+    DEVICESHARE,
 )
 
 #: Volcano's PluginOption switches: conf.PluginOption's yaml keys, spelled as Volcano spells them.
@@ -190,6 +194,23 @@ _PREDICATES_IN_ORDER = (
 _PREDICATE_GPU = ("predicate.GPUSharingEnable", "predicate.GPUNumberEnable")
 _PREDICATE_UNIMPLEMENTED = ("predicate.DynamicResourceAllocationEnable",)
 _PREDICATE_ACCEPTED = ("predicate.CacheEnable", "predicate.ProportionalEnable", "predicate.resources")
+#: deviceshare's switches: GPU sharing is what vcore's GPUDeviceFit always does for volcano.sh/gpu-memory (per
+#: device, with the volcano.sh/gpu-index annotation the adapter writes; its device score is 0 in Volcano); the
+#: others need device protocols vcore does not speak, so turning them on is refused.
+_DEVICESHARE_SHARING = "deviceshare.GPUSharingEnable"
+_DEVICESHARE_REFUSED = {
+    "deviceshare.GPUNumberEnable": "volcano.sh/gpu-number requests are not placed per device by vcore",
+    "deviceshare.VGPUEnable": "vcore-scheduler does not write the vGPU device plugin's assignment annotations",
+    "deviceshare.AscendMindClusterVNPUEnable": "vcore has no Ascend NPU devices",
+    "deviceshare.AscendHAMiVNPUEnable": "vcore has no Ascend NPU devices",
+}
+_DEVICESHARE_NODE_LOCK = "deviceshare.NodeLockEnable"
+_DEVICESHARE_OTHERS = (
+    "deviceshare.SchedulePolicy",
+    "deviceshare.ScheduleWeight",
+    "deviceshare.KnownGeometriesCMName",
+    "deviceshare.KnownGeometriesCMNamespace",
+)
 
 DEFAULT_CONF = {
     "actions": "enqueue, allocate, backfill",
@@ -456,6 +477,23 @@ def _check_arguments(name: str, args: dict[str, Any], path: str, notes: list[str
                 f"{path}.weight: vcore does not implement numa-aware's node score (NUMA nodes the "
                 "pod's pinned CPUs span); set it to 0 or leave it out"
             )
+    elif name == DEVICESHARE:
+        allowed = (_DEVICESHARE_SHARING, *_DEVICESHARE_REFUSED, _DEVICESHARE_NODE_LOCK, *_DEVICESHARE_OTHERS)
+        for key, value in args.items():
+            if key in (_DEVICESHARE_SHARING, *_DEVICESHARE_REFUSED, _DEVICESHARE_NODE_LOCK):
+                if not Boolean()(value, f"{path}.{key}", ProfileError):
+                    continue
+                if key in _DEVICESHARE_REFUSED:
+                    raise ProfileError(f"{path}.{key}: {_DEVICESHARE_REFUSED[key]}; set it to false or leave it out")
+                if key == _DEVICESHARE_NODE_LOCK:
+                    notes.append(
+                        f"{path}.{key}: vcore-scheduler takes no node lock; a GPU-share pod gets its "
+                        "volcano.sh/gpu-index annotation, then its binding"
+                    )
+            elif key == "deviceshare.ScheduleWeight":
+                _number(value, f"{path}.{key}", integer=True)
+            elif key in _DEVICESHARE_OTHERS:
+                String()(value, f"{path}.{key}", ProfileError)
     elif name == OVERCOMMIT:
         allowed = ("overcommit-factor",)
         if "overcommit-factor" in args:
