@@ -288,10 +288,15 @@ def test_deviceshare_gpu_sharing_places_a_share_on_one_device():
     for name, used in (("split", 20480), ("whole", 0)):
         cluster.add_node(
             {
-                "metadata": {"name": name, "labels": {"nvidia.com/gpu.memory": "40960"}},
-                # as Volcano's GPU-share device plugin advertises them
+                "metadata": {"name": name},
+                # two 40 GiB GPUs, as Volcano's GPU-share device plugin advertises them
                 "status": {
-                    "allocatable": {"cpu": "8", "pods": "10", "nvidia.com/gpu": "2", "volcano.sh/gpu-memory": "81920"}
+                    "allocatable": {
+                        "cpu": "8",
+                        "pods": "10",
+                        "volcano.sh/gpu-number": "2",
+                        "volcano.sh/gpu-memory": "81920",
+                    }
                 },
             }
         )

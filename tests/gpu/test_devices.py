@@ -366,3 +366,17 @@ def test_topology_mig_counts_must_match_allocatable():
 def test_bad_shapes(node, exc, match):
     with pytest.raises(exc, match=match):
         node_gpus(node)
+
+
+def test_gpus_from_volcanos_device_plugin():
+    """Volcano's GPU-share device plugin advertises volcano.sh/gpu-number and volcano.sh/gpu-memory instead of
+    nvidia.com/gpu: that many GPUs, the memory split equally (as Volcano's scheduler splits it), over the label's."""
+    allocatable = {"volcano.sh/gpu-number": "2", "volcano.sh/gpu-memory": "81072"}
+    g = node_gpus(make_node(labels=DGX_A100, allocatable=allocatable))
+    assert [(d.index, d.model, d.memory_mib) for d in g.devices] == [
+        (0, "NVIDIA-A100-SXM4-80GB", 40536),
+        (1, "NVIDIA-A100-SXM4-80GB", 40536),
+    ]
+    # nvidia.com/gpu, when the node has it, stays the source (and the label the memory).
+    both = node_gpus(make_node(labels=DGX_A100, allocatable={**allocatable, "nvidia.com/gpu": "8"}))
+    assert (both.n_gpus, both.devices[0].memory_mib) == (8, 81920)

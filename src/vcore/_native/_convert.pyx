@@ -577,7 +577,10 @@ cdef list _node_images(list images, str ctx):
 
 
 cdef bint _may_have_gpus(dict alloc, object labels):
-    """GPUs in allocatable (nvidia.com/gpu, nvidia.com/mig-*) or GPU feature discovery labels."""
+    """GPUs in allocatable (nvidia.com/gpu, nvidia.com/mig-*, Volcano's device plugin's volcano.sh/gpu-number) or
+    GPU feature discovery labels."""
+    if "volcano.sh/gpu-number" in alloc:
+        return True
     for k in alloc:
         if (<str>k).startswith("nvidia.com/"):
             return True

@@ -6,6 +6,8 @@ Sources, in the order they are trusted:
   under the ``mixed`` strategy, ``nvidia.com/mig-<profile>`` per MIG profile. Allocatable is what the kubelet
   will actually hand out, so it wins over labels when they disagree (a GPU the device plugin marked unhealthy
   is still in ``nvidia.com/gpu.count``).
+- Without ``nvidia.com/gpu``, Volcano's GPU-share device plugin: ``volcano.sh/gpu-number`` GPUs sharing
+  ``volcano.sh/gpu-memory`` MiB equally (as Volcano's scheduler splits it); that memory wins over the label's.
 - GPU Feature Discovery labels: ``nvidia.com/gpu.product``, ``nvidia.com/gpu.memory`` (MiB),
   ``nvidia.com/gpu.count``, ``nvidia.com/mig.strategy`` (``none`` | ``single`` | ``mixed``) and
   ``nvidia.com/mig-<profile>.count``. Under ``single`` GFD overwrites product/count/memory with the MIG device's
@@ -43,6 +45,7 @@ import numpy as np
 from vcore._native._convert import api_dict, parse_quantity
 from vcore.gpu import mig as _mig
 from vcore.gpu.mig import MigInstance
+from vcore.gpu.requests import VOLCANO_GPU_MEMORY
 from vcore.validation import Boolean, Integer, ListOf, Record, String, fail, optional_mapping
 
 __all__ = [
@@ -56,6 +59,7 @@ __all__ = [
 ]
 
 GPU_RESOURCE = "nvidia.com/gpu"
+VOLCANO_GPU_NUMBER = "volcano.sh/gpu-number"  # Volcano's device plugin: the node's GPUs (and VOLCANO_GPU_MEMORY)
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 TOPOLOGY_ANNOTATION = "vcore.io/gpu-topology"
 LABEL_PRODUCT = "nvidia.com/gpu.product"
@@ -237,6 +241,11 @@ def node_gpus(node: Mapping[str, Any] | Any) -> NodeGpus:
     n_alloc = 0
     if GPU_RESOURCE in alloc:
         n_alloc = _whole_quantity(alloc[GPU_RESOURCE], ctx, f"status.allocatable[{GPU_RESOURCE}]")
+    elif VOLCANO_GPU_NUMBER in alloc:  # Volcano's device plugin in place of NVIDIA's
+        n_alloc = _whole_quantity(alloc[VOLCANO_GPU_NUMBER], ctx, f"status.allocatable[{VOLCANO_GPU_NUMBER}]")
+        if n_alloc and VOLCANO_GPU_MEMORY in alloc:
+            total = _whole_quantity(alloc[VOLCANO_GPU_MEMORY], ctx, f"status.allocatable[{VOLCANO_GPU_MEMORY}]")
+            memory = total // n_alloc
 
     # MIG device counts per profile: allocatable (what the kubelet offers) first, GFD's labels as a fallback
     # for nodes whose allocatable has not been reported yet.
