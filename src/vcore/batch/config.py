@@ -71,7 +71,7 @@ PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, PDB, SLA = (
 SHARE_PLUGINS = (share_names.PROPORTION, share_names.CAPACITY, share_names.HIERARCHY, share_names.COHORT)
 # Node-level plugins, mapped onto the KubeSchedulerConfiguration profile.
 PREDICATES, NODEORDER, BINPACK = "predicates", "nodeorder", "binpack"
-BALANCED = [{"name": name, "weight": 1} for name in ("cpu", "memory", "nvidia.com/gpu")]  # nodeorder's InitPlugin
+NODEORDER_BALANCED = [{"name": name, "weight": 1} for name in ("cpu", "memory", "nvidia.com/gpu")]  # InitPlugin's
 NODE_PLUGINS = (PREDICATES, NODEORDER, BINPACK)
 # Topology plugins (Volcano's names).
 NETWORK_TOPOLOGY, NUMA_AWARE = "network-topology-aware", "numa-aware"
@@ -205,6 +205,7 @@ _DEVICESHARE_REFUSED = {
     "deviceshare.AscendHAMiVNPUEnable": "vcore has no Ascend NPU devices",
 }
 _DEVICESHARE_NODE_LOCK = "deviceshare.NodeLockEnable"
+_DEVICESHARE_SWITCHES = (_DEVICESHARE_SHARING, *_DEVICESHARE_REFUSED, _DEVICESHARE_NODE_LOCK)
 _DEVICESHARE_OTHERS = (
     "deviceshare.SchedulePolicy",
     "deviceshare.ScheduleWeight",
@@ -351,7 +352,8 @@ class CycleConfig:
                 if w[key]:
                     scores.append({"name": plugin, "weight": w[key]})
             if w["balancedresource.weight"]:  # Volcano's nodeorder balances GPUs too
-                plugin_config.append({"name": "NodeResourcesBalancedAllocation", "args": {"resources": BALANCED}})
+                balanced = {"resources": NODEORDER_BALANCED}
+                plugin_config.append({"name": "NodeResourcesBalancedAllocation", "args": balanced})
         binpack = self.plugin(BINPACK)
         if binpack is not None and binpack.enabled("enableNodeOrder"):
             weight = binpack.arguments.get("binpack.weight", 1)
@@ -478,9 +480,9 @@ def _check_arguments(name: str, args: dict[str, Any], path: str, notes: list[str
                 "pod's pinned CPUs span); set it to 0 or leave it out"
             )
     elif name == DEVICESHARE:
-        allowed = (_DEVICESHARE_SHARING, *_DEVICESHARE_REFUSED, _DEVICESHARE_NODE_LOCK, *_DEVICESHARE_OTHERS)
+        allowed = (*_DEVICESHARE_SWITCHES, *_DEVICESHARE_OTHERS)
         for key, value in args.items():
-            if key in (_DEVICESHARE_SHARING, *_DEVICESHARE_REFUSED, _DEVICESHARE_NODE_LOCK):
+            if key in _DEVICESHARE_SWITCHES:
                 if not Boolean()(value, f"{path}.{key}", ProfileError):
                     continue
                 if key in _DEVICESHARE_REFUSED:

@@ -12,7 +12,7 @@ plugin does (calculateWeight): a weight that is not an integer keeps its default
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +54,35 @@ class BinpackArgs:
         return out
 
 
+def volcano_resource_list(
+    args: dict[str, Any], key: str, ignored: Callable[[str, str], None], dropped: Callable[[str, str], None]
+) -> list[str]:
+    """How Volcano's binpack weights read their resource list (binpack's and network-topology-aware's alike):
+    ``args[key]`` names extended resources ("a, b"); cpu, memory and a repeat are ignored (Volcano keeps them in a
+    map entry it overwrites), a value that is not a string is dropped, and the weight ``<key>.<name>`` of a resource
+    not listed is ignored. Changes ``args`` in place and returns the listed names; ``ignored`` and ``dropped`` hear
+    (key, why) of each change."""
+    listed: list[str] = []
+    if key in args:
+        raw = args[key]
+        if isinstance(raw, str):
+            weights_of = key.removesuffix("resources")  # binpack. or hypernode.binpack.
+            for name in (item.strip() for item in raw.split(",")):
+                if name in ("cpu", "memory") or name in listed:
+                    ignored(key, f"{name} is listed again ({weights_of}{name} or the list has its weight)")
+                elif name:
+                    listed.append(name)
+            args[key] = ", ".join(listed)
+        else:
+            dropped(key, f"{raw!r} is not a comma-separated string")
+            del args[key]
+    for weight_key in [k for k in args if k.startswith(key + ".")]:
+        if weight_key[len(key) + 1 :] not in listed:
+            ignored(weight_key, f"the resource is not listed in {key}")
+            del args[weight_key]
+    return listed
+
+
 def volcano_arguments(args: Mapping[str, Any], path: str) -> tuple[dict[str, Any], list[str]]:
     """The arguments as Volcano's binpack reads its keys (framework.Arguments.GetInt, then calculateWeight), with a
     note for each value it replaces or ignores; other keys are left to parse_args. A negative ``binpack.weight``
@@ -82,25 +111,15 @@ def volcano_arguments(args: Mapping[str, Any], path: str) -> tuple[dict[str, Any
     for key in (WEIGHT, CPU, MEMORY):
         if key in out:
             weight(key)
-    listed: list[str] = []
-    if RESOURCES in out:
-        raw = out[RESOURCES]
-        if isinstance(raw, str):
-            for name in (item.strip() for item in raw.split(",")):
-                if name in ("cpu", "memory") or name in listed:  # a map entry Volcano overwrites or sets again
-                    note(RESOURCES, f"{name} is listed again (binpack.{name} or the list has its weight); ignored")
-                elif name:
-                    listed.append(name)
-            out[RESOURCES] = ", ".join(listed)
-        else:
-            note(RESOURCES, f"{raw!r} is not a comma-separated string; no extended resources")
-            del out[RESOURCES]
-    for key in [k for k in out if k.startswith(RESOURCES_PREFIX)]:
-        if key[len(RESOURCES_PREFIX) :] not in listed:
-            note(key, f"the resource is not listed in {RESOURCES}; ignored")
-            del out[key]
-        else:
-            weight(key)
+    listed = volcano_resource_list(
+        out,
+        RESOURCES,
+        ignored=lambda key, why: note(key, f"{why}; ignored"),
+        dropped=lambda key, why: note(key, f"{why}; no extended resources"),
+    )
+    for name in listed:
+        if RESOURCES_PREFIX + name in out:
+            weight(RESOURCES_PREFIX + name)
     return out, notes
 
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vcore.errors import ProfileError, ProfileWarning
+from vcore.plugins.binpack import volcano_resource_list
 from vcore.validation import (
     Boolean,
     Constraint,
@@ -194,8 +195,11 @@ def with_volcano_defaults(args: Mapping[str, Any], path: str) -> tuple[dict[str,
     out = dict(args)
     notes: list[str] = []
 
-    def drop(key: str, why: str) -> None:
+    def default(key: str, why: str) -> None:
         notes.append(f"{join(path, key)}: {why}; the network-topology-aware plugin uses its default, as Volcano's does")
+
+    def drop(key: str, why: str) -> None:
+        default(key, why)
         del out[key]
 
     def weight(key: str) -> None:
@@ -208,27 +212,15 @@ def with_volcano_defaults(args: Mapping[str, Any], path: str) -> tuple[dict[str,
     for key in ("weight", _BINPACK + "cpu", _BINPACK + "memory"):
         if key in out:
             weight(key)
-    listed: list[str] = []
-    if _RESOURCES in out:
-        raw = out[_RESOURCES]
-        if isinstance(raw, str):
-            for name in _binpack_resources(raw):
-                if name in ("cpu", "memory") or name in listed:  # Volcano keeps them in a map it never reads
-                    notes.append(
-                        f"{join(path, _RESOURCES)}: {name} is listed again ({_BINPACK}{name} or the list "
-                        "has its weight); ignored, as Volcano does"
-                    )
-                else:
-                    listed.append(name)
-            out[_RESOURCES] = ", ".join(listed)
-        else:
-            drop(_RESOURCES, f"{raw!r} is not a comma-separated string")
-    for key in [k for k in out if k.startswith(_RESOURCES + ".")]:
-        if key[len(_RESOURCES) + 1 :] not in listed:
-            notes.append(f"{join(path, key)}: the resource is not listed in {_RESOURCES}; ignored, as Volcano does")
-            del out[key]
-        else:
-            weight(key)
+    listed = volcano_resource_list(
+        out,
+        _RESOURCES,
+        ignored=lambda key, why: notes.append(f"{join(path, key)}: {why}; ignored, as Volcano does"),
+        dropped=default,
+    )
+    for name in listed:
+        if f"{_RESOURCES}.{name}" in out:
+            weight(f"{_RESOURCES}.{name}")
     if _NORMAL_ENABLE in out:
         enable = out[_NORMAL_ENABLE]
         parsed = go_parse_bool(enable) if isinstance(enable, str) else enable
