@@ -246,12 +246,13 @@ def test_a_provisioning_failure_undoes_the_binding_and_the_pod_is_placed_again(
 
 def test_a_gang_under_volcanos_configuration_goes_where_its_volumes_are(admin, namespace, scheduler):
     """vcore-scheduler given a volcano-scheduler.conf (Volcano's default) places PodGroups with Volcano's predicates,
-    whose volume filters are on unless switched off: each member of a gang goes to the node of its static local PV,
-    and the PVs are bound to the claims (the batch cycle's VolumeBinding PreBind)."""
+    whose volume filters are on unless switched off: the gang's members go to the two nodes that hold a static local
+    PV (either PV matches either claim, so which member goes where is VolumeBinding's choice), and each claim is
+    bound to the PV on its member's node (the batch cycle's VolumeBinding PreBind)."""
     run = scheduler(cycle=DEFAULT_CONF)
     selector = _pool(admin, "gangvol", 4)
     _storage_class(admin, "local-static", "kubernetes.io/no-provisioner")
-    homes = {"member-0": "gangvol-1", "member-1": "gangvol-3"}
+    homes = {"member-0": "gangvol-1", "member-1": "gangvol-3"}  # where the PVs are
     for member, home in homes.items():
         _local_pv(admin, f"{namespace}-{member}", home, "local-static")
         _claim(admin, namespace, f"{member}-data", "local-static")
@@ -273,6 +274,11 @@ def test_a_gang_under_volcanos_configuration_goes_where_its_volumes_are(admin, n
         )
         p["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": "member"}
         admin.create(f"/api/v1/namespaces/{namespace}/pods", p)
-    assert wait_bound(admin, namespace, list(homes), timeout=90, run=run) == homes
-    for member in homes:
+    placed = wait_bound(admin, namespace, list(homes), timeout=90, run=run)
+    assert sorted(placed.values()) == sorted(homes.values()), placed
+    for member, node_name in placed.items():
         wait_for(lambda m=member: _claim_phase(admin, namespace, f"{m}-data") == "Bound", 60, f"{member}'s claim", run)
+        claim = admin.get(f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{member}-data")
+        pv = admin.get(f"/api/v1/persistentvolumes/{claim['spec']['volumeName']}")
+        terms = pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"]
+        assert terms[0]["matchExpressions"][0]["values"] == [node_name], (member, pv["metadata"]["name"])
