@@ -841,6 +841,7 @@ VCORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "batch.session",
             "batch.statement",
             "batch.topology_planner",
+            "batch.nodegroups",
             "batch.subjobs",
             "batch.plugins",
             "batch.room",

@@ -548,6 +548,8 @@ class Cluster:
                 continue
             info.spec.pop("default_spread_selector", None)
             info.compiled = self._state.compile_pod(self.complete_spec(info.spec))
+            info.node_groups = None  # the next cycle compiles the nodegroup filter in again
+            self._batch.constrained.pop(key, None)
 
     # -- storage objects (vcore.volumes): what the volume plugins read --------------------------------------
     # Each kind is added, updated and removed as nodes are: an add of a key held raises ObjectExistsError, an update

@@ -117,6 +117,8 @@ class ClusterState:
     def has_node(self, name: str, /) -> bool: ...
     def node_names(self) -> list[str]:
         """names by slot; an empty string marks a free slot"""
+    def node_label_values(self, key: str) -> list[str | None]:
+        """each slot's value of the node label ``key``: None where the node lacks it or the slot is free"""
     @property
     def n_nodes(self) -> int:
         """Live nodes."""

@@ -76,6 +76,7 @@ NODE_PLUGINS = (PREDICATES, NODEORDER, BINPACK)
 # Topology plugins (Volcano's names).
 NETWORK_TOPOLOGY, NUMA_AWARE = "network-topology-aware", "numa-aware"
 DEVICESHARE = "deviceshare"  # Volcano's GPU sharing switches since v1.9
+NODEGROUP, NODEGROUP_STRICT = "nodegroup", "strict"  # a queue's affinity to node groups (vcore.batch.nodegroups)
 PLUGINS = (
     PRIORITY,
     GANG,
@@ -86,6 +87,7 @@ PLUGINS = (
     SLA,
     *SHARE_PLUGINS,
     *NODE_PLUGINS,
+    NODEGROUP,
     NETWORK_TOPOLOGY,
     NUMA_AWARE,
     DEVICESHARE,
@@ -317,6 +319,11 @@ class CycleConfig:
             filters = [p for p in _PREDICATES_IN_ORDER if p in switched or p not in _PREDICATE_FILTERS.values()]
             if not all(predicates.arguments.get(k, True) for k in _PREDICATE_GPU):
                 filters.remove("GPUDeviceFit")
+        nodegroup = self.plugin(NODEGROUP)
+        if nodegroup is not None and nodegroup.enabled("enablePredicate") and "NodeAffinity" not in filters:
+            # nodegroup's filter is a node-affinity expression compiled into each task (vcore.batch.nodegroups);
+            # without predicates the pod's own node affinity is then checked too, as its kubelet would check it
+            filters.append("NodeAffinity")
         scores: list[dict[str, Any]] = []
         plugin_config: list[dict[str, Any]] = []
         nodeorder = self.plugin(NODEORDER)
@@ -496,6 +503,10 @@ def _check_arguments(name: str, args: dict[str, Any], path: str, notes: list[str
                 _number(value, f"{path}.{key}", integer=True)
             elif key in _DEVICESHARE_OTHERS:
                 String()(value, f"{path}.{key}", ProfileError)
+    elif name == NODEGROUP:
+        allowed = (NODEGROUP_STRICT,)
+        if NODEGROUP_STRICT in args:
+            args[NODEGROUP_STRICT] = Boolean()(args[NODEGROUP_STRICT], f"{path}.{NODEGROUP_STRICT}", ProfileError)
     elif name == OVERCOMMIT:
         allowed = ("overcommit-factor",)
         if "overcommit-factor" in args:

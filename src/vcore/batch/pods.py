@@ -49,6 +49,7 @@ class PodInfo:
     never_preempts: bool = False  # spec.preemptionPolicy: Never (the pod may not preempt or reclaim)
     deleting: bool = False  # metadata.deletionTimestamp set: Releasing on its node, never scheduled again
     compiled: _core.CompiledPod | None = None  # made when the pod is added while pending
+    node_groups: Any = None  # the nodegroup plugin's filter compiled into `compiled` (vcore.batch.nodegroups)
     shape: int = -1  # its request shape in BatchState.shapes ((axis, amount) pairs); -1 until known
 
     @property

@@ -82,6 +82,17 @@ _EMPTY = ResourceList()
 
 
 @dataclass(frozen=True)
+class NodeGroupAffinity:
+    """A Volcano Queue's ``spec.affinity``: the node groups (``volcano.sh/nodegroup-name`` values) its jobs' tasks
+    must, should, must not and should not run in. What they mean is the nodegroup plugin's (vcore.batch.nodegroups)."""
+
+    required: frozenset[str] = frozenset()  # nodeGroupAffinity.requiredDuringSchedulingIgnoredDuringExecution
+    preferred: frozenset[str] = frozenset()  # nodeGroupAffinity.preferredDuringSchedulingIgnoredDuringExecution
+    anti_required: frozenset[str] = frozenset()  # nodeGroupAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution
+    anti_preferred: frozenset[str] = frozenset()  # nodeGroupAntiAffinity.preferredDuringSchedulingIgnoredDuring...
+
+
+@dataclass(frozen=True)
 class QueueSpec:
     """One queue, validated, in vcore units. Build it with :meth:`from_object`."""
 
@@ -105,6 +116,7 @@ class QueueSpec:
     borrow_within_cohort: str = "Never"
     max_priority_threshold: int | None = None
     creation_timestamp: str = ""  # RFC 3339, as the API server writes it; KAI's tie-break
+    node_groups: NodeGroupAffinity | None = None  # Volcano spec.affinity; None when the queue has none
     implicit: bool = field(default=False, compare=False)  # added by the QueueTree, not by the user
 
     @staticmethod
@@ -229,6 +241,7 @@ def _volcano(d: Mapping[str, Any], name: str, ctx: str, created: str) -> QueueSp
     _check_not_above(deserved, capability, ctx, "spec.deserved", "spec.capability")
     _check_not_above(guarantee, deserved, ctx, "spec.guarantee.resource", "spec.deserved")
     state = _choice(status.get("state"), ctx, "status.state", STATES)
+    affinity = spec.get("affinity")
     return QueueSpec(
         name=name,
         api=VOLCANO_API,
@@ -241,7 +254,33 @@ def _volcano(d: Mapping[str, Any], name: str, ctx: str, created: str) -> QueueSp
         guarantee=guarantee,
         deserved=deserved,
         creation_timestamp=created,
+        node_groups=None if affinity is None else _node_group_affinity(affinity, ctx),
     )
+
+
+_GROUP_LISTS = (
+    ("requiredDuringSchedulingIgnoredDuringExecution", "required"),
+    ("preferredDuringSchedulingIgnoredDuringExecution", "preferred"),
+)
+
+
+def _node_group_affinity(v: Any, ctx: str) -> NodeGroupAffinity:
+    affinity = _mapping(v, ctx, "spec.affinity")
+    for key in affinity:
+        if key not in ("nodeGroupAffinity", "nodeGroupAntiAffinity"):
+            raise ValueError(f"{ctx}: spec.affinity.{key}: unknown field (nodeGroupAffinity, nodeGroupAntiAffinity)")
+    groups: dict[str, frozenset[str]] = {}
+    for field_name, prefix in (("nodeGroupAffinity", ""), ("nodeGroupAntiAffinity", "anti_")):
+        path = f"spec.affinity.{field_name}"
+        terms = _mapping(affinity.get(field_name), ctx, path)
+        for key in terms:
+            if key not in dict(_GROUP_LISTS):
+                raise ValueError(f"{ctx}: {path}.{key}: unknown field ({', '.join(dict(_GROUP_LISTS))})")
+        for key, name in _GROUP_LISTS:
+            value = terms.get(key)
+            names = [] if value is None else ListOf(String())(value, _at(ctx, f"{path}.{key}"))
+            groups[prefix + name] = frozenset(names)
+    return NodeGroupAffinity(**groups)
 
 
 def _kai_amount(v: Any, ctx: str, path: str, scale: int, *, allow_unlimited: bool) -> int:

@@ -23,7 +23,7 @@ import numpy as np
 
 from vcore._native import _core
 from vcore._native._records import placements
-from vcore.batch import config as C
+from vcore.batch import config as C, nodegroups
 from vcore.batch.amounts import summed, vector
 from vcore.batch.job import Job
 from vcore.batch.plugins import Framework
@@ -107,6 +107,15 @@ class Session:
         self._open()
         self.topology = TopologyPlanner(self)
 
+    def node_bonus(self, queue: str, bonus: np.ndarray | None = None) -> np.ndarray | None:
+        """``bonus`` (a per-slot node score added to the profile's, or None) with the nodegroup plugin's score for
+        the queue's tasks."""
+        node_groups = self.framework.node_groups
+        extra = None if node_groups is None else node_groups.bonus(queue)
+        if extra is None or bonus is None:
+            return bonus if extra is None else extra
+        return bonus + extra
+
     @property
     def room(self) -> Room:
         """Each node's future idle (made when preempt or reclaim first asks)."""
@@ -135,8 +144,9 @@ class Session:
         # Pods pending again (their node went away) were compiled for nothing yet.
         to_compile = [info for key, info in batch.uncompiled.items() if key not in bound]
         for info, compiled in zip(to_compile, state.compile_pods([info.spec for info in to_compile])):
-            info.compiled, info.shape = compiled, batch.shape_of(compiled.requests)
+            info.compiled, info.shape, info.node_groups = compiled, batch.shape_of(compiled.requests), None
             del batch.uncompiled[info.key]
+            batch.constrained.pop(info.key, None)
         self.resources = state.resource_names()
         self.n_resources = len(self.resources)
         self.names = state.node_names()  # no node changes while the cycle holds the session
@@ -193,6 +203,14 @@ class Session:
             if self.eligible is not None and job.pending:
                 job.skipped = not any(t.key in self.eligible for t in job.pending)
             self.queue_jobs.setdefault(job.queue, []).append(job)
+        node_groups = self.framework.node_groups
+        if node_groups is None:
+            nodegroups.release(self)
+        else:
+            node_groups.open(self)
+            for job in self.jobs.values():
+                if job.pending:
+                    node_groups.constrain(self, job)
         self.framework.open(self)
         for i, job in enumerate(self.jobs.values()):
             self.interleave_at(i)

@@ -77,6 +77,7 @@ class BatchState:
         self.tallies: dict[str, GroupTally] = {}  # group key -> what its pods add up to (while it has pods)
         # Pods neither terminated nor compiled: added running; compiled by the first cycle that finds them pending.
         self.uncompiled: dict[str, PodInfo] = {}
+        self.constrained: dict[str, None] = {}  # pods compiled with the nodegroup plugin's filter
         self.singles: dict[str, None] = {}  # pods without a group: each a gang of one
         self.releasing: dict[str, str] = {}  # evicted pod -> the preemptor it makes room for
         self.deleting: dict[str, None] = {}  # pods with a deletionTimestamp (Releasing while bound)
@@ -113,6 +114,7 @@ class BatchState:
     def remove_pod(self, key: str) -> PodInfo:
         info = self.pods.pop(key)
         self.uncompiled.pop(key, None)
+        self.constrained.pop(key, None)
         if info.group is None:
             self.singles.pop(key, None)
         else:

@@ -287,6 +287,7 @@ class SubJobAllocation:
     def _place(self, info: PodInfo, sj: SubJob, allowed: np.ndarray | None, bonus: np.ndarray | None) -> int:
         """Bind the task on its best node among ``allowed`` (every node: None); its slot, or -1."""
         mask = None if allowed is None else allowed.astype(np.uint8)
+        bonus = self.ssn.node_bonus(self.job.queue, bonus)
         nodes, _, gpus, *_ = self.ssn.engine.place_gang(
             compiled_pods([info]), None, [0], 0, self.headroom, mask, False, None, bonus
         )
@@ -540,8 +541,9 @@ class SubJobAllocation:
         are undone. False (nothing left bound) when such a task was placed before one the walk keeps: its node
         might have been the kept one's, so only the walk says where that one goes."""
         infos = list(worksheet)
+        bonus = self.ssn.node_bonus(self.job.queue)  # the nodegroup score, as _place adds it
         nodes, _, gpus, *_ = self.ssn.engine.place_gang(
-            compiled_pods(infos), None, [0], 0, self.headroom, allowed.astype(np.uint8), False, None, None
+            compiled_pods(infos), None, [0], 0, self.headroom, allowed.astype(np.uint8), False, None, bonus
         )
         slots = nodes.tolist()
         kept: list[int] = []

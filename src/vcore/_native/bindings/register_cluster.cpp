@@ -93,6 +93,22 @@ void register_cluster(py::module_& m) {
       .def(
           "node_names", [](const ClusterState& s) { return s.names(); },
           "names by slot; an empty string marks a free slot")
+      .def(
+          "node_label_values",
+          [](const ClusterState& s, const std::string& key) {
+            std::shared_lock lock(s.mutex());
+            std::vector<std::optional<std::string>> values(static_cast<size_t>(s.n_slots()));
+            const int32_t key_id = s.find_string(key);
+            if (key_id < 0) return values;  // no node has ever had the label
+            for (int32_t slot = 0; slot < s.n_slots(); ++slot) {
+              if (!s.is_live(slot)) continue;
+              for (const auto& [k, v] : s.labels()[static_cast<size_t>(slot)])
+                if (k == key_id) values[static_cast<size_t>(slot)] = s.string_name(v);
+            }
+            return values;
+          },
+          py::arg("key"),
+          "each slot's value of the node label ``key``: None where the node lacks it or the slot is free")
       .def("resource_axis",
            [](ClusterState& s, const std::string& name) {
              std::unique_lock lock(s.mutex());

@@ -221,15 +221,17 @@ def place_job(ssn: Session, job: Job, allowed: np.ndarray | None = None) -> bool
             n = conf.n_tasks
             tasks, role_of = pending[:n], None if pending_roles is None else pending_roles[:n]
         if conf is None:
-            nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(allowed)
+            nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(allowed, None, ssn.node_bonus(job.queue))
         else:
-            nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(conf.allowed, conf.cap, conf.bonus)
+            bonus = ssn.node_bonus(job.queue, conf.bonus)
+            nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(conf.allowed, conf.cap, bonus)
         if ready or conf is None or conf.retry is None:
             break
         conf = conf.retry()  # the gang fell short in a trial domain (all undone): the planner's next choice
     planned = conf  # the confinement the tasks were cut to, kept when a soft one falls back to no confinement
     if conf is not None and not ready and gang and conf.soft:  # soft mode never fails for topology: unconfined
-        nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(None, None, conf.fallback_bonus)
+        bonus = ssn.node_bonus(job.queue, conf.fallback_bonus)
+        nodes, outcome, gpus, ready, first_unfit, reasons, _ = attempt(None, None, bonus)
         conf = None
     slots = nodes.tolist()  # gpus: per task its devices, or None when no task took any
     held: Sequence[HeldGpus] | None

@@ -264,10 +264,13 @@ class VictimSeeker:
             first = [s for s in first if s not in avoid]
             with_victims = [s for s in with_victims if s not in avoid]
 
+        bonus = ssn.node_bonus(preemptor.job.queue)  # Volcano's float node score: the profile's and nodegroup's
+        ranked = scores if bonus is None else scores + bonus
+
         def order(slot: int) -> tuple[Any, ...]:
             if self.reason == RECLAIM_REASON:
                 return (slot in outside, slot)
-            return (slot in outside, -int(scores[slot]), slot)
+            return (slot in outside, -ranked[slot], slot)
 
         return sorted(first, key=order) + sorted(with_victims, key=order)
 

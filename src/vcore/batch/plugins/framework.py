@@ -26,6 +26,7 @@ import numpy as np
 
 from vcore.batch import config as C
 from vcore.batch.job import Job
+from vcore.batch.nodegroups import NodeGroups
 from vcore.batch.plugins.base import PART_SWITCHES, Candidate, JobPlugin, PluginSession, Preemptor
 from vcore.batch.plugins.conformance import ConformancePlugin
 from vcore.batch.plugins.drf import DrfPlugin
@@ -77,6 +78,8 @@ class Framework:
             for part, switch in PART_SWITCHES.items()
         }
         self.flat = {part: [p for tier in tiers for p in tier] for part, tiers in self.voters.items()}
+        # The node plugin whose filter and score follow the job's queue (kept across cycles: see NodeGroups).
+        self.node_groups = NodeGroups.from_config(config)
         # The voting parts, per tier the voters' bound functions (asked once per job).
         self._enqueueable: list[list[Vote]] = [[p.job_enqueueable for p in t] for t in self.voters["job_enqueueable"]]
         self._pipelined: list[list[Vote]] = [[p.job_pipelined for p in t] for t in self.voters["job_pipelined"]]
