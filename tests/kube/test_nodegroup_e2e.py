@@ -74,10 +74,12 @@ def test_a_queue_keeps_its_jobs_in_its_node_groups(admin, namespace, scheduler):
     )
     queue = f"{namespace}-ng"
     admin.create(f"{VOLCANO}/queues", _queue(queue, required=["b", "c"], preferred=["c"]))
-    placed = wait_bound(admin, namespace, _job(admin, namespace, "train", queue, 3), timeout=60, run=run)
+    train = _job(admin, namespace, "train", queue, 3)
+    placed = wait_bound(admin, namespace, train, timeout=60, run=run)
     # Groups b and c are admitted; c scores 150 against b's 100, and its two nodes hold all three pods.
-    assert {n.rsplit("-", 1)[0] for n in placed.values()} == {"ng-c"}, placed
+    assert {placed[p].rsplit("-", 1)[0] for p in train} == {"ng-c"}, placed
     # The queue now requires group a only: a job created after the update goes there.
     admin.patch(f"{VOLCANO}/queues/{queue}", {"spec": _queue(queue, required=["a"])["spec"]})
-    placed = wait_bound(admin, namespace, _job(admin, namespace, "serve", queue, 2), timeout=60, run=run)
-    assert {n.rsplit("-", 1)[0] for n in placed.values()} == {"ng-a"}, placed
+    serve = _job(admin, namespace, "serve", queue, 2)
+    placed = wait_bound(admin, namespace, serve, timeout=60, run=run)
+    assert {placed[p].rsplit("-", 1)[0] for p in serve} == {"ng-a"}, placed

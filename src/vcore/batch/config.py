@@ -59,7 +59,7 @@ ENQUEUE, ALLOCATE, BACKFILL, PREEMPT, RECLAIM = "enqueue", "allocate", "backfill
 ACTIONS = (ENQUEUE, ALLOCATE, BACKFILL, PREEMPT, RECLAIM)
 
 # Job-level plugins.
-PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, PDB, SLA = (
+PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, PDB, SLA, CDP = (
     "priority",
     "gang",
     "conformance",
@@ -67,6 +67,7 @@ PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, PDB, SLA = (
     "overcommit",
     "pdb",
     "sla",
+    "cdp",
 )
 SHARE_PLUGINS = (share_names.PROPORTION, share_names.CAPACITY, share_names.HIERARCHY, share_names.COHORT)
 # Node-level plugins, mapped onto the KubeSchedulerConfiguration profile.
@@ -85,6 +86,7 @@ PLUGINS = (
     OVERCOMMIT,
     PDB,
     SLA,
+    CDP,
     *SHARE_PLUGINS,
     *NODE_PLUGINS,
     NODEGROUP,

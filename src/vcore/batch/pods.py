@@ -26,6 +26,7 @@ GPU_INDEX_ANNOTATION = "volcano.sh/gpu-index"
 #: Whether a pod may be a preempt or reclaim victim (annotation first, then label; default true), read as Go's
 #: strconv.ParseBool: Volcano reads a value that is not a boolean as false (GetPodPreemptable).
 PREEMPTABLE_KEY = "volcano.sh/preemptable"
+COOLDOWN_TIME_KEY = "volcano.sh/cooldown-time"
 
 
 @dataclass(slots=True)  # read for tens of thousands of pods a cycle: no per-object dict
@@ -48,6 +49,9 @@ class PodInfo:
     preemptable: bool = True  # volcano.sh/preemptable
     never_preempts: bool = False  # spec.preemptionPolicy: Never (the pod may not preempt or reclaim)
     deleting: bool = False  # metadata.deletionTimestamp set: Releasing on its node, never scheduled again
+    # A Running pod with volcano.sh/cooldown-time (label, else annotation) and a PodScheduled True condition: that
+    # value and the condition's lastTransitionTime, as the cdp plugin reads them (None otherwise).
+    cooldown: tuple[str, str] | None = None
     compiled: _core.CompiledPod | None = None  # made when the pod is added while pending
     node_groups: Any = None  # the nodegroup plugin's filter compiled into `compiled` (vcore.batch.nodegroups)
     shape: int = -1  # its request shape in BatchState.shapes ((axis, amount) pairs); -1 until known
@@ -101,7 +105,27 @@ def pod_info(obj: Any, spec: PodSpec) -> PodInfo:
         preemptable=preemptable(annotations, labels),
         never_preempts=spec.get("preemption_policy") == "Never",
         deleting=bool(spec.get("deleting")),
+        cooldown=cooldown(labels, annotations, status, phase, what),
     )
+
+
+def cooldown(
+    labels: dict[str, str], annotations: dict[str, str], status: dict[str, Any], phase: str, what: str
+) -> tuple[str, str] | None:
+    """What the cdp plugin reads of a pod (PodInfo.cooldown)."""
+    value = labels.get(COOLDOWN_TIME_KEY, annotations.get(COOLDOWN_TIME_KEY))
+    if value is None or phase != "Running":
+        return None
+    conditions = status.get("conditions") or []
+    if not isinstance(conditions, list):
+        raise TypeError(f"{what}: status.conditions: expected a list")
+    for i, c in enumerate(conditions):
+        if isinstance(c, dict) and c.get("type") == "PodScheduled" and c.get("status") == "True":
+            since = c.get("lastTransitionTime")
+            if not isinstance(since, str):
+                raise TypeError(f"{what}: status.conditions[{i}].lastTransitionTime: expected an RFC 3339 string")
+            return value, since
+    return None
 
 
 def preemptable(annotations: dict[str, str], labels: dict[str, str]) -> bool:

@@ -28,6 +28,7 @@ from vcore.batch import config as C
 from vcore.batch.job import Job
 from vcore.batch.nodegroups import NodeGroups
 from vcore.batch.plugins.base import PART_SWITCHES, Candidate, JobPlugin, PluginSession, Preemptor
+from vcore.batch.plugins.cdp import CooldownProtectionPlugin
 from vcore.batch.plugins.conformance import ConformancePlugin
 from vcore.batch.plugins.drf import DrfPlugin
 from vcore.batch.plugins.gang import GangPlugin
@@ -42,7 +43,16 @@ from vcore.batch.shares.base import QueueShare
 #: The job plugins by their volcano-scheduler.conf name (the queue-share plugins are QueueSharePlugin).
 JOB_PLUGINS: dict[str, type[JobPlugin]] = {
     cls.name: cls
-    for cls in (PriorityPlugin, GangPlugin, ConformancePlugin, DrfPlugin, OvercommitPlugin, PdbPlugin, SlaPlugin)
+    for cls in (
+        PriorityPlugin,
+        GangPlugin,
+        ConformancePlugin,
+        DrfPlugin,
+        OvercommitPlugin,
+        PdbPlugin,
+        SlaPlugin,
+        CooldownProtectionPlugin,
+    )
 }
 
 JobKey = Callable[[Job], tuple[Any, ...]]
