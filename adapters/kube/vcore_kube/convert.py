@@ -368,10 +368,13 @@ def _selecting_inputs(obj: dict[str, Any]) -> tuple:
 
 def _accounting_inputs(pod: dict[str, Any]) -> tuple:
     """What vcore reads of a bound pod: its spec, annotations (gang, GPUs), labels, whether it is being deleted
-    (topology spread leaves such pods out), phase, and what preemption reads: its start time and whether a
-    preemption is terminating it (the DisruptionTarget condition)."""
+    (topology spread leaves such pods out), phase, and what preemption reads: its start time, whether a
+    preemption is terminating it (the DisruptionTarget condition) and since when it is scheduled (the PodScheduled
+    condition, which Volcano's cdp plugin reads)."""
     meta, status = pod["metadata"], pod.get("status") or {}
-    disruption = [c for c in status.get("conditions") or [] if c.get("type") == "DisruptionTarget"]
+    conditions = status.get("conditions") or []
+    disruption = [c for c in conditions if c.get("type") == "DisruptionTarget"]
+    scheduled = [c for c in conditions if c.get("type") == "PodScheduled"]
     return (
         pod.get("spec"),
         meta.get("annotations"),
@@ -380,6 +383,7 @@ def _accounting_inputs(pod: dict[str, Any]) -> tuple:
         status.get("phase"),
         status.get("startTime"),
         [(c.get("status"), c.get("reason")) for c in disruption],
+        [(c.get("status"), c.get("lastTransitionTime")) for c in scheduled],
     )
 
 
