@@ -10,7 +10,9 @@ go), and the victims of preempt and reclaim leave some cycles later. After every
   once, each where the cluster says it is;
 * every eviction is of a pod that was running, and stays accounted (Releasing) until it is removed;
 * the pods of a SubJob (a gang whose subGroupPolicy splits it by a label, Volcano's SubJob model) that request
-  something run within one leaf HyperNode, when its policy's limit is the leaf tier.
+  something run within one leaf HyperNode, when its policy's limit is the leaf tier;
+* with Volcano's nodegroup plugin on (nodes in two groups, each queue requiring some of them, a queue's groups
+  changing between cycles), every pod bound runs in a group its queue requires as the cycle saw it.
 
 Between cycles the pods bound start running (phase Running, as their kubelets report), pods succeed or are deleted,
 gangs arrive, and some of the victims go.
@@ -25,6 +27,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 import vcore
 from topology.trees import hn
+from vcore.batch.nodegroups import NODE_GROUP_LABEL
 
 from .builders import NS, node, pod, podgroup, priority_class, queue
 
@@ -42,6 +45,13 @@ TIERS = [
     },
 ]
 CONF = {"actions": "enqueue, allocate, preempt, reclaim, backfill", "tiers": TIERS}
+GROUPS = ("ga", "gb")  # node groups (volcano.sh/nodegroup-name), alternating over the nodes
+REQUIRED = (("ga",), ("gb",), ("ga", "gb"))  # what a queue's spec.affinity may require
+
+
+def requiring(groups: tuple[str, ...]) -> dict:
+    """A Volcano Queue's spec.affinity that requires these node groups."""
+    return {"nodeGroupAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": list(groups)}}
 
 
 class CycleMachine(RuleBasedStateMachine):
@@ -55,11 +65,17 @@ class CycleMachine(RuleBasedStateMachine):
         ),
         topology_aware=st.booleans(),
         tree=st.booleans(),
+        node_groups=st.booleans(),
     )
-    def setup(self, n_nodes, cpus, queues, topology_aware, tree):
+    def setup(self, n_nodes, cpus, queues, topology_aware, tree, node_groups):
         self.cluster = vcore.Cluster()
+        self.node_group: dict[str, str] = {}  # node -> its group, with the nodegroup plugin on
         for i in range(n_nodes):
-            self.cluster.add_node(node(f"n{i}", cpus[i], "64Gi"))
+            obj = node(f"n{i}", cpus[i], "64Gi")
+            if node_groups:
+                self.node_group[f"n{i}"] = GROUPS[i % 2]
+                obj["metadata"].setdefault("labels", {})[NODE_GROUP_LABEL] = GROUPS[i % 2]
+            self.cluster.add_node(obj)
         self.leaf: dict[str, str] = {}  # node -> its leaf HyperNode (none without a tree)
         if tree:  # two leaves (the first half of the nodes, the rest) under one spine
             halves = {"l0": [f"n{i}" for i in range(n_nodes) if i < (n_nodes + 1) // 2]}
@@ -70,14 +86,25 @@ class CycleMachine(RuleBasedStateMachine):
         for value, name in zip((10, 100, 1000), CLASSES):
             self.cluster.add_priority_class(priority_class(name, value))
         self.capability: dict[str, int] = {}
+        self.queue_objects: dict[str, dict] = {}
+        self.required: dict[str, tuple[str, ...]] = {}  # queue -> the groups it requires, with the plugin on
         for i, (weight, cap, reclaimable) in enumerate(queues):
-            self.cluster.add_queue(
-                queue(f"q{i}", weight, capability={"cpu": str(cap)} if cap else None, reclaimable=reclaimable)
-            )
+            q = queue(f"q{i}", weight, capability={"cpu": str(cap)} if cap else None, reclaimable=reclaimable)
+            if node_groups:
+                self.required[f"q{i}"] = REQUIRED[i % len(REQUIRED)]
+                q["spec"]["affinity"] = {
+                    "nodeGroupAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": list(self.required[f"q{i}"])
+                    }
+                }
+            self.cluster.add_queue(q)
+            self.queue_objects[f"q{i}"] = q
             if cap:
                 self.capability[f"q{i}"] = cap * 1000
         self.queues = [f"q{i}" for i in range(len(queues))]
         conf = dict(CONF)
+        if node_groups:
+            conf["tiers"] = [TIERS[0], {"plugins": [*TIERS[1]["plugins"], {"name": "nodegroup"}]}]
         if topology_aware:
             conf["configurations"] = [{"name": "preempt", "arguments": {"enableTopologyAwarePreemption": True}}]
         self.scheduler = vcore.Scheduler(self.cluster, cycle=conf, seed=7)
@@ -142,6 +169,16 @@ class CycleMachine(RuleBasedStateMachine):
                 self.cluster.add_pod(obj)
                 i += 1
 
+    @precondition(lambda self: self.required)
+    @rule(data=st.data())
+    def a_queue_changes_groups(self, data):
+        """A queue requires other node groups: its pods still waiting go only there from the next cycle on."""
+        name = data.draw(st.sampled_from(sorted(self.required)))
+        self.required[name] = data.draw(st.sampled_from(REQUIRED))
+        q = self.queue_objects[name]
+        q["spec"]["affinity"] = requiring(self.required[name])
+        self.cluster.update_queue(q)
+
     @precondition(lambda self: self.evicted)
     @rule(data=st.data())
     def victims_go(self, data):
@@ -184,6 +221,10 @@ class CycleMachine(RuleBasedStateMachine):
         )
         for b in result.bindings:
             assert self.cluster.node_of(b.pod) == b.node
+            if self.required:  # IgnoredDuringExecution: only where the cycle binds
+                group = self.cluster._batch.pods[b.pod].group
+                q = self.groups[group]["spec"]["queue"] if group else "default"
+                assert self.node_group[b.node] in self.required.get(q, ()), f"{b.pod} of {q} bound on {b.node}"
         victims = {e.victim for e in result.evictions}
         assert len(victims) == len(result.evictions), "a pod evicted twice"
         for e in result.evictions:
