@@ -813,6 +813,7 @@ VCORE_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "batch.podgroup",
             "batch.pods",
             "batch.queue",
+            "batch.quotas",
             "batch.priority",
             "batch.state",
             "gpu.specs",

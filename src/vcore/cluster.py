@@ -551,6 +551,22 @@ class Cluster:
             info.node_groups = None  # the next cycle compiles the nodegroup filter in again
             self._batch.constrained.pop(key, None)
 
+    # -- ResourceQuotas: what Volcano's resourcequota plugin reads (vcore.batch.quotas) -------------------------
+    @_locked
+    def add_resource_quota(self, quota: Any) -> None:
+        """Add a ResourceQuota (v1): its ``status.hard`` and ``status.used`` are what Volcano's resourcequota plugin
+        holds a PodGroup's minResources to before enqueueing it."""
+        self._batch.quotas.set(quota, exists=False)
+
+    @_locked
+    def update_resource_quota(self, quota: Any) -> None:
+        self._batch.quotas.set(quota, exists=True)
+
+    @_locked
+    def remove_resource_quota(self, quota: Any) -> None:
+        """Forget a ResourceQuota (object or "namespace/name"); ObjectNotFoundError when unknown."""
+        self._batch.quotas.remove(quota)
+
     # -- storage objects (vcore.volumes): what the volume plugins read --------------------------------------
     # Each kind is added, updated and removed as nodes are: an add of a key held raises ObjectExistsError, an update
     # or removal of one not held ObjectNotFoundError; a bad object raises naming the field and changes nothing.

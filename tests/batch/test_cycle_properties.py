@@ -10,7 +10,7 @@ go), and the victims of preempt and reclaim leave some cycles later. After every
   once, each where the cluster says it is;
 * every eviction is of a pod that was running, and stays accounted (Releasing) until it is removed;
 * the pods of a SubJob (a gang whose subGroupPolicy splits it by a label, Volcano's SubJob model) that request
-  something run within one leaf HyperNode, when its policy's limit is the leaf tier;
+  something and are not Releasing run within one leaf HyperNode, when its policy's limit is the leaf tier;
 * with Volcano's nodegroup plugin on (nodes in two groups, each queue requiring some of them, a queue's groups
   changing between cycles), every pod bound runs in a group its queue requires as the cycle saw it.
 
@@ -292,6 +292,8 @@ class CycleMachine(RuleBasedStateMachine):
             info = batch.pods[key]
             if info.group is None or info.best_effort:  # backfill places best-effort pods anywhere, as Volcano's
                 continue
+            if self._releasing(key):  # an evicted pod no longer holds its SubJob's HyperNode (Volcano's session
+                continue  # drops a SubJob's allocated HyperNode once none of its tasks is allocated)
             policies = self.groups[info.group]["spec"].get("subGroupPolicy") or []
             if policies and policies[0]["networkTopology"].get("highestTierAllowed") == 1:
                 node_name = self.cluster.node_of(key)

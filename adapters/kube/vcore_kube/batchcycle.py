@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import vcore
+from vcore.batch.result import Event
 from vcore.plugins import DEFAULT_PREEMPTION
 from vcore.reasons import PodRejection, is_pod_refusal, post_filter_message
 from vcore_kube.convert import Converter
@@ -59,6 +60,7 @@ class Outcome:
     queues: dict[str, vcore.QueueStatus] = field(default_factory=dict)  # queue name -> standing after the cycle
     evictions: list[vcore.Eviction] = field(default_factory=list)  # victims of preemption and reclaim
     preemptions: list[Preempting] = field(default_factory=list)  # DefaultPreemption, for pods without a gang
+    events: list[Event] = field(default_factory=list)  # what the cycle tells about PodGroups
 
 
 class BatchCycle:
@@ -101,6 +103,7 @@ class BatchCycle:
             podgroups=result.podgroups,
             queues=result.queues,
             evictions=result.evictions,
+            events=result.events,
         )
         for placement in result.bindings:
             assert placement.node is not None, "a binding has its node"

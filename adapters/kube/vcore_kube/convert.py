@@ -5,8 +5,9 @@ Nodes become vcore nodes. Pods go to vcore with ``add_pod``/``update_pod``/``rem
 non-terminal pod (any scheduler's) is accounted on its node, with the GPUs of its ``volcano.sh/gpu-index``
 annotation, and joins its PodGroup's count; this scheduler's pending pods wait in vcore for a cycle; a pod that
 leaves (deleted, finished) releases what it held. PodGroups, Queues (Volcano, KAI, Kueue), PriorityClasses,
-PodDisruptionBudgets and HyperNodes go to vcore as they are. Objects are the API server's JSON dicts, which vcore's
-converter takes as they are. An object vcore rejects is logged and counted; the rest of the cluster goes on.
+PodDisruptionBudgets, ResourceQuotas and HyperNodes go to vcore as they are. Objects are the API server's JSON
+dicts, which vcore's converter takes as they are. An object vcore rejects is logged and counted; the rest of the
+cluster goes on.
 """
 
 from __future__ import annotations
@@ -305,6 +306,26 @@ class Converter:
         except (ValueError, TypeError, KeyError, vcore.VCoreError) as e:
             self.errors += 1
             log.error("PodDisruptionBudget %s/%s: not usable by vcore: %s", meta.get("namespace"), meta.get("name"), e)
+
+    def resource_quota(self, old: dict[str, Any] | None, new: dict[str, Any] | None) -> bool:
+        """A ResourceQuota delta (the resourcequota plugin reads its status.hard and status.used); True when what
+        vcore reads changed."""
+        c = self.cluster
+        meta = _object(old, new)["metadata"]
+        try:
+            if new is None:
+                c.remove_resource_quota(old)
+            elif old is None:
+                c.add_resource_quota(new)
+            elif old.get("status") != new.get("status"):
+                c.update_resource_quota(new)
+            else:
+                return False
+            return True
+        except (ValueError, TypeError, KeyError, vcore.VCoreError) as e:
+            self.errors += 1
+            log.error("ResourceQuota %s/%s: not usable by vcore: %s", meta.get("namespace"), meta.get("name"), e)
+            return False
 
     # -- storage (what the volume plugins read) --------------------------------------------------------------
     def storage_object(self, kind: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:

@@ -332,6 +332,10 @@ class SchedulingLoop(threading.Thread):
                 self.agents.pool_event(d.key, d.new)
         elif d.kind == "PodDisruptionBudget":  # what preemption spares: nothing waiting fits better for it
             self.converter.disruption_budget(d.old, d.new)
+        elif d.kind == "ResourceQuota":  # what enqueue holds PodGroups to: room may have opened for one
+            if self.converter.resource_quota(d.old, d.new):
+                self._wake_unschedulable()
+                self._statuses_stale = True  # a PodGroup without pods yet waits in enqueue, with no pod to wake
         elif d.kind == "HyperNode":
             if not relist:  # a relist installs the whole tree once it is applied
                 self._hypernodes_changed()

@@ -60,6 +60,8 @@ RESOURCES = (
     Resource("StatefulSet", lambda c: client.AppsV1Api(c).list_stateful_set_for_all_namespaces),
     # Which pods preemption spares (DefaultPreemption, the cycle's pdb plugin).
     Resource("PodDisruptionBudget", lambda c: client.PolicyV1Api(c).list_pod_disruption_budget_for_all_namespaces),
+    # What the cycle's resourcequota plugin holds a PodGroup's minResources to.
+    Resource("ResourceQuota", lambda c: client.CoreV1Api(c).list_resource_quota_for_all_namespaces),
     Resource(
         "PodGroup",
         lambda c: client.CustomObjectsApi(c).list_cluster_custom_object,

@@ -2,7 +2,9 @@
 status, handed to the status writer when the cycle changed it, and the PodGroup events Volcano's scheduler records
 (RecordJobStatusEvent): a Warning `Unschedulable` with the gang's reason while a group waits (Pending, Inqueue or
 Unknown; here at most once a minute unless the reason changes, where Volcano's event recorder aggregates), and a
-Normal `Scheduled` "pod group is ready" when a group that is not waiting gets a new status.
+Normal `Scheduled` "pod group is ready" when a group that is not waiting gets a new status; and the events the
+cycle's plugins record about a PodGroup (resourcequota's rejection, a topology the cycle cannot honour), each at
+most once a minute.
 
 A cycle gives every group's status; only those that differ from the one last handed over go to the writer (which
 keeps it and writes it whenever the API server's copy differs), so an unchanged group costs one comparison.
@@ -41,6 +43,9 @@ class StatusReport:
         self._podgroups: dict[str, tuple[str | None, PodGroupStatus]] = {}
         self._queues: dict[str, tuple[str | None, dict[str, Any]]] = {}
         self._unschedulable: dict[str, tuple[str, float]] = {}  # PodGroup key -> (reason, when) of its last event
+        self._recorded: dict[
+            tuple[str, str, str, str], float
+        ] = {}  # a plugin's event (key, type, reason, note) -> when
 
     def cycle_done(self, outcome: Outcome, cache: Cache, interleave_at: Callable[[int], None]) -> None:
         for i, (key, status) in enumerate(outcome.podgroups.items()):
@@ -51,6 +56,8 @@ class StatusReport:
                     self._podgroup(key, current, status)
                 except Exception:  # one object's bug must not cost the others their status (nor the loop its cycle)
                     log.exception("reporting the status of PodGroup %s", key)
+        if outcome.events:
+            self._plugin_events(outcome, cache)
         if outcome.queues:
             try:
                 self._queues_done(outcome.queues, cache)
@@ -79,6 +86,17 @@ class StatusReport:
         self._podgroups[key] = (uid, status)
         if self.writer.want(PODGROUP, key, current, podgroup_status(status)) and not waiting:
             self.events.podgroup_event(current, "Normal", "Scheduled", READY_NOTE)
+
+    def _plugin_events(self, outcome: Outcome, cache: Cache) -> None:
+        now = self.clock()
+        self._recorded = {k: t for k, t in self._recorded.items() if now - t < UNSCHEDULABLE_EVENT_EVERY}
+        for event in outcome.events:
+            kind, _, key = event.object.partition(" ")
+            current = cache.get(PODGROUP, key) if kind == "PodGroup" else None
+            recorded = (key, event.type, event.reason, event.message)
+            if current is not None and recorded not in self._recorded:
+                self._recorded[recorded] = now
+                self.events.podgroup_event(current, event.type, event.reason, event.message)
 
     def _unschedulable_event(self, key: str, podgroup: dict[str, Any], message: str) -> None:
         now = self.clock()

@@ -59,7 +59,7 @@ ENQUEUE, ALLOCATE, BACKFILL, PREEMPT, RECLAIM = "enqueue", "allocate", "backfill
 ACTIONS = (ENQUEUE, ALLOCATE, BACKFILL, PREEMPT, RECLAIM)
 
 # Job-level plugins.
-PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, PDB, SLA, CDP = (
+PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, PDB, SLA, CDP, RESOURCEQUOTA = (
     "priority",
     "gang",
     "conformance",
@@ -68,6 +68,7 @@ PRIORITY, GANG, CONFORMANCE, DRF, OVERCOMMIT, PDB, SLA, CDP = (
     "pdb",
     "sla",
     "cdp",
+    "resourcequota",
 )
 SHARE_PLUGINS = (share_names.PROPORTION, share_names.CAPACITY, share_names.HIERARCHY, share_names.COHORT)
 # Node-level plugins, mapped onto the KubeSchedulerConfiguration profile.
@@ -87,6 +88,7 @@ PLUGINS = (
     PDB,
     SLA,
     CDP,
+    RESOURCEQUOTA,
     *SHARE_PLUGINS,
     *NODE_PLUGINS,
     NODEGROUP,

@@ -17,6 +17,7 @@ from vcore.batch.podgroup import PENDING, PodGroupSpec
 from vcore.batch.pods import PodInfo
 from vcore.batch.priority import PriorityClasses
 from vcore.batch.queue import QueueTree
+from vcore.batch.quotas import ResourceQuotas
 
 
 @dataclass
@@ -72,6 +73,7 @@ class BatchState:
         self.status: dict[str, GroupStatus] = {}
         self.queues = QueueTree()
         self.priority_classes = PriorityClasses()
+        self.quotas = ResourceQuotas()  # the namespaces' ResourceQuotas (Volcano's resourcequota plugin)
         # Insertion-ordered (dicts as ordered sets): the cycle's order never depends on string hashing.
         self.members: dict[str, dict[str, PodInfo]] = {}  # group key -> its pods by key (group may not exist)
         self.tallies: dict[str, GroupTally] = {}  # group key -> what its pods add up to (while it has pods)

@@ -35,6 +35,7 @@ import numpy as np
 from vcore._native import _core
 from vcore.batch.job import Job
 from vcore.batch.pods import PodInfo
+from vcore.batch.result import CycleResult
 from vcore.batch.shares.base import ABSTAIN, PERMIT, REJECT, QueueUsage
 from vcore.batch.state import BatchState
 
@@ -75,6 +76,7 @@ class PluginSession(Protocol):
     total: np.ndarray
     wall_clock: float
     opened_usage: dict[str, QueueUsage] | None
+    result: CycleResult
 
     def pod_priority(self, info: PodInfo) -> int: ...
 

@@ -36,6 +36,7 @@ from vcore.batch.plugins.overcommit import OvercommitPlugin
 from vcore.batch.plugins.pdb import PdbPlugin
 from vcore.batch.plugins.priority import PriorityPlugin
 from vcore.batch.plugins.queue_shares import QueueSharePlugin
+from vcore.batch.plugins.resourcequota import ResourceQuotaPlugin
 from vcore.batch.plugins.sla import SlaPlugin
 from vcore.batch.pods import PodInfo
 from vcore.batch.shares.base import QueueShare
@@ -52,6 +53,7 @@ JOB_PLUGINS: dict[str, type[JobPlugin]] = {
         PdbPlugin,
         SlaPlugin,
         CooldownProtectionPlugin,
+        ResourceQuotaPlugin,
     )
 }
 
