@@ -547,9 +547,8 @@ class Cluster:
             if info.compiled is None or not key.startswith(prefix):
                 continue
             info.spec.pop("default_spread_selector", None)
-            info.compiled = self._state.compile_pod(self.complete_spec(info.spec))
-            info.node_groups = None  # the next cycle compiles the nodegroup filter in again
-            self._batch.constrained.pop(key, None)
+            # the next cycle compiles the nodegroup filter in again
+            self._batch.set_compiled(info, self._state.compile_pod(self.complete_spec(info.spec)))
 
     # -- ResourceQuotas: what Volcano's resourcequota plugin reads (vcore.batch.quotas) -------------------------
     @_locked

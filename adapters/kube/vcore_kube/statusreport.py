@@ -43,9 +43,8 @@ class StatusReport:
         self._podgroups: dict[str, tuple[str | None, PodGroupStatus]] = {}
         self._queues: dict[str, tuple[str | None, dict[str, Any]]] = {}
         self._unschedulable: dict[str, tuple[str, float]] = {}  # PodGroup key -> (reason, when) of its last event
-        self._recorded: dict[
-            tuple[str, str, str, str], float
-        ] = {}  # a plugin's event (key, type, reason, note) -> when
+        # A plugin's event (PodGroup key, type, reason, note) -> when it was last recorded.
+        self._recorded: dict[tuple[str, str, str, str], float] = {}
 
     def cycle_done(self, outcome: Outcome, cache: Cache, interleave_at: Callable[[int], None]) -> None:
         for i, (key, status) in enumerate(outcome.podgroups.items()):

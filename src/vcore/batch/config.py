@@ -32,6 +32,7 @@ import os
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 from typing import Any
 
@@ -607,6 +608,16 @@ def go_duration(value: Any) -> float | None:
             return None
         total += float(number) * _GO_UNITS[unit]
     return sign * total
+
+
+def epoch_seconds(timestamp: str) -> float | None:
+    """An RFC 3339 timestamp (as the API server writes creationTimestamp) in epoch seconds; None when unset."""
+    if not timestamp:
+        return None
+    try:
+        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}

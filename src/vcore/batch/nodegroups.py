@@ -133,25 +133,19 @@ def with_requirement(spec: PodSpec, expressions: Requirement) -> PodSpec:
 
 
 def recompile(ssn: Session, tasks: list[PodInfo], rule: Requirement | None) -> None:
-    """Compile ``rule`` into pending tasks (None: their own spec alone), keeping BatchState.constrained."""
+    """Compile ``rule`` into pending tasks (None: their own spec alone)."""
     if not tasks:
         return
     specs = [t.spec if rule is None else with_requirement(t.spec, rule) for t in tasks]
-    constrained = ssn.batch.constrained
     for info, compiled in zip(tasks, ssn.state.compile_pods(specs)):
-        info.compiled, info.node_groups = compiled, rule
-        if rule is None:
-            constrained.pop(info.key, None)
-        else:
-            constrained[info.key] = None
+        ssn.batch.set_compiled(info, compiled, rule)
 
 
 def release(ssn: Session) -> None:
     """Without the plugin: pending tasks an earlier cycle's configuration constrained get their own spec back."""
     batch = ssn.batch
     if batch.constrained:
-        recompile(ssn, [batch.pods[k] for k in batch.constrained if batch.pods[k].compiled is not None], None)
-        batch.constrained.clear()
+        recompile(ssn, [batch.pods[k] for k in list(batch.constrained)], None)
 
 
 class NodeGroups:
@@ -194,7 +188,7 @@ class NodeGroups:
         """Compile the filter of the job's queue into its pending tasks (again only when the rule changed)."""
         rule: Requirement | None = None
         if self.filters:  # a queue the cluster lacks: its jobs are never placed, and admit no node here either
-            rule = self._requirements.get(job.queue) or self._interned.setdefault(NO_NODE, NO_NODE)
+            rule = self._requirements.get(job.queue, NO_NODE)
         recompile(ssn, [t for t in job.pending if t.node_groups is not rule], rule)
 
     def bonus(self, queue: str) -> np.ndarray | None:

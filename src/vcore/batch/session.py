@@ -144,9 +144,9 @@ class Session:
         # Pods pending again (their node went away) were compiled for nothing yet.
         to_compile = [info for key, info in batch.uncompiled.items() if key not in bound]
         for info, compiled in zip(to_compile, state.compile_pods([info.spec for info in to_compile])):
-            info.compiled, info.shape, info.node_groups = compiled, batch.shape_of(compiled.requests), None
+            batch.set_compiled(info, compiled)
+            info.shape = batch.shape_of(compiled.requests)
             del batch.uncompiled[info.key]
-            batch.constrained.pop(info.key, None)
         self.resources = state.resource_names()
         self.n_resources = len(self.resources)
         self.names = state.node_names()  # no node changes while the cycle holds the session

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from vcore._native import _core
 from vcore.batch.podgroup import PENDING, PodGroupSpec
 from vcore.batch.pods import PodInfo
 from vcore.batch.priority import PriorityClasses
@@ -112,6 +113,14 @@ class BatchState:
             if tally is None:
                 tally = self.tallies[info.group] = GroupTally()
             tally.count(info, +1)
+
+    def set_compiled(self, info: PodInfo, compiled: _core.CompiledPod, node_groups: Any = None) -> None:
+        """A pending pod's compiled form, with the nodegroup filter compiled into it (None: its own spec alone)."""
+        info.compiled, info.node_groups = compiled, node_groups
+        if node_groups is None:
+            self.constrained.pop(info.key, None)
+        else:
+            self.constrained[info.key] = None
 
     def remove_pod(self, key: str) -> PodInfo:
         info = self.pods.pop(key)

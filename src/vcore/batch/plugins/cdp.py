@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vcore.batch.config import go_duration
+from vcore.batch.config import epoch_seconds, go_duration
 from vcore.batch.plugins.base import Candidate, JobPlugin, PluginSession, Preemptor
-from vcore.batch.plugins.sla import epoch_seconds
 
 
 class CooldownProtectionPlugin(JobPlugin):

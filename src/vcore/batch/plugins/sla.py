@@ -12,9 +12,7 @@ warning). A job's deadline is its creation time plus its waiting time.
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from vcore.batch.config import SLA_WAITING_TIME, go_duration
+from vcore.batch.config import SLA_WAITING_TIME, epoch_seconds, go_duration
 from vcore.batch.job import Job
 from vcore.batch.plugins.base import ABSTAIN, PERMIT, JobPlugin, PluginSession
 
@@ -57,13 +55,3 @@ class SlaPlugin(JobPlugin):
         return ABSTAIN if deadline is None or self.now < deadline else PERMIT
 
     job_pipelined = job_enqueueable
-
-
-def epoch_seconds(timestamp: str) -> float | None:
-    """An RFC 3339 timestamp (as the API server writes creationTimestamp) in epoch seconds; None when unset."""
-    if not timestamp:
-        return None
-    try:
-        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
